@@ -1,0 +1,139 @@
+"""Exceptions and warnings raised by wholebody.
+
+Every error the library raises on purpose derives from :class:`WholebodyError`, so
+``except wholebody.WholebodyError`` catches them all. Where an error also fits a
+built-in category (a missing file, a bad value, an unknown name) it derives from the
+built-in class too, so generic handlers keep working.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+__all__ = [
+    "WholebodyError",
+    "ModelError",
+    "ModelFileNotFoundError",
+    "URDFParseError",
+    "InvalidInertiaError",
+    "InvalidJointError",
+    "MissingDependencyError",
+    "FrameNotFoundError",
+    "JointNotFoundError",
+    "RobotNotFoundError",
+    "StateError",
+    "ContactError",
+    "WholebodyWarning",
+    "ModelWarning",
+    "StateWarning",
+]
+
+
+class WholebodyError(Exception):
+    """Base class of every error raised by wholebody."""
+
+
+# --- models -------------------------------------------------------------------------------
+
+
+class ModelError(WholebodyError, ValueError):
+    """A robot model that cannot be used as it is (names the link or joint at fault)."""
+
+
+class ModelFileNotFoundError(ModelError, FileNotFoundError):
+    """The robot description file does not exist."""
+
+
+class URDFParseError(ModelError):
+    """The URDF does not parse; the message carries the parser's reason and position."""
+
+
+class InvalidInertiaError(ModelError):
+    """A link's mass or inertia is physically impossible or makes the mass matrix singular."""
+
+
+class InvalidJointError(ModelError):
+    """A joint is malformed (for example a zero-length axis)."""
+
+
+class MissingDependencyError(WholebodyError, ImportError):
+    """An optional dependency is needed; the message gives the ``pip install`` line."""
+
+
+# --- names --------------------------------------------------------------------------------
+
+
+def _close_matches(name: str, candidates: Iterable[str], n: int = 5) -> list[str]:
+    candidates = list(candidates)
+    close = difflib.get_close_matches(name, candidates, n=n, cutoff=0.5)
+    # Substring matches catch "sole" -> "left_sole", which difflib ranks low.
+    for c in candidates:
+        if len(close) >= n:
+            break
+        if name.lower() in c.lower() and c not in close:
+            close.append(c)
+    return close
+
+
+class _NameError(WholebodyError, LookupError):
+    kind = "name"
+
+    def __init__(self, name: str, available: Iterable[str]):
+        available = list(available)
+        self.name = name
+        self.available = available
+        close = _close_matches(name, available)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        shown = ", ".join(available[:12]) + (", ..." if len(available) > 12 else "")
+        super().__init__(f"{self.kind} {name!r} not found{hint} (available: {shown})")
+
+    def __str__(self) -> str:  # LookupError would otherwise quote the message like a key
+        return str(self.args[0])
+
+
+class FrameNotFoundError(_NameError):
+    """A frame name that the model does not have; lists close matches."""
+
+    kind = "frame"
+
+
+class RobotNotFoundError(_NameError):
+    """A robot name that :func:`wholebody.load` does not know; lists the known ones."""
+
+    kind = "robot"
+
+
+class JointNotFoundError(_NameError):
+    """A joint name that the model does not have; lists close matches."""
+
+    kind = "joint"
+
+
+# --- states and contacts ------------------------------------------------------------------
+
+
+class StateError(WholebodyError, ValueError):
+    """A configuration, velocity, acceleration or torque that is malformed.
+
+    Wrong length or shape, non-finite values, or a base quaternion that is not of unit norm.
+    """
+
+
+class ContactError(WholebodyError, ValueError):
+    """A contact description that is invalid (friction coefficient, sizes, frame)."""
+
+
+# --- warnings -----------------------------------------------------------------------------
+
+
+class WholebodyWarning(UserWarning):
+    """Base class of every warning issued by wholebody."""
+
+
+class ModelWarning(WholebodyWarning):
+    """Something in a model that is allowed but worth knowing (mimic joints, massless links)."""
+
+
+class StateWarning(WholebodyWarning):
+    """A state that was accepted after a small correction (renormalised quaternion)."""

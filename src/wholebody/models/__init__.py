@@ -1,0 +1,43 @@
+"""The robot models wholebody ships, and where to find example-robot-data's.
+
+``models/`` in the repository holds the URDF files; installed wheels carry them as
+``wholebody/_models``. :func:`path` finds either.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ._build import (
+    HUMANOID_SOLE_HALF_LENGTH,
+    HUMANOID_SOLE_HALF_WIDTH,
+    HUMANOID_STANDING_HEIGHT,
+    SHIPPED,
+    dempster_arm_parameters,
+)
+
+__all__ = [
+    "SHIPPED",
+    "path",
+    "models_dir",
+    "dempster_arm_parameters",
+    "HUMANOID_SOLE_HALF_LENGTH",
+    "HUMANOID_SOLE_HALF_WIDTH",
+    "HUMANOID_STANDING_HEIGHT",
+]
+
+
+def models_dir() -> Path:
+    """The folder holding the shipped URDF files."""
+    here = Path(__file__).resolve()
+    for candidate in (here.parent.parent / "_models", here.parents[3] / "models"):
+        if (candidate / "humanoid.urdf").is_file():
+            return candidate
+    raise FileNotFoundError("wholebody's models folder is missing from this installation")
+
+
+def path(name: str) -> Path:
+    """Path of a shipped URDF: ``"pendulum"``, ``"two_link_arm"`` or ``"humanoid"``."""
+    if name not in SHIPPED:
+        raise KeyError(f"no shipped model {name!r}; shipped: {sorted(SHIPPED)}")
+    return models_dir() / f"{name}.urdf"

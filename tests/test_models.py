@@ -1,0 +1,57 @@
+"""The shipped models: they load, match their generator, and have the promised frames."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import wholebody as wb
+from wholebody.models import SHIPPED, path
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_committed_urdf_is_what_the_generator_writes(name):
+    assert path(name).read_text() == SHIPPED[name](), "run: python -m wholebody.models"
+
+
+def test_humanoid_mass_sizes_and_soles(humanoid):
+    assert 50.0 <= humanoid.mass <= 80.0
+    assert humanoid.mass == pytest.approx(65.7, abs=1e-9)
+    assert (humanoid.nq, humanoid.nv) == (26, 25)
+    q = humanoid.neutral()
+    q[2] = wb.models.HUMANOID_STANDING_HEIGHT
+    for side, y in (("left", 0.09), ("right", -0.09)):
+        placement = humanoid.frame_placement(q, f"{side}_sole")
+        np.testing.assert_allclose(placement.translation, [0.03, y, 0.0], atol=1e-12)
+        np.testing.assert_allclose(placement.rotation, np.eye(3), atol=1e-15)
+
+
+def test_pendulum_and_arm_are_fixed_base(pendulum, two_link_arm):
+    assert not pendulum.has_floating_base and pendulum.nv == 1 and pendulum.mass == 70.0
+    assert two_link_arm.nv == 2 and two_link_arm.mass == pytest.approx(0.05 * 70.0)
+
+
+@pytest.mark.parametrize("name", ["g1", "talos", "icub", "romeo", "human"])
+def test_example_robot_data_humanoids_load(name):
+    pytest.importorskip("cmeel")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        robot = wb.load(name)
+    assert robot.has_floating_base and robot.mass > 20.0
+    M = robot.mass_matrix(robot.random_configuration(0))
+    assert np.linalg.eigvalsh(M)[0] > 0
+
+
+def test_humanoid_simulates_in_mujoco(humanoid):
+    mujoco = pytest.importorskip("mujoco")
+    from wholebody.mujoco_bridge import mujoco_model_from_urdf
+
+    model = mujoco_model_from_urdf(humanoid.source, floor=True)
+    data = mujoco.MjData(model)
+    data.qpos[2] = wb.models.HUMANOID_STANDING_HEIGHT + 0.01
+    for _ in range(200):
+        mujoco.mj_step(model, data)
+    assert data.ncon >= 4  # the sole boxes touch the floor
+    assert np.isfinite(data.qpos).all()
