@@ -427,6 +427,73 @@ class Robot:
         """Return a velocity-sized vector (v, a, tau) as a float array after checking it."""
         return _state(v, self._model.nv, what)
 
+    def check_batch(self, **arrays: ArrayLike) -> tuple[dict[str, Array], Array, dict[int, str]]:
+        """Check arrays of samples at once; flag bad rows instead of raising.
+
+        Parameters
+        ----------
+        **arrays
+            ``q`` of shape (N, nq) and any of ``v``, ``a``, ``tau`` of shape (N, nv), or other
+            named arrays of shape (N, ...) that must be finite.
+
+        Returns
+        -------
+        arrays : dict of str to ndarray
+            The arrays as float; rows of ``q`` whose quaternion norm is within 1e-6 of 1
+            are renormalised (in a copy).
+        bad : ndarray of bool, shape (N,)
+            Rows that cannot be used.
+        reasons : dict of int to str
+            Why each bad row is bad (first reason found).
+
+        Raises
+        ------
+        StateError
+            When the arrays themselves have wrong shapes (a file-level problem).
+        """
+        out: dict[str, Array] = {}
+        n = None
+        for name, x in arrays.items():
+            arr = np.asarray(x, dtype=float)
+            if arr.ndim == 0:
+                raise StateError(f"{name} must be an array of samples, got a scalar")
+            if n is None:
+                n = arr.shape[0]
+            if arr.shape[0] != n:
+                raise StateError(f"{name} has {arr.shape[0]} samples, expected {n}")
+            width = {"q": self.nq, "v": self.nv, "a": self.nv, "tau": self.nv}.get(name)
+            if width is not None and arr.shape != (n, width):
+                raise StateError(f"{name} must have shape (N, {width}), got {arr.shape}")
+            out[name] = arr
+        n = n or 0
+        bad = np.zeros(n, dtype=bool)
+        reasons: dict[int, str] = {}
+
+        def flag(rows: Array, why: str) -> None:
+            for i in np.flatnonzero(rows & ~bad):
+                reasons[int(i)] = why
+            bad[rows] = True
+
+        for name, arr in out.items():
+            flag(~np.isfinite(arr.reshape(n, -1)).all(axis=1), f"{name} has non-finite values")
+        if "q" in out:
+            q = out["q"]
+            spans = ([(3, 7, "base quaternion")] if self._has_floating_base else []) + [
+                (i, i + 2, "continuous joint (cos, sin)") for i in self._unit_pairs
+            ]
+            for start, stop, what in spans:
+                with np.errstate(invalid="ignore"):
+                    norm = np.linalg.norm(q[:, start:stop], axis=1)
+                err = np.abs(norm - 1.0)
+                flag(norm == 0.0, f"{what} is zero")
+                flag(err > QUAT_RENORMALIZE_TOL, f"{what} norm off 1 by more than {QUAT_RENORMALIZE_TOL:g}")
+                fix = (err > QUAT_EXACT_TOL) & ~bad
+                if fix.any():
+                    q = q.copy() if q is out["q"] else q
+                    q[fix, start:stop] /= norm[fix, None]
+            out["q"] = q
+        return out, bad, reasons
+
     # --- dynamics terms ---------------------------------------------------------------------
 
     def mass_matrix(self, q: ArrayLike) -> Array:
@@ -619,6 +686,77 @@ class Robot:
         q, v, a = self.check_q(q), self.check_v(v), self.check_v(a, "a")
         pin.computeCentroidalMomentumTimeVariation(self._model, self._data, q, v, a)
         return np.array(self._data.dhg.vector)
+
+    # --- passes used by the balance and estimation modules ---------------------------------
+
+    def centroidal_pass(
+        self, q: Array, v: Array, a: Array, frame_ids: list[int]
+    ) -> tuple[Array, Array, Array]:
+        """One Pinocchio pass: CoM, momentum rate at the CoM and frame origins.
+
+        The hot path of batch work: ``q``, ``v``, ``a`` are **not checked** here (callers
+        check whole arrays at once). Frame ids come from :meth:`frame_id`.
+
+        Returns
+        -------
+        com : ndarray, shape (3,)
+            Centre of mass, world [m].
+        momentum_rate : ndarray, shape (6,)
+            ``(dP/dt, dL_G/dt)`` at the CoM, world axes [N, N m].
+        frame_positions : ndarray, shape (len(frame_ids), 3)
+            Origins of the frames, world [m].
+        """
+        m, d = self._model, self._data
+        pin.computeCentroidalMomentumTimeVariation(m, d, q, v, a)  # also places the joints
+        positions = np.empty((len(frame_ids), 3))
+        for k, fid in enumerate(frame_ids):
+            positions[k] = pin.updateFramePlacement(m, d, fid).translation
+        return d.com[0].copy(), d.dhg.vector.copy(), positions
+
+    def joint_wrenches(
+        self, q: ArrayLike, v: ArrayLike, a: ArrayLike, external: External | None = None
+    ) -> tuple[Array, Array]:
+        """Wrench each joint transmits from its parent to its child subtree.
+
+        Computed by the recursive Newton-Euler algorithm with the external wrenches acting
+        on their frames' bodies. With a floating base, the first row is what the world would
+        have to apply to the base for the motion to happen: zero when the external wrenches
+        are consistent with the motion.
+
+        Parameters
+        ----------
+        external : mapping of str to wrench, optional
+            As in :meth:`external_generalized_forces`.
+
+        Returns
+        -------
+        wrenches : ndarray, shape (njoints, 6)
+            ``(f, tau)`` world axes, about each joint's centre, in model order (the floating
+            base first, then :attr:`joint_names`) [N, N m].
+        centres : ndarray, shape (njoints, 3)
+            The joint centres in world coordinates [m].
+        """
+        q, v, a = self.check_q(q), self.check_v(v), self.check_v(a, "a")
+        m, d = self._model, self._data
+        pin.framesForwardKinematics(m, d, q)
+        fext = [pin.Force.Zero() for _ in range(m.njoints)]
+        for frame, wrench in (external or {}).items():
+            fid = self.frame_id(frame)
+            w = self._wrench_at_frame(wrench, fid, frame)
+            origin = d.oMf[fid].translation
+            # The same wrench about the world origin, then in the joint's local frame.
+            at_world_origin = pin.Force(w[:3], w[3:] + np.cross(origin, w[:3]))
+            j = m.frames[fid].parentJoint
+            fext[j] += d.oMi[j].actInv(at_world_origin)
+        pin.rnea(m, d, q, v, a, fext)
+        wrenches = np.empty((m.njoints - 1, 6))
+        centres = np.empty((m.njoints - 1, 3))
+        for j in range(1, m.njoints):
+            R = d.oMi[j].rotation
+            wrenches[j - 1, :3] = R @ d.f[j].linear
+            wrenches[j - 1, 3:] = R @ d.f[j].angular
+            centres[j - 1] = d.oMi[j].translation
+        return wrenches, centres
 
     def __repr__(self) -> str:
         base = "floating base" if self._has_floating_base else "fixed base"

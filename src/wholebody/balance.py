@@ -1,0 +1,498 @@
+"""Newton-Euler wrench balance: gravito-inertial and contact wrenches, residuals, CoP, ZMP.
+
+For a floating-base robot at every instant (seed 002), about any point P:
+
+.. math::
+
+    w_c(P) + w_{gi}(P) = 0, \\qquad
+    f_{gi} = m g - \\dot P, \\quad \\tau_{gi}(G) = -\\dot L_G
+
+where ``w_c`` sums the contact (and known external) wrenches, ``G`` is the CoM, ``m g`` the
+weight and ``(dP/dt, dL_G/dt)`` the rate of the centroidal momentum. The **residual** is
+``r(P) = w_c(P) + w_gi(P)``: zero for a consistent sample. Its force part does not depend on
+P; its moment part does (Varignon), and is zero about every point when zero about one with
+zero force.
+
+Contact wrenches are given per contact in world axes at the contact frame's origin: a force
+(3,) for a :class:`PointContact`, ``(f, tau)`` (6,) for a :class:`SurfaceContact`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .contacts import Contact, SurfaceContact
+from .errors import StateError
+from .robot import Robot
+from .spatial import Wrench, shift_moment
+
+__all__ = [
+    "gravito_inertial_wrench",
+    "contact_wrench",
+    "newton_euler_residual",
+    "newton_euler_residuals",
+    "Residual",
+    "ResidualBatch",
+    "centre_of_pressure",
+    "CentreOfPressure",
+    "zmp",
+    "joint_reaction_wrenches",
+    "stack_contact_wrenches",
+]
+
+Array = NDArray[np.float64]
+#: Known external wrenches (a push measured elsewhere): Wrench values (single samples), or
+#: for batches pairs ``(wrenches (N, 6) world axes, points (N, 3) or (3,))``.
+ExternalWrenches = Sequence[Any]
+
+
+# --- stacking -----------------------------------------------------------------------------
+
+
+def stack_contact_wrenches(contacts: Sequence[Contact], wrenches: Any, n: int | None = None) -> Array:
+    """Contact wrenches as one array of shape (N, sum of sizes), in contact order.
+
+    ``wrenches`` is either that array already (or (sum,) for one sample), or a sequence
+    aligned with ``contacts`` of arrays (N, 3) / (3,) for point contacts and (N, 6) / (6,) for
+    surface contacts, or a mapping from contact name to such arrays.
+    """
+    sizes = [c.size for c in contacts]
+    total = sum(sizes)
+    if isinstance(wrenches, dict):
+        missing = [c.name for c in contacts if c.name not in wrenches]
+        if missing:
+            raise StateError(f"no wrench given for contacts {missing}; given: {sorted(wrenches)}")
+        wrenches = [wrenches[c.name] for c in contacts]
+    if isinstance(wrenches, (list, tuple)):
+        if len(wrenches) != len(contacts):
+            raise StateError(f"{len(wrenches)} wrenches given for {len(contacts)} contacts")
+        parts = []
+        for c, w in zip(contacts, wrenches):
+            w = np.asarray(w, dtype=float)
+            w2 = w.reshape(1, -1) if w.ndim == 1 else w
+            if w2.ndim != 2 or w2.shape[1] != c.size:
+                kind = "a force (3,)" if c.size == 3 else "a wrench (f, tau) (6,)"
+                raise StateError(f"contact {c.name!r} takes {kind} per sample, got shape {w.shape}")
+            parts.append(w2)
+        lengths = {p.shape[0] for p in parts}
+        if len(lengths) > 1:
+            raise StateError(f"contact wrenches have different numbers of samples: {sorted(lengths)}")
+        stacked = np.concatenate(parts, axis=1) if parts else np.zeros((n or 1, 0))
+    else:
+        stacked = np.asarray(wrenches, dtype=float)
+        if stacked.ndim == 1:
+            stacked = stacked.reshape(1, -1)
+        if stacked.ndim != 2 or stacked.shape[1] != total:
+            raise StateError(
+                f"stacked contact wrenches must have shape (N, {total}) for contact sizes {sizes}, "
+                f"got {np.shape(wrenches)}"
+            )
+    if n is not None and stacked.shape[0] != n:
+        raise StateError(f"contact wrenches have {stacked.shape[0]} samples, states have {n}")
+    return stacked
+
+
+def _contact_sums(
+    contacts: Sequence[Contact], W: Array, positions: Array, point: Array
+) -> tuple[Array, Array]:
+    """Total force (N, 3) and moment about ``point`` (N, 3) of stacked contact wrenches."""
+    N = W.shape[0]
+    force = np.zeros((N, 3))
+    moment = np.zeros((N, 3))
+    col = 0
+    for k, c in enumerate(contacts):
+        f = W[:, col : col + 3]
+        tau = W[:, col + 3 : col + 6] if c.size == 6 else 0.0
+        force += f
+        moment += shift_moment(f, tau, positions[:, k], point)
+        col += c.size
+    return force, moment
+
+
+def _external_sums(external: ExternalWrenches, N: int, point: Array) -> tuple[Array, Array]:
+    force, moment = np.zeros((N, 3)), np.zeros((N, 3))
+    for item in external:
+        if isinstance(item, Wrench):
+            w, p = item.as_vector()[None, :], item.point[None, :]
+        else:
+            w, p = (np.asarray(x, dtype=float) for x in item)
+            w = np.broadcast_to(w, (N, 6))
+            p = np.broadcast_to(p, (N, 3))
+        force += w[:, :3]
+        moment += shift_moment(w[:, :3], w[:, 3:], p, point)
+    return force, moment
+
+
+# --- results ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Residual:
+    """Newton-Euler residual of one sample, ``r = w_c + w_gi`` about :attr:`point`.
+
+    Attributes
+    ----------
+    wrench : Wrench
+        The residual wrench (world axes) [N, N m].
+    weight : float
+        ``m |g|`` [N], the scale of the relative figures.
+    """
+
+    wrench: Wrench
+    weight: float
+
+    @property
+    def point(self) -> Array:
+        return self.wrench.point
+
+    @property
+    def force(self) -> float:
+        """``|f_r|`` [N]."""
+        return float(np.linalg.norm(self.wrench.force))
+
+    @property
+    def moment(self) -> float:
+        """``|tau_r|`` about :attr:`point` [N m]."""
+        return float(np.linalg.norm(self.wrench.moment))
+
+    @property
+    def force_relative(self) -> float:
+        """``|f_r| / (m |g|)``, dimensionless."""
+        return self.force / self.weight
+
+    @property
+    def moment_relative(self) -> float:
+        """``|tau_r| / (m |g|)`` [m]: metres of centre-of-pressure error."""
+        return self.moment / self.weight
+
+
+@dataclass(frozen=True)
+class ResidualBatch:
+    """Newton-Euler residuals of N samples; bad samples are flagged, not dropped.
+
+    Attributes
+    ----------
+    force : ndarray, shape (N, 3)
+        Residual force, world axes [N]; NaN on flagged rows.
+    moment : ndarray, shape (N, 3)
+        Residual moment about ``point``, world axes [N m]; NaN on flagged rows.
+    point : ndarray, shape (N, 3)
+        Where the moments are taken [m] (the CoM by default).
+    weight : float
+        ``m |g|`` [N].
+    flagged : ndarray of bool, shape (N,)
+        Samples that could not be checked (non-finite values, bad quaternion).
+    reasons : dict of int to str
+        Why each flagged sample was flagged.
+    """
+
+    force: Array
+    moment: Array
+    point: Array
+    weight: float
+    flagged: Array
+    reasons: dict[int, str] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return self.force.shape[0]
+
+    @property
+    def force_norm(self) -> Array:
+        """``|f_r|`` per sample [N], shape (N,)."""
+        return np.linalg.norm(self.force, axis=1)
+
+    @property
+    def moment_norm(self) -> Array:
+        """``|tau_r|`` per sample [N m], shape (N,)."""
+        return np.linalg.norm(self.moment, axis=1)
+
+    @property
+    def force_relative(self) -> Array:
+        return self.force_norm / self.weight
+
+    @property
+    def moment_relative(self) -> Array:
+        """Moment residual over weight [m], shape (N,)."""
+        return self.moment_norm / self.weight
+
+    @property
+    def n_checked(self) -> int:
+        return int((~self.flagged).sum())
+
+    def __getitem__(self, i: int) -> Residual:
+        return Residual(Wrench(self.force[i], self.moment[i], self.point[i]), self.weight)
+
+
+# --- single samples -----------------------------------------------------------------------
+
+
+def gravito_inertial_wrench(
+    robot: Robot, q: ArrayLike, v: ArrayLike, a: ArrayLike, *, at: str | ArrayLike = "com"
+) -> Wrench:
+    """The gravito-inertial wrench ``(m g - dP/dt, -dL_G/dt)`` moved to ``at``.
+
+    Parameters
+    ----------
+    at : "com", "origin" or array of shape (3,)
+        The point to take the moment about: the CoM (default), the world origin, or a point
+        in world coordinates [m].
+
+    Returns
+    -------
+    Wrench
+        World axes [N, N m]. The contacts must supply its opposite.
+    """
+    q, v, a = robot.check_q(q), robot.check_v(v), robot.check_v(a, "a")
+    com, rate, _ = robot.centroidal_pass(q, v, a, [])
+    w = Wrench(robot.mass * robot.gravity_vector - rate[:3], -rate[3:], com)
+    return w.shift_to(_resolve_point(at, com))
+
+
+def contact_wrench(
+    robot: Robot,
+    q: ArrayLike,
+    contacts: Sequence[Contact],
+    wrenches: Any,
+    *,
+    at: str | ArrayLike = "com",
+    external: ExternalWrenches = (),
+) -> Wrench:
+    """Sum of the contact wrenches (and known external ones) about ``at``.
+
+    Parameters
+    ----------
+    wrenches : sequence or mapping
+        Per contact, world axes at the contact frame origin: (3,) forces for point contacts,
+        (6,) ``(f, tau)`` for surface contacts; see :func:`stack_contact_wrenches`.
+    at : "com", "origin" or array of shape (3,)
+        Point to take moments about.
+    external : sequence of Wrench
+        Known external wrenches (a push), each carrying its point.
+    """
+    q = robot.check_q(q)
+    W = stack_contact_wrenches(contacts, wrenches, 1)
+    _check_finite(W, "contact wrenches")
+    com, _, positions = robot.centroidal_pass(
+        q, np.zeros(robot.nv), np.zeros(robot.nv), [robot.frame_id(c.frame) for c in contacts]
+    )
+    point = _resolve_point(at, com)
+    f, m = _contact_sums(contacts, W, positions[None], point)
+    fe, me = _external_sums(external, 1, point)
+    return Wrench(f[0] + fe[0], m[0] + me[0], point)
+
+
+def newton_euler_residual(
+    robot: Robot,
+    q: ArrayLike,
+    v: ArrayLike,
+    a: ArrayLike,
+    contacts: Sequence[Contact],
+    wrenches: Any,
+    *,
+    at: str | ArrayLike = "com",
+    external: ExternalWrenches = (),
+) -> Residual:
+    """The Newton-Euler residual ``w_c + w_gi`` of one sample, about ``at``.
+
+    Bad input raises :class:`StateError`; the batch form :func:`newton_euler_residuals`
+    flags bad samples instead.
+    """
+    q, v, a = robot.check_q(q), robot.check_v(v), robot.check_v(a, "a")
+    W = stack_contact_wrenches(contacts, wrenches, 1)
+    _check_finite(W, "contact wrenches")
+    batch = newton_euler_residuals(robot, q[None], v[None], a[None], contacts, W, at=at, external=[
+        (e.as_vector(), e.point) if isinstance(e, Wrench) else e for e in external
+    ])
+    return batch[0]
+
+
+# --- batches ------------------------------------------------------------------------------
+
+
+def newton_euler_residuals(
+    robot: Robot,
+    q: ArrayLike,
+    v: ArrayLike,
+    a: ArrayLike,
+    contacts: Sequence[Contact],
+    wrenches: Any,
+    *,
+    at: str | ArrayLike = "com",
+    external: ExternalWrenches = (),
+) -> ResidualBatch:
+    """Newton-Euler residuals of N samples: one Pinocchio pass per sample, algebra batched.
+
+    Parameters
+    ----------
+    q : array, shape (N, nq)
+    v, a : arrays, shape (N, nv)
+    contacts : sequence of PointContact or SurfaceContact
+    wrenches : array (N, sum of sizes), or per contact (N, 3) / (N, 6)
+        World axes at each contact frame's origin [N, N m].
+    at : "com", "origin" or array of shape (3,)
+        Point to take moments about (per sample for "com").
+    external : sequence of (wrenches (N, 6), points (N, 3) or (3,))
+        Known external wrenches, world axes, about the given points.
+
+    Returns
+    -------
+    ResidualBatch
+        Samples with non-finite values or a bad quaternion are flagged (NaN residual) and
+        listed with the reason; the others are computed.
+    """
+    arrays, bad, reasons = robot.check_batch(q=q, v=v, a=a)
+    Q, V, A = arrays["q"], arrays["v"], arrays["a"]
+    N = Q.shape[0]
+    W = stack_contact_wrenches(contacts, wrenches, N)
+    w_bad = ~np.isfinite(W).all(axis=1) & ~bad
+    for i in np.flatnonzero(w_bad):
+        reasons[int(i)] = "contact wrenches have non-finite values"
+    bad = bad | w_bad
+
+    frame_ids = [robot.frame_id(c.frame) for c in contacts]
+    com = np.full((N, 3), np.nan)
+    rate = np.full((N, 6), np.nan)
+    positions = np.full((N, len(contacts), 3), np.nan)
+    for i in np.flatnonzero(~bad):
+        com[i], rate[i], positions[i] = robot.centroidal_pass(Q[i], V[i], A[i], frame_ids)
+
+    point = np.broadcast_to(_resolve_point(at, com), (N, 3)).copy()
+    f_c, m_c = _contact_sums(contacts, W, positions, point)
+    f_e, m_e = _external_sums(external, N, point)
+    f_gi = robot.mass * robot.gravity_vector - rate[:, :3]
+    m_gi = shift_moment(f_gi, -rate[:, 3:], com, point)
+    force = f_c + f_e + f_gi
+    moment = m_c + m_e + m_gi
+    force[bad] = np.nan
+    moment[bad] = np.nan
+    return ResidualBatch(force, moment, point, robot.weight, bad, dict(sorted(reasons.items())))
+
+
+# --- centre of pressure and ZMP -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CentreOfPressure:
+    """Centre of pressure of a surface contact.
+
+    Attributes
+    ----------
+    local : ndarray, shape (2,)
+        ``(x, y)`` in the contact frame [m]; NaN when the normal force is not positive.
+    world : ndarray, shape (3,)
+        The same point in world coordinates [m].
+    normal_force : float
+        ``f_z`` in the contact frame [N].
+    """
+
+    local: Array
+    world: Array
+    normal_force: float
+
+
+def centre_of_pressure(robot: Robot, q: ArrayLike, contact: SurfaceContact, wrench: ArrayLike) -> CentreOfPressure:
+    """Centre of pressure of a surface contact's wrench.
+
+    ``wrench`` is ``(f, tau)`` in world axes at the contact frame's origin; in the contact
+    frame (z normal) the CoP is ``(-tau_y / f_z, tau_x / f_z)``.
+    """
+    placement = robot.frame_placement(q, contact.frame)
+    w = np.asarray(wrench, dtype=float)
+    if w.shape != (6,):
+        raise StateError(f"a surface contact wrench must have shape (6,), got {w.shape}")
+    R = placement.rotation
+    f, tau = R.T @ w[:3], R.T @ w[3:]
+    if f[2] > 0:
+        local = np.array([-tau[1] / f[2], tau[0] / f[2]])
+    else:
+        local = np.full(2, np.nan)
+    world = placement.translation + R @ np.r_[local, 0.0]
+    return CentreOfPressure(local, world, float(f[2]))
+
+
+def zmp(wrench: Wrench, *, height: float = 0.0) -> Array:
+    """Zero-moment point of a wrench on the horizontal plane ``z = height``.
+
+    The point of the plane about which the wrench's horizontal moment vanishes:
+    ``x = -tau_y / f_z``, ``y = tau_x / f_z`` with the moment taken about ``(0, 0, height)``.
+    For the contact wrench this is the robot's ZMP (centre of pressure of all contacts on
+    flat ground); pass ``-gravito_inertial_wrench(...)`` for the ZMP of the motion.
+
+    Returns
+    -------
+    ndarray, shape (3,)
+        World coordinates [m]; NaN when ``f_z <= 0``.
+    """
+    w = wrench.shift_to([0.0, 0.0, height])
+    fz = w.force[2]
+    if fz <= 0:
+        return np.full(3, np.nan)
+    return np.array([-w.moment[1] / fz, w.moment[0] / fz, height])
+
+
+# --- joint reaction wrenches ----------------------------------------------------------------
+
+
+def joint_reaction_wrenches(
+    robot: Robot,
+    q: ArrayLike,
+    v: ArrayLike,
+    a: ArrayLike,
+    contacts: Sequence[Contact] = (),
+    wrenches: Any = (),
+    *,
+    external: dict[str, Any] | None = None,
+) -> dict[str, Wrench]:
+    """The wrench each joint transmits from its parent to its child subtree (seed 000).
+
+    Includes what the actuator and the joint structure carry together (the net joint force
+    and moment of biomechanics). With a floating base, the entry ``"root_joint"`` is what the
+    world would have to apply to the base: zero for consistent contact wrenches.
+
+    Returns
+    -------
+    dict of str to Wrench
+        Joint name -> wrench in world axes about the joint centre [N, N m].
+    """
+    ext: dict[str, Any] = dict(external or {})
+    if contacts:
+        W = stack_contact_wrenches(contacts, wrenches, 1)[0]
+        col = 0
+        for c in contacts:
+            w = W[col : col + c.size]
+            col += c.size
+            w6 = np.r_[w, np.zeros(3)] if c.size == 3 else w
+            if c.frame in ext:
+                ext[c.frame] = np.asarray(ext[c.frame], dtype=float) + w6
+            else:
+                ext[c.frame] = w6
+    values, centres = robot.joint_wrenches(q, v, a, ext)
+    names = [robot.model.names[j] for j in range(1, robot.model.njoints)]
+    return {n: Wrench(w[:3], w[3:], p) for n, w, p in zip(names, values, centres)}
+
+
+# --- helpers --------------------------------------------------------------------------------
+
+
+def _resolve_point(at: str | ArrayLike, com: Array) -> Array:
+    if isinstance(at, str):
+        if at == "com":
+            return com
+        if at == "origin":
+            return np.zeros_like(com)
+        raise ValueError(f"at must be 'com', 'origin' or a point (3,), got {at!r}")
+    p = np.asarray(at, dtype=float)
+    if p.shape != (3,) or not np.all(np.isfinite(p)):
+        raise ValueError(f"at must be a finite point of shape (3,), got {at!r}")
+    return p
+
+
+def _check_finite(x: Array, what: str) -> None:
+    if not np.all(np.isfinite(x)):
+        raise StateError(f"{what} have non-finite values")
+

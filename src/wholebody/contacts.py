@@ -1,0 +1,118 @@
+"""Contacts: where a robot touches the world, and how much friction it has there.
+
+A contact is attached to a robot frame. Its wrench unknowns are in **world axes at the
+contact frame's origin**: a force ``f`` (3,) for a :class:`PointContact`, a wrench
+``(f, tau)`` (6,) for a :class:`SurfaceContact`. Friction geometry (normal, sole sizes) is
+given in the contact frame's own axes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .errors import ContactError
+from .robot import Robot
+
+__all__ = ["PointContact", "SurfaceContact", "Contact"]
+
+Array = NDArray[np.float64]
+
+
+def _positive(value: float, what: str, owner: str) -> float:
+    value = float(value)
+    if not np.isfinite(value) or value <= 0:
+        raise ContactError(f"{owner}: {what} must be a positive finite number, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class PointContact:
+    """A point contact at a frame's origin with Coulomb friction.
+
+    Parameters
+    ----------
+    frame : str
+        Robot frame whose origin is the contact point.
+    mu : float, keyword-only
+        Friction coefficient (> 0).
+    normal : array of shape (3,), keyword-only
+        Contact normal in the frame's axes, pointing into the robot (the direction the
+        ground pushes); default ``(0, 0, 1)``. Normalised here.
+    name : str, keyword-only
+        Label for reports; defaults to ``frame``.
+    """
+
+    frame: str
+    mu: float = field(kw_only=True)
+    normal: Array = field(kw_only=True, default_factory=lambda: np.array([0.0, 0.0, 1.0]))
+    name: str = field(kw_only=True, default="")
+
+    #: Size of this contact's wrench unknowns: a force.
+    size = 3
+
+    def __post_init__(self) -> None:
+        label = f"point contact {self.name or self.frame!r}"
+        object.__setattr__(self, "mu", _positive(self.mu, "mu", label))
+        n = np.asarray(self.normal, dtype=float)
+        if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) < 1e-9:
+            raise ContactError(f"{label}: normal must be a non-zero finite 3-vector, got {self.normal}")
+        object.__setattr__(self, "normal", n / np.linalg.norm(n))
+        if not self.name:
+            object.__setattr__(self, "name", self.frame)
+
+    def jacobian(self, robot: Robot, q: ArrayLike) -> Array:
+        """Point Jacobian of the contact, world axes, shape (3, nv)."""
+        return robot.point_jacobian(q, self.frame)
+
+
+@dataclass(frozen=True)
+class SurfaceContact:
+    """A rectangular surface contact (a sole) centred at a frame's origin, z normal.
+
+    Parameters
+    ----------
+    frame : str
+        Robot frame at the centre of the rectangle, z axis along the contact normal
+        (pointing into the robot).
+    half_length : float, keyword-only
+        Half-size X along the frame's x axis [m].
+    half_width : float, keyword-only
+        Half-size Y along the frame's y axis [m].
+    mu : float, keyword-only
+        Friction coefficient (> 0).
+    name : str, keyword-only
+        Label for reports; defaults to ``frame``.
+    """
+
+    frame: str
+    half_length: float = field(kw_only=True)
+    half_width: float = field(kw_only=True)
+    mu: float = field(kw_only=True)
+    name: str = field(kw_only=True, default="")
+
+    #: Size of this contact's wrench unknowns: a wrench (f, tau).
+    size = 6
+
+    def __post_init__(self) -> None:
+        label = f"surface contact {self.name or self.frame!r}"
+        object.__setattr__(self, "mu", _positive(self.mu, "mu", label))
+        object.__setattr__(self, "half_length", _positive(self.half_length, "half_length", label))
+        object.__setattr__(self, "half_width", _positive(self.half_width, "half_width", label))
+        if not self.name:
+            object.__setattr__(self, "name", self.frame)
+
+    def jacobian(self, robot: Robot, q: ArrayLike) -> Array:
+        """Frame Jacobian of the contact, ``LOCAL_WORLD_ALIGNED``, shape (6, nv)."""
+        return robot.frame_jacobian(q, self.frame)
+
+    @property
+    def corners(self) -> Array:
+        """The rectangle's corners in the contact frame, shape (4, 3) [m]."""
+        X, Y = self.half_length, self.half_width
+        return np.array([[X, Y, 0.0], [-X, Y, 0.0], [-X, -Y, 0.0], [X, -Y, 0.0]])
+
+
+Contact = PointContact | SurfaceContact

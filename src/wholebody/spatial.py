@@ -1,0 +1,136 @@
+"""Wrenches that carry their point, and the algebra of moving them.
+
+A wrench is force first, ``(f, tau)``: a force ``f`` [N] and the moment ``tau`` [N m] about a
+point ``p`` [m], all in world axes. Moving it to another point is Varignon's theorem:
+
+.. math::
+
+    \\tau(B) = \\tau(A) + (p_A - p_B) \\times f
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import ArrayLike, NDArray
+
+from .errors import WholebodyError
+
+__all__ = ["Wrench", "skew", "shift_moment", "PointMismatchError"]
+
+Array = NDArray[np.float64]
+
+#: Two points closer than this [m] are the same point for :meth:`Wrench.__add__`.
+POINT_TOL = 1e-12
+
+
+class PointMismatchError(WholebodyError, ValueError):
+    """Wrenches about different points were added; move one with :meth:`Wrench.shift_to`."""
+
+
+def skew(x: ArrayLike) -> Array:
+    """Skew-symmetric matrix with ``skew(x) @ y == cross(x, y)``, shape (3, 3)."""
+    x = np.asarray(x, dtype=float)
+    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
+
+
+def shift_moment(force: ArrayLike, moment: ArrayLike, from_point: ArrayLike, to_point: ArrayLike) -> Array:
+    """Moment about ``to_point`` of a wrench known about ``from_point`` (Varignon).
+
+    Broadcasts over leading dimensions: arrays of shape (..., 3) [N, N m, m].
+    """
+    force, moment = np.asarray(force, dtype=float), np.asarray(moment, dtype=float)
+    lever = np.asarray(from_point, dtype=float) - np.asarray(to_point, dtype=float)
+    return moment + np.cross(lever, force)
+
+
+def _vec3(x: ArrayLike, what: str) -> Array:
+    arr = np.asarray(x, dtype=float)
+    if arr.shape != (3,):
+        raise ValueError(f"{what} must have shape (3,), got {arr.shape}")
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class Wrench:
+    """A force and a moment about a point, world axes.
+
+    Attributes
+    ----------
+    force : ndarray, shape (3,)
+        Resultant force, world axes [N].
+    moment : ndarray, shape (3,)
+        Moment about ``point``, world axes [N m].
+    point : ndarray, shape (3,)
+        The point the moment is taken about, world coordinates [m].
+    """
+
+    force: Array
+    moment: Array
+    point: Array
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "force", _vec3(self.force, "force"))
+        object.__setattr__(self, "moment", _vec3(self.moment, "moment"))
+        object.__setattr__(self, "point", _vec3(self.point, "point"))
+
+    @classmethod
+    def from_vector(cls, wrench: ArrayLike, point: ArrayLike) -> Wrench:
+        """From a force-first 6-vector ``(f, tau)`` (world axes) about ``point``."""
+        w = np.asarray(wrench, dtype=float)
+        if w.shape != (6,):
+            raise ValueError(f"a wrench vector must have shape (6,) (f, tau), got {w.shape}")
+        return cls(w[:3], w[3:], point)
+
+    @classmethod
+    def from_local(cls, wrench_local: ArrayLike, placement: pin.SE3) -> Wrench:
+        """From a wrench in a frame's own axes at its origin; ``placement`` is ``oMf``."""
+        w = np.asarray(wrench_local, dtype=float)
+        R = placement.rotation
+        return cls(R @ w[:3], R @ w[3:], placement.translation)
+
+    @classmethod
+    def zero(cls, point: ArrayLike = (0.0, 0.0, 0.0)) -> Wrench:
+        return cls(np.zeros(3), np.zeros(3), point)
+
+    def shift_to(self, point: ArrayLike) -> Wrench:
+        """The same wrench about another point (Varignon)."""
+        point = _vec3(point, "point")
+        return Wrench(self.force, shift_moment(self.force, self.moment, self.point, point), point)
+
+    def in_frame(self, placement: pin.SE3) -> Array:
+        """Force-first 6-vector about the frame's origin, in the frame's axes.
+
+        ``placement`` is the frame's pose in the world (``oMf``).
+        """
+        w = self.shift_to(placement.translation)
+        R = placement.rotation
+        return np.concatenate([R.T @ w.force, R.T @ w.moment])
+
+    def as_vector(self) -> Array:
+        """``(f, tau)``, shape (6,), world axes, about :attr:`point`."""
+        return np.concatenate([self.force, self.moment])
+
+    def __add__(self, other: Wrench) -> Wrench:
+        if not isinstance(other, Wrench):
+            return NotImplemented
+        if np.max(np.abs(self.point - other.point)) > POINT_TOL:
+            raise PointMismatchError(
+                f"cannot add wrenches about different points {self.point} and {other.point}; "
+                "shift one with .shift_to(point) first"
+            )
+        return Wrench(self.force + other.force, self.moment + other.moment, self.point)
+
+    def __neg__(self) -> Wrench:
+        return Wrench(-self.force, -self.moment, self.point)
+
+    def __sub__(self, other: Wrench) -> Wrench:
+        return self + (-other)
+
+    def __repr__(self) -> str:
+        f = np.array2string(self.force, precision=4, suppress_small=True)
+        t = np.array2string(self.moment, precision=4, suppress_small=True)
+        p = np.array2string(self.point, precision=4, suppress_small=True)
+        return f"Wrench(force={f} N, moment={t} N m, point={p} m)"
