@@ -359,7 +359,7 @@ def newton_euler_residuals(
     rate = np.full((N, 6), np.nan)
     positions = np.full((N, len(contacts), 3), np.nan)
     for i in np.flatnonzero(~bad):
-        com[i], rate[i], positions[i] = robot.centroidal_pass(Q[i], V[i], A[i], frame_ids)
+        robot.centroidal_pass(Q[i], V[i], A[i], frame_ids, out=(com[i], rate[i], positions[i]))
 
     point = np.broadcast_to(_resolve_point(at, com), (N, 3)).copy()
     f_c, m_c = _contact_sums(contacts, W, positions, point)

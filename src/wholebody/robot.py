@@ -23,6 +23,7 @@ This module is the one place where Pinocchio is called for dynamics.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -112,6 +113,10 @@ class Robot:
         self._has_floating_base = model.njoints > 1 and model.joints[1].shortname() == _FREE_FLYER
         self._frame_ids: dict[str, int] = {}
         self._index_names()
+        # Some Pinocchio versions fill only the upper triangle of M: find out once.
+        M = pin.crba(model, self._data, pin.neutral(model))
+        self._crba_upper_only = not np.array_equal(M, M.T)
+        self._lower_mask = np.tril(np.ones((model.nv, model.nv), dtype=bool), -1)
 
     # --- construction ---------------------------------------------------------------------
 
@@ -407,10 +412,12 @@ class Robot:
 
     @staticmethod
     def _unit(q: Array, start: int, stop: int, what: str) -> Array:
-        norm = float(np.linalg.norm(q[start:stop]))
-        error = abs(norm - 1.0)
-        if error <= QUAT_EXACT_TOL:
+        part = q[start:stop]
+        norm2 = float(part @ part)
+        if abs(norm2 - 1.0) <= 2 * QUAT_EXACT_TOL:  # |n^2 - 1| ~ 2 |n - 1|
             return q
+        norm = math.sqrt(norm2)
+        error = abs(norm - 1.0)
         if norm == 0.0:
             raise StateError(f"{what} is zero; a rotation needs a unit quaternion")
         if error > QUAT_RENORMALIZE_TOL:
@@ -499,9 +506,10 @@ class Robot:
     def mass_matrix(self, q: ArrayLike) -> Array:
         """Joint-space inertia matrix ``M(q)``, shape (nv, nv), symmetric positive definite."""
         q = self.check_q(q)
-        M = pin.crba(self._model, self._data, q)
-        # crba fills the upper triangle only.
-        return np.triu(M) + np.triu(M, 1).T
+        M = np.array(pin.crba(self._model, self._data, q))
+        if self._crba_upper_only:
+            np.copyto(M, M.T, where=self._lower_mask)
+        return M
 
     def coriolis_matrix(self, q: ArrayLike, v: ArrayLike) -> Array:
         """Coriolis matrix ``C(q, v)``, shape (nv, nv), with ``dM/dt - 2 C`` skew-symmetric."""
@@ -629,7 +637,8 @@ class Robot:
         """
         fid = self.frame_id(frame)
         q = self.check_q(q)
-        return np.array(
+        # computeFrameJacobian returns a new matrix (not a view of data): no copy needed.
+        return np.asarray(
             pin.computeFrameJacobian(self._model, self._data, q, fid, pin.LOCAL_WORLD_ALIGNED)
         )
 
@@ -690,12 +699,23 @@ class Robot:
     # --- passes used by the balance and estimation modules ---------------------------------
 
     def centroidal_pass(
-        self, q: Array, v: Array, a: Array, frame_ids: list[int]
+        self,
+        q: Array,
+        v: Array,
+        a: Array,
+        frame_ids: list[int],
+        out: tuple[Array, Array, Array] | None = None,
     ) -> tuple[Array, Array, Array]:
         """One Pinocchio pass: CoM, momentum rate at the CoM and frame origins.
 
         The hot path of batch work: ``q``, ``v``, ``a`` are **not checked** here (callers
         check whole arrays at once). Frame ids come from :meth:`frame_id`.
+
+        Parameters
+        ----------
+        out : (com, momentum_rate, frame_positions), optional
+            Arrays of the shapes below to write into (rows of batch arrays), saving the
+            allocation of new ones.
 
         Returns
         -------
@@ -707,11 +727,15 @@ class Robot:
             Origins of the frames, world [m].
         """
         m, d = self._model, self._data
+        if out is None:
+            out = (np.empty(3), np.empty(6), np.empty((len(frame_ids), 3)))
+        com, rate, positions = out
         pin.computeCentroidalMomentumTimeVariation(m, d, q, v, a)  # also places the joints
-        positions = np.empty((len(frame_ids), 3))
+        com[:] = d.com[0]
+        rate[:] = d.dhg.vector
         for k, fid in enumerate(frame_ids):
             positions[k] = pin.updateFramePlacement(m, d, fid).translation
-        return d.com[0].copy(), d.dhg.vector.copy(), positions
+        return out
 
     def joint_wrenches(
         self, q: ArrayLike, v: ArrayLike, a: ArrayLike, external: External | None = None
@@ -783,18 +807,23 @@ class Robot:
 
 
 def _state(x: ArrayLike, n: int, what: str) -> Array:
-    try:
-        arr = np.asarray(x, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise StateError(f"{what} must be an array of {n} numbers: {exc}") from None
+    if type(x) is np.ndarray and x.dtype == np.float64:
+        arr = x
+    else:
+        try:
+            arr = np.asarray(x, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise StateError(f"{what} must be an array of {n} numbers: {exc}") from None
     if arr.shape != (n,):
         if arr.ndim == 2 and 1 in arr.shape and arr.size == n:
             arr = arr.reshape(n)  # a column or row vector is an honest mistake
         else:
             raise StateError(f"{what} must have shape ({n},), got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
+    # x @ x is finite iff every entry is (short of |x| > 1e154): half the cost of isfinite.
+    if not math.isfinite(arr @ arr):
         bad = np.flatnonzero(~np.isfinite(arr))
-        raise StateError(f"{what} has non-finite values at indices {bad.tolist()}")
+        if bad.size:
+            raise StateError(f"{what} has non-finite values at indices {bad.tolist()}")
     return arr
 
 
