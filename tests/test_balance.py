@@ -164,9 +164,34 @@ def test_joint_reaction_wrenches_close_at_the_base(humanoid):
     q, v, a, W = consistent_sample(humanoid, FEET, rng)
     joints = joint_reaction_wrenches(humanoid, q, v, a, FEET, W)
     assert_allclose(joints["root_joint"].as_vector(), np.zeros(6), atol=1e-8)
-    # The ankle-roll joint carries what the foot needs: its own gravito-inertial wrench
-    # plus the ground's. Check the force by Newton on the foot body alone.
-    assert set(joints) >= {"left_ankle_roll", "left_knee", "waist_yaw"}
+    assert list(joints) == ["root_joint", *humanoid.joint_names]
+    # The leaf joints carry what their body needs: an arm's elbow transmits the forearm's
+    # own gravito-inertial wrench (no contact on it), by Newton on that body alone.
+    elbow = joints["left_elbow"]
+    m_forearm = 1.6
+    jid = humanoid.joint_id("left_elbow")
+    model, data = humanoid.model, humanoid.data
+    pin.forwardKinematics(model, data, q, v, a)
+    oMi, c = data.oMi[jid], model.inertias[jid].lever
+    # Classical acceleration of the forearm's CoM from the body's spatial velocity and
+    # acceleration (joint frame), then Newton: f = m (a_c - g).
+    vel, acc = data.v[jid], data.a[jid]
+    a_c = acc.linear + np.cross(acc.angular, c) + np.cross(vel.angular, vel.linear + np.cross(vel.angular, c))
+    f_expected = oMi.rotation @ (m_forearm * a_c) - m_forearm * humanoid.gravity_vector
+    assert_allclose(elbow.force, f_expected, rtol=0, atol=1e-9)
+
+
+def test_external_wrench_object_equals_vector_at_frame_origin(humanoid):
+    rng = np.random.default_rng(6)
+    q, v, a = humanoid.random_configuration(rng), rng.normal(size=25), rng.normal(size=25)
+    w = rng.normal(size=6)
+    origin = humanoid.frame_position(q, "left_hand")
+    as_object = Wrench.from_vector(w, origin).shift_to([0.3, -0.2, 1.0])
+    assert_allclose(
+        humanoid.inverse_dynamics(q, v, a, {"left_hand": as_object}),
+        humanoid.inverse_dynamics(q, v, a, {"left_hand": w}),
+        rtol=0, atol=1e-9,
+    )
 
 
 def test_centre_of_pressure_and_zmp(humanoid):

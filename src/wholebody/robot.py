@@ -262,7 +262,7 @@ class Robot:
 
     @gravity_vector.setter
     def gravity_vector(self, value: ArrayLike) -> None:
-        g = _vector(value, 3, "gravity_vector")
+        g = _state(value, 3, "gravity_vector")
         self._model.gravity = pin.Motion(g, np.zeros(3))
 
     def joint_id(self, name: str) -> int:
@@ -377,9 +377,9 @@ class Robot:
             if not self._has_floating_base:
                 raise StateError(f"robot {self.name!r} has no floating base")
             if base_position is not None:
-                q[:3] = _vector(base_position, 3, "base_position")
+                q[:3] = _state(base_position, 3, "base_position")
             if base_quaternion_xyzw is not None:
-                q[3:7] = _vector(base_quaternion_xyzw, 4, "base_quaternion_xyzw")
+                q[3:7] = _state(base_quaternion_xyzw, 4, "base_quaternion_xyzw")
         return self.check_q(q)
 
     def named(self, q: ArrayLike) -> dict[str, float]:
@@ -825,10 +825,6 @@ def _state(x: ArrayLike, n: int, what: str) -> Array:
         if bad.size:
             raise StateError(f"{what} has non-finite values at indices {bad.tolist()}")
     return arr
-
-
-def _vector(x: ArrayLike, n: int, what: str) -> Array:
-    return _state(x, n, what)
 
 
 def _as_se3(placement: Any) -> pin.SE3:
