@@ -44,7 +44,7 @@ from .errors import (
     URDFParseError,
 )
 
-__all__ = ["Robot", "TorqueTerms"]
+__all__ = ["Robot", "TorqueTerms", "ContactPass"]
 
 Array = NDArray[np.float64]
 #: External wrenches: frame name -> world-axes wrench ``(f, tau)`` at the frame origin, shape
@@ -59,6 +59,23 @@ QUAT_RENORMALIZE_TOL = 1e-6
 
 _FREE_FLYER = "JointModelFreeFlyer"
 _UNBOUNDED = ("JointModelRUBX", "JointModelRUBY", "JointModelRUBZ", "JointModelRevoluteUnboundedUnaligned")
+
+
+@dataclass(frozen=True)
+class ContactPass:
+    """What one Pinocchio pass gives contact estimation (see :meth:`Robot.contact_pass`).
+
+    Shapes: ``com`` (3,), ``momentum_rate`` (6,) ``(dP/dt, dL_G/dt)``, ``positions`` (k, 3),
+    ``rotations`` (k, 3, 3), ``inverse_dynamics`` (nv,) or None, ``jacobians`` (k, 6, nv)
+    world-aligned or None. World axes, SI units.
+    """
+
+    com: Array
+    momentum_rate: Array
+    positions: Array
+    rotations: Array
+    inverse_dynamics: Array | None
+    jacobians: Array | None
 
 
 @dataclass(frozen=True)
@@ -113,6 +130,7 @@ class Robot:
         self._has_floating_base = model.njoints > 1 and model.joints[1].shortname() == _FREE_FLYER
         self._frame_ids: dict[str, int] = {}
         self._index_names()
+        self._mass = float(sum(model.inertias[j].mass for j in range(1, model.njoints)))
         # Some Pinocchio versions fill only the upper triangle of M: find out once.
         M = pin.crba(model, self._data, pin.neutral(model))
         self._crba_upper_only = not np.array_equal(M, M.T)
@@ -234,8 +252,8 @@ class Robot:
 
     @property
     def mass(self) -> float:
-        """Total mass [kg]."""
-        return float(sum(self._model.inertias[j].mass for j in range(1, self._model.njoints)))
+        """Total mass [kg] (of the moving bodies)."""
+        return self._mass
 
     @property
     def weight(self) -> float:
@@ -736,6 +754,31 @@ class Robot:
         for k, fid in enumerate(frame_ids):
             positions[k] = pin.updateFramePlacement(m, d, fid).translation
         return out
+
+    def contact_pass(
+        self, q: Array, v: Array, a: Array, frame_ids: list[int], *, jacobians: bool
+    ) -> ContactPass:
+        """One pass for contact estimation (unchecked inputs, like :meth:`centroidal_pass`).
+
+        Always: CoM, momentum rate, frame origins and orientations. With ``jacobians``:
+        also ``rnea(q, v, a)`` and the frames' ``LOCAL_WORLD_ALIGNED`` Jacobians.
+        """
+        m, d = self._model, self._data
+        pin.computeCentroidalMomentumTimeVariation(m, d, q, v, a)
+        k = len(frame_ids)
+        positions, rotations = np.empty((k, 3)), np.empty((k, 3, 3))
+        for i, fid in enumerate(frame_ids):
+            placement = pin.updateFramePlacement(m, d, fid)
+            positions[i], rotations[i] = placement.translation, placement.rotation
+        com, rate = d.com[0].copy(), d.dhg.vector.copy()
+        tau = J = None
+        if jacobians:
+            tau = np.array(pin.rnea(m, d, q, v, a))
+            pin.computeJointJacobians(m, d, q)
+            J = np.empty((k, 6, m.nv))
+            for i, fid in enumerate(frame_ids):
+                J[i] = pin.getFrameJacobian(m, d, fid, pin.LOCAL_WORLD_ALIGNED)
+        return ContactPass(com, rate, positions, rotations, tau, J)
 
     def joint_wrenches(
         self, q: ArrayLike, v: ArrayLike, a: ArrayLike, external: External | None = None

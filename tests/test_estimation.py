@@ -1,0 +1,175 @@
+"""Contact-wrench estimation recovers wrenches known by construction; infeasible is a status."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import qpsolvers
+from numpy.testing import assert_allclose
+
+import wholebody as wb
+from wholebody.contacts import PointContact, SurfaceContact
+from wholebody.errors import StateError
+from wholebody.estimation import (
+    SolverNotAvailableError,
+    build_estimation_problem,
+    estimate_contact_wrenches,
+    estimate_contact_wrenches_batch,
+)
+from wholebody.friction import wrench_cone_generators
+from wholebody.models import HUMANOID_SOLE_HALF_LENGTH as X
+from wholebody.models import HUMANOID_SOLE_HALF_WIDTH as Y
+from wholebody.models import HUMANOID_STANDING_HEIGHT as H
+
+MU = 0.8
+FEET = [SurfaceContact(f, half_length=X, half_width=Y, mu=MU) for f in ("left_sole", "right_sole")]
+TOL = 1e-6  # [N], [N m]
+
+
+def known_sample(robot, rng, contacts=FEET):
+    """A standing-like state whose foot wrenches (inside their cones) are known.
+
+    The wrenches are drawn from the cone generators, the joint torques at random, and the
+    acceleration follows by forward dynamics (ABA).
+    """
+    joints = {n: rng.uniform(-0.2, 0.2) for n in robot.joint_names}
+    joints |= {"left_knee": rng.uniform(0.1, 0.6), "right_knee": rng.uniform(0.1, 0.6)}
+    q = robot.q_from_named(joints, base_position=[0.0, 0.0, H])
+    v = rng.normal(scale=0.3, size=robot.nv)
+    truth, ext = [], {}
+    for c in contacts:
+        R = robot.frame_placement(q, c.frame).rotation
+        if c.size == 6:
+            local = wrench_cone_generators(c.half_length, c.half_width, c.mu) @ rng.exponential(20.0, 16)
+            w = np.r_[R @ local[:3], R @ local[3:]]
+        else:
+            t = rng.uniform(0, 2 * np.pi)
+            f = np.array([np.cos(t), np.sin(t), 0.0]) * rng.uniform(0, 0.6 * c.mu) + [0, 0, 1.0]
+            w = R @ (f * rng.exponential(80.0))
+        truth.append(w)
+        ext[c.frame] = w
+    tau = rng.normal(scale=10.0, size=robot.nv - 6)
+    a = robot.forward_dynamics(q, v, np.r_[np.zeros(6), tau], ext)
+    return q, v, a, tau, truth
+
+
+def total_wrench_about_com(robot, q, contacts, wrenches):
+    com = robot.com(q)
+    f, m = np.zeros(3), np.zeros(3)
+    for c, w in zip(contacts, wrenches):
+        p = robot.frame_position(q, c.frame)
+        f += w[:3]
+        m += np.cross(p - com, w[:3]) + (w[3:] if c.size == 6 else 0.0)
+    return np.r_[f, m]
+
+
+def test_full_dynamics_recovers_each_foot(humanoid):
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        q, v, a, tau, truth = known_sample(humanoid, rng)
+        est = estimate_contact_wrenches(humanoid, q, v, a, FEET, tau=tau)
+        assert est.found and est.mode == "full_dynamics"
+        assert est.rank == 12 and est.identifiable and not est.split_from_regularization
+        for c, w in zip(FEET, truth):
+            assert_allclose(est.wrenches[c.name], w, rtol=0, atol=TOL)
+        assert est.newton_euler_residual.force < TOL
+
+
+def test_newton_euler_mode_recovers_the_total(humanoid):
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        q, v, a, _, truth = known_sample(humanoid, rng)
+        est = estimate_contact_wrenches(humanoid, q, v, a, FEET)
+        assert est.found and est.mode == "newton_euler" and est.split_from_regularization
+        assert est.rank == 6
+        estimated = [est.wrenches[c.name] for c in FEET]
+        assert_allclose(
+            total_wrench_about_com(humanoid, q, FEET, estimated),
+            total_wrench_about_com(humanoid, q, FEET, truth), rtol=0, atol=TOL,
+        )
+        assert min(est.cone_margins.values()) >= -1e-6 * humanoid.weight
+
+
+def test_eight_point_contacts(humanoid):
+    robot = wb.load("humanoid")
+    corners = []
+    for side in ("left", "right"):
+        for i, (x, y) in enumerate([(X, Y), (-X, Y), (-X, -Y), (X, -Y)]):
+            robot.add_frame(f"{side}_corner_{i}", f"{side}_sole", [x, y, 0.0])
+            corners.append(PointContact(f"{side}_corner_{i}", mu=MU))
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        q, v, a, tau, truth = known_sample(robot, rng, corners)
+        est = estimate_contact_wrenches(robot, q, v, a, corners)
+        assert est.found
+        estimated = [est.wrenches[c.name] for c in corners]
+        assert_allclose(total_wrench_about_com(robot, q, corners, estimated),
+                        total_wrench_about_com(robot, q, corners, truth), rtol=0, atol=TOL)
+
+
+def test_lateral_load_above_friction_is_infeasible_with_the_needed_scale(humanoid):
+    q = humanoid.q_from_named({}, base_position=[0.0, 0.0, H])
+    zero = np.zeros(humanoid.nv)
+    # A known horizontal push at ground level: the feet must resist it by friction alone.
+    push = np.array([1.2 * MU * humanoid.weight, 0, 0, 0, 0, 0])
+    est = estimate_contact_wrenches(humanoid, q, zero, zero, FEET, known_wrenches={"left_sole": push})
+    assert est.status == "infeasible" and not est.found
+    assert est.min_friction_scale == pytest.approx(1.2, rel=1e-3)
+    assert np.isnan(est.x).all()
+    # A lateral acceleration of the whole robot tips it over: no friction fixes that.
+    a = zero.copy()
+    a[1] = 1.2 * MU * 9.81
+    est = estimate_contact_wrenches(humanoid, q, zero, a, FEET)
+    assert est.status == "infeasible" and est.min_friction_scale is None
+
+
+@pytest.mark.filterwarnings("ignore::Warning")  # OSQP and qpsolvers warn about sparsity and defaults
+def test_backends_agree_or_report_failure(humanoid):
+    rng = np.random.default_rng(3)
+    problems = []
+    for _ in range(5):
+        q, v, a, tau, _ = known_sample(humanoid, rng)
+        problems.append(build_estimation_problem(humanoid, q, v, a, FEET))
+        problems.append(build_estimation_problem(humanoid, q, v, a, FEET, tau=tau))
+    reference = [p.solve("daqp") for p in problems]
+    assert all(r.found for r in reference)
+    table = {}
+    for solver in qpsolvers.available_solvers:
+        results = [p.solve(solver) for p in problems]
+        found = [r.found for r in results]
+        # A verified answer is the answer: the problems are strictly convex.
+        for r, ref in zip(results, reference):
+            if r.found:
+                assert_allclose(r.x, ref.x, rtol=0, atol=1e-6 * humanoid.weight)
+        table[solver] = sum(found)
+    print("verified solutions per backend:", table)
+    assert table["daqp"] == len(problems)
+
+
+def test_batch_matches_single_and_flags_bad_rows(humanoid):
+    rng = np.random.default_rng(4)
+    samples = [known_sample(humanoid, rng) for _ in range(8)]
+    Q, V, A = (np.array([s[i] for s in samples]) for i in range(3))
+    T = np.array([s[3] for s in samples])
+    Q[2, 3:7] = 0.0
+    for mode_tau in (None, T):
+        batch = estimate_contact_wrenches_batch(humanoid, Q, V, A, FEET, tau=mode_tau)
+        assert batch.status[2] == "flagged" and "base quaternion is zero" in batch.reasons[2]
+        for i in (0, 5):
+            single = estimate_contact_wrenches(humanoid, Q[i], V[i], A[i], FEET,
+                                               tau=None if mode_tau is None else T[i])
+            assert batch.status[i] == "found"
+            assert_allclose(batch.wrenches[i], single.x, rtol=0, atol=1e-7)
+            assert_allclose(batch.wrench("right_sole")[i], single.wrenches["right_sole"], atol=1e-7)
+    assert (batch.status != "found").sum() == 1
+
+
+def test_bad_arguments():
+    robot = wb.load("humanoid")
+    q, zero = robot.neutral(), np.zeros(robot.nv)
+    with pytest.raises(SolverNotAvailableError, match="QP solver 'gurobi' is not installed; installed: "):
+        estimate_contact_wrenches(robot, q, zero, zero, FEET, solver="gurobi")
+    with pytest.raises(StateError, match=r"tau must have shape \(19,\) \(joints\) or \(25,\)"):
+        estimate_contact_wrenches(robot, q, zero, zero, FEET, tau=np.zeros(3))
+    with pytest.raises(StateError, match="contact names must be unique"):
+        estimate_contact_wrenches(robot, q, zero, zero, [FEET[0], FEET[0]])
