@@ -115,7 +115,13 @@ def test_lateral_load_above_friction_is_infeasible_with_the_needed_scale(humanoi
     est = estimate_contact_wrenches(humanoid, q, zero, zero, FEET, known_wrenches={"left_sole": push})
     assert est.status == "infeasible" and not est.found
     assert est.min_friction_scale == pytest.approx(1.2, rel=1e-3)
-    assert np.isnan(est.x).all()
+    # What comes back is the closest answer inside the cones: both feet at the friction
+    # limit, and a residual that shows what the cones cannot carry.
+    assert min(est.cone_margins.values()) >= -1e-6 * humanoid.weight
+    for c in FEET:
+        f = est.wrenches_local[c.name]
+        assert abs(f[0]) == pytest.approx(MU * f[2], rel=1e-6)
+    assert est.newton_euler_residual.force > 0.05 * humanoid.weight
     # A lateral acceleration of the whole robot tips it over: no friction fixes that.
     a = zero.copy()
     a[1] = 1.2 * MU * 9.81

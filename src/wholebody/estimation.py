@@ -86,6 +86,13 @@ def _check_solver(solver: str) -> None:
 
 
 _I3 = np.eye(3)
+#: Singular values of J_c^T below this fraction of the largest count as zero (rank).
+_RANK_RTOL = 1e-9
+# skew(d) = [[0, -d2, d1], [d2, 0, -d0], [-d1, d0, 0]]: its entries (0,1) (0,2) (1,0)
+# (1,2) (2,0) (2,1) are d @ _SKEW_ENTRIES.
+_SKEW_ENTRIES = np.array(
+    [[0, 0, 0, -1, 0, 1], [0, 1, 0, 0, -1, 0], [-1, 0, 1, 0, 0, 0]], dtype=float
+)
 
 
 class _ContactSet:
@@ -110,6 +117,27 @@ class _ContactSet:
         self.n_rows = row
         # Rotating a face matrix block by block keeps its row norms.
         self.row_norms = np.concatenate([np.linalg.norm(L, axis=1) for L in self.local])
+        self.row_starts = np.array([r.start for r in self.rows])
+        # Per contact, its local face matrix's 3-column blocks stacked vertically: one
+        # batched product rotates every contact's blocks, one scatter puts them in G.
+        stacked, flat = [], []
+        for L, rows, cols in zip(self.local, self.rows, self.cols):
+            parts = L.shape[1] // 3
+            stacked.append(np.vstack([L[:, 3 * j : 3 * j + 3] for j in range(parts)]))
+            r = np.arange(rows.start, rows.stop)
+            flat.append(np.concatenate(
+                [(r[:, None] * self.n + cols.start + 3 * j + np.arange(3)).ravel() for j in range(parts)]
+            ))
+        self._stacked_list = stacked
+        self._uniform = len({b.shape for b in stacked}) == 1
+        self._stacked = np.array(stacked) if self._uniform else None
+        self._flat = np.concatenate(flat)
+        # Flat indices in a (6, n) Newton-Euler matrix of the skew(d) entries
+        # (0,1) (0,2) (1,0) (1,2) (2,0) (2,1) of each contact's force block (rows 3-5).
+        pairs = [(0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)]
+        self._skew_flat = np.array(
+            [(3 + r) * self.n + cols.start + c for cols in self.cols for r, c in pairs]
+        )
 
     def cones(self, rotations: Array, out: Array | None = None) -> Array:
         """Block-diagonal face matrix in world axes, ``G x <= 0`` inside.
@@ -117,10 +145,12 @@ class _ContactSet:
         ``out`` (rows, n), when given, must hold a previous result (zeros off the blocks).
         """
         G = np.zeros((self.n_rows, self.n)) if out is None else out
-        for L, R, rows, cols in zip(self.local, rotations, self.rows, self.cols):
-            G[rows, cols.start : cols.start + 3] = L[:, :3] @ R.T
-            if L.shape[1] == 6:
-                G[rows, cols.start + 3 : cols.stop] = L[:, 3:] @ R.T
+        R_T = np.asarray(rotations).transpose(0, 2, 1)
+        if self._uniform:
+            rotated = np.matmul(self._stacked, R_T).ravel()
+        else:
+            rotated = np.concatenate([(B @ RT).ravel() for B, RT in zip(self._stacked_list, R_T)])
+        G.flat[self._flat] = rotated
         return G
 
     def newton_euler_matrix(self, positions: Array, point: Array, out: Array | None = None) -> Array:
@@ -135,18 +165,15 @@ class _ContactSet:
                 out[:3, cols.start : cols.start + 3] = _I3
                 if c.size == 6:
                     out[3:, cols.start + 3 : cols.stop] = _I3
-        for p, cols in zip(positions, self.cols):
-            d = p - point
-            block = out[3:, cols.start : cols.start + 3]
-            block[0, 1], block[0, 2] = -d[2], d[1]
-            block[1, 0], block[1, 2] = d[2], -d[0]
-            block[2, 0], block[2, 1] = -d[1], d[0]
+        d = np.asarray(positions, dtype=float) - point  # (k, 3) lever arms
+        # The six off-diagonal entries of every skew(d_i) block, in one product and one scatter.
+        out.flat[self._skew_flat] = (d @ _SKEW_ENTRIES).ravel()
         return out
 
     def margins(self, G: Array, x: Array) -> Array:
         """Per contact, the distance to the nearest face (negative outside), shape (k,)."""
         values = G @ x / self.row_norms
-        return np.array([-values[rows].max() for rows in self.rows])
+        return -np.maximum.reduceat(values, self.row_starts)
 
 
 def cone_matrix(contacts: Sequence[Contact], rotations: Array, *, pyramid_faces: int = 4) -> Array:
@@ -166,14 +193,25 @@ class _AssemblyBuffers:
         self.cones = np.zeros((cset.n_rows, cset.n))
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Assembly:
+    """One sample's QP data.
+
+    ``equations x = target`` are the hard constraints: the six Newton-Euler rows, or in
+    full-dynamics mode the least-squares conditions ``diag(s) V^T x = U^T b`` of the
+    thin SVD ``J_c^T = U diag(s) V^T`` restricted to its rank (every least-squares
+    solution meets them; among those the QP takes the one of least norm).
+    ``data_matrix x ~ data_target`` are the mode's raw equations.
+    """
+
     equations: Array
     target: Array
-    hard: bool
     cones: Array
     ne_matrix: Array
     ne_target: Array
+    data_matrix: Array
+    data_target: Array
+    rank: int
 
 
 def _assemble(
@@ -199,26 +237,26 @@ def _assemble(
         ne_b[3:] -= w[3:] + np.cross(p - com, w[:3])
     G = cset.cones(kin.rotations[:k], None if buffers is None else buffers.cones)
     if tau_generalized is None:
-        return _Assembly(ne_A, ne_b, True, G, ne_A, ne_b)
+        # Newton-Euler rows are independent whenever the contacts can carry any wrench.
+        return _Assembly(ne_A, ne_b, G, ne_A, ne_b, ne_A, ne_b, min(6, cset.n))
     J = kin.jacobians
     A = np.hstack([J[i, : c.size].T for i, c in enumerate(cset.contacts)])
     b = kin.inverse_dynamics - tau_generalized
     for j, w in enumerate(known):
         b -= J[k + j].T @ w
-    return _Assembly(A, b, False, G, ne_A, ne_b)
+    U, sv, Vt = np.linalg.svd(A, full_matrices=False)
+    rank = int(np.sum(sv > sv[0] * _RANK_RTOL)) if sv.size and sv[0] > 0 else 0
+    return _Assembly(sv[:rank, None] * Vt[:rank], U[:, :rank].T @ b, G, ne_A, ne_b, A, b, rank)
 
 
-def _qp_matrices(asm: _Assembly, regularization: float) -> tuple[Array, Array, int]:
-    """P, q of the objective and the rank of the equations."""
-    n = asm.equations.shape[1]
-    if asm.hard:
-        # Newton-Euler rows are independent whenever the contacts can carry any wrench.
-        return np.eye(n), np.zeros(n), min(6, n)
-    rank = int(np.linalg.matrix_rank(asm.equations))
-    P = asm.equations.T @ asm.equations
-    if rank < n:
-        P = P + regularization * max(float(np.trace(P)) / n, 1e-12) * np.eye(n)
-    return P, -asm.equations.T @ asm.target, rank
+def _soft_objective(asm: Any, regularization: float) -> tuple[Array, Array]:
+    """P, q of ``|data_matrix x - data_target|^2 + eps |x|^2``: the closest wrenches when the
+    equations cannot be met inside the cones (a diagnosis of infeasible samples)."""
+    A, b = asm.data_matrix, asm.data_target
+    n = A.shape[1]
+    P = A.T @ A
+    P = P + regularization * max(float(np.trace(P)) / n, 1e-12) * np.eye(n)
+    return P, -A.T @ b
 
 
 # --- results --------------------------------------------------------------------------------
@@ -241,7 +279,11 @@ class ContactEstimate:
     newton_euler_residual : Residual
         ``w_c + w_gi`` of the estimate about the CoM.
     equations_residual : float
-        Largest violation of the mode's equations [N or N m].
+        Largest violation of the hard equations (Newton-Euler rows, or the least-squares
+        conditions of full-dynamics mode) [N or N m]; part of the verification.
+    data_residual : float
+        Largest misfit of the mode's raw equations ``|A x - b|`` (full dynamics: how far
+        measured torques and model disagree; zero for consistent data) [N or N m].
     cone_margins : dict of str to float
         Per contact, distance to the nearest cone face (negative outside) [N or N m].
     mode, solver, solve_time
@@ -263,6 +305,7 @@ class ContactEstimate:
     centres_of_pressure: dict[str, Array]
     newton_euler_residual: Residual
     equations_residual: float
+    data_residual: float
     cone_margins: dict[str, float]
     mode: str
     solver: str
@@ -299,12 +342,26 @@ class ContactEstimate:
 # --- the problem ------------------------------------------------------------------------------
 
 
+def _status(eq_res: float, cone_violation: float, limit: float, fallback: bool) -> str:
+    """Verified statuses. ``fallback``: the least-norm solve failed and ``x`` is the closest
+    answer inside the cones; if that answer meets the equations, the problem was feasible and
+    the backend failed it."""
+    if cone_violation > limit:
+        return "failed"
+    if eq_res <= limit:
+        return "failed" if fallback else "found"
+    return "infeasible" if fallback else "failed"
+
+
 @dataclass(frozen=True)
 class EstimationProblem:
     """An inspectable estimation problem; :meth:`solve` gives a :class:`ContactEstimate`.
 
-    ``qp`` is the :class:`qpsolvers.Problem` (hand it to your own controller or solver);
-    ``equations`` / ``target`` are the mode's equations, ``cones`` the face matrix ``G``.
+    ``qp`` is the :class:`qpsolvers.Problem`: least norm ``x`` subject to the hard equations
+    and the cones (hand it to your own controller or solver). ``equations`` / ``target`` are
+    the hard equations, ``data_matrix`` / ``data_target`` the mode's raw equations
+    (Newton-Euler rows, or ``J_c^T`` and ``M a + h - S^T tau``), ``cones`` the face matrix
+    ``G`` (world axes).
     """
 
     qp: qpsolvers.Problem
@@ -312,6 +369,8 @@ class EstimationProblem:
     contacts: tuple[Contact, ...]
     equations: Array
     target: Array
+    data_matrix: Array
+    data_target: Array
     cones: Array
     ne_matrix: Array
     ne_target: Array
@@ -320,6 +379,7 @@ class EstimationProblem:
     weight: float
     rank: int
     tolerance: float
+    regularization: float
     _rebuild: Any = field(repr=False, default=None)
 
     @property
@@ -329,37 +389,47 @@ class EstimationProblem:
     def solve(self, solver: str | None = None, *, friction_scale: bool = True, **options: Any) -> ContactEstimate:
         """Solve with ``solver`` (default :data:`DEFAULT_SOLVER`) and verify the result.
 
+        When the hard problem has no solution, the closest wrenches inside the cones (least
+        squares on the raw equations) are returned with status ``"infeasible"``.
         ``friction_scale``: for an infeasible sample, find the least factor on all friction
         coefficients that makes it feasible (a few linear programs).
         """
         solver = solver or DEFAULT_SOLVER
         _check_solver(solver)
         t0 = time.perf_counter()
-        try:
-            sol = qpsolvers.solve_problem(self.qp, solver=solver, **options)
-            x = sol.x if sol.found else None
-        except Exception:  # a backend's own error is a failed solve, reported as such
-            x = None
+        x = _solve_with(self.qp, solver, options)
+        fallback = x is None
+        if fallback:
+            # No least-norm solution: either there is none (the cones cannot meet the
+            # equations) or the backend failed. The closest wrenches inside the cones tell.
+            P, q = _soft_objective(self, self.regularization)
+            x = _solve_with(qpsolvers.Problem(P, q, self.cones, np.zeros(self.cones.shape[0])), solver, options)
         elapsed = time.perf_counter() - t0
-        return self._result(x, solver, elapsed, friction_scale)
-
-    def _result(self, x: Array | None, solver: str, elapsed: float, friction_scale: bool) -> ContactEstimate:
         n = self.equations.shape[1]
-        ok = x is not None and x.shape == (n,) and np.all(np.isfinite(x))
-        if ok:
-            eq_res = float(np.abs(self.equations @ x - self.target).max())
-            cone_viol = float(np.max(self.cones @ x / np.linalg.norm(self.cones, axis=1), initial=0.0))
-            limit = self.tolerance * self.weight
-            status = "found" if eq_res <= limit and cone_viol <= limit else (
-                "infeasible" if cone_viol <= limit else "failed")
+        if x is None:
+            x, eq_res, data_res, status = np.full(n, np.nan), np.inf, np.inf, "failed"
         else:
-            x = np.full(n, np.nan)
-            eq_res = np.inf
-            status = "infeasible" if not _feasible(self.equations, self.target, self.cones) else "failed"
+            eq_res = float(np.abs(self.equations @ x - self.target).max(initial=0.0))
+            data_res = float(np.abs(self.data_matrix @ x - self.data_target).max(initial=0.0))
+            status = _status(eq_res, self._violation(x), self.tolerance * self.weight, fallback)
         scale = None
         if status == "infeasible" and friction_scale and self._rebuild is not None:
             scale = _least_friction_scale(self)
-        return _make_estimate(self, x, status, solver, elapsed, eq_res, scale)
+        return _make_estimate(self, x, status, solver, elapsed, eq_res, data_res, scale)
+
+    def _violation(self, x: Array) -> float:
+        return float(np.max(self.cones @ x / np.linalg.norm(self.cones, axis=1), initial=0.0))
+
+
+def _solve_with(problem: qpsolvers.Problem, solver: str, options: dict[str, Any]) -> Array | None:
+    try:
+        sol = qpsolvers.solve_problem(problem, solver=solver, **options)
+    except Exception:  # a backend's own error is a failed solve, reported as such
+        return None
+    x = sol.x
+    if not sol.found or x is None or not np.all(np.isfinite(x)):
+        return None
+    return np.asarray(x, dtype=float)
 
 
 def _feasible(A: Array, b: Array, G: Array) -> bool:
@@ -370,24 +440,26 @@ def _feasible(A: Array, b: Array, G: Array) -> bool:
 
 
 def _least_friction_scale(problem: EstimationProblem, upper: float = 1000.0) -> float | None:
-    """Bisection on a common factor s >= 1 on every mu: least s with a feasible sample."""
+    """Bisection on a common factor s >= 1 on every mu: least s with a feasible sample.
+
+    Uses the Newton-Euler rows (necessary in both modes). None when even ``upper`` does not
+    make the sample feasible: friction is not the cause (the CoP would leave the soles).
+    """
     A, b = problem.ne_matrix, problem.ne_target
     if not _feasible(A, b, problem._rebuild(upper)):
         return None
     lo, hi = 1.0, upper
-    for _ in range(40):
+    while hi / lo > 1 + 1e-4:
         mid = np.sqrt(lo * hi)
         if _feasible(A, b, problem._rebuild(mid)):
             hi = mid
         else:
             lo = mid
-        if hi / lo < 1 + 1e-4:
-            break
     return hi
 
 
-def _make_estimate(problem, x, status, solver, elapsed, eq_res, scale) -> ContactEstimate:
-    wrenches, local, cops, margins = {}, {}, {}, {}
+def _make_estimate(problem, x, status, solver, elapsed, eq_res, data_res, scale) -> ContactEstimate:
+    wrenches, local, cops = {}, {}, {}
     col = 0
     for c, R in zip(problem.contacts, problem.rotations):
         w = x[col : col + c.size]
@@ -398,21 +470,20 @@ def _make_estimate(problem, x, status, solver, elapsed, eq_res, scale) -> Contac
             fz = loc[2]
             cops[c.name] = np.array([-loc[4] / fz, loc[3] / fz]) if fz > 0 else np.full(2, np.nan)
         col += c.size
-    # Margins per contact: rows of G that touch the contact's columns.
-    col = 0
-    norms = np.linalg.norm(problem.cones, axis=1)
+    # Margins per contact: distance to the nearest face of its own rows of G.
+    values = problem.cones @ x / np.linalg.norm(problem.cones, axis=1)
+    margins, col = {}, 0
     for c in problem.contacts:
         rows = np.flatnonzero(np.any(problem.cones[:, col : col + c.size] != 0, axis=1))
-        values = problem.cones[rows] @ x / norms[rows]
-        margins[c.name] = float(-values.max()) if np.all(np.isfinite(values)) else float("nan")
+        margins[c.name] = float(-values[rows].max())
         col += c.size
     r = problem.ne_matrix @ x - problem.ne_target
     residual = Residual(Wrench(r[:3], r[3:], problem.com), problem.weight)
     return ContactEstimate(
         status=status, wrenches=wrenches, wrenches_local=local, centres_of_pressure=cops,
-        newton_euler_residual=residual, equations_residual=eq_res, cone_margins=margins,
-        mode=problem.mode, solver=solver, solve_time=elapsed, rank=problem.rank,
-        identifiable=problem.identifiable, min_friction_scale=scale, x=x,
+        newton_euler_residual=residual, equations_residual=eq_res, data_residual=data_res,
+        cone_margins=margins, mode=problem.mode, solver=solver, solve_time=elapsed,
+        rank=problem.rank, identifiable=problem.identifiable, min_friction_scale=scale, x=x,
     )
 
 
@@ -420,7 +491,7 @@ def _generalized_torque(robot: Robot, tau: ArrayLike) -> Array:
     tau = np.asarray(tau, dtype=float)
     n_base = 6 if robot.has_floating_base else 0
     if tau.shape == (robot.nv - n_base,):
-        tau = np.r_[np.zeros(n_base), tau]
+        tau = np.concatenate([np.zeros(n_base), tau])
     elif tau.shape != (robot.nv,):
         raise StateError(f"tau must have shape ({robot.nv - n_base},) (joints) or ({robot.nv},), got {tau.shape}")
     if not np.all(np.isfinite(tau)):
@@ -428,12 +499,7 @@ def _generalized_torque(robot: Robot, tau: ArrayLike) -> Array:
     return tau
 
 
-def _known(robot: Robot, known_wrenches: Mapping[str, Any] | None) -> tuple[list[int], list[Any]]:
-    known_wrenches = dict(known_wrenches or {})
-    return [robot.frame_id(f) for f in known_wrenches], list(known_wrenches.items())
-
-
-def _known_vectors(robot: Robot, items: list[Any], kin: ContactPass, k: int) -> list[Array]:
+def _known_vectors(items: list[Any], kin: ContactPass, k: int) -> list[Array]:
     out = []
     for j, (frame, w) in enumerate(items):
         if isinstance(w, Wrench):
@@ -472,8 +538,8 @@ def build_estimation_problem(
         External wrenches known from elsewhere (a push): world-axes ``(f, tau)`` (6,) or
         force (3,) at the frame origin, or :class:`Wrench`. They enter as data.
     regularization : float
-        ``epsilon`` of the full-dynamics mode when ``J_c^T`` is rank deficient, relative to
-        the mean diagonal of ``J_c J_c^T``.
+        ``epsilon`` of the least-squares fallback used to report the closest wrenches of an
+        infeasible sample, relative to the mean diagonal of ``A^T A``.
     pyramid_faces : int
         Faces of the inner friction pyramid of point contacts.
     tolerance : float
@@ -486,19 +552,14 @@ def build_estimation_problem(
         raise StateError(f"contact names must be unique, got {names}")
     q, v, a = robot.check_q(q), robot.check_v(v), robot.check_v(a, "a")
     tau_gen = None if tau is None else _generalized_torque(robot, tau)
-    known_ids, known_items = _known(robot, known_wrenches)
-    frame_ids = [robot.frame_id(c.frame) for c in contacts] + known_ids
+    known_items = list(dict(known_wrenches or {}).items())
+    frame_ids = [robot.frame_id(c.frame) for c in contacts] + [robot.frame_id(f) for f, _ in known_items]
     kin = robot.contact_pass(q, v, a, frame_ids, jacobians=tau_gen is not None)
-    known = _known_vectors(robot, known_items, kin, len(contacts))
+    known = _known_vectors(known_items, kin, len(contacts))
     cset = _ContactSet(contacts, pyramid_faces)
     asm = _assemble(robot, kin, cset, tau_gen, known, robot.mass, robot.gravity_vector)
-    P, qvec, rank = _qp_matrices(asm, regularization)
-    G = asm.cones
-    if asm.hard:
-        qp = qpsolvers.Problem(P, qvec, G, np.zeros(G.shape[0]), asm.equations, asm.target)
-    else:
-        qp = qpsolvers.Problem(P, qvec, G, np.zeros(G.shape[0]))
-
+    n, G = cset.n, asm.cones
+    qp = qpsolvers.Problem(np.eye(n), np.zeros(n), G, np.zeros(G.shape[0]), asm.equations, asm.target)
     rotations = kin.rotations[: len(contacts)]
 
     def rebuild(scale: float) -> Array:
@@ -507,9 +568,11 @@ def build_estimation_problem(
 
     return EstimationProblem(
         qp=qp, mode="full_dynamics" if tau_gen is not None else "newton_euler",
-        contacts=tuple(contacts), equations=asm.equations, target=asm.target, cones=G,
+        contacts=tuple(contacts), equations=asm.equations, target=asm.target,
+        data_matrix=asm.data_matrix, data_target=asm.data_target, cones=G,
         ne_matrix=asm.ne_matrix, ne_target=asm.ne_target, com=kin.com, rotations=rotations,
-        weight=robot.weight, rank=rank, tolerance=tolerance, _rebuild=rebuild,
+        weight=robot.weight, rank=asm.rank, tolerance=tolerance, regularization=regularization,
+        _rebuild=rebuild,
     )
 
 
@@ -550,6 +613,9 @@ class EstimationBatch:
     residual_force, residual_moment : ndarray, shape (N,)
         Newton-Euler residual of the estimates about the CoM [N], [N m].
     equations_residual : ndarray, shape (N,)
+        Largest violation of the hard equations (see :class:`ContactEstimate`).
+    data_residual : ndarray, shape (N,)
+        Largest misfit of the mode's raw equations.
     cone_margin : ndarray, shape (N, n_contacts)
     solve_time : ndarray, shape (N,)
         Backend time per sample [s].
@@ -562,6 +628,7 @@ class EstimationBatch:
     residual_force: Array
     residual_moment: Array
     equations_residual: Array
+    data_residual: Array
     cone_margin: Array
     solve_time: Array
     reasons: dict[int, str]
@@ -594,7 +661,7 @@ def estimate_contact_wrenches_batch(
     *,
     tau: ArrayLike | None = None,
     solver: str | None = None,
-    regularization: float = 1e-9,
+    regularization: float = 1e-5,
     pyramid_faces: int = 4,
     tolerance: float = DEFAULT_TOLERANCE,
     progress: bool = False,
@@ -605,8 +672,8 @@ def estimate_contact_wrenches_batch(
     updated per sample, which keeps qpsolvers' per-call Python overhead (30-40 us) out of the
     loop. Other backends go through qpsolvers. Arguments as in
     :func:`build_estimation_problem`, with ``q`` (N, nq), ``v``, ``a`` (N, nv) and ``tau``
-    (N, nv - 6) or (N, nv). Infeasible samples are statuses; the friction-scale search of
-    single estimates is not run here.
+    (N, nv - 6) or (N, nv). Infeasible samples are statuses (with the closest wrenches
+    inside the cones); the friction-scale search of single estimates is not run here.
     """
     solver = solver or DEFAULT_SOLVER
     _check_solver(solver)
@@ -630,97 +697,125 @@ def estimate_contact_wrenches_batch(
     limit = tolerance * robot.weight
     mass, gravity = robot.mass, robot.gravity_vector
     cset = _ContactSet(contacts, pyramid_faces)
-    qp = _BatchSolver(solver, cset, 6, hard=not full)
+    qp = _BatchSolver(solver, cset, regularization)
     buffers = _AssemblyBuffers(cset)
-    rows = np.flatnonzero(~bad)
+    rows = np.flatnonzero(~bad).tolist()
     iterator: Any = rows
     if progress:
         from ._progress import progress_bar
 
         iterator = progress_bar(rows, desc="estimating", total=len(rows))
+    # Per sample only what needs that sample's matrices; the rest is vectorised afterwards.
+    ne_values = np.full((N, 6), np.nan)
+    cone_values = np.full((N, cset.n_rows), np.nan)
+    data_res = np.full(N, np.nan)
+    solved = np.zeros(N, dtype=bool)
+    fallback = np.zeros(N, dtype=bool)
+    perf_counter = time.perf_counter
     for i in iterator:
         tau_gen = _generalized_torque(robot, arrays["tau_in"][i]) if full else None
         kin = robot.contact_pass(Q[i], V[i], A[i], frame_ids, jacobians=full)
         asm = _assemble(robot, kin, cset, tau_gen, [], mass, gravity, buffers)
-        t0 = time.perf_counter()
-        x = qp.solve(asm, regularization)
-        times[i] = time.perf_counter() - t0
+        t0 = perf_counter()
+        x, fallback[i] = qp.solve(asm)
+        times[i] = perf_counter() - t0
         if x is None:
-            status[i] = "infeasible" if not _feasible(asm.equations, asm.target, asm.cones) else "failed"
+            status[i] = "failed"
             continue
+        solved[i] = True
         wrenches[i] = x
-        e = float(np.abs(asm.equations @ x - asm.target).max())
-        margins[i] = cset.margins(asm.cones, x)
-        eq_res[i] = e
-        viol = -margins[i].min()
-        status[i] = "found" if (e <= limit and viol <= limit) else ("infeasible" if viol <= limit else "failed")
-        r = asm.ne_matrix @ x - asm.ne_target
-        res_f[i], res_m[i] = math.sqrt(r[:3] @ r[:3]), math.sqrt(r[3:] @ r[3:])
+        eq = asm.equations @ x - asm.target
+        eq_res[i] = np.abs(eq).max(initial=0.0)
+        ne_values[i] = eq if not full else asm.ne_matrix @ x - asm.ne_target
+        if full:
+            data_res[i] = np.abs(asm.data_matrix @ x - asm.data_target).max()
+        cone_values[i] = asm.cones @ x
+    if not full:
+        data_res = eq_res.copy()
+    margins[solved] = -np.maximum.reduceat(cone_values[solved] / cset.row_norms, cset.row_starts, axis=1)
+    res_f[solved] = np.linalg.norm(ne_values[solved, :3], axis=1)
+    res_m[solved] = np.linalg.norm(ne_values[solved, 3:], axis=1)
+    violation = np.full(N, np.inf)
+    violation[solved] = -margins[solved].min(axis=1)
+    inside, meets = violation <= limit, eq_res <= limit
+    status[solved] = "failed"  # as _status: the verified cases below
+    status[solved & inside & meets & ~fallback] = "found"
+    status[solved & inside & ~meets & fallback] = "infeasible"
     return EstimationBatch(
-        tuple(contacts), wrenches, status.astype(str), res_f, res_m, eq_res, margins, times,
+        tuple(contacts), wrenches, status.astype(str), res_f, res_m, eq_res, data_res, margins, times,
         dict(sorted(reasons.items())), "full_dynamics" if full else "newton_euler", solver,
     )
 
 
 class _BatchSolver:
-    """Solves one sample's QP after another.
+    """Solves one sample's QP after another: least norm under the hard equations and the
+    cones, falling back to least squares inside the cones when that has no solution.
 
     daqp is called through its own ``Model``, set up once and updated per sample (the
     problem's structure does not change between samples: only lever arms, rotations and
-    right-hand sides do); it starts each solve from the previous sample's working set.
-    Measured here: 5 us per solve against 12 us for ``daqp.solve`` from scratch and 16 us
-    for ``daqp.solve`` warm-started with the previous solution. Other backends go through
-    qpsolvers.
+    right-hand sides do; in full-dynamics mode a change of rank sets it up again). It starts
+    each solve from the previous sample's working set. Measured here: 5 us per solve against
+    12 us for ``daqp.solve`` from scratch and 16 us for ``daqp.solve`` warm-started with the
+    previous solution. Other backends go through qpsolvers.
     """
 
-    def __init__(self, solver: str, cset: _ContactSet, n_equations: int, hard: bool):
+    def __init__(self, solver: str, cset: _ContactSet, regularization: float):
         self.solver = solver
+        self.cset = cset
+        self.regularization = regularization
         self.model: Any = None
-        n, m_ineq = cset.n, cset.n_rows
-        self.m_eq = n_equations if hard else 0
-        rows = self.m_eq + m_ineq
-        self.A_all = np.zeros((rows, n))
+        self.m_eq = -1
+        self.H, self.f = np.eye(cset.n), np.zeros(cset.n)
+
+    def _buffers(self, m: int) -> None:
+        rows = m + self.cset.n_rows
+        self.A_all = np.zeros((rows, self.cset.n))
         self.upper = np.zeros(rows)
         self.lower = np.full(rows, -1e30)
         self.sense = np.zeros(rows, dtype=np.int32)
-        self.sense[: self.m_eq] = 5  # equality rows
-        self.H, self.f = np.eye(n), np.zeros(n)
-
-    def solve(self, asm: _Assembly, regularization: float) -> Array | None:
-        G = asm.cones
-        n = G.shape[1]
-        if self.solver != "daqp":
-            if asm.hard:
-                problem = qpsolvers.Problem(np.eye(n), np.zeros(n), G, np.zeros(G.shape[0]), asm.equations, asm.target)
-            else:
-                P, q, _ = _qp_matrices(asm, regularization)
-                problem = qpsolvers.Problem(P, q, G, np.zeros(G.shape[0]))
-            try:
-                sol = qpsolvers.solve_problem(problem, solver=self.solver)
-            except Exception:
-                return None
-            return sol.x if sol.found and sol.x is not None and np.all(np.isfinite(sol.x)) else None
-        import daqp
-
-        if asm.hard:
-            m = self.m_eq
-            self.A_all[:m] = asm.equations
-            self.A_all[m:] = G
-            self.upper[:m] = self.lower[:m] = asm.target
-            H, f = self.H, self.f
-        else:
-            self.A_all[:] = G
-            H, f, _ = _qp_matrices(asm, regularization)
-        if self.model is None:
-            self.model = daqp.Model()
-            self.model.setup(H, f, self.A_all, self.upper, self.lower, self.sense)
-        elif asm.hard:
-            self.model.update(A=self.A_all, bupper=self.upper, blower=self.lower)
-        else:
-            self.model.update(H=H, f=f, A=self.A_all)
-        x, _, exitflag, _ = self.model.solve()
-        if exitflag > 0 and np.all(np.isfinite(x)):
-            return np.array(x)
-        # A failed solve may leave the workspace in a bad state: start afresh next time.
+        self.sense[:m] = 5  # equality rows
+        self.m_eq = m
         self.model = None
+
+    def solve(self, asm: _Assembly) -> tuple[Array | None, bool]:
+        """The solution and whether it came from the least-squares fallback."""
+        x = self._hard(asm)
+        if x is not None:
+            return x, False
+        return self._soft(asm), True
+
+    def _hard(self, asm: _Assembly) -> Array | None:
+        G = asm.cones
+        if self.solver != "daqp":
+            problem = qpsolvers.Problem(self.H, self.f, G, np.zeros(G.shape[0]), asm.equations, asm.target)
+            return _solve_with(problem, self.solver, {})
+        m = asm.equations.shape[0]
+        if m != self.m_eq:
+            self._buffers(m)
+        self.A_all[:m] = asm.equations
+        self.A_all[m:] = G
+        self.upper[:m] = self.lower[:m] = asm.target
+        if self.model is None:
+            import daqp
+
+            self.model = daqp.Model()
+            self.model.setup(self.H, self.f, self.A_all, self.upper, self.lower, self.sense)
+        else:
+            self.model.update(A=self.A_all, bupper=self.upper, blower=self.lower)
+        x, _, exitflag, _ = self.model.solve()
+        x = np.asarray(x)
+        if exitflag > 0 and math.isfinite(x @ x):
+            return x
+        self.model = None  # a failed solve may leave the workspace in a bad state
         return None
+
+    def _soft(self, asm: _Assembly) -> Array | None:
+        P, q = _soft_objective(asm, self.regularization)
+        G = asm.cones
+        if self.solver == "daqp":
+            import daqp
+
+            x, _, exitflag, _ = daqp.solve(P, q, G, np.zeros(G.shape[0]))
+            x = np.asarray(x)
+            return x if exitflag > 0 and math.isfinite(x @ x) else None
+        return _solve_with(qpsolvers.Problem(P, q, G, np.zeros(G.shape[0])), self.solver, {})
