@@ -14,7 +14,7 @@ $(BIN)/.installed-test: pyproject.toml
 $(BIN)/.installed-demo: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[plot,mujoco]'
+	$(BIN)/python -m pip install --quiet -e '.[plot]'
 	touch $@
 
 test: $(BIN)/.installed-test

@@ -1,34 +1,48 @@
 """Simulate the shipped humanoid in MuJoCo and check its contact forces with wholebody.
 
-The robot stands on its two box feet and squats (PD-controlled joints) for a few seconds.
-Each step logs MuJoCo's state and acceleration, converted to Pinocchio's conventions by
-``wholebody.mujoco_bridge``, and the contact force of every contact point, summed per foot
-into a wrench in world axes at the sole frame's origin. The Newton-Euler residual of every
-sample must vanish (MuJoCo's own accelerations are used): it prints the largest one and
-asserts it is below 1e-6 N.
+The robot stands on its two box feet and squats (PD-controlled joints); optionally a push
+is applied to the torso. Each step logs MuJoCo's state and acceleration in MuJoCo's own
+conventions and the contact force of every contact point, summed per foot into a wrench in
+world axes at the sole frame's origin (``contact_wrenches_on_bodies``). The log becomes a
+``Trajectory`` through ``Trajectory.from_mujoco`` (quaternion order, base velocity axes and
+the ``omega x v`` term converted there), and ``check_trajectory`` must find every sample
+consistent (residual <= 1e-6 N with MuJoCo's accelerations).
 
-The log is written as ``humanoid_squat.npz`` (to $WHOLEBODY_EXAMPLE_OUT or ./out).
+The log is written as ``humanoid_squat.npz`` (or ``humanoid_push.npz`` with ``--push``) to
+``--out`` (default $WHOLEBODY_EXAMPLE_OUT or ./out). ``data/humanoid_squat.npz`` in the
+repository was made by: python examples/mujoco_humanoid_simulation.py --out data --every 2
 
-Needs the ``mujoco`` extra. Run: python examples/mujoco_humanoid_simulation.py
+Needs the ``mujoco`` extra.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 
 import numpy as np
 
 import wholebody as wb
-from wholebody.balance import newton_euler_residuals
+from wholebody.analysis import check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.models import HUMANOID_SOLE_HALF_LENGTH, HUMANOID_SOLE_HALF_WIDTH
-from wholebody.mujoco_bridge import MujocoStateMap, import_mujoco, mujoco_model_from_urdf
+from wholebody.mujoco_bridge import (
+    MujocoStateMap,
+    contact_wrenches_on_bodies,
+    import_mujoco,
+    mujoco_model_from_urdf,
+)
+from wholebody.trajectory import Trajectory
 
 mujoco = import_mujoco()
 
-DURATION, DT = 3.0, 0.001
+DT = 0.001
 FEET = {"left_sole": "left_foot", "right_sole": "right_foot"}  # sole frame -> MuJoCo body
+FEET_CONTACTS = [
+    SurfaceContact(f, half_length=HUMANOID_SOLE_HALF_LENGTH, half_width=HUMANOID_SOLE_HALF_WIDTH, mu=1.0)
+    for f in FEET
+]
 
 
 def squat_angles(t: float) -> dict[str, float]:
@@ -40,31 +54,9 @@ def squat_angles(t: float) -> dict[str, float]:
     return angles
 
 
-def foot_wrenches(m, d, robot: wb.Robot, q: np.ndarray) -> np.ndarray:
-    """Per foot, the contact wrench on the foot: world axes at the sole origin, (2, 6)."""
-    out = np.zeros((len(FEET), 6))
-    bodies = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, b) for b in FEET.values()]
-    soles = [robot.frame_position(q, f) for f in FEET]
-    local = np.zeros(6)
-    for i in range(d.ncon):
-        con = d.contact[i]
-        mujoco.mj_contactForce(m, d, i, local)
-        # mj_contactForce gives the force of geom1 on geom2 in the contact frame (rows of
-        # con.frame are its axes, the normal first).
-        f_world = con.frame.reshape(3, 3).T @ local[:3]
-        for k, body in enumerate(bodies):
-            if m.geom_bodyid[con.geom2] == body:
-                f = f_world
-            elif m.geom_bodyid[con.geom1] == body:
-                f = -f_world
-            else:
-                continue
-            out[k, :3] += f
-            out[k, 3:] += np.cross(con.pos - soles[k], f)
-    return out
-
-
-def simulate(robot: wb.Robot) -> dict[str, np.ndarray]:
+def simulate(robot: wb.Robot, duration: float = 2.0, *, push: tuple[float, float, np.ndarray] | None = None,
+             every: int = 1) -> Trajectory:
+    """Simulate and log; ``push = (start, end, force)`` applies a force [N] at the torso's CoM."""
     m = mujoco_model_from_urdf(robot.source, floor=True, timestep=DT)
     d = mujoco.MjData(m)
     smap = MujocoStateMap(robot, m)
@@ -73,63 +65,79 @@ def simulate(robot: wb.Robot) -> dict[str, np.ndarray]:
     q0[2] = -robot.frame_position(q0, "left_sole")[2] - 7e-4  # MuJoCo's soft contact sinks ~0.7 mm
     d.qpos[:3] = q0[:3]
     d.qpos[3:7] = [1.0, 0.0, 0.0, 0.0]
-    joint_adr = {n: m.jnt_qposadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, n)] for n in robot.joint_names}
-    dof_adr = {n: m.jnt_dofadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, n)] for n in robot.joint_names}
+    jid = {n: mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, n) for n in robot.joint_names}
     for n, value in robot.named(q0).items():
-        d.qpos[joint_adr[n]] = value
+        d.qpos[m.jnt_qposadr[jid[n]]] = value
     # Stiff PD: the stiffness as an applied force, the damping as MuJoCo joint damping, which
     # the implicit integrator handles stably on light links. Both are internal (joint) forces:
     # they do not enter the Newton-Euler balance of the whole robot.
     kp = {n: (100.0 if ("shoulder" in n or "elbow" in n) else 800.0) for n in robot.joint_names}
     for n in robot.joint_names:
-        m.dof_damping[dof_adr[n]] = 0.05 * kp[n]
+        m.dof_damping[m.jnt_dofadr[jid[n]]] = 0.05 * kp[n]
     m.opt.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
     # MuJoCo's qacc and contact forces agree only as far as its solver converged: ask for it.
     m.opt.tolerance, m.opt.iterations = 1e-12, 500
-    log: dict[str, list] = {k: [] for k in ("t", "q", "v", "a", "tau", "wrenches")}
-    for step in range(int(DURATION / DT)):
+    torso = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "torso")
+    # MuJoCo's joint order (qpos after the free joint) is kept: from_mujoco maps by name.
+    mj_joints = sorted(robot.joint_names, key=lambda n: m.jnt_qposadr[jid[n]])
+    log: dict[str, list] = {k: [] for k in ("t", "qpos", "qvel", "qacc", "tau", "wrenches", "push")}
+    for step in range(int(round(duration / DT))):
         t = step * DT
         target = squat_angles(t)
         d.qfrc_applied[:] = 0.0
         for n in robot.joint_names:
-            err = target.get(n, 0.0) - d.qpos[joint_adr[n]]
-            d.qfrc_applied[dof_adr[n]] = kp[n] * err
+            err = target.get(n, 0.0) - d.qpos[m.jnt_qposadr[jid[n]]]
+            d.qfrc_applied[m.jnt_dofadr[jid[n]]] = kp[n] * err
+        d.xfrc_applied[:] = 0.0
+        if push is not None and push[0] <= t < push[1]:
+            d.xfrc_applied[torso, :3] = push[2]
         mujoco.mj_forward(m, d)
-        q = smap.q(d.qpos)
-        log["t"].append(t)
-        log["q"].append(q)
-        log["v"].append(smap.v(d.qpos, d.qvel))
-        log["a"].append(smap.a(d.qpos, d.qvel, d.qacc))
-        log["tau"].append(smap.velocity_map(d.qpos).T @ (d.qfrc_applied + d.qfrc_passive))
-        log["wrenches"].append(foot_wrenches(m, d, robot, q))
+        if step % every == 0:
+            q = smap.q(d.qpos)
+            soles = np.array([robot.frame_position(q, f) for f in FEET])
+            log["t"].append(t)
+            log["qpos"].append(d.qpos.copy())
+            log["qvel"].append(d.qvel.copy())
+            log["qacc"].append(d.qacc.copy())
+            dofs = [m.jnt_dofadr[jid[n]] for n in mj_joints]
+            log["tau"].append(d.qfrc_applied[dofs] + d.qfrc_passive[dofs])
+            log["wrenches"].append(contact_wrenches_on_bodies(m, d, list(FEET.values()), soles))
+            # The push as a wrench at the torso frame's origin (MuJoCo applies it at the CoM).
+            f = d.xfrc_applied[torso, :3].copy()
+            log["push"].append(np.r_[f, np.cross(d.xipos[torso] - d.xpos[torso], f)])
         mujoco.mj_step(m, d)
-    return {k: np.array(v) for k, v in log.items()}
-
-
-def main() -> float:
-    robot = wb.load("humanoid")
-    log = simulate(robot)
-    contacts = [
-        SurfaceContact(f, half_length=HUMANOID_SOLE_HALF_LENGTH, half_width=HUMANOID_SOLE_HALF_WIDTH, mu=1.0)
-        for f in FEET
-    ]
-    W = log["wrenches"].reshape(len(log["t"]), -1)
-    res = newton_euler_residuals(robot, log["q"], log["v"], log["a"], contacts, W)
-    fz = W[:, [2, 8]].sum(axis=1)
-    print(f"{len(res)} samples over {DURATION} s; total normal force {fz.min():.1f} .. {fz.max():.1f} N "
-          f"(weight {robot.weight:.1f} N)")
-    print(f"largest residual: force {np.nanmax(res.force_norm):.2e} N, moment {np.nanmax(res.moment_norm):.2e} N m")
-    out = Path(os.environ.get("WHOLEBODY_EXAMPLE_OUT", "out"))
-    out.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(
-        out / "humanoid_squat.npz", t=log["t"], q=log["q"], v=log["v"], a=log["a"], tau=log["tau"],
-        contact_names=np.array(list(FEET)), contact_wrenches=log["wrenches"],
+    W = np.array(log["wrenches"])
+    external = {"torso": np.array(log["push"])} if push is not None else None
+    return Trajectory.from_mujoco(
+        np.array(log["t"]), np.array(log["qpos"]), np.array(log["qvel"]), np.array(log["qacc"]),
+        joint_names=mj_joints, tau=np.array(log["tau"]),
+        contact_wrenches={name: W[:, k] for k, name in enumerate(FEET)}, external_wrenches=external,
+        metadata={"robot": "humanoid", "simulator": f"MuJoCo {mujoco.__version__}", "timestep": DT,
+                  "scenario": "push" if push else "squat"},
     )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=os.environ.get("WHOLEBODY_EXAMPLE_OUT", "out"))
+    parser.add_argument("--duration", type=float, default=2.0)
+    parser.add_argument("--every", type=int, default=1, help="log every n-th step")
+    parser.add_argument("--push", action="store_true", help="push the torso sideways for 0.1 s")
+    args = parser.parse_args()
+    robot = wb.load("humanoid")
+    push = (0.8, 0.9, np.array([0.0, 60.0, 0.0])) if args.push else None
+    traj = simulate(robot, args.duration, push=push, every=args.every)
+    report = check_trajectory(robot, traj, FEET_CONTACTS)
+    print(report.format_summary())
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    traj.save(out / ("humanoid_push.npz" if push else "humanoid_squat.npz"))
+    fz = traj.contact_wrenches[:, :, 2].sum(axis=1)
     # Cross-check: MuJoCo's contact forces balance MuJoCo's motion through wholebody's model.
-    assert res.n_checked == len(res)
-    assert np.nanmax(res.force_norm) < 1e-6 and np.nanmax(res.moment_norm) < 1e-6
-    assert fz[int(0.1 / DT) :].min() > 0.5 * robot.weight  # it stood on its feet after settling
-    return float(np.nanmax(res.force_norm))
+    assert report.n_checked == len(traj)
+    assert np.nanmax(report.force_norm) < 1e-6 and np.nanmax(report.moment_norm) < 1e-6
+    assert fz[int(0.1 / DT / args.every) :].min() > 0.5 * robot.weight  # it stood on its feet after settling
+    assert report.consistent and not report.diagnosis
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ Contact wrenches are given per contact in world axes at the contact frame's orig
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +43,9 @@ __all__ = [
     "zmp",
     "joint_reaction_wrenches",
     "stack_contact_wrenches",
+    "kinematics_batch",
+    "residual_from_kinematics",
+    "KinematicsBatch",
 ]
 
 Array = NDArray[np.float64]
@@ -324,6 +327,7 @@ def newton_euler_residuals(
     *,
     at: str | ArrayLike = "com",
     external: ExternalWrenches = (),
+    known_wrenches: Mapping[str, ArrayLike] | None = None,
 ) -> ResidualBatch:
     """Newton-Euler residuals of N samples: one Pinocchio pass per sample, algebra batched.
 
@@ -338,6 +342,9 @@ def newton_euler_residuals(
         Point to take moments about (per sample for "com").
     external : sequence of (wrenches (N, 6), points (N, 3) or (3,))
         Known external wrenches, world axes, about the given points.
+    known_wrenches : mapping of frame name to array (N, 6), optional
+        Known external wrenches, world axes, at the named frames' origins (a push measured
+        at the torso); their positions come from the same Pinocchio pass.
 
     Returns
     -------
@@ -349,28 +356,76 @@ def newton_euler_residuals(
     Q, V, A = arrays["q"], arrays["v"], arrays["a"]
     N = Q.shape[0]
     W = stack_contact_wrenches(contacts, wrenches, N)
-    w_bad = ~np.isfinite(W).all(axis=1) & ~bad
-    for i in np.flatnonzero(w_bad):
-        reasons[int(i)] = "contact wrenches have non-finite values"
-    bad = bad | w_bad
-
-    frame_ids = [robot.frame_id(c.frame) for c in contacts]
-    com = np.full((N, 3), np.nan)
-    rate = np.full((N, 6), np.nan)
-    positions = np.full((N, len(contacts), 3), np.nan)
-    for i in np.flatnonzero(~bad):
-        robot.centroidal_pass(Q[i], V[i], A[i], frame_ids, out=(com[i], rate[i], positions[i]))
-
-    point = np.broadcast_to(_resolve_point(at, com), (N, 3)).copy()
-    f_c, m_c = _contact_sums(contacts, W, positions, point)
-    f_e, m_e = _external_sums(external, N, point)
-    f_gi = robot.mass * robot.gravity_vector - rate[:, :3]
-    m_gi = shift_moment(f_gi, -rate[:, 3:], com, point)
-    force = f_c + f_e + f_gi
-    moment = m_c + m_e + m_gi
+    known = {f: np.broadcast_to(np.asarray(w, dtype=float), (N, 6)) for f, w in (known_wrenches or {}).items()}
+    for what, arr in [("contact wrenches", W)] + [(f"known wrench on {f!r}", w) for f, w in known.items()]:
+        w_bad = ~np.isfinite(arr.reshape(N, -1)).all(axis=1) & ~bad
+        for i in np.flatnonzero(w_bad):
+            reasons[int(i)] = f"{what} have non-finite values"
+        bad = bad | w_bad
+    frames = [c.frame for c in contacts] + list(known)
+    kin = kinematics_batch(robot, Q, V, A, frames, bad)
+    k = len(contacts)
+    external = list(external) + [(w, kin.positions[:, k + j]) for j, w in enumerate(known.values())]
+    force, moment, point = residual_from_kinematics(robot, contacts, W, kin, at, external)
     force[bad] = np.nan
     moment[bad] = np.nan
     return ResidualBatch(force, moment, point, robot.weight, bad, dict(sorted(reasons.items())))
+
+
+@dataclass(frozen=True)
+class KinematicsBatch:
+    """What the Pinocchio pass gives per sample (NaN on skipped rows).
+
+    Shapes: ``com`` (N, 3), ``momentum_rate`` (N, 6) ``(dP/dt, dL_G/dt)``, ``positions``
+    (N, k, 3) frame origins, ``rotations`` (N, k, 3, 3) or None. World axes, SI units.
+    """
+
+    com: Array
+    momentum_rate: Array
+    positions: Array
+    rotations: Array | None
+
+
+def kinematics_batch(
+    robot: Robot, Q: Array, V: Array, A: Array, frames: Sequence[str], skip: Array, *,
+    rotations: bool = False, progress: bool = False,
+) -> KinematicsBatch:
+    """One :meth:`Robot.centroidal_pass` per sample not in ``skip`` (checked arrays)."""
+    N = Q.shape[0]
+    frame_ids = [robot.frame_id(f) for f in frames]
+    com = np.full((N, 3), np.nan)
+    rate = np.full((N, 6), np.nan)
+    positions = np.full((N, len(frames), 3), np.nan)
+    rots = np.full((N, len(frames), 3, 3), np.nan) if rotations else None
+    rows: Any = np.flatnonzero(~skip).tolist()
+    if progress:
+        from ._progress import progress_bar
+
+        rows = progress_bar(rows, desc="checking", total=len(rows))
+    for i in rows:
+        robot.centroidal_pass(Q[i], V[i], A[i], frame_ids, out=(com[i], rate[i], positions[i]),
+                              rotations=None if rots is None else rots[i])
+    return KinematicsBatch(com, rate, positions, rots)
+
+
+def residual_from_kinematics(
+    robot: Robot,
+    contacts: Sequence[Contact],
+    W: Array,
+    kin: KinematicsBatch,
+    at: str | ArrayLike = "com",
+    external: ExternalWrenches = (),
+) -> tuple[Array, Array, Array]:
+    """Residual force (N, 3), moment (N, 3) about ``at`` and the points (N, 3), from the
+    stacked contact wrenches ``W`` and the kinematics of :func:`kinematics_batch` (whose
+    first frames are the contacts'). Pure numpy: re-run it freely to test hypotheses."""
+    N = W.shape[0]
+    point = np.broadcast_to(_resolve_point(at, kin.com), (N, 3)).copy()
+    f_c, m_c = _contact_sums(contacts, W, kin.positions[:, : len(contacts)], point)
+    f_e, m_e = _external_sums(external, N, point)
+    f_gi = robot.mass * robot.gravity_vector - kin.momentum_rate[:, :3]
+    m_gi = shift_moment(f_gi, -kin.momentum_rate[:, 3:], kin.com, point)
+    return f_c + f_e + f_gi, m_c + m_e + m_gi, point
 
 
 # --- centre of pressure and ZMP -------------------------------------------------------------

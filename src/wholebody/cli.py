@@ -1,11 +1,12 @@
-"""Command line: ``wholebody info ROBOT`` and ``wholebody demo``.
+"""Command line: ``wholebody info | check | estimate | demo``.
 
-Exit codes: 0 success (a consistent log), 1 an inconsistent log, 2 bad input.
+Exit codes: 0 success (every log consistent), 1 an inconsistent log, 2 bad input.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import warnings
 from pathlib import Path
@@ -23,11 +24,73 @@ def _robot(spec: str) -> Robot:
     return load(spec)
 
 
+def _setup(args: argparse.Namespace):
+    """Robot and contacts from --config, or from --robot and --contact."""
+    from .profile import ProfileError, load_profile, parse_contact_spec
+
+    if args.config:
+        profile = load_profile(args.config)
+        return profile.robot, list(profile.contacts)
+    if not args.robot or not args.contact:
+        raise ProfileError("give --config PROFILE.toml, or --robot and at least one --contact")
+    return _robot(args.robot), [parse_contact_spec(s) for s in args.contact]
+
+
 def _info(args: argparse.Namespace) -> int:
     robot = _robot(args.robot)
     print(robot.summary())
     if args.frames:
         print("frame names:", ", ".join(robot.frame_names))
+    return EXIT_OK
+
+
+def _check(args: argparse.Namespace) -> int:
+    from .analysis import check_trajectory
+    from .trajectory import Trajectory
+
+    robot, contacts = _setup(args)
+    out = Path(args.out) if args.out else None
+    verdict = EXIT_OK
+    table = []
+    for log in args.logs:
+        traj = Trajectory.load(log)
+        report = check_trajectory(robot, traj, contacts, force_tolerance=args.force_tolerance,
+                                  moment_tolerance=args.moment_tolerance, progress=args.progress)
+        if args.json:
+            print(json.dumps(report.summary(), default=float))
+        else:
+            print(report.format_summary())
+            if len(args.logs) > 1:
+                print()
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+            stem = Path(log).stem
+            report.to_json(out / f"{stem}.report.json")
+            report.to_csv(out / f"{stem}.report.csv")
+            if args.plot:
+                report.plot(out / f"{stem}.report.png")
+        s = report.summary()
+        table.append((log, s["samples"]["checked"], s["residual_force_N"]["max"], report.consistent))
+        if not report.consistent:
+            verdict = EXIT_INCONSISTENT
+    if len(table) > 1 and not args.json:
+        print(f"{'log':40s} {'checked':>8s} {'max |f_r| [N]':>14s}  verdict")
+        for log, n, fmax, ok in table:
+            print(f"{Path(log).name:40s} {n:8d} {fmax:14.3g}  {'consistent' if ok else 'INCONSISTENT'}")
+    return verdict
+
+
+def _estimate(args: argparse.Namespace) -> int:
+    from .analysis import estimate_trajectory
+    from .trajectory import Trajectory
+
+    robot, contacts = _setup(args)
+    traj = Trajectory.load(args.log)
+    est = estimate_trajectory(robot, traj, contacts, use_torques=not args.no_torques, solver=args.solver,
+                              progress=args.progress)
+    est.save(args.output)
+    print(f"estimated {len(contacts)} contacts over {len(traj)} samples ({est.metadata['estimation_mode']}): "
+          f"{est.metadata['estimation_status']}; written to {args.output}")
     return EXIT_OK
 
 
@@ -39,14 +102,41 @@ def _demo(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="wholebody", description="Whole-body dynamics and contact-wrench checks on Pinocchio."
+        prog="wholebody", description="Whole-body dynamics and contact-wrench checks on Pinocchio.",
+        epilog="Exit codes: 0 consistent, 1 inconsistent log, 2 bad input.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     info = sub.add_parser("info", help="print a robot's mass, sizes, joints and frames")
     info.add_argument("robot", help=f"a URDF path or a name: {', '.join(available_robots())}")
     info.add_argument("--frames", action="store_true", help="also list every frame name")
     info.set_defaults(func=_info)
-    demo = sub.add_parser("demo", help="run the demonstration on the shipped humanoid")
+
+    def setup_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--config", help="robot profile (TOML): robot, frames, contacts")
+        p.add_argument("--robot", help="robot name or URDF (without --config)")
+        p.add_argument("--contact", action="append", metavar="SPEC",
+                       help="FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU or FRAME:point:MU (repeat)")
+        p.add_argument("--progress", action="store_true", help="show a progress bar (tqdm)")
+
+    check = sub.add_parser("check", help="check logs' contact wrenches against motion and friction")
+    check.add_argument("logs", nargs="+", help="log files (.npz, .csv, .parquet, .h5)")
+    setup_args(check)
+    check.add_argument("--out", help="folder for report.json, report.csv (and --plot)")
+    check.add_argument("--plot", action="store_true", help="also write a figure per log")
+    check.add_argument("--json", action="store_true", help="print the summary as JSON")
+    check.add_argument("--force-tolerance", type=float, default=0.01, help="relative to m g (default 0.01)")
+    check.add_argument("--moment-tolerance", type=float, default=0.01, help="moment / m g [m] (default 0.01)")
+    check.set_defaults(func=_check)
+
+    estimate = sub.add_parser("estimate", help="estimate contact wrenches of a log by QP")
+    estimate.add_argument("log")
+    setup_args(estimate)
+    estimate.add_argument("--output", "-o", required=True, help="log file to write, with '<name>:estimated' contacts")
+    estimate.add_argument("--no-torques", action="store_true", help="Newton-Euler mode even if the log has torques")
+    estimate.add_argument("--solver", help="qpsolvers backend (default daqp)")
+    estimate.set_defaults(func=_estimate)
+
+    demo = sub.add_parser("demo", help="check the shipped humanoid log and show a diagnosis")
     demo.add_argument("--out", default="out/demo", help="folder for the report and plots")
     demo.set_defaults(func=_demo)
     return parser

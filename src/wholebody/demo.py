@@ -1,22 +1,48 @@
-"""``wholebody demo``: the shipped humanoid, its equations of motion at a standing pose."""
+"""``wholebody demo``: check the shipped humanoid log, then the same log with a mistake.
+
+The log (``data/humanoid_squat.npz``) is a MuJoCo simulation of the shipped humanoid
+squatting, made by ``examples/mujoco_humanoid_simulation.py``. The demo checks it (every
+sample consistent), then flips the sign of the right foot's wrenches, as a logger that
+records the force on the ground would, and shows the diagnosis.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
-import numpy as np
-
-from .loading import load
-from .models import HUMANOID_STANDING_HEIGHT
+from .analysis import check_trajectory
+from .models import data_dir, models_dir
+from .profile import load_profile
+from .trajectory import Trajectory
 
 
 def run_demo(out_dir: Path) -> int:
-    robot = load("humanoid")
-    print(robot.summary())
-    q = robot.q_from_named({}, base_position=[0.0, 0.0, HUMANOID_STANDING_HEIGHT])
-    g = robot.gravity(q)
-    print(f"\nstanding at base height {HUMANOID_STANDING_HEIGHT} m:")
-    print(f"  CoM                 {np.array2string(robot.com(q), precision=4)} m")
-    print(f"  base rows of g(q)   {np.array2string(g[:6], precision=3, suppress_small=True)} (N, N m)")
-    print(f"  weight m|g|         {robot.weight:.3f} N")
-    return 0
+    profile = load_profile(models_dir() / "humanoid.toml")
+    log = data_dir() / "humanoid_squat.npz"
+    traj = Trajectory.load(log)
+    report = check_trajectory(profile.robot, traj, profile.contacts)
+    print(report.format_summary())
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report.to_json(out_dir / "report.json")
+    report.to_csv(out_dir / "report.csv")
+    written = ["report.json", "report.csv"]
+    try:
+        report.plot(out_dir / "report.png")
+        written.append("report.png")
+    except ImportError:
+        print("(no plot: pip install 'wholebody[plot]')")
+
+    W = traj.contact_wrenches.copy()
+    W[:, 1] *= -1.0
+    broken = dataclasses.replace(traj, contact_wrenches=W, source=f"{log.name} with right_sole sign-flipped")
+    bad = check_trajectory(profile.robot, broken, profile.contacts)
+    print()
+    print(bad.format_summary())
+    try:
+        bad.plot(out_dir / "report_sign_flip.png")
+        written.append("report_sign_flip.png")
+    except ImportError:
+        pass
+    print(f"\nwrote {', '.join(written)} to {out_dir}")
+    return 0 if report.consistent and not bad.consistent else 1

@@ -21,9 +21,94 @@ import numpy as np
 import pinocchio as pin
 
 from .errors import MissingDependencyError, ModelError
+from numpy.typing import ArrayLike
+
 from .robot import Array, Robot
 
-__all__ = ["import_mujoco", "mujoco_model_from_urdf", "mujoco_mass_matrix", "MujocoStateMap"]
+__all__ = [
+    "import_mujoco",
+    "mujoco_model_from_urdf",
+    "mujoco_mass_matrix",
+    "MujocoStateMap",
+    "free_base_to_pinocchio",
+    "contact_wrenches_on_bodies",
+]
+
+
+def _quat_wxyz_to_rotation(quat_wxyz: Array) -> Array:
+    """Rotation matrices (N, 3, 3) from MuJoCo quaternions (N, 4), normalised first."""
+    w, x, y, z = (quat_wxyz / np.linalg.norm(quat_wxyz, axis=1, keepdims=True)).T
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=-1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1),
+        ],
+        axis=1,
+    )
+
+
+def free_base_to_pinocchio(
+    qpos: ArrayLike, qvel: ArrayLike, qacc: ArrayLike | None = None
+) -> tuple[Array, Array, Array | None]:
+    """Convert free-floating states from MuJoCo's conventions to Pinocchio's, for N samples.
+
+    Parameters
+    ----------
+    qpos : array, shape (N, 7 + nj)
+        ``[x, y, z, qw, qx, qy, qz, joints...]``.
+    qvel, qacc : arrays, shape (N, 6 + nj)
+        ``[linear velocity (world axes), angular velocity (body axes), joints...]`` and its
+        time derivative.
+
+    Returns
+    -------
+    q, v, a
+        ``q = [x, y, z, qx, qy, qz, qw, joints]``; ``v`` with the base linear velocity in
+        base axes, ``v_lin = R^T qvel_lin``; ``a_lin = R^T qacc_lin - omega x v_lin``
+        (the derivative of a rotating-frame vector). The joints are unchanged.
+    """
+    qpos = np.atleast_2d(np.asarray(qpos, dtype=float))
+    qvel = np.atleast_2d(np.asarray(qvel, dtype=float))
+    R = _quat_wxyz_to_rotation(qpos[:, 3:7])
+    q = np.concatenate([qpos[:, :3], qpos[:, 4:7], qpos[:, 3:4], qpos[:, 7:]], axis=1)
+    v_lin = np.einsum("nji,nj->ni", R, qvel[:, :3])
+    v = np.concatenate([v_lin, qvel[:, 3:]], axis=1)
+    a = None
+    if qacc is not None:
+        qacc = np.atleast_2d(np.asarray(qacc, dtype=float))
+        a_lin = np.einsum("nji,nj->ni", R, qacc[:, :3]) - np.cross(qvel[:, 3:6], v_lin)
+        a = np.concatenate([a_lin, qacc[:, 3:]], axis=1)
+    return q, v, a
+
+
+def contact_wrenches_on_bodies(mj_model: Any, mj_data: Any, bodies: list[str], points: Array) -> Array:
+    """The contact wrench on each named body, world axes, about the given points, (k, 6).
+
+    Sums every active contact of the body: ``mj_contactForce`` gives the force of geom1 on
+    geom2 in the contact frame (rows of ``contact.frame`` are its axes, the normal first), so
+    a body that is geom1 receives its opposite. Torsional/rolling friction torques (condim >
+    3) are included.
+    """
+    mujoco = import_mujoco()
+    ids = [mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_BODY, b) for b in bodies]
+    for name, i in zip(bodies, ids):
+        if i < 0:
+            raise ModelError(f"MuJoCo model has no body {name!r}")
+    out = np.zeros((len(bodies), 6))
+    local = np.zeros(6)
+    for c in range(mj_data.ncon):
+        con = mj_data.contact[c]
+        mujoco.mj_contactForce(mj_model, mj_data, c, local)
+        frame = con.frame.reshape(3, 3).T  # columns: normal, tangent 1, tangent 2
+        f, tau = frame @ local[:3], frame @ local[3:]
+        b1, b2 = mj_model.geom_bodyid[con.geom1], mj_model.geom_bodyid[con.geom2]
+        for k, body in enumerate(ids):
+            sign = 1.0 if b2 == body else (-1.0 if b1 == body else 0.0)
+            if sign:
+                out[k, :3] += sign * f
+                out[k, 3:] += sign * (tau + np.cross(con.pos - points[k], f))
+    return out
 
 
 def import_mujoco() -> Any:
@@ -122,40 +207,32 @@ class MujocoStateMap:
         w, x, y, z = qpos[qa + 3 : qa + 7]
         return pin.Quaternion(w, x, y, z).normalized().toRotationMatrix()
 
+    def _convert(self, qpos: Array, qvel: Array | None, qacc: Array | None):
+        # Reorder into [free joint, joints in robot order], then convert in one place.
+        qpos = np.asarray(qpos, dtype=float)
+        if self._free_mj is None:
+            return (qpos[self._q_idx], None if qvel is None else np.asarray(qvel)[self._v_idx],
+                    None if qacc is None else np.asarray(qacc)[self._v_idx])
+        qa, va = self._free_mj
+        qp = np.concatenate([qpos[qa : qa + 7], qpos[self._q_idx]])
+        qv = np.zeros(6 + len(self._v_idx)) if qvel is None else np.concatenate(
+            [np.asarray(qvel, dtype=float)[va : va + 6], np.asarray(qvel, dtype=float)[self._v_idx]])
+        qc = None if qacc is None else np.concatenate(
+            [np.asarray(qacc, dtype=float)[va : va + 6], np.asarray(qacc, dtype=float)[self._v_idx]])
+        q, v, a = free_base_to_pinocchio(qp, qv, qc)
+        return q[0], v[0], None if a is None else a[0]
+
     def q(self, qpos: Array) -> Array:
         """Pinocchio ``q`` from MuJoCo ``qpos``."""
-        qpos = np.asarray(qpos, dtype=float)
-        parts = []
-        if self._free_mj is not None:
-            qa, _ = self._free_mj
-            w, x, y, z = qpos[qa + 3 : qa + 7]
-            parts.append(np.r_[qpos[qa : qa + 3], x, y, z, w])
-        parts.append(qpos[self._q_idx])
-        return np.concatenate(parts)
+        return self._convert(qpos, None, None)[0]
 
     def v(self, qpos: Array, qvel: Array) -> Array:
         """Pinocchio ``v`` (base twist in base axes) from MuJoCo ``qvel``."""
-        qvel = np.asarray(qvel, dtype=float)
-        parts = []
-        if self._free_mj is not None:
-            _, va = self._free_mj
-            R = self._base_rotation(np.asarray(qpos, dtype=float))
-            parts.append(np.r_[R.T @ qvel[va : va + 3], qvel[va + 3 : va + 6]])
-        parts.append(qvel[self._v_idx])
-        return np.concatenate(parts)
+        return self._convert(qpos, qvel, None)[1]
 
     def a(self, qpos: Array, qvel: Array, qacc: Array) -> Array:
         """Pinocchio ``a`` from MuJoCo ``qacc``: removes the ``omega x v`` term of the base."""
-        qacc = np.asarray(qacc, dtype=float)
-        parts = []
-        if self._free_mj is not None:
-            _, va = self._free_mj
-            R = self._base_rotation(np.asarray(qpos, dtype=float))
-            v_local = R.T @ np.asarray(qvel, dtype=float)[va : va + 3]
-            omega = np.asarray(qvel, dtype=float)[va + 3 : va + 6]
-            parts.append(np.r_[R.T @ qacc[va : va + 3] - np.cross(omega, v_local), qacc[va + 3 : va + 6]])
-        parts.append(qacc[self._v_idx])
-        return np.concatenate(parts)
+        return self._convert(qpos, qvel, qacc)[2]
 
     def velocity_map(self, qpos: Array) -> Array:
         """``T`` with ``qvel = T v``, shape (nv_mj, nv); generalized forces map by ``T^T``."""

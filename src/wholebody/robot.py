@@ -723,6 +723,7 @@ class Robot:
         a: Array,
         frame_ids: list[int],
         out: tuple[Array, Array, Array] | None = None,
+        rotations: Array | None = None,
     ) -> tuple[Array, Array, Array]:
         """One Pinocchio pass: CoM, momentum rate at the CoM and frame origins.
 
@@ -734,6 +735,8 @@ class Robot:
         out : (com, momentum_rate, frame_positions), optional
             Arrays of the shapes below to write into (rows of batch arrays), saving the
             allocation of new ones.
+        rotations : ndarray, shape (len(frame_ids), 3, 3), optional
+            Also write the frames' orientations (world from frame) here.
 
         Returns
         -------
@@ -751,8 +754,14 @@ class Robot:
         pin.computeCentroidalMomentumTimeVariation(m, d, q, v, a)  # also places the joints
         com[:] = d.com[0]
         rate[:] = d.dhg.vector
-        for k, fid in enumerate(frame_ids):
-            positions[k] = pin.updateFramePlacement(m, d, fid).translation
+        if rotations is None:
+            for k, fid in enumerate(frame_ids):
+                positions[k] = pin.updateFramePlacement(m, d, fid).translation
+        else:
+            for k, fid in enumerate(frame_ids):
+                placement = pin.updateFramePlacement(m, d, fid)
+                positions[k] = placement.translation
+                rotations[k] = placement.rotation
         return out
 
     def contact_pass(

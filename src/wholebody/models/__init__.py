@@ -20,6 +20,7 @@ __all__ = [
     "SHIPPED",
     "path",
     "models_dir",
+    "data_dir",
     "dempster_arm_parameters",
     "HUMANOID_SOLE_HALF_LENGTH",
     "HUMANOID_SOLE_HALF_WIDTH",
@@ -34,6 +35,15 @@ def models_dir() -> Path:
         if (candidate / "humanoid.urdf").is_file():
             return candidate
     raise FileNotFoundError("wholebody's models folder is missing from this installation")
+
+
+def data_dir() -> Path:
+    """The folder holding the shipped logs (``data/`` in the repository)."""
+    here = Path(__file__).resolve()
+    for candidate in (here.parent.parent / "_data", here.parents[3] / "data"):
+        if (candidate / "humanoid_squat.npz").is_file():
+            return candidate
+    raise FileNotFoundError("wholebody's data folder is missing from this installation")
 
 
 def path(name: str) -> Path:

@@ -1,0 +1,503 @@
+"""Batch checks of logs: are the contact wrenches consistent with the motion and friction?
+
+:func:`check_trajectory` runs one Pinocchio pass per sample and everything else in numpy:
+the Newton-Euler residual about the CoM, each contact's friction-cone margin (with the name of
+the violated inequality), utilisation and centre of pressure, flags per sample, a summary and,
+when residuals are large, a diagnosis (:mod:`wholebody.diagnosis`). The result is a
+:class:`Report`, which writes JSON, CSV, a pandas DataFrame and figures.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .balance import kinematics_batch
+from .contacts import Contact, SurfaceContact
+from .diagnosis import Finding, diagnose
+
+from .friction import CWC_ROW_NAMES, contact_wrench_cone
+from .robot import Robot
+from .trajectory import LogFormatError, Trajectory
+
+__all__ = ["Report", "check_trajectory", "estimate_trajectory", "DEFAULT_FORCE_TOLERANCE",
+           "DEFAULT_MOMENT_TOLERANCE", "DEFAULT_CONE_TOLERANCE"]
+
+Array = NDArray[np.float64]
+#: A sample is consistent when its residual force is below this share of the weight...
+DEFAULT_FORCE_TOLERANCE = 0.01
+#: ...and its residual moment over the weight below this length [m] (1 cm of CoP error).
+DEFAULT_MOMENT_TOLERANCE = 0.01
+#: Cone margins below -this share of the weight count as violations. Simulators place contact
+#: points a fraction of a millimetre outside a tilted sole (penetration): 1e-4 m g is 0.06 N.
+DEFAULT_CONE_TOLERANCE = 1e-4
+#: Normal force below this share of the weight: the contact is open (for make/break events).
+CONTACT_THRESHOLD = 0.02
+
+
+@dataclass
+class Report:
+    """What :func:`check_trajectory` found, per sample and in summary.
+
+    Per-sample arrays have N rows (NaN on flagged samples). Contact arrays have one column
+    per contact, in ``contact_names`` order.
+
+    Attributes
+    ----------
+    time : (N,) [s]
+    residual_force, residual_moment : (N, 3)
+        ``w_c + w_gi`` about the CoM, world axes [N], [N m].
+    flagged : (N,) bool
+        Samples that could not be checked; ``reasons`` says why.
+    over_tolerance : (N,) bool
+        Residual force above ``force_tolerance`` or moment above ``moment_tolerance``.
+    cone_margin : (N, k)
+        Distance inside the friction cone (negative outside) [N or N m].
+    violated_row : (N, k) str
+        The violated inequality of each contact ('' when inside).
+    utilisation : (N, k)
+        ``|f_t| / (mu f_n)`` in the contact frame.
+    normal_force : (N, k) [N]
+    cop : (N, k, 2)
+        Centre of pressure in each surface contact's frame [m] (NaN for point contacts).
+    events : list of (time, contact, "make" | "break")
+    diagnosis : list of Finding
+        Ranked causes when the log is inconsistent; empty for a consistent log.
+    """
+
+    robot: str
+    source: str
+    time: Array
+    residual_force: Array
+    residual_moment: Array
+    flagged: Array
+    reasons: dict[int, str]
+    weight: float
+    force_tolerance: float
+    moment_tolerance: float
+    contact_names: list[str]
+    cone_margin: Array
+    violated_row: Array
+    utilisation: Array
+    normal_force: Array
+    cop: Array
+    accelerations_estimated: bool
+    cone_tolerance: float = 1e-4
+    events: list[tuple[float, str, str]] = field(default_factory=list)
+    diagnosis: list[Finding] = field(default_factory=list)
+
+    # --- per sample ---------------------------------------------------------------------
+
+    @property
+    def n_samples(self) -> int:
+        return len(self.time)
+
+    @property
+    def n_checked(self) -> int:
+        return int((~self.flagged).sum())
+
+    @property
+    def force_norm(self) -> Array:
+        return np.linalg.norm(self.residual_force, axis=1)
+
+    @property
+    def moment_norm(self) -> Array:
+        return np.linalg.norm(self.residual_moment, axis=1)
+
+    @property
+    def over_tolerance(self) -> Array:
+        with np.errstate(invalid="ignore"):
+            return ~self.flagged & ((self.force_norm > self.force_tolerance * self.weight)
+                                    | (self.moment_norm > self.moment_tolerance * self.weight))
+
+    @property
+    def cone_violation(self) -> Array:
+        """(N, k) bool: outside the cone by more than ``cone_tolerance`` m g."""
+        with np.errstate(invalid="ignore"):
+            return self.cone_margin < -self.cone_tolerance * self.weight
+
+    @property
+    def consistent(self) -> bool:
+        """No checked sample over tolerance and no cone violated."""
+        return not self.over_tolerance.any() and not self.cone_violation.any()
+
+    # --- summary --------------------------------------------------------------------------
+
+    def summary(self) -> dict[str, Any]:
+        ok = ~self.flagged
+
+        def stats(x: Array) -> dict[str, float]:
+            x = x[ok]
+            if not len(x):
+                return {"median": float("nan"), "p95": float("nan"), "max": float("nan")}
+            return {"median": float(np.median(x)), "p95": float(np.percentile(x, 95)), "max": float(np.max(x))}
+
+        contacts = {}
+        for j, name in enumerate(self.contact_names):
+            viol = self.cone_violation[:, j]
+            rows = self.violated_row[viol, j]
+            common = max(set(rows), key=list(rows).count) if len(rows) else ""
+            contacts[name] = {
+                "violations": int(viol.sum()),
+                "fraction_violated": float(viol.sum() / max(self.n_checked, 1)),
+                "most_violated": common,
+                "max_utilisation": float(np.nanmax(self.utilisation[:, j])) if ok.any() else float("nan"),
+            }
+        over = self.over_tolerance
+        near_events = self._near_events(over)
+        return {
+            "robot": self.robot,
+            "source": self.source,
+            "consistent": self.consistent,
+            "samples": {"in": self.n_samples, "checked": self.n_checked, "flagged": int(self.flagged.sum())},
+            "weight_N": self.weight,
+            "accelerations_estimated": self.accelerations_estimated,
+            "residual_force_N": stats(self.force_norm),
+            "residual_moment_Nm": stats(self.moment_norm),
+            "residual_force_relative": stats(self.force_norm / self.weight),
+            "residual_moment_relative_m": stats(self.moment_norm / self.weight),
+            "tolerance": {"force_relative": self.force_tolerance, "moment_relative_m": self.moment_tolerance},
+            "fraction_over_tolerance": float(over.sum() / max(self.n_checked, 1)),
+            "over_tolerance_near_contact_events": near_events,
+            "contacts": contacts,
+            "events": [{"time": t, "contact": c, "event": e} for t, c, e in self.events],
+            "flagged_reasons": {str(k): v for k, v in list(self.reasons.items())[:50]},
+            "diagnosis": [{"cause": f.cause, "explained": f.explained, "message": f.message,
+                           "parameters": f.parameters} for f in self.diagnosis],
+        }
+
+    def _near_events(self, over: Array, window: float = 0.02) -> float:
+        """Share of the over-tolerance samples within ``window`` s of a make/break event."""
+        if not over.any() or not self.events:
+            return 0.0
+        times = np.array([e[0] for e in self.events])
+        near = np.min(np.abs(self.time[over][:, None] - times[None, :]), axis=1) <= window
+        return float(near.mean())
+
+    def format_summary(self) -> str:
+        """The summary as a few lines of text (what the CLI prints)."""
+        s = self.summary()
+        f, m = s["residual_force_N"], s["residual_moment_Nm"]
+        lines = [
+            f"log       {self.source}  ({self.robot}, weight {self.weight:.1f} N)",
+            f"samples   {s['samples']['in']} in = {s['samples']['checked']} checked + "
+            f"{s['samples']['flagged']} flagged"
+            + ("   (accelerations estimated from v)" if self.accelerations_estimated else ""),
+            f"residual  force  median {f['median']:.3g} N, p95 {f['p95']:.3g} N, max {f['max']:.3g} N",
+            f"          moment median {m['median']:.3g} N m, p95 {m['p95']:.3g} N m, max {m['max']:.3g} N m",
+            f"over tolerance ({100 * self.force_tolerance:g} % m g, {100 * self.moment_tolerance:g} cm): "
+            f"{100 * s['fraction_over_tolerance']:.2f} % of samples",
+        ]
+        if s["over_tolerance_near_contact_events"] and s["fraction_over_tolerance"]:
+            lines.append(f"          {100 * s['over_tolerance_near_contact_events']:.0f} % of those within 20 ms "
+                         "of a contact make/break")
+        for name, c in s["contacts"].items():
+            lines.append(f"contact   {name}: {c['violations']} cone violations"
+                         + (f" (mostly: {c['most_violated']})" if c["most_violated"] else "")
+                         + f", max utilisation {c['max_utilisation']:.2f}")
+        for k, (i, why) in enumerate(self.reasons.items()):
+            if k == 5:
+                lines.append(f"          ... {len(self.reasons) - 5} more flagged samples")
+                break
+            lines.append(f"flagged   sample {i}: {why}")
+        if self.diagnosis:
+            best = self.diagnosis[0]
+            lines.append(f"diagnosis {best.message} (explains {100 * best.explained:.0f} % of the residual)")
+            for other in [f for f in self.diagnosis[1:3] if f.explained >= 0.05]:
+                lines.append(f"          also tested: {other.message} ({100 * other.explained:.0f} %)")
+        lines.append("verdict   " + ("consistent" if self.consistent else "INCONSISTENT"))
+        return "\n".join(lines)
+
+    # --- output -----------------------------------------------------------------------------
+
+    def columns(self) -> dict[str, Array]:
+        """Per-sample columns (name -> (N,) array) for CSV and DataFrames."""
+        cols: dict[str, Array] = {
+            "time": self.time, "flagged": self.flagged.astype(float),
+            "over_tolerance": self.over_tolerance.astype(float),
+            "residual_fx": self.residual_force[:, 0], "residual_fy": self.residual_force[:, 1],
+            "residual_fz": self.residual_force[:, 2], "residual_tx": self.residual_moment[:, 0],
+            "residual_ty": self.residual_moment[:, 1], "residual_tz": self.residual_moment[:, 2],
+            "residual_force": self.force_norm, "residual_moment": self.moment_norm,
+        }
+        for j, name in enumerate(self.contact_names):
+            cols[f"{name}:normal_force"] = self.normal_force[:, j]
+            cols[f"{name}:cone_margin"] = self.cone_margin[:, j]
+            cols[f"{name}:utilisation"] = self.utilisation[:, j]
+            cols[f"{name}:cop_x"] = self.cop[:, j, 0]
+            cols[f"{name}:cop_y"] = self.cop[:, j, 1]
+        return cols
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        """The summary as JSON; written to ``path`` when given."""
+        text = json.dumps(self.summary(), indent=2, default=float)
+        if path is not None:
+            Path(path).write_text(text)
+        return text
+
+    def to_csv(self, path: str | Path) -> None:
+        """Per-sample columns as CSV (plus one column of violated inequalities per contact)."""
+        cols = self.columns()
+        header = list(cols) + [f"{n}:violated" for n in self.contact_names]
+        with open(path, "w") as f:
+            f.write(",".join(header) + "\n")
+            for i in range(self.n_samples):
+                values = [f"{cols[c][i]:.10g}" for c in cols]
+                values += [f'"{self.violated_row[i, j]}"' for j in range(len(self.contact_names))]
+                f.write(",".join(values) + "\n")
+
+    def to_dataframe(self) -> Any:
+        """Per-sample columns as a pandas DataFrame (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            from .errors import MissingDependencyError
+
+            raise MissingDependencyError("to_dataframe needs pandas: pip install pandas") from None
+        df = pd.DataFrame(self.columns())
+        for j, name in enumerate(self.contact_names):
+            df[f"{name}:violated"] = self.violated_row[:, j]
+        return df
+
+    def plot(self, path: str | Path | None = None) -> Any:
+        """Residuals over time, friction utilisation and CoP in the soles (``plot`` extra)."""
+        from .plots import plot_report
+
+        return plot_report(self, path)
+
+
+# --- the check ------------------------------------------------------------------------------
+
+
+def _contacts_for_log(traj: Trajectory, contacts: Sequence[Contact]) -> list[Contact]:
+    by_name = {c.name: c for c in contacts}
+    undeclared = [n for n in traj.contact_names if n not in by_name]
+    if undeclared:
+        raise LogFormatError(
+            f"{traj.source}: the log has contacts {undeclared} that are not declared; declare each "
+            f"(frame, type, friction); declared: {sorted(by_name)}"
+        )
+    absent = [n for n in by_name if n not in traj.contact_names]
+    if absent:
+        raise LogFormatError(f"{traj.source}: declared contacts {absent} have no wrenches in the log; "
+                             f"logged: {list(traj.contact_names)}")
+    return [by_name[n] for n in traj.contact_names]
+
+
+def check_trajectory(
+    robot: Robot,
+    traj: Trajectory,
+    contacts: Sequence[Contact],
+    *,
+    force_tolerance: float = DEFAULT_FORCE_TOLERANCE,
+    moment_tolerance: float = DEFAULT_MOMENT_TOLERANCE,
+    cone_tolerance: float = DEFAULT_CONE_TOLERANCE,
+    savgol: tuple[int, int] | None = None,
+    diagnose_causes: bool = True,
+    progress: bool = False,
+) -> Report:
+    """Check a log's contact wrenches against its motion and the friction cones.
+
+    Parameters
+    ----------
+    robot : Robot
+        Floating-base robot; the log's joints are mapped to it by name.
+    traj : Trajectory
+    contacts : sequence of Contact
+        One per contact of the log, matched by name (friction and geometry).
+    force_tolerance : float
+        Residual force tolerance, relative to the weight.
+    moment_tolerance : float
+        Residual moment tolerance over the weight [m].
+    cone_tolerance : float
+        Cone margin below which a contact counts as violating, relative to the weight.
+    savgol : (window, order), optional
+        Smoothing of estimated accelerations (only when the log has none).
+    diagnose_causes : bool
+        Run :func:`wholebody.diagnosis.diagnose` when some samples are over tolerance.
+    """
+    contacts = _contacts_for_log(traj, contacts)
+    if traj.a is None:
+        traj = traj.with_accelerations(robot, savgol=savgol)
+    q, v, a, _ = traj.for_robot(robot)
+    arrays, bad, reasons = robot.check_batch(q=q, v=v, a=a)
+    N = len(traj)
+    W = traj.contact_wrenches
+    checks = [("time", ~np.isfinite(traj.time)), ("contact wrenches", ~np.isfinite(W).reshape(N, -1).all(axis=1))]
+    E = traj.external_wrenches
+    if E is not None:
+        checks.append(("external wrenches", ~np.isfinite(E).reshape(N, -1).all(axis=1)))
+    for what, rows in checks:
+        for i in np.flatnonzero(rows & ~bad):
+            reasons[int(i)] = f"{what} have non-finite values"
+        bad = bad | rows
+    reasons = dict(sorted(reasons.items()))
+
+    k = len(contacts)
+    parents = [robot.model.names[robot.model.frames[robot.frame_id(c.frame)].parentJoint] for c in contacts]
+    frames = [c.frame for c in contacts] + list(traj.external_frames) + parents
+    kin = kinematics_batch(robot, arrays["q"], arrays["v"], arrays["a"], frames, bad, rotations=True,
+                           progress=progress)
+    P = kin.positions[:, :k]
+    R = kin.rotations[:, :k]
+    e = len(traj.external_frames)
+    com = kin.com
+
+    # Known external wrenches about the CoM.
+    ext = np.zeros((N, 6))
+    if E is not None:
+        PE = kin.positions[:, k : k + e]
+        ext[:, :3] = E[..., :3].sum(axis=1)
+        ext[:, 3:] = (E[..., 3:] + np.cross(PE - com[:, None], E[..., :3])).sum(axis=1)
+    f = W[..., :3]
+    f_c = f.sum(axis=1)
+    m_c = (W[..., 3:] + np.cross(P - com[:, None], f)).sum(axis=1)
+    f_gi = robot.mass * robot.gravity_vector - kin.momentum_rate[:, :3]
+    r_f = f_c + ext[:, :3] + f_gi
+    r_m = m_c + ext[:, 3:] - kin.momentum_rate[:, 3:]
+    r_f[bad] = np.nan
+    r_m[bad] = np.nan
+
+    # Friction, per contact, in its own frame.
+    local_f = np.einsum("nkji,nkj->nki", R, f)
+    local_t = np.einsum("nkji,nkj->nki", R, W[..., 3:])
+    margin = np.full((N, k), np.nan)
+    util = np.full((N, k), np.nan)
+    violated = np.full((N, k), "", dtype=object)
+    cop = np.full((N, k, 2), np.nan)
+    normal = local_f[..., 2] if k else np.zeros((N, 0))
+    for j, c in enumerate(contacts):
+        fl, tl = local_f[:, j], local_t[:, j]
+        if isinstance(c, SurfaceContact):
+            n_vec = np.array([0.0, 0.0, 1.0])
+        else:
+            n_vec = c.normal
+        fn = fl @ n_vec
+        ft = np.linalg.norm(fl - fn[:, None] * n_vec, axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            util[:, j] = np.where(fn > 0, ft / (c.mu * fn), np.where(ft > 0, np.inf, 0.0))
+        if isinstance(c, SurfaceContact):
+            A = contact_wrench_cone(c.half_length, c.half_width, c.mu)
+            values = np.concatenate([fl, tl], axis=1) @ A.T / np.linalg.norm(A, axis=1)
+            worst = np.argmax(values, axis=1)
+            margin[:, j] = -values[np.arange(N), worst]
+            names = np.array(CWC_ROW_NAMES, dtype=object)[worst]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                cop[:, j] = np.where(fl[:, 2:3] > 0, np.stack([-tl[:, 1], tl[:, 0]], axis=1) / fl[:, 2:3], np.nan)
+        else:
+            margin[:, j] = c.mu * fn - ft
+            names = np.where(fn < 0, "pulling (negative normal force)", "slipping (|f_t| > mu f_n)").astype(object)
+        with np.errstate(invalid="ignore"):
+            out = margin[:, j] < -cone_tolerance * robot.weight
+        violated[out, j] = names[out]
+        normal[:, j] = fn
+    margin[bad] = np.nan
+    util[bad] = np.nan
+
+    events = _contact_events(traj.time, normal, [c.name for c in contacts], robot.weight, bad)
+    report = Report(
+        robot=robot.name, source=traj.source, time=traj.time, residual_force=r_f, residual_moment=r_m,
+        flagged=bad, reasons=reasons, weight=robot.weight, force_tolerance=force_tolerance,
+        moment_tolerance=moment_tolerance, contact_names=[c.name for c in contacts], cone_margin=margin,
+        violated_row=violated.astype(str), utilisation=util, normal_force=normal, cop=cop,
+        accelerations_estimated=traj.accelerations_estimated, cone_tolerance=cone_tolerance, events=events,
+    )
+    if diagnose_causes and report.over_tolerance.any():
+        edge = _estimate_artifacts(report)
+        if edge is not None:
+            report.diagnosis = [edge]
+            return report
+        report.diagnosis = diagnose(
+            weight=robot.weight, mass=robot.mass, gravity=robot.gravity_vector, time=traj.time,
+            wrenches=np.where(bad[:, None, None], 0.0, W), positions=np.nan_to_num(P),
+            joint_centres=np.nan_to_num(kin.positions[:, k + e :]), com=np.nan_to_num(com),
+            momentum_rate=np.nan_to_num(kin.momentum_rate), external_at_com=ext,
+            names=[c.name for c in contacts], valid=~bad, over_tolerance=report.over_tolerance,
+        )
+    return report
+
+
+def _estimate_artifacts(report: Report, edge_samples: int = 10, window: float = 0.02) -> Finding | None:
+    """With accelerations differentiated from v, residual at the log's ends and at contact
+    make/break (impacts) is expected: say so instead of blaming the forces."""
+    if not report.accelerations_estimated:
+        return None
+    over = np.flatnonzero(report.over_tolerance)
+    N = report.n_samples
+    at_ends = (over < edge_samples) | (over >= N - edge_samples)
+    times = np.array([e[0] for e in report.events])
+    near = np.zeros(len(over), dtype=bool)
+    if len(times):
+        near = np.min(np.abs(report.time[over][:, None] - times[None, :]), axis=1) <= window
+    explained = at_ends | near
+    if explained.mean() < 0.8:
+        return None
+    where = []
+    if at_ends.any():
+        where.append(f"the log's first/last {edge_samples} samples")
+    if near.any():
+        where.append(f"within {1e3 * window:.0f} ms of contact make/break")
+    t = report.time[over[explained]]
+    return Finding(
+        "acceleration_estimate", float(explained.mean()),
+        f"the residual is over tolerance only at {' and '.join(where)} (t = {t.min():.3f} .. {t.max():.3f} s), "
+        "where accelerations differentiated from v are unreliable; log accelerations or smooth (savgol)",
+        {"samples": over[explained].tolist()[:100]},
+    )
+
+
+def _contact_events(time: Array, normal: Array, names: list[str], weight: float, bad: Array) -> list:
+    events = []
+    threshold = CONTACT_THRESHOLD * weight
+    for j, name in enumerate(names):
+        closed = np.where(bad, np.nan, normal[:, j]) > threshold
+        change = np.flatnonzero(closed[1:] != closed[:-1])
+        for i in change:
+            events.append((float(time[i + 1]), name, "make" if closed[i + 1] else "break"))
+    return sorted(events)
+
+
+def estimate_trajectory(
+    robot: Robot,
+    traj: Trajectory,
+    contacts: Sequence[Contact],
+    *,
+    use_torques: bool = True,
+    solver: str | None = None,
+    progress: bool = False,
+) -> Trajectory:
+    """Estimate the contact wrenches of a log by QP; returns a copy with them beside the log's.
+
+    The estimates are stored as contacts named ``"<name>:estimated"`` (so a check or a plot
+    can compare them with the logged ones). Full-dynamics mode when the log has joint torques
+    and ``use_torques``, else Newton-Euler mode. Statuses go to ``metadata["estimation_status"]``.
+    """
+    from .estimation import estimate_contact_wrenches_batch
+
+    contacts = list(contacts)
+    if traj.a is None:
+        traj = traj.with_accelerations(robot)
+    q, v, a, tau = traj.for_robot(robot)
+    batch = estimate_contact_wrenches_batch(robot, q, v, a, contacts, tau=tau if use_torques else None,
+                                            solver=solver, progress=progress)
+    N = len(traj)
+    est = np.zeros((N, len(contacts), 6))
+    for j, c in enumerate(contacts):
+        est[:, j, : c.size] = batch.wrench(c.name)
+    from dataclasses import replace
+
+    status_counts = {s: int((batch.status == s).sum()) for s in np.unique(batch.status)}
+    return replace(
+        traj,
+        contact_names=traj.contact_names + tuple(f"{c.name}:estimated" for c in contacts),
+        contact_wrenches=np.concatenate([traj.contact_wrenches, est], axis=1),
+        metadata={**traj.metadata, "estimation_mode": batch.mode, "estimation_status": status_counts},
+    )
+
+

@@ -1,0 +1,302 @@
+"""Trajectory: a log of a robot's motion and contact wrenches, in wholebody's conventions.
+
+Canonical convention (DESIGN section 2): ``q``, ``v``, ``a`` in Pinocchio's layout with a free
+flyer (base quaternion x-y-z-w; base velocity in the base frame); joint columns in the order
+of ``joint_names`` (mapped to a robot **by name** by :meth:`Trajectory.for_robot`); contact
+wrenches ``(f, tau)`` in world axes at each contact frame's origin [N, N m]; SI units.
+Other conventions are converted by the named constructors (:meth:`from_mujoco`).
+The file format is documented in ``docs/log-format.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import ArrayLike, NDArray
+
+from .errors import StateError, WholebodyError
+from .robot import Robot
+
+__all__ = ["Trajectory", "LogFormatError", "estimate_velocities", "estimate_accelerations"]
+
+Array = NDArray[np.float64]
+BASE_NQ, BASE_NV = 7, 6
+
+
+class LogFormatError(WholebodyError, ValueError):
+    """A log file or array set that cannot be read: names the file and the field."""
+
+
+def _float_array(x: Any, name: str, ndim: int, source: str) -> Array:
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise LogFormatError(f"{source}: field {name!r} is not numeric: {exc}") from None
+    if arr.ndim != ndim:
+        raise LogFormatError(f"{source}: field {name!r} must have {ndim} dimensions, got shape {arr.shape}")
+    return arr
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """A sampled motion with its contact wrenches (see the module docstring for conventions).
+
+    Attributes
+    ----------
+    time : ndarray, shape (N,)
+        Sample times [s].
+    q : ndarray, shape (N, 7 + nj)
+        Base pose (position, quaternion x-y-z-w) and joint positions in ``joint_names`` order.
+    v : ndarray, shape (N, 6 + nj)
+        Base twist in the base frame, then joint velocities.
+    a : ndarray, shape (N, 6 + nj) or None
+        Accelerations, same layout; None when the log has none (see :meth:`with_accelerations`).
+    tau : ndarray, shape (N, nj) or None
+        Joint torques [N m].
+    joint_names : tuple of str
+        Names of the joint columns.
+    contact_names : tuple of str
+        Names of the contacts (matched to :class:`Contact` names when checking).
+    contact_wrenches : ndarray, shape (N, k, 6)
+        ``(f, tau)`` world axes at each contact frame's origin; point contacts have tau = 0.
+    external_frames : tuple of str
+        Frames where known external wrenches act (a push).
+    external_wrenches : ndarray, shape (N, e, 6) or None
+        World axes at those frames' origins.
+    accelerations_estimated : bool
+        True when ``a`` was computed from ``v`` rather than logged.
+    metadata : dict
+        Free-form (robot name, source, units note).
+    """
+
+    time: Array
+    q: Array
+    v: Array
+    a: Array | None
+    tau: Array | None
+    joint_names: tuple[str, ...]
+    contact_names: tuple[str, ...]
+    contact_wrenches: Array
+    external_frames: tuple[str, ...] = ()
+    external_wrenches: Array | None = None
+    accelerations_estimated: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+    source: str = "arrays"
+
+    def __post_init__(self) -> None:
+        src = self.source
+        t = _float_array(self.time, "time", 1, src)
+        N = t.shape[0]
+        nj = len(self.joint_names)
+        expect = {"q": (N, BASE_NQ + nj), "v": (N, BASE_NV + nj)}
+        for name, shape in expect.items():
+            arr = _float_array(getattr(self, name), name, 2, src)
+            if arr.shape != shape:
+                raise LogFormatError(f"{src}: field {name!r} must have shape {shape} (N samples, "
+                                     f"base + {nj} joints), got {arr.shape}")
+            object.__setattr__(self, name, arr)
+        for name, shape in (("a", (N, BASE_NV + nj)), ("tau", (N, nj))):
+            value = getattr(self, name)
+            if value is not None:
+                arr = _float_array(value, name, 2, src)
+                if arr.shape != shape:
+                    raise LogFormatError(f"{src}: field {name!r} must have shape {shape}, got {arr.shape}")
+                object.__setattr__(self, name, arr)
+        W = _float_array(self.contact_wrenches, "contact_wrenches", 3, src)
+        if W.shape != (N, len(self.contact_names), 6):
+            raise LogFormatError(f"{src}: field 'contact_wrenches' must have shape "
+                                 f"{(N, len(self.contact_names), 6)}, got {W.shape}")
+        object.__setattr__(self, "contact_wrenches", W)
+        if self.external_wrenches is not None:
+            E = _float_array(self.external_wrenches, "external_wrenches", 3, src)
+            if E.shape != (N, len(self.external_frames), 6):
+                raise LogFormatError(f"{src}: field 'external_wrenches' must have shape "
+                                     f"{(N, len(self.external_frames), 6)}, got {E.shape}")
+            object.__setattr__(self, "external_wrenches", E)
+        object.__setattr__(self, "time", t)
+        if len(set(self.joint_names)) != nj:
+            raise LogFormatError(f"{src}: joint_names has duplicates")
+        finite_t = np.isfinite(t)
+        if N > 1 and np.any(np.diff(t[finite_t]) <= 0):
+            i = int(np.flatnonzero(np.diff(t[finite_t]) <= 0)[0])
+            raise LogFormatError(f"{src}: field 'time' is not strictly increasing (sample {i + 1}: "
+                                 f"{t[finite_t][i + 1]!r} after {t[finite_t][i]!r})")
+
+    def __len__(self) -> int:
+        return self.time.shape[0]
+
+    # --- constructors -------------------------------------------------------------------
+
+    @classmethod
+    def from_arrays(
+        cls,
+        time: ArrayLike,
+        q: ArrayLike,
+        v: ArrayLike,
+        *,
+        joint_names: Sequence[str],
+        contact_wrenches: Mapping[str, ArrayLike],
+        a: ArrayLike | None = None,
+        tau: ArrayLike | None = None,
+        external_wrenches: Mapping[str, ArrayLike] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Trajectory:
+        """From arrays in wholebody's conventions.
+
+        ``contact_wrenches`` maps contact names to (N, 6) wrenches or (N, 3) forces (world
+        axes at the contact frame origin); ``external_wrenches`` maps frame names to (N, 6).
+        """
+        names = tuple(contact_wrenches)
+        N = np.shape(time)[0]
+        W = np.zeros((N, len(names), 6))
+        for k, name in enumerate(names):
+            w = np.asarray(contact_wrenches[name], dtype=float)
+            if w.ndim != 2 or w.shape[0] != N or w.shape[1] not in (3, 6):
+                raise LogFormatError(f"arrays: contact wrench {name!r} must have shape ({N}, 6) or ({N}, 3), "
+                                     f"got {w.shape}")
+            W[:, k, : w.shape[1]] = w
+        ext_frames, E = (), None
+        if external_wrenches:
+            ext_frames = tuple(external_wrenches)
+            E = np.stack([np.asarray(external_wrenches[f], dtype=float) for f in ext_frames], axis=1)
+        return cls(np.asarray(time, dtype=float), q, v, a, tau, tuple(joint_names), names, W,
+                   ext_frames, E, False, dict(metadata or {}))
+
+    @classmethod
+    def from_mujoco(
+        cls,
+        time: ArrayLike,
+        qpos: ArrayLike,
+        qvel: ArrayLike,
+        qacc: ArrayLike | None = None,
+        *,
+        joint_names: Sequence[str],
+        contact_wrenches: Mapping[str, ArrayLike],
+        tau: ArrayLike | None = None,
+        external_wrenches: Mapping[str, ArrayLike] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Trajectory:
+        """From MuJoCo arrays of a free-floating robot with hinge/slide joints.
+
+        ``qpos`` (N, 7 + nj): free joint ``[x, y, z, qw, qx, qy, qz]`` then joints in
+        ``joint_names`` order; ``qvel`` / ``qacc`` (N, 6 + nj): free joint linear velocity in
+        world axes and angular velocity in body axes, then joints. Converted by
+        :func:`wholebody.mujoco_bridge.free_base_to_pinocchio`. Contact wrenches must already
+        be per contact in world axes at the contact frame origins, on the robot
+        (:func:`wholebody.mujoco_bridge.contact_wrenches_on_bodies` gives that from
+        ``mj_contactForce``, which acts from geom1 on geom2 in the contact frame).
+        """
+        from .mujoco_bridge import free_base_to_pinocchio
+
+        q, v, a = free_base_to_pinocchio(qpos, qvel, qacc)
+        traj = cls.from_arrays(time, q, v, joint_names=joint_names, contact_wrenches=contact_wrenches, a=a,
+                               tau=tau, external_wrenches=external_wrenches,
+                               metadata={"converted_from": "mujoco", **dict(metadata or {})})
+        return traj
+
+    @classmethod
+    def load(cls, path: str | Path) -> Trajectory:
+        """Read a log: ``.npz`` or ``.csv`` (core), ``.parquet`` or ``.h5`` (extras)."""
+        from .io import read_log
+
+        return read_log(path)
+
+    def save(self, path: str | Path) -> None:
+        """Write a log; the format follows the suffix (see :meth:`load`)."""
+        from .io import write_log
+
+        write_log(self, path)
+
+    # --- derived -----------------------------------------------------------------------------
+
+    def with_accelerations(self, robot: Robot | None = None, *, savgol: tuple[int, int] | None = None) -> Trajectory:
+        """A copy with accelerations estimated from ``v`` (central differences), flagged as such.
+
+        ``savgol=(window, polyorder)`` smooths with a Savitzky-Golay filter (scipy) instead.
+        """
+        a = estimate_accelerations(self.time, self.v, savgol=savgol)
+        return replace(self, a=a, accelerations_estimated=True)
+
+    def for_robot(self, robot: Robot) -> tuple[Array, Array, Array | None, Array | None]:
+        """``q``, ``v``, ``a``, ``tau`` with joint columns in ``robot``'s order (mapped by name).
+
+        Raises
+        ------
+        LogFormatError
+            A joint of the log that the robot lacks, or a robot joint the log lacks.
+        """
+        if not robot.has_floating_base:
+            raise StateError("logs describe floating-base robots; this robot has a fixed base")
+        robot_joints = robot.joint_names
+        unknown = [j for j in self.joint_names if j not in set(robot_joints)]
+        if unknown:
+            raise LogFormatError(f"{self.source}: joints {unknown} are not joints of robot {robot.name!r}")
+        missing = [j for j in robot_joints if j not in set(self.joint_names)]
+        if missing:
+            raise LogFormatError(f"{self.source}: the log has no columns for joints {missing} of robot {robot.name!r}")
+        m = robot.model
+        if any(m.joints[robot.joint_id(j)].nq != 1 for j in robot_joints):
+            raise LogFormatError("logs support robots whose joints each have one coordinate")
+        col = {name: i for i, name in enumerate(self.joint_names)}
+        order = np.array([col[j] for j in robot_joints], dtype=int)
+        if np.array_equal(order, np.arange(len(order))):
+            return self.q, self.v, self.a, self.tau
+        q = np.concatenate([self.q[:, :BASE_NQ], self.q[:, BASE_NQ + order]], axis=1)
+        v = np.concatenate([self.v[:, :BASE_NV], self.v[:, BASE_NV + order]], axis=1)
+        a = None if self.a is None else np.concatenate([self.a[:, :BASE_NV], self.a[:, BASE_NV + order]], axis=1)
+        tau = None if self.tau is None else self.tau[:, order]
+        return q, v, a, tau
+
+    def contact_wrench(self, name: str) -> Array:
+        """The (N, 6) wrenches of one contact."""
+        try:
+            return self.contact_wrenches[:, self.contact_names.index(name)]
+        except ValueError:
+            raise LogFormatError(f"{self.source}: no contact {name!r}; contacts: {list(self.contact_names)}") from None
+
+
+# --- differentiation -------------------------------------------------------------------------
+
+
+def estimate_accelerations(time: ArrayLike, v: ArrayLike, *, savgol: tuple[int, int] | None = None) -> Array:
+    """Accelerations from velocities: second-order central differences (``np.gradient``,
+    non-uniform times allowed), or a Savitzky-Golay derivative with ``savgol=(window, order)``
+    (uniform times).
+
+    Pinocchio's ``a`` is the time derivative of ``v``'s coordinates (the base twist in the
+    base frame included), so plain differences of ``v`` are exact to O(dt^2).
+    """
+    t = np.asarray(time, dtype=float)
+    v = np.asarray(v, dtype=float)
+    if savgol is None:
+        return np.gradient(v, t, axis=0, edge_order=2)
+    from scipy.signal import savgol_filter
+
+    window, order = savgol
+    dt = float(np.median(np.diff(t)))
+    return savgol_filter(v, window, order, deriv=1, delta=dt, axis=0, mode="interp")
+
+
+def estimate_velocities(robot: Robot, time: ArrayLike, q: ArrayLike) -> Array:
+    """Velocities from configurations by central differences on the manifold.
+
+    ``pin.difference`` gives the tangent between consecutive samples, so a quaternion whose
+    sign flips between samples (the same rotation) does no harm.
+    """
+    t = np.asarray(time, dtype=float)
+    Q = np.asarray(q, dtype=float)
+    N = Q.shape[0]
+    d = np.array([pin.difference(robot.model, Q[i], Q[i + 1]) for i in range(N - 1)])
+    dt = np.diff(t)[:, None]
+    fwd = d / dt
+    v = np.empty((N, robot.nv))
+    v[0], v[-1] = fwd[0], fwd[-1]
+    # Central: average of the two one-sided differences, weighted for uneven steps.
+    w = dt[1:] / (dt[:-1] + dt[1:])
+    v[1:-1] = w * fwd[:-1] + (1 - w) * fwd[1:]
+    return v

@@ -1,0 +1,241 @@
+"""Logs end to end: MuJoCo simulations checked in MuJoCo conventions, formats, bad input."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import wholebody as wb
+from wholebody.analysis import check_trajectory, estimate_trajectory
+from wholebody.contacts import SurfaceContact
+from wholebody.models import HUMANOID_SOLE_HALF_LENGTH as X
+from wholebody.models import HUMANOID_SOLE_HALF_WIDTH as Y
+from wholebody.trajectory import LogFormatError, Trajectory, estimate_velocities
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED_LOG = ROOT / "data" / "humanoid_squat.npz"
+FEET = [SurfaceContact(f, half_length=X, half_width=Y, mu=1.0) for f in ("left_sole", "right_sole")]
+
+
+@pytest.fixture(scope="module")
+def squat() -> Trajectory:
+    return Trajectory.load(SHIPPED_LOG)
+
+
+@pytest.fixture(scope="module")
+def simulation():
+    pytest.importorskip("mujoco")
+    sys.path.insert(0, str(ROOT / "examples"))
+    import mujoco_humanoid_simulation as sim
+
+    return sim
+
+
+def test_shipped_squat_log_is_consistent_with_mujoco_accelerations(humanoid, squat):
+    report = check_trajectory(humanoid, squat, FEET)
+    assert report.consistent and not report.diagnosis
+    assert np.nanmax(report.force_norm) <= 1e-6 and np.nanmax(report.moment_norm) <= 1e-6
+    assert report.n_checked == len(squat) == 1000
+
+
+@pytest.mark.parametrize("scenario", ["stand", "push"])
+def test_mujoco_scenarios_in_mujoco_conventions(humanoid, simulation, scenario):
+    push = (0.3, 0.4, np.array([0.0, 60.0, 0.0])) if scenario == "push" else None
+    if scenario == "stand":
+        simulation_angles = simulation.squat_angles
+        simulation.squat_angles = lambda t: simulation_angles(0.0)
+    try:
+        traj = simulation.simulate(humanoid, 0.6, push=push, every=2)
+    finally:
+        if scenario == "stand":
+            simulation.squat_angles = simulation_angles
+    assert traj.metadata["converted_from"] == "mujoco"
+    report = check_trajectory(humanoid, traj, FEET)
+    assert np.nanmax(report.force_norm) <= 1e-6 and np.nanmax(report.moment_norm) <= 1e-6
+    assert report.consistent
+    if push is not None:
+        # Without the known push, the log is inconsistent during the push, and says so.
+        blind = dataclasses.replace(traj, external_frames=(), external_wrenches=None)
+        report = check_trajectory(humanoid, blind, FEET)
+        assert report.diagnosis[0].cause == "missing_force"
+        assert report.diagnosis[0].parameters["kind"] == "pulse"
+        assert report.diagnosis[0].parameters["start"] == pytest.approx(0.3, abs=0.003)
+        assert report.diagnosis[0].parameters["mean_force"][1] == pytest.approx(60.0, rel=0.02)
+
+
+def test_estimated_accelerations_are_small_except_at_the_ends(humanoid, squat):
+    report = check_trajectory(humanoid, dataclasses.replace(squat, a=None), FEET)
+    assert report.accelerations_estimated
+    interior = slice(10, -10)
+    assert np.nanmax(report.force_norm[interior]) < 0.01 * humanoid.weight
+    assert report.diagnosis[0].cause == "acceleration_estimate"
+    assert "first/last 10 samples" in report.diagnosis[0].message
+    assert "accelerations estimated from v" in report.format_summary()
+
+
+def _inject(traj: Trajectory, W: np.ndarray) -> Trajectory:
+    return dataclasses.replace(traj, contact_wrenches=W)
+
+
+@pytest.mark.parametrize("cause", ["sign_flip", "sign_flip_one", "wrong_point", "time_offset",
+                                   "mass_error", "com_offset", "missing_contact"])
+def test_each_injected_cause_is_named(humanoid, squat, cause):
+    W = squat.contact_wrenches.copy()
+    q = squat.for_robot(humanoid)[0]
+    if cause == "sign_flip":
+        W = -W
+    elif cause == "sign_flip_one":
+        W[:, 1] *= -1
+    elif cause == "wrong_point":
+        soles = np.array([[humanoid.frame_position(qi, c.frame) for c in FEET] for qi in q])
+        W[..., 3:] += np.cross(soles, W[..., :3])  # moments about the world origin
+    elif cause == "time_offset":
+        W = np.roll(W, 5, axis=0)
+    elif cause == "mass_error":
+        W = 1.1 * W
+    elif cause == "com_offset":
+        W[..., 3:] += np.cross([0.03, -0.02, 0.0], W[..., :3])
+    elif cause == "missing_contact":
+        W[:, 1] = 0.0
+    report = check_trajectory(humanoid, _inject(squat, W), FEET)
+    assert not report.consistent
+    best = report.diagnosis[0]
+    expected = {"sign_flip_one": "sign_flip", "missing_contact": "missing_force"}.get(cause, cause)
+    assert best.cause == expected, [(f.cause, f.explained) for f in report.diagnosis]
+    if cause == "sign_flip_one":
+        assert best.parameters["contacts"] == ["right_sole"]
+    if cause == "time_offset":
+        assert best.parameters["lag_samples"] == 5
+    if cause == "mass_error":
+        assert best.parameters["mass_scale"] == pytest.approx(1.1, rel=1e-6)
+    if cause == "com_offset":
+        np.testing.assert_allclose(best.parameters["com_offset"][:2], [0.03, -0.02], atol=1e-6)
+    if cause == "missing_contact":
+        assert best.parameters["kind"] == "constant"
+
+
+def test_swapped_contacts_are_named(humanoid, simulation):
+    # Swaps show only when the feet carry different wrenches: push the robot sideways.
+    traj = simulation.simulate(humanoid, 0.5, push=(0.0, 0.5, np.array([0.0, 60.0, 0.0])), every=2)
+    W = traj.contact_wrenches[:, ::-1].copy()
+    report = check_trajectory(humanoid, _inject(traj, W), FEET)
+    assert report.diagnosis[0].cause == "swapped_contacts"
+
+
+@pytest.mark.parametrize("suffix", [".npz", ".csv", ".parquet", ".h5"])
+def test_formats_round_trip(tmp_path, squat, suffix):
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    if suffix == ".h5":
+        pytest.importorskip("h5py")
+    path = tmp_path / f"log{suffix}"
+    short = Trajectory(squat.time[:50], squat.q[:50], squat.v[:50], squat.a[:50], squat.tau[:50],
+                       squat.joint_names, squat.contact_names, squat.contact_wrenches[:50])
+    short.save(path)
+    back = Trajectory.load(path)
+    for field in ("time", "q", "v", "a", "tau", "contact_wrenches"):
+        np.testing.assert_array_equal(getattr(back, field), getattr(short, field))
+    assert back.joint_names == short.joint_names and back.contact_names == short.contact_names
+
+
+def test_bad_files_name_file_and_field(tmp_path, squat):
+    path = tmp_path / "log.npz"
+    squat.save(path)
+    data = path.read_bytes()
+    (tmp_path / "truncated.npz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(LogFormatError, match=r"truncated.npz: cannot read as .npz \(truncated"):
+        Trajectory.load(tmp_path / "truncated.npz")
+    fields = dict(np.load(path))
+    del fields["contact_wrenches"]
+    np.savez(tmp_path / "missing.npz", **fields)
+    with pytest.raises(LogFormatError, match=r"missing.npz: missing field\(s\) \['contact_wrenches'\]"):
+        Trajectory.load(tmp_path / "missing.npz")
+    fields = dict(np.load(path))
+    fields["v"] = fields["v"][:, :10]
+    np.savez(tmp_path / "shape.npz", **fields)
+    with pytest.raises(LogFormatError, match=r"shape.npz: field 'v' must have shape \(1000, 25\)"):
+        Trajectory.load(tmp_path / "shape.npz")
+    fields = dict(np.load(path))
+    fields["time"][500] = fields["time"][499]
+    np.savez(tmp_path / "time.npz", **fields)
+    with pytest.raises(LogFormatError, match="time.npz: field 'time' is not strictly increasing .sample 500"):
+        Trajectory.load(tmp_path / "time.npz")
+    squat.save(tmp_path / "log.csv")
+    lines = (tmp_path / "log.csv").read_text().splitlines()
+    (tmp_path / "cut.csv").write_text("\n".join(lines[:20] + [lines[20][:40]]))
+    with pytest.raises(LogFormatError, match=r"cut.csv: line 21 has \d+ fields, the header \d+ \(truncated"):
+        Trajectory.load(tmp_path / "cut.csv")
+    with pytest.raises(LogFormatError, match="unknown log format '.txt'"):
+        (tmp_path / "log.txt").write_text("x")
+        Trajectory.load(tmp_path / "log.txt")
+
+
+def test_bad_samples_are_flagged_and_counted(humanoid, squat):
+    q, v = squat.q.copy(), squat.v.copy()
+    W = squat.contact_wrenches.copy()
+    q[10, 3:7] = 0.0
+    v[20, 5] = np.nan
+    W[30, 0, 2] = np.inf
+    bad = dataclasses.replace(squat, q=q, v=v, contact_wrenches=W)
+    report = check_trajectory(humanoid, bad, FEET)
+    s = report.summary()["samples"]
+    assert s == {"in": 1000, "checked": 997, "flagged": 3}
+    assert list(report.reasons) == [10, 20, 30]
+    assert "base quaternion is zero" in report.reasons[10]
+    assert report.consistent  # the other samples are fine
+    assert "sample 10: base quaternion is zero" in report.format_summary()
+
+
+def test_unknown_joint_and_undeclared_contact(humanoid, squat):
+    renamed = dataclasses.replace(squat, joint_names=("knee_x",) + squat.joint_names[1:])
+    with pytest.raises(LogFormatError, match=r"joints \['knee_x'\] are not joints of robot 'humanoid'"):
+        check_trajectory(humanoid, renamed, FEET)
+    with pytest.raises(LogFormatError, match=r"contacts \['right_sole'\] that are not declared"):
+        check_trajectory(humanoid, squat, FEET[:1])
+
+
+def test_joint_columns_are_mapped_by_name(humanoid, squat):
+    order = np.random.default_rng(0).permutation(len(squat.joint_names))
+    shuffled = dataclasses.replace(
+        squat, joint_names=tuple(np.array(squat.joint_names)[order]),
+        q=np.concatenate([squat.q[:, :7], squat.q[:, 7:][:, order]], axis=1),
+        v=np.concatenate([squat.v[:, :6], squat.v[:, 6:][:, order]], axis=1),
+        a=np.concatenate([squat.a[:, :6], squat.a[:, 6:][:, order]], axis=1),
+        tau=squat.tau[:, order])
+    assert check_trajectory(humanoid, shuffled, FEET).consistent
+
+
+def test_velocities_from_configurations_survive_quaternion_sign_flips(humanoid, squat):
+    q = squat.for_robot(humanoid)[0][:200].copy()
+    q[1::2, 3:7] *= -1  # the same rotations, written with the other sign
+    v = estimate_velocities(humanoid, squat.time[:200], q)
+    v_ref = squat.for_robot(humanoid)[1][:200]
+    assert np.abs(v[5:-5] - v_ref[5:-5]).max() < 0.02
+
+
+def test_report_outputs(tmp_path, humanoid, squat):
+    report = check_trajectory(humanoid, squat, FEET)
+    report.to_json(tmp_path / "r.json")
+    report.to_csv(tmp_path / "r.csv")
+    assert '"consistent": true' in (tmp_path / "r.json").read_text()
+    header = (tmp_path / "r.csv").read_text().splitlines()[0]
+    assert "left_sole:cop_x" in header and "residual_force" in header
+    pytest.importorskip("pandas")
+    df = report.to_dataframe()
+    assert len(df) == 1000 and "right_sole:violated" in df
+    pytest.importorskip("matplotlib")
+    report.plot(tmp_path / "r.png")
+    assert (tmp_path / "r.png").stat().st_size > 10_000
+
+
+def test_estimate_trajectory_recovers_the_logged_wrenches(humanoid, squat):
+    short = Trajectory(squat.time[:100], squat.q[:100], squat.v[:100], squat.a[:100], squat.tau[:100],
+                       squat.joint_names, squat.contact_names, squat.contact_wrenches[:100])
+    est = estimate_trajectory(humanoid, short, FEET)
+    assert est.metadata["estimation_mode"] == "full_dynamics"
+    for name in ("left_sole", "right_sole"):
+        np.testing.assert_allclose(est.contact_wrench(f"{name}:estimated"), est.contact_wrench(name), atol=1e-5)
