@@ -28,6 +28,7 @@ LENGTH_SCALE = 0.1  # [m]
 EXPLAINED_THRESHOLD = 0.8
 MAX_MASS_ERROR = 0.3  # mass-scale fits beyond +-30 % are not plausible
 MAX_LAG_SAMPLES = 50
+MAX_SAMPLES = 4000
 
 
 @dataclass(frozen=True)
@@ -100,9 +101,16 @@ def diagnose(
     """
     if not over_tolerance.any():
         return []
-    rows = np.flatnonzero(valid)
-    ctx = _Context(weight, mass, gravity, time, wrenches, positions, joint_centres, com, momentum_rate,
-                   external_at_com, names, rows)
+    full_time = time
+    # Hypotheses are scored on at most MAX_SAMPLES valid samples, evenly spread (the lag
+    # search reads the full wrench array around them).
+    all_rows = np.flatnonzero(valid)
+    S = all_rows if len(all_rows) <= MAX_SAMPLES else all_rows[np.linspace(0, len(all_rows) - 1, MAX_SAMPLES).astype(int)]
+    full_W = wrenches
+    ctx = _Context(weight, mass, gravity, time[S], wrenches[S], positions[S], joint_centres[S], com[S],
+                   momentum_rate[S], external_at_com[S], names, np.arange(len(S)))
+    time, over_tolerance = time[S], over_tolerance[S]
+    rows = ctx.rows
     r_f, r_m = ctx.residual()
     base = ctx.score(r_f, r_m)
     if base == 0:
@@ -139,20 +147,20 @@ def diagnose(
             W[:, [a, b]] = W[:, [b, a]]
             add("swapped_contacts", ctx.score(*ctx.residual(W=W)),
                 f"the wrenches of {names[a]!r} and {names[b]!r} are swapped", contacts=[names[a], names[b]])
-    # Time offset between forces and kinematics.
-    N = len(time)
+    # Time offset between forces and kinematics: W'[i] = W[i + lag] in the full log.
+    N = len(full_W)
     best_lag, best_score = 0, base
     for lag in range(-min(MAX_LAG_SAMPLES, N // 4), min(MAX_LAG_SAMPLES, N // 4) + 1):
         if lag == 0:
             continue
-        W = np.roll(ctx.W, -lag, axis=0)  # W'[i] = W[i + lag]
-        keep = rows[(rows + lag >= 0) & (rows + lag < N)]
+        W = full_W[np.clip(S + lag, 0, N - 1)]
+        keep = rows[(S + lag >= 0) & (S + lag < N)]
         sub = _Context(**{**ctx.__dict__, "rows": keep})
         s = sub.score(*ctx.residual(W=W))
         if s < best_score:
             best_lag, best_score = lag, s
     if best_lag:
-        dt = float(np.median(np.diff(time)))
+        dt = float(np.median(np.diff(full_time)))
         add("time_offset", best_score,
             f"the forces lag the kinematics by {best_lag} samples ({best_lag * dt * 1e3:.1f} ms)",
             lag_samples=best_lag, lag_seconds=best_lag * dt)
