@@ -8,8 +8,8 @@ world axes at the sole frame's origin (``contact_wrenches_on_bodies``). The log 
 the ``omega x v`` term converted there), and ``check_trajectory`` must find every sample
 consistent (residual <= 1e-6 N with MuJoCo's accelerations).
 
-The log is written as ``humanoid_squat.npz`` (or ``humanoid_push.npz`` with ``--push``) to
-``--out`` (default $WHOLEBODY_EXAMPLE_OUT or ./out). ``data/humanoid_squat.npz`` in the
+The log is written as ``humanoid_<scenario>[_push].npz`` to ``--out`` (default
+$WHOLEBODY_EXAMPLE_OUT or ./out). Scenarios: squat (default), stand, single_support. ``data/humanoid_squat.npz`` in the
 repository was made by: python examples/mujoco_humanoid_simulation.py --out data --every 2
 
 Needs the ``mujoco`` extra.
@@ -46,6 +46,7 @@ FEET_CONTACTS = [
 
 
 def squat_angles(t: float) -> dict[str, float]:
+    """Joint targets of the squat: legs flex and extend at 0.5 Hz, one arm swings."""
     theta = 0.25 + 0.10 * np.sin(2 * np.pi * 0.5 * t)
     angles = {}
     for side in ("left", "right"):
@@ -54,14 +55,43 @@ def squat_angles(t: float) -> dict[str, float]:
     return angles
 
 
+def stand_angles(t: float) -> dict[str, float]:
+    """Joint targets of quiet standing (the squat's first posture)."""
+    return squat_angles(0.0) | {"left_shoulder_pitch": 0.0}
+
+
+def single_support_angles(t: float) -> dict[str, float]:
+    """Shift the pelvis over the left foot (hip and ankle roll) in 1 s, then lift the right foot."""
+
+    def smooth(x: float) -> float:
+        x = min(max(x, 0.0), 1.0)
+        return x * x * (3 - 2 * x)
+
+    phi = -0.075 * smooth(t / 1.0)
+    lift = smooth((t - 1.2) / 0.4)
+    angles = {"left_hip_roll": phi, "left_ankle_roll": -phi, "right_hip_roll": phi, "right_ankle_roll": -phi}
+    for side in ("left", "right"):
+        angles |= {f"{side}_hip_pitch": -0.25, f"{side}_knee": 0.5, f"{side}_ankle_pitch": -0.25}
+    angles |= {"right_hip_pitch": -0.25 - 0.3 * lift, "right_knee": 0.5 + 0.6 * lift,
+               "right_ankle_pitch": -0.25 - 0.3 * lift}
+    return angles
+
+
+SCENARIOS = {"squat": squat_angles, "stand": stand_angles, "single_support": single_support_angles}
+
+
 def simulate(robot: wb.Robot, duration: float = 2.0, *, push: tuple[float, float, np.ndarray] | None = None,
-             every: int = 1) -> Trajectory:
-    """Simulate and log; ``push = (start, end, force)`` applies a force [N] at the torso's CoM."""
+             every: int = 1, scenario: str = "squat") -> Trajectory:
+    """Simulate and log; ``push = (start, end, force)`` applies a force [N] at the torso's CoM.
+
+    ``scenario``: "squat", "stand" or "single_support" (see :data:`SCENARIOS`).
+    """
+    targets = SCENARIOS[scenario]
     m = mujoco_model_from_urdf(robot.source, floor=True, timestep=DT)
     d = mujoco.MjData(m)
     smap = MujocoStateMap(robot, m)
     # Start in the squat posture with the soles on the floor.
-    q0 = robot.q_from_named(squat_angles(0.0))
+    q0 = robot.q_from_named(targets(0.0))
     q0[2] = -robot.frame_position(q0, "left_sole")[2] - 7e-4  # MuJoCo's soft contact sinks ~0.7 mm
     d.qpos[:3] = q0[:3]
     d.qpos[3:7] = [1.0, 0.0, 0.0, 0.0]
@@ -83,7 +113,7 @@ def simulate(robot: wb.Robot, duration: float = 2.0, *, push: tuple[float, float
     log: dict[str, list] = {k: [] for k in ("t", "qpos", "qvel", "qacc", "tau", "wrenches", "push")}
     for step in range(int(round(duration / DT))):
         t = step * DT
-        target = squat_angles(t)
+        target = targets(t)
         d.qfrc_applied[:] = 0.0
         for n in robot.joint_names:
             err = target.get(n, 0.0) - d.qpos[m.jnt_qposadr[jid[n]]]
@@ -113,7 +143,7 @@ def simulate(robot: wb.Robot, duration: float = 2.0, *, push: tuple[float, float
         joint_names=mj_joints, tau=np.array(log["tau"]),
         contact_wrenches={name: W[:, k] for k, name in enumerate(FEET)}, external_wrenches=external,
         metadata={"robot": "humanoid", "simulator": f"MuJoCo {mujoco.__version__}", "timestep": DT,
-                  "scenario": "push" if push else "squat"},
+                  "scenario": scenario + (" with push" if push else "")},
     )
 
 
@@ -123,15 +153,16 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=2.0)
     parser.add_argument("--every", type=int, default=1, help="log every n-th step")
     parser.add_argument("--push", action="store_true", help="push the torso sideways for 0.1 s")
+    parser.add_argument("--scenario", choices=sorted(SCENARIOS), default="squat")
     args = parser.parse_args()
     robot = wb.load("humanoid")
     push = (0.8, 0.9, np.array([0.0, 60.0, 0.0])) if args.push else None
-    traj = simulate(robot, args.duration, push=push, every=args.every)
+    traj = simulate(robot, args.duration, push=push, every=args.every, scenario=args.scenario)
     report = check_trajectory(robot, traj, FEET_CONTACTS)
     print(report.format_summary())
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    traj.save(out / ("humanoid_push.npz" if push else "humanoid_squat.npz"))
+    traj.save(out / f"humanoid_{args.scenario}{'_push' if push else ''}.npz")
     fz = traj.contact_wrenches[:, :, 2].sum(axis=1)
     # Cross-check: MuJoCo's contact forces balance MuJoCo's motion through wholebody's model.
     assert report.n_checked == len(traj)

@@ -42,20 +42,22 @@ def test_shipped_squat_log_is_consistent_with_mujoco_accelerations(humanoid, squ
     assert report.n_checked == len(squat) == 1000
 
 
-@pytest.mark.parametrize("scenario", ["stand", "push"])
+@pytest.mark.parametrize("scenario", ["stand", "push", "single_support"])
 def test_mujoco_scenarios_in_mujoco_conventions(humanoid, simulation, scenario):
     push = (0.3, 0.4, np.array([0.0, 60.0, 0.0])) if scenario == "push" else None
-    if scenario == "stand":
-        simulation_angles = simulation.squat_angles
-        simulation.squat_angles = lambda t: simulation_angles(0.0)
-    try:
-        traj = simulation.simulate(humanoid, 0.6, push=push, every=2)
-    finally:
-        if scenario == "stand":
-            simulation.squat_angles = simulation_angles
+    duration = 2.0 if scenario == "single_support" else 0.6
+    traj = simulation.simulate(humanoid, duration, push=push, every=2,
+                               scenario="stand" if scenario == "push" else scenario)
     assert traj.metadata["converted_from"] == "mujoco"
     report = check_trajectory(humanoid, traj, FEET)
     assert np.nanmax(report.force_norm) <= 1e-6 and np.nanmax(report.moment_norm) <= 1e-6
+    assert not report.over_tolerance.any()
+    if scenario == "single_support":
+        # The right foot leaves the ground and the left carries the whole weight.
+        assert ("right_sole", "break") in [(c, e) for _, c, e in report.events]
+        assert traj.contact_wrench("left_sole")[-1, 2] == pytest.approx(humanoid.weight, rel=0.1)
+        assert np.all(traj.contact_wrench("right_sole")[-100:, 2] == 0.0)
+        return
     assert report.consistent
     if push is not None:
         # Without the known push, the log is inconsistent during the push, and says so.
