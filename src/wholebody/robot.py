@@ -160,8 +160,10 @@ class Robot:
             positive definite or breaking the triangle inequality, zero-length joint axis,
             zero total mass, a link set whose mass matrix is singular): raise a typed
             :class:`~wholebody.errors.ModelError` naming the link or joint (default), warn,
-            or ignore. Mimic joints (loaded as independent joints) and massless links
-            carried by massive ones are always warnings.
+            or ignore. Mimic joints (loaded as independent joints) are always a warning.
+            Massless links carried by massive ones (the middle links of a spherical joint
+            written as three hinges) are accepted silently: the mass matrix stays positive
+            definite.
 
         Raises
         ------
@@ -191,6 +193,20 @@ class Robot:
         problems += _validation.model_problems(model, check_bodies=False)
         _validation.apply_policy(problems, validate, str(path))
         return cls(model, name=name or root.get("name"), source=str(path))
+
+    @classmethod
+    def from_urdf_string(
+        cls, text: str, *, floating_base: bool = True, validate: str = "raise", name: str | None = None
+    ) -> Robot:
+        """Load a robot from URDF text (as :meth:`from_urdf`; ``source`` stays None)."""
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "robot.urdf"
+            path.write_text(text)
+            robot = cls.from_urdf(path, floating_base=floating_base, validate=validate, name=name)
+        robot.source = None
+        return robot
 
     @classmethod
     def from_model(cls, model: pin.Model, *, validate: str = "raise", name: str | None = None) -> Robot:
