@@ -8,6 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .anthropometric import (
+    DEMPSTER,
+    anthropometric_human,
+    anthropometric_human_urdf,
+    sole_half_sizes,
+    standing_height,
+)
 from ._build import (
     HUMANOID_SOLE_HALF_LENGTH,
     HUMANOID_SOLE_HALF_WIDTH,
@@ -17,6 +24,11 @@ from ._build import (
 )
 
 __all__ = [
+    "DEMPSTER",
+    "anthropometric_human",
+    "anthropometric_human_urdf",
+    "sole_half_sizes",
+    "standing_height",
     "SHIPPED",
     "path",
     "models_dir",

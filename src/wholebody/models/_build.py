@@ -145,8 +145,16 @@ def humanoid_urdf() -> str:
     )
 
 
+def human_dempster_urdf() -> str:
+    """The anthropometric human of 1.70 m and 70 kg (Dempster via Winter)."""
+    from .anthropometric import anthropometric_human_urdf
+
+    return anthropometric_human_urdf(1.70, 70.0, table="dempster")
+
+
 SHIPPED = {
     "pendulum": pendulum_urdf,
     "two_link_arm": two_link_arm_urdf,
     "humanoid": humanoid_urdf,
+    "human_dempster": human_dempster_urdf,
 }
