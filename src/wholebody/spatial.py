@@ -130,7 +130,8 @@ class Wrench:
         return self + (-other)
 
     def __repr__(self) -> str:
-        f = np.array2string(self.force, precision=4, suppress_small=True)
-        t = np.array2string(self.moment, precision=4, suppress_small=True)
-        p = np.array2string(self.point, precision=4, suppress_small=True)
+        # + 0.0 turns -0.0 into 0.0 for printing.
+        f = np.array2string(self.force + 0.0, precision=4, suppress_small=True)
+        t = np.array2string(np.round(self.moment, 12) + 0.0, precision=4, suppress_small=True)
+        p = np.array2string(self.point + 0.0, precision=4, suppress_small=True)
         return f"Wrench(force={f} N, moment={t} N m, point={p} m)"
