@@ -57,9 +57,11 @@ def test_check_inconsistent_log_exits_1_with_diagnosis(tmp_path):
                  "--contact", "left_sole:surface:0.12:0.05:1.0", "--contact", "right_sole:surface:0.12:0.05:1.0")
     assert result.returncode == 1, result.stderr
     assert "diagnosis contact wrenches have the wrong sign" in result.stdout
-    assert "flipped.npz" in result.stdout.splitlines()[-2] and "INCONSISTENT" in result.stdout.splitlines()[-2]
+    table = result.stdout.splitlines()
+    assert "flipped.npz" in table[-3] and "INCONSISTENT" in table[-3]
+    assert table[-1] == "2 logs: 1 consistent, 1 inconsistent, 0 unreadable"
     js = run("check", str(LOG), "--config", str(PROFILE), "--json")
-    assert json.loads(js.stdout)["consistent"] is True
+    assert json.loads(js.stdout)[0]["consistent"] is True
 
 
 def test_check_bad_input_exits_2(tmp_path):

@@ -20,7 +20,8 @@ from numpy.typing import NDArray
 
 from .balance import kinematics_batch
 from .contacts import Contact, SurfaceContact
-from .diagnosis import Finding, diagnose
+from .diagnosis import MAX_SAMPLES, Finding, diagnose
+from .parallel import ChunkFailure, chunk_bounds, run_chunks
 
 from .friction import CWC_ROW_NAMES, contact_wrench_cone
 from .robot import Robot
@@ -300,6 +301,8 @@ def check_trajectory(
     cone_tolerance: float = DEFAULT_CONE_TOLERANCE,
     savgol: tuple[int, int] | None = None,
     diagnose_causes: bool = True,
+    workers: int = 1,
+    chunk_size: int = 50_000,
     progress: bool = False,
 ) -> Report:
     """Check a log's contact wrenches against its motion and the friction cones.
@@ -321,6 +324,13 @@ def check_trajectory(
         Smoothing of estimated accelerations (only when the log has none).
     diagnose_causes : bool
         Run :func:`wholebody.diagnosis.diagnose` when some samples are over tolerance.
+    workers : int
+        Processes for the per-sample work (one Pinocchio pass each); results are identical
+        to ``workers=1``. A chunk that fails flags its samples with the error.
+    chunk_size : int
+        Samples per chunk: memory beyond the loaded log grows with it, not with the log.
+    progress : bool
+        A progress bar (tqdm) over the samples (``workers=1``).
     """
     contacts = _contacts_for_log(traj, contacts)
     if traj.a is None:
@@ -337,18 +347,106 @@ def check_trajectory(
         for i in np.flatnonzero(rows & ~bad):
             reasons[int(i)] = f"{what} have non-finite values"
         bad = bad | rows
-    reasons = dict(sorted(reasons.items()))
 
-    k = len(contacts)
+    k, e = len(contacts), len(traj.external_frames)
     parents = [robot.model.names[robot.model.frames[robot.frame_id(c.frame)].parentJoint] for c in contacts]
     frames = [c.frame for c in contacts] + list(traj.external_frames) + parents
-    kin = kinematics_batch(robot, arrays["q"], arrays["v"], arrays["a"], frames, bad, rotations=True,
-                           progress=progress)
+    # Valid samples whose kinematics the diagnosis keeps (at most MAX_SAMPLES, evenly spread).
+    valid = np.flatnonzero(~bad)
+    keep = valid if len(valid) <= MAX_SAMPLES else valid[np.linspace(0, len(valid) - 1, MAX_SAMPLES).astype(int)]
+
+    # One chunk at a time (bounded memory), on one or several processes.
+    chunks = []
+    for start, stop in chunk_bounds(N, chunk_size):
+        kept = keep[(keep >= start) & (keep < stop)] - start
+        chunks.append(((start, stop), (contacts, arrays["q"][start:stop], arrays["v"][start:stop],
+                                       arrays["a"][start:stop], W[start:stop], None if E is None else E[start:stop],
+                                       bad[start:stop], frames, e, kept, cone_tolerance, progress and workers == 1)))
+    results = run_chunks(robot, _check_chunk, chunks, workers)
+    out = _ChunkOutput.empty(N, k, len(keep))
+    offset = 0
+    for ((start, stop), args), res in zip(chunks, results):
+        n_keep = len(args[9])
+        if isinstance(res, ChunkFailure):
+            for i in range(start, stop):
+                if not bad[i]:
+                    reasons[i] = f"chunk {start}..{stop - 1} failed: {res.error}"
+            bad[start:stop] = True
+        else:
+            out.write(res, start, stop, offset)
+        offset += n_keep
+    reasons = dict(sorted(reasons.items()))
+    for field_ in ("r_f", "r_m", "margin", "util", "normal", "cop"):
+        getattr(out, field_)[bad] = np.nan
+
+    events = _contact_events(traj.time, out.normal, [c.name for c in contacts], robot.weight, bad)
+    report = Report(
+        robot=robot.name, source=traj.source, time=traj.time, residual_force=out.r_f, residual_moment=out.r_m,
+        flagged=bad, reasons=reasons, weight=robot.weight, force_tolerance=force_tolerance,
+        moment_tolerance=moment_tolerance, contact_names=[c.name for c in contacts], cone_margin=out.margin,
+        violated_row=out.violated.astype(str), utilisation=out.util, normal_force=out.normal, cop=out.cop,
+        accelerations_estimated=traj.accelerations_estimated, cone_tolerance=cone_tolerance, events=events,
+    )
+    if diagnose_causes and report.over_tolerance.any():
+        edge = _estimate_artifacts(report)
+        if edge is not None:
+            report.diagnosis = [edge]
+            return report
+        ok = ~bad[keep]
+        report.diagnosis = diagnose(
+            weight=robot.weight, mass=robot.mass, gravity=robot.gravity_vector, time=traj.time,
+            wrenches=np.where(bad[:, None, None], 0.0, W), rows=keep[ok], positions=out.keep_positions[ok],
+            joint_centres=out.keep_joints[ok], com=out.keep_com[ok], momentum_rate=out.keep_rate[ok],
+            external_at_com=out.keep_ext[ok], names=[c.name for c in contacts],
+            over_tolerance=report.over_tolerance,
+        )
+    return report
+
+
+@dataclass
+class _ChunkOutput:
+    """Per-sample results of a log (or of one chunk), and the kinematics kept for diagnosis."""
+
+    r_f: Array
+    r_m: Array
+    ext: Array
+    margin: Array
+    util: Array
+    normal: Array
+    cop: Array
+    violated: Array
+    keep_positions: Array
+    keep_joints: Array
+    keep_com: Array
+    keep_rate: Array
+    keep_ext: Array
+
+    @classmethod
+    def empty(cls, n: int, k: int, n_keep: int) -> _ChunkOutput:
+        nan = np.nan
+        return cls(np.full((n, 3), nan), np.full((n, 3), nan), np.full((n, 6), nan), np.full((n, k), nan),
+                   np.full((n, k), nan), np.full((n, k), nan), np.full((n, k, 2), nan),
+                   np.full((n, k), "", dtype=object), np.full((n_keep, k, 3), nan), np.full((n_keep, k, 3), nan),
+                   np.full((n_keep, 3), nan), np.full((n_keep, 6), nan), np.full((n_keep, 6), nan))
+
+    def write(self, part: _ChunkOutput, start: int, stop: int, offset: int) -> None:
+        for name in ("r_f", "r_m", "ext", "margin", "util", "normal", "cop", "violated"):
+            getattr(self, name)[start:stop] = getattr(part, name)
+        m = len(part.keep_com)
+        for name in ("keep_positions", "keep_joints", "keep_com", "keep_rate", "keep_ext"):
+            getattr(self, name)[offset : offset + m] = getattr(part, name)
+
+
+def _check_chunk(
+    robot: Robot, contacts: list[Contact], Q: Array, V: Array, A: Array, W: Array, E: Array | None, skip: Array,
+    frames: list[str], e: int, keep: Array, cone_tolerance: float, progress: bool,
+) -> _ChunkOutput:
+    """Everything :func:`check_trajectory` computes for one chunk of samples."""
+    N, k = len(Q), len(contacts)
+    kin = kinematics_batch(robot, Q, V, A, frames, skip, rotations=True, progress=progress)
     P = kin.positions[:, :k]
     R = kin.rotations[:, :k]
-    e = len(traj.external_frames)
     com = kin.com
-
     # Known external wrenches about the CoM.
     ext = np.zeros((N, 6))
     if E is not None:
@@ -361,8 +459,6 @@ def check_trajectory(
     f_gi = robot.mass * robot.gravity_vector - kin.momentum_rate[:, :3]
     r_f = f_c + ext[:, :3] + f_gi
     r_m = m_c + ext[:, 3:] - kin.momentum_rate[:, 3:]
-    r_f[bad] = np.nan
-    r_m[bad] = np.nan
 
     # Friction, per contact, in its own frame.
     local_f = np.einsum("nkji,nkj->nki", R, f)
@@ -371,21 +467,18 @@ def check_trajectory(
     util = np.full((N, k), np.nan)
     violated = np.full((N, k), "", dtype=object)
     cop = np.full((N, k, 2), np.nan)
-    normal = local_f[..., 2] if k else np.zeros((N, 0))
+    normal = np.full((N, k), np.nan)
     for j, c in enumerate(contacts):
         fl, tl = local_f[:, j], local_t[:, j]
-        if isinstance(c, SurfaceContact):
-            n_vec = np.array([0.0, 0.0, 1.0])
-        else:
-            n_vec = c.normal
+        n_vec = np.array([0.0, 0.0, 1.0]) if isinstance(c, SurfaceContact) else c.normal
         fn = fl @ n_vec
         ft = np.linalg.norm(fl - fn[:, None] * n_vec, axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             util[:, j] = np.where(fn > 0, ft / (c.mu * fn), np.where(ft > 0, np.inf, 0.0))
         if isinstance(c, SurfaceContact):
-            A = contact_wrench_cone(c.half_length, c.half_width, c.mu)
-            values = np.concatenate([fl, tl], axis=1) @ A.T / np.linalg.norm(A, axis=1)
-            worst = np.argmax(values, axis=1)
+            cone = contact_wrench_cone(c.half_length, c.half_width, c.mu)
+            values = np.concatenate([fl, tl], axis=1) @ cone.T / np.linalg.norm(cone, axis=1)
+            worst = np.argmax(np.nan_to_num(values, nan=-np.inf), axis=1)
             margin[:, j] = -values[np.arange(N), worst]
             names = np.array(CWC_ROW_NAMES, dtype=object)[worst]
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -397,30 +490,9 @@ def check_trajectory(
             out = margin[:, j] < -cone_tolerance * robot.weight
         violated[out, j] = names[out]
         normal[:, j] = fn
-    margin[bad] = np.nan
-    util[bad] = np.nan
-
-    events = _contact_events(traj.time, normal, [c.name for c in contacts], robot.weight, bad)
-    report = Report(
-        robot=robot.name, source=traj.source, time=traj.time, residual_force=r_f, residual_moment=r_m,
-        flagged=bad, reasons=reasons, weight=robot.weight, force_tolerance=force_tolerance,
-        moment_tolerance=moment_tolerance, contact_names=[c.name for c in contacts], cone_margin=margin,
-        violated_row=violated.astype(str), utilisation=util, normal_force=normal, cop=cop,
-        accelerations_estimated=traj.accelerations_estimated, cone_tolerance=cone_tolerance, events=events,
-    )
-    if diagnose_causes and report.over_tolerance.any():
-        edge = _estimate_artifacts(report)
-        if edge is not None:
-            report.diagnosis = [edge]
-            return report
-        report.diagnosis = diagnose(
-            weight=robot.weight, mass=robot.mass, gravity=robot.gravity_vector, time=traj.time,
-            wrenches=np.where(bad[:, None, None], 0.0, W), positions=np.nan_to_num(P),
-            joint_centres=np.nan_to_num(kin.positions[:, k + e :]), com=np.nan_to_num(com),
-            momentum_rate=np.nan_to_num(kin.momentum_rate), external_at_com=ext,
-            names=[c.name for c in contacts], valid=~bad, over_tolerance=report.over_tolerance,
-        )
-    return report
+    parents = kin.positions[:, k + e :]
+    return _ChunkOutput(r_f, r_m, ext, margin, util, normal, cop, violated, P[keep], parents[keep], com[keep],
+                        kin.momentum_rate[keep], ext[keep])
 
 
 def _estimate_artifacts(report: Report, edge_samples: int = 10, window: float = 0.02) -> Finding | None:

@@ -328,6 +328,8 @@ def newton_euler_residuals(
     at: str | ArrayLike = "com",
     external: ExternalWrenches = (),
     known_wrenches: Mapping[str, ArrayLike] | None = None,
+    workers: int = 1,
+    chunk_size: int = 20_000,
 ) -> ResidualBatch:
     """Newton-Euler residuals of N samples: one Pinocchio pass per sample, algebra batched.
 
@@ -345,6 +347,9 @@ def newton_euler_residuals(
     known_wrenches : mapping of frame name to array (N, 6), optional
         Known external wrenches, world axes, at the named frames' origins (a push measured
         at the torso); their positions come from the same Pinocchio pass.
+    workers : int
+        Processes sharing the samples, in chunks of ``chunk_size``; the result is identical
+        to ``workers=1``, and a chunk that fails flags its samples with the error.
 
     Returns
     -------
@@ -352,6 +357,9 @@ def newton_euler_residuals(
         Samples with non-finite values or a bad quaternion are flagged (NaN residual) and
         listed with the reason; the others are computed.
     """
+    if workers > 1:
+        return _residuals_in_chunks(robot, q, v, a, contacts, wrenches, at, external, known_wrenches,
+                                    workers, chunk_size)
     arrays, bad, reasons = robot.check_batch(q=q, v=v, a=a)
     Q, V, A = arrays["q"], arrays["v"], arrays["a"]
     N = Q.shape[0]
@@ -370,6 +378,40 @@ def newton_euler_residuals(
     force[bad] = np.nan
     moment[bad] = np.nan
     return ResidualBatch(force, moment, point, robot.weight, bad, dict(sorted(reasons.items())))
+
+
+def _residual_chunk(robot, q, v, a, contacts, W, at, external, known):
+    return newton_euler_residuals(robot, q, v, a, contacts, W, at=at, external=external, known_wrenches=known)
+
+
+def _residuals_in_chunks(robot, q, v, a, contacts, wrenches, at, external, known_wrenches, workers, chunk_size):
+    from .parallel import ChunkFailure, chunk_bounds, run_chunks
+
+    Q, V, A = (np.asarray(x, dtype=float) for x in (q, v, a))
+    N = Q.shape[0]
+    W = stack_contact_wrenches(contacts, wrenches, N)
+
+    def part(x, s, e):
+        x = np.asarray(x, dtype=float)
+        return x[s:e] if x.ndim >= 1 and x.shape[0] == N and x.ndim > 1 else x
+
+    chunks = []
+    for s, e in chunk_bounds(N, chunk_size):
+        ext = [(part(w, s, e), part(p, s, e)) for w, p in external]
+        known = {f: part(w, s, e) for f, w in (known_wrenches or {}).items()}
+        chunks.append(((s, e), (Q[s:e], V[s:e], A[s:e], contacts, W[s:e], at, ext, known)))
+    results = run_chunks(robot, _residual_chunk, chunks, workers)
+    force, moment, point = np.full((N, 3), np.nan), np.full((N, 3), np.nan), np.full((N, 3), np.nan)
+    flagged = np.zeros(N, dtype=bool)
+    reasons: dict[int, str] = {}
+    for ((s, e), _), res in zip(chunks, results):
+        if isinstance(res, ChunkFailure):
+            flagged[s:e] = True
+            reasons.update({i: f"chunk {s}..{e - 1} failed: {res.error}" for i in range(s, e)})
+            continue
+        force[s:e], moment[s:e], point[s:e], flagged[s:e] = res.force, res.moment, res.point, res.flagged
+        reasons.update({s + i: why for i, why in res.reasons.items()})
+    return ResidualBatch(force, moment, point, robot.weight, flagged, dict(sorted(reasons.items())))
 
 
 @dataclass(frozen=True)

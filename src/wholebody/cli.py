@@ -45,39 +45,37 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .analysis import check_trajectory
-    from .trajectory import Trajectory
+    from .many import check_many, format_table
 
     robot, contacts = _setup(args)
-    out = Path(args.out) if args.out else None
-    verdict = EXIT_OK
-    table = []
-    for log in args.logs:
-        traj = Trajectory.load(log)
-        report = check_trajectory(robot, traj, contacts, force_tolerance=args.force_tolerance,
-                                  moment_tolerance=args.moment_tolerance, progress=args.progress)
-        if args.json:
-            print(json.dumps(report.summary(), default=float))
-        else:
-            print(report.format_summary())
-            if len(args.logs) > 1:
+    options = {"force_tolerance": args.force_tolerance, "moment_tolerance": args.moment_tolerance}
+    client = None
+    if args.dask:
+        from dask.distributed import Client
+
+        client = Client(args.dask)
+    if len(args.logs) == 1 and client is None:
+        # One log: its samples are shared between the workers.
+        options |= {"workers": args.workers, "progress": args.progress}
+        workers = 1
+    else:
+        workers = args.workers
+    rows = check_many(args.logs, robot, contacts, workers=workers, client=client, out_dir=args.out,
+                      plot=args.plot, options=options)
+    if args.json:
+        print(json.dumps([{k: v for k, v in r.items() if k != "text"} for r in rows], default=float))
+    else:
+        for r in rows:
+            print(r["text"])
+            if len(rows) > 1:
                 print()
-        if out is not None:
-            out.mkdir(parents=True, exist_ok=True)
-            stem = Path(log).stem
-            report.to_json(out / f"{stem}.report.json")
-            report.to_csv(out / f"{stem}.report.csv")
-            if args.plot:
-                report.plot(out / f"{stem}.report.png")
-        s = report.summary()
-        table.append((log, s["samples"]["checked"], s["residual_force_N"]["max"], report.consistent))
-        if not report.consistent:
-            verdict = EXIT_INCONSISTENT
-    if len(table) > 1 and not args.json:
-        print(f"{'log':40s} {'checked':>8s} {'max |f_r| [N]':>14s}  verdict")
-        for log, n, fmax, ok in table:
-            print(f"{Path(log).name:40s} {n:8d} {fmax:14.3g}  {'consistent' if ok else 'INCONSISTENT'}")
-    return verdict
+        if len(rows) > 1:
+            print(format_table(rows))
+    if any(r.get("error") for r in rows):
+        if len(rows) == 1:
+            print(f"wholebody: error: {rows[0]['error']}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return EXIT_OK if all(r["consistent"] for r in rows) else EXIT_INCONSISTENT
 
 
 def _estimate(args: argparse.Namespace) -> int:
@@ -126,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", action="store_true", help="print the summary as JSON")
     check.add_argument("--force-tolerance", type=float, default=0.01, help="relative to m g (default 0.01)")
     check.add_argument("--moment-tolerance", type=float, default=0.01, help="moment / m g [m] (default 0.01)")
+    check.add_argument("--workers", type=int, default=1,
+                       help="processes: over the samples of one log, or over the logs of many")
+    check.add_argument("--dask", metavar="ADDRESS", help="run on a Dask scheduler (tcp://host:8786)")
     check.set_defaults(func=_check)
 
     estimate = sub.add_parser("estimate", help="estimate contact wrenches of a log by QP")

@@ -8,7 +8,7 @@ characterised as a missing force (a contact not logged, or an unmeasured push): 
 pulse, with its time window, size and line of action.
 
 The score of a residual is ``median(|f_r|) / (m g) + median(|tau_r|) / (m g L)`` over the
-samples considered, with ``L = 0.1 m`` (a foot's size), so that moment errors count as CoP
+samples over tolerance, with ``L = 0.1 m`` (a foot's size), so that moment errors count as CoP
 errors of 10 cm.
 """
 
@@ -91,25 +91,28 @@ class _Context:
 
 
 def diagnose(
-    *, weight: float, mass: float, gravity: Array, time: Array, wrenches: Array, positions: Array,
-    joint_centres: Array, com: Array, momentum_rate: Array, external_at_com: Array, names: list[str],
-    valid: Array, over_tolerance: Array,
+    *, weight: float, mass: float, gravity: Array, time: Array, wrenches: Array, rows: Array,
+    positions: Array, joint_centres: Array, com: Array, momentum_rate: Array, external_at_com: Array,
+    names: list[str], over_tolerance: Array,
 ) -> list[Finding]:
     """Rank likely causes of the residual; the first finding is the best-supported one.
 
-    Returns an empty list when no sample is over tolerance.
+    ``time`` (N,), ``wrenches`` (N, k, 6) and ``over_tolerance`` (N,) cover the whole log;
+    the kinematics (``positions`` and ``joint_centres`` (S, k, 3), ``com`` (S, 3),
+    ``momentum_rate`` and ``external_at_com`` (S, 6)) only the valid samples ``rows`` (S,)
+    on which hypotheses are scored (at most :data:`MAX_SAMPLES`, evenly spread; the lag search
+    reads the full wrench array around them). Returns an empty list when no sample is over
+    tolerance.
     """
-    if not over_tolerance.any():
+    if not over_tolerance.any() or not len(rows):
         return []
-    full_time = time
-    # Hypotheses are scored on at most MAX_SAMPLES valid samples, evenly spread (the lag
-    # search reads the full wrench array around them).
-    all_rows = np.flatnonzero(valid)
-    S = all_rows if len(all_rows) <= MAX_SAMPLES else all_rows[np.linspace(0, len(all_rows) - 1, MAX_SAMPLES).astype(int)]
-    full_W = wrenches
-    ctx = _Context(weight, mass, gravity, time[S], wrenches[S], positions[S], joint_centres[S], com[S],
-                   momentum_rate[S], external_at_com[S], names, np.arange(len(S)))
-    time, over_tolerance = time[S], over_tolerance[S]
+    full_time, full_W, S = time, wrenches, np.asarray(rows)
+    # Scores use the samples over tolerance: a fault confined to part of the log is judged
+    # where it is, not diluted by the clean rest.
+    over_S = over_tolerance[S]
+    ctx = _Context(weight, mass, gravity, time[S], wrenches[S], positions, joint_centres, com,
+                   momentum_rate, external_at_com, names, np.flatnonzero(over_S) if over_S.any() else np.arange(len(S)))
+    time, over_tolerance = time[S], over_S
     rows = ctx.rows
     r_f, r_m = ctx.residual()
     base = ctx.score(r_f, r_m)
@@ -154,7 +157,7 @@ def diagnose(
         if lag == 0:
             continue
         W = full_W[np.clip(S + lag, 0, N - 1)]
-        keep = rows[(S + lag >= 0) & (S + lag < N)]
+        keep = rows[(S[rows] + lag >= 0) & (S[rows] + lag < N)]
         sub = _Context(**{**ctx.__dict__, "rows": keep})
         s = sub.score(*ctx.residual(W=W))
         if s < best_score:
@@ -203,7 +206,7 @@ def _missing_force(ctx: _Context, r_f: Array, r_m: Array, over: Array) -> Findin
     f_mean = f_missing.mean(axis=0)
     duration = t[-1] - t[0] if len(t) > 1 else 0.0
     span = t[idx[-1]] - t[idx[0]] if len(idx) else 0.0
-    share = len(idx) / max(len(ctx.rows), 1)
+    share = len(idx) / max(len(over), 1)  # of the (valid) samples considered
     # Line of action of the mean missing wrench about the CoM: closest point to the CoM.
     m_mean = m_missing.mean(axis=0)
     point = ctx.com[idx].mean(axis=0) + np.cross(f_mean, m_mean) / max(f_mean @ f_mean, 1e-300)

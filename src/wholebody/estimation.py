@@ -665,6 +665,8 @@ def estimate_contact_wrenches_batch(
     pyramid_faces: int = 4,
     tolerance: float = DEFAULT_TOLERANCE,
     progress: bool = False,
+    workers: int = 1,
+    chunk_size: int = 10_000,
 ) -> EstimationBatch:
     """Estimate N samples: one Pinocchio pass and one small QP each.
 
@@ -674,9 +676,14 @@ def estimate_contact_wrenches_batch(
     :func:`build_estimation_problem`, with ``q`` (N, nq), ``v``, ``a`` (N, nv) and ``tau``
     (N, nv - 6) or (N, nv). Infeasible samples are statuses (with the closest wrenches
     inside the cones); the friction-scale search of single estimates is not run here.
+    ``workers`` processes share the samples in chunks of ``chunk_size``; the result is
+    identical to ``workers=1`` and a failing chunk marks its samples ``"failed"`` with the error.
     """
     solver = solver or DEFAULT_SOLVER
     _check_solver(solver)
+    if workers > 1:
+        return _estimate_in_chunks(robot, q, v, a, contacts, tau, solver, regularization, pyramid_faces,
+                                   tolerance, workers, chunk_size)
     arrays = {"q": q, "v": v, "a": a}
     if tau is not None:
         arrays["tau_in"] = tau
@@ -745,6 +752,45 @@ def estimate_contact_wrenches_batch(
         tuple(contacts), wrenches, status.astype(str), res_f, res_m, eq_res, data_res, margins, times,
         dict(sorted(reasons.items())), "full_dynamics" if full else "newton_euler", solver,
     )
+
+
+def _estimate_chunk(robot, q, v, a, contacts, tau, solver, regularization, pyramid_faces, tolerance):
+    return estimate_contact_wrenches_batch(robot, q, v, a, contacts, tau=tau, solver=solver,
+                                           regularization=regularization, pyramid_faces=pyramid_faces,
+                                           tolerance=tolerance)
+
+
+def _estimate_in_chunks(robot, q, v, a, contacts, tau, solver, regularization, pyramid_faces, tolerance,
+                        workers, chunk_size) -> EstimationBatch:
+    from .parallel import ChunkFailure, chunk_bounds, run_chunks
+
+    Q, V, A = (np.asarray(x, dtype=float) for x in (q, v, a))
+    T = None if tau is None else np.asarray(tau, dtype=float)
+    N, k, n = Q.shape[0], len(contacts), sum(c.size for c in contacts)
+    chunks = [((s, e), (Q[s:e], V[s:e], A[s:e], contacts, None if T is None else T[s:e], solver, regularization,
+                        pyramid_faces, tolerance)) for s, e in chunk_bounds(N, chunk_size)]
+    results = run_chunks(robot, _estimate_chunk, chunks, workers)
+    parts = {name: [] for name in ("wrenches", "status", "residual_force", "residual_moment", "equations_residual",
+                                   "data_residual", "cone_margin", "solve_time")}
+    reasons: dict[int, str] = {}
+    for ((s, e), _), res in zip(chunks, results):
+        if isinstance(res, ChunkFailure):
+            m = e - s
+            nan = {"wrenches": np.full((m, n), np.nan), "status": np.full(m, "failed"),
+                   "cone_margin": np.full((m, k), np.nan)}
+            for name in parts:
+                parts[name].append(nan.get(name, np.full(m, np.nan)))
+            reasons.update({i: f"chunk {s}..{e - 1} failed: {res.error}" for i in range(s, e)})
+            continue
+        for name in parts:
+            parts[name].append(getattr(res, name))
+        reasons.update({s + i: why for i, why in res.reasons.items()})
+    merged = {name: np.concatenate(values) for name, values in parts.items()}
+    return EstimationBatch(tuple(contacts), merged["wrenches"], merged["status"].astype(str),
+                           merged["residual_force"], merged["residual_moment"], merged["equations_residual"],
+                           merged["data_residual"], merged["cone_margin"], merged["solve_time"],
+                           dict(sorted(reasons.items())), "full_dynamics" if T is not None else "newton_euler",
+                           solver)
 
 
 class _BatchSolver:

@@ -136,6 +136,14 @@ class Robot:
         self._crba_upper_only = not np.array_equal(M, M.T)
         self._lower_mask = np.tril(np.ones((model.nv, model.nv), dtype=bool), -1)
 
+    # --- pickling: the model travels, the scratch data is made afresh ----------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"model": self._model, "name": self.name, "source": self.source}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["model"], name=state["name"], source=state["source"])
+
     # --- construction ---------------------------------------------------------------------
 
     @classmethod

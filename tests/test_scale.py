@@ -1,0 +1,110 @@
+"""Several processes and many logs: the same answers, bit for bit, with bad parts reported."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import wholebody as wb
+from wholebody.analysis import check_trajectory
+from wholebody.balance import newton_euler_residuals
+from wholebody.contacts import SurfaceContact
+from wholebody.estimation import estimate_contact_wrenches_batch
+from wholebody.many import check_many, format_table
+from wholebody.parallel import ChunkFailure, run_chunks
+from wholebody.trajectory import Trajectory
+
+ROOT = Path(__file__).resolve().parents[1]
+LOG = ROOT / "data" / "humanoid_squat.npz"
+FEET = [SurfaceContact(f, half_length=0.12, half_width=0.05, mu=1.0) for f in ("left_sole", "right_sole")]
+
+
+@pytest.fixture(scope="module")
+def bad_log() -> Trajectory:
+    """The shipped log with flagged samples and an inconsistent stretch."""
+    traj = Trajectory.load(LOG)
+    q, v, W = traj.q.copy(), traj.v.copy(), traj.contact_wrenches.copy()
+    q[10, 3:7] = 0.0
+    v[333, 4] = np.nan
+    W[600:650, 1] *= -1
+    return dataclasses.replace(traj, q=q, v=v, contact_wrenches=W)
+
+
+def _same(a, b):
+    np.testing.assert_array_equal(a, b)  # NaN == NaN here; exact equality otherwise
+
+
+def test_robot_pickles():
+    robot = wb.load("humanoid")
+    robot.add_frame("probe", "left_sole", [0.1, 0.0, 0.0])
+    again = pickle.loads(pickle.dumps(robot))
+    q = robot.random_configuration(1)
+    _same(again.mass_matrix(q), robot.mass_matrix(q))
+    _same(again.frame_position(q, "probe"), robot.frame_position(q, "probe"))
+
+
+def test_check_with_two_workers_equals_one(humanoid, bad_log):
+    one = check_trajectory(humanoid, bad_log, FEET, workers=1, chunk_size=128)
+    two = check_trajectory(humanoid, bad_log, FEET, workers=2, chunk_size=128)
+    for field in ("residual_force", "residual_moment", "cone_margin", "utilisation", "cop", "normal_force", "flagged"):
+        _same(getattr(two, field), getattr(one, field))
+    _same(two.violated_row, one.violated_row)
+    assert two.reasons == one.reasons and list(one.reasons) == [10, 333]
+    assert [f.message for f in two.diagnosis] == [f.message for f in one.diagnosis]
+    # Chunking does not change anything either.
+    _same(check_trajectory(humanoid, bad_log, FEET).residual_force, one.residual_force)
+
+
+def test_residuals_and_estimates_with_two_workers_equal_one(humanoid, bad_log):
+    q, v, a, tau = bad_log.for_robot(humanoid)
+    W = bad_log.contact_wrenches.reshape(len(bad_log), -1)
+    r1 = newton_euler_residuals(humanoid, q, v, a, FEET, W)
+    r2 = newton_euler_residuals(humanoid, q, v, a, FEET, W, workers=2, chunk_size=300)
+    _same(r2.force, r1.force)
+    _same(r2.moment, r1.moment)
+    assert r2.reasons == r1.reasons
+    e1 = estimate_contact_wrenches_batch(humanoid, q[:200], v[:200], a[:200], FEET)
+    e2 = estimate_contact_wrenches_batch(humanoid, q[:200], v[:200], a[:200], FEET, workers=2, chunk_size=64)
+    _same(e2.wrenches, e1.wrenches)
+    _same(e2.status, e1.status)
+    assert e2.reasons == e1.reasons
+
+
+def _explode(robot, start):
+    if start == 2:
+        raise RuntimeError("disk on fire")
+    return start
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_failing_chunk_is_reported_not_lost(workers):
+    out = run_chunks(None, _explode, [((i, i + 1), (i,)) for i in range(4)], workers=workers)
+    assert out[:2] == [0, 1] and out[3] == 3
+    assert out[2] == ChunkFailure(2, 3, "RuntimeError: disk on fire")
+
+
+def test_check_many_locally(tmp_path, humanoid, bad_log):
+    bad_log.save(tmp_path / "bad.npz")
+    (tmp_path / "broken.npz").write_bytes(b"nope")
+    paths = [LOG, tmp_path / "bad.npz", tmp_path / "broken.npz"]
+    rows = check_many(paths, humanoid, FEET, workers=2)
+    assert [r["consistent"] for r in rows] == [True, False, None]
+    assert "cannot read as .npz" in rows[2]["error"]
+    assert rows[1]["flagged"] == 2 and "wrong sign" in rows[1]["diagnosis"]
+    assert rows == check_many(paths, humanoid, FEET, workers=1)
+    assert format_table(rows).splitlines()[-1] == "3 logs: 1 consistent, 1 inconsistent, 1 unreadable"
+
+
+def test_check_many_on_a_dask_local_cluster(tmp_path, humanoid, bad_log):
+    distributed = pytest.importorskip("dask.distributed")
+    bad_log.save(tmp_path / "bad.npz")
+    paths = [LOG, tmp_path / "bad.npz"]
+    local = check_many(paths, humanoid, FEET)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        remote = check_many(paths, humanoid, FEET, client=client)
+    assert remote == local
