@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 from .balance import kinematics_batch
 from .contacts import Contact, SurfaceContact
 from .diagnosis import MAX_SAMPLES, Finding, diagnose
-from .parallel import ChunkFailure, chunk_bounds, run_chunks
+from .parallel import ChunkFailure, Shared, chunk_bounds, run_chunks
 
 from .friction import CWC_ROW_NAMES, contact_wrench_cone
 from .robot import Robot
@@ -38,6 +38,9 @@ DEFAULT_MOMENT_TOLERANCE = 0.01
 #: Cone margins below -this share of the weight count as violations. Simulators place contact
 #: points a fraction of a millimetre outside a tilted sole (penetration): 1e-4 m g is 0.06 N.
 DEFAULT_CONE_TOLERANCE = 1e-4
+#: Names of violated inequalities: the 16 rows of the contact wrench cone, then point contacts'.
+VIOLATION_NAMES = (*CWC_ROW_NAMES, "pulling (negative normal force)", "slipping (|f_t| > mu f_n)")
+_PULLING, _SLIPPING = len(CWC_ROW_NAMES), len(CWC_ROW_NAMES) + 1
 #: Normal force below this share of the weight: the contact is open (for make/break events).
 CONTACT_THRESHOLD = 0.02
 
@@ -68,6 +71,7 @@ class Report:
     cop : (N, k, 2)
         Centre of pressure in each surface contact's frame [m] (NaN for point contacts).
     events : list of (time, contact, "make" | "break")
+        Where a contact's normal force crosses 2 % of the weight (the first 10,000 per contact).
     diagnosis : list of Finding
         Ranked causes when the log is inconsistent; empty for a consistent log.
     """
@@ -167,7 +171,8 @@ class Report:
             "fraction_over_tolerance": float(over.sum() / max(self.n_checked, 1)),
             "over_tolerance_near_contact_events": near_events,
             "contacts": contacts,
-            "events": [{"time": t, "contact": c, "event": e} for t, c, e in self.events],
+            "n_events": len(self.events),
+            "events": [{"time": t, "contact": c, "event": e} for t, c, e in self.events[:200]],
             "flagged_reasons": {str(k): v for k, v in list(self.reasons.items())[:50]},
             "diagnosis": [{"cause": f.cause, "explained": f.explained, "message": f.message,
                            "parameters": f.parameters} for f in self.diagnosis],
@@ -177,9 +182,7 @@ class Report:
         """Share of the over-tolerance samples within ``window`` s of a make/break event."""
         if not over.any() or not self.events:
             return 0.0
-        times = np.array([e[0] for e in self.events])
-        near = np.min(np.abs(self.time[over][:, None] - times[None, :]), axis=1) <= window
-        return float(near.mean())
+        return float(_near(self.time[over], np.array([e[0] for e in self.events]), window).mean())
 
     def format_summary(self) -> str:
         """The summary as a few lines of text (what the CLI prints)."""
@@ -357,12 +360,14 @@ def check_trajectory(
 
     # One chunk at a time (bounded memory), on one or several processes.
     chunks = []
+    shared = {"q": arrays["q"], "v": arrays["v"], "a": arrays["a"], "W": W, "E": E, "bad": bad}
     for start, stop in chunk_bounds(N, chunk_size):
         kept = keep[(keep >= start) & (keep < stop)] - start
-        chunks.append(((start, stop), (contacts, arrays["q"][start:stop], arrays["v"][start:stop],
-                                       arrays["a"][start:stop], W[start:stop], None if E is None else E[start:stop],
-                                       bad[start:stop], frames, e, kept, cone_tolerance, progress and workers == 1)))
-    results = run_chunks(robot, _check_chunk, chunks, workers)
+        part = {name: Shared(name, start, stop) for name in shared}
+        chunks.append(((start, stop), (contacts, part["q"], part["v"], part["a"], part["W"],
+                                       None if E is None else part["E"], part["bad"], frames, e, kept,
+                                       cone_tolerance, progress and workers == 1)))
+    results = run_chunks(robot, _check_chunk, chunks, workers, shared=shared)
     out = _ChunkOutput.empty(N, k, len(keep))
     offset = 0
     for ((start, stop), args), res in zip(chunks, results):
@@ -384,7 +389,7 @@ def check_trajectory(
         robot=robot.name, source=traj.source, time=traj.time, residual_force=out.r_f, residual_moment=out.r_m,
         flagged=bad, reasons=reasons, weight=robot.weight, force_tolerance=force_tolerance,
         moment_tolerance=moment_tolerance, contact_names=[c.name for c in contacts], cone_margin=out.margin,
-        violated_row=out.violated.astype(str), utilisation=out.util, normal_force=out.normal, cop=out.cop,
+        violated_row=np.array(("",) + VIOLATION_NAMES, dtype=object)[out.violated + 1], utilisation=out.util, normal_force=out.normal, cop=out.cop,
         accelerations_estimated=traj.accelerations_estimated, cone_tolerance=cone_tolerance, events=events,
     )
     if diagnose_causes and report.over_tolerance.any():
@@ -426,7 +431,7 @@ class _ChunkOutput:
         nan = np.nan
         return cls(np.full((n, 3), nan), np.full((n, 3), nan), np.full((n, 6), nan), np.full((n, k), nan),
                    np.full((n, k), nan), np.full((n, k), nan), np.full((n, k, 2), nan),
-                   np.full((n, k), "", dtype=object), np.full((n_keep, k, 3), nan), np.full((n_keep, k, 3), nan),
+                   np.full((n, k), -1, dtype=np.int16), np.full((n_keep, k, 3), nan), np.full((n_keep, k, 3), nan),
                    np.full((n_keep, 3), nan), np.full((n_keep, 6), nan), np.full((n_keep, 6), nan))
 
     def write(self, part: _ChunkOutput, start: int, stop: int, offset: int) -> None:
@@ -465,7 +470,7 @@ def _check_chunk(
     local_t = np.einsum("nkji,nkj->nki", R, W[..., 3:])
     margin = np.full((N, k), np.nan)
     util = np.full((N, k), np.nan)
-    violated = np.full((N, k), "", dtype=object)
+    violated = np.full((N, k), -1, dtype=np.int16)  # index into VIOLATION_NAMES, -1 inside
     cop = np.full((N, k, 2), np.nan)
     normal = np.full((N, k), np.nan)
     for j, c in enumerate(contacts):
@@ -480,15 +485,15 @@ def _check_chunk(
             values = np.concatenate([fl, tl], axis=1) @ cone.T / np.linalg.norm(cone, axis=1)
             worst = np.argmax(np.nan_to_num(values, nan=-np.inf), axis=1)
             margin[:, j] = -values[np.arange(N), worst]
-            names = np.array(CWC_ROW_NAMES, dtype=object)[worst]
+            codes = worst
             with np.errstate(divide="ignore", invalid="ignore"):
                 cop[:, j] = np.where(fl[:, 2:3] > 0, np.stack([-tl[:, 1], tl[:, 0]], axis=1) / fl[:, 2:3], np.nan)
         else:
             margin[:, j] = c.mu * fn - ft
-            names = np.where(fn < 0, "pulling (negative normal force)", "slipping (|f_t| > mu f_n)").astype(object)
+            codes = np.where(fn < 0, _PULLING, _SLIPPING)
         with np.errstate(invalid="ignore"):
             out = margin[:, j] < -cone_tolerance * robot.weight
-        violated[out, j] = names[out]
+        violated[out, j] = codes[out]
         normal[:, j] = fn
     parents = kin.positions[:, k + e :]
     return _ChunkOutput(r_f, r_m, ext, margin, util, normal, cop, violated, P[keep], parents[keep], com[keep],
@@ -504,9 +509,7 @@ def _estimate_artifacts(report: Report, edge_samples: int = 10, window: float = 
     N = report.n_samples
     at_ends = (over < edge_samples) | (over >= N - edge_samples)
     times = np.array([e[0] for e in report.events])
-    near = np.zeros(len(over), dtype=bool)
-    if len(times):
-        near = np.min(np.abs(report.time[over][:, None] - times[None, :]), axis=1) <= window
+    near = _near(report.time[over], times, window)
     explained = at_ends | near
     if explained.mean() < 0.8:
         return None
@@ -524,12 +527,27 @@ def _estimate_artifacts(report: Report, edge_samples: int = 10, window: float = 
     )
 
 
+def _near(t: Array, events: Array, window: float) -> Array:
+    """For each time in ``t``, is an event within ``window``? (sorted search, O(n log m))"""
+    if not len(events):
+        return np.zeros(len(t), dtype=bool)
+    events = np.sort(events)
+    i = np.clip(np.searchsorted(events, t), 1, len(events) - 1) if len(events) > 1 else np.zeros(len(t), int)
+    nearest = np.minimum(np.abs(t - events[i]), np.abs(t - events[np.maximum(i - 1, 0)]))
+    return nearest <= window
+
+
+MAX_EVENTS = 10_000  # per contact: a noisy log can chatter at every sample
+
+
 def _contact_events(time: Array, normal: Array, names: list[str], weight: float, bad: Array) -> list:
+    """(time, contact, "make" | "break") where the normal force crosses 2 % of the weight
+    (the first :data:`MAX_EVENTS` of each contact)."""
     events = []
     threshold = CONTACT_THRESHOLD * weight
     for j, name in enumerate(names):
         closed = np.where(bad, np.nan, normal[:, j]) > threshold
-        change = np.flatnonzero(closed[1:] != closed[:-1])
+        change = np.flatnonzero(closed[1:] != closed[:-1])[:MAX_EVENTS]
         for i in change:
             events.append((float(time[i + 1]), name, "make" if closed[i + 1] else "break"))
     return sorted(events)

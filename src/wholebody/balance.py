@@ -385,7 +385,7 @@ def _residual_chunk(robot, q, v, a, contacts, W, at, external, known):
 
 
 def _residuals_in_chunks(robot, q, v, a, contacts, wrenches, at, external, known_wrenches, workers, chunk_size):
-    from .parallel import ChunkFailure, chunk_bounds, run_chunks
+    from .parallel import ChunkFailure, Shared, chunk_bounds, run_chunks
 
     Q, V, A = (np.asarray(x, dtype=float) for x in (q, v, a))
     N = Q.shape[0]
@@ -396,11 +396,13 @@ def _residuals_in_chunks(robot, q, v, a, contacts, wrenches, at, external, known
         return x[s:e] if x.ndim >= 1 and x.shape[0] == N and x.ndim > 1 else x
 
     chunks = []
+    shared = {"q": Q, "v": V, "a": A, "W": W}
     for s, e in chunk_bounds(N, chunk_size):
         ext = [(part(w, s, e), part(p, s, e)) for w, p in external]
         known = {f: part(w, s, e) for f, w in (known_wrenches or {}).items()}
-        chunks.append(((s, e), (Q[s:e], V[s:e], A[s:e], contacts, W[s:e], at, ext, known)))
-    results = run_chunks(robot, _residual_chunk, chunks, workers)
+        chunks.append(((s, e), (Shared("q", s, e), Shared("v", s, e), Shared("a", s, e), contacts,
+                                Shared("W", s, e), at, ext, known)))
+    results = run_chunks(robot, _residual_chunk, chunks, workers, shared=shared)
     force, moment, point = np.full((N, 3), np.nan), np.full((N, 3), np.nan), np.full((N, 3), np.nan)
     flagged = np.zeros(N, dtype=bool)
     reasons: dict[int, str] = {}

@@ -762,14 +762,16 @@ def _estimate_chunk(robot, q, v, a, contacts, tau, solver, regularization, pyram
 
 def _estimate_in_chunks(robot, q, v, a, contacts, tau, solver, regularization, pyramid_faces, tolerance,
                         workers, chunk_size) -> EstimationBatch:
-    from .parallel import ChunkFailure, chunk_bounds, run_chunks
+    from .parallel import ChunkFailure, Shared, chunk_bounds, run_chunks
 
     Q, V, A = (np.asarray(x, dtype=float) for x in (q, v, a))
     T = None if tau is None else np.asarray(tau, dtype=float)
     N, k, n = Q.shape[0], len(contacts), sum(c.size for c in contacts)
-    chunks = [((s, e), (Q[s:e], V[s:e], A[s:e], contacts, None if T is None else T[s:e], solver, regularization,
-                        pyramid_faces, tolerance)) for s, e in chunk_bounds(N, chunk_size)]
-    results = run_chunks(robot, _estimate_chunk, chunks, workers)
+    shared = {"q": Q, "v": V, "a": A, "tau": T}
+    chunks = [((s, e), (Shared("q", s, e), Shared("v", s, e), Shared("a", s, e), contacts,
+                        None if T is None else Shared("tau", s, e), solver, regularization, pyramid_faces, tolerance))
+              for s, e in chunk_bounds(N, chunk_size)]
+    results = run_chunks(robot, _estimate_chunk, chunks, workers, shared=shared)
     parts = {name: [] for name in ("wrenches", "status", "residual_force", "residual_moment", "equations_residual",
                                    "data_residual", "cone_margin", "solve_time")}
     reasons: dict[int, str] = {}

@@ -16,9 +16,28 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ChunkFailure", "run_chunks", "chunk_bounds", "default_workers"]
+__all__ = ["ChunkFailure", "run_chunks", "chunk_bounds", "default_workers", "Shared"]
 
 _WORKER_ROBOT: Any = None
+# Arrays the workers read by name. With the "fork" start method they are inherited from the
+# parent (copy-on-write, nothing pickled); otherwise they are sent once per worker.
+_SHARED: dict[str, Any] = {}
+
+
+@dataclass(frozen=True)
+class Shared:
+    """A slice of a shared array, standing in a chunk's arguments for ``array[start:stop]``."""
+
+    name: str
+    start: int
+    stop: int
+
+    def resolve(self, arrays: dict[str, Any]) -> Any:
+        return arrays[self.name][self.start : self.stop]
+
+
+def _resolve(args: tuple[Any, ...], arrays: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(a.resolve(arrays) if isinstance(a, Shared) else a for a in args)
 
 
 @dataclass(frozen=True)
@@ -45,14 +64,16 @@ def chunk_bounds(n: int, chunk_size: int) -> list[tuple[int, int]]:
     return [(a, min(a + chunk_size, n)) for a in range(0, n, chunk_size)] or [(0, 0)]
 
 
-def _init_worker(robot_bytes: bytes) -> None:
-    global _WORKER_ROBOT
+def _init_worker(robot_bytes: bytes, shared: dict[str, Any] | None) -> None:
+    global _WORKER_ROBOT, _SHARED
     _WORKER_ROBOT = pickle.loads(robot_bytes)
+    if shared is not None:
+        _SHARED = shared
 
 
 def _call(fn: Callable[..., Any], bounds: tuple[int, int], args: tuple[Any, ...]) -> Any:
     try:
-        return fn(_WORKER_ROBOT, *args)
+        return fn(_WORKER_ROBOT, *_resolve(args, _SHARED))
     except Exception as exc:  # reported per chunk, not lost
         return ChunkFailure(bounds[0], bounds[1], f"{type(exc).__name__}: {exc}")
 
@@ -62,24 +83,34 @@ def run_chunks(
     fn: Callable[..., Any],
     chunks: Sequence[tuple[tuple[int, int], tuple[Any, ...]]],
     workers: int = 1,
+    shared: dict[str, Any] | None = None,
 ) -> list[Any]:
     """Run ``fn(robot, *args)`` for each ``(bounds, args)`` chunk; results in chunk order.
 
     ``workers=1`` runs in this process (no pickling). ``fn`` must be a module-level function.
+    Arguments given as :class:`Shared` slices are read from ``shared`` (name -> array): under
+    ``fork`` the workers inherit those arrays instead of receiving pickled copies.
     """
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
+    shared = shared or {}
     if workers == 1 or len(chunks) == 1:
         out = []
         for bounds, args in chunks:
             try:
-                out.append(fn(robot, *args))
+                out.append(fn(robot, *_resolve(args, shared)))
             except Exception as exc:
                 out.append(ChunkFailure(bounds[0], bounds[1], f"{type(exc).__name__}: {exc}"))
         return out
+    global _SHARED
     methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker,
-                             initargs=(pickle.dumps(robot),)) as pool:
-        futures = [pool.submit(_call, fn, bounds, args) for bounds, args in chunks]
-        return [f.result() for f in futures]
+    fork = "fork" in methods
+    context = multiprocessing.get_context("fork" if fork else "spawn")
+    _SHARED = shared  # inherited by forked workers
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker,
+                                 initargs=(pickle.dumps(robot), None if fork else shared)) as pool:
+            futures = [pool.submit(_call, fn, bounds, args) for bounds, args in chunks]
+            return [f.result() for f in futures]
+    finally:
+        _SHARED = {}
