@@ -232,3 +232,14 @@ def test_random_configuration_is_reproducible_and_within_limits(humanoid):
 def test_load_unknown_name():
     with pytest.raises(wb.errors.RobotNotFoundError, match=re.escape("robot 'talo' not found; did you mean 'talos'")):
         wb.load("talo")
+
+
+def test_check_inputs_can_be_switched_off_for_hot_loops():
+    robot = wb.load("humanoid")
+    q = robot.neutral()
+    q[10] = np.nan
+    robot.check_inputs = False
+    assert np.isnan(robot.gravity(q)).any()  # reaches Pinocchio unchecked, as documented
+    robot.check_inputs = True
+    with pytest.raises(StateError, match="non-finite"):
+        robot.gravity(q)

@@ -129,6 +129,10 @@ class Robot:
         self.source = source
         self._has_floating_base = model.njoints > 1 and model.joints[1].shortname() == _FREE_FLYER
         self._frame_ids: dict[str, int] = {}
+        #: Check states at every call (default). Set False in a hot loop over arrays you have
+        #: already checked (e.g. with :meth:`check_batch`): a bad state then reaches Pinocchio,
+        #: which may return garbage or crash. Frame names are always checked.
+        self.check_inputs = True
         self._index_names()
         self._mass = float(sum(model.inertias[j].mass for j in range(1, model.njoints)))
         # Some Pinocchio versions fill only the upper triangle of M: find out once.
@@ -445,9 +449,13 @@ class Robot:
         one whose norm is off by more than 1e-6. A norm off by less is renormalised (a copy)
         with a :class:`StateWarning`.
         """
+        if not self.check_inputs:
+            return q
         q = _state(q, self._model.nq, "q")
         if self._has_floating_base:
-            q = self._unit(q, 3, 7, "base quaternion q[3:7]")
+            x, y, z, w = q[3:7].tolist()  # Python floats: cheaper than a numpy dot for four
+            if abs(x * x + y * y + z * z + w * w - 1.0) > 2 * QUAT_EXACT_TOL:
+                q = self._unit(q, 3, 7, "base quaternion q[3:7]")
         for i in self._unit_pairs:
             q = self._unit(q, i, i + 2, f"(cos, sin) pair q[{i}:{i + 2}] of a continuous joint")
         return q
@@ -474,6 +482,8 @@ class Robot:
 
     def check_v(self, v: ArrayLike, what: str = "v") -> Array:
         """Return a velocity-sized vector (v, a, tau) as a float array after checking it."""
+        if not self.check_inputs:
+            return v
         return _state(v, self._model.nv, what)
 
     def check_batch(self, **arrays: ArrayLike) -> tuple[dict[str, Array], Array, dict[int, str]]:
