@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: test demo bench docs clean
+.PHONY: test demo bench docs clean lint
 
 $(BIN)/.installed-test: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,3 +32,7 @@ docs: $(BIN)/.installed-test
 
 clean:
 	rm -rf $(VENV) docs/api .pytest_cache
+
+lint: $(BIN)/.installed-test
+	$(BIN)/python -m pip install --quiet ruff
+	$(BIN)/ruff check src tests examples benchmarks

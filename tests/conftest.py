@@ -26,6 +26,6 @@ def pendulum() -> wb.Robot:
 def random_states(robot: wb.Robot, n: int, seed: int = 0):
     """``n`` reproducible random states (q, v, a) with unit-scale velocities."""
     rng = np.random.default_rng(seed)
-    for k in range(n):
+    for _ in range(n):
         q = robot.random_configuration(rng)
         yield q, rng.normal(size=robot.nv), rng.normal(size=robot.nv)

@@ -7,7 +7,6 @@ import pinocchio as pin
 import pytest
 from numpy.testing import assert_allclose
 
-import wholebody as wb
 from wholebody.balance import (
     centre_of_pressure,
     contact_wrench,

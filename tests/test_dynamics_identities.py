@@ -75,7 +75,7 @@ def test_frame_jacobian_against_finite_differences(humanoid):
 
 
 def test_jacobian_times_v_is_frame_velocity_and_drift_matches_differences(humanoid):
-    for q, v, a in random_states(humanoid, 5):
+    for q, v, _ in random_states(humanoid, 5):
         for frame in ("left_sole", "left_hand", "torso"):
             J = humanoid.frame_jacobian(q, frame)
             assert_allclose(J @ v, humanoid.frame_velocity(q, v, frame), rtol=0, atol=1e-12)

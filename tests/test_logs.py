@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import wholebody as wb
 from wholebody.analysis import check_trajectory, estimate_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.models import HUMANOID_SOLE_HALF_LENGTH as X

@@ -44,7 +44,7 @@ def test_mass_matrix_and_bias_agree_with_mujoco(name):
     mj_data = mujoco.MjData(mj_model)
     smap = MujocoStateMap(robot, mj_model)
     rng = np.random.default_rng(0)
-    for k in range(10):
+    for _ in range(10):
         q = robot.random_configuration(rng)
         v = rng.normal(size=robot.nv)
         qpos = _qpos_from_q(robot, smap, mj_model, q)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose
 from scipy.optimize import linprog
 from scipy.spatial import ConvexHull
 

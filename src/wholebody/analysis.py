@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +21,8 @@ from numpy.typing import NDArray
 from .balance import kinematics_batch
 from .contacts import Contact, SurfaceContact
 from .diagnosis import MAX_SAMPLES, Finding, diagnose
-from .parallel import ChunkFailure, Shared, chunk_bounds, run_chunks
-
 from .friction import CWC_ROW_NAMES, contact_wrench_cone
+from .parallel import ChunkFailure, Shared, chunk_bounds, run_chunks
 from .robot import Robot
 from .trajectory import LogFormatError, Trajectory
 
@@ -580,8 +579,6 @@ def estimate_trajectory(
     est = np.zeros((N, len(contacts), 6))
     for j, c in enumerate(contacts):
         est[:, j, : c.size] = batch.wrench(c.name)
-    from dataclasses import replace
-
     status_counts = {s: int((batch.status == s).sum()) for s in np.unique(batch.status)}
     return replace(
         traj,

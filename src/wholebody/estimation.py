@@ -46,11 +46,11 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import linprog
 
 from .balance import Residual
-from .contacts import Contact, PointContact, SurfaceContact
+from .contacts import Contact, SurfaceContact
 from .errors import StateError, WholebodyError
 from .friction import contact_wrench_cone, friction_pyramid, in_world_axes, normal_rotation
 from .robot import ContactPass, Robot
-from .spatial import Wrench, skew
+from .spatial import Wrench
 
 __all__ = [
     "EstimationProblem",

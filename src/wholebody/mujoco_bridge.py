@@ -19,10 +19,9 @@ from typing import Any
 
 import numpy as np
 import pinocchio as pin
-
-from .errors import MissingDependencyError, ModelError
 from numpy.typing import ArrayLike
 
+from .errors import MissingDependencyError, ModelError
 from .robot import Array, Robot
 
 __all__ = [

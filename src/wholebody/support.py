@@ -196,7 +196,6 @@ def zmp_support_area(
     _vertical_gravity(robot)
     c = robot.com(q) if com is None else np.asarray(com, dtype=float)
     cset, positions, rotations = _contact_geometry(robot, q, contacts, pyramid_faces)
-    n = cset.n
     G = cset.cones(rotations)
     A_ne = cset.newton_euler_matrix(positions, c)
     A_eq = np.vstack([A_ne[2:3], A_ne[3:]])  # sum f_z = 1 and zero moment about c

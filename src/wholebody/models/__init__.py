@@ -8,19 +8,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .anthropometric import (
-    DEMPSTER,
-    anthropometric_human,
-    anthropometric_human_urdf,
-    sole_half_sizes,
-    standing_height,
-)
 from ._build import (
     HUMANOID_SOLE_HALF_LENGTH,
     HUMANOID_SOLE_HALF_WIDTH,
     HUMANOID_STANDING_HEIGHT,
     SHIPPED,
     dempster_arm_parameters,
+)
+from .anthropometric import (
+    DEMPSTER,
+    anthropometric_human,
+    anthropometric_human_urdf,
+    sole_half_sizes,
+    standing_height,
 )
 
 __all__ = [

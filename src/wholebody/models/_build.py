@@ -16,7 +16,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .urdf_writer import UrdfWriter, box, box_inertia, cylinder, cylinder_inertia, sphere, sphere_inertia
+from .urdf_writer import (
+    UrdfWriter,
+    box,
+    box_inertia,
+    cylinder,
+    cylinder_inertia,
+    sphere,
+    sphere_inertia,
+)
 
 PLANAR_AXIS = (0.0, -1.0, 0.0)
 
