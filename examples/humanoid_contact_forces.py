@@ -11,9 +11,6 @@ Run: python examples/humanoid_contact_forces.py  (saves humanoid_contact_forces.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import numpy as np
 from scipy.spatial import ConvexHull
 
@@ -22,6 +19,7 @@ from wholebody.contacts import SurfaceContact
 from wholebody.estimation import estimate_contact_wrenches
 from wholebody.friction import check_wrench_cone
 from wholebody.models import anthropometric_human, sole_half_sizes, standing_height
+from wholebody.plots import optional_pyplot, output_dir
 from wholebody.spatial import Wrench
 from wholebody.support import static_equilibrium_polygon
 
@@ -62,16 +60,9 @@ def main() -> dict[str, float]:
         M = robot.frame_placement(q, c.frame)
         corners += [M.act(np.array([sx * X, sy * Y, 0.0]))[:2] for sx, sy in ((1, 1), (-1, 1), (-1, -1), (1, -1))]
     corners = np.array(corners)
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("no plot: pip install 'wholebody[plot]'")
-    else:
-        out = Path(os.environ.get("WHOLEBODY_EXAMPLE_OUT", "out"))
-        out.mkdir(parents=True, exist_ok=True)
+    plt = optional_pyplot()
+    if plt is not None:
+        out = output_dir()
         fig, ax = plt.subplots(figsize=(6, 6))
         for k in range(2):
             foot = corners[4 * k : 4 * k + 4]

@@ -13,9 +13,6 @@ Run: python examples/humanoid_wrench_balance.py
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import numpy as np
 
 import wholebody as wb
@@ -26,6 +23,7 @@ from wholebody.models import (
     HUMANOID_SOLE_HALF_WIDTH,
     HUMANOID_STANDING_HEIGHT,
 )
+from wholebody.plots import optional_pyplot, output_dir
 from wholebody.spatial import Wrench
 
 T, N = 2.0, 401
@@ -86,16 +84,9 @@ def main() -> None:
     print(f"right foot sign-flipped in [0.8, 1.2] s: max residual {broken.force_relative.max():.2f} m g "
           f"inside, {broken.force_norm[~flip].max():.1e} N outside")
 
-    out = Path(os.environ.get("WHOLEBODY_EXAMPLE_OUT", "out"))
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no plot (pip install 'wholebody[plot]')")
-    else:
-        out.mkdir(parents=True, exist_ok=True)
+    plt = optional_pyplot()
+    if plt is not None:
+        out = output_dir()
         fig, ax = plt.subplots(2, 1, sharex=True, figsize=(8, 5))
         ax[0].plot(t, W[:, 2], label="left f_z")
         ax[0].plot(t, W[:, 8], label="right f_z")

@@ -13,13 +13,11 @@ Run: python examples/inverted_pendulum.py  (saves inverted_pendulum.png with mat
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import numpy as np
 from scipy.integrate import solve_ivp
 
 import wholebody as wb
+from wholebody.plots import optional_pyplot, output_dir
 
 L, M, G = 1.70, 70.0, 9.81
 D = 0.55 * L
@@ -56,16 +54,9 @@ def main() -> dict[str, float]:
     print(f"inverse dynamics vs seed formula: max difference {id_error:.1e} N m")
     print(f"forward dynamics (solve_ivp) recovers the motion to {fd_error:.1e} rad")
 
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("no plot: pip install 'wholebody[plot]'")
-    else:
-        out = Path(os.environ.get("WHOLEBODY_EXAMPLE_OUT", "out"))
-        out.mkdir(parents=True, exist_ok=True)
+    plt = optional_pyplot()
+    if plt is not None:
+        out = output_dir()
         fig, ax = plt.subplots(1, 2, figsize=(9, 3.2))
         ax[0].plot(t, np.rad2deg(alpha), label="prescribed")
         ax[0].plot(t, np.rad2deg(sol.y[0]), "--", label="forward dynamics")

@@ -12,13 +12,11 @@ Run: python examples/two_link_reaching.py  (saves two_link_reaching.png with mat
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import numpy as np
 
 import wholebody as wb
 from wholebody.models import dempster_arm_parameters
+from wholebody.plots import optional_pyplot, output_dir
 
 P = dempster_arm_parameters(1.70, 70.0)
 L1, L2, D1, D2, M1, M2, I1, I2 = (P[k] for k in ("L1", "L2", "d1", "d2", "m1", "m2", "I1", "I2"))
@@ -82,16 +80,9 @@ def main() -> dict[str, float]:
               f"Coriolis {peaks['coriolis']:5.2f}, gravity {peaks['gravity']:5.2f}")
     print(f"wholebody vs the seed's closed-form M, C, G: max difference {worst:.1e} N m")
 
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("no plot: pip install 'wholebody[plot]'")
-    else:
-        out = Path(os.environ.get("WHOLEBODY_EXAMPLE_OUT", "out"))
-        out.mkdir(parents=True, exist_ok=True)
+    plt = optional_pyplot()
+    if plt is not None:
+        out = output_dir()
         fig, axes = plt.subplots(3, 2, figsize=(10, 9), sharex="row")
         for row, (label, (t, terms, _)) in enumerate(results.items()):
             for joint in range(2):

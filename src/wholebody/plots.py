@@ -9,7 +9,7 @@ import numpy as np
 
 from .errors import MissingDependencyError
 
-__all__ = ["plot_report"]
+__all__ = ["plot_report", "optional_pyplot", "output_dir"]
 
 
 def _pyplot() -> Any:
@@ -25,6 +25,27 @@ def _pyplot() -> Any:
     except ImportError:
         raise MissingDependencyError("plots need matplotlib: pip install 'wholebody[plot]'") from None
     return plt
+
+
+def optional_pyplot() -> Any | None:
+    """matplotlib's pyplot (Agg without a display), or None with a hint when not installed.
+
+    For scripts whose figures are optional (the examples).
+    """
+    try:
+        return _pyplot()
+    except MissingDependencyError:
+        print("no plot: pip install 'wholebody[plot]'")
+        return None
+
+
+def output_dir() -> Path:
+    """Where scripts write their files: ``$WHOLEBODY_EXAMPLE_OUT`` or ``./out`` (created)."""
+    import os
+
+    out = Path(os.environ.get("WHOLEBODY_EXAMPLE_OUT", "out"))
+    out.mkdir(parents=True, exist_ok=True)
+    return out
 
 
 def plot_report(report: Any, path: str | Path | None = None) -> Any:
