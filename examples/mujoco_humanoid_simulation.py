@@ -139,7 +139,7 @@ def simulate(robot: wb.Robot, duration: float = 2.0, *, push: tuple[float, float
     W = np.array(log["wrenches"])
     external = {"torso": np.array(log["push"])} if push is not None else None
     return Trajectory.from_mujoco(
-        np.array(log["t"]), np.array(log["qpos"]), np.array(log["qvel"]), np.array(log["qacc"]),
+        np.array(log["qpos"]), np.array(log["qvel"]), np.array(log["qacc"]), time=np.array(log["t"]),
         joint_names=mj_joints, tau=np.array(log["tau"]),
         contact_wrenches={name: W[:, k] for k, name in enumerate(FEET)}, external_wrenches=external,
         metadata={"robot": "humanoid", "simulator": f"MuJoCo {mujoco.__version__}", "timestep": DT,

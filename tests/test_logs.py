@@ -240,3 +240,11 @@ def test_estimate_trajectory_recovers_the_logged_wrenches(humanoid, squat):
     assert est.metadata["estimation_mode"] == "full_dynamics"
     for name in ("left_sole", "right_sole"):
         np.testing.assert_allclose(est.contact_wrench(f"{name}:estimated"), est.contact_wrench(name), atol=1e-5)
+
+
+def test_progress_bar_does_not_change_results(humanoid, squat, capsys):
+    quiet = check_trajectory(humanoid, squat, FEET)
+    shown = check_trajectory(humanoid, squat, FEET, progress=True)
+    np.testing.assert_array_equal(shown.residual_force, quiet.residual_force)
+    if pytest.importorskip("tqdm"):
+        assert "checking" in capsys.readouterr().err

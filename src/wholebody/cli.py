@@ -24,6 +24,10 @@ def _robot(spec: str) -> Robot:
     return load(spec)
 
 
+def _progress(args: argparse.Namespace) -> bool:
+    return sys.stderr.isatty() if args.progress is None else bool(args.progress)
+
+
 def _setup(args: argparse.Namespace):
     """Robot and contacts from --config, or from --robot and --contact."""
     from .profile import ProfileError, load_profile, parse_contact_spec
@@ -56,7 +60,7 @@ def _check(args: argparse.Namespace) -> int:
         client = Client(args.dask)
     if len(args.logs) == 1 and client is None:
         # One log: its samples are shared between the workers.
-        options |= {"workers": args.workers, "progress": args.progress}
+        options |= {"workers": args.workers, "progress": _progress(args)}
         workers = 1
     else:
         workers = args.workers
@@ -85,7 +89,7 @@ def _estimate(args: argparse.Namespace) -> int:
     robot, contacts = _setup(args)
     traj = Trajectory.load(args.log)
     est = estimate_trajectory(robot, traj, contacts, use_torques=not args.no_torques, solver=args.solver,
-                              progress=args.progress)
+                              progress=_progress(args))
     est.save(args.output)
     print(f"estimated {len(contacts)} contacts over {len(traj)} samples ({est.metadata['estimation_mode']}): "
           f"{est.metadata['estimation_status']}; written to {args.output}")
@@ -114,7 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--robot", help="robot name or URDF (without --config)")
         p.add_argument("--contact", action="append", metavar="SPEC",
                        help="FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU or FRAME:point:MU (repeat)")
-        p.add_argument("--progress", action="store_true", help="show a progress bar (tqdm)")
+        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                       help="progress bar (tqdm; default: on when stderr is a terminal)")
 
     check = sub.add_parser("check", help="check logs' contact wrenches against motion and friction")
     check.add_argument("logs", nargs="+", help="log files (.npz, .csv, .parquet, .h5)")

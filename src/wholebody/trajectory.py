@@ -170,11 +170,11 @@ class Trajectory:
     @classmethod
     def from_mujoco(
         cls,
-        time: ArrayLike,
         qpos: ArrayLike,
         qvel: ArrayLike,
         qacc: ArrayLike | None = None,
         *,
+        time: ArrayLike,
         joint_names: Sequence[str],
         contact_wrenches: Mapping[str, ArrayLike],
         tau: ArrayLike | None = None,
