@@ -69,6 +69,8 @@ class Report:
     normal_force : (N, k) [N]
     cop : (N, k, 2)
         Centre of pressure in each surface contact's frame [m] (NaN for point contacts).
+    sole_half_sizes : dict of str to (float, float)
+        Surface contacts' half-length and half-width [m] (for the CoP figures).
     events : list of (time, contact, "make" | "break")
         Where a contact's normal force crosses 2 % of the weight (the first 10,000 per contact).
     diagnosis : list of Finding
@@ -93,6 +95,7 @@ class Report:
     cop: Array
     accelerations_estimated: bool
     cone_tolerance: float = 1e-4
+    sole_half_sizes: dict[str, tuple[float, float]] = field(default_factory=dict)
     events: list[tuple[float, str, str]] = field(default_factory=list)
     diagnosis: list[Finding] = field(default_factory=list)
 
@@ -390,6 +393,7 @@ def check_trajectory(
         moment_tolerance=moment_tolerance, contact_names=[c.name for c in contacts], cone_margin=out.margin,
         violated_row=np.array(("",) + VIOLATION_NAMES, dtype=object)[out.violated + 1], utilisation=out.util, normal_force=out.normal, cop=out.cop,
         accelerations_estimated=traj.accelerations_estimated, cone_tolerance=cone_tolerance, events=events,
+        sole_half_sizes={c.name: (c.half_length, c.half_width) for c in contacts if isinstance(c, SurfaceContact)},
     )
     if diagnose_causes and report.over_tolerance.any():
         edge = _estimate_artifacts(report)

@@ -59,9 +59,9 @@ def plot_report(report: Any, path: str | Path | None = None) -> Any:
     grid = fig.add_gridspec(3, max(k, 1))
     t = report.time
     ax = fig.add_subplot(grid[0, :])
-    floor = 1e-12 * report.weight
-    ax.semilogy(t, np.maximum(report.force_norm / report.weight, floor / report.weight), label="|force| / m g")
-    ax.semilogy(t, np.maximum(report.moment_norm / report.weight, floor / report.weight), label="|moment| / m g [m]")
+    floor = 1e-17  # exact zeros cannot be drawn on a log scale
+    ax.semilogy(t, np.maximum(report.force_norm / report.weight, floor), label="|force| / m g")
+    ax.semilogy(t, np.maximum(report.moment_norm / report.weight, floor), label="|moment| / m g [m]")
     ax.axhline(report.force_tolerance, color="k", lw=0.8, ls="--", label="tolerance")
     over = report.over_tolerance
     if over.any():
@@ -87,6 +87,9 @@ def plot_report(report: Any, path: str | Path | None = None) -> Any:
         ok = np.isfinite(cop).all(axis=1)
         if ok.any():
             ax3.plot(cop[ok, 0], cop[ok, 1], ".", ms=2)
+        if name in report.sole_half_sizes:
+            X, Y = report.sole_half_sizes[name]
+            ax3.plot([X, -X, -X, X, X], [Y, Y, -Y, -Y, Y], "k-", lw=0.8)
         ax3.set_title(f"CoP in {name} [m]", fontsize=9)
         ax3.set_aspect("equal", adjustable="datalim")
         ax3.grid(True, lw=0.3)
