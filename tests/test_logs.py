@@ -248,3 +248,16 @@ def test_progress_bar_does_not_change_results(humanoid, squat, capsys):
     np.testing.assert_array_equal(shown.residual_force, quiet.residual_force)
     if pytest.importorskip("tqdm"):
         assert "checking" in capsys.readouterr().err
+
+
+def test_empty_and_too_short_logs(humanoid, squat):
+    with pytest.raises(LogFormatError, match="the log has no samples"):
+        Trajectory(squat.time[:0], squat.q[:0], squat.v[:0], None, None, squat.joint_names, squat.contact_names,
+                   squat.contact_wrenches[:0])
+    two = Trajectory(squat.time[:2], squat.q[:2], squat.v[:2], None, None, squat.joint_names, squat.contact_names,
+                     squat.contact_wrenches[:2])
+    with pytest.raises(LogFormatError, match="needs at least 3 samples, the log has 2"):
+        check_trajectory(humanoid, two, FEET)
+    one = dataclasses.replace(two, time=two.time[:1], q=two.q[:1], v=two.v[:1], a=squat.a[:1],
+                              contact_wrenches=two.contact_wrenches[:1])
+    assert check_trajectory(humanoid, one, FEET).n_checked == 1

@@ -534,7 +534,8 @@ class Robot:
             bad[rows] = True
 
         for name, arr in out.items():
-            flag(~np.isfinite(arr.reshape(n, -1)).all(axis=1), f"{name} has non-finite values")
+            if n:
+                flag(~np.isfinite(arr.reshape(n, -1)).all(axis=1), f"{name} has non-finite values")
         if "q" in out:
             q = out["q"]
             spans = ([(3, 7, "base quaternion")] if self._has_floating_base else []) + [

@@ -92,6 +92,8 @@ class Trajectory:
         src = self.source
         t = _float_array(self.time, "time", 1, src)
         N = t.shape[0]
+        if N == 0:
+            raise LogFormatError(f"{src}: the log has no samples")
         nj = len(self.joint_names)
         expect = {"q": (N, BASE_NQ + nj), "v": (N, BASE_NV + nj)}
         for name, shape in expect.items():
@@ -273,6 +275,8 @@ def estimate_accelerations(time: ArrayLike, v: ArrayLike, *, savgol: tuple[int, 
     """
     t = np.asarray(time, dtype=float)
     v = np.asarray(v, dtype=float)
+    if len(t) < 3:
+        raise LogFormatError(f"estimating accelerations needs at least 3 samples, the log has {len(t)}")
     if savgol is None:
         return np.gradient(v, t, axis=0, edge_order=2)
     from scipy.signal import savgol_filter
