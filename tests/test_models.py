@@ -55,3 +55,11 @@ def test_humanoid_simulates_in_mujoco(humanoid):
         mujoco.mj_step(model, data)
     assert data.ncon >= 4  # the sole boxes touch the floor
     assert np.isfinite(data.qpos).all()
+
+
+def test_public_api_names_resolve():
+    for name in wb.__all__:
+        assert getattr(wb, name) is not None, name
+    assert wb.SurfaceContact is __import__("wholebody.contacts", fromlist=["x"]).SurfaceContact
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        wb.nothing  # noqa: B018

@@ -3,7 +3,15 @@
 Equations of motion, Newton-Euler wrench balance, friction cones and contact-force
 estimation, with the conventions of the README's table (Pinocchio's q/v layout, force-first
 wrenches that carry their point, world-aligned contact Jacobians, SI units).
+
+The names below are the public API; the modules hold the rest (``wholebody.balance``,
+``wholebody.friction``, ``wholebody.estimation``, ``wholebody.support``,
+``wholebody.trajectory``, ``wholebody.analysis``, ``wholebody.many``, ...). The heavier ones
+are imported on first use, so ``import wholebody`` stays quick.
 """
+
+from importlib import import_module
+from typing import Any
 
 from . import errors, models
 from .errors import (
@@ -19,6 +27,30 @@ from .robot import Robot, TorqueTerms
 
 __version__ = "0.1.0"
 
+# name -> module, imported on first access (PEP 562).
+_LAZY = {
+    "Wrench": "spatial",
+    "PointContact": "contacts",
+    "SurfaceContact": "contacts",
+    "gravito_inertial_wrench": "balance",
+    "contact_wrench": "balance",
+    "newton_euler_residual": "balance",
+    "newton_euler_residuals": "balance",
+    "joint_reaction_wrenches": "balance",
+    "check_friction_cone": "friction",
+    "contact_wrench_cone": "friction",
+    "build_estimation_problem": "estimation",
+    "estimate_contact_wrenches": "estimation",
+    "estimate_contact_wrenches_batch": "estimation",
+    "static_equilibrium_polygon": "support",
+    "Trajectory": "trajectory",
+    "check_trajectory": "analysis",
+    "estimate_trajectory": "analysis",
+    "Report": "analysis",
+    "check_many": "many",
+    "load_profile": "profile",
+}
+
 __all__ = [
     "Robot",
     "TorqueTerms",
@@ -32,4 +64,17 @@ __all__ = [
     "FrameNotFoundError",
     "JointNotFoundError",
     "MissingDependencyError",
+    *_LAZY,
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'wholebody' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
