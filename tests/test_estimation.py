@@ -115,6 +115,7 @@ def test_lateral_load_above_friction_is_infeasible_with_the_needed_scale(humanoi
     est = estimate_contact_wrenches(humanoid, q, zero, zero, FEET, known_wrenches={"left_sole": push})
     assert est.status == "infeasible" and not est.found
     assert est.min_friction_scale == pytest.approx(1.2, rel=1e-3)
+    assert est.min_friction_coefficients["left_sole"] == pytest.approx(1.2 * MU, rel=1e-3)
     # What comes back is the closest answer inside the cones: both feet at the friction
     # limit, and a residual that shows what the cones cannot carry.
     assert min(est.cone_margins.values()) >= -1e-6 * humanoid.weight

@@ -314,10 +314,19 @@ class ContactEstimate:
     identifiable: bool
     min_friction_scale: float | None
     x: Array
+    friction: dict[str, float] = field(default_factory=dict)
 
     @property
     def found(self) -> bool:
         return self.status == "found"
+
+    @property
+    def min_friction_coefficients(self) -> dict[str, float] | None:
+        """Per contact, ``mu * min_friction_scale``: the friction that would make an infeasible
+        sample feasible (None when not computed or when friction cannot)."""
+        if self.min_friction_scale is None:
+            return None
+        return {name: mu * self.min_friction_scale for name, mu in self.friction.items()}
 
     @property
     def split_from_regularization(self) -> bool:
@@ -484,6 +493,7 @@ def _make_estimate(problem, x, status, solver, elapsed, eq_res, data_res, scale)
         newton_euler_residual=residual, equations_residual=eq_res, data_residual=data_res,
         cone_margins=margins, mode=problem.mode, solver=solver, solve_time=elapsed,
         rank=problem.rank, identifiable=problem.identifiable, min_friction_scale=scale, x=x,
+        friction={c.name: c.mu for c in problem.contacts},
     )
 
 
