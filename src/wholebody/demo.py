@@ -9,6 +9,7 @@ records the force on the ground would, and shows the diagnosis.
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 from .analysis import check_trajectory
@@ -21,6 +22,9 @@ def run_demo(out_dir: Path) -> int:
     profile = load_profile(models_dir() / "humanoid.toml")
     log = data_dir() / "humanoid_squat.npz"
     traj = Trajectory.load(log)
+    # Name the log relative to where the demo runs (``data/...`` in a clone), as the README shows.
+    relative = os.path.relpath(log)
+    traj = dataclasses.replace(traj, source=log.name if relative.startswith("..") else relative)
     report = check_trajectory(profile.robot, traj, profile.contacts)
     print(report.format_summary())
     out_dir.mkdir(parents=True, exist_ok=True)
