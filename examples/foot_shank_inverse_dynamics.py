@@ -24,6 +24,7 @@ import pinocchio as pin
 import wholebody as wb
 from wholebody.balance import joint_reaction_wrenches
 from wholebody.models.urdf_writer import UrdfWriter, box_inertia, cylinder_inertia
+from wholebody.plots import optional_pyplot, output_dir
 from wholebody.spatial import skew
 
 SHANK_MASS, FOOT_MASS = 3.5, 1.0
@@ -120,6 +121,22 @@ def main() -> dict[str, float]:
         "M_K": float(np.abs(R_S @ knee.moment - M_K_shank).max()),
     }
     print("largest difference:", max(errors.values()))
+
+    plt = optional_pyplot()
+    if plt is not None:
+        fig, ax = plt.subplots(1, 4, figsize=(12, 3))
+        for axis, (title, ours, seed) in zip(ax, [
+            ("ankle force F_A [N]", ankle.force, F_A), ("ankle moment M_A, foot axes [N m]", R_F @ ankle.moment, M_A_foot),
+            ("knee force F_K [N]", knee.force, F_K), ("knee moment M_K, shank axes [N m]", R_S @ knee.moment, M_K_shank),
+        ]):
+            x = np.arange(3)
+            axis.bar(x - 0.2, ours, 0.4, label="wholebody")
+            axis.bar(x + 0.2, seed, 0.4, label="seed 12x12 system")
+            axis.set_xticks(x, ["x", "y", "z"])
+            axis.set_title(title, fontsize=9)
+        ax[0].legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(output_dir() / "foot_shank_inverse_dynamics.png", dpi=100)
     # Cross-check: the library's joint wrenches equal the seed's matrix solution.
     assert max(errors.values()) < 1e-9, errors
     return errors

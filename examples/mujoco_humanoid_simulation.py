@@ -162,7 +162,12 @@ def main() -> None:
     print(report.format_summary())
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    traj.save(out / f"humanoid_{args.scenario}{'_push' if push else ''}.npz")
+    stem = f"humanoid_{args.scenario}{'_push' if push else ''}"
+    traj.save(out / f"{stem}.npz")
+    try:
+        report.plot(out / f"{stem}.report.png")
+    except ImportError:
+        print("no plot: pip install 'wholebody[plot]'")
     fz = traj.contact_wrenches[:, :, 2].sum(axis=1)
     # Cross-check: MuJoCo's contact forces balance MuJoCo's motion through wholebody's model.
     assert report.n_checked == len(traj)
