@@ -63,7 +63,7 @@ def main() -> dict[str, float]:
     plt = optional_pyplot()
     if plt is not None:
         out = output_dir()
-        fig, ax = plt.subplots(figsize=(6, 6))
+        fig, ax = plt.subplots(figsize=(8.5, 6))
         for k in range(2):
             foot = corners[4 * k : 4 * k + 4]
             ax.fill(foot[:, 0], foot[:, 1], alpha=0.25, label=feet[k].name)
@@ -77,7 +77,7 @@ def main() -> dict[str, float]:
         ax.plot(zmp_point[0], zmp_point[1], "rx", ms=10, label="ZMP")
         ax.set_aspect("equal")
         ax.set(xlabel="x [m]", ylabel="y [m]", title="human standing, weight on the left foot")
-        ax.legend(fontsize=8, loc="lower right")
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
         fig.tight_layout()
         fig.savefig(out / "humanoid_contact_forces.png", dpi=100)
     # Cross-checks: estimated foot wrenches carry the weight exactly; at rest the ZMP is under
