@@ -12,6 +12,7 @@ from wholebody.contacts import PointContact, SurfaceContact
 from wholebody.models import HUMANOID_SOLE_HALF_LENGTH as X
 from wholebody.models import HUMANOID_SOLE_HALF_WIDTH as Y
 from wholebody.models import HUMANOID_STANDING_HEIGHT as H
+from wholebody.friction import contact_wrench_cone, friction_pyramid
 from wholebody.support import static_equilibrium_polygon, zmp_support_area
 
 FEET = [SurfaceContact(f, half_length=X, half_width=Y, mu=0.7) for f in ("left_sole", "right_sole")]
@@ -60,19 +61,39 @@ def test_polygon_agrees_with_pointwise_feasibility_on_uneven_contacts():
     polygon = static_equilibrium_polygon(robot, q, contacts)
     assert len(polygon.vertices) >= 4 and polygon.area > 0
 
-    from wholebody.estimation import _ContactSet
-
-    cset = _ContactSet(contacts)
+    # Feasibility of one CoM, written out here: unknowns are each contact's force (3) or
+    # wrench (6) in its own frame; cones from wholebody.friction (tested against corner LPs).
     places = [robot.frame_placement(q, c.frame) for c in contacts]
-    G = cset.cones(np.array([p.rotation for p in places]))
+    blocks, sizes = [], []
+    for c, M in zip(contacts, places):
+        if isinstance(c, SurfaceContact):
+            blocks.append(contact_wrench_cone(c.half_length, c.half_width, c.mu))
+            sizes.append(6)
+        else:
+            blocks.append(friction_pyramid(c.mu, 4))
+            sizes.append(3)
+    n = sum(sizes)
+    G = np.zeros((sum(len(b) for b in blocks), n))
+    r = col = 0
+    for b, size in zip(blocks, sizes):
+        G[r : r + len(b), col : col + size] = b
+        r, col = r + len(b), col + size
     m, g0 = robot.mass, 9.81
 
     def feasible(cx, cy):
         c = np.array([cx, cy, 1.0])
-        A = cset.newton_euler_matrix(np.array([p.translation for p in places]), c)
+        A = np.zeros((6, n))
+        col = 0
+        for M, size in zip(places, sizes):
+            R, p = M.rotation, M.translation
+            A[:3, col : col + 3] = R  # world force from the local force
+            A[3:, col : col + 3] = np.cross(p - c, R.T).T  # (p - c) x (R f_local)
+            if size == 6:
+                A[3:, col + 3 : col + 6] = R
+            col += size
         b = np.array([0, 0, m * g0, 0, 0, 0.0])  # weight through c: zero moment about c
-        res = linprog(np.zeros(cset.n), A_ub=G, b_ub=np.zeros(len(G)), A_eq=A, b_eq=b,
-                      bounds=[(None, None)] * cset.n, method="highs")
+        res = linprog(np.zeros(n), A_ub=G, b_ub=np.zeros(len(G)), A_eq=A, b_eq=b,
+                      bounds=[(None, None)] * n, method="highs")
         return res.status == 0
 
     rng = np.random.default_rng(0)
