@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .balance import kinematics_batch
+from .balance import cop_in_contact_frame, kinematics_batch
 from .contacts import Contact, SurfaceContact
 from .diagnosis import MAX_SAMPLES, Finding, diagnose
 from .friction import CWC_ROW_NAMES, contact_wrench_cone
@@ -489,8 +489,7 @@ def _check_chunk(
             worst = np.argmax(np.nan_to_num(values, nan=-np.inf), axis=1)
             margin[:, j] = -values[np.arange(N), worst]
             codes = worst
-            with np.errstate(divide="ignore", invalid="ignore"):
-                cop[:, j] = np.where(fl[:, 2:3] > 0, np.stack([-tl[:, 1], tl[:, 0]], axis=1) / fl[:, 2:3], np.nan)
+            cop[:, j] = cop_in_contact_frame(np.concatenate([fl, tl], axis=1))
         else:
             margin[:, j] = c.mu * fn - ft
             codes = np.where(fn < 0, _PULLING, _SLIPPING)

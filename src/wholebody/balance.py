@@ -39,6 +39,7 @@ __all__ = [
     "Residual",
     "ResidualBatch",
     "centre_of_pressure",
+    "cop_in_contact_frame",
     "CentreOfPressure",
     "zmp",
     "joint_reaction_wrenches",
@@ -494,6 +495,18 @@ class CentreOfPressure:
     normal_force: float
 
 
+def cop_in_contact_frame(wrench_local: ArrayLike) -> Array:
+    """Centre of pressure ``(-tau_y / f_z, tau_x / f_z)`` of wrenches in a contact frame.
+
+    ``wrench_local`` has shape (..., 6): ``(f, tau)`` about the contact frame's origin in its
+    own axes (z normal). Returns (..., 2) [m], NaN where ``f_z <= 0`` (no pressure).
+    """
+    w = np.asarray(wrench_local, dtype=float)
+    fz = w[..., 2:3]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(fz > 0, np.stack([-w[..., 4], w[..., 3]], axis=-1) / fz, np.nan)
+
+
 def centre_of_pressure(robot: Robot, q: ArrayLike, contact: SurfaceContact, wrench: ArrayLike) -> CentreOfPressure:
     """Centre of pressure of a surface contact's wrench.
 
@@ -505,13 +518,10 @@ def centre_of_pressure(robot: Robot, q: ArrayLike, contact: SurfaceContact, wren
     if w.shape != (6,):
         raise StateError(f"a surface contact wrench must have shape (6,), got {w.shape}")
     R = placement.rotation
-    f, tau = R.T @ w[:3], R.T @ w[3:]
-    if f[2] > 0:
-        local = np.array([-tau[1] / f[2], tau[0] / f[2]])
-    else:
-        local = np.full(2, np.nan)
+    w_local = np.concatenate([R.T @ w[:3], R.T @ w[3:]])
+    local = cop_in_contact_frame(w_local)
     world = placement.translation + R @ np.r_[local, 0.0]
-    return CentreOfPressure(local, world, float(f[2]))
+    return CentreOfPressure(local, world, float(w_local[2]))
 
 
 def zmp(wrench: Wrench, *, height: float = 0.0) -> Array:

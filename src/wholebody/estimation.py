@@ -45,7 +45,7 @@ import qpsolvers
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import linprog
 
-from .balance import Residual
+from .balance import Residual, cop_in_contact_frame
 from .contacts import Contact, SurfaceContact
 from .errors import StateError, WholebodyError
 from .friction import contact_wrench_cone, friction_pyramid, in_world_axes, normal_rotation
@@ -476,8 +476,7 @@ def _make_estimate(problem, x, status, solver, elapsed, eq_res, data_res, scale)
         loc = np.r_[R.T @ w[:3], R.T @ w[3:]] if c.size == 6 else R.T @ w
         local[c.name] = loc
         if c.size == 6:
-            fz = loc[2]
-            cops[c.name] = np.array([-loc[4] / fz, loc[3] / fz]) if fz > 0 else np.full(2, np.nan)
+            cops[c.name] = cop_in_contact_frame(loc)
         col += c.size
     # Margins per contact: distance to the nearest face of its own rows of G.
     values = problem.cones @ x / np.linalg.norm(problem.cones, axis=1)
