@@ -18,35 +18,22 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
+from _common import benchmark_robot, synthetic_log, write_profile
 
-import wholebody as wb
 from wholebody.balance import newton_euler_residuals
 from wholebody.contacts import SurfaceContact
-from wholebody.trajectory import Trajectory
 
 warnings.simplefilter("ignore")
 
 
 def main(n: int = 100_000) -> None:
-    try:
-        robot, name, feet = wb.load("g1"), "g1", ("left_ankle_roll_link", "right_ankle_roll_link")
-    except wb.MissingDependencyError:
-        robot, name, feet = wb.load("humanoid"), "humanoid", ("left_sole", "right_sole")
-    rng = np.random.default_rng(0)
-    unique = np.array([robot.random_configuration(rng) for _ in range(2000)])
-    Q = unique[np.arange(n) % len(unique)]
-    V = rng.normal(size=(n, robot.nv))
-    A = rng.normal(size=(n, robot.nv))
-    W = rng.normal(scale=50.0, size=(n, 2, 6)) + [0, 0, 300.0, 0, 0, 0]
-    traj = Trajectory(np.arange(n) * 1e-3, Q, V, A, None, tuple(robot.joint_names), feet, W)
+    robot, name, feet = benchmark_robot()
+    traj = synthetic_log(robot, feet, n)
+    Q, V, A, W = traj.q, traj.v, traj.a, traj.contact_wrenches
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "long.npz"
         traj.save(log)
-        profile = Path(tmp) / "profile.toml"
-        profile.write_text(f'robot = "{name}"\n' + "".join(
-            f'[[contacts]]\nframe = "{f}"\ntype = "surface"\nhalf_length = 0.1\nhalf_width = 0.05\nmu = 0.8\n'
-            for f in feet))
+        profile = write_profile(Path(tmp) / "profile.toml", name, feet)
         t0 = time.perf_counter()
         result = subprocess.run([sys.executable, "-m", "wholebody.cli", "check", str(log), "--config", str(profile)],
                                 capture_output=True, text=True)

@@ -20,35 +20,21 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _common import benchmark_robot, synthetic_log, write_profile
 
-import wholebody as wb
 from wholebody.analysis import check_trajectory
 from wholebody.balance import newton_euler_residuals
 from wholebody.contacts import SurfaceContact
 from wholebody.parallel import default_workers
-from wholebody.trajectory import Trajectory
 
 warnings.simplefilter("ignore")
 
 
-def make_log(robot, feet, n, seed=0):
-    rng = np.random.default_rng(seed)
-    unique = np.array([robot.random_configuration(rng) for _ in range(2000)])
-    Q = unique[np.arange(n) % len(unique)]
-    V = rng.normal(size=(n, robot.nv))
-    A = rng.normal(size=(n, robot.nv))
-    W = rng.normal(scale=50.0, size=(n, 2, 6)) + [0, 0, 300.0, 0, 0, 0]
-    return Trajectory(np.arange(n) * 1e-3, Q, V, A, None, tuple(robot.joint_names), feet, W)
-
-
 def main(n_speed: int = 200_000, n_memory: int = 1_000_000) -> None:
-    try:
-        robot, name, feet = wb.load("g1"), "g1", ("left_ankle_roll_link", "right_ankle_roll_link")
-    except wb.MissingDependencyError:
-        robot, name, feet = wb.load("humanoid"), "humanoid", ("left_sole", "right_sole")
+    robot, name, feet = benchmark_robot()
     contacts = [SurfaceContact(f, half_length=0.1, half_width=0.05, mu=0.8) for f in feet]
     print(f"robot {name} (nv={robot.nv}); CPUs available: {default_workers()}")
-    traj = make_log(robot, feet, n_speed)
+    traj = synthetic_log(robot, feet, n_speed)
     W = traj.contact_wrenches.reshape(n_speed, -1)
     times = {}
     for workers in (1, 2):
@@ -67,16 +53,13 @@ def main(n_speed: int = 200_000, n_memory: int = 1_000_000) -> None:
         print(f"{what:9s} {n_speed:,} samples: workers=1 {n_speed / t1:9,.0f}/s, workers=2 {n_speed / t2:9,.0f}/s, "
               f"speed-up {t1 / t2:.2f}x (identical results)")
 
-    big = make_log(robot, feet, n_memory, seed=1)
+    big = synthetic_log(robot, feet, n_memory, seed=1)
     arrays_mb = sum(x.nbytes for x in (big.time, big.q, big.v, big.a, big.contact_wrenches)) / 2**20
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "million.npz"
         big.save(log)
         del big
-        profile = Path(tmp) / "profile.toml"
-        profile.write_text(f'robot = "{name}"\n' + "".join(
-            f'[[contacts]]\nframe = "{f}"\ntype = "surface"\nhalf_length = 0.1\nhalf_width = 0.05\nmu = 0.8\n'
-            for f in feet))
+        profile = write_profile(Path(tmp) / "profile.toml", name, feet)
         t0 = time.perf_counter()
         result = subprocess.run([sys.executable, "-m", "wholebody.cli", "check", str(log), "--config", str(profile),
                                  "--workers", "2"], capture_output=True, text=True)
