@@ -17,18 +17,23 @@ Two modes:
     and the result says so (``split_from_regularization``).
 
 ``"full_dynamics"`` (measured joint torques ``tau``)
-    All nv equations of motion ``J_c^T x = M a + h - S^T tau - sum_e J_e^T w_e`` in the
-    least-squares sense:
+    All nv equations of motion ``J_c^T x = b = M a + h - S^T tau - sum_e J_e^T w_e`` in the
+    least-squares sense. With the thin SVD ``J_c^T = U diag(s) V^T`` restricted to its rank
+    r, every least-squares solution satisfies ``diag(s) V^T x = U^T b`` (r rows); among them
+    the QP takes the one of least norm:
 
-    .. math::  \\min_x \\|J_c^T x - b\\|^2 + \\epsilon \\|x\\|^2 \\quad \\text{s.t.} \\quad G x \\le 0
+    .. math::  \\min_x \\|x\\|^2 \\quad \\text{s.t.} \\quad \\mathrm{diag}(s) V^T x = U^T b, \\; G x \\le 0
 
-    with ``epsilon = 0`` when ``J_c^T`` has full column rank (each contact's wrench is then
-    identifiable; the rank is reported).
+    When ``r = n`` (full column rank) each contact's wrench is identifiable and the answer is
+    the least-squares one; otherwise the split in the null space is the least-norm one. The
+    rank is reported; the answer is unique, so every backend gives the same one.
 
 A solution is ``found`` only once verified: finite, equations met and cones respected within
 ``tolerance * m |g|`` (backends have been seen to report success with NaN or wrong answers).
-Otherwise its status is ``"infeasible"`` (no wrenches inside the cones satisfy the
-equations; with the least friction scale that would make the sample feasible) or ``"failed"``.
+When the hard problem has no solution, the closest wrenches inside the cones (least squares
+on the raw equations, lightly regularised) are returned with status ``"infeasible"`` and,
+for single samples, the least friction scale that would make the sample feasible; a backend
+that fails a feasible problem gives ``"failed"``.
 """
 
 from __future__ import annotations
