@@ -16,14 +16,13 @@ from __future__ import annotations
 import os
 import sys
 import time
-import warnings
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 import pinocchio as pin  # noqa: E402
+from _common import benchmark_robot  # noqa: E402
 
-import wholebody as wb  # noqa: E402
 from wholebody.balance import newton_euler_residuals  # noqa: E402
 from wholebody.contacts import SurfaceContact  # noqa: E402
 
@@ -31,14 +30,7 @@ TARGET_RATE, TARGET_RATIO = 60_000, 2.2
 
 
 def setup():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            robot = wb.load("g1")
-            feet = ("left_ankle_roll_link", "right_ankle_roll_link")
-        except wb.MissingDependencyError:
-            robot = wb.load("humanoid")
-            feet = ("left_sole", "right_sole")
+    robot, _, feet = benchmark_robot()
     contacts = [SurfaceContact(f, half_length=0.1, half_width=0.05, mu=0.8) for f in feet]
     return robot, contacts
 

@@ -10,23 +10,17 @@ Run: python benchmarks/bench_dynamics.py
 from __future__ import annotations
 
 import timeit
-import warnings
 
 import numpy as np
 import pinocchio as pin
-
-import wholebody as wb
+from _common import benchmark_robot
 
 TARGET_RATIO = 1.3
 
 
 def main(number: int = 3000) -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            robot, frame = wb.load("g1"), "left_ankle_roll_link"
-        except wb.MissingDependencyError:
-            robot, frame = wb.load("humanoid"), "left_sole"
+    robot, _, feet = benchmark_robot()
+    frame = feet[0]
     model, data = robot.model, robot.data
     rng = np.random.default_rng(0)
     q, v = robot.random_configuration(rng), rng.normal(size=robot.nv)

@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 import qpsolvers
+from _common import benchmark_robot
 
 import wholebody as wb
 from wholebody.contacts import PointContact, SurfaceContact
@@ -81,12 +82,8 @@ def backend_table(n=100):
 
 def batch_time(n=5000):
     rng = np.random.default_rng(1)
-    try:
-        robot = wb.load("g1")
-        frames, height = ("left_ankle_roll_link", "right_ankle_roll_link"), 0.78
-    except wb.MissingDependencyError:
-        robot = wb.load("humanoid")
-        frames, height = ("left_sole", "right_sole"), 0.94
+    robot, name, frames = benchmark_robot()
+    height = 0.78 if name == "g1" else 0.94
     feet = [SurfaceContact(f, half_length=X, half_width=Y, mu=MU) for f in frames]
     data = samples(robot, feet, 500, rng, height)
     idx = np.arange(n) % len(data)

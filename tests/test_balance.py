@@ -142,6 +142,10 @@ def test_batch_equals_single_and_flags_bad_rows(humanoid):
     ok[3] = False
     assert batch.force_norm[ok].max() < TOL_N
     assert batch.force[3] == pytest.approx([40.0, 0, 0])
+    # The extra 40 N along x at the left sole's origin leaves, about the CoM, the moment of
+    # that force: computed here from the frame and CoM positions alone.
+    lever = humanoid.frame_position(Q[3], "left_sole") - humanoid.com(Q[3])
+    assert_allclose(batch.moment[3], np.cross(lever, [40.0, 0, 0]), rtol=0, atol=1e-8)
     single = newton_euler_residual(humanoid, Q[3], V[3], A[3], FEET, Wst[3])
     assert_allclose(batch[3].wrench.as_vector(), single.wrench.as_vector(), rtol=0, atol=1e-12)
     assert batch.moment_relative[3] == pytest.approx(single.moment / humanoid.weight)

@@ -18,7 +18,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .balance import cop_in_contact_frame, kinematics_batch
+from ._optional import require
+from .balance import (
+    _external_sums,
+    cop_in_contact_frame,
+    kinematics_batch,
+    residual_from_kinematics,
+)
 from .contacts import Contact, SurfaceContact
 from .diagnosis import MAX_SAMPLES, Finding, diagnose
 from .friction import CWC_ROW_NAMES, contact_wrench_cone
@@ -260,12 +266,7 @@ class Report:
 
     def to_dataframe(self) -> Any:
         """Per-sample columns as a pandas DataFrame (needs pandas)."""
-        try:
-            import pandas as pd
-        except ImportError:
-            from .errors import MissingDependencyError
-
-            raise MissingDependencyError("to_dataframe needs pandas: pip install pandas") from None
+        pd = require("pandas", "parquet", "DataFrames")
         df = pd.DataFrame(self.columns())
         for j, name in enumerate(self.contact_names):
             df[f"{name}:violated"] = self.violated_row[:, j]
@@ -455,18 +456,13 @@ def _check_chunk(
     P = kin.positions[:, :k]
     R = kin.rotations[:, :k]
     com = kin.com
-    # Known external wrenches about the CoM.
-    ext = np.zeros((N, 6))
-    if E is not None:
-        PE = kin.positions[:, k : k + e]
-        ext[:, :3] = E[..., :3].sum(axis=1)
-        ext[:, 3:] = (E[..., 3:] + np.cross(PE - com[:, None], E[..., :3])).sum(axis=1)
+    # Contacts and known external wrenches, each about its own frame origin; the balance
+    # module's algebra sums them about the CoM and adds the gravito-inertial wrench.
+    ext_pairs = [(E[:, j], kin.positions[:, k + j]) for j in range(e)] if E is not None else []
+    ext = np.concatenate(_external_sums(ext_pairs, N, com), axis=1)  # about the CoM, for diagnosis
+    contact_pairs = [(W[:, j], P[:, j]) for j in range(k)]
+    r_f, r_m, _ = residual_from_kinematics(robot, [], np.zeros((N, 0)), kin, "com", contact_pairs + ext_pairs)
     f = W[..., :3]
-    f_c = f.sum(axis=1)
-    m_c = (W[..., 3:] + np.cross(P - com[:, None], f)).sum(axis=1)
-    f_gi = robot.mass * robot.gravity_vector - kin.momentum_rate[:, :3]
-    r_f = f_c + ext[:, :3] + f_gi
-    r_m = m_c + ext[:, 3:] - kin.momentum_rate[:, 3:]
 
     # Friction, per contact, in its own frame.
     local_f = np.einsum("nkji,nkj->nki", R, f)

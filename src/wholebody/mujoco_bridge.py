@@ -21,7 +21,8 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
-from .errors import MissingDependencyError, ModelError
+from ._optional import require
+from .errors import ModelError
 from .robot import Array, Robot
 
 __all__ = [
@@ -112,11 +113,7 @@ def contact_wrenches_on_bodies(mj_model: Any, mj_data: Any, bodies: list[str], p
 
 def import_mujoco() -> Any:
     """Import :mod:`mujoco` or raise :class:`MissingDependencyError` with the install line."""
-    try:
-        import mujoco
-    except ImportError:
-        raise MissingDependencyError("MuJoCo is not installed; pip install 'wholebody[mujoco]'") from None
-    return mujoco
+    return require("mujoco", "mujoco", "MuJoCo models and logs")
 
 
 def mujoco_model_from_urdf(

@@ -7,23 +7,21 @@ from typing import Any
 
 import numpy as np
 
+from ._optional import require
 from .errors import MissingDependencyError
 
 __all__ = ["plot_report", "optional_pyplot", "output_dir"]
 
 
 def _pyplot() -> Any:
-    try:
-        import matplotlib
+    matplotlib = require("matplotlib", "plot", "plots")
+    if matplotlib.get_backend().lower() not in ("agg", "pdf", "svg", "ps"):
+        import os
 
-        if matplotlib.get_backend().lower() not in ("agg", "pdf", "svg", "ps"):
-            import os
+        if not os.environ.get("DISPLAY"):
+            matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
 
-            if not os.environ.get("DISPLAY"):
-                matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise MissingDependencyError("plots need matplotlib: pip install 'wholebody[plot]'") from None
     return plt
 
 

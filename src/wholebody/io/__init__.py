@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import MissingDependencyError
+from .._optional import require
 from ..trajectory import LogFormatError, Trajectory
 
 __all__ = ["read_log", "write_log", "SUFFIXES"]
@@ -226,18 +226,11 @@ def _from_table(data: tuple[list[str], np.ndarray], source: str) -> Trajectory:
 
 
 def _pandas() -> Any:
-    try:
-        import pandas as pd
-    except ImportError:
-        raise MissingDependencyError("Parquet logs need pandas and pyarrow: pip install 'wholebody[parquet]'") from None
-    return pd
+    require("pyarrow", "parquet", "Parquet logs")
+    return require("pandas", "parquet", "Parquet logs")
 
 
 def _h5py() -> Any:
-    try:
-        import h5py
-    except ImportError:
-        raise MissingDependencyError("HDF5 logs need h5py: pip install 'wholebody[hdf5]'") from None
-    return h5py
+    return require("h5py", "hdf5", "HDF5 logs")
 
 
