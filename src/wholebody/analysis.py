@@ -137,8 +137,18 @@ class Report:
 
     @property
     def consistent(self) -> bool:
-        """No checked sample over tolerance and no cone violated."""
-        return not self.over_tolerance.any() and not self.cone_violation.any()
+        """At least one sample checked, none over tolerance and no cone violated."""
+        return self.verdict == "consistent"
+
+    @property
+    def verdict(self) -> str:
+        """``"consistent"``, ``"inconsistent"``, or ``"unchecked"`` when no sample could be
+        checked (every sample flagged): no evidence is no verdict."""
+        if self.n_checked == 0:
+            return "unchecked"
+        if self.over_tolerance.any() or self.cone_violation.any():
+            return "inconsistent"
+        return "consistent"
 
     # --- summary --------------------------------------------------------------------------
 
@@ -168,6 +178,7 @@ class Report:
             "robot": self.robot,
             "source": self.source,
             "consistent": self.consistent,
+            "verdict": self.verdict,
             "samples": {"in": self.n_samples, "checked": self.n_checked, "flagged": int(self.flagged.sum())},
             "weight_N": self.weight,
             "accelerations_estimated": self.accelerations_estimated,
@@ -223,7 +234,8 @@ class Report:
             lines.append(f"diagnosis {best.message} (explains {100 * best.explained:.0f} % of the residual)")
             for other in [f for f in self.diagnosis[1:3] if f.explained >= 0.05]:
                 lines.append(f"          also tested: {other.message} ({100 * other.explained:.0f} %)")
-        lines.append("verdict   " + ("consistent" if self.consistent else "INCONSISTENT"))
+        lines.append("verdict   " + {"consistent": "consistent", "inconsistent": "INCONSISTENT",
+                                     "unchecked": "UNCHECKED (no sample could be checked)"}[self.verdict])
         return "\n".join(lines)
 
     # --- output -----------------------------------------------------------------------------

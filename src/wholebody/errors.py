@@ -22,11 +22,24 @@ __all__ = [
     "FrameNotFoundError",
     "JointNotFoundError",
     "RobotNotFoundError",
+    "ContactNotFoundError",
     "StateError",
     "ContactError",
+    "PointMismatchError",
+    "InvalidArgumentError",
+    "LogFormatError",
+    "LogFileError",
+    "OutputError",
+    "ProfileError",
+    "SolverNotAvailableError",
+    "SolverError",
+    "ProjectionError",
+    "WorkerError",
+    "ClusterError",
     "WholebodyWarning",
     "ModelWarning",
     "StateWarning",
+    "WholebodyDeprecationWarning",
 ]
 
 
@@ -110,6 +123,12 @@ class JointNotFoundError(_NameError):
     kind = "joint"
 
 
+class ContactNotFoundError(_NameError):
+    """A contact name that a result or log does not have; lists the known ones."""
+
+    kind = "contact"
+
+
 # --- states and contacts ------------------------------------------------------------------
 
 
@@ -122,6 +141,60 @@ class StateError(WholebodyError, ValueError):
 
 class ContactError(WholebodyError, ValueError):
     """A contact description that is invalid (friction coefficient, sizes, frame)."""
+
+
+class PointMismatchError(WholebodyError, ValueError):
+    """Wrenches about different points were added; move one with ``Wrench.shift_to``."""
+
+
+class InvalidArgumentError(WholebodyError, ValueError, TypeError):
+    """An argument that is not a state but is still wrong: a tolerance that is NaN or
+    negative, ``workers=0``, a point that is not a 3-vector, a frame given as an integer, an
+    unknown option. Derives from both ``ValueError`` and ``TypeError``: generic handlers of
+    either catch it."""
+
+
+# --- files --------------------------------------------------------------------------------
+
+
+class LogFormatError(WholebodyError, ValueError):
+    """A log file or array set that cannot be read: names the file and the field."""
+
+
+class LogFileError(LogFormatError, OSError):
+    """A log path that cannot be opened (a directory, no permission, not a regular file)."""
+
+
+class OutputError(WholebodyError, OSError):
+    """An output that cannot be written (read-only folder, a directory in the way)."""
+
+
+class ProfileError(WholebodyError, ValueError):
+    """A robot profile that cannot be used: names the file and the entry."""
+
+
+# --- solvers and workers ------------------------------------------------------------------
+
+
+class SolverNotAvailableError(WholebodyError, ValueError):
+    """The named QP backend is not installed; the message lists those that are."""
+
+
+class SolverError(WholebodyError, RuntimeError):
+    """A QP backend raised; the backend's exception is kept as ``__cause__``."""
+
+
+class ProjectionError(WholebodyError, RuntimeError):
+    """A linear program of a support-area projection failed for a reason other than
+    infeasibility."""
+
+
+class WorkerError(WholebodyError, RuntimeError):
+    """Worker processes could not run (the pool could not start, or was interrupted)."""
+
+
+class ClusterError(WholebodyError, ConnectionError):
+    """A Dask scheduler that cannot be reached in time, or a cluster that failed."""
 
 
 # --- warnings -----------------------------------------------------------------------------
@@ -137,3 +210,8 @@ class ModelWarning(WholebodyWarning):
 
 class StateWarning(WholebodyWarning):
     """A state that was accepted after a small correction (renormalised quaternion)."""
+
+
+class WholebodyDeprecationWarning(WholebodyWarning, DeprecationWarning):
+    """A public name or argument that still works but will go; the message names its
+    replacement."""

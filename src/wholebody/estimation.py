@@ -52,7 +52,7 @@ from scipy.optimize import linprog
 
 from .balance import Residual, cop_in_contact_frame
 from .contacts import Contact, SurfaceContact
-from .errors import StateError, WholebodyError
+from .errors import SolverNotAvailableError, StateError
 from .friction import contact_wrench_cone, friction_pyramid, in_world_axes, normal_rotation
 from .robot import ContactPass, Robot
 from .spatial import Wrench
@@ -73,10 +73,6 @@ Array = NDArray[np.float64]
 DEFAULT_SOLVER = "daqp"
 #: Verification tolerance, relative to the weight ``m |g|``: 1e-6 is 0.64 mN on the humanoid.
 DEFAULT_TOLERANCE = 1e-6
-
-
-class SolverNotAvailableError(WholebodyError, ValueError):
-    """The named QP backend is not installed; the message lists those that are."""
 
 
 def _check_solver(solver: str) -> None:

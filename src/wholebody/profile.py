@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .contacts import Contact, PointContact, SurfaceContact
-from .errors import ContactError, WholebodyError
+from .errors import ContactError, ProfileError
 from .loading import load
 from .robot import Robot
 
@@ -37,10 +37,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = ["RobotProfile", "load_profile", "parse_contact_spec", "ProfileError"]
-
-
-class ProfileError(WholebodyError, ValueError):
-    """A robot profile that cannot be used: names the file and the entry."""
 
 
 @dataclass(frozen=True)

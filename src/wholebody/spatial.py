@@ -16,7 +16,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
-from .errors import WholebodyError
+from .errors import PointMismatchError
 
 __all__ = ["Wrench", "skew", "shift_moment", "PointMismatchError"]
 
@@ -24,10 +24,6 @@ Array = NDArray[np.float64]
 
 #: Two points closer than this [m] are the same point for :meth:`Wrench.__add__`.
 POINT_TOL = 1e-12
-
-
-class PointMismatchError(WholebodyError, ValueError):
-    """Wrenches about different points were added; move one with :meth:`Wrench.shift_to`."""
 
 
 def skew(x: ArrayLike) -> Array:

@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import linprog
 
 from .contacts import Contact
-from .errors import WholebodyError
+from .errors import ProjectionError, WholebodyError
 from .estimation import _ContactSet
 from .robot import Robot
 
@@ -66,10 +66,6 @@ class Polygon:
 
     def contains(self, point: ArrayLike, tol: float = 0.0) -> bool:
         return self.margin(point) >= -tol
-
-
-class ProjectionError(WholebodyError, RuntimeError):
-    """A linear program of the projection failed for a reason other than infeasibility."""
 
 
 def project_polytope(

@@ -19,17 +19,13 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
-from .errors import StateError, WholebodyError
+from .errors import LogFormatError, StateError
 from .robot import Robot
 
 __all__ = ["Trajectory", "LogFormatError", "estimate_velocities", "estimate_accelerations"]
 
 Array = NDArray[np.float64]
 BASE_NQ, BASE_NV = 7, 6
-
-
-class LogFormatError(WholebodyError, ValueError):
-    """A log file or array set that cannot be read: names the file and the field."""
 
 
 def _float_array(x: Any, name: str, ndim: int, source: str) -> Array:
