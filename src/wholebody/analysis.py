@@ -20,10 +20,10 @@ from numpy.typing import NDArray
 
 from ._optional import require
 from .balance import (
-    _external_sums,
     cop_in_contact_frame,
     kinematics_batch,
-    residual_from_kinematics,
+    newton_euler_residual_arrays,
+    wrench_sum,
 )
 from .contacts import Contact, SurfaceContact
 from .diagnosis import MAX_SAMPLES, Finding, diagnose
@@ -468,12 +468,15 @@ def _check_chunk(
     P = kin.positions[:, :k]
     R = kin.rotations[:, :k]
     com = kin.com
-    # Contacts and known external wrenches, each about its own frame origin; the balance
-    # module's algebra sums them about the CoM and adds the gravito-inertial wrench.
-    ext_pairs = [(E[:, j], kin.positions[:, k + j]) for j in range(e)] if E is not None else []
-    ext = np.concatenate(_external_sums(ext_pairs, N, com), axis=1)  # about the CoM, for diagnosis
-    contact_pairs = [(W[:, j], P[:, j]) for j in range(k)]
-    r_f, r_m, _ = residual_from_kinematics(robot, [], np.zeros((N, 0)), kin, "com", contact_pairs + ext_pairs)
+    # Contacts and known external wrenches, each about its own frame origin, in one layout.
+    wrenches = W if E is None else np.concatenate([W, E], axis=1)
+    points = kin.positions[:, : k + e]
+    r_f, r_m = newton_euler_residual_arrays(wrenches, points, com, kin.momentum_rate, mass=robot.mass,
+                                           gravity=robot.gravity_vector)
+    if E is None:
+        ext = np.zeros((N, 6))
+    else:  # about the CoM, for the diagnosis
+        ext = np.concatenate(wrench_sum(E, kin.positions[:, k : k + e], com), axis=1)
     f = W[..., :3]
 
     # Friction, per contact, in its own frame.

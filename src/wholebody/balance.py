@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 from .contacts import Contact, SurfaceContact
 from .errors import StateError
 from .robot import Robot
-from .spatial import Wrench, shift_moment
+from .spatial import Wrench, cross
 
 __all__ = [
     "gravito_inertial_wrench",
@@ -44,6 +44,9 @@ __all__ = [
     "zmp",
     "joint_reaction_wrenches",
     "stack_contact_wrenches",
+    "wrenches_in_log_layout",
+    "wrench_sum",
+    "newton_euler_residual_arrays",
     "kinematics_batch",
     "residual_from_kinematics",
     "KinematicsBatch",
@@ -101,35 +104,96 @@ def stack_contact_wrenches(contacts: Sequence[Contact], wrenches: Any, n: int | 
     return stacked
 
 
-def _contact_sums(
-    contacts: Sequence[Contact], W: Array, positions: Array, point: Array
-) -> tuple[Array, Array]:
-    """Total force (N, 3) and moment about ``point`` (N, 3) of stacked contact wrenches."""
+def wrenches_in_log_layout(contacts: Sequence[Contact], W: Array) -> Array:
+    """Stacked contact wrenches (N, sum of sizes) as the log layout (N, k, 6).
+
+    Point contacts' forces get a zero moment about their own point.
+    """
     N = W.shape[0]
-    force = np.zeros((N, 3))
-    moment = np.zeros((N, 3))
+    out = np.zeros((N, len(contacts), 6))
     col = 0
-    for k, c in enumerate(contacts):
-        f = W[:, col : col + 3]
-        tau = W[:, col + 3 : col + 6] if c.size == 6 else 0.0
-        force += f
-        moment += shift_moment(f, tau, positions[:, k], point)
+    for j, c in enumerate(contacts):
+        out[:, j, : c.size] = W[:, col : col + c.size]
         col += c.size
-    return force, moment
+    return out
 
 
-def _external_sums(external: ExternalWrenches, N: int, point: Array) -> tuple[Array, Array]:
-    force, moment = np.zeros((N, 3)), np.zeros((N, 3))
-    for item in external:
+def _external_layout(external: ExternalWrenches, N: int) -> tuple[Array, Array]:
+    """Known external wrenches as log-layout arrays: wrenches (N, e, 6), points (N, e, 3)."""
+    wrenches, points = np.zeros((N, len(external), 6)), np.zeros((N, len(external), 3))
+    for j, item in enumerate(external):
         if isinstance(item, Wrench):
-            w, p = item.as_vector()[None, :], item.point[None, :]
+            w, p = item.as_vector(), item.point
         else:
             w, p = (np.asarray(x, dtype=float) for x in item)
-            w = np.broadcast_to(w, (N, 6))
-            p = np.broadcast_to(p, (N, 3))
-        force += w[:, :3]
-        moment += shift_moment(w[:, :3], w[:, 3:], p, point)
-    return force, moment
+        wrenches[:, j] = w
+        points[:, j] = p
+    return wrenches, points
+
+
+def wrench_sum(wrenches: Array, points: Array, at: Array) -> tuple[Array, Array]:
+    """Total force and moment about ``at`` of wrenches in the log layout (Varignon).
+
+    ``wrenches`` (..., k, 6) world axes, each about its point in ``points`` (..., k, 3);
+    ``at`` (..., 3). Returns force (..., 3) [N] and moment (..., 3) [N m].
+    """
+    f = wrenches[..., :3]
+    moment = (wrenches[..., 3:] + cross(points - at[..., None, :], f)).sum(axis=-2)
+    return f.sum(axis=-2), moment
+
+
+def newton_euler_residual_arrays(
+    wrenches: Array,
+    points: Array,
+    com: Array,
+    momentum_rate: Array,
+    *,
+    mass: float,
+    gravity: Array,
+    at: Array | None = None,
+) -> tuple[Array, Array]:
+    """The Newton-Euler residual ``r = w_c + w_gi`` of N samples: the one place it is written.
+
+    Every check, estimate and diagnosis in wholebody computes its residual here.
+
+    .. math::
+
+        f_r = \\sum_i f_i + m g - \\dot P, \\qquad
+        \\tau_r(A) = \\sum_i \\left(\\tau_i + (p_i - p_A) \\times f_i\\right)
+                   - \\dot L_G + (p_G - p_A) \\times (m g - \\dot P)
+
+    Parameters
+    ----------
+    wrenches : ndarray, shape (N, k, 6)
+        ``(f, tau)`` of every wrench acting on the robot from outside (contacts and known
+        external wrenches alike), world axes, each about its own point [N, N m].
+    points : ndarray, shape (N, k, 3)
+        The point each wrench is taken about, world coordinates [m].
+    com : ndarray, shape (N, 3)
+        Centre of mass ``p_G`` [m].
+    momentum_rate : ndarray, shape (N, 6)
+        ``(dP/dt, dL_G/dt)`` at the CoM, world axes [N, N m].
+    mass : float
+        Total mass [kg]; a diagnosis may pass a scaled one.
+    gravity : ndarray, shape (3,)
+        Gravity acceleration, world axes [m/s^2].
+    at : ndarray, shape (N, 3) or (3,), optional
+        The point ``p_A`` to take moments about; the CoM by default.
+
+    Returns
+    -------
+    force : ndarray, shape (N, 3)
+        ``f_r``, world axes [N].
+    moment : ndarray, shape (N, 3)
+        ``tau_r`` about ``at``, world axes [N m].
+    """
+    f_gi = mass * np.asarray(gravity, dtype=float) - momentum_rate[:, :3]
+    if at is None:
+        force, moment = wrench_sum(wrenches, points, com)
+        return force + f_gi, moment - momentum_rate[:, 3:]
+    at = np.broadcast_to(np.asarray(at, dtype=float), com.shape)
+    force, moment = wrench_sum(wrenches, points, at)
+    return force + f_gi, moment + cross(com - at, f_gi) - momentum_rate[:, 3:]
 
 
 # --- results ------------------------------------------------------------------------------
@@ -285,9 +349,11 @@ def contact_wrench(
         q, np.zeros(robot.nv), np.zeros(robot.nv), [robot.frame_id(c.frame) for c in contacts]
     )
     point = _resolve_point(at, com)
-    f, m = _contact_sums(contacts, W, positions[None], point)
-    fe, me = _external_sums(external, 1, point)
-    return Wrench(f[0] + fe[0], m[0] + me[0], point)
+    ext_w, ext_p = _external_layout(external, 1)
+    wrenches = np.concatenate([wrenches_in_log_layout(contacts, W), ext_w], axis=1)[0]
+    points = np.concatenate([positions[None], ext_p], axis=1)[0]
+    force, moment = wrench_sum(wrenches, points, point)
+    return Wrench(force, moment, point)
 
 
 def newton_euler_residual(
@@ -463,14 +529,17 @@ def residual_from_kinematics(
 ) -> tuple[Array, Array, Array]:
     """Residual force (N, 3), moment (N, 3) about ``at`` and the points (N, 3), from the
     stacked contact wrenches ``W`` and the kinematics of :func:`kinematics_batch` (whose
-    first frames are the contacts'). Pure numpy: re-run it freely to test hypotheses."""
+    first frames are the contacts'), through :func:`newton_euler_residual_arrays`."""
     N = W.shape[0]
     point = np.broadcast_to(_resolve_point(at, kin.com), (N, 3)).copy()
-    f_c, m_c = _contact_sums(contacts, W, kin.positions[:, : len(contacts)], point)
-    f_e, m_e = _external_sums(external, N, point)
-    f_gi = robot.mass * robot.gravity_vector - kin.momentum_rate[:, :3]
-    m_gi = shift_moment(f_gi, -kin.momentum_rate[:, 3:], kin.com, point)
-    return f_c + f_e + f_gi, m_c + m_e + m_gi, point
+    ext_w, ext_p = _external_layout(external, N)
+    wrenches = np.concatenate([wrenches_in_log_layout(contacts, W), ext_w], axis=1)
+    points = np.concatenate([kin.positions[:, : len(contacts)], ext_p], axis=1)
+    force, moment = newton_euler_residual_arrays(
+        wrenches, points, kin.com, kin.momentum_rate, mass=robot.mass, gravity=robot.gravity_vector,
+        at=None if isinstance(at, str) and at == "com" else point,
+    )
+    return force, moment, point
 
 
 # --- centre of pressure and ZMP -------------------------------------------------------------

@@ -20,6 +20,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .balance import newton_euler_residual_arrays
+from .spatial import cross
+
 __all__ = ["Finding", "diagnose", "EXPLAINED_THRESHOLD"]
 
 Array = NDArray[np.float64]
@@ -71,18 +74,17 @@ class _Context:
 
     def residual(self, W: Array | None = None, P: Array | None = None, gi_scale: float = 1.0,
                  com_shift: Array | None = None) -> tuple[Array, Array]:
+        """The residual under a hypothesis: other wrenches or points, the gravito-inertial
+        wrench scaled (a mass error), or the CoM moved by ``com_shift`` (moments about it)."""
         W = self.W if W is None else W
         P = self.P if P is None else P
-        f = W[..., :3]
-        tau = W[..., 3:] + np.cross(P - self.com[:, None], f)
-        f_c, m_c = f.sum(axis=1), tau.sum(axis=1)
-        f_gi = self.mass * self.gravity - self.rate[:, :3]
-        m_gi = -self.rate[:, 3:]
-        r_f = f_c + self.external[:, :3] + gi_scale * f_gi
-        r_m = m_c + self.external[:, 3:] + gi_scale * m_gi
+        com = self.com if com_shift is None else self.com + com_shift
+        r_f, r_m = newton_euler_residual_arrays(W, P, com, gi_scale * self.rate, mass=gi_scale * self.mass,
+                                                gravity=self.gravity)
+        ext_moment = self.external[:, 3:]
         if com_shift is not None:
-            r_m = r_m - np.cross(com_shift, f_c)
-        return r_f, r_m
+            ext_moment = ext_moment - cross(com_shift, self.external[:, :3])
+        return r_f + self.external[:, :3], r_m + ext_moment
 
     def score(self, r_f: Array, r_m: Array) -> float:
         rows = self.rows
