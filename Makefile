@@ -1,14 +1,15 @@
-# make test: fresh .venv with the test extra, then pytest. make demo: the main job.
+# make test: fresh .venv with the dev extra, then every gate (ruff, mypy, API docs) and pytest.
+# make demo: the main job. make test-all: the same with the slow tests.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: test demo bench docs clean lint
+.PHONY: test test-all pytest check lint typecheck docs demo bench clean
 
-$(BIN)/.installed-test: pyproject.toml
+$(BIN)/.installed-dev: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
 $(BIN)/.installed-demo: pyproject.toml
@@ -17,22 +18,33 @@ $(BIN)/.installed-demo: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[plot]'
 	touch $@
 
-test: $(BIN)/.installed-test
+# The README's test command (.ci/run calls it): gates first, they take seconds.
+test: check pytest
+
+test-all: check
+	$(BIN)/python -m pytest -m "slow or not slow"
+
+pytest: $(BIN)/.installed-dev
 	$(BIN)/python -m pytest
+
+check: lint typecheck docs
+
+lint: $(BIN)/.installed-dev
+	$(BIN)/ruff check src tests examples benchmarks
+
+typecheck: $(BIN)/.installed-dev
+	$(BIN)/mypy src
+
+# API reference from the docstrings into docs/api/; any warning fails the build.
+docs: $(BIN)/.installed-dev
+	rm -rf docs/api
+	$(BIN)/python -W error -m pdoc -o docs/api --docformat numpy wholebody
 
 demo: $(BIN)/.installed-demo
 	$(BIN)/wholebody demo
 
-bench: $(BIN)/.installed-test
+bench: $(BIN)/.installed-dev
 	$(BIN)/python benchmarks/bench_dynamics.py
 
-docs: $(BIN)/.installed-test
-	$(BIN)/python -m pip install --quiet pdoc
-	$(BIN)/pdoc -o docs/api wholebody
-
 clean:
-	rm -rf $(VENV) docs/api .pytest_cache
-
-lint: $(BIN)/.installed-test
-	$(BIN)/python -m pip install --quiet ruff
-	$(BIN)/ruff check src tests examples benchmarks
+	rm -rf $(VENV) docs/api .pytest_cache .mypy_cache

@@ -83,7 +83,7 @@ def test_static_standing_total_vertical_force_is_weight(humanoid):
     total = contact_wrench(humanoid, q, FEET, W)
     assert total.force[2] == pytest.approx(humanoid.mass * 9.81, rel=1e-13)
     r = newton_euler_residual(humanoid, q, zero, zero, FEET, W)
-    assert r.force < TOL_N and r.moment < TOL_N
+    assert r.force_norm < TOL_N and r.moment_norm < TOL_N
 
 
 @pytest.mark.parametrize("kind", ["surface", "point", "push"])
@@ -95,16 +95,22 @@ def test_random_consistent_samples_have_zero_residual(humanoid, kind):
         contacts = FEET
     for _ in range(20):
         push = {}
-        external = ()
         if kind == "push":
             w_push = rng.normal(scale=50.0, size=6)
             push = {"torso": w_push}
         q, v, a, W = consistent_sample(humanoid, contacts, rng, external=push)
+        # The same push three ways: at the frame origin by name, as a Wrench about another
+        # point, and as a (wrench, point) pair.
+        ways = [push]
         if push:
-            external = [Wrench.from_vector(w_push, humanoid.frame_position(q, "torso"))]
-        for at in ("com", "origin", rng.normal(size=3)):
-            r = newton_euler_residual(humanoid, q, v, a, contacts, W, at=at, external=external)
-            assert r.force < TOL_N and r.moment < 1e-8, (r.force, r.moment)
+            origin = humanoid.frame_position(q, "torso")
+            moved = Wrench.from_vector(w_push, origin).shift_to([0.2, 0.1, 1.5])
+            ways += [{"push": moved}, {"push": (moved.as_vector(), moved.point)}]
+        for external_wrenches in ways:
+            for at in ("com", "origin", rng.normal(size=3)):
+                r = newton_euler_residual(humanoid, q, v, a, contacts, W, at=at,
+                                          external_wrenches=external_wrenches)
+                assert r.force_norm < TOL_N and r.moment_norm < 1e-8, (r.force, r.moment)
 
 
 def test_varignon_residual_moves_like_a_wrench(humanoid):
@@ -115,7 +121,7 @@ def test_varignon_residual_moves_like_a_wrench(humanoid):
     p1, p2 = rng.normal(size=3), rng.normal(size=3)
     r1 = newton_euler_residual(humanoid, q, v, a, FEET, W, at=p1)
     r2 = newton_euler_residual(humanoid, q, v, a, FEET, W, at=p2)
-    assert r1.force > 10.0
+    assert r1.force_norm > 10.0
     assert_allclose(r1.wrench.shift_to(p2).as_vector(), r2.wrench.as_vector(), rtol=0, atol=1e-9)
 
 
@@ -148,7 +154,7 @@ def test_batch_equals_single_and_flags_bad_rows(humanoid):
     assert_allclose(batch.moment[3], np.cross(lever, [40.0, 0, 0]), rtol=0, atol=1e-8)
     single = newton_euler_residual(humanoid, Q[3], V[3], A[3], FEET, Wst[3])
     assert_allclose(batch[3].wrench.as_vector(), single.wrench.as_vector(), rtol=0, atol=1e-12)
-    assert batch.moment_relative[3] == pytest.approx(single.moment / humanoid.weight)
+    assert batch.moment_relative[3] == pytest.approx(single.moment_norm / humanoid.weight)
 
 
 def test_batch_shape_errors_name_the_problem(humanoid):
@@ -237,3 +243,54 @@ def test_contact_arguments_are_validated():
     with pytest.raises(ContactError, match="normal must be a non-zero finite 3-vector"):
         PointContact("left_sole", mu=0.5, normal=[0, 0, 0])
     assert PointContact("x", mu=0.5, normal=[0, 0, 2.0]).normal[2] == 1.0
+
+
+def test_residual_has_one_shape_convention(humanoid):
+    rng = np.random.default_rng(7)
+    q, v, a, W = consistent_sample(humanoid, FEET, rng)
+    W[1] = W[1] + np.array([0.0, 0.0, 10.0, 0.0, 0.0, 0.0])
+    single = newton_euler_residual(humanoid, q, v, a, FEET, W)
+    batch = newton_euler_residuals(humanoid, q[None], v[None], a[None], FEET, np.concatenate(W)[None])
+    assert single.force.shape == (3,) and batch.force.shape == (1, 3)
+    assert isinstance(single.force_norm, float) and batch.force_norm.shape == (1,)
+    assert single.force_norm == pytest.approx(10.0, abs=1e-9)
+    assert_allclose(batch[0].wrench.as_vector(), single.wrench.as_vector(), rtol=0, atol=1e-12)
+
+
+def test_deprecated_external_argument_warns_and_agrees(humanoid):
+    from wholebody.errors import WholebodyDeprecationWarning
+
+    rng = np.random.default_rng(8)
+    w_push = rng.normal(scale=50.0, size=6)
+    q, v, a, W = consistent_sample(humanoid, FEET, rng, external={"torso": w_push})
+    push = Wrench.from_vector(w_push, humanoid.frame_position(q, "torso"))
+    with pytest.warns(WholebodyDeprecationWarning, match="external_wrenches"):
+        old = newton_euler_residual(humanoid, q, v, a, FEET, W, external=[push])
+    assert old.force_norm < TOL_N
+    Q, V, A, Wst = q[None], v[None], a[None], np.concatenate(W)[None]
+    with pytest.warns(WholebodyDeprecationWarning, match="known_wrenches"):
+        batch = newton_euler_residuals(humanoid, Q, V, A, FEET, Wst, known_wrenches={"torso": w_push[None]})
+    assert batch.force_norm[0] < TOL_N
+
+
+def test_unphysical_wrenches_are_flagged_or_refused(humanoid):
+    from wholebody.errors import InvalidArgumentError
+
+    rng = np.random.default_rng(9)
+    samples = [consistent_sample(humanoid, FEET, rng) for _ in range(4)]
+    Q, V, A = (np.array([s[i] for s in samples]) for i in range(3))
+    Wst = np.array([np.concatenate(s[3]) for s in samples])
+    Wst[1, 2] = 1e12  # a diverged simulation
+    Wst[2, 0] = 1e300  # would overflow in the cross products
+    batch = newton_euler_residuals(humanoid, Q, V, A, FEET, Wst)
+    assert list(batch.reasons) == [1, 2]
+    assert "beyond physical magnitudes (> 1000 m g)" in batch.reasons[1]
+    assert batch.force_norm[[0, 3]].max() < TOL_N and np.isnan(batch.force_norm[[1, 2]]).all()
+    with pytest.raises(StateError, match=r"contact wrenches reach 1e\+12 N .* beyond any physical magnitude"):
+        newton_euler_residual(humanoid, Q[1], V[1], A[1], FEET, Wst[1])
+    with pytest.raises(InvalidArgumentError, match="at must be 'com', 'origin' or a point of shape"):
+        newton_euler_residual(humanoid, Q[0], V[0], A[0], FEET, Wst[0], at="ankle")
+    with pytest.raises(InvalidArgumentError, match="at must be 'com', 'origin' or a point of shape"):
+        newton_euler_residual(humanoid, Q[0], V[0], A[0], FEET, Wst[0], at=object())
+    with pytest.raises(InvalidArgumentError, match="workers must be at least 1, got 0"):
+        newton_euler_residuals(humanoid, Q, V, A, FEET, Wst, workers=0)

@@ -10,6 +10,7 @@ when residuals are large, a diagnosis (:mod:`wholebody.diagnosis`). The result i
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,21 +20,24 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._optional import require
-from .balance import (
-    cop_in_contact_frame,
-    kinematics_batch,
+from .balance import kinematics_batch
+from .contacts import Contact, SurfaceContact
+from .cop import cop_in_contact_frame
+from .diagnosis import MAX_SAMPLES, Finding, diagnose
+from .errors import InvalidArgumentError, LogFormatError
+from .friction import CWC_ROW_NAMES, contact_wrench_cone
+from .newton_euler import (
+    MAX_WRENCH_RELATIVE,
+    beyond_physical_magnitude,
     newton_euler_residual_arrays,
     wrench_sum,
 )
-from .contacts import Contact, SurfaceContact
-from .diagnosis import MAX_SAMPLES, Finding, diagnose
-from .friction import CWC_ROW_NAMES, contact_wrench_cone
 from .parallel import ChunkFailure, Shared, chunk_bounds, run_chunks
 from .robot import Robot
-from .trajectory import LogFormatError, Trajectory
+from .trajectory import Trajectory
 
-__all__ = ["Report", "check_trajectory", "estimate_trajectory", "DEFAULT_FORCE_TOLERANCE",
-           "DEFAULT_MOMENT_TOLERANCE", "DEFAULT_CONE_TOLERANCE"]
+__all__ = ["Report", "check_trajectory", "estimate_trajectory", "validate_tolerances",
+           "DEFAULT_FORCE_TOLERANCE", "DEFAULT_MOMENT_TOLERANCE", "DEFAULT_CONE_TOLERANCE"]
 
 Array = NDArray[np.float64]
 #: A sample is consistent when its residual force is below this share of the weight...
@@ -294,7 +298,20 @@ class Report:
 # --- the check ------------------------------------------------------------------------------
 
 
+def validate_tolerances(**tolerances: float) -> None:
+    """Raise :class:`InvalidArgumentError` unless every tolerance is a finite number >= 0."""
+    for name, value in tolerances.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+            raise InvalidArgumentError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+        if not (math.isfinite(value) and value >= 0):
+            raise InvalidArgumentError(f"{name} must be a finite number >= 0, got {value!r}")
+
+
 def _contacts_for_log(traj: Trajectory, contacts: Sequence[Contact]) -> list[Contact]:
+    names = [c.name for c in contacts]
+    duplicated = sorted({n for n in names if names.count(n) > 1})
+    if duplicated:
+        raise InvalidArgumentError(f"contact names must be unique; declared twice: {duplicated}")
     by_name = {c.name: c for c in contacts}
     undeclared = [n for n in traj.contact_names if n not in by_name]
     if undeclared:
@@ -350,6 +367,10 @@ def check_trajectory(
     progress : bool
         A progress bar (tqdm) over the samples (``workers=1``).
     """
+    validate_tolerances(force_tolerance=force_tolerance, moment_tolerance=moment_tolerance,
+                        cone_tolerance=cone_tolerance)
+    if workers < 1:
+        raise InvalidArgumentError(f"workers must be at least 1, got {workers}")
     contacts = _contacts_for_log(traj, contacts)
     if traj.a is None:
         traj = traj.with_accelerations(robot, savgol=savgol)
@@ -357,13 +378,17 @@ def check_trajectory(
     arrays, bad, reasons = robot.check_batch(q=q, v=v, a=a)
     N = len(traj)
     W = traj.contact_wrenches
-    checks = [("time", ~np.isfinite(traj.time)), ("contact wrenches", ~np.isfinite(W).reshape(N, -1).all(axis=1))]
     E = traj.external_wrenches
-    if E is not None:
-        checks.append(("external wrenches", ~np.isfinite(E).reshape(N, -1).all(axis=1)))
-    for what, rows in checks:
+    # Sample-level problems are flagged before any algebra: non-finite values, and wrenches
+    # beyond physical magnitudes (a diverged simulation; they would also overflow).
+    checks = [("time has non-finite values", ~np.isfinite(traj.time))]
+    for label, arr in [("contact wrenches", W)] + ([] if E is None else [("external wrenches", E)]):
+        checks.append((f"{label} have non-finite values", ~np.isfinite(arr).reshape(N, -1).all(axis=1)))
+        checks.append((f"{label} are beyond physical magnitudes (> {MAX_WRENCH_RELATIVE:g} m g, a diverged "
+                       "simulation or wrong units)", beyond_physical_magnitude(arr, robot.weight)))
+    for why, rows in checks:
         for i in np.flatnonzero(rows & ~bad):
-            reasons[int(i)] = f"{what} have non-finite values"
+            reasons[int(i)] = why
         bad = bad | rows
 
     k, e = len(contacts), len(traj.external_frames)

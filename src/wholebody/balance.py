@@ -1,4 +1,4 @@
-"""Newton-Euler wrench balance: gravito-inertial and contact wrenches, residuals, CoP, ZMP.
+"""Newton-Euler wrench balance: gravito-inertial and contact wrenches, residuals.
 
 For a floating-base robot at every instant (seed 002), about any point P:
 
@@ -14,11 +14,14 @@ P; its moment part does (Varignon), and is zero about every point when zero abou
 zero force.
 
 Contact wrenches are given per contact in world axes at the contact frame's origin: a force
-(3,) for a :class:`PointContact`, ``(f, tau)`` (6,) for a :class:`SurfaceContact`.
+(3,) for a :class:`PointContact`, ``(f, tau)`` (6,) for a :class:`SurfaceContact`. The algebra
+is :func:`wholebody.newton_euler.newton_euler_residual_arrays`; centres of pressure and the ZMP
+are in :mod:`wholebody.cop` (re-exported here).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,8 +29,21 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .contacts import Contact, SurfaceContact
-from .errors import StateError
+from .contacts import Contact
+from .cop import CentreOfPressure, centre_of_pressure, cop_in_contact_frame, zmp
+from .errors import InvalidArgumentError, StateError, WholebodyDeprecationWarning
+from .newton_euler import (
+    MAX_WRENCH_RELATIVE,
+    ExternalWrench,
+    ExternalWrenches,
+    beyond_physical_magnitude,
+    check_sample_wrenches,
+    newton_euler_residual_arrays,
+    parse_external_wrenches,
+    stack_contact_wrenches,
+    wrench_sum,
+    wrenches_in_log_layout,
+)
 from .robot import Robot
 from .spatial import Wrench, cross
 
@@ -48,152 +64,12 @@ __all__ = [
     "wrench_sum",
     "newton_euler_residual_arrays",
     "kinematics_batch",
-    "residual_from_kinematics",
     "KinematicsBatch",
+    "ExternalWrenches",
+    "MAX_WRENCH_RELATIVE",
 ]
 
 Array = NDArray[np.float64]
-#: Known external wrenches (a push measured elsewhere): Wrench values (single samples), or
-#: for batches pairs ``(wrenches (N, 6) world axes, points (N, 3) or (3,))``.
-ExternalWrenches = Sequence[Any]
-
-
-# --- stacking -----------------------------------------------------------------------------
-
-
-def stack_contact_wrenches(contacts: Sequence[Contact], wrenches: Any, n: int | None = None) -> Array:
-    """Contact wrenches as one array of shape (N, sum of sizes), in contact order.
-
-    ``wrenches`` is either that array already (or (sum,) for one sample), or a sequence
-    aligned with ``contacts`` of arrays (N, 3) / (3,) for point contacts and (N, 6) / (6,) for
-    surface contacts, or a mapping from contact name to such arrays.
-    """
-    sizes = [c.size for c in contacts]
-    total = sum(sizes)
-    if isinstance(wrenches, dict):
-        missing = [c.name for c in contacts if c.name not in wrenches]
-        if missing:
-            raise StateError(f"no wrench given for contacts {missing}; given: {sorted(wrenches)}")
-        wrenches = [wrenches[c.name] for c in contacts]
-    if isinstance(wrenches, (list, tuple)):
-        if len(wrenches) != len(contacts):
-            raise StateError(f"{len(wrenches)} wrenches given for {len(contacts)} contacts")
-        parts = []
-        for c, w in zip(contacts, wrenches):
-            w = np.asarray(w, dtype=float)
-            w2 = w.reshape(1, -1) if w.ndim == 1 else w
-            if w2.ndim != 2 or w2.shape[1] != c.size:
-                kind = "a force (3,)" if c.size == 3 else "a wrench (f, tau) (6,)"
-                raise StateError(f"contact {c.name!r} takes {kind} per sample, got shape {w.shape}")
-            parts.append(w2)
-        lengths = {p.shape[0] for p in parts}
-        if len(lengths) > 1:
-            raise StateError(f"contact wrenches have different numbers of samples: {sorted(lengths)}")
-        stacked = np.concatenate(parts, axis=1) if parts else np.zeros((n or 1, 0))
-    else:
-        stacked = np.asarray(wrenches, dtype=float)
-        if stacked.ndim == 1:
-            stacked = stacked.reshape(1, -1)
-        if stacked.ndim != 2 or stacked.shape[1] != total:
-            raise StateError(
-                f"stacked contact wrenches must have shape (N, {total}) for contact sizes {sizes}, "
-                f"got {np.shape(wrenches)}"
-            )
-    if n is not None and stacked.shape[0] != n:
-        raise StateError(f"contact wrenches have {stacked.shape[0]} samples, states have {n}")
-    return stacked
-
-
-def wrenches_in_log_layout(contacts: Sequence[Contact], W: Array) -> Array:
-    """Stacked contact wrenches (N, sum of sizes) as the log layout (N, k, 6).
-
-    Point contacts' forces get a zero moment about their own point.
-    """
-    N = W.shape[0]
-    out = np.zeros((N, len(contacts), 6))
-    col = 0
-    for j, c in enumerate(contacts):
-        out[:, j, : c.size] = W[:, col : col + c.size]
-        col += c.size
-    return out
-
-
-def _external_layout(external: ExternalWrenches, N: int) -> tuple[Array, Array]:
-    """Known external wrenches as log-layout arrays: wrenches (N, e, 6), points (N, e, 3)."""
-    wrenches, points = np.zeros((N, len(external), 6)), np.zeros((N, len(external), 3))
-    for j, item in enumerate(external):
-        if isinstance(item, Wrench):
-            w, p = item.as_vector(), item.point
-        else:
-            w, p = (np.asarray(x, dtype=float) for x in item)
-        wrenches[:, j] = w
-        points[:, j] = p
-    return wrenches, points
-
-
-def wrench_sum(wrenches: Array, points: Array, at: Array) -> tuple[Array, Array]:
-    """Total force and moment about ``at`` of wrenches in the log layout (Varignon).
-
-    ``wrenches`` (..., k, 6) world axes, each about its point in ``points`` (..., k, 3);
-    ``at`` (..., 3). Returns force (..., 3) [N] and moment (..., 3) [N m].
-    """
-    f = wrenches[..., :3]
-    moment = (wrenches[..., 3:] + cross(points - at[..., None, :], f)).sum(axis=-2)
-    return f.sum(axis=-2), moment
-
-
-def newton_euler_residual_arrays(
-    wrenches: Array,
-    points: Array,
-    com: Array,
-    momentum_rate: Array,
-    *,
-    mass: float,
-    gravity: Array,
-    at: Array | None = None,
-) -> tuple[Array, Array]:
-    """The Newton-Euler residual ``r = w_c + w_gi`` of N samples: the one place it is written.
-
-    Every check, estimate and diagnosis in wholebody computes its residual here.
-
-    .. math::
-
-        f_r = \\sum_i f_i + m g - \\dot P, \\qquad
-        \\tau_r(A) = \\sum_i \\left(\\tau_i + (p_i - p_A) \\times f_i\\right)
-                   - \\dot L_G + (p_G - p_A) \\times (m g - \\dot P)
-
-    Parameters
-    ----------
-    wrenches : ndarray, shape (N, k, 6)
-        ``(f, tau)`` of every wrench acting on the robot from outside (contacts and known
-        external wrenches alike), world axes, each about its own point [N, N m].
-    points : ndarray, shape (N, k, 3)
-        The point each wrench is taken about, world coordinates [m].
-    com : ndarray, shape (N, 3)
-        Centre of mass ``p_G`` [m].
-    momentum_rate : ndarray, shape (N, 6)
-        ``(dP/dt, dL_G/dt)`` at the CoM, world axes [N, N m].
-    mass : float
-        Total mass [kg]; a diagnosis may pass a scaled one.
-    gravity : ndarray, shape (3,)
-        Gravity acceleration, world axes [m/s^2].
-    at : ndarray, shape (N, 3) or (3,), optional
-        The point ``p_A`` to take moments about; the CoM by default.
-
-    Returns
-    -------
-    force : ndarray, shape (N, 3)
-        ``f_r``, world axes [N].
-    moment : ndarray, shape (N, 3)
-        ``tau_r`` about ``at``, world axes [N m].
-    """
-    f_gi = mass * np.asarray(gravity, dtype=float) - momentum_rate[:, :3]
-    if at is None:
-        force, moment = wrench_sum(wrenches, points, com)
-        return force + f_gi, moment - momentum_rate[:, 3:]
-    at = np.broadcast_to(np.asarray(at, dtype=float), com.shape)
-    force, moment = wrench_sum(wrenches, points, at)
-    return force + f_gi, moment + cross(com - at, f_gi) - momentum_rate[:, 3:]
 
 
 # --- results ------------------------------------------------------------------------------
@@ -201,60 +77,25 @@ def newton_euler_residual_arrays(
 
 @dataclass(frozen=True)
 class Residual:
-    """Newton-Euler residual of one sample, ``r = w_c + w_gi`` about :attr:`point`.
+    """Newton-Euler residual ``r = w_c + w_gi`` of one sample or of N samples.
+
+    The same type for one sample and for a batch (like SciPy's ``Rotation``): for one sample
+    the vectors have shape (3,) and the norms are floats; for N samples they have shape
+    (N, 3) and (N,), and bad samples are flagged (NaN), never dropped.
 
     Attributes
     ----------
-    wrench : Wrench
-        The residual wrench (world axes) [N, N m].
+    force : ndarray, shape (3,) or (N, 3)
+        Residual force ``f_r``, world axes [N].
+    moment : ndarray, shape (3,) or (N, 3)
+        Residual moment about :attr:`point`, world axes [N m].
+    point : ndarray, shape (3,) or (N, 3)
+        Where the moments are taken, world coordinates [m] (the CoM by default).
     weight : float
         ``m |g|`` [N], the scale of the relative figures.
-    """
-
-    wrench: Wrench
-    weight: float
-
-    @property
-    def point(self) -> Array:
-        return self.wrench.point
-
-    @property
-    def force(self) -> float:
-        """``|f_r|`` [N]."""
-        return float(np.linalg.norm(self.wrench.force))
-
-    @property
-    def moment(self) -> float:
-        """``|tau_r|`` about :attr:`point` [N m]."""
-        return float(np.linalg.norm(self.wrench.moment))
-
-    @property
-    def force_relative(self) -> float:
-        """``|f_r| / (m |g|)``, dimensionless."""
-        return self.force / self.weight
-
-    @property
-    def moment_relative(self) -> float:
-        """``|tau_r| / (m |g|)`` [m]: metres of centre-of-pressure error."""
-        return self.moment / self.weight
-
-
-@dataclass(frozen=True)
-class ResidualBatch:
-    """Newton-Euler residuals of N samples; bad samples are flagged, not dropped.
-
-    Attributes
-    ----------
-    force : ndarray, shape (N, 3)
-        Residual force, world axes [N]; NaN on flagged rows.
-    moment : ndarray, shape (N, 3)
-        Residual moment about ``point``, world axes [N m]; NaN on flagged rows.
-    point : ndarray, shape (N, 3)
-        Where the moments are taken [m] (the CoM by default).
-    weight : float
-        ``m |g|`` [N].
-    flagged : ndarray of bool, shape (N,)
-        Samples that could not be checked (non-finite values, bad quaternion).
+    flagged : bool or ndarray of bool, shape (N,)
+        Samples that could not be checked (non-finite values, bad quaternion, magnitudes
+        beyond physical limits); always False for a single sample (bad input raises).
     reasons : dict of int to str
         Why each flagged sample was flagged.
     """
@@ -263,37 +104,67 @@ class ResidualBatch:
     moment: Array
     point: Array
     weight: float
-    flagged: Array
+    flagged: Any = False
     reasons: dict[int, str] = field(default_factory=dict)
 
+    @classmethod
+    def from_wrench(cls, wrench: Wrench, weight: float) -> Residual:
+        """One sample's residual from its wrench (world axes, about ``wrench.point``)."""
+        return cls(wrench.force, wrench.moment, wrench.point, float(weight))
+
+    @property
+    def is_batch(self) -> bool:
+        """True for N samples, False for one."""
+        return self.force.ndim == 2
+
     def __len__(self) -> int:
+        if not self.is_batch:
+            raise TypeError("a single-sample Residual has no length")
         return self.force.shape[0]
 
-    @property
-    def force_norm(self) -> Array:
-        """``|f_r|`` per sample [N], shape (N,)."""
-        return np.linalg.norm(self.force, axis=1)
+    def __getitem__(self, i: int) -> Residual:
+        """Sample ``i`` of a batch, as a single-sample residual."""
+        if not self.is_batch:
+            raise TypeError("a single-sample Residual cannot be indexed")
+        return Residual(self.force[i], self.moment[i], self.point[i], self.weight)
 
     @property
-    def moment_norm(self) -> Array:
-        """``|tau_r|`` per sample [N m], shape (N,)."""
-        return np.linalg.norm(self.moment, axis=1)
+    def wrench(self) -> Wrench:
+        """The residual wrench of a single sample (world axes, about :attr:`point`)."""
+        if self.is_batch:
+            raise TypeError("use residual[i].wrench for one sample of a batch")
+        return Wrench(self.force, self.moment, self.point)
 
     @property
-    def force_relative(self) -> Array:
+    def force_norm(self) -> Any:
+        """``|f_r|`` [N]: a float, or shape (N,)."""
+        n = np.sqrt(np.einsum("...i,...i->...", self.force, self.force))
+        return float(n) if n.ndim == 0 else n
+
+    @property
+    def moment_norm(self) -> Any:
+        """``|tau_r|`` about :attr:`point` [N m]: a float, or shape (N,)."""
+        n = np.sqrt(np.einsum("...i,...i->...", self.moment, self.moment))
+        return float(n) if n.ndim == 0 else n
+
+    @property
+    def force_relative(self) -> Any:
+        """``|f_r| / (m |g|)``, dimensionless: a float, or shape (N,)."""
         return self.force_norm / self.weight
 
     @property
-    def moment_relative(self) -> Array:
-        """Moment residual over weight [m], shape (N,)."""
+    def moment_relative(self) -> Any:
+        """``|tau_r| / (m |g|)`` [m]: metres of centre-of-pressure error; float or (N,)."""
         return self.moment_norm / self.weight
 
     @property
     def n_checked(self) -> int:
-        return int((~self.flagged).sum())
+        """Samples that were checked (not flagged)."""
+        return int(np.sum(~np.asarray(self.flagged)))
 
-    def __getitem__(self, i: int) -> Residual:
-        return Residual(Wrench(self.force[i], self.moment[i], self.point[i]), self.weight)
+
+#: The batch residual is a :class:`Residual` of N samples (the former separate class).
+ResidualBatch = Residual
 
 
 # --- single samples -----------------------------------------------------------------------
@@ -306,6 +177,10 @@ def gravito_inertial_wrench(
 
     Parameters
     ----------
+    robot : Robot
+    q : array, shape (nq,)
+    v, a : arrays, shape (nv,)
+        Velocity and acceleration (base parts in the base frame).
     at : "com", "origin" or array of shape (3,)
         The point to take the moment about: the CoM (default), the world origin, or a point
         in world coordinates [m].
@@ -317,8 +192,55 @@ def gravito_inertial_wrench(
     """
     q, v, a = robot.check_q(q), robot.check_v(v), robot.check_v(a, "a")
     com, rate, _ = robot.centroidal_pass(q, v, a, [])
-    w = Wrench(robot.mass * robot.gravity_vector - rate[:3], -rate[3:], com)
-    return w.shift_to(_resolve_point(at, com))
+    force = robot.mass * robot.gravity_vector - rate[:3]
+    moment = -rate[3:]
+    if isinstance(at, str) and at == "com":
+        return Wrench(force, moment, com)
+    point = _resolve_point(at, com)
+    return Wrench(force, moment + cross(com - point, force), point)
+
+
+def _sample_layout(
+    robot: Robot, contacts: Sequence[Contact], wrenches: Any, external: list[ExternalWrench], weight: float
+) -> tuple[Array, list[int], list[Array]]:
+    """One sample's wrenches (k + e, 6), the frames to place, and the given points."""
+    k = len(contacts)
+    if isinstance(wrenches, (list, tuple)) and len(wrenches) == k:
+        layout = np.zeros((k + len(external), 6))
+        for j, (c, w) in enumerate(zip(contacts, wrenches)):
+            w = np.asarray(w, dtype=float)
+            if w.shape != (c.size,):
+                kind = "a force (3,)" if c.size == 3 else "a wrench (f, tau) (6,)"
+                raise StateError(f"contact {c.name!r} takes {kind} per sample, got shape {w.shape}")
+            layout[j, : c.size] = w
+    else:
+        W = stack_contact_wrenches(contacts, wrenches, 1)
+        layout = np.concatenate([wrenches_in_log_layout(contacts, W)[0], np.zeros((len(external), 6))])
+    check_sample_wrenches(layout[:k], "contact wrenches", weight)
+    for j, e in enumerate(external):
+        check_sample_wrenches(e.wrench, f"external wrench {e.name!r}", weight)
+        layout[k + j] = e.wrench[0]
+    frames = [robot.frame_id(c.frame) for c in contacts]
+    if external:
+        frames += [robot.frame_id(e.name) for e in external if e.point is None]
+    return layout, frames, [e.point[0] for e in external if e.point is not None]
+
+
+def _sample_points(contacts: Sequence[Contact], external: list[ExternalWrench], positions: Array,
+                   given: list[Array]) -> Array:
+    """Points of the sample layout: contact origins, then each external wrench's point."""
+    if not external:
+        return positions
+    k = len(contacts)
+    points, placed, taken = [positions[:k]], k, 0
+    for e in external:
+        if e.point is None:
+            points.append(positions[placed : placed + 1])
+            placed += 1
+        else:
+            points.append(given[taken][None])
+            taken += 1
+    return np.concatenate(points, axis=0)
 
 
 def contact_wrench(
@@ -328,31 +250,38 @@ def contact_wrench(
     wrenches: Any,
     *,
     at: str | ArrayLike = "com",
-    external: ExternalWrenches = (),
+    external_wrenches: ExternalWrenches | None = None,
+    external: Sequence[Any] | None = None,
 ) -> Wrench:
     """Sum of the contact wrenches (and known external ones) about ``at``.
 
     Parameters
     ----------
-    wrenches : sequence or mapping
+    robot : Robot
+    q : array, shape (nq,)
+    contacts : sequence of PointContact or SurfaceContact
+    wrenches : sequence, mapping or array
         Per contact, world axes at the contact frame origin: (3,) forces for point contacts,
         (6,) ``(f, tau)`` for surface contacts; see :func:`stack_contact_wrenches`.
     at : "com", "origin" or array of shape (3,)
         Point to take moments about.
-    external : sequence of Wrench
-        Known external wrenches (a push), each carrying its point.
+    external_wrenches : mapping, optional
+        Known external wrenches (a push), see :data:`ExternalWrenches`.
+    external : deprecated
+        Sequence of :class:`Wrench`; use ``external_wrenches``.
+
+    Returns
+    -------
+    Wrench
+        World axes, about ``at`` [N, N m].
     """
     q = robot.check_q(q)
-    W = stack_contact_wrenches(contacts, wrenches, 1)
-    _check_finite(W, "contact wrenches")
-    com, _, positions = robot.centroidal_pass(
-        q, np.zeros(robot.nv), np.zeros(robot.nv), [robot.frame_id(c.frame) for c in contacts]
-    )
+    ext = parse_external_wrenches(external_wrenches, 1, external=external)
+    layout, frames, given = _sample_layout(robot, contacts, wrenches, ext, robot.weight)
+    zero = np.zeros(robot.nv)
+    com, _, positions = robot.centroidal_pass(q, zero, zero, frames)
     point = _resolve_point(at, com)
-    ext_w, ext_p = _external_layout(external, 1)
-    wrenches = np.concatenate([wrenches_in_log_layout(contacts, W), ext_w], axis=1)[0]
-    points = np.concatenate([positions[None], ext_p], axis=1)[0]
-    force, moment = wrench_sum(wrenches, points, point)
+    force, moment = wrench_sum(layout, _sample_points(contacts, ext, positions, given), point)
     return Wrench(force, moment, point)
 
 
@@ -365,20 +294,52 @@ def newton_euler_residual(
     wrenches: Any,
     *,
     at: str | ArrayLike = "com",
-    external: ExternalWrenches = (),
+    external_wrenches: ExternalWrenches | None = None,
+    external: Sequence[Any] | None = None,
+    known_wrenches: Mapping[str, Any] | None = None,
 ) -> Residual:
     """The Newton-Euler residual ``w_c + w_gi`` of one sample, about ``at``.
 
-    Bad input raises :class:`StateError`; the batch form :func:`newton_euler_residuals`
-    flags bad samples instead.
+    Parameters
+    ----------
+    robot : Robot
+    q : array, shape (nq,)
+    v, a : arrays, shape (nv,)
+    contacts : sequence of PointContact or SurfaceContact
+    wrenches : sequence, mapping or array
+        Per contact, world axes at the contact frame's origin [N, N m]
+        (see :func:`stack_contact_wrenches`).
+    at : "com", "origin" or array of shape (3,)
+        Point to take moments about.
+    external_wrenches : mapping, optional
+        Known external wrenches (a push), see :data:`ExternalWrenches`.
+    external, known_wrenches : deprecated
+        Use ``external_wrenches``.
+
+    Returns
+    -------
+    Residual
+        Force and moment of shape (3,), world axes [N, N m].
+
+    Raises
+    ------
+    StateError
+        Bad input (the batch form :func:`newton_euler_residuals` flags bad samples instead).
     """
     q, v, a = robot.check_q(q), robot.check_v(v), robot.check_v(a, "a")
-    W = stack_contact_wrenches(contacts, wrenches, 1)
-    _check_finite(W, "contact wrenches")
-    batch = newton_euler_residuals(robot, q[None], v[None], a[None], contacts, W, at=at, external=[
-        (e.as_vector(), e.point) if isinstance(e, Wrench) else e for e in external
-    ])
-    return batch[0]
+    ext = parse_external_wrenches(external_wrenches, 1, external=external, known_wrenches=known_wrenches) \
+        if external_wrenches or external or known_wrenches else []
+    weight = robot.weight
+    layout, frames, given = _sample_layout(robot, contacts, wrenches, ext, weight)
+    com, rate, positions = robot.centroidal_pass(q, v, a, frames)
+    at_com = isinstance(at, str) and at == "com"
+    point = com if at_com else _resolve_point(at, com)
+    points = _sample_points(contacts, ext, positions, given)
+    force, moment = newton_euler_residual_arrays(
+        layout[None], points[None], com[None], rate[None], mass=robot.mass, gravity=robot.gravity_vector,
+        at=None if at_com else point[None],
+    )
+    return Residual(force[0], moment[0], point, weight)
 
 
 # --- batches ------------------------------------------------------------------------------
@@ -393,11 +354,12 @@ def newton_euler_residuals(
     wrenches: Any,
     *,
     at: str | ArrayLike = "com",
-    external: ExternalWrenches = (),
+    external_wrenches: ExternalWrenches | None = None,
+    external: Sequence[Any] | None = None,
     known_wrenches: Mapping[str, ArrayLike] | None = None,
     workers: int = 1,
     chunk_size: int = 20_000,
-) -> ResidualBatch:
+) -> Residual:
     """Newton-Euler residuals of N samples: one Pinocchio pass per sample, algebra batched.
 
     Parameters
@@ -409,66 +371,98 @@ def newton_euler_residuals(
         World axes at each contact frame's origin [N, N m].
     at : "com", "origin" or array of shape (3,)
         Point to take moments about (per sample for "com").
-    external : sequence of (wrenches (N, 6), points (N, 3) or (3,))
-        Known external wrenches, world axes, about the given points.
-    known_wrenches : mapping of frame name to array (N, 6), optional
-        Known external wrenches, world axes, at the named frames' origins (a push measured
-        at the torso); their positions come from the same Pinocchio pass.
+    external_wrenches : mapping, optional
+        Known external wrenches, see :data:`ExternalWrenches`; values per sample (N, 6) /
+        (N, 3) or constant; the named frames' origins come from the same Pinocchio pass.
+    external, known_wrenches : deprecated
+        Use ``external_wrenches``.
     workers : int
         Processes sharing the samples, in chunks of ``chunk_size``; the result is identical
         to ``workers=1``, and a chunk that fails flags its samples with the error.
 
     Returns
     -------
-    ResidualBatch
-        Samples with non-finite values or a bad quaternion are flagged (NaN residual) and
-        listed with the reason; the others are computed.
+    Residual
+        Force and moment of shape (N, 3). Samples with non-finite values, a bad quaternion or
+        wrenches beyond physical magnitudes are flagged (NaN residual) and listed with the
+        reason; the others are computed.
     """
+    Q = np.asarray(q, dtype=float)
+    if Q.ndim != 2:
+        raise StateError(f"q must have shape (N, {robot.nq}), got {Q.shape}")
+    N = Q.shape[0]
+    ext = parse_external_wrenches(external_wrenches, N, external=external, known_wrenches=known_wrenches)
+    if workers < 1:
+        raise InvalidArgumentError(f"workers must be at least 1, got {workers}")
     if workers > 1:
-        return _residuals_in_chunks(robot, q, v, a, contacts, wrenches, at, external, known_wrenches,
-                                    workers, chunk_size)
+        return _residuals_in_chunks(robot, Q, v, a, contacts, wrenches, at, ext, workers, chunk_size)
+    return _residuals(robot, Q, v, a, contacts, wrenches, at, ext)
+
+
+def _residuals(robot: Robot, q: Any, v: Any, a: Any, contacts: Sequence[Contact], wrenches: Any,
+               at: str | ArrayLike, ext: list[ExternalWrench]) -> Residual:
     arrays, bad, reasons = robot.check_batch(q=q, v=v, a=a)
     Q, V, A = arrays["q"], arrays["v"], arrays["a"]
     N = Q.shape[0]
-    W = stack_contact_wrenches(contacts, wrenches, N)
-    known = {f: np.broadcast_to(np.asarray(w, dtype=float), (N, 6)) for f, w in (known_wrenches or {}).items()}
-    for what, arr in [("contact wrenches", W)] + [(f"known wrench on {f!r}", w) for f, w in known.items()]:
-        w_bad = ~np.isfinite(arr.reshape(N, -1)).all(axis=1) & ~bad
-        for i in np.flatnonzero(w_bad):
-            reasons[int(i)] = f"{what} have non-finite values"
-        bad = bad | w_bad
-    frames = [c.frame for c in contacts] + list(known)
+    layout = wrenches_in_log_layout(contacts, stack_contact_wrenches(contacts, wrenches, N))
+    if ext:
+        layout = np.concatenate([layout, np.stack([e.wrench for e in ext], axis=1)], axis=1)
+    groups = [("contact wrenches have", slice(0, len(contacts)))]
+    groups += [(f"external wrench {e.name!r} has", slice(len(contacts) + j, len(contacts) + j + 1))
+               for j, e in enumerate(ext)]
+    for what, cols in groups:
+        part = layout[:, cols]
+        for rows, why in ((~np.isfinite(part).reshape(N, -1).all(axis=1), "non-finite values"),
+                          (beyond_physical_magnitude(part, robot.weight),
+                           f"values beyond physical magnitudes (> {MAX_WRENCH_RELATIVE:g} m g)")):
+            for i in np.flatnonzero(rows & ~bad):
+                reasons[int(i)] = f"{what} {why}"
+            bad = bad | rows
+    frames = [c.frame for c in contacts] + [e.name for e in ext if e.point is None]
     kin = kinematics_batch(robot, Q, V, A, frames, bad)
-    k = len(contacts)
-    external = list(external) + [(w, kin.positions[:, k + j]) for j, w in enumerate(known.values())]
-    force, moment, point = residual_from_kinematics(robot, contacts, W, kin, at, external)
+    points = _batch_points(contacts, ext, kin.positions)
+    point = np.broadcast_to(_resolve_point(at, kin.com), (N, 3)).copy()
+    with np.errstate(invalid="ignore"):
+        force, moment = newton_euler_residual_arrays(
+            np.where(bad[:, None, None], 0.0, layout), points, kin.com, kin.momentum_rate, mass=robot.mass,
+            gravity=robot.gravity_vector, at=point,
+        )
     force[bad] = np.nan
     moment[bad] = np.nan
-    return ResidualBatch(force, moment, point, robot.weight, bad, dict(sorted(reasons.items())))
+    return Residual(force, moment, point, robot.weight, bad, dict(sorted(reasons.items())))
 
 
-def _residual_chunk(robot, q, v, a, contacts, W, at, external, known):
-    return newton_euler_residuals(robot, q, v, a, contacts, W, at=at, external=external, known_wrenches=known)
+def _batch_points(contacts: Sequence[Contact], ext: list[ExternalWrench], positions: Array) -> Array:
+    """Points of the batch layout (N, k + e, 3): contact origins, then external points."""
+    k = len(contacts)
+    parts, placed = [positions[:, :k]], k
+    for e in ext:
+        if e.point is None:
+            parts.append(positions[:, placed : placed + 1])
+            placed += 1
+        else:
+            parts.append(e.point[:, None])
+    return np.concatenate(parts, axis=1)
 
 
-def _residuals_in_chunks(robot, q, v, a, contacts, wrenches, at, external, known_wrenches, workers, chunk_size):
+def _residual_chunk(robot: Robot, q: Array, v: Array, a: Array, contacts: Sequence[Contact], W: Array,
+                    at: Any, ext: list[ExternalWrench]) -> Residual:
+    return _residuals(robot, q, v, a, contacts, W, at, ext)
+
+
+def _residuals_in_chunks(robot: Robot, Q: Array, v: Any, a: Any, contacts: Sequence[Contact], wrenches: Any,
+                         at: Any, ext: list[ExternalWrench], workers: int, chunk_size: int) -> Residual:
     from .parallel import ChunkFailure, Shared, chunk_bounds, run_chunks
 
-    Q, V, A = (np.asarray(x, dtype=float) for x in (q, v, a))
+    V, A = np.asarray(v, dtype=float), np.asarray(a, dtype=float)
     N = Q.shape[0]
     W = stack_contact_wrenches(contacts, wrenches, N)
-
-    def part(x, s, e):
-        x = np.asarray(x, dtype=float)
-        return x[s:e] if x.ndim >= 1 and x.shape[0] == N and x.ndim > 1 else x
-
     chunks = []
     shared = {"q": Q, "v": V, "a": A, "W": W}
     for s, e in chunk_bounds(N, chunk_size):
-        ext = [(part(w, s, e), part(p, s, e)) for w, p in external]
-        known = {f: part(w, s, e) for f, w in (known_wrenches or {}).items()}
+        part = [ExternalWrench(x.name, x.wrench[s:e], None if x.point is None else x.point[s:e]) for x in ext]
         chunks.append(((s, e), (Shared("q", s, e), Shared("v", s, e), Shared("a", s, e), contacts,
-                                Shared("W", s, e), at, ext, known)))
+                                Shared("W", s, e), at, part)))
     results = run_chunks(robot, _residual_chunk, chunks, workers, shared=shared)
     force, moment, point = np.full((N, 3), np.nan), np.full((N, 3), np.nan), np.full((N, 3), np.nan)
     flagged = np.zeros(N, dtype=bool)
@@ -480,7 +474,7 @@ def _residuals_in_chunks(robot, q, v, a, contacts, wrenches, at, external, known
             continue
         force[s:e], moment[s:e], point[s:e], flagged[s:e] = res.force, res.moment, res.point, res.flagged
         reasons.update({s + i: why for i, why in res.reasons.items()})
-    return ResidualBatch(force, moment, point, robot.weight, flagged, dict(sorted(reasons.items())))
+    return Residual(force, moment, point, robot.weight, flagged, dict(sorted(reasons.items())))
 
 
 @dataclass(frozen=True)
@@ -501,7 +495,18 @@ def kinematics_batch(
     robot: Robot, Q: Array, V: Array, A: Array, frames: Sequence[str], skip: Array, *,
     rotations: bool = False, progress: bool = False,
 ) -> KinematicsBatch:
-    """One :meth:`Robot.centroidal_pass` per sample not in ``skip`` (checked arrays)."""
+    """One :meth:`Robot.centroidal_pass` per sample not in ``skip`` (checked arrays).
+
+    Parameters
+    ----------
+    Q : ndarray, shape (N, nq)
+    V, A : ndarrays, shape (N, nv)
+        Checked states (see :meth:`Robot.check_batch`).
+    frames : sequence of str
+        Frames whose origins (and orientations, with ``rotations``) to place.
+    skip : ndarray of bool, shape (N,)
+        Samples to leave NaN.
+    """
     N = Q.shape[0]
     frame_ids = [robot.frame_id(f) for f in frames]
     com = np.full((N, 3), np.nan)
@@ -525,92 +530,23 @@ def residual_from_kinematics(
     W: Array,
     kin: KinematicsBatch,
     at: str | ArrayLike = "com",
-    external: ExternalWrenches = (),
+    external: Sequence[Any] = (),
 ) -> tuple[Array, Array, Array]:
-    """Residual force (N, 3), moment (N, 3) about ``at`` and the points (N, 3), from the
-    stacked contact wrenches ``W`` and the kinematics of :func:`kinematics_batch` (whose
-    first frames are the contacts'), through :func:`newton_euler_residual_arrays`."""
+    """Deprecated: use :func:`wholebody.newton_euler.newton_euler_residual_arrays`."""
+    warnings.warn("residual_from_kinematics is deprecated; use newton_euler_residual_arrays",
+                  WholebodyDeprecationWarning, stacklevel=2)
     N = W.shape[0]
+    ext = parse_external_wrenches(None, N, external=None)
+    ext = [ExternalWrench(f"external[{i}]", np.broadcast_to(np.asarray(w, float), (N, 6)),
+                          np.broadcast_to(np.asarray(p, float), (N, 3))) for i, (w, p) in enumerate(external)]
+    layout = wrenches_in_log_layout(contacts, W)
+    if ext:
+        layout = np.concatenate([layout, np.stack([e.wrench for e in ext], axis=1)], axis=1)
+    points = _batch_points(contacts, ext, kin.positions)
     point = np.broadcast_to(_resolve_point(at, kin.com), (N, 3)).copy()
-    ext_w, ext_p = _external_layout(external, N)
-    wrenches = np.concatenate([wrenches_in_log_layout(contacts, W), ext_w], axis=1)
-    points = np.concatenate([kin.positions[:, : len(contacts)], ext_p], axis=1)
-    force, moment = newton_euler_residual_arrays(
-        wrenches, points, kin.com, kin.momentum_rate, mass=robot.mass, gravity=robot.gravity_vector,
-        at=None if isinstance(at, str) and at == "com" else point,
-    )
+    force, moment = newton_euler_residual_arrays(layout, points, kin.com, kin.momentum_rate, mass=robot.mass,
+                                                 gravity=robot.gravity_vector, at=point)
     return force, moment, point
-
-
-# --- centre of pressure and ZMP -------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CentreOfPressure:
-    """Centre of pressure of a surface contact.
-
-    Attributes
-    ----------
-    local : ndarray, shape (2,)
-        ``(x, y)`` in the contact frame [m]; NaN when the normal force is not positive.
-    world : ndarray, shape (3,)
-        The same point in world coordinates [m].
-    normal_force : float
-        ``f_z`` in the contact frame [N].
-    """
-
-    local: Array
-    world: Array
-    normal_force: float
-
-
-def cop_in_contact_frame(wrench_local: ArrayLike) -> Array:
-    """Centre of pressure ``(-tau_y / f_z, tau_x / f_z)`` of wrenches in a contact frame.
-
-    ``wrench_local`` has shape (..., 6): ``(f, tau)`` about the contact frame's origin in its
-    own axes (z normal). Returns (..., 2) [m], NaN where ``f_z <= 0`` (no pressure).
-    """
-    w = np.asarray(wrench_local, dtype=float)
-    fz = w[..., 2:3]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(fz > 0, np.stack([-w[..., 4], w[..., 3]], axis=-1) / fz, np.nan)
-
-
-def centre_of_pressure(robot: Robot, q: ArrayLike, contact: SurfaceContact, wrench: ArrayLike) -> CentreOfPressure:
-    """Centre of pressure of a surface contact's wrench.
-
-    ``wrench`` is ``(f, tau)`` in world axes at the contact frame's origin; in the contact
-    frame (z normal) the CoP is ``(-tau_y / f_z, tau_x / f_z)``.
-    """
-    placement = robot.frame_placement(q, contact.frame)
-    w = np.asarray(wrench, dtype=float)
-    if w.shape != (6,):
-        raise StateError(f"a surface contact wrench must have shape (6,), got {w.shape}")
-    R = placement.rotation
-    w_local = np.concatenate([R.T @ w[:3], R.T @ w[3:]])
-    local = cop_in_contact_frame(w_local)
-    world = placement.translation + R @ np.r_[local, 0.0]
-    return CentreOfPressure(local, world, float(w_local[2]))
-
-
-def zmp(wrench: Wrench, *, height: float = 0.0) -> Array:
-    """Zero-moment point of a wrench on the horizontal plane ``z = height``.
-
-    The point of the plane about which the wrench's horizontal moment vanishes:
-    ``x = -tau_y / f_z``, ``y = tau_x / f_z`` with the moment taken about ``(0, 0, height)``.
-    For the contact wrench this is the robot's ZMP (centre of pressure of all contacts on
-    flat ground); pass ``-gravito_inertial_wrench(...)`` for the ZMP of the motion.
-
-    Returns
-    -------
-    ndarray, shape (3,)
-        World coordinates [m]; NaN when ``f_z <= 0``.
-    """
-    w = wrench.shift_to([0.0, 0.0, height])
-    fz = w.force[2]
-    if fz <= 0:
-        return np.full(3, np.nan)
-    return np.array([-w.moment[1] / fz, w.moment[0] / fz, height])
 
 
 # --- joint reaction wrenches ----------------------------------------------------------------
@@ -624,7 +560,8 @@ def joint_reaction_wrenches(
     contacts: Sequence[Contact] = (),
     wrenches: Any = (),
     *,
-    external: dict[str, Any] | None = None,
+    external_wrenches: Mapping[str, Any] | None = None,
+    external: Mapping[str, Any] | None = None,
 ) -> dict[str, Wrench]:
     """The wrench each joint transmits from its parent to its child subtree (seed 000).
 
@@ -632,14 +569,29 @@ def joint_reaction_wrenches(
     and moment of biomechanics). With a floating base, the entry ``"root_joint"`` is what the
     world would have to apply to the base: zero for consistent contact wrenches.
 
+    Parameters
+    ----------
+    contacts, wrenches
+        Contact wrenches, world axes at the contact frame origins (as in
+        :func:`newton_euler_residual`).
+    external_wrenches : mapping of frame name to wrench, optional
+        Other known wrenches on the robot, world axes at the frame origin ((6,) or (3,)), or
+        :class:`Wrench` values (moved to the frame origin).
+    external : deprecated
+        Use ``external_wrenches``.
+
     Returns
     -------
     dict of str to Wrench
         Joint name -> wrench in world axes about the joint centre [N, N m].
     """
-    ext: dict[str, Any] = dict(external or {})
+    if external:
+        warnings.warn("'external' is deprecated; pass external_wrenches={frame: wrench}",
+                      WholebodyDeprecationWarning, stacklevel=2)
+    ext: dict[str, Any] = {**dict(external or {}), **dict(external_wrenches or {})}
     if contacts:
         W = stack_contact_wrenches(contacts, wrenches, 1)[0]
+        check_sample_wrenches(W, "contact wrenches", robot.weight)
         col = 0
         for c in contacts:
             w = W[col : col + c.size]
@@ -663,14 +615,13 @@ def _resolve_point(at: str | ArrayLike, com: Array) -> Array:
             return com
         if at == "origin":
             return np.zeros_like(com)
-        raise ValueError(f"at must be 'com', 'origin' or a point (3,), got {at!r}")
-    p = np.asarray(at, dtype=float)
+        raise InvalidArgumentError(f"at must be 'com', 'origin' or a point of shape (3,), got {at!r}")
+    try:
+        p = np.asarray(at, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(
+            f"at must be 'com', 'origin' or a point of shape (3,), got {type(at).__name__} {at!r}"
+        ) from None
     if p.shape != (3,) or not np.all(np.isfinite(p)):
-        raise ValueError(f"at must be a finite point of shape (3,), got {at!r}")
+        raise InvalidArgumentError(f"at must be a finite point of shape (3,) [m], got {at!r}")
     return p
-
-
-def _check_finite(x: Array, what: str) -> None:
-    if not np.all(np.isfinite(x)):
-        raise StateError(f"{what} have non-finite values")
-

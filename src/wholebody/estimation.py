@@ -338,8 +338,8 @@ class ContactEstimate:
         lines = [
             f"status {self.status} ({self.mode}, {self.solver}, {1e6 * self.solve_time:.0f} us); "
             f"rank {self.rank}, {'identifiable' if self.identifiable else 'split from regularisation'}",
-            f"Newton-Euler residual {self.newton_euler_residual.force:.2e} N, "
-            f"{self.newton_euler_residual.moment:.2e} N m",
+            f"Newton-Euler residual {self.newton_euler_residual.force_norm:.2e} N, "
+            f"{self.newton_euler_residual.moment_norm:.2e} N m",
         ]
         for name, w in self.wrenches.items():
             lines.append(f"  {name}: {np.array2string(w, precision=2, suppress_small=True)}"
@@ -487,7 +487,7 @@ def _make_estimate(problem, x, status, solver, elapsed, eq_res, data_res, scale)
         margins[c.name] = float(-values[rows].max())
         col += c.size
     r = problem.ne_matrix @ x - problem.ne_target
-    residual = Residual(Wrench(r[:3], r[3:], problem.com), problem.weight)
+    residual = Residual.from_wrench(Wrench(r[:3], r[3:], problem.com), problem.weight)
     return ContactEstimate(
         status=status, wrenches=wrenches, wrenches_local=local, centres_of_pressure=cops,
         newton_euler_residual=residual, equations_residual=eq_res, data_residual=data_res,

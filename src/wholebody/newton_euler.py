@@ -1,0 +1,309 @@
+"""The Newton-Euler residual over arrays: the one home of the wrench-balance algebra.
+
+Every check, estimate and diagnosis computes its residual with
+:func:`newton_euler_residual_arrays` on the **log layout**: wrenches of shape (N, k, 6),
+``(f, tau)`` in world axes, each about its own point (N, k, 3). Contacts and known external
+wrenches are entries of the same layout. The single-sample and batch API is in
+:mod:`wholebody.balance`.
+
+.. math::
+
+    f_r = \\sum_i f_i + m g - \\dot P, \\qquad
+    \\tau_r(A) = \\sum_i \\left(\\tau_i + (p_i - p_A) \\times f_i\\right)
+               - \\dot L_G + (p_G - p_A) \\times (m g - \\dot P)
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .contacts import Contact
+from .errors import InvalidArgumentError, StateError, WholebodyDeprecationWarning
+from .spatial import Wrench, cross
+
+__all__ = [
+    "stack_contact_wrenches",
+    "wrenches_in_log_layout",
+    "wrench_sum",
+    "newton_euler_residual_arrays",
+    "ExternalWrenches",
+    "ExternalWrench",
+    "parse_external_wrenches",
+    "MAX_WRENCH_RELATIVE",
+    "beyond_physical_magnitude",
+    "check_sample_wrenches",
+]
+
+Array = NDArray[np.float64]
+
+# --- stacking -----------------------------------------------------------------------------
+
+
+def stack_contact_wrenches(contacts: Sequence[Contact], wrenches: Any, n: int | None = None) -> Array:
+    """Contact wrenches as one array of shape (N, sum of sizes), in contact order.
+
+    ``wrenches`` is either that array already (or (sum,) for one sample), or a sequence
+    aligned with ``contacts`` of arrays (N, 3) / (3,) for point contacts and (N, 6) / (6,) for
+    surface contacts, or a mapping from contact name to such arrays.
+    """
+    sizes = [c.size for c in contacts]
+    total = sum(sizes)
+    if isinstance(wrenches, dict):
+        missing = [c.name for c in contacts if c.name not in wrenches]
+        if missing:
+            raise StateError(f"no wrench given for contacts {missing}; given: {sorted(wrenches)}")
+        wrenches = [wrenches[c.name] for c in contacts]
+    if isinstance(wrenches, (list, tuple)):
+        if len(wrenches) != len(contacts):
+            raise StateError(f"{len(wrenches)} wrenches given for {len(contacts)} contacts")
+        parts = []
+        for c, w in zip(contacts, wrenches):
+            w = np.asarray(w, dtype=float)
+            w2 = w.reshape(1, -1) if w.ndim == 1 else w
+            if w2.ndim != 2 or w2.shape[1] != c.size:
+                kind = "a force (3,)" if c.size == 3 else "a wrench (f, tau) (6,)"
+                raise StateError(f"contact {c.name!r} takes {kind} per sample, got shape {w.shape}")
+            parts.append(w2)
+        lengths = {p.shape[0] for p in parts}
+        if len(lengths) > 1:
+            raise StateError(f"contact wrenches have different numbers of samples: {sorted(lengths)}")
+        stacked = np.concatenate(parts, axis=1) if parts else np.zeros((n or 1, 0))
+    else:
+        stacked = np.asarray(wrenches, dtype=float)
+        if stacked.ndim == 1:
+            stacked = stacked.reshape(1, -1)
+        if stacked.ndim != 2 or stacked.shape[1] != total:
+            raise StateError(
+                f"stacked contact wrenches must have shape (N, {total}) for contact sizes {sizes}, "
+                f"got {np.shape(wrenches)}"
+            )
+    if n is not None and stacked.shape[0] != n:
+        raise StateError(f"contact wrenches have {stacked.shape[0]} samples, states have {n}")
+    return stacked
+
+
+def wrenches_in_log_layout(contacts: Sequence[Contact], W: Array) -> Array:
+    """Stacked contact wrenches (N, sum of sizes) as the log layout (N, k, 6).
+
+    Point contacts' forces get a zero moment about their own point.
+    """
+    N = W.shape[0]
+    out = np.zeros((N, len(contacts), 6))
+    col = 0
+    for j, c in enumerate(contacts):
+        out[:, j, : c.size] = W[:, col : col + c.size]
+        col += c.size
+    return out
+
+
+def wrench_sum(wrenches: Array, points: Array, at: Array) -> tuple[Array, Array]:
+    """Total force and moment about ``at`` of wrenches in the log layout (Varignon).
+
+    ``wrenches`` (..., k, 6) world axes, each about its point in ``points`` (..., k, 3);
+    ``at`` (..., 3). Returns force (..., 3) [N] and moment (..., 3) [N m].
+    """
+    f = wrenches[..., :3]
+    moment = (wrenches[..., 3:] + cross(points - at[..., None, :], f)).sum(axis=-2)
+    return f.sum(axis=-2), moment
+
+
+def newton_euler_residual_arrays(
+    wrenches: Array,
+    points: Array,
+    com: Array,
+    momentum_rate: Array,
+    *,
+    mass: float,
+    gravity: Array,
+    at: Array | None = None,
+) -> tuple[Array, Array]:
+    """The Newton-Euler residual ``r = w_c + w_gi`` of N samples: the one place it is written.
+
+    Every check, estimate and diagnosis in wholebody computes its residual here.
+
+    .. math::
+
+        f_r = \\sum_i f_i + m g - \\dot P, \\qquad
+        \\tau_r(A) = \\sum_i \\left(\\tau_i + (p_i - p_A) \\times f_i\\right)
+                   - \\dot L_G + (p_G - p_A) \\times (m g - \\dot P)
+
+    Parameters
+    ----------
+    wrenches : ndarray, shape (N, k, 6)
+        ``(f, tau)`` of every wrench acting on the robot from outside (contacts and known
+        external wrenches alike), world axes, each about its own point [N, N m].
+    points : ndarray, shape (N, k, 3)
+        The point each wrench is taken about, world coordinates [m].
+    com : ndarray, shape (N, 3)
+        Centre of mass ``p_G`` [m].
+    momentum_rate : ndarray, shape (N, 6)
+        ``(dP/dt, dL_G/dt)`` at the CoM, world axes [N, N m].
+    mass : float
+        Total mass [kg]; a diagnosis may pass a scaled one.
+    gravity : ndarray, shape (3,)
+        Gravity acceleration, world axes [m/s^2].
+    at : ndarray, shape (N, 3) or (3,), optional
+        The point ``p_A`` to take moments about; the CoM by default.
+
+    Returns
+    -------
+    force : ndarray, shape (N, 3)
+        ``f_r``, world axes [N].
+    moment : ndarray, shape (N, 3)
+        ``tau_r`` about ``at``, world axes [N m].
+    """
+    f_gi = mass * np.asarray(gravity, dtype=float) - momentum_rate[:, :3]
+    if at is None:
+        force, moment = wrench_sum(wrenches, points, com)
+        return force + f_gi, moment - momentum_rate[:, 3:]
+    at = np.broadcast_to(np.asarray(at, dtype=float), com.shape)
+    force, moment = wrench_sum(wrenches, points, at)
+    return force + f_gi, moment + cross(com - at, f_gi) - momentum_rate[:, 3:]
+
+
+# --- external wrenches ------------------------------------------------------------------------
+
+
+#: Known external wrenches (a push measured elsewhere), by name. Each value is, in world axes:
+#: a wrench ``(f, tau)`` (6,) or (N, 6), or a force (3,) or (N, 3), about the origin of the
+#: frame the name gives; or a :class:`Wrench` (one sample), or a pair ``(wrench or force,
+#: point)`` with the point (3,) or (N, 3) in world coordinates, and then the name is a label.
+ExternalWrenches = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ExternalWrench:
+    """One known external wrench of N samples, parsed by :func:`parse_external_wrenches`.
+
+    Attributes
+    ----------
+    name : str
+        A frame name (when ``point`` is None) or a label.
+    wrench : ndarray, shape (N, 6)
+        ``(f, tau)`` world axes [N, N m], about ``point`` or the frame origin.
+    point : ndarray, shape (N, 3), or None
+        World coordinates [m]; None for the named frame's origin (placed by the caller's
+        Pinocchio pass).
+    """
+
+    name: str
+    wrench: Array
+    point: Array | None
+
+
+def _as_wrench_rows(value: Any, N: int, name: str) -> Array:
+    try:
+        w = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise StateError(f"external wrench {name!r} is not numeric: {exc}") from None
+    if w.shape in ((3,), (N, 3)):
+        w = np.concatenate([np.broadcast_to(w, (N, 3)), np.zeros((N, 3))], axis=1)
+    elif w.shape in ((6,), (N, 6)):
+        w = np.broadcast_to(w, (N, 6))
+    else:
+        raise StateError(
+            f"external wrench {name!r} must have shape (6,) (f, tau) or (3,) (a force), or "
+            f"({N}, 6) / ({N}, 3) per sample, got {w.shape}"
+        )
+    return w
+
+
+def parse_external_wrenches(
+    external_wrenches: ExternalWrenches | None,
+    N: int,
+    *,
+    external: Sequence[Any] | None = None,
+    known_wrenches: Mapping[str, Any] | None = None,
+) -> list[ExternalWrench]:
+    """Parse known external wrenches (and the deprecated ``external`` / ``known_wrenches``).
+
+    Parameters
+    ----------
+    external_wrenches : mapping, optional
+        See :data:`ExternalWrenches`.
+    N : int
+        Number of samples; constant values are broadcast.
+
+    Returns
+    -------
+    list of ExternalWrench
+        In the mapping's order (deprecated arguments first).
+    """
+    merged: dict[str, Any] = {}
+    if external:
+        warnings.warn(
+            "the 'external' argument of the balance functions is deprecated; pass "
+            "external_wrenches={name: Wrench or (wrench, point)} instead",
+            WholebodyDeprecationWarning, stacklevel=3,
+        )
+        merged.update({f"external[{i}]": e if isinstance(e, Wrench) else tuple(e) for i, e in enumerate(external)})
+    if known_wrenches:
+        warnings.warn(
+            "'known_wrenches' is deprecated; pass external_wrenches={frame: wrench} instead",
+            WholebodyDeprecationWarning, stacklevel=3,
+        )
+        merged.update(known_wrenches)
+    if external_wrenches is not None and not isinstance(external_wrenches, Mapping):
+        raise InvalidArgumentError(
+            "external_wrenches must be a mapping {frame or label: wrench}, got "
+            f"{type(external_wrenches).__name__}"
+        )
+    merged.update(external_wrenches or {})
+    items = []
+    for name, value in merged.items():
+        if not isinstance(name, str):
+            raise InvalidArgumentError(f"external wrench keys are frame names (str), got {name!r}")
+        if isinstance(value, Wrench):
+            items.append(ExternalWrench(name, np.broadcast_to(value.as_vector(), (N, 6)),
+                                   np.broadcast_to(value.point, (N, 3))))
+        elif isinstance(value, tuple):
+            if len(value) != 2:
+                raise StateError(f"external wrench {name!r}: a pair (wrench, point) has 2 items, got {len(value)}")
+            point = np.asarray(value[1], dtype=float)
+            if point.shape not in ((3,), (N, 3)):
+                raise StateError(f"external wrench {name!r}: point must have shape (3,) or ({N}, 3), got {point.shape}")
+            items.append(ExternalWrench(name, _as_wrench_rows(value[0], N, name), np.broadcast_to(point, (N, 3))))
+        else:
+            items.append(ExternalWrench(name, _as_wrench_rows(value, N, name), None))
+    return items
+
+
+# --- physical limits --------------------------------------------------------------------------
+
+#: Wrenches beyond this many times the weight (forces, [N]) or the weight times one metre
+#: (moments, [N m]) are not physical: a diverged simulation or a unit error. Samples that
+#: carry one are flagged before any algebra (which could overflow).
+MAX_WRENCH_RELATIVE = 1e3
+
+
+def beyond_physical_magnitude(wrenches: Array, weight: float) -> NDArray[np.bool_]:
+    """Samples whose wrenches exceed :data:`MAX_WRENCH_RELATIVE` times the weight.
+
+    ``wrenches`` has shape (N, k, 6) (or (N, m)); NaN entries do not count. Returns (N,).
+    """
+    limit = MAX_WRENCH_RELATIVE * weight
+    with np.errstate(invalid="ignore"):
+        return (np.abs(wrenches.reshape(wrenches.shape[0], -1)) > limit).any(axis=1)
+
+
+def check_sample_wrenches(wrenches: Array, what: str, weight: float) -> None:
+    """Raise :class:`StateError` when one sample's wrenches are non-finite or beyond
+    :data:`MAX_WRENCH_RELATIVE` times the weight (``what`` names them in the message)."""
+    limit = MAX_WRENCH_RELATIVE * weight
+    flat = wrenches.ravel()
+    if flat @ flat <= limit * limit:  # False for NaN, inf and anything large: one product
+        return
+    if not np.isfinite(flat).all():
+        raise StateError(f"{what} have non-finite values")
+    biggest = float(np.abs(flat).max(initial=0.0))
+    if biggest > limit:
+        raise StateError(
+            f"{what} reach {biggest:.3g} N (or N m), beyond any physical magnitude "
+            f"(limit {MAX_WRENCH_RELATIVE:g} m g = {limit:.3g} N): a diverged simulation or wrong units?"
+        )

@@ -1,0 +1,81 @@
+"""Log checks on extreme and malformed data: flagged with a reason, never counted as checked,
+never a verdict without evidence, never a hang."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from wholebody.analysis import check_trajectory
+from wholebody.contacts import SurfaceContact
+from wholebody.errors import InvalidArgumentError
+from wholebody.models import HUMANOID_SOLE_HALF_LENGTH as X
+from wholebody.models import HUMANOID_SOLE_HALF_WIDTH as Y
+from wholebody.trajectory import Trajectory
+
+ROOT = Path(__file__).resolve().parents[1]
+FEET = [SurfaceContact(f, half_length=X, half_width=Y, mu=1.0) for f in ("left_sole", "right_sole")]
+
+
+@pytest.fixture(scope="module")
+def squat() -> Trajectory:
+    return Trajectory.load(ROOT / "data" / "humanoid_squat.npz")
+
+
+def _with(traj: Trajectory, **arrays: np.ndarray) -> Trajectory:
+    return dataclasses.replace(traj, **arrays)
+
+
+def test_all_nan_log_is_unchecked_not_consistent(humanoid, squat):
+    W = np.full_like(squat.contact_wrenches, np.nan)
+    report = check_trajectory(humanoid, _with(squat, contact_wrenches=W), FEET)
+    assert report.n_checked == 0 and report.verdict == "unchecked" and not report.consistent
+    assert "UNCHECKED" in report.format_summary()
+    assert report.summary()["verdict"] == "unchecked"
+
+
+def test_diverged_samples_are_flagged_as_such_not_explained(humanoid, squat):
+    W = squat.contact_wrenches.copy()
+    W[500:510, 0, 2] = 1e12  # a simulation that blew up for 10 samples
+    W[700, 1, 0] = 1e308  # would overflow in the algebra
+    start = time.perf_counter()
+    report = check_trajectory(humanoid, _with(squat, contact_wrenches=W), FEET)
+    assert time.perf_counter() - start < 20.0
+    assert sorted(report.reasons) == [*range(500, 510), 700]
+    assert all("beyond physical magnitudes" in why for why in report.reasons.values())
+    # The rest of the log is checked and consistent; the flagged samples carry no residual.
+    assert report.n_checked == len(squat) - 11 and report.verdict == "consistent"
+    assert np.isnan(report.force_norm[500:510]).all() and not report.diagnosis
+
+
+def test_huge_velocities_are_flagged_not_counted(humanoid, squat):
+    V = squat.v.copy()
+    V[10, 8] = 1e200
+    report = check_trajectory(humanoid, _with(squat, v=V), FEET)
+    assert 10 in report.reasons and report.n_checked == len(squat) - 1
+    assert np.isfinite(report.force_norm[~report.flagged]).all()
+
+
+@pytest.mark.parametrize(
+    "options, fragment",
+    [
+        ({"force_tolerance": float("nan")}, "force_tolerance must be a finite number >= 0, got nan"),
+        ({"moment_tolerance": -0.01}, "moment_tolerance must be a finite number >= 0, got -0.01"),
+        ({"cone_tolerance": float("inf")}, "cone_tolerance must be a finite number >= 0, got inf"),
+        ({"force_tolerance": "0.01"}, "force_tolerance must be a number, got str '0.01'"),
+        ({"force_tolerance": True}, "force_tolerance must be a number, got bool True"),
+        ({"workers": 0}, "workers must be at least 1, got 0"),
+    ],
+)
+def test_check_options_are_validated(humanoid, squat, options, fragment):
+    with pytest.raises(InvalidArgumentError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+        check_trajectory(humanoid, squat, FEET, **options)
+
+
+def test_duplicate_contact_names_are_refused(humanoid, squat):
+    with pytest.raises(InvalidArgumentError, match=r"contact names must be unique; declared twice: \['left_sole'\]"):
+        check_trajectory(humanoid, squat, [FEET[0], FEET[0], FEET[1]])
