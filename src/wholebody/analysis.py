@@ -23,7 +23,7 @@ from ._optional import require
 from .balance import kinematics_batch
 from .contacts import Contact, SurfaceContact
 from .cop import cop_in_contact_frame
-from .diagnosis import MAX_SAMPLES, Finding, diagnose
+from .diagnosis import MAX_SAMPLES, DiagnosisData, Finding, diagnose
 from .errors import InvalidArgumentError, LogFormatError
 from .friction import CWC_ROW_NAMES, contact_wrench_cone
 from .newton_euler import (
@@ -198,7 +198,8 @@ class Report:
             "events": [{"time": t, "contact": c, "event": e} for t, c, e in self.events[:200]],
             "flagged_reasons": {str(k): v for k, v in list(self.reasons.items())[:50]},
             "diagnosis": [{"cause": f.cause, "explained": f.explained, "message": f.message,
-                           "parameters": f.parameters} for f in self.diagnosis],
+                           "parameters": f.parameters, "uncertainty": f.uncertainty,
+                           "alternatives": f.alternatives} for f in self.diagnosis],
         }
 
     def _near_events(self, over: Array, window: float = 0.02) -> float:
@@ -236,8 +237,15 @@ class Report:
         if self.diagnosis:
             best = self.diagnosis[0]
             lines.append(f"diagnosis {best.message} (explains {100 * best.explained:.0f} % of the residual)")
-            for other in [f for f in self.diagnosis[1:3] if f.explained >= 0.05]:
-                lines.append(f"          also tested: {other.message} ({100 * other.explained:.0f} %)")
+            for alternative in best.alternatives:
+                lines.append(f"          or: {alternative}")
+            others, seen = [], {best.cause}
+            for f in sorted(self.diagnosis[1:], key=lambda f: -f.explained):
+                if f.cause not in seen and f.cause != "unexplained":
+                    seen.add(f.cause)
+                    others.append(f"{f.cause.replace('_', ' ')} {100 * f.explained:.0f} %")
+            if others:
+                lines.append(f"          also tested: {', '.join(others[:6])}" + (", ..." if len(others) > 6 else ""))
         lines.append("verdict   " + {"consistent": "consistent", "inconsistent": "INCONSISTENT",
                                      "unchecked": "UNCHECKED (no sample could be checked)"}[self.verdict])
         return "\n".join(lines)
@@ -439,13 +447,16 @@ def check_trajectory(
             report.diagnosis = [edge]
             return report
         ok = ~bad[keep]
-        report.diagnosis = diagnose(
-            weight=robot.weight, mass=robot.mass, gravity=robot.gravity_vector, time=traj.time,
-            wrenches=np.where(bad[:, None, None], 0.0, W), rows=keep[ok], positions=out.keep_positions[ok],
+        rows = keep[ok]
+        log_wrenches = np.where(bad[:, None, None], 0.0, W)
+        report.diagnosis = diagnose(DiagnosisData(
+            weight=robot.weight, mass=robot.mass, gravity=robot.gravity_vector, time=traj.time[rows],
+            wrenches=log_wrenches[rows], positions=out.keep_positions[ok], rotations=out.keep_rotations[ok],
             joint_centres=out.keep_joints[ok], com=out.keep_com[ok], momentum_rate=out.keep_rate[ok],
-            external_at_com=out.keep_ext[ok], names=[c.name for c in contacts],
-            over_tolerance=report.over_tolerance,
-        )
+            external=out.keep_ext[ok], names=[c.name for c in contacts], over=report.over_tolerance[rows],
+            log_wrenches=log_wrenches, rows=rows, log_time=traj.time,
+            tolerance=(force_tolerance * robot.weight, moment_tolerance * robot.weight),
+        ))
     return report
 
 
@@ -462,6 +473,7 @@ class _ChunkOutput:
     cop: Array
     violated: Array
     keep_positions: Array
+    keep_rotations: Array
     keep_joints: Array
     keep_com: Array
     keep_rate: Array
@@ -472,14 +484,15 @@ class _ChunkOutput:
         nan = np.nan
         return cls(np.full((n, 3), nan), np.full((n, 3), nan), np.full((n, 6), nan), np.full((n, k), nan),
                    np.full((n, k), nan), np.full((n, k), nan), np.full((n, k, 2), nan),
-                   np.full((n, k), -1, dtype=np.int16), np.full((n_keep, k, 3), nan), np.full((n_keep, k, 3), nan),
+                   np.full((n, k), -1, dtype=np.int16), np.full((n_keep, k, 3), nan),
+                   np.full((n_keep, k, 3, 3), nan), np.full((n_keep, k, 3), nan),
                    np.full((n_keep, 3), nan), np.full((n_keep, 6), nan), np.full((n_keep, 6), nan))
 
     def write(self, part: _ChunkOutput, start: int, stop: int, offset: int) -> None:
         for name in ("r_f", "r_m", "ext", "margin", "util", "normal", "cop", "violated"):
             getattr(self, name)[start:stop] = getattr(part, name)
         m = len(part.keep_com)
-        for name in ("keep_positions", "keep_joints", "keep_com", "keep_rate", "keep_ext"):
+        for name in ("keep_positions", "keep_rotations", "keep_joints", "keep_com", "keep_rate", "keep_ext"):
             getattr(self, name)[offset : offset + m] = getattr(part, name)
 
 
@@ -534,8 +547,8 @@ def _check_chunk(
         violated[out, j] = codes[out]
         normal[:, j] = fn
     parents = kin.positions[:, k + e :]
-    return _ChunkOutput(r_f, r_m, ext, margin, util, normal, cop, violated, P[keep], parents[keep], com[keep],
-                        kin.momentum_rate[keep], ext[keep])
+    return _ChunkOutput(r_f, r_m, ext, margin, util, normal, cop, violated, P[keep], R[keep], parents[keep],
+                        com[keep], kin.momentum_rate[keep], ext[keep])
 
 
 def _estimate_artifacts(report: Report, edge_samples: int = 10, window: float = 0.02) -> Finding | None:

@@ -1,0 +1,270 @@
+"""What every hypothesis of the diagnosis shares: the data, the residual, the score, a fit.
+
+The residual of a hypothesis is always computed by
+:func:`wholebody.newton_euler.newton_euler_residual_arrays` on corrected data (other wrenches,
+points, mass or CoM), so a hypothesis is judged by the same formula as the check itself.
+
+The **score** of a residual is ``median(|f_r|) / (m g) + median(|tau_r|) / (m g L)`` over the
+samples over tolerance, with ``L = 0.1 m`` (a foot's size), so that moment errors count as CoP
+errors of 10 cm. A hypothesis *explains* ``1 - score(corrected) / score(as logged)`` of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..newton_euler import newton_euler_residual_arrays
+from ..spatial import cross
+
+__all__ = ["Finding", "DiagnosisData", "LinearFit", "linear_fit", "LENGTH_SCALE"]
+
+Array = NDArray[np.float64]
+#: Moments are divided by this length [m] to compare them with forces (a foot's size).
+LENGTH_SCALE = 0.1
+_WEIGHTS = np.array([1.0, 1.0, 1.0, 1 / LENGTH_SCALE, 1 / LENGTH_SCALE, 1 / LENGTH_SCALE])
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One tested cause of an inconsistent log.
+
+    Attributes
+    ----------
+    cause : str
+        Short identifier (see ``docs/diagnosis.md``): ``"sign_flip"``, ``"axes"``,
+        ``"wrong_point"``, ``"swapped_contacts"``, ``"time_offset"``, ``"mass_error"``,
+        ``"gravity_sign"``, ``"com_offset"``, ``"sensor_offset"``, ``"force_gain"``,
+        ``"normal_force_only"``, ``"stale_force"``, ``"missing_force"``, ``"unexplained"``,
+        ``"acceleration_estimate"``.
+    explained : float
+        Share of the residual score the correction removes (1 = all of it).
+    message : str
+        The cause, its fitted values with their uncertainty, in words.
+    parameters : dict
+        The fitted values (lag in seconds, mass scale, offsets in metres or newtons, ...).
+    uncertainty : dict
+        One standard error for each fitted value that has one (same keys, same units).
+        Computed as if samples were independent, so it is a lower bound for slow faults.
+    alternatives : list of str
+        Messages of other causes that explain the residual equally well (a tie is said,
+        never decided silently).
+    n_parameters : int
+        How many values the cause fits (a tie goes to the cause with fewer).
+    """
+
+    cause: str
+    explained: float
+    message: str
+    parameters: dict[str, Any] = field(default_factory=dict)
+    uncertainty: dict[str, Any] = field(default_factory=dict)
+    alternatives: list[str] = field(default_factory=list)
+    n_parameters: int = 0
+
+
+@dataclass
+class DiagnosisData:
+    """The samples a diagnosis works on (valid samples only, at most a few thousand).
+
+    Attributes
+    ----------
+    weight, mass : float
+        ``m |g|`` [N] and ``m`` [kg].
+    gravity : ndarray, shape (3,)
+        World axes [m/s^2].
+    time : ndarray, shape (S,)
+        [s].
+    wrenches : ndarray, shape (S, k, 6)
+        Contact wrenches as logged, world axes at the contact origins [N, N m].
+    positions : ndarray, shape (S, k, 3)
+        Contact frame origins [m].
+    rotations : ndarray, shape (S, k, 3, 3)
+        Contact frame orientations (world from contact).
+    joint_centres : ndarray, shape (S, k, 3)
+        Centres of the contacts' parent joints [m].
+    com : ndarray, shape (S, 3)
+    momentum_rate : ndarray, shape (S, 6)
+        ``(dP/dt, dL_G/dt)`` [N, N m].
+    external : ndarray, shape (S, 6)
+        Known external wrench about the CoM [N, N m].
+    names : list of str
+        Contact names.
+    over : ndarray of bool, shape (S,)
+        Samples over tolerance (where hypotheses are scored).
+    log_wrenches : ndarray, shape (N, k, 6)
+        The whole log's wrenches (the lag search shifts them); ``rows`` (S,) index them.
+    rows : ndarray of int, shape (S,)
+    log_time : ndarray, shape (N,)
+    tolerance : (float, float)
+        The check's tolerances: residual force [N] and moment [N m].
+    """
+
+    weight: float
+    mass: float
+    gravity: Array
+    time: Array
+    wrenches: Array
+    positions: Array
+    rotations: Array
+    joint_centres: Array
+    com: Array
+    momentum_rate: Array
+    external: Array
+    names: list[str]
+    over: NDArray[np.bool_]
+    log_wrenches: Array
+    rows: NDArray[np.intp]
+    log_time: Array
+    tolerance: tuple[float, float] = (np.inf, np.inf)
+
+    def __post_init__(self) -> None:
+        self.score_rows = np.flatnonzero(self.over) if self.over.any() else np.arange(len(self.time))
+        self.all_rows = np.arange(len(self.time))
+        self.base_residual = self.residual()
+        self.base_score = self.score(self.base_residual)
+
+    @property
+    def k(self) -> int:
+        return len(self.names)
+
+    @property
+    def dt(self) -> float:
+        steps = np.diff(self.log_time)
+        return float(np.median(steps)) if len(steps) else 0.0
+
+    def residual(
+        self,
+        W: Array | None = None,
+        *,
+        mass_scale: float = 1.0,
+        com_shift: Array | None = None,
+        gravity_sign: float = 1.0,
+    ) -> Array:
+        """The residual ``(f_r, tau_r)`` (S, 6) under a hypothesis, about the (shifted) CoM.
+
+        ``W`` replaces the contact wrenches; ``mass_scale`` scales the gravito-inertial wrench
+        (mass and inertia); ``com_shift`` moves the CoM [m]; ``gravity_sign`` flips gravity.
+        """
+        W = self.wrenches if W is None else W
+        com = self.com if com_shift is None else self.com + com_shift
+        force, moment = newton_euler_residual_arrays(
+            W, self.positions, com, mass_scale * self.momentum_rate, mass=mass_scale * self.mass,
+            gravity=gravity_sign * self.gravity,
+        )
+        ext_moment = self.external[:, 3:]
+        if com_shift is not None:
+            ext_moment = ext_moment - cross(np.broadcast_to(com_shift, self.com.shape), self.external[:, :3])
+        return np.concatenate([force + self.external[:, :3], moment + ext_moment], axis=1)
+
+    def where_over(self, W: Array) -> Array:
+        """``W`` on the samples over tolerance, the logged wrenches elsewhere: a discrete
+        correction (a sign, an axis convention, a swap) judged where the fault is."""
+        return np.where(self.over[:, None, None], W, self.wrenches)
+
+    def window(self) -> str:
+        """``" (1.200 .. 1.298 s)"`` when the samples over tolerance are only part of the log."""
+        if self.over.all():
+            return ""
+        t = self.time[self.score_rows]
+        return f" ({t.min():.3f} .. {t.max():.3f} s)"
+
+    def score(self, r: Array, rows: Array | None = None) -> float:
+        """``median |f_r| / (m g) + median |tau_r| / (m g L)`` over ``rows`` (default: over tolerance)."""
+        rows = self.score_rows if rows is None else rows
+        if not len(rows):
+            return 0.0
+        f = np.linalg.norm(r[rows, :3], axis=1)
+        m = np.linalg.norm(r[rows, 3:], axis=1)
+        return float(np.median(f) / self.weight + np.median(m) / (self.weight * LENGTH_SCALE))
+
+    def explained(self, r: Array) -> float:
+        """Share of the logged residual's score that ``r`` removes, in [0, 1].
+
+        A correction that pushes samples that were within tolerance over it is penalised by
+        the share of those samples it spoils: a cause must fix the log, not move the fault.
+        """
+        if self.base_score <= 0:
+            return 0.0
+        gain = max(0.0, 1.0 - self.score(r) / self.base_score)
+        clean = ~self.over
+        if clean.any():
+            with np.errstate(invalid="ignore"):
+                spoiled = ((np.linalg.norm(r[clean, :3], axis=1) > self.tolerance[0])
+                           | (np.linalg.norm(r[clean, 3:], axis=1) > self.tolerance[1]))
+            gain *= 1.0 - float(spoiled.mean())
+        return float(gain)
+
+    def contact_wrench_terms(self) -> Array:
+        """Each contact's wrench about the CoM, (S, k, 6): the columns of gain fits."""
+        f = self.wrenches[..., :3]
+        tau = self.wrenches[..., 3:] + cross(self.positions - self.com[:, None], f)
+        return np.concatenate([f, tau], axis=2)
+
+    def local(self, W: Array) -> Array:
+        """Wrenches (S, k, 6) expressed in each contact frame's axes."""
+        RT = np.swapaxes(self.rotations, -1, -2)
+        return np.concatenate([np.einsum("skij,skj->ski", RT, W[..., :3]),
+                               np.einsum("skij,skj->ski", RT, W[..., 3:])], axis=2)
+
+    def world(self, W_local: Array) -> Array:
+        """Wrenches (S, k, 6) from each contact frame's axes to world axes."""
+        R = self.rotations
+        return np.concatenate([np.einsum("skij,skj->ski", R, W_local[..., :3]),
+                               np.einsum("skij,skj->ski", R, W_local[..., 3:])], axis=2)
+
+
+@dataclass(frozen=True)
+class LinearFit:
+    """Least squares ``r(theta) = r0 + D theta ~ 0`` on the weighted residual.
+
+    Attributes
+    ----------
+    theta : ndarray, shape (p,)
+        The fitted values (0 along unobservable directions).
+    std_error : ndarray, shape (p,)
+        One standard error of each (NaN where not observable).
+    observable : ndarray of bool, shape (p,)
+        Whether each parameter is determined by the data (not in a direction the
+        samples cannot see).
+    """
+
+    theta: Array
+    std_error: Array
+    observable: NDArray[np.bool_]
+
+
+def linear_fit(r0: Array, D: Array, rows: Array, *, rtol: float = 1e-3) -> LinearFit:
+    """Fit ``theta`` so that ``r0 + D theta`` is least (moments weighted by ``1 / L``).
+
+    ``r0`` (S, 6), ``D`` (S, 6, p); only ``rows`` are used. Directions whose singular
+    value is below ``rtol`` times the largest are unobservable: left at zero and reported.
+    """
+    p = D.shape[2]
+    A = (D[rows] * _WEIGHTS[None, :, None]).reshape(-1, p)
+    b = -(r0[rows] * _WEIGHTS).reshape(-1)
+    finite = np.isfinite(A).all(axis=1) & np.isfinite(b)
+    A, b = A[finite], b[finite]
+    if not len(b):
+        return LinearFit(np.zeros(p), np.full(p, np.nan), np.zeros(p, dtype=bool))
+    U, s, Vt = np.linalg.svd(A, full_matrices=False)
+    keep = s > rtol * s[0] if s.size and s[0] > 0 else np.zeros(len(s), dtype=bool)
+    inv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
+    theta = Vt.T @ (inv * (U.T @ b))
+    dof = max(len(b) - int(keep.sum()), 1)
+    sigma2 = float(np.sum((b - A @ theta) ** 2) / dof)
+    cov = (Vt.T * inv**2) @ Vt * sigma2
+    # A parameter is observable when it lies (almost) in the span of the kept directions.
+    in_span = np.sum((Vt[keep] ** 2), axis=0) if keep.any() else np.zeros(p)
+    observable = in_span > 0.99
+    se = np.where(observable, np.sqrt(np.maximum(np.diag(cov), 0.0)), np.nan)
+    return LinearFit(theta, se, observable)
+
+
+def format_value(value: float, error: float, unit: str, scale: float = 1.0, digits: int = 1) -> str:
+    """``"12.3 +- 0.4 mm"`` (value and error times ``scale``)."""
+    if np.isfinite(error):
+        return f"{value * scale:.{digits}f} +- {error * scale:.{digits}f} {unit}"
+    return f"{value * scale:.{digits}f} {unit}"
