@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from .errors import ContactError
-from .robot import Robot
 
 __all__ = ["PointContact", "SurfaceContact", "Contact"]
 
@@ -63,10 +62,6 @@ class PointContact:
         if not self.name:
             object.__setattr__(self, "name", self.frame)
 
-    def jacobian(self, robot: Robot, q: ArrayLike) -> Array:
-        """Point Jacobian of the contact, world axes, shape (3, nv)."""
-        return robot.point_jacobian(q, self.frame)
-
 
 @dataclass(frozen=True)
 class SurfaceContact:
@@ -103,10 +98,6 @@ class SurfaceContact:
         object.__setattr__(self, "half_width", _positive(self.half_width, "half_width", label))
         if not self.name:
             object.__setattr__(self, "name", self.frame)
-
-    def jacobian(self, robot: Robot, q: ArrayLike) -> Array:
-        """Frame Jacobian of the contact, ``LOCAL_WORLD_ALIGNED``, shape (6, nv)."""
-        return robot.frame_jacobian(q, self.frame)
 
     @property
     def corners(self) -> Array:

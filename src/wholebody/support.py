@@ -21,7 +21,7 @@ from scipy.optimize import linprog
 
 from .contacts import Contact
 from .errors import ProjectionError, WholebodyError
-from .estimation import _ContactSet
+from .friction import ContactSet
 from .robot import Robot
 
 __all__ = ["Polygon", "static_equilibrium_polygon", "zmp_support_area", "project_polytope"]
@@ -155,7 +155,7 @@ def static_equilibrium_polygon(
     m = robot.mass
     cset, positions, rotations = _contact_geometry(robot, q, contacts, pyramid_faces)
     n = cset.n
-    G = cset.cones(rotations)
+    G = cset.face_matrix(rotations)
     A_ne = cset.newton_euler_matrix(positions, np.zeros(3))  # wrench about the world origin
     # Unknowns (x, c_x, c_y); c x (m g) = m g0 (-c_y, c_x, 0) for g = (0, 0, -g0).
     A_eq = np.zeros((6, n + 2))
@@ -192,7 +192,7 @@ def zmp_support_area(
     _vertical_gravity(robot)
     c = robot.com(q) if com is None else np.asarray(com, dtype=float)
     cset, positions, rotations = _contact_geometry(robot, q, contacts, pyramid_faces)
-    G = cset.cones(rotations)
+    G = cset.face_matrix(rotations)
     A_ne = cset.newton_euler_matrix(positions, c)
     A_eq = np.vstack([A_ne[2:3], A_ne[3:]])  # sum f_z = 1 and zero moment about c
     b_eq = np.array([1.0, 0.0, 0.0, 0.0])
@@ -201,7 +201,7 @@ def zmp_support_area(
 
 
 def _contact_geometry(robot, q, contacts, pyramid_faces):
-    cset = _ContactSet(contacts, pyramid_faces)
+    cset = ContactSet(contacts, pyramid_faces=pyramid_faces)
     placements = [robot.frame_placement(q, c.frame) for c in contacts]
     positions = np.array([p.translation for p in placements])
     rotations = np.array([p.rotation for p in placements])
