@@ -57,7 +57,8 @@ class PointContact:
         object.__setattr__(self, "mu", _positive(self.mu, "mu", label))
         n = np.asarray(self.normal, dtype=float)
         if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) < 1e-9:
-            raise ContactError(f"{label}: normal must be a non-zero finite 3-vector, got {self.normal}")
+            raise ContactError(
+                f"{label}: normal must be a non-zero finite 3-vector, got {self.normal}")
         object.__setattr__(self, "normal", n / np.linalg.norm(n))
         if not self.name:
             object.__setattr__(self, "name", self.frame)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import linprog
+from scipy.optimize import linprog  # type: ignore[import-untyped]
 
 from .contacts import Contact
 from .errors import ProjectionError, WholebodyError
@@ -91,14 +91,14 @@ def project_polytope(
     first = [extreme(np.array([np.cos(t), np.sin(t)])) for t in angles]
     if first[0] is None:
         return Polygon(np.zeros((0, 2)))
-    vertices = _unique(first, tol)
-    if len(vertices) < 3:
+    found = _unique(first, tol)
+    if len(found) < 3:
         # Degenerate (a segment or a point): also probe the perpendicular directions.
         more = [extreme(np.array([np.cos(t), np.sin(t)])) for t in angles + np.pi]
-        vertices = _unique(vertices + more, tol)
-        if len(vertices) < 3:
-            return Polygon(np.array(vertices))
-    vertices = _ccw(np.array(vertices))
+        found = _unique([*found, *more], tol)
+        if len(found) < 3:
+            return Polygon(np.array(found))
+    vertices = _ccw(np.array(found))
     final = [False] * len(vertices)
     i = 0
     while not all(final):
@@ -117,7 +117,7 @@ def project_polytope(
     return Polygon(vertices)
 
 
-def _unique(points: list[Array | None], tol: float) -> list[Array]:
+def _unique(points: Sequence[Array | None], tol: float) -> list[Array]:
     out: list[Array] = []
     for p in points:
         if p is not None and all(np.linalg.norm(p - q) > tol for q in out):
@@ -139,7 +139,12 @@ def _vertical_gravity(robot: Robot) -> float:
 
 
 def static_equilibrium_polygon(
-    robot: Robot, q: ArrayLike, contacts: Sequence[Contact], *, pyramid_faces: int = 4, tol: float = 1e-7
+    robot: Robot,
+    q: ArrayLike,
+    contacts: Sequence[Contact],
+    *,
+    pyramid_faces: int = 4,
+    tol: float = 1e-7,
 ) -> Polygon:
     """CoM positions (x, y) [m] where the robot can stand still on ``contacts`` at ``q``.
 

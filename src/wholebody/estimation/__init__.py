@@ -22,7 +22,10 @@ Two modes:
     r, every least-squares solution satisfies ``diag(s) V^T x = U^T b`` (r rows); among them
     the QP takes the one of least norm:
 
-    .. math::  \\min_x \\|x\\|^2 \\quad \\text{s.t.} \\quad \\mathrm{diag}(s) V^T x = U^T b, \\; G x \\le 0
+    .. math::
+
+        \\min_x \\|x\\|^2 \\quad \\text{s.t.} \\quad
+        \\mathrm{diag}(s) V^T x = U^T b, \\; G x \\le 0
 
     When ``r = n`` (full column rank) each contact's wrench is identifiable and the answer is
     the least-squares one; otherwise the split in the null space is the least-norm one. The

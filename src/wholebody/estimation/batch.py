@@ -65,7 +65,8 @@ def estimate_contact_wrenches_batch(
     arrays = {"q": q, "v": v, "a": a}
     if tau is not None:
         arrays["tau_in"] = tau
-    checked, bad, reasons = robot.check_batch(**arrays)
+    checked, flagged, reasons = robot.check_batch(**arrays)
+    bad = np.asarray(flagged, dtype=bool)
     Q, V, A = checked["q"], checked["v"], checked["a"]
     N, k = Q.shape[0], len(contacts)
     cset = ContactSet(contacts, pyramid_faces=pyramid_faces)
@@ -101,7 +102,8 @@ def estimate_contact_wrenches_batch(
     for i in iterator:
         tau_gen = generalized_torque(robot, checked["tau_in"][i]) if full else None
         kin = robot.contact_pass(Q[i], V[i], A[i], frame_ids, jacobians=full)
-        positions[i], rotations[i], com[i], rate[i] = kin.positions, kin.rotations, kin.com, kin.momentum_rate
+        positions[i], rotations[i] = kin.positions, kin.rotations
+        com[i], rate[i] = kin.com, kin.momentum_rate
         asm = assemble(kin, cset, tau_gen, empty, mass, gravity, buffers)
         rank[i] = asm.rank
         t0 = perf_counter()
@@ -179,7 +181,7 @@ def _estimate_in_chunks(robot, q, v, a, contacts, tau, solver, regularization, p
     results = run_chunks(robot, _estimate_chunk, chunks, workers, shared=shared)
     parts: dict[str, list[Any]] = {name: [] for name in _FIELDS}
     reasons: dict[int, str] = {}
-    for ((s, e), _), res in zip(chunks, results):
+    for ((s, e), _), res in zip(chunks, results, strict=True):
         if isinstance(res, ChunkFailure):
             m = e - s
             failed = np.empty(m, dtype=object)

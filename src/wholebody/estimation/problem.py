@@ -94,10 +94,11 @@ def assemble(kin: ContactPass, cset: ContactSet, tau_generalized: Array | None,
     if tau_generalized is None:
         # Newton-Euler rows are independent whenever the contacts can carry any wrench.
         return Assembly(ne_A, ne_b, G, ne_A, ne_b, ne_A, ne_b, min(6, cset.n))
-    J = kin.jacobians
-    assert J is not None
+    J, rnea = kin.jacobians, kin.inverse_dynamics
+    if J is None or rnea is None:
+        raise StateError("full-dynamics assembly needs a pass with Jacobians and inverse dynamics")
     A = np.hstack([J[i, : c.size].T for i, c in enumerate(cset.contacts)])
-    b = kin.inverse_dynamics - tau_generalized
+    b = rnea - tau_generalized
     for j, w in enumerate(known):
         b -= J[k + j].T @ w
     U, sv, Vt = np.linalg.svd(A, full_matrices=False)
@@ -209,7 +210,7 @@ def _make_estimate(problem: EstimationProblem, x: Array, status: str, reason: st
                    scale: float | None) -> ContactEstimate:
     cset = problem._contact_set()
     wrenches, local, cops = {}, {}, {}
-    for c, R, cols in zip(problem.contacts, problem.rotations, cset.cols):
+    for c, R, cols in zip(problem.contacts, problem.rotations, cset.cols, strict=True):
         w = x[cols]
         wrenches[c.name] = w.copy()
         loc = np.r_[R.T @ w[:3], R.T @ w[3:]] if c.size == 6 else R.T @ w
@@ -232,7 +233,7 @@ def _make_estimate(problem: EstimationProblem, x: Array, status: str, reason: st
     return ContactEstimate(
         status=status, wrenches=wrenches, wrenches_local=local, centres_of_pressure=cops,
         newton_euler_residual=residual, equations_residual=eq_res, data_residual=data_res,
-        cone_margins={c.name: float(v) for c, v in zip(problem.contacts, margins)},
+        cone_margins={c.name: float(v) for c, v in zip(problem.contacts, margins, strict=True)},
         mode=problem.mode, solver=solver, solve_time=elapsed, rank=problem.rank,
         identifiable=problem.identifiable, min_friction_scale=scale, x=x,
         friction={c.name: c.mu for c in problem.contacts}, reason=reason,

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import qpsolvers
 from numpy.typing import NDArray
-from scipy.optimize import linprog, nnls
+from scipy.optimize import linprog, nnls  # type: ignore[import-untyped]
 
 from ..errors import SolverError, SolverNotAvailableError
 
@@ -63,7 +63,8 @@ def solve_backend(problem: qpsolvers.Problem, solver: str, options: dict[str, An
         sol = qpsolvers.solve_problem(problem, solver=solver, **options)
     except TypeError as exc:
         if options:
-            raise SolverError(f"QP solver {solver!r} rejected the options {options}: {exc}") from exc
+            raise SolverError(
+                f"QP solver {solver!r} rejected the options {options}: {exc}") from exc
         return None, f"{type(exc).__name__}: {exc}"
     except Exception as exc:  # the backend's own error: a failed solve, with its reason
         return None, f"{type(exc).__name__}: {exc}"
@@ -126,7 +127,7 @@ def _optimal(P: Array, q: Array, G: Array, row_norms: Array, x: Array, limit: fl
 
 
 def _daqp_solve(P: Array, q: Array, G: Array) -> tuple[Array | None, str]:
-    import daqp
+    import daqp  # type: ignore[import-not-found]
 
     x, _, exitflag, _ = daqp.solve(P, q, G, np.zeros(G.shape[0]))
     x = np.asarray(x)
@@ -184,7 +185,7 @@ class BatchSolver:
         m = self.m_eq
         self.lower[:m] = self.upper[:m]
         if self.model is None:
-            import daqp
+            import daqp  # type: ignore[import-not-found]
 
             self.model = daqp.Model()
             self.model.setup(self.H, self.f, self.A_all, self.upper, self.lower, self.sense)

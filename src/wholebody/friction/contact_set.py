@@ -1,32 +1,5 @@
-"""Friction cones: exact checks with margins, linear face matrices and generators for QPs.
-
-Conventions: a face matrix ``A`` describes a cone as ``A x <= 0``. For a point contact ``x``
-is a force (3,); for a rectangular surface contact it is the wrench ``(f, tau)`` (6,) at the
-rectangle's centre. Matrices come in the contact frame's axes (z normal) or, through
-:func:`in_world_axes`, in world axes.
-
-Point contacts (Coulomb, friction coefficient ``mu``):
-
-.. math::
-
-    f_n \\ge 0, \\qquad \\|f_t\\| \\le \\mu f_n
-
-* :func:`check_friction_cone` is exact (second-order cone) and gives a margin
-  ``mu f_n - |f_t|`` [N] and the utilisation ``|f_t| / (mu f_n)``.
-* :func:`friction_pyramid` is a k-face linearisation: **inner** (inscribed, default: a force
-  it accepts is inside the exact cone; for k = 4, ``|f_x|, |f_y| <= mu / sqrt(2) f_n``) or
-  **outer** (circumscribed: every force of the exact cone passes).
-
-Rectangular surface contacts: :func:`contact_wrench_cone` is the closed-form cone of Caron,
-Pham and Nakamura (ICRA 2015), "Stability of surface contacts for humanoid robots: closed-form
-formulae of the contact wrench cone for rectangular support areas": the set of wrenches made
-by four corner forces, each in the 4-face pyramid ``|f_x|, |f_y| <= mu f_z``. 16 rows.
-
-:class:`ContactSet` is the one home of these cones for a list of contacts: built once, it
-gives the stacked face matrix in world axes (updated in place in a few microseconds), the
-generator form, the Newton-Euler matrix, and the vectorised check of logged wrenches that
-every check, estimate, support area and report uses.
-"""
+"""A set of contacts and their cones, built once: stacked face matrices in world axes updated
+in place, generators, the Newton-Euler matrix, and the vectorised check of logged wrenches."""
 
 from __future__ import annotations
 
@@ -37,278 +10,29 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 from numpy.typing import ArrayLike, NDArray
 
-from .balance import cop_in_contact_frame
-from .contacts import Contact, PointContact, SurfaceContact
-from .errors import ContactError, InvalidArgumentError
+from ..balance import cop_in_contact_frame
+from ..contacts import Contact, PointContact, SurfaceContact
+from ..errors import InvalidArgumentError
+from .cones import (
+    CWC_ROW_NAMES,
+    PULLING,
+    SLIPPING,
+    VIOLATION_NAMES,
+    contact_wrench_cone,
+    exact_cone_values,
+    friction_pyramid,
+    in_world_axes,
+    normal_rotation,
+    pyramid_edges,
+    wrench_cone_generators,
+    wrench_cone_margin,
+)
 
-__all__ = [
-    "ConeCheck",
-    "check_friction_cone",
-    "friction_pyramid",
-    "contact_wrench_cone",
-    "CWC_ROW_NAMES",
-    "VIOLATION_NAMES",
-    "PULLING",
-    "SLIPPING",
-    "wrench_cone_generators",
-    "WrenchConeCheck",
-    "check_wrench_cone",
-    "in_world_axes",
-    "normal_rotation",
-    "point_contact_pyramid",
-    "ContactSet",
-    "ConeEvaluation",
-    "cone_matrix",
-]
+__all__ = ["ContactSet", "ConeEvaluation", "cone_matrix"]
 
 Array = NDArray[np.float64]
 IntArray = NDArray[np.int16]
 BoolArray = NDArray[np.bool_]
-
-
-def normal_rotation(normal: ArrayLike) -> Array:
-    """A rotation whose z axis is ``normal`` (x, y completing a right-handed frame)."""
-    n = np.asarray(normal, dtype=float)
-    n = n / np.linalg.norm(n)
-    helper = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    x = np.cross(helper, n)
-    x /= np.linalg.norm(x)
-    return np.column_stack([x, np.cross(n, x), n])
-
-
-# --- the two formulas every check uses ------------------------------------------------------
-
-
-def _exact_cone(f: Array, mu: float, normal: Array) -> tuple[Array, Array, Array]:
-    """Margin ``mu f_n - |f_t|`` [N], utilisation and ``f_n`` of forces (..., 3) about a unit
-    ``normal`` in the same axes: the one place the exact Coulomb cone is written."""
-    fn = f @ normal
-    ft = np.linalg.norm(f - fn[..., None] * normal, axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        util = np.where(fn > 0, ft / (mu * fn), np.where(ft > 0, np.inf, 0.0))
-    return mu * fn - ft, util, fn
-
-
-def _wrench_cone_margin(w_local: Array, A: Array, row_norms: Array) -> tuple[Array, Array]:
-    """Distance of wrenches (N, 6) in the contact frame to the nearest face of ``A`` (rows
-    normalised; positive inside) and the index of that face: the one place it is written.
-    NaN wrenches give a NaN margin."""
-    values = w_local @ A.T / row_norms
-    worst = np.argmax(np.nan_to_num(values, nan=-np.inf), axis=-1)
-    return -np.take_along_axis(values, worst[..., None], axis=-1)[..., 0], worst
-
-
-# --- point contacts -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ConeCheck:
-    """Exact Coulomb-cone check of forces, shape (N,) each.
-
-    Attributes
-    ----------
-    inside : ndarray of bool
-        ``f_n >= -tol`` and ``mu f_n - |f_t| >= -tol``.
-    margin : ndarray
-        ``mu f_n - |f_t|`` [N]: positive inside, negative outside.
-    utilisation : ndarray
-        ``|f_t| / (mu f_n)``; ``inf`` when ``f_n <= 0`` and ``f_t != 0``, 0 for a zero force.
-    normal_force : ndarray
-        ``f_n`` [N].
-    """
-
-    inside: BoolArray
-    margin: Array
-    utilisation: Array
-    normal_force: Array
-
-
-def check_friction_cone(
-    forces: ArrayLike, mu: float, normal: ArrayLike = (0.0, 0.0, 1.0), *, tol: float = 1e-9
-) -> ConeCheck:
-    """Exact Coulomb friction-cone check (the formula of :meth:`ContactSet.check`).
-
-    Parameters
-    ----------
-    forces : array, shape (3,) or (N, 3)
-        Forces in the same axes as ``normal`` [N].
-    mu : float
-        Friction coefficient.
-    normal : array, shape (3,)
-        Contact normal pointing into the body that receives the force.
-    tol : float
-        Slack [N] allowed on both inequalities, for rounding.
-    """
-    f = np.atleast_2d(np.asarray(forces, dtype=float))
-    n = np.asarray(normal, dtype=float)
-    margin, util, fn = _exact_cone(f, mu, n / np.linalg.norm(n))
-    return ConeCheck((fn >= -tol) & (margin >= -tol), margin, util, fn)
-
-
-def friction_pyramid(mu: float, k: int = 4, *, inner: bool = True) -> Array:
-    """Face matrix of a k-face friction pyramid in the contact frame (z normal), shape (k, 3).
-
-    ``A f <= 0`` inside. Faces are ``cos(phi_i) f_x + sin(phi_i) f_y <= r mu f_z`` with
-    ``phi_i = 2 pi i / k`` and ``r = cos(pi / k)`` for the inner (inscribed) pyramid, ``r = 1``
-    for the outer (circumscribed) one. For ``k = 4`` the inner pyramid is
-    ``|f_x|, |f_y| <= mu / sqrt(2) f_z``. The faces imply ``f_z >= 0``.
-    """
-    if k < 3:
-        raise ContactError(f"a friction pyramid needs at least 3 faces, got k={k}")
-    if not mu > 0:
-        raise ContactError(f"mu must be positive, got {mu}")
-    phi = 2 * np.pi * np.arange(k) / k
-    r = np.cos(np.pi / k) if inner else 1.0
-    A = np.column_stack([np.cos(phi), np.sin(phi), -r * mu * np.ones(k)])
-    A[np.abs(A) < 1e-15] = 0.0
-    return A
-
-
-def _pyramid_edges(mu: float, k: int, inner: bool) -> Array:
-    """Edges of :func:`friction_pyramid` as columns, shape (3, k), contact frame (z normal):
-    ``(rho cos theta_i, rho sin theta_i, 1)`` with ``theta_i = 2 pi (i + 1/2) / k`` and
-    ``rho = mu`` (inner) or ``mu / cos(pi / k)`` (outer)."""
-    theta = 2 * np.pi * (np.arange(k) + 0.5) / k
-    rho = mu if inner else mu / np.cos(np.pi / k)
-    return np.vstack([rho * np.cos(theta), rho * np.sin(theta), np.ones(k)])
-
-
-# --- rectangular surface contacts -------------------------------------------------------------
-
-#: What each of the 16 rows of :func:`contact_wrench_cone` says when it is violated.
-CWC_ROW_NAMES = (
-    "slip along +x (f_x > mu f_z)",
-    "slip along -x (f_x < -mu f_z)",
-    "slip along +y (f_y > mu f_z)",
-    "slip along -y (f_y < -mu f_z)",
-    "CoP outside the sole along +y (tau_x > Y f_z)",
-    "CoP outside the sole along -y (tau_x < -Y f_z)",
-    "CoP outside the sole along -x (tau_y > X f_z)",
-    "CoP outside the sole along +x (tau_y < -X f_z)",
-    "yaw torque too low (tau_z < tau_min), row ++",
-    "yaw torque too low (tau_z < tau_min), row +-",
-    "yaw torque too low (tau_z < tau_min), row -+",
-    "yaw torque too low (tau_z < tau_min), row --",
-    "yaw torque too high (tau_z > tau_max), row ++",
-    "yaw torque too high (tau_z > tau_max), row +-",
-    "yaw torque too high (tau_z > tau_max), row -+",
-    "yaw torque too high (tau_z > tau_max), row --",
-)
-#: Codes of :attr:`ConeEvaluation.worst`: 0-15 the wrench-cone rows, then the point contacts'.
-VIOLATION_NAMES = (*CWC_ROW_NAMES, "pulling (negative normal force)", "slipping (|f_t| > mu f_n)")
-#: Code of a point contact pulled (``f_n < 0``) and of one slipping (``|f_t| > mu f_n``).
-PULLING, SLIPPING = len(CWC_ROW_NAMES), len(CWC_ROW_NAMES) + 1
-
-
-def contact_wrench_cone(half_length: float, half_width: float, mu: float) -> Array:
-    """The closed-form contact wrench cone of a rectangle, shape (16, 6), contact frame.
-
-    Rows ``A w <= 0`` on the wrench ``w = (f, tau)`` at the rectangle's centre, in the contact
-    frame (z normal, x along the half-length ``X``, y along the half-width ``Y``):
-
-    .. math::
-
-        |f_x| \\le \\mu f_z, \\quad |f_y| \\le \\mu f_z, \\quad
-        |\\tau_x| \\le Y f_z, \\quad |\\tau_y| \\le X f_z, \\quad
-        \\tau_{min} \\le \\tau_z \\le \\tau_{max}
-
-    with ``tau_min = -mu (X + Y) f_z + |Y f_x - mu tau_x| + |X f_y - mu tau_y|`` and
-    ``tau_max = mu (X + Y) f_z - |Y f_x + mu tau_x| - |X f_y + mu tau_y|`` (Caron, Pham and
-    Nakamura, ICRA 2015). Row meanings are in :data:`CWC_ROW_NAMES`.
-    """
-    X, Y = float(half_length), float(half_width)
-    if not (X > 0 and Y > 0 and mu > 0):
-        raise ContactError(f"half_length, half_width and mu must be positive, got {X}, {Y}, {mu}")
-    rows = [
-        [1, 0, -mu, 0, 0, 0],
-        [-1, 0, -mu, 0, 0, 0],
-        [0, 1, -mu, 0, 0, 0],
-        [0, -1, -mu, 0, 0, 0],
-        [0, 0, -Y, 1, 0, 0],
-        [0, 0, -Y, -1, 0, 0],
-        [0, 0, -X, 0, 1, 0],
-        [0, 0, -X, 0, -1, 0],
-    ]
-    signs = [(1, 1), (1, -1), (-1, 1), (-1, -1)]
-    # tau_min <= tau_z:  s1 (Y f_x - mu tau_x) + s2 (X f_y - mu tau_y) - mu (X + Y) f_z - tau_z <= 0
-    for s1, s2 in signs:
-        rows.append([s1 * Y, s2 * X, -mu * (X + Y), -s1 * mu, -s2 * mu, -1])
-    # tau_z <= tau_max:  s1 (Y f_x + mu tau_x) + s2 (X f_y + mu tau_y) - mu (X + Y) f_z + tau_z <= 0
-    for s1, s2 in signs:
-        rows.append([s1 * Y, s2 * X, -mu * (X + Y), s1 * mu, s2 * mu, 1])
-    return np.array(rows, dtype=float)
-
-
-def wrench_cone_generators(half_length: float, half_width: float, mu: float) -> Array:
-    """Span form of the same cone: 16 generator wrenches as columns, shape (6, 16).
-
-    Each is a pyramid edge ``(±mu, ±mu, 1)`` at one corner, as a wrench about the centre;
-    the cone is ``{G lambda : lambda >= 0}``.
-    """
-    X, Y = float(half_length), float(half_width)
-    corners = [(X, Y), (-X, Y), (-X, -Y), (X, -Y)]
-    edges = [(mu, mu), (mu, -mu), (-mu, mu), (-mu, -mu)]
-    cols = []
-    for cx, cy in corners:
-        p = np.array([cx, cy, 0.0])
-        for ex, ey in edges:
-            e = np.array([ex, ey, 1.0])
-            cols.append(np.r_[e, np.cross(p, e)])
-    return np.array(cols).T
-
-
-@dataclass(frozen=True)
-class WrenchConeCheck:
-    """Membership of wrenches in a contact wrench cone, per sample (N,).
-
-    Attributes
-    ----------
-    inside : ndarray of bool
-    margin : ndarray
-        ``min_i -(A_i w) / |A_i|``: the distance to the nearest face plane in wrench space,
-        positive inside (mixes N and N m as the rows do).
-    worst_row : ndarray of int
-        Index of the most violated (or least satisfied) row.
-    """
-
-    inside: BoolArray
-    margin: Array
-    worst_row: NDArray[np.intp]
-
-    def violations(self) -> list[str]:
-        """The name of the worst row of every sample that is outside."""
-        return [CWC_ROW_NAMES[r] for r, ok in zip(self.worst_row, self.inside) if not ok]
-
-
-def check_wrench_cone(
-    contact: SurfaceContact, wrenches_local: ArrayLike, *, tol: float = 1e-9
-) -> WrenchConeCheck:
-    """Check wrenches (6,) or (N, 6) at a sole's centre, in the contact frame, against its
-    wrench cone (the formula of :meth:`ContactSet.check`)."""
-    A = contact_wrench_cone(contact.half_length, contact.half_width, contact.mu)
-    w = np.atleast_2d(np.asarray(wrenches_local, dtype=float))
-    margin, worst = _wrench_cone_margin(w, A, np.linalg.norm(A, axis=1))
-    return WrenchConeCheck(margin >= -tol, margin, worst)
-
-
-def in_world_axes(A_local: Array, rotation: ArrayLike) -> Array:
-    """Face matrix in world axes from one in the contact frame's axes.
-
-    ``rotation`` is the contact frame's orientation in the world (``oMf.rotation``); a
-    3-column matrix acts on forces, a 6-column one on wrenches ``(f, tau)``.
-    """
-    R = np.asarray(rotation, dtype=float)
-    if A_local.shape[1] == 3:
-        return A_local @ R.T
-    if A_local.shape[1] == 6:
-        return np.hstack([A_local[:, :3] @ R.T, A_local[:, 3:] @ R.T])
-    raise InvalidArgumentError(f"a face matrix has 3 or 6 columns, got {A_local.shape[1]}")
-
-
-def point_contact_pyramid(contact: PointContact, k: int = 4, *, inner: bool = True) -> Array:
-    """Face matrix of a point contact's pyramid in its frame's axes (any normal), shape (k, 3)."""
-    A = friction_pyramid(contact.mu, k, inner=inner)
-    return in_world_axes(A, normal_rotation(contact.normal))
 
 
 # --- a set of contacts ----------------------------------------------------------------------
@@ -361,7 +85,8 @@ class ConeEvaluation:
 
     def violation_names(self) -> list[list[str]]:
         """Per sample, ``"contact: reason"`` of each violated contact."""
-        return [[f"{self.names[j]}: {VIOLATION_NAMES[code]}" for j, code in enumerate(row) if code >= 0]
+        return [[f"{self.names[j]}: {VIOLATION_NAMES[code]}"
+                 for j, code in enumerate(row) if code >= 0]
                 for row in self.violated]
 
 
@@ -418,14 +143,15 @@ class ContactSet:
                 names += [f"{c.name}: {r}" for r in CWC_ROW_NAMES]
             else:
                 N = normal_rotation(c.normal)
-                local.append(in_world_axes(friction_pyramid(c.mu, self.pyramid_faces, inner=inner), N))
-                gens.append(N @ _pyramid_edges(c.mu, self.pyramid_faces, inner))
+                pyramid = friction_pyramid(c.mu, self.pyramid_faces, inner=inner)
+                local.append(in_world_axes(pyramid, N))
+                gens.append(N @ pyramid_edges(c.mu, self.pyramid_faces, inner))
                 names += [f"{c.name}: slip along {360 * i / self.pyramid_faces:g} deg about the "
                           f"normal (pyramid face {i})" for i in range(self.pyramid_faces)]
         self.local_faces, self._local_generators = tuple(local), tuple(gens)
         self.row_names = tuple(names)
         cols, rows, col, row = [], [], 0, 0
-        for c, L in zip(self.contacts, local):
+        for c, L in zip(self.contacts, local, strict=True):
             cols.append(slice(col, col + c.size))
             rows.append(slice(row, row + L.shape[0]))
             col, row = col + c.size, row + L.shape[0]
@@ -437,7 +163,7 @@ class ContactSet:
         # the face matrix. The blocks are linear in the rotations' entries: one product
         # K @ R.ravel() gives every block (rows (j, r, p, c) <- entries R[j, c, i]).
         self._runs: list[tuple[int, int, tuple[int, ...]]] = []
-        K_parts, offset, j = [], 0, 0
+        K_parts, _offset, j = [], 0, 0
         while j < len(local):
             end = j + 1
             while end < len(local) and local[end].shape == local[j].shape:
@@ -446,8 +172,8 @@ class ContactSet:
             for i in range(j, end):
                 Li = local[i].reshape(len(local[i]), parts, 3)
                 K = np.zeros((len(Li), parts, 3, len(local), 3, 3))
-                for c in range(3):
-                    K[:, :, c, i, c, :] = Li
+                for axis in range(3):
+                    K[:, :, axis, i, axis, :] = Li
                 K_parts.append(K.reshape(-1, 9 * len(local)))
             self._runs.append((j, end, (end - j, len(local[j]), parts, 3)))
             j = end
@@ -522,11 +248,11 @@ class ContactSet:
         16 corner-edge wrenches for soles, see :func:`wrench_cone_generators`)."""
         R = self._rotations(rotations)
         blocks = []
-        for g, Rj in zip(self._local_generators, R):
+        for g, Rj in zip(self._local_generators, R, strict=True):
             blocks.append(Rj @ g if g.shape[0] == 3 else np.vstack([Rj @ g[:3], Rj @ g[3:]]))
         V = np.zeros((self.n, sum(b.shape[1] for b in blocks)))
         col = 0
-        for b, cols in zip(blocks, self.cols):
+        for b, cols in zip(blocks, self.cols, strict=True):
             V[cols, col : col + b.shape[1]] = b
             col += b.shape[1]
         return V
@@ -541,7 +267,7 @@ class ContactSet:
         """
         if out is None:
             out = np.zeros((6, self.n))
-            for c, cols in zip(self.contacts, self.cols):
+            for c, cols in zip(self.contacts, self.cols, strict=True):
                 out[:3, cols.start : cols.start + 3] = np.eye(3)
                 if c.size == 6:
                     out[3:, cols.start + 3 : cols.stop] = np.eye(3)
@@ -566,15 +292,17 @@ class ContactSet:
             R = np.asarray(rotations, dtype=float)
             R = self._rotations(R, R.shape[:-3])
             parts = []
-            for j, (cols, L) in enumerate(zip(self.cols, self.local_faces)):
+            for j, (cols, L) in enumerate(zip(self.cols, self.local_faces, strict=True)):
                 Rj = R[..., j, :, :]
-                local = np.concatenate([np.einsum("...ji,...j->...i", Rj, X[..., cols][..., p:p + 3])
+                local = np.concatenate([np.einsum("...ji,...j->...i", Rj,
+                                                  X[..., cols][..., p : p + 3])
                                         for p in range(0, cols.stop - cols.start, 3)], axis=-1)
                 parts.append(local @ L.T)
             values = np.concatenate(parts, axis=-1)
         return -np.maximum.reduceat(values / self.row_norms, self._row_starts, axis=-1)
 
-    def check(self, wrenches: ArrayLike, rotations: ArrayLike, *, tol: float = 0.0) -> ConeEvaluation:
+    def check(self, wrenches: ArrayLike, rotations: ArrayLike, *,
+              tol: float = 0.0) -> ConeEvaluation:
         """Check logged wrenches against the exact cones, vectorised over samples.
 
         Parameters
@@ -607,13 +335,13 @@ class ContactSet:
         for j, c in enumerate(self.contacts):
             fl = local_f[:, j]
             if isinstance(c, SurfaceContact):
-                _, util[:, j], normal[:, j] = _exact_cone(fl, c.mu, _Z)
+                _, util[:, j], normal[:, j] = exact_cone_values(fl, c.mu, _Z)
                 w = np.concatenate([fl, local_t[:, j]], axis=1)
-                margin[:, j], worst[:, j] = _wrench_cone_margin(w, self.local_faces[j],
+                margin[:, j], worst[:, j] = wrench_cone_margin(w, self.local_faces[j],
                                                                 self._local_norms[j])
                 cop[:, j] = cop_in_contact_frame(w)
             else:
-                margin[:, j], util[:, j], normal[:, j] = _exact_cone(fl, c.mu, c.normal)
+                margin[:, j], util[:, j], normal[:, j] = exact_cone_values(fl, c.mu, c.normal)
                 worst[:, j] = np.where(normal[:, j] < 0, PULLING, SLIPPING)
         with np.errstate(invalid="ignore"):
             violated = np.where(margin < -tol, worst, -1).astype(np.int16)
@@ -628,7 +356,8 @@ _SKEW_ENTRIES = np.array(
 )
 
 
-def cone_matrix(contacts: Sequence[Contact], rotations: ArrayLike, *, pyramid_faces: int = 4) -> Array:
+def cone_matrix(contacts: Sequence[Contact], rotations: ArrayLike, *,
+                pyramid_faces: int = 4) -> Array:
     """Block-diagonal face matrix ``G`` of all contacts in world axes: ``G x <= 0`` inside.
 
     A one-off :meth:`ContactSet.face_matrix`: point contacts use the inner pyramid with
