@@ -98,6 +98,33 @@ def estimate_contact_wrenches_batch(
 
         iterator = progress_bar(rows, desc="estimating", total=len(rows))
     perf_counter = time.perf_counter
+    if solver == "daqp" and not full:
+        # The fast path: the pass writes straight into daqp's buffers (equation rows, then
+        # the cone rows updated in place), verification is vectorised after the loop.
+        qp.buffers(6)
+        E, G, target = qp.A_all[:6], qp.A_all[6:], qp.upper[:6]
+        E[...] = cset.newton_euler_matrix(np.zeros((k, 3)), np.zeros(3))
+        weight_force = mass * gravity
+        rank[~bad] = min(6, n)
+        for i in iterator:
+            kin = robot.contact_pass(Q[i], V[i], A[i], frame_ids, jacobians=False)
+            positions[i], rotations[i] = kin.positions, kin.rotations
+            com[i], rate[i] = kin.com, kin.momentum_rate
+            cset.newton_euler_matrix(kin.positions, kin.com, out=E)
+            cset.face_matrix(kin.rotations, out=G)
+            np.subtract(kin.momentum_rate[:3], weight_force, out=target[:3])
+            target[3:] = kin.momentum_rate[3:]
+            t0 = perf_counter()
+            x, reason = qp.solve()
+            if x is None:
+                fallback[i] = True
+                x, soft = solve_soft(E.copy(), target.copy(), G.copy(), cset.row_norms, solver,
+                                     regularization, limit)
+                why[i] = "; ".join(r for r in (reason, soft) if r)
+            times[i] = perf_counter() - t0
+            if x is not None:
+                wrenches[i] = x
+        iterator = ()
     empty = np.zeros((0, 6))
     for i in iterator:
         tau_gen = generalized_torque(robot, checked["tau_in"][i]) if full else None
