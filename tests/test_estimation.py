@@ -9,7 +9,7 @@ from numpy.testing import assert_allclose
 
 import wholebody as wb
 from wholebody.contacts import PointContact, SurfaceContact
-from wholebody.errors import StateError
+from wholebody.errors import ContactNotFoundError, SolverError, StateError
 from wholebody.estimation import (
     SolverNotAvailableError,
     build_estimation_problem,
@@ -40,7 +40,8 @@ def known_sample(robot, rng, contacts=FEET):
     for c in contacts:
         R = robot.frame_placement(q, c.frame).rotation
         if c.size == 6:
-            local = wrench_cone_generators(c.half_length, c.half_width, c.mu) @ rng.exponential(20.0, 16)
+            V = wrench_cone_generators(c.half_length, c.half_width, c.mu)
+            local = V @ rng.exponential(20.0, 16)
             w = np.r_[R @ local[:3], R @ local[3:]]
         else:
             t = rng.uniform(0, 2 * np.pi)
@@ -56,7 +57,7 @@ def known_sample(robot, rng, contacts=FEET):
 def total_wrench_about_com(robot, q, contacts, wrenches):
     com = robot.com(q)
     f, m = np.zeros(3), np.zeros(3)
-    for c, w in zip(contacts, wrenches):
+    for c, w in zip(contacts, wrenches, strict=True):
         p = robot.frame_position(q, c.frame)
         f += w[:3]
         m += np.cross(p - com, w[:3]) + (w[3:] if c.size == 6 else 0.0)
@@ -70,7 +71,7 @@ def test_full_dynamics_recovers_each_foot(humanoid):
         est = estimate_contact_wrenches(humanoid, q, v, a, FEET, tau=tau)
         assert est.found and est.mode == "full_dynamics"
         assert est.rank == 12 and est.identifiable and not est.split_from_regularization
-        for c, w in zip(FEET, truth):
+        for c, w in zip(FEET, truth, strict=True):
             assert_allclose(est.wrenches[c.name], w, rtol=0, atol=TOL)
         assert est.newton_euler_residual.force_norm < TOL
 
@@ -112,7 +113,8 @@ def test_lateral_load_above_friction_is_infeasible_with_the_needed_scale(humanoi
     zero = np.zeros(humanoid.nv)
     # A known horizontal push at ground level: the feet must resist it by friction alone.
     push = np.array([1.2 * MU * humanoid.weight, 0, 0, 0, 0, 0])
-    est = estimate_contact_wrenches(humanoid, q, zero, zero, FEET, known_wrenches={"left_sole": push})
+    est = estimate_contact_wrenches(humanoid, q, zero, zero, FEET,
+                                    known_wrenches={"left_sole": push})
     assert est.status == "infeasible" and not est.found
     assert est.min_friction_scale == pytest.approx(1.2, rel=1e-3)
     assert est.min_friction_coefficients["left_sole"] == pytest.approx(1.2 * MU, rel=1e-3)
@@ -130,7 +132,8 @@ def test_lateral_load_above_friction_is_infeasible_with_the_needed_scale(humanoi
     assert est.status == "infeasible" and est.min_friction_scale is None
 
 
-@pytest.mark.filterwarnings("ignore::Warning")  # OSQP and qpsolvers warn about sparsity and defaults
+# OSQP and qpsolvers warn about sparsity and defaults
+@pytest.mark.filterwarnings("ignore::Warning")
 def test_backends_agree_or_report_failure(humanoid):
     rng = np.random.default_rng(3)
     problems = []
@@ -145,7 +148,7 @@ def test_backends_agree_or_report_failure(humanoid):
         results = [p.solve(solver) for p in problems]
         found = [r.found for r in results]
         # A verified answer is the answer: the problems are strictly convex.
-        for r, ref in zip(results, reference):
+        for r, ref in zip(results, reference, strict=True):
             if r.found:
                 assert_allclose(r.x, ref.x, rtol=0, atol=1e-6 * humanoid.weight)
         table[solver] = sum(found)
@@ -174,9 +177,99 @@ def test_batch_matches_single_and_flags_bad_rows(humanoid):
 def test_bad_arguments():
     robot = wb.load("humanoid")
     q, zero = robot.neutral(), np.zeros(robot.nv)
-    with pytest.raises(SolverNotAvailableError, match="QP solver 'gurobi' is not installed; installed: "):
+    with pytest.raises(SolverNotAvailableError,
+                       match="QP solver 'gurobi' is not installed; installed: "):
         estimate_contact_wrenches(robot, q, zero, zero, FEET, solver="gurobi")
     with pytest.raises(StateError, match=r"tau must have shape \(19,\) \(joints\) or \(25,\)"):
         estimate_contact_wrenches(robot, q, zero, zero, FEET, tau=np.zeros(3))
     with pytest.raises(StateError, match="contact names must be unique"):
         estimate_contact_wrenches(robot, q, zero, zero, [FEET[0], FEET[0]])
+
+
+def tipping_sample(robot, rng):
+    """A random state with a large random acceleration: no wrenches inside the cones
+    (mu = 0.1) can produce it."""
+    joints = {n: rng.uniform(-0.3, 0.3) for n in robot.joint_names}
+    q = robot.q_from_named(joints, base_position=[0.0, 0.0, H])
+    a = rng.normal(scale=20.0, size=robot.nv)
+    a[0] = 15.0  # a large forward acceleration of the base
+    return q, rng.normal(scale=0.5, size=robot.nv), a
+
+
+@pytest.mark.filterwarnings("ignore::Warning")
+@pytest.mark.parametrize("full", [False, True])
+def test_infeasible_samples_are_infeasible_for_every_backend(humanoid, full):
+    slippery = [SurfaceContact(c.frame, half_length=X, half_width=Y, mu=0.1) for c in FEET]
+    rng = np.random.default_rng(94)
+    limit = 1e-6 * humanoid.weight
+    for _ in range(4):
+        q, v, a = tipping_sample(humanoid, rng)
+        tau = rng.normal(scale=10.0, size=humanoid.nv - 6) if full else None
+        problem = build_estimation_problem(humanoid, q, v, a, slippery, tau=tau)
+        answers = {}
+        for solver in ("daqp", "quadprog", "proxqp"):
+            if solver not in qpsolvers.available_solvers:
+                continue
+            est = problem.solve(solver, friction_scale=False)
+            assert est.status == "infeasible", (solver, est.reason)
+            assert est.reason.startswith("no wrenches inside the cones meet the equations")
+            assert np.all(np.isfinite(est.x))
+            assert min(est.cone_margins.values()) >= -limit
+            assert est.equations_residual > 100 * limit
+            answers[solver] = est.x
+        # The closest wrenches are (nearly) unique: the backends agree to 1e-4 of the weight.
+        for x in answers.values():
+            assert_allclose(x, answers["daqp"], rtol=0, atol=1e-4 * humanoid.weight)
+        batch = estimate_contact_wrenches_batch(humanoid, q[None], v[None], a[None], slippery,
+                                                tau=None if tau is None else tau[None])
+        assert batch.status[0] == "infeasible" and type(batch.status[0]) is str
+        assert_allclose(batch.wrenches[0], answers["daqp"], rtol=0, atol=1e-6 * humanoid.weight)
+
+
+def test_batch_speaks_the_single_vocabulary(humanoid):
+    rng = np.random.default_rng(5)
+    samples = [known_sample(humanoid, rng) for _ in range(3)]
+    Q, V, A = (np.array([s[i] for s in samples]) for i in range(3))
+    T = np.array([s[3] for s in samples])
+    Q[1, 3:7] = 0.0
+    ne = estimate_contact_wrenches_batch(humanoid, Q, V, A, FEET)
+    full = estimate_contact_wrenches_batch(humanoid, Q, V, A, FEET, tau=T)
+    for batch, rank, split in ((ne, 6, True), (full, 12, False)):
+        single = estimate_contact_wrenches(humanoid, Q[0], V[0], A[0], FEET,
+                                           tau=T[0] if batch is full else None)
+        assert batch.rank.tolist() == [rank, -1, rank] == [single.rank, -1, single.rank]
+        assert batch.identifiable.tolist() == [not split, False, not split]
+        assert batch.split_from_regularization.tolist() == [split, False, split]
+        assert single.split_from_regularization == split
+        assert batch.status.tolist() == ["found", "flagged", "found"]
+        assert all(type(s) is str for s in batch.status)
+        assert batch.status_counts() == {"found": 2, "flagged": 1}
+        assert all(type(s) is str for s in batch.status_counts())
+        assert single.reason == "" and set(batch.reasons) == {1}
+        # The residual of the estimates is balance's: the weight carried exactly.
+        residual = single.newton_euler_residual.force
+        assert batch.residual_force[0] == pytest.approx(residual, abs=1e-8)
+    with pytest.raises(ContactNotFoundError, match=r"contact 'nope' not found.*left_sole"):
+        ne.wrench("nope")
+    # One default regularisation, single and batch.
+    import inspect
+
+    from wholebody.estimation import DEFAULT_REGULARIZATION
+    for fn in (build_estimation_problem, estimate_contact_wrenches_batch):
+        assert inspect.signature(fn).parameters["regularization"].default == DEFAULT_REGULARIZATION
+
+
+def test_backend_errors_keep_their_reason(humanoid, monkeypatch):
+    q, zero = humanoid.q_from_named({}, base_position=[0.0, 0.0, H]), np.zeros(humanoid.nv)
+    problem = build_estimation_problem(humanoid, q, zero, zero, FEET)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("workspace exhausted")
+
+    monkeypatch.setattr(qpsolvers, "solve_problem", broken)
+    est = problem.solve("quadprog")
+    assert est.status == "failed" and np.isnan(est.x).all()
+    assert "RuntimeError: workspace exhausted" in est.reason
+    monkeypatch.undo()
+    with pytest.raises(SolverError, match="QP solver 'quadprog' rejected the options"):
+        problem.solve("quadprog", no_such_option=1.0)

@@ -37,7 +37,8 @@ def assert_same_polygon(vertices, reference, atol):
 
 @pytest.mark.parametrize("stance", ["parallel", "staggered"])
 def test_flat_feet_polygon_is_the_convex_hull_of_the_soles(humanoid, stance):
-    joints = {} if stance == "parallel" else {"left_hip_pitch": -0.3, "left_knee": 0.3, "right_hip_yaw": 0.3}
+    bent = {"left_hip_pitch": -0.3, "left_knee": 0.3, "right_hip_yaw": 0.3}
+    joints = {} if stance == "parallel" else bent
     q = humanoid.q_from_named(joints, base_position=[0.1, -0.2, H])
     # Put both soles flat on z = 0 is not needed: static equilibrium of horizontal
     # coplanar-or-not contacts with vertical forces alone is the hull of the sole corners.
@@ -54,8 +55,8 @@ def test_flat_feet_polygon_is_the_convex_hull_of_the_soles(humanoid, stance):
 def test_polygon_agrees_with_pointwise_feasibility_on_uneven_contacts():
     robot = wb.load("humanoid")
     # Left foot flat, right foot tilted on a slope, plus a hand against a wall.
-    q = robot.q_from_named({"right_ankle_roll": 0.35, "right_ankle_pitch": -0.3, "left_shoulder_pitch": -1.4},
-                           base_position=[0.0, 0.0, H])
+    pose = {"right_ankle_roll": 0.35, "right_ankle_pitch": -0.3, "left_shoulder_pitch": -1.4}
+    q = robot.q_from_named(pose, base_position=[0.0, 0.0, H])
     contacts = [FEET[0], SurfaceContact("right_sole", half_length=X, half_width=Y, mu=0.5),
                 PointContact("left_hand", mu=0.6, normal=[0.0, 0.0, 1.0])]
     polygon = static_equilibrium_polygon(robot, q, contacts)
@@ -65,7 +66,7 @@ def test_polygon_agrees_with_pointwise_feasibility_on_uneven_contacts():
     # wrench (6) in its own frame; cones from wholebody.friction (tested against corner LPs).
     places = [robot.frame_placement(q, c.frame) for c in contacts]
     blocks, sizes = [], []
-    for c, M in zip(contacts, places):
+    for c, _M in zip(contacts, places, strict=True):
         if isinstance(c, SurfaceContact):
             blocks.append(contact_wrench_cone(c.half_length, c.half_width, c.mu))
             sizes.append(6)
@@ -75,7 +76,7 @@ def test_polygon_agrees_with_pointwise_feasibility_on_uneven_contacts():
     n = sum(sizes)
     G = np.zeros((sum(len(b) for b in blocks), n))
     r = col = 0
-    for b, size in zip(blocks, sizes):
+    for b, size in zip(blocks, sizes, strict=True):
         G[r : r + len(b), col : col + size] = b
         r, col = r + len(b), col + size
     m, g0 = robot.mass, 9.81
@@ -84,7 +85,7 @@ def test_polygon_agrees_with_pointwise_feasibility_on_uneven_contacts():
         c = np.array([cx, cy, 1.0])
         A = np.zeros((6, n))
         col = 0
-        for M, size in zip(places, sizes):
+        for M, size in zip(places, sizes, strict=True):
             R, p = M.rotation, M.translation
             A[:3, col : col + 3] = R  # world force from the local force
             A[3:, col : col + 3] = np.cross(p - c, R.T).T  # (p - c) x (R f_local)

@@ -22,10 +22,9 @@ from numpy.typing import NDArray
 from ._optional import require
 from .balance import kinematics_batch
 from .contacts import Contact, SurfaceContact
-from .cop import cop_in_contact_frame
 from .diagnosis import MAX_SAMPLES, DiagnosisData, Finding, diagnose
 from .errors import InvalidArgumentError, LogFormatError
-from .friction import CWC_ROW_NAMES, contact_wrench_cone
+from .friction import VIOLATION_NAMES, ContactSet
 from .newton_euler import (
     MAX_WRENCH_RELATIVE,
     beyond_physical_magnitude,
@@ -48,8 +47,6 @@ DEFAULT_MOMENT_TOLERANCE = 0.01
 #: points a fraction of a millimetre outside a tilted sole (penetration): 1e-4 m g is 0.06 N.
 DEFAULT_CONE_TOLERANCE = 1e-4
 #: Names of violated inequalities: the 16 rows of the contact wrench cone, then point contacts'.
-VIOLATION_NAMES = (*CWC_ROW_NAMES, "pulling (negative normal force)", "slipping (|f_t| > mu f_n)")
-_PULLING, _SLIPPING = len(CWC_ROW_NAMES), len(CWC_ROW_NAMES) + 1
 #: Normal force below this share of the weight: the contact is open (for make/break events).
 CONTACT_THRESHOLD = 0.02
 
@@ -515,37 +512,11 @@ def _check_chunk(
         ext = np.zeros((N, 6))
     else:  # about the CoM, for the diagnosis
         ext = np.concatenate(wrench_sum(E, kin.positions[:, k : k + e], com), axis=1)
-    f = W[..., :3]
 
-    # Friction, per contact, in its own frame.
-    local_f = np.einsum("nkji,nkj->nki", R, f)
-    local_t = np.einsum("nkji,nkj->nki", R, W[..., 3:])
-    margin = np.full((N, k), np.nan)
-    util = np.full((N, k), np.nan)
-    violated = np.full((N, k), -1, dtype=np.int16)  # index into VIOLATION_NAMES, -1 inside
-    cop = np.full((N, k, 2), np.nan)
-    normal = np.full((N, k), np.nan)
-    for j, c in enumerate(contacts):
-        fl, tl = local_f[:, j], local_t[:, j]
-        n_vec = np.array([0.0, 0.0, 1.0]) if isinstance(c, SurfaceContact) else c.normal
-        fn = fl @ n_vec
-        ft = np.linalg.norm(fl - fn[:, None] * n_vec, axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            util[:, j] = np.where(fn > 0, ft / (c.mu * fn), np.where(ft > 0, np.inf, 0.0))
-        if isinstance(c, SurfaceContact):
-            cone = contact_wrench_cone(c.half_length, c.half_width, c.mu)
-            values = np.concatenate([fl, tl], axis=1) @ cone.T / np.linalg.norm(cone, axis=1)
-            worst = np.argmax(np.nan_to_num(values, nan=-np.inf), axis=1)
-            margin[:, j] = -values[np.arange(N), worst]
-            codes = worst
-            cop[:, j] = cop_in_contact_frame(np.concatenate([fl, tl], axis=1))
-        else:
-            margin[:, j] = c.mu * fn - ft
-            codes = np.where(fn < 0, _PULLING, _SLIPPING)
-        with np.errstate(invalid="ignore"):
-            out = margin[:, j] < -cone_tolerance * robot.weight
-        violated[out, j] = codes[out]
-        normal[:, j] = fn
+    # Friction, per contact, in its own frame: the one cone home.
+    cones = ContactSet(contacts).check(W, R, tol=cone_tolerance * robot.weight)
+    margin, util, normal, cop, violated = (cones.margin, cones.utilisation, cones.normal_force, cones.cop,
+                                           cones.violated)
     parents = kin.positions[:, k + e :]
     return _ChunkOutput(r_f, r_m, ext, margin, util, normal, cop, violated, P[keep], R[keep], parents[keep],
                         com[keep], kin.momentum_rate[keep], ext[keep])
@@ -631,7 +602,7 @@ def estimate_trajectory(
     est = np.zeros((N, len(contacts), 6))
     for j, c in enumerate(contacts):
         est[:, j, : c.size] = batch.wrench(c.name)
-    status_counts = {s: int((batch.status == s).sum()) for s in np.unique(batch.status)}
+    status_counts = batch.status_counts()
     return replace(
         traj,
         contact_names=traj.contact_names + tuple(f"{c.name}:estimated" for c in contacts),

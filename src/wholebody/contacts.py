@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from .errors import ContactError
-from .robot import Robot
 
 __all__ = ["PointContact", "SurfaceContact", "Contact"]
 
@@ -58,14 +57,11 @@ class PointContact:
         object.__setattr__(self, "mu", _positive(self.mu, "mu", label))
         n = np.asarray(self.normal, dtype=float)
         if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) < 1e-9:
-            raise ContactError(f"{label}: normal must be a non-zero finite 3-vector, got {self.normal}")
+            raise ContactError(
+                f"{label}: normal must be a non-zero finite 3-vector, got {self.normal}")
         object.__setattr__(self, "normal", n / np.linalg.norm(n))
         if not self.name:
             object.__setattr__(self, "name", self.frame)
-
-    def jacobian(self, robot: Robot, q: ArrayLike) -> Array:
-        """Point Jacobian of the contact, world axes, shape (3, nv)."""
-        return robot.point_jacobian(q, self.frame)
 
 
 @dataclass(frozen=True)
@@ -103,10 +99,6 @@ class SurfaceContact:
         object.__setattr__(self, "half_width", _positive(self.half_width, "half_width", label))
         if not self.name:
             object.__setattr__(self, "name", self.frame)
-
-    def jacobian(self, robot: Robot, q: ArrayLike) -> Array:
-        """Frame Jacobian of the contact, ``LOCAL_WORLD_ALIGNED``, shape (6, nv)."""
-        return robot.frame_jacobian(q, self.frame)
 
     @property
     def corners(self) -> Array:

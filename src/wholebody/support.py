@@ -17,11 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import linprog
+from scipy.optimize import linprog  # type: ignore[import-untyped]
 
 from .contacts import Contact
 from .errors import ProjectionError, WholebodyError
-from .estimation import _ContactSet
+from .friction import ContactSet
 from .robot import Robot
 
 __all__ = ["Polygon", "static_equilibrium_polygon", "zmp_support_area", "project_polytope"]
@@ -91,14 +91,14 @@ def project_polytope(
     first = [extreme(np.array([np.cos(t), np.sin(t)])) for t in angles]
     if first[0] is None:
         return Polygon(np.zeros((0, 2)))
-    vertices = _unique(first, tol)
-    if len(vertices) < 3:
+    found = _unique(first, tol)
+    if len(found) < 3:
         # Degenerate (a segment or a point): also probe the perpendicular directions.
         more = [extreme(np.array([np.cos(t), np.sin(t)])) for t in angles + np.pi]
-        vertices = _unique(vertices + more, tol)
-        if len(vertices) < 3:
-            return Polygon(np.array(vertices))
-    vertices = _ccw(np.array(vertices))
+        found = _unique([*found, *more], tol)
+        if len(found) < 3:
+            return Polygon(np.array(found))
+    vertices = _ccw(np.array(found))
     final = [False] * len(vertices)
     i = 0
     while not all(final):
@@ -117,7 +117,7 @@ def project_polytope(
     return Polygon(vertices)
 
 
-def _unique(points: list[Array | None], tol: float) -> list[Array]:
+def _unique(points: Sequence[Array | None], tol: float) -> list[Array]:
     out: list[Array] = []
     for p in points:
         if p is not None and all(np.linalg.norm(p - q) > tol for q in out):
@@ -139,7 +139,12 @@ def _vertical_gravity(robot: Robot) -> float:
 
 
 def static_equilibrium_polygon(
-    robot: Robot, q: ArrayLike, contacts: Sequence[Contact], *, pyramid_faces: int = 4, tol: float = 1e-7
+    robot: Robot,
+    q: ArrayLike,
+    contacts: Sequence[Contact],
+    *,
+    pyramid_faces: int = 4,
+    tol: float = 1e-7,
 ) -> Polygon:
     """CoM positions (x, y) [m] where the robot can stand still on ``contacts`` at ``q``.
 
@@ -155,7 +160,7 @@ def static_equilibrium_polygon(
     m = robot.mass
     cset, positions, rotations = _contact_geometry(robot, q, contacts, pyramid_faces)
     n = cset.n
-    G = cset.cones(rotations)
+    G = cset.face_matrix(rotations)
     A_ne = cset.newton_euler_matrix(positions, np.zeros(3))  # wrench about the world origin
     # Unknowns (x, c_x, c_y); c x (m g) = m g0 (-c_y, c_x, 0) for g = (0, 0, -g0).
     A_eq = np.zeros((6, n + 2))
@@ -192,7 +197,7 @@ def zmp_support_area(
     _vertical_gravity(robot)
     c = robot.com(q) if com is None else np.asarray(com, dtype=float)
     cset, positions, rotations = _contact_geometry(robot, q, contacts, pyramid_faces)
-    G = cset.cones(rotations)
+    G = cset.face_matrix(rotations)
     A_ne = cset.newton_euler_matrix(positions, c)
     A_eq = np.vstack([A_ne[2:3], A_ne[3:]])  # sum f_z = 1 and zero moment about c
     b_eq = np.array([1.0, 0.0, 0.0, 0.0])
@@ -201,7 +206,7 @@ def zmp_support_area(
 
 
 def _contact_geometry(robot, q, contacts, pyramid_faces):
-    cset = _ContactSet(contacts, pyramid_faces)
+    cset = ContactSet(contacts, pyramid_faces=pyramid_faces)
     placements = [robot.frame_placement(q, c.frame) for c in contacts]
     positions = np.array([p.translation for p in placements])
     rotations = np.array([p.rotation for p in placements])

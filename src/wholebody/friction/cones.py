@@ -1,27 +1,5 @@
-"""Friction cones: exact checks with margins, and linear face matrices ready for a QP.
-
-Conventions: a face matrix ``A`` describes a cone as ``A x <= 0``. For a point contact ``x``
-is a force (3,); for a rectangular surface contact it is the wrench ``(f, tau)`` (6,) at the
-rectangle's centre. Matrices come in the contact frame's axes (z normal) or, through
-:func:`in_world_axes`, in world axes.
-
-Point contacts (Coulomb, friction coefficient ``mu``):
-
-.. math::
-
-    f_n \\ge 0, \\qquad \\|f_t\\| \\le \\mu f_n
-
-* :func:`check_friction_cone` is exact (second-order cone) and gives a margin
-  ``mu f_n - |f_t|`` [N] and the utilisation ``|f_t| / (mu f_n)``.
-* :func:`friction_pyramid` is a k-face linearisation: **inner** (inscribed, default: a force
-  it accepts is inside the exact cone; for k = 4, ``|f_x|, |f_y| <= mu / sqrt(2) f_n``) or
-  **outer** (circumscribed: every force of the exact cone passes).
-
-Rectangular surface contacts: :func:`contact_wrench_cone` is the closed-form cone of Caron,
-Pham and Nakamura (ICRA 2015), "Stability of surface contacts for humanoid robots: closed-form
-formulae of the contact wrench cone for rectangular support areas": the set of wrenches made
-by four corner forces, each in the 4-face pyramid ``|f_x|, |f_y| <= mu f_z``. 16 rows.
-"""
+"""The cone formulas: exact Coulomb cone, k-face pyramids, the closed-form contact wrench
+cone of rectangles and its generators; the single-contact checks."""
 
 from __future__ import annotations
 
@@ -30,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .contacts import PointContact, SurfaceContact
-from .errors import ContactError
+from ..contacts import PointContact, SurfaceContact
+from ..errors import ContactError, InvalidArgumentError
 
 __all__ = [
     "ConeCheck",
@@ -39,14 +17,22 @@ __all__ = [
     "friction_pyramid",
     "contact_wrench_cone",
     "CWC_ROW_NAMES",
+    "VIOLATION_NAMES",
+    "PULLING",
+    "SLIPPING",
     "wrench_cone_generators",
     "WrenchConeCheck",
     "check_wrench_cone",
     "in_world_axes",
     "normal_rotation",
+    "point_contact_pyramid",
+    "exact_cone_values",
+    "wrench_cone_margin",
+    "pyramid_edges",
 ]
 
 Array = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
 
 
 def normal_rotation(normal: ArrayLike) -> Array:
@@ -59,6 +45,29 @@ def normal_rotation(normal: ArrayLike) -> Array:
     return np.column_stack([x, np.cross(n, x), n])
 
 
+# --- the two formulas every check uses ------------------------------------------------------
+
+
+def exact_cone_values(f: Array, mu: float, normal: Array) -> tuple[Array, Array, Array]:
+    """Margin ``mu f_n - |f_t|`` [N], utilisation and ``f_n`` of forces (..., 3) about a unit
+    ``normal`` in the same axes: the one place the exact Coulomb cone is written."""
+    fn = f @ normal
+    ft = np.linalg.norm(f - fn[..., None] * normal, axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        util = np.where(fn > 0, ft / (mu * fn), np.where(ft > 0, np.inf, 0.0))
+    return mu * fn - ft, util, fn
+
+
+def wrench_cone_margin(w_local: Array, A: Array,
+                       row_norms: Array) -> tuple[Array, NDArray[np.intp]]:
+    """Distance of wrenches (N, 6) in the contact frame to the nearest face of ``A`` (rows
+    normalised; positive inside) and the index of that face: the one place it is written.
+    NaN wrenches give a NaN margin."""
+    values = w_local @ A.T / row_norms
+    worst = np.argmax(np.nan_to_num(values, nan=-np.inf), axis=-1)
+    return -np.take_along_axis(values, worst[..., None], axis=-1)[..., 0], worst
+
+
 # --- point contacts -----------------------------------------------------------------------
 
 
@@ -69,7 +78,7 @@ class ConeCheck:
     Attributes
     ----------
     inside : ndarray of bool
-        ``f_n >= 0`` and ``|f_t| <= mu f_n`` (with ``tol``).
+        ``f_n >= -tol`` and ``mu f_n - |f_t| >= -tol``.
     margin : ndarray
         ``mu f_n - |f_t|`` [N]: positive inside, negative outside.
     utilisation : ndarray
@@ -78,7 +87,7 @@ class ConeCheck:
         ``f_n`` [N].
     """
 
-    inside: Array
+    inside: BoolArray
     margin: Array
     utilisation: Array
     normal_force: Array
@@ -87,7 +96,7 @@ class ConeCheck:
 def check_friction_cone(
     forces: ArrayLike, mu: float, normal: ArrayLike = (0.0, 0.0, 1.0), *, tol: float = 1e-9
 ) -> ConeCheck:
-    """Exact Coulomb friction-cone check.
+    """Exact Coulomb friction-cone check (the formula of :meth:`ContactSet.check`).
 
     Parameters
     ----------
@@ -102,14 +111,8 @@ def check_friction_cone(
     """
     f = np.atleast_2d(np.asarray(forces, dtype=float))
     n = np.asarray(normal, dtype=float)
-    n = n / np.linalg.norm(n)
-    fn = f @ n
-    ft = np.linalg.norm(f - fn[:, None] * n, axis=1)
-    margin = mu * fn - ft
-    with np.errstate(divide="ignore", invalid="ignore"):
-        util = np.where(fn > 0, ft / (mu * fn), np.where(ft > 0, np.inf, 0.0))
-    inside = (fn >= -tol) & (margin >= -tol)
-    return ConeCheck(inside, margin, util, fn)
+    margin, util, fn = exact_cone_values(f, mu, n / np.linalg.norm(n))
+    return ConeCheck((fn >= -tol) & (margin >= -tol), margin, util, fn)
 
 
 def friction_pyramid(mu: float, k: int = 4, *, inner: bool = True) -> Array:
@@ -129,6 +132,15 @@ def friction_pyramid(mu: float, k: int = 4, *, inner: bool = True) -> Array:
     A = np.column_stack([np.cos(phi), np.sin(phi), -r * mu * np.ones(k)])
     A[np.abs(A) < 1e-15] = 0.0
     return A
+
+
+def pyramid_edges(mu: float, k: int, inner: bool) -> Array:
+    """Edges of :func:`friction_pyramid` as columns, shape (3, k), contact frame (z normal):
+    ``(rho cos theta_i, rho sin theta_i, 1)`` with ``theta_i = 2 pi (i + 1/2) / k`` and
+    ``rho = mu`` (inner) or ``mu / cos(pi / k)`` (outer)."""
+    theta = 2 * np.pi * (np.arange(k) + 0.5) / k
+    rho = mu if inner else mu / np.cos(np.pi / k)
+    return np.vstack([rho * np.cos(theta), rho * np.sin(theta), np.ones(k)])
 
 
 # --- rectangular surface contacts -------------------------------------------------------------
@@ -152,6 +164,10 @@ CWC_ROW_NAMES = (
     "yaw torque too high (tau_z > tau_max), row -+",
     "yaw torque too high (tau_z > tau_max), row --",
 )
+#: Codes of :attr:`ConeEvaluation.worst`: 0-15 the wrench-cone rows, then the point contacts'.
+VIOLATION_NAMES = (*CWC_ROW_NAMES, "pulling (negative normal force)", "slipping (|f_t| > mu f_n)")
+#: Code of a point contact pulled (``f_n < 0``) and of one slipping (``|f_t| > mu f_n``).
+PULLING, SLIPPING = len(CWC_ROW_NAMES), len(CWC_ROW_NAMES) + 1
 
 
 def contact_wrench_cone(half_length: float, half_width: float, mu: float) -> Array:
@@ -225,22 +241,24 @@ class WrenchConeCheck:
         Index of the most violated (or least satisfied) row.
     """
 
-    inside: Array
+    inside: BoolArray
     margin: Array
-    worst_row: Array
+    worst_row: NDArray[np.intp]
 
     def violations(self) -> list[str]:
         """The name of the worst row of every sample that is outside."""
-        return [CWC_ROW_NAMES[r] for r, ok in zip(self.worst_row, self.inside) if not ok]
+        pairs = zip(self.worst_row, self.inside, strict=True)
+        return [CWC_ROW_NAMES[r] for r, ok in pairs if not ok]
 
 
-def check_wrench_cone(contact: SurfaceContact, wrenches_local: ArrayLike, *, tol: float = 1e-9) -> WrenchConeCheck:
-    """Check wrenches at a sole's centre, in the contact frame, against its wrench cone."""
+def check_wrench_cone(
+    contact: SurfaceContact, wrenches_local: ArrayLike, *, tol: float = 1e-9
+) -> WrenchConeCheck:
+    """Check wrenches (6,) or (N, 6) at a sole's centre, in the contact frame, against its
+    wrench cone (the formula of :meth:`ContactSet.check`)."""
     A = contact_wrench_cone(contact.half_length, contact.half_width, contact.mu)
     w = np.atleast_2d(np.asarray(wrenches_local, dtype=float))
-    scaled = (w @ A.T) / np.linalg.norm(A, axis=1)
-    worst = np.argmax(scaled, axis=1)
-    margin = -scaled[np.arange(len(w)), worst]
+    margin, worst = wrench_cone_margin(w, A, np.linalg.norm(A, axis=1))
     return WrenchConeCheck(margin >= -tol, margin, worst)
 
 
@@ -255,9 +273,10 @@ def in_world_axes(A_local: Array, rotation: ArrayLike) -> Array:
         return A_local @ R.T
     if A_local.shape[1] == 6:
         return np.hstack([A_local[:, :3] @ R.T, A_local[:, 3:] @ R.T])
-    raise ValueError(f"a face matrix has 3 or 6 columns, got {A_local.shape[1]}")
+    raise InvalidArgumentError(f"a face matrix has 3 or 6 columns, got {A_local.shape[1]}")
 
 
 def point_contact_pyramid(contact: PointContact, k: int = 4, *, inner: bool = True) -> Array:
     """Face matrix of a point contact's pyramid in its frame's axes (any normal), shape (k, 3)."""
-    return in_world_axes(friction_pyramid(contact.mu, k, inner=inner), normal_rotation(contact.normal))
+    A = friction_pyramid(contact.mu, k, inner=inner)
+    return in_world_axes(A, normal_rotation(contact.normal))
