@@ -140,6 +140,9 @@ class Hdf5Reader(FieldReader):
             dtype = dset.dtype
             if name == "time" and dtype.kind == "V" and self._h5py.check_opaque_dtype(dtype):
                 dtype = np.dtype(dtype.str)  # datetime64 stored as opaque data by h5py
+            if self._h5py.check_string_dtype(dtype) is not None:
+                raise LogFormatError(f"{self.source}: field {name!r} holds strings; expected "
+                                     "real numbers")
             if dtype.kind not in "fiu" and not (name == "time" and dtype.kind in "Mm"):
                 as_float_array(np.zeros(0, dtype=dtype), name, self.source)
             check_declared_size(self.source, name, dset.shape, dtype.itemsize)
