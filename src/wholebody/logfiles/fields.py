@@ -118,8 +118,8 @@ def as_float_array(value: Any, name: str, source: str) -> Array:
         "m": "time spans", "V": "structured records",
     }.get(kind)
     if what is None and kind == "O":
-        if arr.size and all(isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
-               for x in arr.flat):
+        numbers = (int, float, np.integer, np.floating)
+        if arr.size and all(isinstance(x, numbers) and not isinstance(x, bool) for x in arr.flat):
             return np.asarray(arr, dtype=np.float64)
         what = "Python objects that are not all numbers"
     hint = ""

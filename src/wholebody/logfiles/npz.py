@@ -86,6 +86,7 @@ class NpzReader(FieldReader):
                 if dtype.kind not in "fiuMm" or (dtype.kind in "Mm" and name != "time"):
                     # Let the conversion name the kind.
                     as_float_array(np.zeros(0, dtype=dtype), name, self.source)
+                check_declared_size(self.source, name, shape, dtype.itemsize)
                 declared[name] = shape
         self.n_samples = declared["time"][0] if len(declared["time"]) == 1 else -1
         if self.n_samples < 0:
