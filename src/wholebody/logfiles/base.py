@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -10,6 +11,7 @@ from numpy.typing import NDArray
 
 from ..errors import LogFormatError
 from .fields import LogFields, check_time_increasing, seconds_from_times
+from .safety import check_declared_size
 
 __all__ = ["FieldReader"]
 
@@ -125,6 +127,9 @@ class FieldReader(ABC):
         The times are checked to increase across ``start`` (against the sample before it).
         """
         start, stop = self._bounds(start, stop)
+        width = sum(math.prod(shape[1:]) for shape in self.expected_shapes().values())
+        check_declared_size(self.source, f"reading samples {start}..{stop - 1}",
+                            (stop - start, width), 8, field=False)
         lo = max(start - 1, 0)
         t = self.time(lo, stop)
         check_time_increasing(t, self.source, offset=lo)

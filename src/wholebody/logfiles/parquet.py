@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from .._optional import require
 from ..errors import LogFormatError
 from .fields import LogFields, dump_metadata, parse_metadata
-from .safety import output_file
+from .safety import check_declared_size, output_file
 from .table import TableReader, table_columns
 
 __all__ = ["ParquetReader", "write_parquet", "ROW_GROUP"]
@@ -91,6 +91,9 @@ class ParquetReader(TableReader):
             raise LogFormatError(f"{path}: the log has no samples")
         sizes = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
         self._starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        width = sum(len(cols) for cols in self._names.values())
+        check_declared_size(self.source, "a row group", (max(sizes), width), 8,
+                            field=False)
         self.init_time()
 
     def _read(self, names: list[str], start: int, stop: int) -> Any:

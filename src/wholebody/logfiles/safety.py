@@ -60,15 +60,16 @@ def _gb(n: float) -> str:
 
 
 def check_declared_size(source: str, name: str, shape: Sequence[int], itemsize: int,
-                        limit: int | None = None) -> None:
+                        limit: int | None = None, *, field: bool = True) -> None:
     """Raise :class:`LogFormatError` when a field's declared size exceeds ``limit`` bytes
-    (default: the memory available now)."""
+    (default: the memory available now); ``field=False`` names ``name`` as it is (a range)."""
+    what = f"field {name!r}" if field else name
     if any(int(n) < 0 for n in shape):
-        raise LogFormatError(f"{source}: field {name!r} declares a negative shape {tuple(shape)}")
+        raise LogFormatError(f"{source}: {what} declares a negative shape {tuple(shape)}")
     size = math.prod(int(n) for n in shape) * int(itemsize)
     limit = available_memory() if limit is None else limit
     if size > limit:
-        raise LogFormatError(f"{source}: field {name!r} declares shape {tuple(shape)} "
+        raise LogFormatError(f"{source}: {what} declares shape {tuple(shape)} "
                              f"({_gb(size)}), more than the {_gb(limit)} of memory available; "
                              "refusing to read it")
 
