@@ -91,20 +91,30 @@ class ParquetReader(TableReader):
             raise LogFormatError(f"{path}: the log has no samples")
         sizes = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
         self._starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self._cache: tuple[tuple[int, ...], Any] | None = None
         width = sum(len(cols) for cols in self._names.values())
         check_declared_size(self.source, "a row group", (max(sizes), width), 8,
                             field=False)
         self.init_time()
 
     def _read(self, names: list[str], start: int, stop: int) -> Any:
+        """Rows ``start:stop`` of the named columns. The row groups read (all the columns
+        used) are kept until a range needs others, so consecutive fields and chunks inside
+        one row group decode it once."""
         first = int(np.searchsorted(self._starts, start, side="right") - 1)
         last = int(np.searchsorted(self._starts, stop, side="left"))
-        groups = list(range(first, max(last, first + 1)))
-        try:
-            table = self._file.read_row_groups(groups, columns=names, use_threads=False)
-        except Exception as exc:  # pyarrow raises several types for damaged files
-            raise LogFormatError(f"{self.source}: cannot read rows {start}..{stop - 1} of "
-                                 f"columns {names[:3]}...: {exc}") from exc
+        groups = tuple(range(first, max(last, first + 1)))
+        if self._cache is None or self._cache[0] != groups:
+            self._cache = None  # release the previous groups before reading the next
+            used = [c for cols in self._names.values() for c in cols]
+            try:
+                table = self._file.read_row_groups(list(groups), columns=used,
+                                                   use_threads=False)
+            except Exception as exc:  # pyarrow raises several types for damaged files
+                raise LogFormatError(f"{self.source}: cannot read rows {start}..{stop - 1}: "
+                                     f"{exc}") from exc
+            self._cache = (groups, table)
+        table = self._cache[1].select(names)
         return table.slice(start - int(self._starts[first]), stop - start)
 
     def _columns(self, names: list[str], start: int, stop: int) -> NDArray[Any]:
@@ -133,6 +143,12 @@ class ParquetReader(TableReader):
             return np.asarray(col.cast(pa.duration("ns")).to_numpy(zero_copy_only=False),
                               dtype="timedelta64[ns]")
         return self._numbers(col)
+
+
+    def close(self) -> None:
+        """Drop the row groups kept and close the file."""
+        self._cache = None
+        self._file.close()
 
 
 def write_parquet(fields: LogFields, path: Path) -> None:
