@@ -11,6 +11,8 @@ import pytest
 
 from wholebody.analysis import check_trajectory, estimate_trajectory
 from wholebody.contacts import SurfaceContact
+from wholebody.errors import InvalidArgumentError
+from wholebody.io import open_log
 from wholebody.models import HUMANOID_SOLE_HALF_LENGTH as X
 from wholebody.models import HUMANOID_SOLE_HALF_WIDTH as Y
 from wholebody.trajectory import LogFormatError, Trajectory, estimate_velocities
@@ -153,7 +155,8 @@ def test_bad_files_name_file_and_field(tmp_path, squat):
     fields = dict(np.load(path))
     del fields["contact_wrenches"]
     np.savez(tmp_path / "missing.npz", **fields)
-    with pytest.raises(LogFormatError, match=r"missing.npz: missing field\(s\) \['contact_wrenches'\]"):
+    with pytest.raises(LogFormatError,
+                       match=r"missing.npz: missing field\(s\) \['contact_wrenches'\]"):
         Trajectory.load(tmp_path / "missing.npz")
     fields = dict(np.load(path))
     fields["v"] = fields["v"][:, :10]
@@ -163,12 +166,14 @@ def test_bad_files_name_file_and_field(tmp_path, squat):
     fields = dict(np.load(path))
     fields["time"][500] = fields["time"][499]
     np.savez(tmp_path / "time.npz", **fields)
-    with pytest.raises(LogFormatError, match="time.npz: field 'time' is not strictly increasing .sample 500"):
+    with pytest.raises(LogFormatError,
+                       match="time.npz: field 'time' is not strictly increasing .sample 500"):
         Trajectory.load(tmp_path / "time.npz")
     squat.save(tmp_path / "log.csv")
     lines = (tmp_path / "log.csv").read_text().splitlines()
     (tmp_path / "cut.csv").write_text("\n".join(lines[:20] + [lines[20][:40]]))
-    with pytest.raises(LogFormatError, match=r"cut.csv: line 21 has \d+ fields, the header \d+ \(truncated"):
+    with pytest.raises(LogFormatError,
+                       match=r"cut.csv: line 21 has \d+ fields, the header \d+ \(truncated"):
         Trajectory.load(tmp_path / "cut.csv")
     with pytest.raises(LogFormatError, match="unknown log format '.txt'"):
         (tmp_path / "log.txt").write_text("x")
@@ -193,7 +198,8 @@ def test_bad_samples_are_flagged_and_counted(humanoid, squat):
 
 def test_unknown_joint_and_undeclared_contact(humanoid, squat):
     renamed = dataclasses.replace(squat, joint_names=("knee_x",) + squat.joint_names[1:])
-    with pytest.raises(LogFormatError, match=r"joints \['knee_x'\] are not joints of robot 'humanoid'"):
+    with pytest.raises(LogFormatError,
+                       match=r"joints \['knee_x'\] are not joints of robot 'humanoid'"):
         check_trajectory(humanoid, renamed, FEET)
     with pytest.raises(LogFormatError, match=r"contacts \['right_sole'\] that are not declared"):
         check_trajectory(humanoid, squat, FEET[:1])
@@ -234,12 +240,14 @@ def test_report_outputs(tmp_path, humanoid, squat):
 
 
 def test_estimate_trajectory_recovers_the_logged_wrenches(humanoid, squat):
-    short = Trajectory(squat.time[:100], squat.q[:100], squat.v[:100], squat.a[:100], squat.tau[:100],
+    short = Trajectory(squat.time[:100], squat.q[:100], squat.v[:100], squat.a[:100],
+                       squat.tau[:100],
                        squat.joint_names, squat.contact_names, squat.contact_wrenches[:100])
     est = estimate_trajectory(humanoid, short, FEET)
     assert est.metadata["estimation_mode"] == "full_dynamics"
     for name in ("left_sole", "right_sole"):
-        np.testing.assert_allclose(est.contact_wrench(f"{name}:estimated"), est.contact_wrench(name), atol=1e-5)
+        np.testing.assert_allclose(est.contact_wrench(f"{name}:estimated"),
+                                   est.contact_wrench(name), atol=1e-5)
 
 
 def test_progress_bar_does_not_change_results(humanoid, squat, capsys):
@@ -252,12 +260,134 @@ def test_progress_bar_does_not_change_results(humanoid, squat, capsys):
 
 def test_empty_and_too_short_logs(humanoid, squat):
     with pytest.raises(LogFormatError, match="the log has no samples"):
-        Trajectory(squat.time[:0], squat.q[:0], squat.v[:0], None, None, squat.joint_names, squat.contact_names,
+        Trajectory(squat.time[:0], squat.q[:0], squat.v[:0], None, None, squat.joint_names,
+                   squat.contact_names,
                    squat.contact_wrenches[:0])
-    two = Trajectory(squat.time[:2], squat.q[:2], squat.v[:2], None, None, squat.joint_names, squat.contact_names,
+    two = Trajectory(squat.time[:2], squat.q[:2], squat.v[:2], None, None, squat.joint_names,
+                     squat.contact_names,
                      squat.contact_wrenches[:2])
     with pytest.raises(LogFormatError, match="needs at least 3 samples, the log has 2"):
         check_trajectory(humanoid, two, FEET)
     one = dataclasses.replace(two, time=two.time[:1], q=two.q[:1], v=two.v[:1], a=squat.a[:1],
                               contact_wrenches=two.contact_wrenches[:1])
     assert check_trajectory(humanoid, one, FEET).n_checked == 1
+
+
+# --- every field in every format, and reading in chunks -------------------------------------
+
+FORMATS = [".npz", ".csv", ".parquet", ".h5"]
+ODD_NAMES = ["plain", "with,comma", 'with "quotes"', "with:colon", "épaule", "sp ace",
+             "left_sole:estimated", "x" * 40]
+
+
+def _format_available(suffix: str) -> None:
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    if suffix == ".h5":
+        pytest.importorskip("h5py")
+
+
+def _random_trajectory(seed: int) -> Trajectory:
+    """A log with random sizes, optional fields, odd names, extreme values and metadata."""
+    rng = np.random.default_rng(seed)
+    N, nj, k, e = int(rng.integers(1, 40)), int(rng.integers(0, 4)), int(rng.integers(0, 4)), \
+        int(rng.integers(0, 3))
+    names = rng.permutation(ODD_NAMES)
+    joints = tuple(f"j{i}:{n}" for i, n in enumerate(names[:nj]))
+    contacts = tuple(f"c{i}:{n}" for i, n in enumerate(names[:k]))
+    frames = tuple(f"f{i}:{n}" for i, n in enumerate(names[:e]))
+
+    def arr(*shape):
+        x = rng.standard_normal(shape) * 10.0 ** rng.integers(-300, 300, shape)
+        x.flat[rng.integers(0, x.size, 2) if x.size else []] = [np.nan, -np.inf][: min(2, x.size)]
+        return x
+
+    return Trajectory(
+        time=np.sort(rng.uniform(-1e3, 1e3, N)) if N else np.zeros(0),
+        q=arr(N, 7 + nj), v=arr(N, 6 + nj),
+        a=arr(N, 6 + nj) if rng.random() < 0.5 else None,
+        tau=arr(N, nj) if rng.random() < 0.5 else None,
+        joint_names=joints, contact_names=contacts, contact_wrenches=arr(N, k, 6),
+        external_frames=frames, external_wrenches=arr(N, e, 6) if e else None,
+        accelerations_estimated=bool(rng.random() < 0.5),
+        metadata={"estimation_mode": "full_dynamics", "estimation_status": {"solved": N},
+                  "nested": {"list": [1, 2.5, None, "é"]}, "seed": seed},
+    )
+
+
+@pytest.mark.parametrize("suffix", FORMATS)
+def test_every_field_survives_a_round_trip_in_every_format(tmp_path, suffix):
+    _format_available(suffix)
+    for seed in range(12):
+        traj = _random_trajectory(seed)
+        path = tmp_path / f"log{seed}{suffix}"
+        traj.save(path)
+        back = Trajectory.load(path)
+        for field in dataclasses.fields(Trajectory):
+            if field.name == "source":
+                continue
+            mine, theirs = getattr(traj, field.name), getattr(back, field.name)
+            if isinstance(mine, np.ndarray):
+                np.testing.assert_array_equal(theirs, mine, err_msg=f"{suffix} {field.name}")
+                assert theirs.dtype == np.float64
+            else:
+                assert theirs == mine, (suffix, field.name, seed)
+
+
+@pytest.mark.parametrize("suffix", FORMATS)
+def test_chunks_concatenated_equal_the_whole_log(tmp_path, squat, suffix, monkeypatch):
+    _format_available(suffix)
+    if suffix == ".parquet":
+        from wholebody.logfiles import parquet
+
+        monkeypatch.setattr(parquet, "ROW_GROUP", 128)  # several row groups
+    path = tmp_path / f"log{suffix}"
+    squat.save(path)
+    whole = Trajectory.load(path)
+    with open_log(path) as log:
+        assert (log.n_samples, log.joint_names, log.contact_names) == \
+            (1000, squat.joint_names, squat.contact_names)
+        assert log.has_accelerations and log.has_torques and log.external_frames == ()
+        assert log.metadata == squat.metadata
+        parts = list(log.chunks(300))
+        assert [(a, b) for a, b, _ in parts] == [(0, 300), (300, 600), (600, 900), (900, 1000)]
+        middle = log.read(250, 390)
+    for field in ("time", "q", "v", "a", "tau", "contact_wrenches"):
+        joined = np.concatenate([getattr(p, field) for _, _, p in parts])
+        np.testing.assert_array_equal(joined, getattr(whole, field))
+        np.testing.assert_array_equal(getattr(middle, field), getattr(whole, field)[250:390])
+
+
+def test_chunks_check_time_across_their_boundaries(tmp_path, squat):
+    time = squat.time.copy()
+    time[300] = time[299]
+    dataclasses.replace(squat, time=np.arange(1000.0)).save(tmp_path / "t.npz")
+    fields = dict(np.load(tmp_path / "t.npz"))
+    fields["time"] = time
+    np.savez(tmp_path / "t.npz", **fields)
+    with open_log(tmp_path / "t.npz") as log:
+        log.read(0, 300)  # fine alone
+        with pytest.raises(LogFormatError, match="field 'time' is not strictly increasing "
+                                                 r"\(sample 300"):
+            list(log.chunks(300))
+    with pytest.raises(InvalidArgumentError, match="size must be a positive integer, got 0"):
+        list(open_log(SHIPPED_LOG).chunks(0))
+
+
+def test_parquet_reads_only_the_row_groups_asked_for(tmp_path, squat, monkeypatch):
+    pytest.importorskip("pyarrow")
+    from wholebody.logfiles import parquet
+
+    monkeypatch.setattr(parquet, "ROW_GROUP", 100)
+    squat.save(tmp_path / "log.parquet")
+    asked = []
+    with open_log(tmp_path / "log.parquet") as log:
+        real = log._fields._file.read_row_groups
+
+        def spy(groups, **kw):
+            asked.append(list(groups))
+            return real(groups, **kw)
+
+        monkeypatch.setattr(log._fields._file, "read_row_groups", spy)
+        log.read(250, 320)
+    assert all(g == [2, 3] for g in asked) and asked

@@ -4,12 +4,14 @@
 
     robot = "humanoid"              # a name known to wholebody.load, or:
     # urdf = "robots/my_robot.urdf" # relative to this file
-    # floating_base = true
+    # floating_base = true          # with urdf only
+    # validate = "warn"             # with urdf only: "raise", "warn" or "ignore"
 
     [[frames]]                      # optional: frames the URDF lacks
     name = "left_sole"
     parent = "left_ankle_roll_link"
     translation = [0.03, 0.0, -0.04]
+    rpy = [0.0, 0.0, 0.0]           # or rotation = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
 
     [[contacts]]
     frame = "left_sole"             # name defaults to the frame
@@ -17,17 +19,26 @@
     half_length = 0.12
     half_width = 0.05
     mu = 1.0
+
+The schema is strict: an unknown key, a value of the wrong type, a duplicate contact name or a
+frame that already exists raises :class:`~wholebody.errors.ProfileError` naming the file and the
+entry, with a close match for a misspelt key. Every key is documented in ``docs/profile.md``.
 """
 
 from __future__ import annotations
 
+import difflib
+import math
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .contacts import Contact, PointContact, SurfaceContact
-from .errors import ContactError, ProfileError
+from .errors import ContactError, ProfileError, WholebodyError
 from .loading import load
 from .robot import Robot
 
@@ -36,72 +47,287 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["RobotProfile", "load_profile", "parse_contact_spec", "ProfileError"]
+__all__ = ["RobotProfile", "load_profile", "parse_contact_spec", "ProfileError", "SCHEMA"]
+
+#: Keys allowed at each level, with their meaning (``docs/profile.md`` has the full table).
+SCHEMA: dict[str, dict[str, str]] = {
+    "top": {
+        "robot": "a robot name known to wholebody.load",
+        "urdf": "path of a URDF, relative to the profile",
+        "floating_base": "bool, with urdf: add a free-flyer root (default true)",
+        "validate": "'raise', 'warn' or 'ignore', with urdf (default 'warn')",
+        "frames": "array of tables: frames to add",
+        "contacts": "array of tables: the contacts",
+    },
+    "frames": {
+        "name": "new frame name",
+        "parent": "frame it is attached to",
+        "translation": "3 numbers [m], position in the parent frame (default 0)",
+        "rotation": "3x3 rotation matrix, rows, parent axes (default identity)",
+        "rpy": "3 numbers [rad], roll-pitch-yaw as in URDF (default 0)",
+    },
+    "contacts": {
+        "frame": "robot frame of the contact",
+        "name": "label (default: the frame)",
+        "type": "'surface' or 'point' (default 'surface')",
+        "mu": "friction coefficient > 0",
+        "half_length": "surface: half-size along the frame's x [m] > 0",
+        "half_width": "surface: half-size along the frame's y [m] > 0",
+        "normal": "point: 3 numbers, normal in the frame's axes (default [0, 0, 1])",
+    },
+}
+ROTATION_TOLERANCE = 1e-6
 
 
 @dataclass(frozen=True)
 class RobotProfile:
-    """A robot and its contacts, as a lab sets them up."""
+    """A robot and its contacts, as a lab sets them up.
+
+    Attributes
+    ----------
+    robot : Robot
+        The robot, with the profile's frames added.
+    contacts : tuple of Contact
+        The declared contacts, in the profile's order.
+    source : str
+        The profile's path.
+    """
 
     robot: Robot
     contacts: tuple[Contact, ...]
     source: str
 
 
+def _check_keys(entry: Mapping[str, Any], allowed: Mapping[str, str], where: str) -> None:
+    for key in entry:
+        if key not in allowed:
+            close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ProfileError(f"{where}: unknown key {key!r}{hint} (allowed: "
+                               f"{', '.join(allowed)})")
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "a boolean", str: "a string", int: "an integer", float: "a number",
+            list: "an array", dict: "a table"}.get(type(value), type(value).__name__)
+
+
+def _string(value: Any, key: str, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ProfileError(f"{where}: {key!r} must be a non-empty string, got "
+                           f"{_type_name(value)} {value!r}")
+    return value
+
+
+def _number(value: Any, key: str, where: str, positive: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ProfileError(f"{where}: {key!r} must be a number, got {_type_name(value)} "
+                           f"{value!r}")
+    if not math.isfinite(value) or (positive and value <= 0):
+        raise ProfileError(f"{where}: {key!r} must be a {'positive ' if positive else ''}"
+                           f"finite number, got {value!r}")
+    return float(value)
+
+
+def _vector(value: Any, key: str, where: str, n: int = 3) -> list[float]:
+    if not isinstance(value, list) or len(value) != n:
+        raise ProfileError(f"{where}: {key!r} must be an array of {n} numbers, got "
+                           f"{_type_name(value)} {value!r}")
+    return [_number(x, f"{key}[{i}]", where) for i, x in enumerate(value)]
+
+
+def _tables(value: Any, key: str, where: str) -> list[dict[str, Any]]:
+    if not isinstance(value, list) or not all(isinstance(x, dict) for x in value):
+        raise ProfileError(f"{where}: {key!r} must be an array of tables ([[{key}]] entries), "
+                           f"got {_type_name(value)}")
+    return value
+
+
+def _rotation(entry: Mapping[str, Any], where: str) -> np.ndarray:
+    if "rotation" in entry and "rpy" in entry:
+        raise ProfileError(f"{where}: give 'rotation' or 'rpy', not both")
+    if "rpy" in entry:
+        r, p, y = _vector(entry["rpy"], "rpy", where)
+        cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), \
+            math.cos(y), math.sin(y)
+        # URDF: R = Rz(yaw) Ry(pitch) Rx(roll).
+        return np.array([
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ])
+    if "rotation" in entry:
+        rows = entry["rotation"]
+        if not isinstance(rows, list) or len(rows) != 3:
+            raise ProfileError(f"{where}: 'rotation' must be a 3x3 matrix (3 rows of 3 "
+                               f"numbers), got {rows!r}")
+        R = np.array([_vector(row, f"rotation[{i}]", where) for i, row in enumerate(rows)])
+        err = float(np.abs(R.T @ R - np.eye(3)).max())
+        if err > ROTATION_TOLERANCE or np.linalg.det(R) <= 0:
+            raise ProfileError(f"{where}: 'rotation' is not a rotation matrix (|R^T R - I| = "
+                               f"{err:.2g}, det = {np.linalg.det(R):.6g}; tolerance "
+                               f"{ROTATION_TOLERANCE})")
+        u, _, vt = np.linalg.svd(R)  # nearest rotation: printed digits cost ~1e-7
+        return np.asarray(u @ vt)
+    return np.eye(3)
+
+
 def _contact(entry: dict[str, Any], where: str) -> Contact:
+    _check_keys(entry, SCHEMA["contacts"], where)
     kind = entry.get("type", "surface")
+    if kind not in ("surface", "point"):
+        raise ProfileError(f"{where}: 'type' must be 'surface' or 'point', got {kind!r}")
+    for key in ("frame", "mu") + (("half_length", "half_width") if kind == "surface" else ()):
+        if key not in entry:
+            raise ProfileError(f"{where}: missing key {key!r} (type {kind!r})")
+    frame = _string(entry["frame"], "frame", where)
+    name = _string(entry["name"], "name", where) if "name" in entry else ""
+    mu = _number(entry["mu"], "mu", where, positive=True)
     try:
         if kind == "surface":
-            return SurfaceContact(entry["frame"], half_length=entry["half_length"], half_width=entry["half_width"],
-                                  mu=entry["mu"], name=entry.get("name", ""))
-        if kind == "point":
-            return PointContact(entry["frame"], mu=entry["mu"], normal=entry.get("normal", (0.0, 0.0, 1.0)),
-                                name=entry.get("name", ""))
-    except KeyError as exc:
-        raise ProfileError(f"{where}: missing key {exc.args[0]!r} (type {kind!r})") from None
+            if "normal" in entry:
+                raise ProfileError(f"{where}: 'normal' applies to point contacts; a surface "
+                                   "contact's normal is its frame's z axis")
+            return SurfaceContact(frame, mu=mu, name=name,
+                                  half_length=_number(entry["half_length"], "half_length", where,
+                                                      positive=True),
+                                  half_width=_number(entry["half_width"], "half_width", where,
+                                                     positive=True))
+        extra = [k for k in ("half_length", "half_width") if k in entry]
+        if extra:
+            raise ProfileError(f"{where}: {extra[0]!r} applies to surface contacts, not to "
+                               "point contacts")
+        normal = _vector(entry.get("normal", [0.0, 0.0, 1.0]), "normal", where)
+        return PointContact(frame, mu=mu, normal=np.array(normal), name=name)
     except ContactError as exc:
-        raise ProfileError(f"{where}: {exc}") from None
-    raise ProfileError(f"{where}: type must be 'surface' or 'point', got {kind!r}")
+        raise ProfileError(f"{where}: {exc}") from exc
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ProfileError(f"{path}: no such profile") from None
+    except IsADirectoryError:
+        raise ProfileError(f"{path}: is a directory, not a profile") from None
+    except PermissionError as exc:
+        raise ProfileError(f"{path}: cannot read the profile: permission denied") from exc
+    except UnicodeDecodeError as exc:
+        raise ProfileError(f"{path}: not UTF-8 text: {exc}") from exc
+    except OSError as exc:
+        raise ProfileError(f"{path}: cannot read the profile: {exc.strerror or exc}") from exc
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(f"{path}: not valid TOML: {exc}") from exc
+    except RecursionError as exc:
+        raise ProfileError(f"{path}: not valid TOML: nested too deeply") from exc
+
+
+def _robot(data: dict[str, Any], path: Path) -> Robot:
+    where = str(path)
+    if "urdf" in data and "robot" in data:
+        raise ProfileError(f"{where}: give 'robot' (a name) or 'urdf' (a path), not both")
+    if "robot" in data:
+        for key in ("floating_base", "validate"):
+            if key in data:
+                raise ProfileError(f"{where}: {key!r} applies with 'urdf'; a named robot is "
+                                   "loaded as wholebody.load makes it")
+        return load(_string(data["robot"], "robot", where))
+    if "urdf" not in data:
+        raise ProfileError(f"{where}: give 'robot' (a name) or 'urdf' (a path)")
+    urdf = _string(data["urdf"], "urdf", where)
+    floating = data.get("floating_base", True)
+    if not isinstance(floating, bool):
+        raise ProfileError(f"{where}: 'floating_base' must be true or false, got "
+                           f"{_type_name(floating)} {floating!r}")
+    validate = data.get("validate", "warn")
+    if validate not in ("raise", "warn", "ignore"):
+        close = difflib.get_close_matches(str(validate), ["raise", "warn", "ignore"], n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ProfileError(f"{where}: 'validate' must be 'raise', 'warn' or 'ignore', got "
+                           f"{validate!r}{hint}")
+    return Robot.from_urdf(path.parent / urdf, floating_base=floating, validate=validate)
 
 
 def load_profile(path: str | Path) -> RobotProfile:
-    """Read a TOML robot profile (see the module docstring)."""
+    """Read a TOML robot profile (schema in the module docstring and ``docs/profile.md``).
+
+    Parameters
+    ----------
+    path : str or Path
+        The profile; a ``urdf`` in it is relative to the profile's folder.
+
+    Returns
+    -------
+    RobotProfile
+        The robot with the profile's frames added, and the contacts.
+
+    Raises
+    ------
+    ProfileError
+        The file cannot be read or is not TOML; an unknown key (with a close match); a value
+        of the wrong type; a duplicate contact name; a frame that exists already or whose
+        parent is unknown; a contact on an unknown frame. The message names the file and the
+        entry (``contacts[1]``).
+    """
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise ProfileError(f"{path}: no such profile") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ProfileError(f"{path}: not valid TOML: {exc}") from None
-    if "urdf" in data:
-        robot = Robot.from_urdf(path.parent / data["urdf"], floating_base=data.get("floating_base", True),
-                                validate=data.get("validate", "warn"))
-    elif "robot" in data:
-        robot = load(data["robot"])
-    else:
-        raise ProfileError(f"{path}: give 'robot' (a name) or 'urdf' (a path)")
-    for i, frame in enumerate(data.get("frames", [])):
+    data = _read(path)
+    _check_keys(data, SCHEMA["top"], str(path))
+    robot = _robot(data, path)
+    for i, frame in enumerate(_tables(data.get("frames", []), "frames", str(path))):
+        where = f"{path}: frames[{i}]"
+        _check_keys(frame, SCHEMA["frames"], where)
+        for key in ("name", "parent"):
+            if key not in frame:
+                raise ProfileError(f"{where}: missing key {key!r}")
+        name = _string(frame["name"], "name", where)
+        parent = _string(frame["parent"], "parent", where)
+        placement = np.eye(4)
+        placement[:3, :3] = _rotation(frame, where)
+        placement[:3, 3] = _vector(frame.get("translation", [0.0, 0.0, 0.0]), "translation",
+                                   where)
+        if name in robot.frame_names:
+            raise ProfileError(f"{where}: frame {name!r} already exists in robot "
+                               f"{robot.name!r}; choose another name")
         try:
-            robot.add_frame(frame["name"], frame["parent"], frame.get("translation", [0.0, 0.0, 0.0]))
-        except KeyError as exc:
-            raise ProfileError(f"{path}: frames[{i}] lacks {exc.args[0]!r}") from None
-    contacts = tuple(_contact(c, f"{path}: contacts[{i}]") for i, c in enumerate(data.get("contacts", [])))
+            robot.add_frame(name, parent, placement)
+        except (WholebodyError, ValueError) as exc:
+            raise ProfileError(f"{where}: {exc}") from exc
+    entries = _tables(data.get("contacts", []), "contacts", str(path))
+    contacts = tuple(_contact(c, f"{path}: contacts[{i}]") for i, c in enumerate(entries))
     if not contacts:
         raise ProfileError(f"{path}: no [[contacts]] entries")
-    for c in contacts:
-        robot.frame_id(c.frame)  # unknown frames fail here, with close matches
+    seen: dict[str, int] = {}
+    for i, c in enumerate(contacts):
+        if c.name in seen:
+            raise ProfileError(f"{path}: contacts[{i}]: contact name {c.name!r} is already "
+                               f"used by contacts[{seen[c.name]}]; give each a distinct 'name'")
+        seen[c.name] = i
+        try:
+            robot.frame_id(c.frame)  # unknown frames fail here, with close matches
+        except (WholebodyError, LookupError) as exc:
+            raise ProfileError(f"{path}: contacts[{i}]: {exc}") from exc
     return RobotProfile(robot, contacts, str(path))
 
 
 def parse_contact_spec(spec: str) -> Contact:
     """A contact from the command line: ``FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU`` or
-    ``FRAME:point:MU``."""
+    ``FRAME:point:MU``.
+
+    Raises
+    ------
+    ProfileError
+        A malformed spec, or a value that is not a positive number.
+    """
     parts = spec.split(":")
     try:
         if len(parts) == 5 and parts[1] == "surface":
-            return SurfaceContact(parts[0], half_length=float(parts[2]), half_width=float(parts[3]), mu=float(parts[4]))
+            return SurfaceContact(parts[0], half_length=float(parts[2]),
+                                  half_width=float(parts[3]), mu=float(parts[4]))
         if len(parts) == 3 and parts[1] == "point":
             return PointContact(parts[0], mu=float(parts[2]))
-    except ValueError as exc:
-        raise ProfileError(f"contact {spec!r}: {exc}") from None
-    raise ProfileError(f"contact {spec!r}: expected FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU or FRAME:point:MU")
+    except (ValueError, ContactError) as exc:
+        raise ProfileError(f"contact {spec!r}: {exc}") from exc
+    raise ProfileError(f"contact {spec!r}: expected FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU or "
+                       "FRAME:point:MU")

@@ -11,6 +11,7 @@ The file format is documented in ``docs/log-format.md``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,8 @@ import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import LogFormatError, StateError
+from .logfiles import LogFields, open_fields, write_fields
+from .logfiles.fields import as_float_array, check_names, check_time_increasing
 from .robot import Robot
 
 __all__ = ["Trajectory", "LogFormatError", "estimate_velocities", "estimate_accelerations"]
@@ -29,13 +32,35 @@ BASE_NQ, BASE_NV = 7, 6
 
 
 def _float_array(x: Any, name: str, ndim: int, source: str) -> Array:
-    try:
-        arr = np.asarray(x, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise LogFormatError(f"{source}: field {name!r} is not numeric: {exc}") from None
+    arr = as_float_array(x, name, source)
     if arr.ndim != ndim:
-        raise LogFormatError(f"{source}: field {name!r} must have {ndim} dimensions, got shape {arr.shape}")
+        raise LogFormatError(f"{source}: field {name!r} must have {ndim} dimensions, got "
+                             f"shape {arr.shape}")
     return arr
+
+
+def _wrench_table(wrenches: Any, what: str, N: int, allow_forces: bool) -> tuple[
+        tuple[str, ...], Array]:
+    """Names and an (N, k, 6) array from a mapping {name: (N, 6) or (N, 3) array}."""
+    if not isinstance(wrenches, Mapping):
+        raise LogFormatError(f"arrays: {what} must be a mapping {{name: (N, 6) array}}, got "
+                             f"{type(wrenches).__name__}"
+                             + (f" of shape {np.shape(wrenches)}"
+                                if isinstance(wrenches, np.ndarray) else ""))
+    names = tuple(wrenches)
+    bad = [n for n in names if not isinstance(n, str)]
+    if bad:
+        raise LogFormatError(f"arrays: {what} names must be strings, got {bad[0]!r}")
+    W = np.zeros((N, len(names), 6))
+    widths = (3, 6) if allow_forces else (6,)
+    for k, name in enumerate(names):
+        w = as_float_array(wrenches[name], f"{what}[{name!r}]", "arrays")
+        if w.ndim != 2 or w.shape[0] != N or w.shape[1] not in widths:
+            allowed = " or ".join(f"({N}, {n})" for n in widths)
+            raise LogFormatError(f"arrays: {what} {name!r} must have shape {allowed}, got "
+                                 f"{w.shape}")
+        W[:, k, : w.shape[1]] = w
+    return names, W
 
 
 @dataclass(frozen=True)
@@ -90,20 +115,23 @@ class Trajectory:
         N = t.shape[0]
         if N == 0:
             raise LogFormatError(f"{src}: the log has no samples")
+        for name in ("joint_names", "contact_names", "external_frames"):
+            object.__setattr__(self, name, check_names(getattr(self, name), name, src))
         nj = len(self.joint_names)
         expect = {"q": (N, BASE_NQ + nj), "v": (N, BASE_NV + nj)}
         for name, shape in expect.items():
             arr = _float_array(getattr(self, name), name, 2, src)
             if arr.shape != shape:
-                raise LogFormatError(f"{src}: field {name!r} must have shape {shape} (N samples, "
-                                     f"base + {nj} joints), got {arr.shape}")
+                raise LogFormatError(f"{src}: field {name!r} must have shape {shape} (N "
+                                     f"samples, base + {nj} joints), got {arr.shape}")
             object.__setattr__(self, name, arr)
         for name, shape in (("a", (N, BASE_NV + nj)), ("tau", (N, nj))):
             value = getattr(self, name)
             if value is not None:
                 arr = _float_array(value, name, 2, src)
                 if arr.shape != shape:
-                    raise LogFormatError(f"{src}: field {name!r} must have shape {shape}, got {arr.shape}")
+                    raise LogFormatError(f"{src}: field {name!r} must have shape {shape}, got "
+                                         f"{arr.shape}")
                 object.__setattr__(self, name, arr)
         W = _float_array(self.contact_wrenches, "contact_wrenches", 3, src)
         if W.shape != (N, len(self.contact_names), 6):
@@ -116,14 +144,17 @@ class Trajectory:
                 raise LogFormatError(f"{src}: field 'external_wrenches' must have shape "
                                      f"{(N, len(self.external_frames), 6)}, got {E.shape}")
             object.__setattr__(self, "external_wrenches", E)
+        elif self.external_frames:
+            raise LogFormatError(f"{src}: external_frames {list(self.external_frames)} are "
+                                 "given without external_wrenches")
+        if not isinstance(self.accelerations_estimated, (bool, np.bool_)):
+            raise LogFormatError(f"{src}: accelerations_estimated must be True or False, got "
+                                 f"{self.accelerations_estimated!r}")
+        if not isinstance(self.metadata, dict):
+            raise LogFormatError(f"{src}: metadata must be a dict, got "
+                                 f"{type(self.metadata).__name__}")
         object.__setattr__(self, "time", t)
-        if len(set(self.joint_names)) != nj:
-            raise LogFormatError(f"{src}: joint_names has duplicates")
-        finite_t = np.isfinite(t)
-        if N > 1 and np.any(np.diff(t[finite_t]) <= 0):
-            i = int(np.flatnonzero(np.diff(t[finite_t]) <= 0)[0])
-            raise LogFormatError(f"{src}: field 'time' is not strictly increasing (sample {i + 1}: "
-                                 f"{t[finite_t][i + 1]!r} after {t[finite_t][i]!r})")
+        check_time_increasing(t, src)
 
     def __len__(self) -> int:
         return self.time.shape[0]
@@ -149,20 +180,16 @@ class Trajectory:
         ``contact_wrenches`` maps contact names to (N, 6) wrenches or (N, 3) forces (world
         axes at the contact frame origin); ``external_wrenches`` maps frame names to (N, 6).
         """
-        names = tuple(contact_wrenches)
+        if np.ndim(time) != 1:
+            raise LogFormatError(f"arrays: time must have shape (N,), got {np.shape(time)}")
         N = np.shape(time)[0]
-        W = np.zeros((N, len(names), 6))
-        for k, name in enumerate(names):
-            w = np.asarray(contact_wrenches[name], dtype=float)
-            if w.ndim != 2 or w.shape[0] != N or w.shape[1] not in (3, 6):
-                raise LogFormatError(f"arrays: contact wrench {name!r} must have shape ({N}, 6) or ({N}, 3), "
-                                     f"got {w.shape}")
-            W[:, k, : w.shape[1]] = w
-        ext_frames, E = (), None
+        names, W = _wrench_table(contact_wrenches, "contact_wrenches", N, allow_forces=True)
+        ext_frames: tuple[str, ...] = ()
+        E = None
         if external_wrenches:
-            ext_frames = tuple(external_wrenches)
-            E = np.stack([np.asarray(external_wrenches[f], dtype=float) for f in ext_frames], axis=1)
-        return cls(np.asarray(time, dtype=float), q, v, a, tau, tuple(joint_names), names, W,
+            ext_frames, E = _wrench_table(external_wrenches, "external_wrenches", N,
+                                          allow_forces=False)
+        return cls(time, q, v, a, tau, tuple(joint_names), names, W,  # type: ignore[arg-type]
                    ext_frames, E, False, dict(metadata or {}))
 
     @classmethod
@@ -192,27 +219,65 @@ class Trajectory:
         from .mujoco_bridge import free_base_to_pinocchio
 
         q, v, a = free_base_to_pinocchio(qpos, qvel, qacc)
-        traj = cls.from_arrays(time, q, v, joint_names=joint_names, contact_wrenches=contact_wrenches, a=a,
-                               tau=tau, external_wrenches=external_wrenches,
+        traj = cls.from_arrays(time, q, v, joint_names=joint_names,
+                               contact_wrenches=contact_wrenches, a=a, tau=tau,
+                               external_wrenches=external_wrenches,
                                metadata={"converted_from": "mujoco", **dict(metadata or {})})
         return traj
 
     @classmethod
     def load(cls, path: str | Path) -> Trajectory:
-        """Read a log: ``.npz`` or ``.csv`` (core), ``.parquet`` or ``.h5`` (extras)."""
-        from .io import read_log
+        """Read a log: ``.npz`` or ``.csv`` (core), ``.parquet`` or ``.h5`` (extras).
 
-        return read_log(path)
+        The format follows the suffix (``docs/log-format.md``). Only the fields a
+        ``Trajectory`` holds are read. To read a long log in pieces, use
+        :func:`wholebody.io.open_log`.
+
+        Raises
+        ------
+        LogFileError
+            The path is missing, a directory, or unreadable.
+        LogFormatError
+            The file is not a valid log; the message names the file and the field.
+        """
+        with closing(open_fields(path)) as reader:
+            return cls.from_fields(reader.read())
+
+    @classmethod
+    def from_fields(cls, fields: LogFields) -> Trajectory:
+        """From the fields a log file holds (:class:`wholebody.logfiles.LogFields`)."""
+        return cls(**fields.as_kwargs())
+
+    def to_fields(self) -> LogFields:
+        """The fields written to a log file (:class:`wholebody.logfiles.LogFields`)."""
+        return LogFields(
+            time=self.time, q=self.q, v=self.v, a=self.a, tau=self.tau,
+            joint_names=self.joint_names, contact_names=self.contact_names,
+            contact_wrenches=self.contact_wrenches, external_frames=self.external_frames,
+            external_wrenches=self.external_wrenches,
+            accelerations_estimated=bool(self.accelerations_estimated),
+            metadata=dict(self.metadata), source=self.source,
+        )
 
     def save(self, path: str | Path) -> None:
-        """Write a log; the format follows the suffix (see :meth:`load`)."""
-        from .io import write_log
+        """Write a log; the format follows the suffix (see :meth:`load`).
 
-        write_log(self, path)
+        The file is written beside its target and renamed into place, so a failed write
+        leaves no partial file.
+
+        Raises
+        ------
+        OutputError
+            The path is a directory, its folder is read-only, or a parent is a regular file.
+        LogFormatError
+            Unknown suffix, or metadata that JSON cannot represent.
+        """
+        write_fields(self.to_fields(), path)
 
     # --- derived -----------------------------------------------------------------------------
 
-    def with_accelerations(self, robot: Robot | None = None, *, savgol: tuple[int, int] | None = None) -> Trajectory:
+    def with_accelerations(self, robot: Robot | None = None, *,
+                           savgol: tuple[int, int] | None = None) -> Trajectory:
         """A copy with accelerations estimated from ``v`` (central differences), flagged as such.
 
         ``savgol=(window, polyorder)`` smooths with a Savitzky-Golay filter (scipy) instead.
@@ -233,10 +298,12 @@ class Trajectory:
         robot_joints = robot.joint_names
         unknown = [j for j in self.joint_names if j not in set(robot_joints)]
         if unknown:
-            raise LogFormatError(f"{self.source}: joints {unknown} are not joints of robot {robot.name!r}")
+            raise LogFormatError(f"{self.source}: joints {unknown} are not joints of robot "
+                                 f"{robot.name!r}")
         missing = [j for j in robot_joints if j not in set(self.joint_names)]
         if missing:
-            raise LogFormatError(f"{self.source}: the log has no columns for joints {missing} of robot {robot.name!r}")
+            raise LogFormatError(f"{self.source}: the log has no columns for joints {missing} "
+                                 f"of robot {robot.name!r}")
         m = robot.model
         if any(m.joints[robot.joint_id(j)].nq != 1 for j in robot_joints):
             raise LogFormatError("logs support robots whose joints each have one coordinate")
@@ -246,7 +313,8 @@ class Trajectory:
             return self.q, self.v, self.a, self.tau
         q = np.concatenate([self.q[:, :BASE_NQ], self.q[:, BASE_NQ + order]], axis=1)
         v = np.concatenate([self.v[:, :BASE_NV], self.v[:, BASE_NV + order]], axis=1)
-        a = None if self.a is None else np.concatenate([self.a[:, :BASE_NV], self.a[:, BASE_NV + order]], axis=1)
+        a = None if self.a is None else np.concatenate(
+            [self.a[:, :BASE_NV], self.a[:, BASE_NV + order]], axis=1)
         tau = None if self.tau is None else self.tau[:, order]
         return q, v, a, tau
 
@@ -255,13 +323,15 @@ class Trajectory:
         try:
             return self.contact_wrenches[:, self.contact_names.index(name)]
         except ValueError:
-            raise LogFormatError(f"{self.source}: no contact {name!r}; contacts: {list(self.contact_names)}") from None
+            raise LogFormatError(f"{self.source}: no contact {name!r}; contacts: "
+                                 f"{list(self.contact_names)}") from None
 
 
 # --- differentiation -------------------------------------------------------------------------
 
 
-def estimate_accelerations(time: ArrayLike, v: ArrayLike, *, savgol: tuple[int, int] | None = None) -> Array:
+def estimate_accelerations(time: ArrayLike, v: ArrayLike, *,
+                           savgol: tuple[int, int] | None = None) -> Array:
     """Accelerations from velocities: second-order central differences (``np.gradient``,
     non-uniform times allowed), or a Savitzky-Golay derivative with ``savgol=(window, order)``
     (uniform times).
@@ -272,7 +342,8 @@ def estimate_accelerations(time: ArrayLike, v: ArrayLike, *, savgol: tuple[int, 
     t = np.asarray(time, dtype=float)
     v = np.asarray(v, dtype=float)
     if len(t) < 3:
-        raise LogFormatError(f"estimating accelerations needs at least 3 samples, the log has {len(t)}")
+        raise LogFormatError(f"estimating accelerations needs at least 3 samples, the log has "
+                             f"{len(t)}")
     if savgol is None:
         return np.gradient(v, t, axis=0, edge_order=2)
     from scipy.signal import savgol_filter

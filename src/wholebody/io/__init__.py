@@ -1,236 +1,159 @@
-"""Reading and writing logs: ``.npz`` and ``.csv`` in the core, ``.parquet`` and ``.h5`` with
-the ``parquet`` / ``hdf5`` extras. The schema is in ``docs/log-format.md``.
+"""Reading and writing logs as :class:`~wholebody.trajectory.Trajectory` objects.
 
-A file-level problem (missing file, truncated file, missing field, wrong shape, unknown
-suffix) raises :class:`~wholebody.trajectory.LogFormatError` naming the file and the field;
-sample-level problems (NaN rows) are left in the arrays for the checks to flag.
+``.npz`` and ``.csv`` in the core, ``.parquet`` and ``.h5`` with the ``parquet`` / ``hdf5``
+extras; the schema is in ``docs/log-format.md``. The formats themselves live in
+:mod:`wholebody.logfiles` (fields only); this module adds the ``Trajectory`` on top:
+
+- :func:`open_log` opens a log and reads its names, sizes and metadata; :meth:`LogReader.read`
+  reads a range of samples and :meth:`LogReader.chunks` iterates over the log in ranges.
+  Parquet (by row groups) and HDF5 (by slices) read only the range asked for, so a streamed
+  check's memory does not grow with the log's length; ``.npz`` loads each field used whole on
+  first access (unused fields are never read) and ``.csv`` is parsed whole at opening.
+- :func:`read_log` and :func:`write_log` are ``Trajectory.load`` and ``Trajectory.save``.
+
+A file-level problem (missing file, truncated file, missing field, wrong shape or kind,
+unknown suffix) raises :class:`~wholebody.errors.LogFormatError` naming the file and the
+field (:class:`~wholebody.errors.LogFileError` when the path cannot be opened); writing raises
+:class:`~wholebody.errors.OutputError` naming the path and the reason. Sample-level problems
+(NaN rows) are left in the arrays for the checks to flag.
 """
 
 from __future__ import annotations
 
-import json
-import zipfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from types import TracebackType
 
-import numpy as np
+from ..errors import InvalidArgumentError
+from ..logfiles import SUFFIXES, FieldReader, open_fields
+from ..trajectory import Trajectory
 
-from .._optional import require
-from ..trajectory import LogFormatError, Trajectory
+__all__ = ["open_log", "LogReader", "read_log", "write_log", "SUFFIXES"]
 
-__all__ = ["read_log", "write_log", "SUFFIXES"]
 
-SUFFIXES = (".npz", ".csv", ".parquet", ".h5", ".hdf5")
-REQUIRED = ("time", "q", "v", "joint_names", "contact_names", "contact_wrenches")
-BASE_Q = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
-BASE_V = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
-BASE_A = tuple("base_d" + c[5:] for c in BASE_V)
-WRENCH = ("fx", "fy", "fz", "tx", "ty", "tz")
+class LogReader:
+    """A log opened for reading in ranges of samples. Use :func:`open_log` to make one.
+
+    Names, sizes and metadata are read at opening; samples are read by :meth:`read` and
+    :meth:`chunks`. Close it (or use it in a ``with`` block) to release the file.
+
+    Attributes
+    ----------
+    source : str
+        The path, as given.
+    n_samples : int
+        Number of samples N in the log.
+    joint_names, contact_names, external_frames : tuple of str
+        Names of the joint columns, the contacts and the frames of known external wrenches.
+    metadata : dict
+        The log's metadata (``time_origin`` added when the file's times are datetimes).
+    accelerations_estimated : bool
+        True when the log's ``a`` was estimated from ``v``.
+    has_accelerations, has_torques : bool
+        Whether the log holds ``a`` and ``tau``.
+    """
+
+    def __init__(self, fields: FieldReader):
+        self._fields = fields
+
+    source = property(lambda self: self._fields.source, doc="The path, as given.")
+    n_samples = property(lambda self: self._fields.n_samples, doc="Number of samples.")
+    joint_names = property(lambda self: self._fields.joint_names, doc="Joint column names.")
+    contact_names = property(lambda self: self._fields.contact_names, doc="Contact names.")
+    external_frames = property(lambda self: self._fields.external_frames,
+                               doc="Frames of the known external wrenches.")
+    metadata = property(lambda self: dict(self._fields.metadata), doc="A copy of the metadata.")
+    accelerations_estimated = property(lambda self: self._fields.accelerations_estimated,
+                                       doc="True when ``a`` was estimated from ``v``.")
+    has_accelerations = property(lambda self: self._fields.has_accelerations,
+                                 doc="Whether the log holds accelerations ``a``.")
+    has_torques = property(lambda self: self._fields.has_torques,
+                           doc="Whether the log holds joint torques ``tau``.")
+
+    def __len__(self) -> int:
+        return int(self._fields.n_samples)
+
+    def __repr__(self) -> str:
+        return (f"LogReader({self.source!r}, n_samples={self.n_samples}, "
+                f"joints={len(self.joint_names)}, contacts={list(self.contact_names)})")
+
+    def read(self, start: int = 0, stop: int | None = None) -> Trajectory:
+        """Samples ``start`` to ``stop - 1`` (all by default) as a :class:`Trajectory`.
+
+        The times are checked to increase across ``start`` too (against sample
+        ``start - 1``), with sample numbers counted from the start of the log.
+
+        Raises
+        ------
+        LogFormatError
+            An empty or out-of-range ``[start, stop)``, or a field that cannot be read.
+        """
+        return Trajectory.from_fields(self._fields.read(start, stop))
+
+    def chunks(self, size: int) -> Iterator[tuple[int, int, Trajectory]]:
+        """Iterate over the log in consecutive ranges of at most ``size`` samples.
+
+        Yields
+        ------
+        start, stop : int
+            The range ``[start, stop)`` of sample indices in the log.
+        trajectory : Trajectory
+            Those samples (``len == stop - start``).
+        """
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise InvalidArgumentError(f"chunks: size must be a positive integer, got {size!r}")
+        N = self.n_samples
+        for start in range(0, N, size):
+            stop = min(start + size, N)
+            yield start, stop, self.read(start, stop)
+
+    def close(self) -> None:
+        """Release the file."""
+        self._fields.close()
+
+    def __enter__(self) -> LogReader:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+def open_log(path: str | Path) -> LogReader:
+    """Open a log for reading in ranges of samples; the format follows the suffix.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.npz``, ``.csv``, ``.parquet``, ``.h5`` or ``.hdf5`` log (``docs/log-format.md``).
+
+    Returns
+    -------
+    LogReader
+        Names, sizes and metadata are read; samples are read on demand.
+
+    Raises
+    ------
+    LogFileError
+        The path is missing, a directory, not a regular file, or unreadable.
+    LogFormatError
+        The file is not a valid log; the message names the file and the field or column.
+
+    Examples
+    --------
+    >>> with open_log("walk.parquet") as log:                    # doctest: +SKIP
+    ...     for start, stop, part in log.chunks(10_000):
+    ...         report = check_trajectory(robot, part, contacts)
+    """
+    return LogReader(open_fields(path))
 
 
 def read_log(path: str | Path) -> Trajectory:
-    """Read a log file into a :class:`Trajectory`."""
-    path = Path(path)
-    if not path.is_file():
-        raise LogFormatError(f"{path}: no such log file")
-    suffix = path.suffix.lower()
-    if suffix == ".npz":
-        return _from_fields(_read_npz(path), str(path))
-    if suffix == ".csv":
-        return _from_table(_read_csv(path), str(path))
-    if suffix == ".parquet":
-        return _from_table(_read_parquet(path), str(path))
-    if suffix in (".h5", ".hdf5"):
-        return _from_fields(_read_h5(path), str(path))
-    raise LogFormatError(f"{path}: unknown log format {suffix!r}; known: {', '.join(SUFFIXES)}")
+    """Read a whole log into a :class:`Trajectory` (same as :meth:`Trajectory.load`)."""
+    return Trajectory.load(path)
 
 
 def write_log(traj: Trajectory, path: str | Path) -> None:
-    """Write a :class:`Trajectory`; the format follows the suffix."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if suffix == ".npz":
-        np.savez_compressed(path, **_to_fields(traj))
-    elif suffix == ".csv":
-        header, table = _to_table(traj)
-        np.savetxt(path, table, delimiter=",", header=",".join(header), comments="", fmt="%.17g")
-    elif suffix == ".parquet":
-        pd = _pandas()
-        header, table = _to_table(traj)
-        df = pd.DataFrame(table, columns=header)
-        df.attrs["wholebody"] = json.dumps(_meta(traj))
-        df.to_parquet(path)
-    elif suffix in (".h5", ".hdf5"):
-        h5py = _h5py()
-        with h5py.File(path, "w") as f:
-            for key, value in _to_fields(traj).items():
-                if value.dtype.kind == "U":
-                    f.create_dataset(key, data=value.astype("S"))
-                else:
-                    f.create_dataset(key, data=value)
-    else:
-        raise LogFormatError(f"{path}: unknown log format {suffix!r}; known: {', '.join(SUFFIXES)}")
-
-
-# --- field-based formats (npz, h5) ----------------------------------------------------------
-
-
-def _meta(traj: Trajectory) -> dict[str, Any]:
-    return {"accelerations_estimated": traj.accelerations_estimated, **traj.metadata}
-
-
-def _to_fields(traj: Trajectory) -> dict[str, np.ndarray]:
-    fields = {
-        "time": traj.time, "q": traj.q, "v": traj.v,
-        "joint_names": np.array(traj.joint_names, dtype=str),
-        "contact_names": np.array(traj.contact_names, dtype=str),
-        "contact_wrenches": traj.contact_wrenches,
-        "metadata": np.array(json.dumps(_meta(traj))),
-    }
-    if traj.a is not None:
-        fields["a"] = traj.a
-    if traj.tau is not None:
-        fields["tau"] = traj.tau
-    if traj.external_wrenches is not None:
-        fields["external_frames"] = np.array(traj.external_frames, dtype=str)
-        fields["external_wrenches"] = traj.external_wrenches
-    return fields
-
-
-def _read_npz(path: Path) -> dict[str, Any]:
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            return {k: data[k] for k in data.files}
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
-        raise LogFormatError(f"{path}: cannot read as .npz (truncated or not a NumPy archive): {exc}") from None
-
-
-def _read_h5(path: Path) -> dict[str, Any]:
-    h5py = _h5py()
-    try:
-        with h5py.File(path, "r") as f:
-            out = {}
-            for k in f:
-                value = f[k][()]
-                if isinstance(value, np.ndarray) and value.dtype.kind == "S":
-                    value = value.astype(str)
-                elif isinstance(value, bytes):
-                    value = value.decode()
-                out[k] = value
-            return out
-    except OSError as exc:
-        raise LogFormatError(f"{path}: cannot read as HDF5 (truncated or not HDF5): {exc}") from None
-
-
-def _from_fields(fields: dict[str, Any], source: str) -> Trajectory:
-    missing = [k for k in REQUIRED if k not in fields]
-    if missing:
-        raise LogFormatError(f"{source}: missing field(s) {missing}; present: {sorted(fields)}")
-    meta: dict[str, Any] = {}
-    if "metadata" in fields:
-        try:
-            meta = json.loads(str(fields["metadata"]))
-        except json.JSONDecodeError as exc:
-            raise LogFormatError(f"{source}: field 'metadata' is not JSON: {exc}") from None
-    estimated = bool(meta.pop("accelerations_estimated", False))
-    ext_frames = tuple(str(x) for x in fields.get("external_frames", ()))
-    return Trajectory(
-        time=fields["time"], q=fields["q"], v=fields["v"], a=fields.get("a"), tau=fields.get("tau"),
-        joint_names=tuple(str(x) for x in np.atleast_1d(fields["joint_names"])),
-        contact_names=tuple(str(x) for x in np.atleast_1d(fields["contact_names"])),
-        contact_wrenches=fields["contact_wrenches"], external_frames=ext_frames,
-        external_wrenches=fields.get("external_wrenches"), accelerations_estimated=estimated,
-        metadata=meta, source=source,
-    )
-
-
-# --- table-based formats (csv, parquet) -------------------------------------------------------
-
-
-def _to_table(traj: Trajectory) -> tuple[list[str], np.ndarray]:
-    j = list(traj.joint_names)
-    header = ["time", *BASE_Q, *(f"q:{n}" for n in j), *BASE_V, *(f"v:{n}" for n in j)]
-    cols = [traj.time[:, None], traj.q, traj.v]
-    if traj.a is not None:
-        header += [*BASE_A, *(f"a:{n}" for n in j)]
-        cols.append(traj.a)
-    if traj.tau is not None:
-        header += [f"tau:{n}" for n in j]
-        cols.append(traj.tau)
-    for k, name in enumerate(traj.contact_names):
-        header += [f"contact:{name}:{c}" for c in WRENCH]
-        cols.append(traj.contact_wrenches[:, k])
-    for k, name in enumerate(traj.external_frames):
-        header += [f"external:{name}:{c}" for c in WRENCH]
-        cols.append(traj.external_wrenches[:, k])
-    return header, np.concatenate(cols, axis=1)
-
-
-def _read_csv(path: Path) -> tuple[list[str], np.ndarray]:
-    lines = path.read_text().splitlines()
-    if not lines:
-        raise LogFormatError(f"{path}: empty file")
-    header = [h.strip() for h in lines[0].split(",")]
-    rows = []
-    for number, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
-        fields = line.split(",")
-        if len(fields) != len(header):
-            raise LogFormatError(f"{path}: line {number} has {len(fields)} fields, the header {len(header)} "
-                                 "(truncated file?)")
-        try:
-            rows.append([float(x) if x.strip() else np.nan for x in fields])
-        except ValueError as exc:
-            raise LogFormatError(f"{path}: line {number}: {exc}") from None
-    return header, np.array(rows, dtype=float).reshape(len(rows), len(header))
-
-
-def _read_parquet(path: Path) -> tuple[list[str], np.ndarray]:
-    pd = _pandas()
-    try:
-        df = pd.read_parquet(path)
-    except Exception as exc:  # pyarrow raises several types for damaged files
-        raise LogFormatError(f"{path}: cannot read as Parquet (truncated?): {exc}") from None
-    return list(df.columns), df.to_numpy(dtype=float)
-
-
-def _from_table(data: tuple[list[str], np.ndarray], source: str) -> Trajectory:
-    header, table = data
-    col = {h: i for i, h in enumerate(header)}
-
-    def take(names: list[str] | tuple[str, ...], what: str) -> np.ndarray:
-        missing = [n for n in names if n not in col]
-        if missing:
-            raise LogFormatError(f"{source}: missing column(s) {missing[:6]} for {what}")
-        return table[:, [col[n] for n in names]]
-
-    if "time" not in col:
-        raise LogFormatError(f"{source}: missing column 'time'")
-    joints = [h[2:] for h in header if h.startswith("q:")]
-    time = table[:, col["time"]]
-    q = np.concatenate([take(BASE_Q, "the base pose"), take([f"q:{n}" for n in joints], "q")], axis=1)
-    v = np.concatenate([take(BASE_V, "the base velocity"), take([f"v:{n}" for n in joints], "v")], axis=1)
-    a = None
-    if any(h.startswith("a:") for h in header) or BASE_A[0] in col:
-        a = np.concatenate([take(BASE_A, "the base acceleration"), take([f"a:{n}" for n in joints], "a")], axis=1)
-    tau = take([f"tau:{n}" for n in joints], "tau") if any(h.startswith("tau:") for h in header) else None
-    contacts = list(dict.fromkeys(h.split(":")[1] for h in header if h.startswith("contact:")))
-    W = np.stack([take([f"contact:{c}:{x}" for x in WRENCH], f"contact {c!r}") for c in contacts], axis=1) \
-        if contacts else np.zeros((len(time), 0, 6))
-    ext = list(dict.fromkeys(h.split(":")[1] for h in header if h.startswith("external:")))
-    E = np.stack([take([f"external:{e}:{x}" for x in WRENCH], f"external {e!r}") for e in ext], axis=1) \
-        if ext else None
-    return Trajectory(time, q, v, a, tau, tuple(joints), tuple(contacts), W, tuple(ext), E, source=source)
-
-
-def _pandas() -> Any:
-    require("pyarrow", "parquet", "Parquet logs")
-    return require("pandas", "parquet", "Parquet logs")
-
-
-def _h5py() -> Any:
-    return require("h5py", "hdf5", "HDF5 logs")
-
-
+    """Write a :class:`Trajectory`; the format follows the suffix (same as
+    :meth:`Trajectory.save`)."""
+    traj.save(path)

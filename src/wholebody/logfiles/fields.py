@@ -1,0 +1,237 @@
+"""The fields of a log as plain arrays, and the checks every format shares.
+
+:class:`LogFields` is what a format reader produces and a writer consumes: numpy arrays and
+names, in wholebody's conventions (``docs/log-format.md``), with no knowledge of
+:class:`~wholebody.trajectory.Trajectory` (which builds itself from them).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import LogFormatError
+
+__all__ = [
+    "LogFields",
+    "ARRAY_FIELDS",
+    "NAME_FIELDS",
+    "REQUIRED",
+    "BASE_Q",
+    "BASE_V",
+    "BASE_A",
+    "WRENCH",
+    "as_float_array",
+    "seconds_from_times",
+    "parse_metadata",
+    "dump_metadata",
+    "check_names",
+    "check_time_increasing",
+]
+
+Array = NDArray[np.float64]
+
+#: Numeric fields, in the order they are read.
+ARRAY_FIELDS = ("time", "q", "v", "a", "tau", "contact_wrenches", "external_wrenches")
+#: Fields holding names (strings).
+NAME_FIELDS = ("joint_names", "contact_names", "external_frames")
+REQUIRED = ("time", "q", "v", "joint_names", "contact_names", "contact_wrenches")
+BASE_Q = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
+BASE_V = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
+BASE_A = tuple("base_d" + c[5:] for c in BASE_V)
+WRENCH = ("fx", "fy", "fz", "tx", "ty", "tz")
+
+#: JSON nesting deeper than this in ``metadata`` is refused (a log's metadata is shallow).
+MAX_METADATA_DEPTH = 64
+
+
+@dataclass
+class LogFields:
+    """A log's fields as stored: arrays in wholebody's conventions and names.
+
+    Attributes
+    ----------
+    time : ndarray, shape (N,)
+        Sample times [s].
+    q, v : ndarray, shape (N, 7 + nj) and (N, 6 + nj)
+        Configuration and velocity (Pinocchio layout, base twist in the base frame).
+    a : ndarray, shape (N, 6 + nj) or None
+        Accelerations.
+    tau : ndarray, shape (N, nj) or None
+        Joint torques [N m].
+    joint_names, contact_names, external_frames : tuple of str
+        Names of the joint columns, the contacts and the frames of external wrenches.
+    contact_wrenches : ndarray, shape (N, k, 6)
+        ``(f, tau)`` in world axes at each contact frame's origin [N, N m].
+    external_wrenches : ndarray, shape (N, e, 6) or None
+        Known external wrenches, world axes at those frames' origins.
+    accelerations_estimated : bool
+        True when ``a`` was computed from ``v``.
+    metadata : dict
+        JSON-compatible free-form data.
+    source : str
+        Where the fields came from (a path), for messages.
+    """
+
+    time: Array
+    q: Array
+    v: Array
+    a: Array | None
+    tau: Array | None
+    joint_names: tuple[str, ...]
+    contact_names: tuple[str, ...]
+    contact_wrenches: Array
+    external_frames: tuple[str, ...] = ()
+    external_wrenches: Array | None = None
+    accelerations_estimated: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+    source: str = "arrays"
+
+    def as_kwargs(self) -> dict[str, Any]:
+        """The fields as keyword arguments (the names of ``Trajectory``'s constructor)."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+def as_float_array(value: Any, name: str, source: str) -> Array:
+    """``value`` as a float64 array, refusing kinds that would convert silently.
+
+    Integers are accepted; booleans, complex numbers, strings, bytes, datetimes (see
+    :func:`seconds_from_times`) and Python objects that are not numbers raise
+    :class:`LogFormatError` naming ``source`` and ``name``.
+    """
+    arr = value if isinstance(value, np.ndarray) else None
+    if arr is None:
+        try:
+            arr = np.asarray(value)
+        except (TypeError, ValueError) as exc:
+            raise LogFormatError(f"{source}: field {name!r} is not an array of numbers: "
+                                 f"{exc}") from exc
+    kind = arr.dtype.kind
+    if kind in "fiu":
+        return np.asarray(arr, dtype=np.float64)
+    what = {
+        "b": "booleans", "c": "complex numbers", "U": "strings", "S": "bytes", "M": "datetimes",
+        "m": "time spans", "V": "structured records",
+    }.get(kind)
+    if what is None and kind == "O":
+        numbers = (int, float, np.integer, np.floating)
+        if arr.size and all(isinstance(x, numbers) and not isinstance(x, bool) for x in arr.flat):
+            return np.asarray(arr, dtype=np.float64)
+        what = "Python objects that are not all numbers"
+    hint = ""
+    if kind in "Mm":
+        hint = (" (give seconds: the readers convert a datetime time field to seconds since "
+                "the first sample)" if name == "time" else " (only the time field may)")
+    raise LogFormatError(f"{source}: field {name!r} holds {what or arr.dtype}; expected real "
+                         f"numbers{hint}")
+
+
+def seconds_from_times(raw: NDArray[Any], origin: np.datetime64 | None) -> Array:
+    """Seconds from datetime64 (since ``origin``) or timedelta64 values; NaT becomes NaN."""
+    if raw.dtype.kind == "M":
+        assert origin is not None
+        span = raw.astype("datetime64[ns]") - origin.astype("datetime64[ns]")
+    else:
+        span = raw.astype("timedelta64[ns]")
+    nat = np.isnat(span)
+    seconds = span.astype(np.int64).astype(np.float64) / 1e9
+    seconds[nat] = np.nan
+    return seconds
+
+
+def _depth(value: Any, limit: int) -> int:
+    stack = [(value, 1)]
+    deepest = 0
+    while stack:
+        item, d = stack.pop()
+        deepest = max(deepest, d)
+        if deepest > limit:
+            return deepest
+        if isinstance(item, dict):
+            stack.extend((v, d + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, d + 1) for v in item)
+    return deepest
+
+
+def parse_metadata(value: Any, source: str) -> tuple[dict[str, Any], bool]:
+    """Parse the ``metadata`` field: a JSON object in a string.
+
+    Returns the metadata without its ``accelerations_estimated`` entry, and that entry.
+    """
+    if isinstance(value, np.ndarray):
+        if value.shape != () or value.dtype.kind not in "US":
+            raise LogFormatError(f"{source}: field 'metadata' must be one JSON string, got an "
+                                 f"array of {value.dtype} with shape {value.shape}")
+        value = value[()]
+    if isinstance(value, bytes):
+        try:
+            value = value.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise LogFormatError(f"{source}: field 'metadata' is not UTF-8 text: {exc}") from exc
+    if not isinstance(value, str):
+        raise LogFormatError(f"{source}: field 'metadata' must be a JSON string, got "
+                             f"{type(value).__name__}")
+    try:
+        meta = json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise LogFormatError(f"{source}: field 'metadata' is not JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise LogFormatError(f"{source}: field 'metadata' is JSON nested too deeply") from exc
+    if not isinstance(meta, dict):
+        raise LogFormatError(f"{source}: field 'metadata' must be a JSON object, got a JSON "
+                             f"{type(meta).__name__}")
+    if _depth(meta, MAX_METADATA_DEPTH) > MAX_METADATA_DEPTH:
+        raise LogFormatError(f"{source}: field 'metadata' is JSON nested deeper than "
+                             f"{MAX_METADATA_DEPTH} levels")
+    estimated = meta.pop("accelerations_estimated", False)
+    if not isinstance(estimated, bool):
+        raise LogFormatError(f"{source}: metadata key 'accelerations_estimated' must be true or "
+                             f"false, got {estimated!r}")
+    return meta, estimated
+
+
+def dump_metadata(fields: LogFields, target: str) -> str:
+    """The ``metadata`` field as JSON text (``accelerations_estimated`` included)."""
+    try:
+        return json.dumps({"accelerations_estimated": bool(fields.accelerations_estimated),
+                           **fields.metadata})
+    except (TypeError, ValueError) as exc:
+        raise LogFormatError(f"{target}: metadata is not JSON-serialisable: {exc}") from exc
+
+
+def check_names(names: Any, name: str, source: str) -> tuple[str, ...]:
+    """A tuple of distinct strings, or :class:`LogFormatError` naming the field."""
+    if isinstance(names, np.ndarray):
+        if names.dtype.kind not in "UO" or names.ndim > 1:
+            raise LogFormatError(f"{source}: field {name!r} must be a 1-D array of strings, got "
+                                 f"{names.dtype} with shape {names.shape}")
+        names = names.reshape(-1).tolist()
+    if isinstance(names, str):
+        names = [names]
+    out = tuple(names)
+    bad = [x for x in out if not isinstance(x, str)]
+    if bad:
+        raise LogFormatError(f"{source}: field {name!r} must hold strings, got {bad[0]!r}")
+    dup = [x for i, x in enumerate(out) if x in out[:i]] if len(set(out)) < len(out) else []
+    if dup:
+        raise LogFormatError(f"{source}: field {name!r} has duplicates {sorted(set(dup))}")
+    return out
+
+
+def check_time_increasing(t: Array, source: str, offset: int = 0) -> None:
+    """Raise unless the finite times in ``t`` strictly increase; sample numbers start at
+    ``offset``."""
+    finite = np.flatnonzero(np.isfinite(t))
+    if finite.size < 2:
+        return
+    tf = t[finite]
+    step = np.diff(tf)
+    if np.any(step <= 0):
+        i = int(np.flatnonzero(step <= 0)[0])
+        raise LogFormatError(f"{source}: field 'time' is not strictly increasing (sample "
+                             f"{offset + int(finite[i + 1])}: {tf[i + 1]!r} after {tf[i]!r})")
