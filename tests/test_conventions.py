@@ -211,7 +211,8 @@ def test_ground_offset_and_wrong_contact_frame(humanoid, logs):
     assert 0.01 < tol < 0.02  # 2 % of the CoM height, 0.7-0.9 m
     check = check_conventions(humanoid, traj, FEET, ground=0.05)["loaded_contacts_on_ground"]
     assert not check.passed
-    assert check.evidence["contacts"]["left_sole"]["worst"][0][2] == pytest.approx(-0.051, abs=0.002)
+    worst_offset = check.evidence["contacts"]["left_sole"]["worst"][0][2]
+    assert worst_offset == pytest.approx(-0.051, abs=0.002)  # 50 mm + MuJoCo's ~1 mm sink
     # The ankle frames instead of the soles: on a common plane, but not on the declared ground.
     ankles = [SurfaceContact(f"{s}_ankle_roll", half_length=X, half_width=Y, mu=1.0,
                              name=f"{s}_sole") for s in ("left", "right")]
@@ -228,7 +229,7 @@ def test_bad_input(humanoid, logs):
     with pytest.raises(LogFormatError, match=r"contacts \['right_sole'\] that are not declared"):
         check_conventions(humanoid, traj, FEET[:1])
     with pytest.raises(InvalidArgumentError, match="ground must be a Ground"):
-        check_conventions(humanoid, traj, FEET, ground="floor")  # type: ignore[arg-type]
+        check_conventions(humanoid, traj, FEET, ground="floor")
     with pytest.raises(InvalidArgumentError, match="ground normal must be a non-zero"):
         Ground(0.0, np.zeros(3))
     with pytest.raises(LogFormatError, match="at least 5 samples"):
@@ -259,7 +260,8 @@ def test_third_party_robot_kinematic_checks():
     assert check_conventions(robot, traj, contacts).passed
     check = check_conventions(robot, inject(traj, "quaternion_wxyz"), contacts)[VELOCITY]
     assert check.hypotheses == ("quaternion_wxyz",)
-    check = check_conventions(robot, inject(traj, "joint_velocities_in_degrees"), contacts)[VELOCITY]
+    degrees = inject(traj, "joint_velocities_in_degrees")
+    check = check_conventions(robot, degrees, contacts)[VELOCITY]
     assert check.hypotheses == ("joint_velocities_in_degrees",)
 
 
@@ -315,8 +317,9 @@ def test_expected_error_closed_form_step(humanoid):
     assert np.all(res.moment_norm <= err.moment_error + 1e-9)
 
 
-@pytest.mark.parametrize("scenario,every", [("single_support", 2), ("single_support", 1),
-                                            ("hop", 2), ("hop", 1)])
+@pytest.mark.parametrize("scenario,every", [
+    ("single_support", 2), pytest.param("single_support", 1, marks=pytest.mark.slow),
+    ("hop", 2), pytest.param("hop", 1, marks=pytest.mark.slow)])
 def test_expected_error_covers_clean_residual(humanoid, scenario, every):
     """Lift-off (single support) and touch-down (an upward 1000 N push of 60 ms, logged as a
     known external wrench, makes the robot hop and land): at 500 Hz and 1 kHz the residual of

@@ -220,8 +220,9 @@ def check_conventions(
     """
     frames = _contact_frames(traj, contacts)
     q, v, _, _ = traj.for_robot(robot)
-    arrays, bad, _ = robot.check_batch(q=q, v=v)
+    arrays, flagged, _ = robot.check_batch(q=q, v=v)
     q, v = arrays["q"], arrays["v"]
+    bad = np.asarray(flagged, dtype=bool)
     if len(traj) < 5:
         raise LogFormatError(f"{traj.source}: convention checks need at least 5 samples, "
                              f"the log has {len(traj)}")
@@ -343,7 +344,8 @@ def _velocity_check(robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.
         return ConventionCheck(
             name, True, f"v matches dq/dt in every column (worst {names[worst]!r}: "
             f"{given.share[worst]:.1%} of samples beyond the bound)",
-            evidence={**stated, "worst_column": names[worst], "worst_share": float(given.share[worst])})
+            evidence={**stated, "worst_column": names[worst],
+                      "worst_share": float(given.share[worst])})
     evidence: dict[str, Any] = {**stated, "columns": _column_evidence(given, names)}
     hypotheses: list[str] = []
     fixes: list[str] = []
@@ -370,7 +372,7 @@ def _velocity_check(robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.
     if current.fails[:6].any():
         best = None
         keys = list(_BASE_HYPOTHESES)
-        combos = [tuple(k for b, k in zip(bits, keys) if b)
+        combos = [tuple(k for b, k in zip(bits, keys, strict=True) if b)
                   for bits in np.ndindex(2, 2, 2) if any(bits)]
         for combo in sorted(combos, key=len):
             qb, vb = _fix_base(q_fix, v_fix, combo)
@@ -439,7 +441,8 @@ def _velocity_check(robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.
 
 def _improves(trial: _Agreement, current: _Agreement) -> bool:
     """A correction fits when it fixes columns and breaks none that agreed."""
-    return bool(not (trial.fails & ~current.fails).any() and trial.fails.sum() < current.fails.sum())
+    fixed_some = trial.fails.sum() < current.fails.sum()
+    return bool(fixed_some and not (trial.fails & ~current.fails).any())
 
 
 def _short(names: list[str], n: int = 8) -> str:
@@ -516,7 +519,8 @@ def _contact_checks(robot: Robot, traj: Trajectory, q: Array, bad: NDArray[np.bo
     speed_tol = STILL_SPEED_FRACTION * math.sqrt(g * h)
     height_tol = GROUND_TOLERANCE_FRACTION * h
     stated = {"load_threshold_N": LOAD_SHARE * robot.weight, "robot_size_h_m": h,
-              "max_violation_share": MAX_VIOLATION_SHARE, "min_violation_time_s": MIN_VIOLATION_TIME}
+              "max_violation_share": MAX_VIOLATION_SHARE,
+              "min_violation_time_s": MIN_VIOLATION_TIME}
     dt = np.gradient(t)
 
     speed = np.linalg.norm(np.gradient(P, t, axis=0), axis=2) if N > 1 else np.zeros((N, k))
@@ -572,15 +576,15 @@ def _contact_verdict(name: str, contact_names: tuple[str, ...], loaded: NDArray[
             failing.append(cname)
     evidence = {**stated, "contacts": per_contact, "unit": unit}
     if not failing:
-        return ConventionCheck(name, True, f"every contact {good_words} (tolerance {tol:.3g} {unit})",
-                               evidence=evidence)
+        return ConventionCheck(name, True, f"every contact {good_words} "
+                               f"(tolerance {tol:.3g} {unit})", evidence=evidence)
     parts = []
     for cname in failing:
         e = per_contact[cname]
         i, ti, val = e["worst"][0]
         parts.append(f"{cname!r} for {e['violating_time_s']:.3g} s ({e['violating_share']:.0%} of "
                      f"its loaded samples), worst {val:.3g} {unit} at t = {ti:.4g} s (sample {i})")
-    return ConventionCheck(name, False, f"{bad_words} (tolerance {tol:.3g} {unit}): " + "; ".join(parts),
-                           fix, (), evidence)
+    message = f"{bad_words} (tolerance {tol:.3g} {unit}): " + "; ".join(parts)
+    return ConventionCheck(name, False, message, fix, (), evidence)
 
 

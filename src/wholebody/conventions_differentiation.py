@@ -136,8 +136,9 @@ def expected_residual_error(
         raise LogFormatError(f"{traj.source}: differentiation needs at least 3 samples, "
                              f"the log has {N}")
     q, v, _, _ = traj.for_robot(robot)
-    arrays, bad, _ = robot.check_batch(q=q, v=v)
+    arrays, flagged, _ = robot.check_batch(q=q, v=v)
     q, v = arrays["q"], arrays["v"]
+    bad = np.asarray(flagged, dtype=bool)
     frames = [by_name[n].frame for n in traj.contact_names] + list(traj.external_frames)
     wrenches = traj.contact_wrenches
     if traj.external_wrenches is not None:
