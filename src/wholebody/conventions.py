@@ -1,0 +1,590 @@
+"""Convention and sanity checks of a log, run before any dynamics.
+
+A log whose ``v`` does not match the time derivative of its ``q``, or whose loaded feet move
+or float, makes every Newton-Euler residual meaningless: the dynamics would then blame a
+CoM offset or a missing force for what is a convention mistake. :func:`check_conventions`
+runs the kinematic checks below, each reported by name with its numbers and a suggested fix:
+
+- ``velocity_matches_configuration``: ``v`` against the derivative of ``q`` on the manifold,
+  column by column. When they disagree, named hypotheses are tested by correcting the log
+  and checking again (quaternion w-x-y-z, base velocity in world axes, joint columns
+  permuted between ``q`` and ``v``, joints in degrees, time in milliseconds);
+- ``loaded_contacts_still``: a contact carrying load does not move;
+- ``loaded_contacts_on_ground``: a contact carrying load is on the ground plane (declared,
+  or else the same plane for every loaded sample and contact).
+
+Every threshold is stated as a module constant relative to the log's own motion, its
+sampling or the robot's size (see ``docs/conventions-checks.md``).
+
+The expected error of differentiated accelerations lives in
+:mod:`wholebody.conventions_differentiation` and is re-exported here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import NDArray
+
+from .contacts import Contact
+from .conventions_differentiation import ExpectedResidualError, expected_residual_error
+from .errors import InvalidArgumentError, LogFormatError
+from .robot import Robot
+from .trajectory import Trajectory, estimate_velocities
+
+__all__ = [
+    "Ground",
+    "ConventionCheck",
+    "ConventionReport",
+    "check_conventions",
+    "ExpectedResidualError",
+    "expected_residual_error",
+    "VELOCITY_RELATIVE_FLOOR",
+    "NOISE_SIGMAS",
+    "MAX_DISAGREEING_SHARE",
+    "LOAD_SHARE",
+    "STILL_SPEED_FRACTION",
+    "GROUND_TOLERANCE_FRACTION",
+    "MAX_VIOLATION_SHARE",
+    "MIN_VIOLATION_TIME",
+]
+
+Array = NDArray[np.float64]
+
+#: A ``v`` column may differ from the derivative of ``q`` by the change of ``v`` between
+#: adjacent samples (what any sample-and-difference scheme can be off by), plus this share of
+#: the column's velocity scale (90th percentile of ``|v|``): 1 %.
+VELOCITY_RELATIVE_FLOOR = 0.01
+#: ... plus this many standard deviations of the noise of the derivative of ``q`` (estimated
+#: from its second differences).
+NOISE_SIGMAS = 4.0
+#: A column disagrees when more than this share of its samples is beyond that bound (a few
+#: impact samples do not make a disagreement).
+MAX_DISAGREEING_SHARE = 0.05
+#: A contact is loaded when its normal force exceeds this share of the weight.
+LOAD_SHARE = 0.1
+#: A loaded contact is still when its frame origin moves slower than this fraction of the
+#: robot's pendulum speed ``sqrt(g h)`` (``h``: CoM height above the loaded contacts):
+#: 0.05 sqrt(9.81 * 0.75) = 0.14 m/s for the shipped humanoid; a swinging foot moves at
+#: 0.3 m/s and more, a foot creeping on MuJoCo's soft contacts at 0.01-0.04 m/s.
+STILL_SPEED_FRACTION = 0.05
+#: A loaded contact is on the ground when its frame origin is within this fraction of ``h``
+#: of the plane: 15 mm at h = 0.75 m (soft contacts sink ~1-5 mm; a foot rolling on an edge
+#: at 10 % load lifts its centre ~5 mm; a wrong sole frame is off by centimetres).
+GROUND_TOLERANCE_FRACTION = 0.02
+#: A contact check fails when its violating samples are more than this share of the
+#: contact's loaded samples ...
+MAX_VIOLATION_SHARE = 0.02
+#: ... and last at least this long in total [s] (an impact settles within a few ms).
+MIN_VIOLATION_TIME = 0.02
+
+_BASE_COLUMNS = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
+_DEG = 180.0 / math.pi
+_SCALE_MATCH = 0.1  # a fitted scale "is" 180/pi or 1000 within 10 %
+
+
+@dataclass(frozen=True)
+class Ground:
+    """A ground plane: the points ``p`` with ``normal . (p - (0, 0, height)) = 0``.
+
+    Parameters
+    ----------
+    height : float
+        Height of the plane's point above the world origin, along world z [m].
+    normal : array of shape (3,)
+        Upward normal, world axes; normalised here. Default ``(0, 0, 1)``.
+    """
+
+    height: float = 0.0
+    normal: Array = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
+
+    def __post_init__(self) -> None:
+        h = float(self.height)
+        n = np.asarray(self.normal, dtype=float)
+        if not math.isfinite(h):
+            raise InvalidArgumentError(f"ground height must be finite, got {self.height!r}")
+        if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) < 1e-9:
+            raise InvalidArgumentError(
+                f"ground normal must be a non-zero finite 3-vector, got {self.normal!r}")
+        object.__setattr__(self, "height", h)
+        object.__setattr__(self, "normal", n / np.linalg.norm(n))
+
+    def distance(self, points: Array) -> Array:
+        """Signed distance of points (..., 3) [m] above the plane, along the normal [m]."""
+        return (points - np.array([0.0, 0.0, self.height])) @ self.normal
+
+
+@dataclass(frozen=True)
+class ConventionCheck:
+    """The result of one named check.
+
+    Attributes
+    ----------
+    name : str
+        ``"velocity_matches_configuration"``, ``"loaded_contacts_still"`` or
+        ``"loaded_contacts_on_ground"``.
+    passed : bool
+    message : str
+        What was found, in words, with the key numbers.
+    fix : str
+        What to change in the log (empty when passed).
+    hypotheses : tuple of str
+        The named mistakes whose correction makes the check pass, e.g.
+        ``("quaternion_wxyz", "base_linear_velocity_in_world")``; empty when the check
+        passed or when no hypothesis fits.
+    evidence : dict
+        The numbers: per-column statistics, worst samples and values, thresholds.
+    """
+
+    name: str
+    passed: bool
+    message: str
+    fix: str = ""
+    hypotheses: tuple[str, ...] = ()
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ConventionReport:
+    """All convention checks of one log.
+
+    Attributes
+    ----------
+    all_checks : tuple of ConventionCheck
+        Every check run, in order.
+    """
+
+    all_checks: tuple[ConventionCheck, ...]
+
+    @property
+    def findings(self) -> tuple[ConventionCheck, ...]:
+        """The checks that failed."""
+        return tuple(c for c in self.all_checks if not c.passed)
+
+    @property
+    def passed(self) -> bool:
+        """True when every check passed."""
+        return not self.findings
+
+    def __getitem__(self, name: str) -> ConventionCheck:
+        for c in self.all_checks:
+            if c.name == name:
+                return c
+        raise KeyError(f"no check {name!r}; checks: {[c.name for c in self.all_checks]}")
+
+    def format_summary(self) -> str:
+        """One line per check; failed checks with their fix."""
+        lines = []
+        for c in self.all_checks:
+            lines.append(f"{'ok  ' if c.passed else 'FAIL'} {c.name}: {c.message}")
+            if not c.passed and c.fix:
+                lines.append(f"     fix: {c.fix}")
+        return "\n".join(lines)
+
+
+# --- entry point ----------------------------------------------------------------------------
+
+
+def check_conventions(
+    robot: Robot,
+    traj: Trajectory,
+    contacts: Sequence[Contact],
+    *,
+    ground: Ground | float | None = None,
+) -> ConventionReport:
+    """Check a log's kinematic conventions before any dynamics.
+
+    Parameters
+    ----------
+    robot : Robot
+        Floating-base robot; the log's joints are mapped to it by name.
+    traj : Trajectory
+        The log (``q``, ``v``, ``time``, contact wrenches in world axes [N, N m]).
+    contacts : sequence of Contact
+        One per contact of the log, matched by name; their frames are the contact frames.
+    ground : Ground or float, optional
+        The ground plane (a float is its height with a normal opposite to gravity). Without
+        it, the loaded contacts must share one plane normal to gravity, at their median
+        height.
+
+    Returns
+    -------
+    ConventionReport
+        ``all_checks``: ``velocity_matches_configuration``, ``loaded_contacts_still``,
+        ``loaded_contacts_on_ground``; ``findings``: those that failed; ``passed``.
+    """
+    frames = _contact_frames(traj, contacts)
+    q, v, _, _ = traj.for_robot(robot)
+    arrays, flagged, _ = robot.check_batch(q=q, v=v)
+    q, v = arrays["q"], arrays["v"]
+    bad = np.asarray(flagged, dtype=bool)
+    if len(traj) < 5:
+        raise LogFormatError(f"{traj.source}: convention checks need at least 5 samples, "
+                             f"the log has {len(traj)}")
+    up = -robot.gravity_vector / np.linalg.norm(robot.gravity_vector)
+    if isinstance(ground, (int, float)) and not isinstance(ground, bool):
+        ground = Ground(float(ground), up)
+    elif ground is not None and not isinstance(ground, Ground):
+        raise InvalidArgumentError(f"ground must be a Ground, a height [m] or None, got {ground!r}")
+    names = list(_BASE_COLUMNS) + list(robot.joint_names)
+    velocity = _velocity_check(robot, traj.time, q, v, bad, names)
+    still, on_ground = _contact_checks(robot, traj, q, bad, frames, ground, up)
+    return ConventionReport((velocity, still, on_ground))
+
+
+def _contact_frames(traj: Trajectory, contacts: Sequence[Contact]) -> list[str]:
+    by_name = {c.name: c for c in contacts}
+    undeclared = [n for n in traj.contact_names if n not in by_name]
+    if undeclared:
+        raise LogFormatError(f"{traj.source}: the log has contacts {undeclared} that are not "
+                             f"declared; declared: {sorted(by_name)}")
+    return [by_name[n].frame for n in traj.contact_names]
+
+
+# --- v against dq/dt ------------------------------------------------------------------------
+
+
+@dataclass
+class _Agreement:
+    """Per-column agreement of ``v`` with the manifold derivative ``d`` of ``q``."""
+
+    share: Array  # (nv,) share of samples beyond the bound
+    median_error: Array  # (nv,) median |v - d|
+    scale: Array  # (nv,) fitted v / d on the moving half of the samples
+    motion: Array  # (nv,) 90th percentile of |v|
+    fails: NDArray[np.bool_]  # (nv,)
+
+
+def _noise_sigma(x: Array) -> Array:
+    """Robust white-noise std of each column from its second differences (var = 6 sigma^2)."""
+    if x.shape[0] < 3:
+        return np.zeros(x.shape[1])
+    d2 = x[2:] - 2 * x[1:-1] + x[:-2]
+    return np.asarray(1.4826 * np.nanmedian(np.abs(d2), axis=0) / math.sqrt(6.0))
+
+
+def _agreement(robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.bool_]) -> _Agreement:
+    d = estimate_velocities(robot, t, q)
+    d[bad] = np.nan
+    v = np.where(bad[:, None], np.nan, v)
+    r = np.abs(v - d)
+    dv = np.abs(np.diff(v, axis=0))
+    change = np.zeros_like(v)
+    change[1:] = dv
+    change[:-1] = np.fmax(change[:-1], dv)
+    with np.errstate(invalid="ignore"):
+        motion = np.fmax(np.nanpercentile(np.abs(v), 90, axis=0),
+                         np.nanpercentile(np.abs(d), 90, axis=0))
+        eps = 1e3 * np.finfo(float).eps * (1.0 + np.nanmax(np.abs(q[:, 7:]), initial=1.0))
+        floor = np.fmax(VELOCITY_RELATIVE_FLOOR * motion, NOISE_SIGMAS * _noise_sigma(d))
+        bound = change + floor + eps / float(np.median(np.diff(t)))
+        over = r > bound
+        valid = np.isfinite(r)
+        share = over.sum(axis=0) / np.maximum(valid.sum(axis=0), 1)
+        scale = np.full(v.shape[1], np.nan)
+        for j in range(v.shape[1]):
+            moving = valid[:, j] & (np.abs(d[:, j]) >= np.nanmedian(np.abs(d[:, j])))
+            moving &= np.abs(d[:, j]) > 0
+            if moving.sum() >= 3:
+                scale[j] = np.median(v[moving, j] / d[moving, j])
+    return _Agreement(share, np.nanmedian(r, axis=0), scale, motion, share > MAX_DISAGREEING_SHARE)
+
+
+def _rotations_xyzw(quat: Array) -> Array:
+    """Rotation matrices (N, 3, 3), world from base, of quaternions x-y-z-w (N, 4)."""
+    x, y, z, w = (quat / np.linalg.norm(quat, axis=1, keepdims=True)).T
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),
+        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=-1),
+        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1),
+    ], axis=1)
+
+
+def _near(value: float, target: float) -> bool:
+    return bool(np.isfinite(value) and abs(value / target - 1.0) < _SCALE_MATCH)
+
+
+_BASE_HYPOTHESES = {
+    "quaternion_wxyz": "the base quaternion is w-x-y-z; reorder it to x-y-z-w "
+                       "(q[3:7] = q[[4, 5, 6, 3]]), or use Trajectory.from_mujoco for MuJoCo qpos",
+    "base_linear_velocity_in_world": "the base linear velocity is in world axes; express it in "
+                                     "the base frame (v_lin = R^T v_world)",
+    "base_angular_velocity_in_world": "the base angular velocity is in world axes; express it "
+                                      "in the base frame (omega = R^T omega_world)",
+}
+
+
+def _fix_base(q: Array, v: Array, names: tuple[str, ...]) -> tuple[Array, Array]:
+    q, v = q.copy(), v.copy()
+    if "quaternion_wxyz" in names:
+        q[:, 3:7] = q[:, [4, 5, 6, 3]]
+    R = _rotations_xyzw(q[:, 3:7])
+    if "base_linear_velocity_in_world" in names:
+        v[:, :3] = np.einsum("nji,nj->ni", R, v[:, :3])
+    if "base_angular_velocity_in_world" in names:
+        v[:, 3:6] = np.einsum("nji,nj->ni", R, v[:, 3:6])
+    return q, v
+
+
+def _velocity_check(robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.bool_],
+                    names: list[str]) -> ConventionCheck:
+    name = "velocity_matches_configuration"
+    dt = float(np.median(np.diff(t)))
+    given = _agreement(robot, t, q, v, bad)
+    stated = {"bound": "adjacent change of v + max(1 % of the column's 90th-percentile |v|, "
+                       f"{NOISE_SIGMAS:g} noise sigmas of dq/dt)",
+              "max_disagreeing_share": MAX_DISAGREEING_SHARE, "dt": dt}
+    if not given.fails.any():
+        worst = int(np.argmax(given.share))
+        return ConventionCheck(
+            name, True, f"v matches dq/dt in every column (worst {names[worst]!r}: "
+            f"{given.share[worst]:.1%} of samples beyond the bound)",
+            evidence={**stated, "worst_column": names[worst],
+                      "worst_share": float(given.share[worst])})
+    evidence: dict[str, Any] = {**stated, "columns": _column_evidence(given, names)}
+    hypotheses: list[str] = []
+    fixes: list[str] = []
+    t_fix, q_fix, v_fix = t, q, v
+    nj = len(names) - 6
+
+    # Time scale: one common v / (dq/dt) on every moving column that disagrees.
+    moving = given.fails & (given.motion > 0) & np.isfinite(given.scale)
+    if moving.sum() >= 2:
+        common = float(np.median(given.scale[moving]))
+        spread = np.abs(given.scale[moving] / common - 1.0)
+        if np.all(spread < _SCALE_MATCH) and abs(math.log(abs(common))) > math.log(1.5):
+            trial = _agreement(robot, t / common, q, v, bad)
+            if not (trial.fails & ~given.fails).any() and trial.fails.sum() < given.fails.sum():
+                t_fix = t / common
+                label = ("time_in_milliseconds" if _near(common, 1e3) else "time_scaled")
+                hypotheses.append(label)
+                evidence["time_scale"] = common
+                fixes.append("time is in milliseconds; divide it by 1000" if label != "time_scaled"
+                             else f"time is scaled by {common:.4g}; divide it by that")
+    current = _agreement(robot, t_fix, q_fix, v_fix, bad)
+
+    # Base: every combination of the three base hypotheses; the fewest changes that fit.
+    if current.fails[:6].any():
+        best = None
+        keys = list(_BASE_HYPOTHESES)
+        combos = [tuple(k for b, k in zip(bits, keys, strict=True) if b)
+                  for bits in np.ndindex(2, 2, 2) if any(bits)]
+        for combo in sorted(combos, key=len):
+            qb, vb = _fix_base(q_fix, v_fix, combo)
+            trial = _agreement(robot, t_fix, qb, vb, bad)
+            if not trial.fails[:6].any():
+                best = (combo, qb, vb, trial)
+                break
+        if best is not None:
+            combo, q_fix, v_fix, current = best
+            hypotheses += list(combo)
+            fixes += [_BASE_HYPOTHESES[k] for k in combo]
+
+    # Joints: degrees (per column, by the fitted scale), then a permutation between q and v.
+    if nj and current.fails[6:].any():
+        q_try, v_try = q_fix.copy(), v_fix.copy()
+        pos_deg, vel_deg = [], []
+        for j in np.flatnonzero(current.fails[6:]) + 6:
+            if _near(current.scale[j], 1.0 / _DEG):
+                q_try[:, j + 1] /= _DEG
+                pos_deg.append(names[j])
+            elif _near(current.scale[j], _DEG):
+                v_try[:, j] /= _DEG
+                vel_deg.append(names[j])
+        if pos_deg or vel_deg:
+            trial = _agreement(robot, t_fix, q_try, v_try, bad)
+            if _improves(trial, current):
+                q_fix, v_fix, current = q_try, v_try, trial
+                if pos_deg:
+                    hypotheses.append("joint_positions_in_degrees")
+                    evidence["joint_positions_in_degrees"] = pos_deg
+                    fixes.append(f"joint positions {pos_deg} are in degrees; convert to radians")
+                if vel_deg:
+                    hypotheses.append("joint_velocities_in_degrees")
+                    evidence["joint_velocities_in_degrees"] = vel_deg
+                    fixes.append(f"joint velocities {vel_deg} are in degrees per second; "
+                                 "convert to rad/s")
+    if nj > 1 and current.fails[6:].any():
+        perm = _joint_permutation(robot, t_fix, q_fix, v_fix, bad)
+        if perm is not None:
+            v_try = v_fix.copy()
+            v_try[:, 6 + perm] = v_fix[:, 6:]
+            trial = _agreement(robot, t_fix, q_fix, v_try, bad)
+            if _improves(trial, current):
+                v_fix, current = v_try, trial
+                moved = [(names[6 + i], names[6 + int(p)]) for i, p in enumerate(perm) if p != i]
+                hypotheses.append("joint_columns_permuted")
+                evidence["permutation"] = moved
+                pairs = ", ".join(f"v column {a!r} holds {b!r}" for a, b in moved[:6])
+                fixes.append(f"the joint columns of v are in another order than those of q "
+                             f"({pairs}{', ...' if len(moved) > 6 else ''}); map both by name")
+
+    failing = [names[j] for j in np.flatnonzero(given.fails)]
+    if hypotheses and not current.fails.any():
+        return ConventionCheck(
+            name, False, f"v does not match dq/dt (columns {_short(failing)}); it does after "
+            f"correcting: {' + '.join(hypotheses)}", "; ".join(fixes), tuple(hypotheses), evidence)
+    left = [names[j] for j in np.flatnonzero(current.fails)]
+    evidence["unexplained_columns"] = left
+    partial = f" ({' + '.join(hypotheses)} explains the others)" if hypotheses else ""
+    return ConventionCheck(
+        name, False, f"v does not match dq/dt (columns {_short(left)}); no known convention "
+        f"mistake explains it{partial}",
+        "; ".join(fixes + [f"check how v of columns {_short(left)} is computed and logged"]),
+        (), evidence)
+
+
+def _improves(trial: _Agreement, current: _Agreement) -> bool:
+    """A correction fits when it fixes columns and breaks none that agreed."""
+    fixed_some = trial.fails.sum() < current.fails.sum()
+    return bool(fixed_some and not (trial.fails & ~current.fails).any())
+
+
+def _short(names: list[str], n: int = 8) -> str:
+    return ", ".join(names[:n]) + (f" and {len(names) - n} more" if len(names) > n else "")
+
+
+def _column_evidence(a: _Agreement, names: list[str]) -> dict[str, dict[str, float]]:
+    return {names[j]: {"share_beyond_bound": float(a.share[j]),
+                       "median_error": float(a.median_error[j]),
+                       "fitted_scale_v_over_dq": float(a.scale[j]),
+                       "velocity_scale": float(a.motion[j])}
+            for j in np.flatnonzero(a.fails)}
+
+
+def _joint_permutation(robot: Robot, t: Array, q: Array, v: Array,
+                       bad: NDArray[np.bool_]) -> NDArray[np.int_] | None:
+    """The permutation ``p`` of joint columns with ``v[:, 6 + i] ~ dq/dt[:, 6 + p[i]]``...
+
+    Found by assignment on the share of samples where the pair disagrees beyond the bound
+    of :func:`_agreement`. None when the identity is best.
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    d = estimate_velocities(robot, t, q)[:, 6:]
+    V = v[:, 6:]
+    ok = ~bad
+    d, V = d[ok], V[ok]
+    dv = np.abs(np.diff(V, axis=0))
+    change = np.zeros_like(V)
+    change[1:] = dv
+    change[:-1] = np.maximum(change[:-1], dv)
+    motion = np.percentile(np.abs(np.concatenate([V, d])), 90, axis=0)
+    # cost[i, k]: v column i against dq/dt column k
+    bound = change + VELOCITY_RELATIVE_FLOOR * motion[None, :]  # (n, nj) per v column
+    cost = (np.abs(V[:, :, None] - d[:, None, :]) > bound[:, :, None]).mean(axis=0)
+    rows, cols = linear_sum_assignment(cost)
+    perm = cols[np.argsort(rows)]
+    if np.array_equal(perm, np.arange(len(perm))):
+        return None
+    return np.asarray(perm)
+
+
+# --- loaded contacts --------------------------------------------------------------------------
+
+
+def _contact_checks(robot: Robot, traj: Trajectory, q: Array, bad: NDArray[np.bool_],
+                    frames: list[str], ground: Ground | None,
+                    up: Array) -> tuple[ConventionCheck, ConventionCheck]:
+    N, k = len(traj), len(frames)
+    model = robot.model
+    data = model.createData()
+    fids = [robot.frame_id(f) for f in frames]
+    P = np.full((N, k, 3), np.nan)
+    com = np.full((N, 3), np.nan)
+    for i in np.flatnonzero(~bad):
+        com[i] = pin.centerOfMass(model, data, q[i], False)
+        for c, fid in enumerate(fids):
+            P[i, c] = pin.updateFramePlacement(model, data, fid).translation
+    t = traj.time
+    normal = ground.normal if ground is not None else up
+    W = traj.contact_wrenches
+    with np.errstate(invalid="ignore"):
+        fn = W[:, :, :3] @ normal
+        loaded = (fn > LOAD_SHARE * robot.weight) & ~bad[:, None]
+    height_of = P @ normal  # (N, k) along the normal
+    if loaded.any():
+        rows = loaded.any(axis=1)
+        feet = np.nanmean(np.where(loaded, height_of, np.nan)[rows], axis=1)
+        h = float(np.nanmedian(com[rows] @ normal - feet))
+    else:
+        h = float(np.nanmedian(com @ normal - np.nanmin(height_of, axis=1)))
+    h = max(h, 1e-3) if math.isfinite(h) else 1.0
+    g = float(np.linalg.norm(robot.gravity_vector))
+    speed_tol = STILL_SPEED_FRACTION * math.sqrt(g * h)
+    height_tol = GROUND_TOLERANCE_FRACTION * h
+    stated = {"load_threshold_N": LOAD_SHARE * robot.weight, "robot_size_h_m": h,
+              "max_violation_share": MAX_VIOLATION_SHARE,
+              "min_violation_time_s": MIN_VIOLATION_TIME}
+    dt = np.gradient(t)
+
+    speed = np.linalg.norm(np.gradient(P, t, axis=0), axis=2) if N > 1 else np.zeros((N, k))
+    if ground is not None:
+        offset = ground.distance(P)
+        plane = {"ground_height_m": ground.height, "ground_normal": ground.normal.tolist(),
+                 "ground": "declared"}
+    else:
+        level = float(np.nanmedian(height_of[loaded])) if loaded.any() else 0.0
+        offset = height_of - level
+        plane = {"ground_height_m": level, "ground_normal": normal.tolist(),
+                 "ground": "estimated: median height of the loaded contacts"}
+    still = _contact_verdict(
+        "loaded_contacts_still", traj.contact_names, loaded, speed, speed_tol, t, dt,
+        {**stated, "speed_tolerance_m_s": speed_tol}, "m/s",
+        "loaded contacts move", "is still while loaded",
+        "check that each wrench is logged with its own contact (names not swapped), that forces "
+        "and motion share one clock (no time lag), that a lifted contact's force is zero "
+        "(no stale force), and the contact frames; a real slip shows here too")
+    on_ground = _contact_verdict(
+        "loaded_contacts_on_ground", traj.contact_names, loaded, np.abs(offset), height_tol, t, dt,
+        {**stated, "height_tolerance_m": height_tol, **plane}, "m",
+        "loaded contacts are off the ground plane", "is on the ground while loaded",
+        "check the contact frames (the sole, not the ankle), the ground height and normal, and "
+        "that the base position is in the same world frame as the ground", signed=offset)
+    return still, on_ground
+
+
+def _contact_verdict(name: str, contact_names: tuple[str, ...], loaded: NDArray[np.bool_],
+                     value: Array, tol: float, t: Array, dt: Array, stated: dict[str, Any],
+                     unit: str, bad_words: str, good_words: str, fix: str,
+                     signed: Array | None = None) -> ConventionCheck:
+    per_contact: dict[str, Any] = {}
+    failing = []
+    with np.errstate(invalid="ignore"):
+        over = loaded & (value > tol)
+    for c, cname in enumerate(contact_names):
+        n_loaded = int(loaded[:, c].sum())
+        idx = np.flatnonzero(over[:, c])
+        share = len(idx) / max(n_loaded, 1)
+        duration = float(dt[idx].sum())
+        fails = share > MAX_VIOLATION_SHARE and duration >= MIN_VIOLATION_TIME
+        worst = idx[np.argsort(-value[idx, c])][:5]
+        shown = signed if signed is not None else value
+        loaded_values = value[loaded[:, c], c]
+        per_contact[cname] = {
+            "loaded_samples": n_loaded, "violating_samples": len(idx), "violating_share": share,
+            "violating_time_s": duration,
+            "max_loaded": float(np.nanmax(loaded_values)) if n_loaded else 0.0,
+            "worst": [(int(i), float(t[i]), float(shown[i, c])) for i in worst],
+        }
+        if fails:
+            failing.append(cname)
+    evidence = {**stated, "contacts": per_contact, "unit": unit}
+    if not failing:
+        return ConventionCheck(name, True, f"every contact {good_words} "
+                               f"(tolerance {tol:.3g} {unit})", evidence=evidence)
+    parts = []
+    for cname in failing:
+        e = per_contact[cname]
+        i, ti, val = e["worst"][0]
+        parts.append(f"{cname!r} for {e['violating_time_s']:.3g} s ({e['violating_share']:.0%} of "
+                     f"its loaded samples), worst {val:.3g} {unit} at t = {ti:.4g} s (sample {i})")
+    message = f"{bad_words} (tolerance {tol:.3g} {unit}): " + "; ".join(parts)
+    return ConventionCheck(name, False, message, fix, (), evidence)
+
+
