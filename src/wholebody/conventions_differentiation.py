@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from .contacts import Contact
 from .errors import InvalidArgumentError, LogFormatError
@@ -98,6 +98,7 @@ def expected_residual_error(
     *,
     force_tolerance: float = 0.01,
     moment_tolerance: float = 0.01,
+    samples: ArrayLike | None = None,
 ) -> ExpectedResidualError:
     """Expected error of the Newton-Euler residual at the CoM when ``a`` is differentiated.
 
@@ -116,6 +117,9 @@ def expected_residual_error(
         Residual force tolerance relative to the weight (as in ``check_trajectory``).
     moment_tolerance : float
         Residual moment tolerance over the weight [m].
+    samples : array of int, optional
+        Only these samples are needed (the others come back as ``inf``): the per-sample
+        Pinocchio work is done for them and their neighbours only.
 
     Returns
     -------
@@ -151,7 +155,13 @@ def expected_residual_error(
     sigma = _noise_sigma(np.where(bad[:, None], np.nan, v))
     noise_f, noise_m = np.zeros(N), np.zeros(N)
     W = np.zeros((N, 6))  # total external wrench at the CoM, gravity excluded (constant)
-    for i in np.flatnonzero(~bad):
+    need = np.ones(N, dtype=bool)
+    if samples is not None:
+        idx = np.asarray(samples, dtype=int)
+        need[:] = False
+        for shift in (-1, 0, 1):
+            need[np.clip(idx + shift, 0, N - 1)] = True
+    for i in np.flatnonzero(~bad & need):
         Ag = pin.computeCentroidalMap(model, data, q[i])
         pin.updateFramePlacements(model, data)
         G = data.com[0]
@@ -162,7 +172,7 @@ def expected_residual_error(
             f, tau = wrenches[i, c, :3], wrenches[i, c, 3:]
             W[i, :3] += f
             W[i, 3:] += tau + np.cross(data.oMf[fid].translation - G, f)
-    W[bad] = np.nan
+    W[bad | ~need] = np.nan
 
     dt = np.diff(traj.time)
     dt_i = np.empty(N)
