@@ -62,16 +62,34 @@ SETUPS = {
     "talos": Setup({"left_sole_link": None, "right_sole_link": None}, 0.10, 0.05),
     "icub": Setup({"l_sole": None, "r_sole": None}, 0.06, 0.025),
     "romeo": Setup({"l_sole": None, "r_sole": None}, 0.10, 0.045),
-    "g1": Setup({"left_sole": ("left_ankle_roll_link", _se3([0.035, 0.0, -0.035])),
-                 "right_sole": ("right_ankle_roll_link", _se3([0.035, 0.0, -0.035]))}, 0.085, 0.03),
-    "simple_humanoid": Setup({"left_sole": ("l_ankle", _se3([0.0, 0.0, -0.1])),
-                              "right_sole": ("r_ankle", _se3([0.0, 0.0, -0.1]))}, 0.12, 0.06,
-                             urdf="simple_humanoid_description/urdf/simple_humanoid.urdf"),
+    "g1": Setup(
+        {
+            "left_sole": ("left_ankle_roll_link", _se3([0.035, 0.0, -0.035])),
+            "right_sole": ("right_ankle_roll_link", _se3([0.035, 0.0, -0.035])),
+        },
+        0.085,
+        0.03,
+    ),
+    "simple_humanoid": Setup(
+        {
+            "left_sole": ("l_ankle", _se3([0.0, 0.0, -0.1])),
+            "right_sole": ("r_ankle", _se3([0.0, 0.0, -0.1])),
+        },
+        0.12,
+        0.06,
+        urdf="simple_humanoid_description/urdf/simple_humanoid.urdf",
+    ),
     # The human model is y-up: its soles' z axes are the model's +y, and the base is turned
     # by +90 degrees about x to stand it up.
-    "human": Setup({"left_sole": ("left_foot", _se3([0.02, -0.07, 0.0], _RX90.T)),
-                    "right_sole": ("right_foot", _se3([0.02, -0.07, 0.0], _RX90.T))}, 0.10, 0.04,
-                   base_rotation=_RX90),
+    "human": Setup(
+        {
+            "left_sole": ("left_foot", _se3([0.02, -0.07, 0.0], _RX90.T)),
+            "right_sole": ("right_foot", _se3([0.02, -0.07, 0.0], _RX90.T)),
+        },
+        0.10,
+        0.04,
+        base_rotation=_RX90,
+    ),
 }
 
 
@@ -81,14 +99,18 @@ def load_standing_robot(name: str) -> tuple[wb.Robot, list[SurfaceContact], Setu
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelWarning)  # known defects, repaired below
         if setup.urdf is not None:
-            robot = wb.Robot.from_urdf(example_robot_data_dir() / setup.urdf, validate="warn", name=name)
+            robot = wb.Robot.from_urdf(
+                example_robot_data_dir() / setup.urdf, validate="warn", name=name
+            )
         else:
             robot = wb.load(name)
     for frame, placement in setup.soles.items():
         if placement is not None:
             robot.add_frame(frame, placement[0], placement[1])
-    contacts = [SurfaceContact(f, half_length=setup.half_length, half_width=setup.half_width, mu=1.0)
-                for f in setup.soles]
+    contacts = [
+        SurfaceContact(f, half_length=setup.half_length, half_width=setup.half_width, mu=1.0)
+        for f in setup.soles
+    ]
     return robot, contacts, setup
 
 
@@ -97,8 +119,9 @@ def stand(name: str = "g1", duration: float = 2.0) -> tuple[MujocoBuild, Traject
     robot, contacts, setup = load_standing_robot(name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelWarning)  # the repairs are in build.repairs
-        build = mujoco_spec_for_robot(robot, contacts, other_collisions=False, inertia="repair",
-                                      timestep=DT)
+        build = mujoco_spec_for_robot(
+            robot, contacts, other_collisions=False, inertia="repair", timestep=DT
+        )
     build.spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
     m = build.compile()
     d = mujoco.MjData(m)
@@ -121,8 +144,13 @@ def stand(name: str = "g1", duration: float = 2.0) -> tuple[MujocoBuild, Traject
         mujoco.mj_step(m, d)
     traj = rec.trajectory(metadata={"robot": name, "scenario": "stand"})
     weight = robot.weight
-    report = check_trajectory(robot, traj, contacts, force_tolerance=RESIDUAL_TOLERANCE / weight,
-                              moment_tolerance=RESIDUAL_TOLERANCE / weight)
+    report = check_trajectory(
+        robot,
+        traj,
+        contacts,
+        force_tolerance=RESIDUAL_TOLERANCE / weight,
+        moment_tolerance=RESIDUAL_TOLERANCE / weight,
+    )
     return build, traj, report
 
 
@@ -136,9 +164,12 @@ def main() -> None:
         print(f"inertia repaired: {r}")
     print(report.format_summary())
     fz = traj.contact_wrenches[:, :, 2].sum(axis=1)
-    print(f"max residual: {np.nanmax(report.force_norm):.2e} N, {np.nanmax(report.moment_norm):.2e} N m; "
-          f"final base height {traj.q[-1, 2]:.3f} m; final vertical force {fz[-1]:.1f} N "
-          f"(weight {build.robot.weight:.1f} N)")
+    print(
+        f"max residual: {np.nanmax(report.force_norm):.2e} N, "
+        f"{np.nanmax(report.moment_norm):.2e} N m; "
+        f"final base height {traj.q[-1, 2]:.3f} m; final vertical force {fz[-1]:.1f} N "
+        f"(weight {build.robot.weight:.1f} N)"
+    )
     # Cross-check: MuJoCo's contact forces balance MuJoCo's motion through wholebody's model,
     # and the robot is still standing on its soles at the end.
     assert report.n_checked == len(traj)

@@ -33,7 +33,6 @@ from . import _validation
 from ._optional import require
 from .contacts import Contact, SurfaceContact
 from .errors import (
-    ContactNotFoundError,
     InvalidArgumentError,
     InvalidInertiaError,
     ModelError,
@@ -103,7 +102,9 @@ def free_base_to_pinocchio(
     return q, v, a
 
 
-def contact_wrenches_on_bodies(mj_model: Any, mj_data: Any, bodies: list[str], points: Array) -> Array:
+def contact_wrenches_on_bodies(
+    mj_model: Any, mj_data: Any, bodies: list[str], points: Array
+) -> Array:
     """The contact wrench on each named body, world axes, about the given points, (k, 6).
 
     Sums every active contact of the body: ``mj_contactForce`` gives the force of geom1 on
@@ -113,7 +114,7 @@ def contact_wrenches_on_bodies(mj_model: Any, mj_data: Any, bodies: list[str], p
     """
     mujoco = import_mujoco()
     ids = [mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_BODY, b) for b in bodies]
-    for name, i in zip(bodies, ids):
+    for name, i in zip(bodies, ids, strict=True):
         if i < 0:
             raise ModelError(f"MuJoCo model has no body {name!r}")
     out = np.zeros((len(bodies), 6))
@@ -183,9 +184,11 @@ class InertiaRepair:
     moments_after: Array
 
     def __str__(self) -> str:
-        return (f"{self.body}: {self.reason}; mass {self.mass_before:.6g} -> {self.mass_after:.6g} kg, "
-                f"principal moments {np.array2string(self.moments_before, precision=4)} -> "
-                f"{np.array2string(self.moments_after, precision=4)} kg m^2")
+        return (
+            f"{self.body}: {self.reason}; mass {self.mass_before:.6g} -> {self.mass_after:.6g} kg, "
+            f"principal moments {np.array2string(self.moments_before, precision=4)} -> "
+            f"{np.array2string(self.moments_after, precision=4)} kg m^2"
+        )
 
 
 @dataclass
@@ -235,13 +238,16 @@ class MujocoBuild:
         try:
             model = self.spec.compile()
         except Exception as exc:
-            raise ModelError(f"MuJoCo cannot compile the model of {self.robot.name!r}: {exc}") from exc
+            raise ModelError(
+                f"MuJoCo cannot compile the model of {self.robot.name!r}: {exc}"
+            ) from exc
         check_contact_geometry(model, self.contacts, self.contact_sites)
         return model
 
 
-def check_contact_geometry(mj_model: Any, contacts: Sequence[Contact],
-                           sites: Mapping[str, str] | None = None) -> list[str]:
+def check_contact_geometry(
+    mj_model: Any, contacts: Sequence[Contact], sites: Mapping[str, str] | None = None
+) -> list[str]:
     """Warn (ModelWarning) for each declared contact whose MuJoCo body has no collision geom.
 
     MuJoCo merges bodies welded to their parent (``fusestatic``), so the body checked is
@@ -264,7 +270,9 @@ def check_contact_geometry(mj_model: Any, contacts: Sequence[Contact],
                 f"contact {c.name!r} (frame {c.frame!r}) is on MuJoCo body {bname!r}, which has no "
                 "collision geometry: it cannot touch anything and its wrench will be zero "
                 "(mujoco_spec_for_robot(..., contact_geoms=True) adds a sole box)",
-                ModelWarning, stacklevel=3)
+                ModelWarning,
+                stacklevel=3,
+            )
             missing.append(c.name)
     return missing
 
@@ -287,28 +295,47 @@ def _contact_body(mj_model: Any, c: Contact, sites: Mapping[str, str] | None) ->
         return int(mj_model.site_bodyid[site])
     body = mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_BODY, c.frame)
     if body < 0:
-        raise ContactNotFoundError(
+        raise ModelError(
             f"contact {c.name!r}: the MuJoCo model has no site {CONTACT_SITE_PREFIX + c.name!r} "
             f"nor a site or body {c.frame!r} (MuJoCo merges bodies welded to their parent: build "
-            "the model with mujoco_spec_for_robot, which adds a site at each contact frame)")
+            "the model with mujoco_spec_for_robot, which adds a site at each contact frame)"
+        )
     return int(body)
 
 
 def _resolve_mesh(filename: str, urdf: Path) -> Path | None:
     """A mesh file name (``package://PKG/rest``, ``file://``, relative) as an existing path."""
     if filename.startswith("file://"):
-        p = Path(filename[len("file://"):])
+        p = Path(filename[len("file://") :])
         return p if p.is_file() else None
     if filename.startswith("package://"):
-        pkg, _, rest = filename[len("package://"):].partition("/")
+        pkg, _, rest = filename[len("package://") :].partition("/")
         for parent in urdf.resolve().parents:
-            for cand in (parent / pkg / rest, parent / rest) if parent.name != pkg else (parent / rest,):
+            for cand in (
+                (parent / pkg / rest, parent / rest) if parent.name != pkg else (parent / rest,)
+            ):
                 if cand.is_file():
                     return cand
         return None
     p = Path(filename)
     p = p if p.is_absolute() else urdf.parent / p
     return p if p.is_file() else None
+
+
+def _unreadable_mesh(path: Path | None) -> str:
+    """Why MuJoCo cannot load a mesh file ('' when it can)."""
+    if path is None:
+        return "not found"
+    if path.suffix.lower() not in _MESH_SUFFIXES:
+        return f"{path.suffix} meshes are not read by MuJoCo"
+    if path.suffix.lower() == ".stl":
+        size = path.stat().st_size
+        with path.open("rb") as f:
+            head = f.read(84)
+        n = int.from_bytes(head[80:84], "little") if len(head) == 84 else -1
+        if size != 84 + 50 * n:  # a binary STL has exactly this size; MuJoCo reads no other
+            return "ASCII STL"
+    return ""
 
 
 def _urdf_text_for_mujoco(path: Path, meshes: str) -> tuple[str, list[str]]:
@@ -324,16 +351,17 @@ def _urdf_text_for_mujoco(path: Path, meshes: str) -> tuple[str, list[str]]:
                 continue
             filename = mesh.get("filename", "")
             resolved = _resolve_mesh(filename, path) if meshes == "resolve" else None
-            if resolved is not None and resolved.suffix.lower() in _MESH_SUFFIXES:
+            why = _unreadable_mesh(resolved) if meshes == "resolve" else ""
+            if not why and resolved is not None:
                 mesh.set("filename", str(resolved))
             else:
                 link.remove(col)
-                stripped.append(f"{link.get('name')}: {filename}")
+                stripped.append(f"{link.get('name')}: {filename}" + (f" ({why})" if why else ""))
     return ET.tostring(root, encoding="unicode"), stripped
 
 
 def _body_inertia(body: Any) -> tuple[Array, Array]:
-    """(rotation of the inertia axes in the body frame, 3x3 inertia in those axes) of a spec body."""
+    """A spec body's inertia: (rotation of its axes in the body frame, 3x3 inertia in them)."""
     R = np.zeros(9)
     quat = np.asarray(body.iquat, dtype=float)
     import_mujoco().mju_quat2Mat(R, quat if np.all(np.isfinite(quat)) else np.array([1.0, 0, 0, 0]))
@@ -403,8 +431,11 @@ def _inertia_repairs(spec: Any) -> list[tuple[Any, InertiaRepair, Array, Array]]
         moments, axes = np.linalg.eigh(0.5 * (inertia + inertia.T))
         fused_mass, fused_moment = moving.get(body.name, (np.inf, np.inf))
         if fused_mass < REPAIR_MASS or fused_moment < _MJ_MINVAL:
-            reason = ("massless moving body (MuJoCo needs mass and inertia)" if fused_mass < REPAIR_MASS
-                      else "moving body without rotational inertia (MuJoCo needs some)")
+            reason = (
+                "massless moving body (MuJoCo needs mass and inertia)"
+                if fused_mass < REPAIR_MASS
+                else "moving body without rotational inertia (MuJoCo needs some)"
+            )
             new_mass = mass + REPAIR_MASS if fused_mass < REPAIR_MASS else mass
             new_moments = np.maximum(moments, 0.0) + REPAIR_MOMENT
         else:
@@ -413,8 +444,16 @@ def _inertia_repairs(spec: Any) -> list[tuple[Any, InertiaRepair, Array, Array]]
         if not reason:
             continue
         new_inertia = axes @ np.diag(new_moments) @ axes.T
-        found.append((body, InertiaRepair(body.name, reason, mass, new_mass, np.sort(moments),
-                                          np.sort(new_moments)), R, new_inertia))
+        found.append(
+            (
+                body,
+                InertiaRepair(
+                    body.name, reason, mass, new_mass, np.sort(moments), np.sort(new_moments)
+                ),
+                R,
+                new_inertia,
+            )
+        )
     return found
 
 
@@ -430,7 +469,9 @@ def _parameters_in_joint(mass: float, com: Array, inertia: Array, placement: pin
     return np.r_[mass, mass * c, Io[0, 0], Io[0, 1], Io[1, 1], Io[0, 2], Io[1, 2], Io[2, 2]]
 
 
-def _patched_robot(robot: Robot, changes: list[tuple[str, float, float, Array, Array, Array]]) -> Robot:
+def _patched_robot(
+    robot: Robot, changes: list[tuple[str, float, float, Array, Array, Array]]
+) -> Robot:
     """A copy of ``robot`` whose links have the new inertias.
 
     ``changes``: (link, old mass, new mass, CoM, old inertia, new inertia), the CoM and the
@@ -440,12 +481,16 @@ def _patched_robot(robot: Robot, changes: list[tuple[str, float, float, Array, A
     ids = {f.name: i for i, f in enumerate(model.frames) if f.type == pin.FrameType.BODY}
     for link, m_old, m_new, com, I_old, I_new in changes:
         if link not in ids:
-            raise ModelError(f"cannot repair link {link!r}: the robot has no body frame of that name")
+            raise ModelError(
+                f"cannot repair link {link!r}: the robot has no body frame of that name"
+            )
         frame = model.frames[ids[link]]
         j = frame.parentJoint
-        params = (model.inertias[j].toDynamicParameters()
-                  - _parameters_in_joint(m_old, com, I_old, frame.placement)
-                  + _parameters_in_joint(m_new, com, I_new, frame.placement))
+        params = (
+            model.inertias[j].toDynamicParameters()
+            - _parameters_in_joint(m_old, com, I_old, frame.placement)
+            + _parameters_in_joint(m_new, com, I_new, frame.placement)
+        )
         model.inertias[j] = pin.Inertia.FromDynamicParameters(params)
     return Robot(model, name=robot.name, source=robot.source)
 
@@ -554,11 +599,15 @@ def mujoco_spec_for_robot(
     if inertia not in ("raise", "repair"):
         raise InvalidArgumentError(f"inertia must be 'raise' or 'repair', got {inertia!r}")
     if not (np.isfinite(sole_thickness) and sole_thickness > 0):
-        raise InvalidArgumentError(f"sole_thickness must be a positive length [m], got {sole_thickness!r}")
+        raise InvalidArgumentError(
+            f"sole_thickness must be a positive length [m], got {sole_thickness!r}"
+        )
     if not (np.isfinite(timestep) and timestep > 0):
         raise InvalidArgumentError(f"timestep must be positive [s], got {timestep!r}")
     if robot.source is None:
-        raise ModelError(f"robot {robot.name!r} has no source file: load it from a URDF or MJCF file")
+        raise ModelError(
+            f"robot {robot.name!r} has no source file: load it from a URDF or MJCF file"
+        )
     path = Path(robot.source)
     if not path.is_file():
         raise ModelFileNotFoundError(f"robot {robot.name!r}: source file not found: {path}")
@@ -587,7 +636,9 @@ def mujoco_spec_for_robot(
         lines = "\n  ".join(str(r) for _, r, _, _ in found)
         raise InvalidInertiaError(
             f"{path}: MuJoCo refuses the inertia of {len(found)} bodies (the closest accepted "
-            f"values are shown; inertia='repair' applies them to MuJoCo and to the robot):\n  {lines}")
+            "values are shown; inertia='repair' applies them to MuJoCo and to the robot):"
+            f"\n  {lines}"
+        )
     changes = []
     for body, rep, R, new_inertia in found:
         com = np.asarray(body.ipos, dtype=float)
@@ -596,23 +647,42 @@ def mujoco_spec_for_robot(
             body.ipos = com
             body.iquat = [1.0, 0.0, 0.0, 0.0]
             R = np.eye(3)
-        changes.append((rep.body, rep.mass_before, rep.mass_after, com,
-                        R @ _body_inertia(body)[1] @ R.T, R @ new_inertia @ R.T))
+        changes.append(
+            (
+                rep.body,
+                rep.mass_before,
+                rep.mass_after,
+                com,
+                R @ _body_inertia(body)[1] @ R.T,
+                R @ new_inertia @ R.T,
+            )
+        )
         body.explicitinertial = True
         body.mass = rep.mass_after
-        body.fullinertia = [new_inertia[0, 0], new_inertia[1, 1], new_inertia[2, 2],
-                            new_inertia[0, 1], new_inertia[0, 2], new_inertia[1, 2]]
+        body.fullinertia = [
+            new_inertia[0, 0],
+            new_inertia[1, 1],
+            new_inertia[2, 2],
+            new_inertia[0, 1],
+            new_inertia[0, 2],
+            new_inertia[1, 2],
+        ]
     out_robot = _patched_robot(robot, changes) if changes else robot
     repairs = tuple(r for _, r, _, _ in found)
     if repairs:
-        warnings.warn(f"{path}: inertias repaired for MuJoCo (and in the returned robot):\n  "
-                      + "\n  ".join(str(r) for r in repairs), ModelWarning, stacklevel=2)
+        warnings.warn(
+            f"{path}: inertias repaired for MuJoCo (and in the returned robot):\n  "
+            + "\n  ".join(str(r) for r in repairs),
+            ModelWarning,
+            stacklevel=2,
+        )
 
     root = spec.worldbody.first_body()
     if root is None:
         raise ModelError(f"{path}: MuJoCo finds no body in the model")
     if robot.has_floating_base and not any(
-            j.type == mujoco.mjtJoint.mjJNT_FREE for j in root.joints):
+        j.type == mujoco.mjtJoint.mjJNT_FREE for j in root.joints
+    ):
         root.add_freejoint()
     if not other_collisions:
         for g in spec.geoms:
@@ -631,20 +701,36 @@ def mujoco_spec_for_robot(
             continue
         geom = CONTACT_GEOM_PREFIX + c.name
         if isinstance(c, SurfaceContact):
-            body.add_geom(name=geom, type=mujoco.mjtGeom.mjGEOM_BOX,
-                          size=[c.half_length, c.half_width, sole_thickness / 2],
-                          pos=p + R[:, 2] * sole_thickness / 2, quat=_quat_wxyz(R),
-                          friction=[c.mu, 0.005, 0.0001], contype=1, conaffinity=1)
+            body.add_geom(
+                name=geom,
+                type=mujoco.mjtGeom.mjGEOM_BOX,
+                size=[c.half_length, c.half_width, sole_thickness / 2],
+                pos=p + R[:, 2] * sole_thickness / 2,
+                quat=_quat_wxyz(R),
+                friction=[c.mu, 0.005, 0.0001],
+                contype=1,
+                conaffinity=1,
+            )
         else:
             radius = 0.005
-            body.add_geom(name=geom, type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[radius, 0, 0],
-                          pos=p + R @ c.normal * radius, friction=[c.mu, 0.005, 0.0001],
-                          contype=1, conaffinity=1)
+            body.add_geom(
+                name=geom,
+                type=mujoco.mjtGeom.mjGEOM_SPHERE,
+                size=[radius, 0, 0],
+                pos=p + R @ c.normal * radius,
+                friction=[c.mu, 0.005, 0.0001],
+                contype=1,
+                conaffinity=1,
+            )
         build.contact_geoms[c.name] = geom
     if floor:
         mu = min((c.mu for c in contacts), default=1.0)
-        spec.worldbody.add_geom(name=FLOOR_NAME, type=mujoco.mjtGeom.mjGEOM_PLANE,
-                                size=[50, 50, 0.1], friction=[mu, 0.005, 0.0001])
+        spec.worldbody.add_geom(
+            name=FLOOR_NAME,
+            type=mujoco.mjtGeom.mjGEOM_PLANE,
+            size=[50, 50, 0.1],
+            friction=[mu, 0.005, 0.0001],
+        )
     return build
 
 
@@ -695,7 +781,7 @@ class MujocoStateMap:
         self.nq_mj, self.nv_mj = mj_model.nq, mj_model.nv
         q_idx = np.full(m.nq, -1)
         v_idx = np.full(m.nv, -1)
-        self._free_mj = None
+        self._free_mj: tuple[int, int] | None = None
         for jid in range(mj_model.njnt):
             jtype = int(mj_model.jnt_type[jid])
             qa, va = mj_model.jnt_qposadr[jid], mj_model.jnt_dofadr[jid]
@@ -709,20 +795,27 @@ class MujocoStateMap:
                 raise ModelError(f"MuJoCo joint {name!r}: only hinge, slide and free joints map")
             pj = m.joints[robot.joint_id(name)]
             if pj.nq != 1:
-                raise ModelError(f"joint {name!r} has {pj.nq} coordinates in Pinocchio, 1 in MuJoCo")
+                raise ModelError(
+                    f"joint {name!r} has {pj.nq} coordinates in Pinocchio, 1 in MuJoCo"
+                )
             q_idx[pj.idx_q] = qa
             v_idx[pj.idx_v] = va
         if robot.has_floating_base and self._free_mj is None:
             raise ModelError("the robot has a floating base but the MuJoCo model no free joint")
         start_q, start_v = (7, 6) if robot.has_floating_base else (0, 0)
-        missing = [robot.model.names[j] for j in range(1, m.njoints)
-                   if m.joints[j].nq == 1 and q_idx[m.joints[j].idx_q] < 0]
+        missing = [
+            robot.model.names[j]
+            for j in range(1, m.njoints)
+            if m.joints[j].nq == 1 and q_idx[m.joints[j].idx_q] < 0
+        ]
         if missing:
             raise ModelError(f"joints {missing} are not in the MuJoCo model")
         self._q_idx = q_idx[start_q:]
         self._v_idx = v_idx[start_v:]
 
     def _base_rotation(self, qpos: Array) -> Array:
+        if self._free_mj is None:
+            return np.eye(3)
         qa, _ = self._free_mj
         w, x, y, z = qpos[qa + 3 : qa + 7]
         return pin.Quaternion(w, x, y, z).normalized().toRotationMatrix()
@@ -731,14 +824,33 @@ class MujocoStateMap:
         # Reorder into [free joint, joints in robot order], then convert in one place.
         qpos = np.asarray(qpos, dtype=float)
         if self._free_mj is None:
-            return (qpos[self._q_idx], None if qvel is None else np.asarray(qvel)[self._v_idx],
-                    None if qacc is None else np.asarray(qacc)[self._v_idx])
+            return (
+                qpos[self._q_idx],
+                None if qvel is None else np.asarray(qvel)[self._v_idx],
+                None if qacc is None else np.asarray(qacc)[self._v_idx],
+            )
         qa, va = self._free_mj
         qp = np.concatenate([qpos[qa : qa + 7], qpos[self._q_idx]])
-        qv = np.zeros(6 + len(self._v_idx)) if qvel is None else np.concatenate(
-            [np.asarray(qvel, dtype=float)[va : va + 6], np.asarray(qvel, dtype=float)[self._v_idx]])
-        qc = None if qacc is None else np.concatenate(
-            [np.asarray(qacc, dtype=float)[va : va + 6], np.asarray(qacc, dtype=float)[self._v_idx]])
+        qv = (
+            np.zeros(6 + len(self._v_idx))
+            if qvel is None
+            else np.concatenate(
+                [
+                    np.asarray(qvel, dtype=float)[va : va + 6],
+                    np.asarray(qvel, dtype=float)[self._v_idx],
+                ]
+            )
+        )
+        qc = (
+            None
+            if qacc is None
+            else np.concatenate(
+                [
+                    np.asarray(qacc, dtype=float)[va : va + 6],
+                    np.asarray(qacc, dtype=float)[self._v_idx],
+                ]
+            )
+        )
         q, v, a = free_base_to_pinocchio(qp, qv, qc)
         return q[0], v[0], None if a is None else a[0]
 

@@ -106,7 +106,9 @@ class MujocoRecorder:
             raise InvalidArgumentError(f"contact names must be unique, got {names}")
         self._map = MujocoStateMap(robot, mj_model)
         if self._map._free_mj is None:
-            raise ModelError("MujocoRecorder needs a floating-base robot (a free joint in the model)")
+            raise ModelError(
+                "MujocoRecorder needs a floating-base robot (a free joint in the model)"
+            )
         qa, va = self._map._free_mj
         self._qcols = np.r_[np.arange(qa, qa + 7), self._map._q_idx]
         self._vcols = np.r_[np.arange(va, va + 6), self._map._v_idx]
@@ -120,11 +122,14 @@ class MujocoRecorder:
             site = _contact_site(mj_model, c, contact_sites)
             self._bodies.append(body)
             self._sites.append(site)
+        self._site_arr = np.array(self._sites, dtype=int)
+        self._body_arr = np.array(self._bodies, dtype=int)
         self._slot = {b: k for k, b in enumerate(self._bodies)}
         if len(self._slot) != len(self._bodies):
             raise InvalidArgumentError(
                 "two declared contacts are on the same MuJoCo body: their wrenches cannot be told "
-                "apart from MuJoCo's contacts; declare one contact per body")
+                "apart from MuJoCo's contacts; declare one contact per body"
+            )
         self._push = []
         for b in push_bodies:
             i = mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_BODY, b)
@@ -135,15 +140,18 @@ class MujocoRecorder:
         self.push_bodies = tuple(push_bodies)
         self.torques = torques
         self.forward = forward
-        self._log: dict[str, list[Array]] = {k: [] for k in
-                                             ("t", "qpos", "qvel", "qacc", "tau", "w", "push")}
+        self._log: dict[str, list[Array]] = {
+            k: [] for k in ("t", "qpos", "qvel", "qacc", "tau", "w", "push")
+        }
         self._undeclared = np.zeros(mj_model.nbody)  # max force seen per body [N]
         self._local = np.zeros(6)
 
     @classmethod
     def from_build(cls, build: MujocoBuild, mj_model: Any, **options: Any) -> MujocoRecorder:
         """A recorder for a model compiled from ``build`` (its robot, contacts and sites)."""
-        return cls(build.robot, mj_model, build.contacts, contact_sites=build.contact_sites, **options)
+        return cls(
+            build.robot, mj_model, build.contacts, contact_sites=build.contact_sites, **options
+        )
 
     def __len__(self) -> int:
         return len(self._log["t"])
@@ -156,9 +164,13 @@ class MujocoRecorder:
         """
         m, mujoco = self.model, self._mujoco
         out = np.zeros((len(self.contacts), 6))
-        points = mj_data.site_xpos[self._sites] if self._sites and min(self._sites) >= 0 else \
-            np.array([mj_data.site_xpos[s] if s >= 0 else mj_data.xpos[b]
-                      for s, b in zip(self._sites, self._bodies)]).reshape(-1, 3)
+        # The wrench point: the contact's site, else the origin of the body named as its frame.
+        has_site = self._site_arr >= 0
+        points = np.where(
+            has_site[:, None],
+            mj_data.site_xpos[np.maximum(self._site_arr, 0)],
+            mj_data.xpos[self._body_arr],
+        )
         for i in range(mj_data.ncon):
             con = mj_data.contact[i]
             b1, b2 = int(m.geom_bodyid[con.geom1]), int(m.geom_bodyid[con.geom2])
@@ -214,8 +226,10 @@ class MujocoRecorder:
     def undeclared_contact_force(self) -> dict[str, float]:
         """Largest contact force [N] seen so far on each robot body with no declared contact."""
         mujoco = self._mujoco
-        return {mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_BODY, b): float(self._undeclared[b])
-                for b in np.flatnonzero(self._undeclared > UNDECLARED_FORCE_TOLERANCE)}
+        return {
+            mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_BODY, b): float(self._undeclared[b])
+            for b in np.flatnonzero(self._undeclared > UNDECLARED_FORCE_TOLERANCE)
+        }
 
     def trajectory(self, metadata: Mapping[str, Any] | None = None) -> Trajectory:
         """The samples logged so far, in wholebody's conventions.
@@ -236,7 +250,9 @@ class MujocoRecorder:
             warnings.warn(
                 "MuJoCo contacts on robot bodies without a declared contact (largest force per "
                 f"body, N): {undeclared}; the log's contact wrenches miss them",
-                WholebodyWarning, stacklevel=2)
+                WholebodyWarning,
+                stacklevel=2,
+            )
         if not log["t"]:
             from .errors import LogFormatError
 
@@ -247,12 +263,21 @@ class MujocoRecorder:
             P = np.array(log["push"])
             pushes = {b: P[:, k] for k, b in enumerate(self.push_bodies)}
         opt = self.model.opt
-        meta = {"simulator": f"MuJoCo {self._mujoco.__version__}", "timestep": float(opt.timestep),
-                "solver_tolerance": float(opt.tolerance), "undeclared_contact_force_N": undeclared,
-                **dict(metadata or {})}
+        meta = {
+            "simulator": f"MuJoCo {self._mujoco.__version__}",
+            "timestep": float(opt.timestep),
+            "solver_tolerance": float(opt.tolerance),
+            "undeclared_contact_force_N": undeclared,
+            **dict(metadata or {}),
+        }
         return Trajectory.from_mujoco(
-            np.array(log["qpos"]), np.array(log["qvel"]), np.array(log["qacc"]),
-            time=np.array(log["t"]), joint_names=self.robot.joint_names,
+            np.array(log["qpos"]),
+            np.array(log["qvel"]),
+            np.array(log["qacc"]),
+            time=np.array(log["t"]),
+            joint_names=self.robot.joint_names,
             contact_wrenches={c.name: W[:, k] for k, c in enumerate(self.contacts)},
-            tau=np.array(log["tau"]) if self.torques else None, external_wrenches=pushes,
-            metadata=meta)
+            tau=np.array(log["tau"]) if self.torques else None,
+            external_wrenches=pushes,
+            metadata=meta,
+        )
