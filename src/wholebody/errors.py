@@ -19,6 +19,7 @@ __all__ = [
     "InvalidInertiaError",
     "InvalidJointError",
     "MissingDependencyError",
+    "MJCFParseError",
     "FrameNotFoundError",
     "JointNotFoundError",
     "RobotNotFoundError",
@@ -72,6 +73,10 @@ class InvalidJointError(ModelError):
 
 class MissingDependencyError(WholebodyError, ImportError):
     """An optional dependency is needed; the message gives the ``pip install`` line."""
+
+
+class MJCFParseError(ModelError):
+    """The MJCF does not parse or Pinocchio cannot build it; the message carries the reason."""
 
 
 # --- names --------------------------------------------------------------------------------
