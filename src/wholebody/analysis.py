@@ -9,17 +9,14 @@ when residuals are large, a diagnosis (:mod:`wholebody.diagnosis`). The result i
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ._optional import require
 from .balance import kinematics_batch
 from .contacts import Contact, SurfaceContact
 from .diagnosis import MAX_SAMPLES, DiagnosisData, Finding, diagnose
@@ -32,10 +29,11 @@ from .newton_euler import (
     wrench_sum,
 )
 from .parallel import ChunkFailure, Shared, chunk_bounds, run_chunks
+from .report import CONTACT_THRESHOLD, Report
 from .robot import Robot
 from .trajectory import Trajectory
 
-__all__ = ["Report", "check_trajectory", "estimate_trajectory", "validate_tolerances",
+__all__ = ["Report", "check_trajectory", "estimate_trajectory", "validate_tolerances", "TOLERANCE_PRESETS",
            "DEFAULT_FORCE_TOLERANCE", "DEFAULT_MOMENT_TOLERANCE", "DEFAULT_CONE_TOLERANCE"]
 
 Array = NDArray[np.float64]
@@ -46,261 +44,14 @@ DEFAULT_MOMENT_TOLERANCE = 0.01
 #: Cone margins below -this share of the weight count as violations. Simulators place contact
 #: points a fraction of a millimetre outside a tilted sole (penetration): 1e-4 m g is 0.06 N.
 DEFAULT_CONE_TOLERANCE = 1e-4
-#: Names of violated inequalities: the 16 rows of the contact wrench cone, then point contacts'.
-#: Normal force below this share of the weight: the contact is open (for make/break events).
-CONTACT_THRESHOLD = 0.02
-
-
-@dataclass
-class Report:
-    """What :func:`check_trajectory` found, per sample and in summary.
-
-    Per-sample arrays have N rows (NaN on flagged samples). Contact arrays have one column
-    per contact, in ``contact_names`` order.
-
-    Attributes
-    ----------
-    time : (N,) [s]
-    residual_force, residual_moment : (N, 3)
-        ``w_c + w_gi`` about the CoM, world axes [N], [N m].
-    flagged : (N,) bool
-        Samples that could not be checked; ``reasons`` says why.
-    over_tolerance : (N,) bool
-        Residual force above ``force_tolerance`` or moment above ``moment_tolerance``.
-    cone_margin : (N, k)
-        Distance inside the friction cone (negative outside) [N or N m].
-    violated_row : (N, k) str
-        The violated inequality of each contact ('' when inside).
-    utilisation : (N, k)
-        ``|f_t| / (mu f_n)`` in the contact frame.
-    normal_force : (N, k) [N]
-    cop : (N, k, 2)
-        Centre of pressure in each surface contact's frame [m] (NaN for point contacts).
-    sole_half_sizes : dict of str to (float, float)
-        Surface contacts' half-length and half-width [m] (for the CoP figures).
-    events : list of (time, contact, "make" | "break")
-        Where a contact's normal force crosses 2 % of the weight (the first 10,000 per contact).
-    diagnosis : list of Finding
-        Ranked causes when the log is inconsistent; empty for a consistent log.
-    """
-
-    robot: str
-    source: str
-    time: Array
-    residual_force: Array
-    residual_moment: Array
-    flagged: Array
-    reasons: dict[int, str]
-    weight: float
-    force_tolerance: float
-    moment_tolerance: float
-    contact_names: list[str]
-    cone_margin: Array
-    violated_row: Array
-    utilisation: Array
-    normal_force: Array
-    cop: Array
-    accelerations_estimated: bool
-    cone_tolerance: float = 1e-4
-    sole_half_sizes: dict[str, tuple[float, float]] = field(default_factory=dict)
-    events: list[tuple[float, str, str]] = field(default_factory=list)
-    diagnosis: list[Finding] = field(default_factory=list)
-
-    # --- per sample ---------------------------------------------------------------------
-
-    @property
-    def n_samples(self) -> int:
-        return len(self.time)
-
-    @property
-    def n_checked(self) -> int:
-        return int((~self.flagged).sum())
-
-    @property
-    def force_norm(self) -> Array:
-        return np.linalg.norm(self.residual_force, axis=1)
-
-    @property
-    def moment_norm(self) -> Array:
-        return np.linalg.norm(self.residual_moment, axis=1)
-
-    @property
-    def over_tolerance(self) -> Array:
-        with np.errstate(invalid="ignore"):
-            return ~self.flagged & ((self.force_norm > self.force_tolerance * self.weight)
-                                    | (self.moment_norm > self.moment_tolerance * self.weight))
-
-    @property
-    def cone_violation(self) -> Array:
-        """(N, k) bool: outside the cone by more than ``cone_tolerance`` m g."""
-        with np.errstate(invalid="ignore"):
-            return self.cone_margin < -self.cone_tolerance * self.weight
-
-    @property
-    def consistent(self) -> bool:
-        """At least one sample checked, none over tolerance and no cone violated."""
-        return self.verdict == "consistent"
-
-    @property
-    def verdict(self) -> str:
-        """``"consistent"``, ``"inconsistent"``, or ``"unchecked"`` when no sample could be
-        checked (every sample flagged): no evidence is no verdict."""
-        if self.n_checked == 0:
-            return "unchecked"
-        if self.over_tolerance.any() or self.cone_violation.any():
-            return "inconsistent"
-        return "consistent"
-
-    # --- summary --------------------------------------------------------------------------
-
-    def summary(self) -> dict[str, Any]:
-        ok = ~self.flagged
-
-        def stats(x: Array) -> dict[str, float]:
-            x = x[ok]
-            if not len(x):
-                return {"median": float("nan"), "p95": float("nan"), "max": float("nan")}
-            return {"median": float(np.median(x)), "p95": float(np.percentile(x, 95)), "max": float(np.max(x))}
-
-        contacts = {}
-        for j, name in enumerate(self.contact_names):
-            viol = self.cone_violation[:, j]
-            rows = self.violated_row[viol, j]
-            common = max(set(rows), key=list(rows).count) if len(rows) else ""
-            contacts[name] = {
-                "violations": int(viol.sum()),
-                "fraction_violated": float(viol.sum() / max(self.n_checked, 1)),
-                "most_violated": common,
-                "max_utilisation": float(np.nanmax(self.utilisation[:, j])) if ok.any() else float("nan"),
-            }
-        over = self.over_tolerance
-        near_events = self._near_events(over)
-        return {
-            "robot": self.robot,
-            "source": self.source,
-            "consistent": self.consistent,
-            "verdict": self.verdict,
-            "samples": {"in": self.n_samples, "checked": self.n_checked, "flagged": int(self.flagged.sum())},
-            "weight_N": self.weight,
-            "accelerations_estimated": self.accelerations_estimated,
-            "residual_force_N": stats(self.force_norm),
-            "residual_moment_Nm": stats(self.moment_norm),
-            "residual_force_relative": stats(self.force_norm / self.weight),
-            "residual_moment_relative_m": stats(self.moment_norm / self.weight),
-            "tolerance": {"force_relative": self.force_tolerance, "moment_relative_m": self.moment_tolerance},
-            "fraction_over_tolerance": float(over.sum() / max(self.n_checked, 1)),
-            "over_tolerance_near_contact_events": near_events,
-            "contacts": contacts,
-            "n_events": len(self.events),
-            "events": [{"time": t, "contact": c, "event": e} for t, c, e in self.events[:200]],
-            "flagged_reasons": {str(k): v for k, v in list(self.reasons.items())[:50]},
-            "diagnosis": [{"cause": f.cause, "explained": f.explained, "message": f.message,
-                           "parameters": f.parameters, "uncertainty": f.uncertainty,
-                           "alternatives": f.alternatives} for f in self.diagnosis],
-        }
-
-    def _near_events(self, over: Array, window: float = 0.02) -> float:
-        """Share of the over-tolerance samples within ``window`` s of a make/break event."""
-        if not over.any() or not self.events:
-            return 0.0
-        return float(_near(self.time[over], np.array([e[0] for e in self.events]), window).mean())
-
-    def format_summary(self) -> str:
-        """The summary as a few lines of text (what the CLI prints)."""
-        s = self.summary()
-        f, m = s["residual_force_N"], s["residual_moment_Nm"]
-        lines = [
-            f"log       {self.source}  ({self.robot}, weight {self.weight:.1f} N)",
-            f"samples   {s['samples']['in']} in = {s['samples']['checked']} checked + "
-            f"{s['samples']['flagged']} flagged"
-            + ("   (accelerations estimated from v)" if self.accelerations_estimated else ""),
-            f"residual  force  median {f['median']:.3g} N, p95 {f['p95']:.3g} N, max {f['max']:.3g} N",
-            f"          moment median {m['median']:.3g} N m, p95 {m['p95']:.3g} N m, max {m['max']:.3g} N m",
-            f"over tolerance ({100 * self.force_tolerance:g} % m g, {100 * self.moment_tolerance:g} cm): "
-            f"{100 * s['fraction_over_tolerance']:.2f} % of samples",
-        ]
-        if s["over_tolerance_near_contact_events"] and s["fraction_over_tolerance"]:
-            lines.append(f"          {100 * s['over_tolerance_near_contact_events']:.0f} % of those within 20 ms "
-                         "of a contact make/break")
-        for name, c in s["contacts"].items():
-            lines.append(f"contact   {name}: {c['violations']} cone violations"
-                         + (f" (mostly: {c['most_violated']})" if c["most_violated"] else "")
-                         + f", max utilisation {c['max_utilisation']:.2f}")
-        for k, (i, why) in enumerate(self.reasons.items()):
-            if k == 5:
-                lines.append(f"          ... {len(self.reasons) - 5} more flagged samples")
-                break
-            lines.append(f"flagged   sample {i}: {why}")
-        if self.diagnosis:
-            best = self.diagnosis[0]
-            lines.append(f"diagnosis {best.message} (explains {100 * best.explained:.0f} % of the residual)")
-            for alternative in best.alternatives:
-                lines.append(f"          or: {alternative}")
-            others, seen = [], {best.cause}
-            for f in sorted(self.diagnosis[1:], key=lambda f: -f.explained):
-                if f.cause not in seen and f.cause != "unexplained":
-                    seen.add(f.cause)
-                    others.append(f"{f.cause.replace('_', ' ')} {100 * f.explained:.0f} %")
-            if others:
-                lines.append(f"          also tested: {', '.join(others[:6])}" + (", ..." if len(others) > 6 else ""))
-        lines.append("verdict   " + {"consistent": "consistent", "inconsistent": "INCONSISTENT",
-                                     "unchecked": "UNCHECKED (no sample could be checked)"}[self.verdict])
-        return "\n".join(lines)
-
-    # --- output -----------------------------------------------------------------------------
-
-    def columns(self) -> dict[str, Array]:
-        """Per-sample columns (name -> (N,) array) for CSV and DataFrames."""
-        cols: dict[str, Array] = {
-            "time": self.time, "flagged": self.flagged.astype(float),
-            "over_tolerance": self.over_tolerance.astype(float),
-            "residual_fx": self.residual_force[:, 0], "residual_fy": self.residual_force[:, 1],
-            "residual_fz": self.residual_force[:, 2], "residual_tx": self.residual_moment[:, 0],
-            "residual_ty": self.residual_moment[:, 1], "residual_tz": self.residual_moment[:, 2],
-            "residual_force": self.force_norm, "residual_moment": self.moment_norm,
-        }
-        for j, name in enumerate(self.contact_names):
-            cols[f"{name}:normal_force"] = self.normal_force[:, j]
-            cols[f"{name}:cone_margin"] = self.cone_margin[:, j]
-            cols[f"{name}:utilisation"] = self.utilisation[:, j]
-            cols[f"{name}:cop_x"] = self.cop[:, j, 0]
-            cols[f"{name}:cop_y"] = self.cop[:, j, 1]
-        return cols
-
-    def to_json(self, path: str | Path | None = None) -> str:
-        """The summary as JSON; written to ``path`` when given."""
-        text = json.dumps(self.summary(), indent=2, default=float)
-        if path is not None:
-            Path(path).write_text(text)
-        return text
-
-    def to_csv(self, path: str | Path) -> None:
-        """Per-sample columns as CSV (plus one column of violated inequalities per contact)."""
-        cols = self.columns()
-        header = list(cols) + [f"{n}:violated" for n in self.contact_names]
-        with open(path, "w") as f:
-            f.write(",".join(header) + "\n")
-            for i in range(self.n_samples):
-                values = [f"{cols[c][i]:.10g}" for c in cols]
-                values += [f'"{self.violated_row[i, j]}"' for j in range(len(self.contact_names))]
-                f.write(",".join(values) + "\n")
-
-    def to_dataframe(self) -> Any:
-        """Per-sample columns as a pandas DataFrame (needs pandas)."""
-        pd = require("pandas", "parquet", "DataFrames")
-        df = pd.DataFrame(self.columns())
-        for j, name in enumerate(self.contact_names):
-            df[f"{name}:violated"] = self.violated_row[:, j]
-        return df
-
-    def plot(self, path: str | Path | None = None) -> Any:
-        """Residuals over time, friction utilisation and CoP in the soles (``plot`` extra)."""
-        from .plots import plot_report
-
-        return plot_report(self, path)
-
-
-# --- the check ------------------------------------------------------------------------------
+#: Tolerance presets: simulation logs balance to numerical precision; measured data carries
+#: sensor noise, calibration and model errors of a few per cent.
+TOLERANCE_PRESETS: dict[str, dict[str, float]] = {
+    "simulation": {"force_tolerance": 0.01, "moment_tolerance": 0.01, "cone_tolerance": 1e-4,
+                   "cone_tolerance_relative": 0.0},
+    "measured": {"force_tolerance": 0.05, "moment_tolerance": 0.03, "cone_tolerance": 2e-3,
+                 "cone_tolerance_relative": 0.05},
+}
 
 
 def validate_tolerances(**tolerances: float) -> None:
@@ -336,9 +87,15 @@ def check_trajectory(
     traj: Trajectory,
     contacts: Sequence[Contact],
     *,
-    force_tolerance: float = DEFAULT_FORCE_TOLERANCE,
-    moment_tolerance: float = DEFAULT_MOMENT_TOLERANCE,
-    cone_tolerance: float = DEFAULT_CONE_TOLERANCE,
+    preset: str = "simulation",
+    force_tolerance: float | None = None,
+    moment_tolerance: float | None = None,
+    cone_tolerance: float | None = None,
+    cone_tolerance_relative: float | None = None,
+    t_start: float | None = None,
+    t_stop: float | None = None,
+    ground: Any = None,
+    conventions: bool = True,
     savgol: tuple[int, int] | None = None,
     diagnose_causes: bool = True,
     workers: int = 1,
@@ -354,16 +111,28 @@ def check_trajectory(
     traj : Trajectory
     contacts : sequence of Contact
         One per contact of the log, matched by name (friction and geometry).
-    force_tolerance : float
-        Residual force tolerance, relative to the weight.
-    moment_tolerance : float
-        Residual moment tolerance over the weight [m].
-    cone_tolerance : float
+    preset : {"simulation", "measured"}
+        Default tolerances (:data:`TOLERANCE_PRESETS`); the arguments below override them.
+    force_tolerance : float, optional
+        Residual force tolerance, relative to the weight (simulation: 0.01).
+    moment_tolerance : float, optional
+        Residual moment tolerance over the weight [m] (simulation: 0.01, 1 cm of CoP).
+    cone_tolerance : float, optional
         Cone margin below which a contact counts as violating, relative to the weight.
+    cone_tolerance_relative : float, optional
+        Further cone slack relative to each contact's own normal force.
+    t_start, t_stop : float, optional
+        Check only the samples with ``t_start <= time <= t_stop`` [s].
+    ground : Ground or float, optional
+        The ground for the convention checks (a height [m] or a
+        :class:`wholebody.conventions.Ground`); by default loaded contacts must agree.
+    conventions : bool
+        Run :func:`wholebody.conventions.check_conventions` before dynamics (default). A
+        failed check makes the log inconsistent and heads the diagnosis.
     savgol : (window, order), optional
         Smoothing of estimated accelerations (only when the log has none).
     diagnose_causes : bool
-        Run :func:`wholebody.diagnosis.diagnose` when some samples are over tolerance.
+        Run :func:`wholebody.diagnosis.diagnose` when some samples are inconsistent.
     workers : int
         Processes for the per-sample work (one Pinocchio pass each); results are identical
         to ``workers=1``. A chunk that fails flags its samples with the error.
@@ -371,14 +140,30 @@ def check_trajectory(
         Samples per chunk: memory beyond the loaded log grows with it, not with the log.
     progress : bool
         A progress bar (tqdm) over the samples (``workers=1``).
+
+    Returns
+    -------
+    Report
+        Per-sample residuals, cones, flags, the verdict (see :mod:`wholebody.report`) and
+        the diagnosis.
     """
-    validate_tolerances(force_tolerance=force_tolerance, moment_tolerance=moment_tolerance,
-                        cone_tolerance=cone_tolerance)
-    if workers < 1:
-        raise InvalidArgumentError(f"workers must be at least 1, got {workers}")
+    if preset not in TOLERANCE_PRESETS:
+        raise InvalidArgumentError(f"preset must be one of {sorted(TOLERANCE_PRESETS)}, got {preset!r}")
+    given = {"force_tolerance": force_tolerance, "moment_tolerance": moment_tolerance,
+             "cone_tolerance": cone_tolerance, "cone_tolerance_relative": cone_tolerance_relative}
+    tol = {name: TOLERANCE_PRESETS[preset][name] if value is None else value for name, value in given.items()}
+    validate_tolerances(**tol)
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise InvalidArgumentError(f"workers must be an integer >= 1, got {workers!r}")
     contacts = _contacts_for_log(traj, contacts)
+    traj = _time_window(traj, t_start, t_stop)
     if traj.a is None:
         traj = traj.with_accelerations(robot, savgol=savgol)
+    convention_report = None
+    if conventions and len(traj) >= 3:
+        from .conventions import check_conventions
+
+        convention_report = check_conventions(robot, traj, contacts, ground=ground)
     q, v, a, _ = traj.for_robot(robot)
     arrays, bad, reasons = robot.check_batch(q=q, v=v, a=a)
     N = len(traj)
@@ -405,13 +190,14 @@ def check_trajectory(
 
     # One chunk at a time (bounded memory), on one or several processes.
     chunks = []
+    cone_slack = (tol["cone_tolerance"] * robot.weight, tol["cone_tolerance_relative"])
     shared = {"q": arrays["q"], "v": arrays["v"], "a": arrays["a"], "W": W, "E": E, "bad": bad}
     for start, stop in chunk_bounds(N, chunk_size):
         kept = keep[(keep >= start) & (keep < stop)] - start
         part = {name: Shared(name, start, stop) for name in shared}
         chunks.append(((start, stop), (contacts, part["q"], part["v"], part["a"], part["W"],
                                        None if E is None else part["E"], part["bad"], frames, e, kept,
-                                       cone_tolerance, progress and workers == 1)))
+                                       cone_slack, progress and workers == 1)))
     results = run_chunks(robot, _check_chunk, chunks, workers, shared=shared)
     out = _ChunkOutput.empty(N, k, len(keep))
     offset = 0
@@ -425,6 +211,12 @@ def check_trajectory(
         else:
             out.write(res, start, stop, offset)
         offset += n_keep
+    # A residual that is not finite on a checked sample (a model with NaN inertia, values
+    # that overflow) is not evidence: flag it, never count it as balanced.
+    not_finite = ~bad & ~(np.isfinite(out.r_f).all(axis=1) & np.isfinite(out.r_m).all(axis=1))
+    for i in np.flatnonzero(not_finite):
+        reasons[int(i)] = "the residual is not finite (NaN in the model, or values that overflow)"
+    bad = bad | not_finite
     reasons = dict(sorted(reasons.items()))
     for field_ in ("r_f", "r_m", "margin", "util", "normal", "cop"):
         getattr(out, field_)[bad] = np.nan
@@ -432,29 +224,74 @@ def check_trajectory(
     events = _contact_events(traj.time, out.normal, [c.name for c in contacts], robot.weight, bad)
     report = Report(
         robot=robot.name, source=traj.source, time=traj.time, residual_force=out.r_f, residual_moment=out.r_m,
-        flagged=bad, reasons=reasons, weight=robot.weight, force_tolerance=force_tolerance,
-        moment_tolerance=moment_tolerance, contact_names=[c.name for c in contacts], cone_margin=out.margin,
-        violated_row=np.array(("",) + VIOLATION_NAMES, dtype=object)[out.violated + 1], utilisation=out.util, normal_force=out.normal, cop=out.cop,
-        accelerations_estimated=traj.accelerations_estimated, cone_tolerance=cone_tolerance, events=events,
+        flagged=bad, reasons=reasons, weight=robot.weight, force_tolerance=tol["force_tolerance"],
+        moment_tolerance=tol["moment_tolerance"], contact_names=[c.name for c in contacts],
+        cone_margin=out.margin, violated_row=np.array(("",) + VIOLATION_NAMES, dtype=object)[out.violated + 1],
+        utilisation=out.util, normal_force=out.normal, cop=out.cop,
+        accelerations_estimated=traj.accelerations_estimated, cone_tolerance=tol["cone_tolerance"],
+        events=events,
         sole_half_sizes={c.name: (c.half_length, c.half_width) for c in contacts if isinstance(c, SurfaceContact)},
+        conventions=convention_report, preset=preset, cone_tolerance_relative=tol["cone_tolerance_relative"],
     )
-    if diagnose_causes and report.over_tolerance.any():
-        edge = _estimate_artifacts(report)
-        if edge is not None:
-            report.diagnosis = [edge]
-            return report
+    over = report.over_tolerance
+    if traj.accelerations_estimated and over.any() and N >= 3:
+        report.unreliable = _covered_by_differentiation(robot, traj, contacts, report, np.flatnonzero(over))
+    findings: list[Finding] = []
+    if convention_report is not None:
+        findings += [Finding(f"convention:{c.name}", 1.0, c.message + (f"; fix: {c.fix}" if c.fix else ""),
+                             {"hypotheses": list(c.hypotheses), "evidence": c.evidence})
+                     for c in convention_report.findings]
+    inconsistent = report.inconsistent_samples
+    if diagnose_causes and inconsistent.any():
         ok = ~bad[keep]
         rows = keep[ok]
         log_wrenches = np.where(bad[:, None, None], 0.0, W)
-        report.diagnosis = diagnose(DiagnosisData(
+        findings += diagnose(DiagnosisData(
             weight=robot.weight, mass=robot.mass, gravity=robot.gravity_vector, time=traj.time[rows],
             wrenches=log_wrenches[rows], positions=out.keep_positions[ok], rotations=out.keep_rotations[ok],
             joint_centres=out.keep_joints[ok], com=out.keep_com[ok], momentum_rate=out.keep_rate[ok],
-            external=out.keep_ext[ok], names=[c.name for c in contacts], over=report.over_tolerance[rows],
+            external=out.keep_ext[ok], names=[c.name for c in contacts], over=inconsistent[rows],
             log_wrenches=log_wrenches, rows=rows, log_time=traj.time,
-            tolerance=(force_tolerance * robot.weight, moment_tolerance * robot.weight),
+            tolerance=(tol["force_tolerance"] * robot.weight, tol["moment_tolerance"] * robot.weight),
         ))
+    report.diagnosis = findings
     return report
+
+
+def _time_window(traj: Trajectory, t_start: float | None, t_stop: float | None) -> Trajectory:
+    """The samples with ``t_start <= time <= t_stop``."""
+    if t_start is None and t_stop is None:
+        return traj
+    for name, value in (("t_start", t_start), ("t_stop", t_stop)):
+        if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)):
+            raise InvalidArgumentError(f"{name} must be a finite time in seconds, got {value!r}")
+    lo = -np.inf if t_start is None else float(t_start)
+    hi = np.inf if t_stop is None else float(t_stop)
+    keep = (traj.time >= lo) & (traj.time <= hi)
+    if not keep.any():
+        raise InvalidArgumentError(
+            f"no sample of {traj.source} lies in [{lo}, {hi}] s (the log spans {traj.time[0]:.6g} .. "
+            f"{traj.time[-1]:.6g} s)")
+    def cut(x: Any) -> Any:
+        return None if x is None else x[keep]
+    return replace(traj, time=traj.time[keep], q=traj.q[keep], v=traj.v[keep], a=cut(traj.a), tau=cut(traj.tau),
+                   contact_wrenches=traj.contact_wrenches[keep], external_wrenches=cut(traj.external_wrenches))
+
+
+def _covered_by_differentiation(robot: Robot, traj: Trajectory, contacts: Sequence[Contact], report: Report,
+                                over: NDArray[np.intp]) -> NDArray[np.bool_]:
+    """Samples over tolerance whose residual the expected error of differentiating ``v``
+    covers (:func:`wholebody.conventions.expected_residual_error`)."""
+    from .conventions import expected_residual_error
+
+    expected = expected_residual_error(robot, traj, contacts, force_tolerance=report.force_tolerance,
+                                       moment_tolerance=report.moment_tolerance, samples=over)
+    w = report.weight
+    covered = np.zeros(report.n_samples, dtype=bool)
+    with np.errstate(invalid="ignore"):
+        covered[over] = ((report.force_norm[over] <= report.force_tolerance * w + expected.force_error[over])
+                         & (report.moment_norm[over] <= report.moment_tolerance * w + expected.moment_error[over]))
+    return covered
 
 
 @dataclass
@@ -495,7 +332,7 @@ class _ChunkOutput:
 
 def _check_chunk(
     robot: Robot, contacts: list[Contact], Q: Array, V: Array, A: Array, W: Array, E: Array | None, skip: Array,
-    frames: list[str], e: int, keep: Array, cone_tolerance: float, progress: bool,
+    frames: list[str], e: int, keep: Array, cone_slack: tuple[float, float], progress: bool,
 ) -> _ChunkOutput:
     """Everything :func:`check_trajectory` computes for one chunk of samples."""
     N, k = len(Q), len(contacts)
@@ -514,49 +351,14 @@ def _check_chunk(
         ext = np.concatenate(wrench_sum(E, kin.positions[:, k : k + e], com), axis=1)
 
     # Friction, per contact, in its own frame: the one cone home.
-    cones = ContactSet(contacts).check(W, R, tol=cone_tolerance * robot.weight)
-    margin, util, normal, cop, violated = (cones.margin, cones.utilisation, cones.normal_force, cones.cop,
-                                           cones.violated)
+    cones = ContactSet(contacts).check(W, R, tol=0.0)
+    margin, util, normal, cop = cones.margin, cones.utilisation, cones.normal_force, cones.cop
+    with np.errstate(invalid="ignore"):
+        outside = margin < -(cone_slack[0] + cone_slack[1] * np.abs(normal))
+    violated = np.where(outside, cones.worst, -1).astype(np.int16)
     parents = kin.positions[:, k + e :]
     return _ChunkOutput(r_f, r_m, ext, margin, util, normal, cop, violated, P[keep], R[keep], parents[keep],
                         com[keep], kin.momentum_rate[keep], ext[keep])
-
-
-def _estimate_artifacts(report: Report, edge_samples: int = 10, window: float = 0.02) -> Finding | None:
-    """With accelerations differentiated from v, residual at the log's ends and at contact
-    make/break (impacts) is expected: say so instead of blaming the forces."""
-    if not report.accelerations_estimated:
-        return None
-    over = np.flatnonzero(report.over_tolerance)
-    N = report.n_samples
-    at_ends = (over < edge_samples) | (over >= N - edge_samples)
-    times = np.array([e[0] for e in report.events])
-    near = _near(report.time[over], times, window)
-    explained = at_ends | near
-    if explained.mean() < 0.8:
-        return None
-    where = []
-    if at_ends.any():
-        where.append(f"the log's first/last {edge_samples} samples")
-    if near.any():
-        where.append(f"within {1e3 * window:.0f} ms of contact make/break")
-    t = report.time[over[explained]]
-    return Finding(
-        "acceleration_estimate", float(explained.mean()),
-        f"the residual is over tolerance only at {' and '.join(where)} (t = {t.min():.3f} .. {t.max():.3f} s), "
-        "where accelerations differentiated from v are unreliable; log accelerations or smooth (savgol)",
-        {"samples": over[explained].tolist()[:100]},
-    )
-
-
-def _near(t: Array, events: Array, window: float) -> Array:
-    """For each time in ``t``, is an event within ``window``? (sorted search, O(n log m))"""
-    if not len(events):
-        return np.zeros(len(t), dtype=bool)
-    events = np.sort(events)
-    i = np.clip(np.searchsorted(events, t), 1, len(events) - 1) if len(events) > 1 else np.zeros(len(t), int)
-    nearest = np.minimum(np.abs(t - events[i]), np.abs(t - events[np.maximum(i - 1, 0)]))
-    return nearest <= window
 
 
 MAX_EVENTS = 10_000  # per contact: a noisy log can chatter at every sample
