@@ -42,7 +42,7 @@ def example_robot_data_dir() -> Path:
         parts = Path(f).parts
         if "example-robot-data" in parts and "robots" in parts:
             i = parts.index("robots")
-            return Path(dist.locate_file(Path(*parts[: i + 1])))
+            return Path(str(dist.locate_file(Path(*parts[: i + 1]))))
     raise MissingDependencyError(
         "example-robot-data is installed but holds no robots folder; "
         "reinstall it: pip install --force-reinstall example-robot-data"
@@ -81,6 +81,8 @@ def load(name: str, *, validate: str | None = None) -> Robot:
     if name in EXAMPLE_ROBOT_DATA:
         urdf = example_robot_data_dir() / EXAMPLE_ROBOT_DATA[name]
         if not urdf.is_file():
-            raise ModelFileNotFoundError(f"example-robot-data has no {EXAMPLE_ROBOT_DATA[name]} ({urdf})")
+            raise ModelFileNotFoundError(
+                f"example-robot-data has no {EXAMPLE_ROBOT_DATA[name]} ({urdf})"
+            )
         return Robot.from_urdf(urdf, floating_base=True, validate=validate or "warn", name=name)
     raise RobotNotFoundError(name, available_robots())
