@@ -4,10 +4,15 @@ A state check costs one comparison on the fast path: ``x.x <= MAX_STATE_MAGNITUD
 False for NaN, inf, overflow and magnitudes beyond any physical one, and
 ``pinocchio.isNormalized`` checks the size of ``q`` and its unit quaternions in C++. Only a
 state that fails goes through the slow path, which finds what is wrong and names it.
+
+The bytes of the last ``q`` that passed (and of the last ``v``, ``a``, ``tau``) are kept: a
+state equal to it, bit for bit, passes on one comparison of bytes. A controller tick asks
+for several terms of one state; only the first call pays the check.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -28,6 +33,12 @@ from .errors import InvalidArgumentError, StateError
 
 Array = NDArray[np.float64]
 _is_normalized = pin.isNormalized
+# ``x.x`` overflows for entries beyond ~1e154: the check then fails (inf is not <= the limit)
+# and the slow path names the entry. numpy's warning about it says nothing more: silence it
+# here, for this module's fast paths only (an errstate block per call would cost ~1 us).
+warnings.filterwarnings(
+    "ignore", message="overflow encountered in dot", category=RuntimeWarning, module=__name__
+)
 _STATE_FIELDS = ("q", "v", "a", "tau")
 
 
@@ -49,14 +60,17 @@ class RobotState(RobotModel):
         """
         if self.check_inputs:
             try:
-                if (
-                    q.dtype is F64  # type: ignore[union-attr]
-                    and q.dot(q) <= MAX_STATE_NORM2  # type: ignore[union-attr]
-                    and _is_normalized(self._model, q, QUAT_EXACT_TOL)
-                ):
-                    return q  # type: ignore[return-value]
+                if q.dtype is F64 and q.ndim == 1:  # type: ignore[union-attr]
+                    raw = q.tobytes()  # type: ignore[union-attr]
+                    if raw == self._checked_q:
+                        return q  # type: ignore[return-value]
+                    if q.dot(q) <= MAX_STATE_NORM2 and _is_normalized(  # type: ignore[union-attr]
+                        self._model, q, QUAT_EXACT_TOL
+                    ):
+                        self._checked_q = raw
+                        return q  # type: ignore[return-value]
             except (AttributeError, TypeError, ValueError, RuntimeError, RuntimeWarning):
-                pass  # not an array, a 2-D array, a wrong size: the slow path says which
+                pass  # not an array, a wrong size, an overflow: the slow path says which
             return self._check_q_slow(q)
         return q  # type: ignore[return-value]
 
@@ -91,12 +105,14 @@ class RobotState(RobotModel):
         """
         if self.check_inputs:
             try:
-                if (
-                    v.dtype is F64  # type: ignore[union-attr]
-                    and v.dot(v) <= MAX_STATE_NORM2  # type: ignore[union-attr]
-                    and len(v) == self._nv  # type: ignore[arg-type]
-                ):
-                    return v  # type: ignore[return-value]
+                if v.dtype is F64 and v.ndim == 1:  # type: ignore[union-attr]
+                    raw = v.tobytes()  # type: ignore[union-attr]
+                    checked = self._checked_v
+                    if raw == checked.get(what):
+                        return v  # type: ignore[return-value]
+                    if v.dot(v) <= MAX_STATE_NORM2 and len(v) == self._nv:  # type: ignore
+                        checked[what] = raw
+                        return v  # type: ignore[return-value]
             except (AttributeError, TypeError, ValueError, RuntimeWarning):
                 pass  # RuntimeWarning: an overflow in dot, where warnings are errors
             return as_state_vector(v, self._nv, what)

@@ -32,8 +32,12 @@ This module and its parts are the one place where Pinocchio is called for dynami
 
 from __future__ import annotations
 
-from ._robot_checks import Array as Array  # the float-array alias other modules use
-from ._robot_checks import MAX_STATE_MAGNITUDE, QUAT_EXACT_TOL, QUAT_RENORMALIZE_TOL
+from ._robot_checks import (
+    MAX_STATE_MAGNITUDE,
+    QUAT_EXACT_TOL,
+    QUAT_RENORMALIZE_TOL,
+    Array,
+)
 from ._robot_contact import ContactDynamics, ContactDynamicsPass, RobotContact
 from ._robot_dynamics import External, TorqueTerms
 from ._robot_kinematics import ContactPass
@@ -45,6 +49,7 @@ __all__ = [
     "ContactDynamics",
     "ContactDynamicsPass",
     "External",
+    "Array",
     "MAX_STATE_MAGNITUDE",
     "QUAT_EXACT_TOL",
     "QUAT_RENORMALIZE_TOL",
