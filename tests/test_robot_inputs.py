@@ -353,3 +353,26 @@ def test_contact_dynamics_fixed_base(two_link_arm):
     cd = two_link_arm.contact_dynamics(q, v, [frame], point=[True])
     assert_allclose(cd.selection, np.eye(2), rtol=0, atol=0)
     assert_allclose(cd.jacobian, two_link_arm.point_jacobian(q, frame), rtol=0, atol=1e-12)
+
+
+def test_checks_see_in_place_changes_of_a_state_that_passed():
+    # The robot remembers the last state that passed; an array changed in place afterwards
+    # is checked again (the memory is of its values, not of the array object).
+    robot = wb.load("humanoid")
+    q, v = robot.neutral(), np.zeros(robot.nv)
+    robot.nonlinear_effects(q, v)
+    v[4] = np.nan
+    with pytest.raises(StateError, match=r"v has non-finite values at indices \[4\]"):
+        robot.nonlinear_effects(q, v)
+    v[4] = 0.0
+    q[3:7] = [0.0, 0.0, 0.0, 2.0]
+    with pytest.raises(StateError, match=r"base quaternion q\[3:7\] has norm 2"):
+        robot.nonlinear_effects(q, v)
+    # Same values in another dtype or shape are not taken for the remembered state.
+    q = robot.neutral()
+    robot.gravity(q)
+    assert robot.check_q(q.reshape(-1, 1)).shape == (robot.nq,)
+    a = np.zeros(robot.nv)
+    robot.inverse_dynamics(q, v, a)
+    with pytest.raises(StateError, match=r"a must have shape \(25,\), got \(26,\)"):
+        robot.inverse_dynamics(q, v, np.zeros(robot.nv + 1))
