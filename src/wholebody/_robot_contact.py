@@ -140,6 +140,11 @@ class ContactDynamicsPass:
         self._rows = [(int(s), 3 if p else 6) for s, p in zip(starts[:-1], point, strict=True)]
         r = int(starts[-1])
         self.split, self.centroidal = bool(split), bool(centroidal)
+        # Some Pinocchio versions fill only the upper triangle of data.M: find out once.
+        m, d = robot.model, robot.data
+        _all_terms(m, d, pin.neutral(m), np.zeros(nv))
+        self._upper_only = not np.array_equal(d.M, d.M.T)
+        self._lower = np.tril(np.ones((nv, nv), dtype=bool), -1)
         self._M = np.empty((nv, nv))
         self._h = np.empty(nv)
         self._J = np.empty((r, nv))
@@ -187,8 +192,8 @@ class ContactDynamicsPass:
         m, d = robot._model, robot._data
         _all_terms(m, d, q, v)
         self._M[:] = d.M
-        if robot._crba_upper_only:
-            np.copyto(self._M, self._M.T, where=robot._lower_mask)
+        if self._upper_only:
+            np.copyto(self._M, self._M.T, where=self._lower)
         self._h[:] = d.nle
         J, drift, pos, rot = self._J, self._drift, self._pos, self._rot
         for i, (fid, (s, n)) in enumerate(zip(self._ids, self._rows, strict=True)):
