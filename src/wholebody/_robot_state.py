@@ -179,9 +179,13 @@ class RobotState(RobotModel):
             if not n:
                 continue
             flat = arr.reshape(n, -1)
+            if flat.shape[1] == 0:
+                continue
             if name in _STATE_FIELDS or name.startswith("tau"):
-                with np.errstate(invalid="ignore"):
-                    ok = (np.abs(flat) <= MAX_STATE_MAGNITUDE).all(axis=1)
+                # max and min propagate NaN, and NaN compares False: one pass flags both.
+                ok = (flat.max(axis=1) <= MAX_STATE_MAGNITUDE) & (
+                    flat.min(axis=1) >= -MAX_STATE_MAGNITUDE
+                )
                 if ok.all():
                     continue
                 finite = np.isfinite(flat[~ok]).all(axis=1)
