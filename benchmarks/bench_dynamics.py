@@ -7,7 +7,8 @@ checks (shape, finiteness, magnitude <= 1e8, unit quaternion) and the frame-name
 
 Timing: for each repetition, every case runs ``number`` calls of wholebody, then of raw
 Pinocchio, interleaved across cases, once on one repeated state and once on a new state per
-call; the table gives the median over repetitions, in microseconds per call. Robot: G1
+call; the table gives the median over repetitions, in microseconds of this thread's CPU time
+per call (``time.thread_time``: robust to the machine being shared). Robot: G1
 (nv = 35) when example-robot-data is installed, else the shipped humanoid.
 
 Run: taskset -c 1 python benchmarks/bench_dynamics.py
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import statistics
+import time
 import timeit
 from collections.abc import Callable
 
@@ -122,7 +124,8 @@ def cases(robot, feet) -> dict[str, Case]:
 
 
 def per_call(f: Callable[..., object], number: int) -> float:
-    return timeit.Timer(f).timeit(number) / number * 1e6
+    # CPU time of this thread: time spent descheduled on a shared machine does not count.
+    return timeit.Timer(f, timer=time.thread_time).timeit(number) / number * 1e6
 
 
 def main(number: int = 1000, repeats: int = 15, pool: int = 64) -> None:
