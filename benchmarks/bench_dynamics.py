@@ -128,7 +128,7 @@ def per_call(f: Callable[..., object], number: int) -> float:
     return timeit.Timer(f, timer=time.thread_time).timeit(number) / number * 1e6
 
 
-def main(number: int = 1000, repeats: int = 15, pool: int = 64) -> None:
+def main(number: int = 1000, repeats: int = 25, pool: int = 64) -> None:
     robot, name, feet = benchmark_robot()
     rng = np.random.default_rng(0)
     states = [
