@@ -160,6 +160,18 @@ def test_add_frame_errors(humanoid):
         robot.add_frame("x", "torso", 2 * np.eye(4))
 
 
+def test_load_with_a_non_string_name():
+    with pytest.raises(InvalidArgumentError, match="name must be a robot name \\(str\\), got list"):
+        wb.load(["g1"])
+
+
+def test_from_urdf_with_a_non_path():
+    with pytest.raises(InvalidArgumentError, match="path must be a URDF file path"):
+        wb.Robot.from_urdf(3)
+    with pytest.raises(InvalidArgumentError, match="text must be URDF text"):
+        wb.Robot.from_urdf_string(b"<robot/>")
+
+
 def test_policy_is_checked():
     with pytest.raises(
         InvalidArgumentError,

@@ -7,6 +7,7 @@ setting :attr:`RobotModel.gravity_vector`) copies it (copy-on-write).
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 from typing import Any, TypeVar
@@ -138,6 +139,10 @@ class RobotModel:
             ``validate`` is not one of the three policies.
         """
         _validation.check_policy(validate)
+        if not isinstance(path, (str, os.PathLike)):
+            raise InvalidArgumentError(
+                f"path must be a URDF file path (str or Path), got {type(path).__name__}"
+            )
         path = Path(path)
         _, root = _validation.read_urdf(path)
         _validation.check_urdf_tree(root, str(path))

@@ -6,7 +6,12 @@ from importlib import metadata
 from pathlib import Path
 
 from . import models
-from .errors import MissingDependencyError, ModelFileNotFoundError, RobotNotFoundError
+from .errors import (
+    InvalidArgumentError,
+    MissingDependencyError,
+    ModelFileNotFoundError,
+    RobotNotFoundError,
+)
 from .robot import Robot
 
 __all__ = ["load", "available_robots"]
@@ -70,7 +75,11 @@ def load(name: str, *, validate: str | None = None) -> Robot:
         Unknown name (a ``LookupError``); the message lists close and known names.
     MissingDependencyError
         An example-robot-data robot without the ``robots`` extra installed.
+    InvalidArgumentError
+        ``name`` is not a string, or ``validate`` is not one of the policies.
     """
+    if not isinstance(name, str):
+        raise InvalidArgumentError(f"name must be a robot name (str), got {type(name).__name__}")
     if name in models.SHIPPED:
         return Robot.from_urdf(
             models.path(name),
