@@ -91,7 +91,9 @@ class RobotDynamics(RobotState):
         """Coriolis and centripetal generalized forces ``C(q, v) v``, shape (nv,).
 
         Computed in one pass: ``rnea(q, v, 0)`` on a copy of the model without gravity,
-        made at the first call (the robot's model is never modified).
+        made at the first call (the robot's model is never modified; like :attr:`mass`, the
+        copy does not follow later edits of the model's inertias or joints made through
+        :attr:`model` directly).
         """
         q, v = self.check_q(q), self.check_v(v)
         if self._nograv is None:
