@@ -183,6 +183,7 @@ def test_policy_is_checked():
 # --- state magnitudes -----------------------------------------------------------------------
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered in dot")  # pytest shows all
 def test_huge_velocity_is_refused_naming_index_and_value(humanoid):
     v = np.ones(humanoid.nv)
     v[3] = 1e200
@@ -340,6 +341,7 @@ def test_contact_dynamics_equals_individual_calls(humanoid, point):
         assert_allclose(cd.selection.T @ tau, np.r_[np.zeros(6), tau], rtol=0, atol=0)
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered in dot")  # pytest shows all
 def test_contact_dynamics_buffers_and_copy(humanoid):
     cdp = humanoid.contact_dynamics_pass(["left_sole"])
     (q1, v1, _), (q2, v2, _) = random_states(humanoid, 2, seed=2)
