@@ -67,7 +67,9 @@ def test_two_link_arm_matches_seed_closed_form(two_link_arm):
         assert_allclose(terms.inertial, seed_M(q) @ qdd, rtol=0, atol=TOL)
         assert_allclose(terms.external, seed_E(q, Fex, Fey), rtol=0, atol=TOL)
         expected = seed_M(q) @ qdd + seed_C(q, qd) + seed_G(q) + seed_E(q, Fex, Fey)
-        assert_allclose(two_link_arm.inverse_dynamics(q, qd, qdd, external), expected, rtol=0, atol=TOL)
+        assert_allclose(
+            two_link_arm.inverse_dynamics(q, qd, qdd, external), expected, rtol=0, atol=TOL
+        )
         assert_allclose(terms.total, expected, rtol=0, atol=TOL)
 
 
@@ -88,6 +90,11 @@ def test_inverted_pendulum_matches_seed(pendulum):
     for _ in range(20):
         alpha, alpha_d, alpha_dd = rng.uniform(-np.pi, np.pi), rng.normal(), rng.normal()
         Fex, Fey = rng.normal(scale=50.0, size=2)
-        T = i_o * alpha_dd + m * G0 * d * np.cos(alpha) + L * Fex * np.sin(alpha) - L * Fey * np.cos(alpha)
+        T = (
+            i_o * alpha_dd
+            + m * G0 * d * np.cos(alpha)
+            + L * Fex * np.sin(alpha)
+            - L * Fey * np.cos(alpha)
+        )
         tau = pendulum.inverse_dynamics([alpha], [alpha_d], [alpha_dd], {"tip": [Fex, 0.0, Fey]})
         assert_allclose(tau, [T], rtol=0, atol=1e-9)

@@ -32,7 +32,12 @@ def test_rnea_equals_mass_coriolis_gravity(robot):
         tau = robot.inverse_dynamics(q, v, a)
         split = robot.mass_matrix(q) @ a + robot.coriolis_matrix(q, v) @ v + robot.gravity(q)
         assert_allclose(tau, split, rtol=0, atol=1e-9 * max(1.0, abs(tau).max()))
-        assert_allclose(robot.coriolis(q, v) + robot.gravity(q), robot.nonlinear_effects(q, v), rtol=0, atol=1e-9)
+        assert_allclose(
+            robot.coriolis(q, v) + robot.gravity(q),
+            robot.nonlinear_effects(q, v),
+            rtol=0,
+            atol=1e-9,
+        )
         assert_allclose(robot.coriolis_matrix(q, v) @ v, robot.coriolis(q, v), rtol=0, atol=1e-9)
         assert_allclose(robot.torque_terms(q, v, a).total, tau, rtol=0, atol=1e-9)
 
@@ -53,7 +58,9 @@ def test_forward_dynamics_inverts_inverse_dynamics(robot):
 def test_mdot_minus_two_c_is_skew_symmetric(robot):
     # Mdot from central differences along the motion q(t) = integrate(q, t v).
     for q, v, _ in random_states(robot, 5):
-        Mdot = (robot.mass_matrix(_step(robot, q, v, H)) - robot.mass_matrix(_step(robot, q, v, -H))) / (2 * H)
+        Mdot = (
+            robot.mass_matrix(_step(robot, q, v, H)) - robot.mass_matrix(_step(robot, q, v, -H))
+        ) / (2 * H)
         N = Mdot - 2 * robot.coriolis_matrix(q, v)
         assert_allclose(N, -N.T, rtol=0, atol=1e-6)
 
@@ -82,21 +89,27 @@ def test_jacobian_times_v_is_frame_velocity_and_drift_matches_differences(humano
             # d/dt (J v) along q(t) = integrate(q, t v) with constant v is Jdot v.
             Jv_p = humanoid.frame_jacobian(_step(humanoid, q, v, H), frame) @ v
             Jv_m = humanoid.frame_jacobian(_step(humanoid, q, v, -H), frame) @ v
-            assert_allclose(humanoid.frame_drift(q, v, frame), (Jv_p - Jv_m) / (2 * H), rtol=0, atol=1e-6)
+            assert_allclose(
+                humanoid.frame_drift(q, v, frame), (Jv_p - Jv_m) / (2 * H), rtol=0, atol=1e-6
+            )
 
 
 def test_com_jacobian_and_momentum(humanoid):
     for q, v, a in random_states(humanoid, 5):
         Jc = humanoid.com_jacobian(q)
-        com_fd = (humanoid.com(_step(humanoid, q, v, H)) - humanoid.com(_step(humanoid, q, v, -H))) / (2 * H)
+        com_fd = (
+            humanoid.com(_step(humanoid, q, v, H)) - humanoid.com(_step(humanoid, q, v, -H))
+        ) / (2 * H)
         assert_allclose(Jc @ v, com_fd, rtol=0, atol=1e-7)
         h = humanoid.centroidal_momentum(q, v)
         assert_allclose(h[:3], humanoid.mass * (Jc @ v), rtol=0, atol=1e-9)
         # dh/dt along the motion q(t), v(t) = v + t a (integrated on the manifold).
-        hp = humanoid.centroidal_momentum(_step(humanoid, q, v, H) , v + H * a)
+        hp = humanoid.centroidal_momentum(_step(humanoid, q, v, H), v + H * a)
         hm = humanoid.centroidal_momentum(_step(humanoid, q, v, -H), v - H * a)
         # q(t) also changes along v + t a; the O(H^2) term of that is below the tolerance.
-        assert_allclose(humanoid.centroidal_momentum_rate(q, v, a), (hp - hm) / (2 * H), rtol=0, atol=1e-5)
+        assert_allclose(
+            humanoid.centroidal_momentum_rate(q, v, a), (hp - hm) / (2 * H), rtol=0, atol=1e-5
+        )
 
 
 def test_static_robot_gravity_is_weight(humanoid):

@@ -24,6 +24,7 @@ import numpy as np
 import pinocchio as pin
 
 from .errors import (
+    InvalidArgumentError,
     InvalidInertiaError,
     InvalidJointError,
     ModelError,
@@ -33,6 +34,7 @@ from .errors import (
 )
 
 VALIDATE_POLICIES = ("raise", "warn", "ignore")
+_URDF_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 
 # Relative tolerance on the inertia checks: URDFs print inertias with 4-6 digits, so a
 # triangle inequality that is an equality in theory (thin rods, flat plates) fails by rounding.
@@ -49,9 +51,11 @@ class Problem:
     message: str
 
 
-def check_policy(validate: str) -> None:
-    if validate not in VALIDATE_POLICIES:
-        raise ValueError(f"validate must be one of {VALIDATE_POLICIES}, got {validate!r}")
+def check_policy(validate: object) -> None:
+    """Raise :class:`InvalidArgumentError` unless ``validate`` is one of the policies."""
+    if not isinstance(validate, str) or validate not in VALIDATE_POLICIES:
+        allowed = ", ".join(repr(p) for p in VALIDATE_POLICIES)
+        raise InvalidArgumentError(f"validate must be one of {allowed}, got {validate!r}")
 
 
 def apply_policy(problems: list[Problem], validate: str, source: str) -> None:
@@ -122,6 +126,80 @@ def read_urdf(path: str | Path) -> tuple[str, ET.Element]:
     return text, root
 
 
+def check_urdf_tree(root: ET.Element, source: str) -> None:
+    """Refuse a URDF whose links and joints cannot form a tree, naming the culprit.
+
+    Pinocchio says only "does not contain a valid URDF model" for these; they are errors
+    whatever the ``validate`` policy (no model can be built).
+
+    Raises
+    ------
+    URDFParseError
+        A link or joint without a name, a duplicated link or joint name, a joint without
+        ``<parent>`` or ``<child>``, no single root link.
+    InvalidJointError
+        A joint whose parent or child link does not exist, a joint from a link to itself,
+        a link that is the child of two joints, an unknown joint type.
+    """
+    links: set[str] = set()
+    for link in root.findall("link"):
+        name = link.get("name")
+        if not name:
+            raise URDFParseError(f"{source}: a <link> has no name")
+        if name in links:
+            raise URDFParseError(f"{source}: link name {name!r} is used twice")
+        links.add(name)
+    joints: set[str] = set()
+    parent_of: dict[str, str] = {}
+    for joint in root.findall("joint"):
+        name = joint.get("name")
+        if not name:
+            raise URDFParseError(f"{source}: a <joint> has no name")
+        if name in joints:
+            raise URDFParseError(f"{source}: joint name {name!r} is used twice")
+        joints.add(name)
+        ends = {}
+        for role in ("parent", "child"):
+            el = joint.find(role)
+            end = el.get("link") if el is not None else None
+            if not end:
+                raise URDFParseError(f"{source}: joint {name!r} has no <{role} link=...>")
+            if end not in links:
+                raise InvalidJointError(
+                    f"{source}: joint {name!r} has {role} link {end!r}, which does not exist"
+                )
+            ends[role] = end
+        if ends["parent"] == ends["child"]:
+            raise InvalidJointError(
+                f"{source}: joint {name!r} connects link {ends['child']!r} to itself"
+            )
+        child = ends["child"]
+        if child in parent_of:
+            raise InvalidJointError(
+                f"{source}: link {child!r} is the child of two joints, "
+                f"{parent_of[child]!r} and {name!r}"
+            )
+        parent_of[child] = name
+        jtype = joint.get("type")
+        if jtype not in _URDF_JOINT_TYPES:
+            raise InvalidJointError(
+                f"{source}: joint {name!r} has type {jtype!r}; URDF joint types are "
+                f"{', '.join(_URDF_JOINT_TYPES)}"
+            )
+    roots = [r for r in links if r not in parent_of]
+    if len(roots) != 1:
+        if roots:
+            shown = ", ".join(repr(r) for r in sorted(roots)[:6])
+            raise URDFParseError(
+                f"{source}: the links form {len(roots)} separate trees (roots {shown}); "
+                "a robot has one root link"
+            )
+        raise URDFParseError(
+            f"{source}: every link has a parent joint: the joints form a loop "
+            "(a URDF is a tree with one root link)"
+        )
+
+
 def urdf_problems(root: ET.Element) -> list[Problem]:
     """Link- and joint-level checks on the URDF tree (names come from the file itself)."""
     problems: list[Problem] = []
@@ -139,7 +217,10 @@ def urdf_problems(root: ET.Element) -> list[Problem]:
             continue
         try:
             mass = float(mass_el.get("value", "nan"))
-            c = {k: float(inertia_el.get(k, "nan")) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+            c = {
+                k: float(inertia_el.get(k, "nan"))
+                for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+            }
         except ValueError as exc:
             problems.append(Problem(URDFParseError, f"link {name!r}: unreadable inertial ({exc})"))
             continue
@@ -160,7 +241,12 @@ def urdf_problems(root: ET.Element) -> list[Problem]:
         if jtype in ("revolute", "continuous", "prismatic") and axis_el is not None:
             axis = _floats(axis_el.get("xyz"), 3, f"joint {name!r} axis")
             if np.linalg.norm(axis) < 1e-9:
-                problems.append(Problem(InvalidJointError, f"joint {name!r} has a zero-length axis"))
+                problems.append(
+                    Problem(InvalidJointError, f"joint {name!r} has a zero-length axis")
+                )
+        limit = joint.find("limit")
+        if jtype in ("revolute", "prismatic") and limit is not None:
+            problems += _limit_problems(name, limit)
         if joint.find("mimic") is not None:
             mimic.append(name)
     if mimic:
@@ -172,6 +258,22 @@ def urdf_problems(root: ET.Element) -> list[Problem]:
             )
         )
     return problems
+
+
+def _limit_problems(joint: str, limit: ET.Element) -> list[Problem]:
+    try:
+        lower = float(limit.get("lower", "0"))
+        upper = float(limit.get("upper", "0"))
+    except ValueError as exc:
+        return [Problem(URDFParseError, f"joint {joint!r}: unreadable <limit> ({exc})")]
+    if lower > upper:
+        return [
+            Problem(
+                InvalidJointError,
+                f"joint {joint!r} has an inverted limit: lower {lower:g} > upper {upper:g}",
+            )
+        ]
+    return []
 
 
 def model_problems(model: pin.Model, *, check_bodies: bool) -> list[Problem]:
@@ -193,7 +295,9 @@ def model_problems(model: pin.Model, *, check_bodies: bool) -> list[Problem]:
     if check_bodies:
         for j in range(1, model.njoints):
             Y = model.inertias[j]
-            problems += inertia_problems(f"the body of {owner(j)}", float(Y.mass), np.array(Y.inertia))
+            problems += inertia_problems(
+                f"the body of {owner(j)}", float(Y.mass), np.array(Y.inertia)
+            )
 
     total = float(sum(model.inertias[j].mass for j in range(1, model.njoints)))
     if not total > 0:

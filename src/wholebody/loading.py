@@ -6,7 +6,12 @@ from importlib import metadata
 from pathlib import Path
 
 from . import models
-from .errors import MissingDependencyError, ModelFileNotFoundError, RobotNotFoundError
+from .errors import (
+    InvalidArgumentError,
+    MissingDependencyError,
+    ModelFileNotFoundError,
+    RobotNotFoundError,
+)
 from .robot import Robot
 
 __all__ = ["load", "available_robots"]
@@ -42,7 +47,7 @@ def example_robot_data_dir() -> Path:
         parts = Path(f).parts
         if "example-robot-data" in parts and "robots" in parts:
             i = parts.index("robots")
-            return Path(dist.locate_file(Path(*parts[: i + 1])))
+            return Path(str(dist.locate_file(Path(*parts[: i + 1]))))
     raise MissingDependencyError(
         "example-robot-data is installed but holds no robots folder; "
         "reinstall it: pip install --force-reinstall example-robot-data"
@@ -70,7 +75,11 @@ def load(name: str, *, validate: str | None = None) -> Robot:
         Unknown name (a ``LookupError``); the message lists close and known names.
     MissingDependencyError
         An example-robot-data robot without the ``robots`` extra installed.
+    InvalidArgumentError
+        ``name`` is not a string, or ``validate`` is not one of the policies.
     """
+    if not isinstance(name, str):
+        raise InvalidArgumentError(f"name must be a robot name (str), got {type(name).__name__}")
     if name in models.SHIPPED:
         return Robot.from_urdf(
             models.path(name),
@@ -81,6 +90,8 @@ def load(name: str, *, validate: str | None = None) -> Robot:
     if name in EXAMPLE_ROBOT_DATA:
         urdf = example_robot_data_dir() / EXAMPLE_ROBOT_DATA[name]
         if not urdf.is_file():
-            raise ModelFileNotFoundError(f"example-robot-data has no {EXAMPLE_ROBOT_DATA[name]} ({urdf})")
+            raise ModelFileNotFoundError(
+                f"example-robot-data has no {EXAMPLE_ROBOT_DATA[name]} ({urdf})"
+            )
         return Robot.from_urdf(urdf, floating_base=True, validate=validate or "warn", name=name)
     raise RobotNotFoundError(name, available_robots())
