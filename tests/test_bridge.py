@@ -27,7 +27,9 @@ from wholebody.errors import (
 )
 
 mujoco = pytest.importorskip("mujoco")
-from wholebody.mjcf import robot_from_mjcf  # noqa: E402
+from wholebody import Robot  # noqa: E402
+
+robot_from_mjcf = Robot.from_mjcf
 from wholebody.mujoco_bridge import mujoco_spec_for_robot  # noqa: E402
 from wholebody.mujoco_recorder import MujocoRecorder  # noqa: E402
 

@@ -68,7 +68,7 @@ def test_huge_velocities_are_flagged_not_counted(humanoid, squat):
         ({"cone_tolerance": float("inf")}, "cone_tolerance must be a finite number >= 0, got inf"),
         ({"force_tolerance": "0.01"}, "force_tolerance must be a number, got str '0.01'"),
         ({"force_tolerance": True}, "force_tolerance must be a number, got bool True"),
-        ({"workers": 0}, "workers must be at least 1, got 0"),
+        ({"workers": 0}, "workers must be an integer >= 1, got 0"),
     ],
 )
 def test_check_options_are_validated(humanoid, squat, options, fragment):

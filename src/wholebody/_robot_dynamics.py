@@ -6,6 +6,7 @@ arrays from these calls, not views of ``data``, so they are handed out without a
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,7 @@ import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
 from ._robot_state import RobotState
-from .errors import StateError
+from .errors import StateError, WholebodyDeprecationWarning
 
 Array = NDArray[np.float64]
 #: External wrenches: frame name -> world-axes wrench ``(f, tau)`` at the frame origin, shape
@@ -29,6 +30,15 @@ _gravity = pin.computeGeneralizedGravity
 _nle = pin.nonLinearEffects
 _rnea = pin.rnea
 _aba = pin.aba
+
+
+def _renamed_external(external_wrenches: External | None, external: External | None) -> External | None:
+    """``external_wrenches``, merged with the deprecated ``external`` keyword."""
+    if external is None:
+        return external_wrenches
+    warnings.warn("the 'external' argument is deprecated; pass external_wrenches={frame: wrench}",
+                  WholebodyDeprecationWarning, stacklevel=3)
+    return {**dict(external), **dict(external_wrenches or {})}
 
 
 @dataclass(frozen=True)
@@ -118,20 +128,21 @@ class RobotDynamics(RobotState):
         q, v = self.check_q(q), self.check_v(v)
         return _nle(self._model, self._data, q, v)
 
-    def external_generalized_forces(self, q: ArrayLike, external: External) -> Array:
+    def external_generalized_forces(self, q: ArrayLike, external_wrenches: External) -> Array:
         """``sum_i J_i(q)^T w_i`` for external wrenches given by frame, shape (nv,).
 
         Parameters
         ----------
         q : array of shape (nq,)
             Configuration.
-        external : mapping of str to wrench
+        external_wrenches : mapping of str to wrench
             Frame name -> world-axes wrench ``(f, tau)`` at the frame origin, shape (6,),
             or a force alone, shape (3,) [N, N m]. A :class:`wholebody.Wrench` is moved to
             the frame origin first.
         """
         q = self.check_q(q)
         out = np.zeros(self.nv)
+        external = external_wrenches
         if not external:
             return out
         pin.computeJointJacobians(self._model, self._data, q)
@@ -163,7 +174,8 @@ class RobotDynamics(RobotState):
         return w
 
     def inverse_dynamics(
-        self, q: ArrayLike, v: ArrayLike, a: ArrayLike, external: External | None = None
+        self, q: ArrayLike, v: ArrayLike, a: ArrayLike, external_wrenches: External | None = None,
+        *, external: External | None = None,
     ) -> Array:
         """Generalized forces that produce ``a``: ``M a + C v + g - sum J_i^T w_i``, shape (nv,).
 
@@ -174,9 +186,12 @@ class RobotDynamics(RobotState):
         ----------
         q, v, a : arrays of shape (nq,), (nv,), (nv,)
             State and acceleration (Pinocchio's layout, base parts in the base frame).
-        external : mapping of str to wrench, optional
+        external_wrenches : mapping of str to wrench, optional
             As in :meth:`external_generalized_forces`.
+        external : deprecated
+            The former name of ``external_wrenches``.
         """
+        external = _renamed_external(external_wrenches, external)
         q, v, a = self.check_q(q), self.check_v(v), self.check_v(a, "a")
         tau: Array = _rnea(self._model, self._data, q, v, a)
         if external:
@@ -184,22 +199,30 @@ class RobotDynamics(RobotState):
         return tau
 
     def forward_dynamics(
-        self, q: ArrayLike, v: ArrayLike, tau: ArrayLike, external: External | None = None
+        self, q: ArrayLike, v: ArrayLike, tau: ArrayLike, external_wrenches: External | None = None,
+        *, external: External | None = None,
     ) -> Array:
         """Acceleration from generalized forces: ``M^-1 (tau + sum J_i^T w_i - C v - g)``.
 
         ``tau`` has shape (nv,); with a floating base its first six entries are usually 0.
         Returns ``a``, shape (nv,) [m/s^2, rad/s^2].
         """
+        external = _renamed_external(external_wrenches, external)
         q, v, tau = self.check_q(q), self.check_v(v), self.check_v(tau, "tau")
         if external:
             tau = tau + self.external_generalized_forces(q, external)
         return _aba(self._model, self._data, q, v, tau)
 
     def torque_terms(
-        self, q: ArrayLike, v: ArrayLike, a: ArrayLike, external: External | None = None
+        self, q: ArrayLike, v: ArrayLike, a: ArrayLike, external_wrenches: External | None = None,
+        *, external: External | None = None,
     ) -> TorqueTerms:
-        """Split the inverse dynamics into inertial, Coriolis, gravity and external parts."""
+        """Split the inverse dynamics into inertial, Coriolis, gravity and external parts.
+
+        ``external_wrenches`` as in :meth:`external_generalized_forces` (``external`` is its
+        deprecated former name).
+        """
+        external = _renamed_external(external_wrenches, external)
         q, v, a = self.check_q(q), self.check_v(v), self.check_v(a, "a")
         return TorqueTerms(
             inertial=self.mass_matrix(q) @ a,
@@ -209,7 +232,8 @@ class RobotDynamics(RobotState):
         )
 
     def joint_wrenches(
-        self, q: ArrayLike, v: ArrayLike, a: ArrayLike, external: External | None = None
+        self, q: ArrayLike, v: ArrayLike, a: ArrayLike, external_wrenches: External | None = None,
+        *, external: External | None = None,
     ) -> tuple[Array, Array]:
         """Wrench each joint transmits from its parent to its child subtree.
 
@@ -220,8 +244,10 @@ class RobotDynamics(RobotState):
 
         Parameters
         ----------
-        external : mapping of str to wrench, optional
+        external_wrenches : mapping of str to wrench, optional
             As in :meth:`external_generalized_forces`.
+        external : deprecated
+            The former name of ``external_wrenches``.
 
         Returns
         -------
@@ -231,6 +257,7 @@ class RobotDynamics(RobotState):
         centres : ndarray, shape (njoints, 3)
             The joint centres in world coordinates [m].
         """
+        external = _renamed_external(external_wrenches, external)
         q, v, a = self.check_q(q), self.check_v(v), self.check_v(a, "a")
         m, d = self._model, self._data
         pin.framesForwardKinematics(m, d, q)

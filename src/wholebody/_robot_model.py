@@ -25,6 +25,7 @@ from .errors import (
     ModelError,
     URDFParseError,
 )
+from .mjcf import model_from_mjcf
 
 Array = NDArray[np.float64]
 _R = TypeVar("_R", bound="RobotModel")
@@ -162,6 +163,46 @@ class RobotModel:
         problems += _validation.model_problems(model, check_bodies=False)
         _validation.apply_policy(problems, validate, str(path))
         return cls(model, name=name or root.get("name"), source=str(path), _owned=True)
+
+    @classmethod
+    def from_mjcf(
+        cls: type[_R], path: str | Path, *, floating_base: bool | None = None, validate: str = "raise",
+        name: str | None = None,
+    ) -> _R:
+        """Load a robot from an MJCF file with Pinocchio's MJCF parser.
+
+        Parameters
+        ----------
+        path : str or Path
+            The MJCF file (``<mujoco>`` root). Meshes are not loaded; dynamics needs none.
+        floating_base : bool or None, keyword-only
+            None (default): as the file says (a free joint on the root body gives a free flyer).
+            True: add a free-flyer root when the file has none. False: refuse a file whose
+            root body has a free joint (:class:`~wholebody.errors.MJCFParseError`).
+        validate : {"raise", "warn", "ignore"}, keyword-only
+            As in :meth:`Robot.from_urdf`: every body's inertia, the total mass and the mass
+            matrix are checked.
+        name : str, keyword-only
+            Defaults to the ``model`` attribute of ``<mujoco>``.
+
+        Returns
+        -------
+        Robot
+            ``source`` is the MJCF path. Joint order is Pinocchio's (depth first, as in the
+            file); map logs by joint name.
+
+        Raises
+        ------
+        ModelFileNotFoundError
+            The file does not exist.
+        MJCFParseError
+            Malformed XML, a root other than ``<mujoco>``, or Pinocchio's parser refuses the
+            file (the reason is in the message and ``__cause__``).
+        InvalidInertiaError
+            As ``validate="raise"`` says.
+        """
+        model, model_name = model_from_mjcf(path, floating_base=floating_base, validate=validate)
+        return cls(model, name=name or model_name or model.name, source=str(path))
 
     @classmethod
     def from_urdf_string(

@@ -25,6 +25,7 @@ EXAMPLE_ROBOT_DATA = {
     "icub_full": "icub_description/robots/icub.urdf",
     "romeo": "romeo_description/urdf/romeo_small.urdf",
     "human": "human_description/robots/human.urdf",
+    "simple_humanoid": "simple_humanoid_description/urdf/simple_humanoid.urdf",
 }
 
 _FIXED_BASE_SHIPPED = {"pendulum", "two_link_arm"}
@@ -54,15 +55,17 @@ def example_robot_data_dir() -> Path:
     )
 
 
-def load(name: str, *, validate: str | None = None) -> Robot:
-    """Load a robot by name.
+def load(name: str | Path, *, validate: str | None = None) -> Robot:
+    """Load a robot by name, or from a URDF or MJCF file.
 
     Parameters
     ----------
-    name : str
-        A shipped model (``"humanoid"``, ``"pendulum"``, ``"two_link_arm"``) or a humanoid
+    name : str or Path
+        A shipped model (``"humanoid"``, ``"pendulum"``, ``"two_link_arm"``), a humanoid
         of example-robot-data (``"g1"``, ``"talos"``, ``"icub"``, ``"romeo"``, ``"human"``,
-        ...; see :func:`available_robots`), the latter with a floating base.
+        ...; see :func:`available_robots`), the latter with a floating base, or the path of
+        a URDF (``<robot>``) or MJCF (``<mujoco>``) file, told apart by its root element
+        (a URDF gets a floating base; an MJCF keeps the base its file declares).
     validate : {"raise", "warn", "ignore"}, optional
         As in :meth:`Robot.from_urdf`. Default: ``"raise"`` for the shipped models and
         ``"warn"`` for third-party ones, some of which carry small defects (Romeo's
@@ -78,8 +81,12 @@ def load(name: str, *, validate: str | None = None) -> Robot:
     InvalidArgumentError
         ``name`` is not a string, or ``validate`` is not one of the policies.
     """
+    if isinstance(name, Path) or (isinstance(name, str) and name not in models.SHIPPED
+                                  and name not in EXAMPLE_ROBOT_DATA and Path(name).suffix.lower() in
+                                  (".urdf", ".xml", ".mjcf")):
+        return _load_file(Path(name), validate or "warn")
     if not isinstance(name, str):
-        raise InvalidArgumentError(f"name must be a robot name (str), got {type(name).__name__}")
+        raise InvalidArgumentError(f"name must be a robot name (str) or a path, got {type(name).__name__}")
     if name in models.SHIPPED:
         return Robot.from_urdf(
             models.path(name),
@@ -95,3 +102,14 @@ def load(name: str, *, validate: str | None = None) -> Robot:
             )
         return Robot.from_urdf(urdf, floating_base=True, validate=validate or "warn", name=name)
     raise RobotNotFoundError(name, available_robots())
+
+
+def _load_file(path: Path, validate: str) -> Robot:
+    """A URDF or an MJCF file, told apart by the root element."""
+    if not path.is_file():
+        raise ModelFileNotFoundError(f"{path}: no such robot description file")
+    with open(path, "rb") as f:
+        head = f.read(4096).decode("utf-8", errors="replace")
+    if "<mujoco" in head:
+        return Robot.from_mjcf(path, validate=validate)
+    return Robot.from_urdf(path, floating_base=True, validate=validate)

@@ -1,6 +1,6 @@
 """Robots from MJCF (MuJoCo's XML) through Pinocchio's MJCF parser.
 
-:func:`robot_from_mjcf` gives the same :class:`~wholebody.Robot` as
+:meth:`wholebody.Robot.from_mjcf` gives the same :class:`~wholebody.Robot` as
 :meth:`~wholebody.Robot.from_urdf` would for the same mechanism: joint names are MJCF joint
 names, body frames are MJCF body names, and the model is checked with the same ``validate``
 policy (inertias, zero total mass, singular mass matrix). A ``<freejoint/>`` (or
@@ -21,9 +21,8 @@ import pinocchio as pin
 
 from . import _validation
 from .errors import MJCFParseError, ModelFileNotFoundError
-from .robot import Robot
 
-__all__ = ["robot_from_mjcf"]
+__all__ = ["model_from_mjcf"]
 
 _FREE_FLYER = "JointModelFreeFlyer"
 
@@ -40,44 +39,17 @@ def _read_mjcf(path: Path) -> ET.Element:
     return root
 
 
-def robot_from_mjcf(
+def model_from_mjcf(
     path: str | Path,
     *,
     floating_base: bool | None = None,
     validate: str = "raise",
-    name: str | None = None,
-) -> Robot:
-    """Load a robot from an MJCF file with Pinocchio's MJCF parser.
+) -> tuple[pin.Model, str | None]:
+    """Build and validate the Pinocchio model of an MJCF file (what :meth:`Robot.from_mjcf`
+    wraps): returns the model and the file's ``model`` name.
 
-    Parameters
-    ----------
-    path : str or Path
-        The MJCF file (``<mujoco>`` root). Meshes are not loaded; dynamics needs none.
-    floating_base : bool or None, keyword-only
-        None (default): as the file says (a free joint on the root body gives a free flyer).
-        True: add a free-flyer root when the file has none. False: refuse a file whose
-        root body has a free joint (:class:`~wholebody.errors.MJCFParseError`).
-    validate : {"raise", "warn", "ignore"}, keyword-only
-        As in :meth:`Robot.from_urdf`: every body's inertia, the total mass and the mass
-        matrix are checked.
-    name : str, keyword-only
-        Defaults to the ``model`` attribute of ``<mujoco>``.
-
-    Returns
-    -------
-    Robot
-        ``source`` is the MJCF path. Joint order is Pinocchio's (depth first, as in the
-        file); map logs by joint name.
-
-    Raises
-    ------
-    ModelFileNotFoundError
-        The file does not exist.
-    MJCFParseError
-        Malformed XML, a root other than ``<mujoco>``, or Pinocchio's parser refuses the
-        file (the reason is in the message and ``__cause__``).
-    InvalidInertiaError
-        As ``validate="raise"`` says.
+    Parameters and errors as in :meth:`wholebody.Robot.from_mjcf`; kept free of the Robot
+    class so that the robot modules import this one, not the other way round.
     """
     _validation.check_policy(validate)
     path = Path(path)
@@ -100,4 +72,4 @@ def robot_from_mjcf(
     _validation.apply_policy(
         _validation.model_problems(model, check_bodies=True), validate, str(path)
     )
-    return Robot(model, name=name or root.get("model") or model.name, source=str(path))
+    return model, root.get("model")
