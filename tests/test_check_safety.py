@@ -79,3 +79,38 @@ def test_check_options_are_validated(humanoid, squat, options, fragment):
 def test_duplicate_contact_names_are_refused(humanoid, squat):
     with pytest.raises(InvalidArgumentError, match=r"contact names must be unique; declared twice: \['left_sole'\]"):
         check_trajectory(humanoid, squat, [FEET[0], FEET[0], FEET[1]])
+
+
+def test_friction_about_the_ground_normal_not_the_tilted_foot():
+    """A lightly loaded foot tilted 5 degrees on flat ground, its force at the friction limit
+    of the ground: measured about the foot's own normal it looks like slipping; about the
+    declared ground normal, the utilisation is exactly 1."""
+    from scipy.spatial.transform import Rotation
+
+    from wholebody.contacts import ground_aligned_rotations
+    from wholebody.friction import ContactSet
+
+    mu = 0.5
+    tilt = Rotation.from_euler("y", 5, degrees=True).as_matrix()
+    sole = SurfaceContact("left_sole", half_length=X, half_width=Y, mu=mu)
+    on_ground = SurfaceContact("left_sole", half_length=X, half_width=Y, mu=mu, ground_normal=[0, 0, 2.0])
+    f_n = 20.0
+    wrench = np.array([[[-mu * f_n, 0.0, f_n, 0.0, 0.0, 0.0]]])  # world axes, at the sole centre
+    R = tilt[None, None]
+    naive = ContactSet([sole]).check(wrench, R)
+    turned = ground_aligned_rotations(R[:, 0], on_ground.ground_normal)[:, None]
+    exact = ContactSet([on_ground]).check(wrench, turned)
+    assert naive.utilisation[0, 0] > 1.05
+    assert exact.utilisation[0, 0] == pytest.approx(1.0, abs=1e-12)
+    # The turned frame keeps the sole's heading: its x is the sole's x projected.
+    np.testing.assert_allclose(turned[0, 0][:, 2], [0, 0, 1], atol=1e-15)
+    np.testing.assert_allclose(turned[0, 0][:, 0], [1, 0, 0], atol=1e-15)
+
+
+def test_ground_normal_on_nearly_flat_feet_changes_little(humanoid, squat):
+    grounded = [SurfaceContact(c.frame, half_length=X, half_width=Y, mu=1.0, ground_normal=[0, 0, 1]) for c in FEET]
+    a = check_trajectory(humanoid, squat, FEET)
+    b = check_trajectory(humanoid, squat, grounded)
+    # MuJoCo's soft contacts leave the soles tilted by a fraction of a degree.
+    np.testing.assert_allclose(a.utilisation, b.utilisation, rtol=5e-3, atol=1e-6)
+    assert b.verdict == "consistent"

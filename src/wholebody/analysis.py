@@ -18,10 +18,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .balance import kinematics_batch
-from .contacts import Contact, SurfaceContact
+from .contacts import Contact, SurfaceContact, ground_aligned_rotations
 from .diagnosis import MAX_SAMPLES, DiagnosisData, Finding, diagnose
 from .errors import InvalidArgumentError, LogFormatError
-from .friction import VIOLATION_NAMES, ContactSet
+from .friction import VIOLATION_NAMES, ContactSet, normal_rotation
 from .newton_euler import (
     MAX_WRENCH_RELATIVE,
     beyond_physical_magnitude,
@@ -351,7 +351,16 @@ def _check_chunk(
         ext = np.concatenate(wrench_sum(E, kin.positions[:, k : k + e], com), axis=1)
 
     # Friction, per contact, in its own frame: the one cone home.
-    cones = ContactSet(contacts).check(W, R, tol=0.0)
+    R_cone = R
+    if any(c.ground_normal is not None for c in contacts):
+        R_cone = R.copy()
+        for j, c in enumerate(contacts):
+            if c.ground_normal is None:
+                continue
+            turned = ground_aligned_rotations(R[:, j], c.ground_normal)
+            # A point contact's normal is given in its frame: map it onto the ground normal.
+            R_cone[:, j] = turned if isinstance(c, SurfaceContact) else turned @ normal_rotation(c.normal).T
+    cones = ContactSet(contacts).check(W, R_cone, tol=0.0)
     margin, util, normal, cop = cones.margin, cones.utilisation, cones.normal_force, cones.cop
     with np.errstate(invalid="ignore"):
         outside = margin < -(cone_slack[0] + cone_slack[1] * np.abs(normal))

@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from .errors import ContactError
 
-__all__ = ["PointContact", "SurfaceContact", "Contact"]
+__all__ = ["PointContact", "SurfaceContact", "Contact", "ground_aligned_rotations"]
 
 Array = NDArray[np.float64]
 
@@ -25,6 +25,30 @@ def _positive(value: float, what: str, owner: str) -> float:
     if not np.isfinite(value) or value <= 0:
         raise ContactError(f"{owner}: {what} must be a positive finite number, got {value}")
     return value
+
+
+def _unit_or_none(value: object, owner: str) -> Array | None:
+    if value is None:
+        return None
+    n = np.asarray(value, dtype=float)
+    if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) < 1e-9:
+        raise ContactError(f"{owner}: ground_normal must be a non-zero finite 3-vector, got {value}")
+    return n / np.linalg.norm(n)
+
+
+def ground_aligned_rotations(rotations: Array, ground_normal: Array) -> Array:
+    """Contact frames turned onto the ground: z along ``ground_normal`` (world axes), x the
+    frame's x projected on the ground plane, y completing them. ``rotations`` (..., 3, 3)."""
+    n = np.asarray(ground_normal, dtype=float)
+    x = rotations[..., :, 0] - (rotations[..., :, 0] @ n)[..., None] * n
+    # A frame whose x is along the normal (a foot on its toes): use its y instead.
+    degenerate = np.linalg.norm(x, axis=-1) < 1e-9
+    if np.any(degenerate):
+        y_proj = rotations[..., :, 1] - (rotations[..., :, 1] @ n)[..., None] * n
+        x = np.where(degenerate[..., None], np.cross(y_proj, n), x)
+    x = x / np.linalg.norm(x, axis=-1, keepdims=True)
+    y = np.cross(np.broadcast_to(n, x.shape), x)
+    return np.stack([x, y, np.broadcast_to(n, x.shape)], axis=-1)
 
 
 @dataclass(frozen=True)
@@ -42,12 +66,17 @@ class PointContact:
         ground pushes); default ``(0, 0, 1)``. Normalised here.
     name : str, keyword-only
         Label for reports; defaults to ``frame``.
+    ground_normal : array of shape (3,), keyword-only, optional
+        The normal of the surface touched, in **world** axes (e.g. ``(0, 0, 1)`` for flat
+        ground). When given, log checks measure friction about it instead of about the
+        frame's own normal, which a tilted or rolling foot turns away. Normalised here.
     """
 
     frame: str
     mu: float = field(kw_only=True)
     normal: Array = field(kw_only=True, default_factory=lambda: np.array([0.0, 0.0, 1.0]))
     name: str = field(kw_only=True, default="")
+    ground_normal: Array | None = field(kw_only=True, default=None)
 
     #: Size of this contact's wrench unknowns: a force.
     size = 3
@@ -60,6 +89,7 @@ class PointContact:
             raise ContactError(
                 f"{label}: normal must be a non-zero finite 3-vector, got {self.normal}")
         object.__setattr__(self, "normal", n / np.linalg.norm(n))
+        object.__setattr__(self, "ground_normal", _unit_or_none(self.ground_normal, label))
         if not self.name:
             object.__setattr__(self, "name", self.frame)
 
@@ -81,6 +111,11 @@ class SurfaceContact:
         Friction coefficient (> 0).
     name : str, keyword-only
         Label for reports; defaults to ``frame``.
+    ground_normal : array of shape (3,), keyword-only, optional
+        The normal of the surface touched, in **world** axes. When given, log checks evaluate
+        the cone in the sole's frame turned so that its z axis is this normal (its x axis the
+        sole's, projected on the ground): a slightly tilted, lightly loaded foot is then not
+        "slipping" because of its tilt.
     """
 
     frame: str
@@ -88,6 +123,7 @@ class SurfaceContact:
     half_width: float = field(kw_only=True)
     mu: float = field(kw_only=True)
     name: str = field(kw_only=True, default="")
+    ground_normal: Array | None = field(kw_only=True, default=None)
 
     #: Size of this contact's wrench unknowns: a wrench (f, tau).
     size = 6
@@ -97,6 +133,7 @@ class SurfaceContact:
         object.__setattr__(self, "mu", _positive(self.mu, "mu", label))
         object.__setattr__(self, "half_length", _positive(self.half_length, "half_length", label))
         object.__setattr__(self, "half_width", _positive(self.half_width, "half_width", label))
+        object.__setattr__(self, "ground_normal", _unit_or_none(self.ground_normal, label))
         if not self.name:
             object.__setattr__(self, "name", self.frame)
 

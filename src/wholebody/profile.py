@@ -74,6 +74,8 @@ SCHEMA: dict[str, dict[str, str]] = {
         "half_length": "surface: half-size along the frame's x [m] > 0",
         "half_width": "surface: half-size along the frame's y [m] > 0",
         "normal": "point: 3 numbers, normal in the frame's axes (default [0, 0, 1])",
+        "ground_normal": "3 numbers, normal of the surface touched in world axes (friction checks "
+                         "about it; default: the frame's own normal)",
     },
 }
 ROTATION_TOLERANCE = 1e-6
@@ -183,12 +185,14 @@ def _contact(entry: dict[str, Any], where: str) -> Contact:
     frame = _string(entry["frame"], "frame", where)
     name = _string(entry["name"], "name", where) if "name" in entry else ""
     mu = _number(entry["mu"], "mu", where, positive=True)
+    ground = (np.array(_vector(entry["ground_normal"], "ground_normal", where))
+              if "ground_normal" in entry else None)
     try:
         if kind == "surface":
             if "normal" in entry:
                 raise ProfileError(f"{where}: 'normal' applies to point contacts; a surface "
                                    "contact's normal is its frame's z axis")
-            return SurfaceContact(frame, mu=mu, name=name,
+            return SurfaceContact(frame, mu=mu, name=name, ground_normal=ground,
                                   half_length=_number(entry["half_length"], "half_length", where,
                                                       positive=True),
                                   half_width=_number(entry["half_width"], "half_width", where,
@@ -198,7 +202,7 @@ def _contact(entry: dict[str, Any], where: str) -> Contact:
             raise ProfileError(f"{where}: {extra[0]!r} applies to surface contacts, not to "
                                "point contacts")
         normal = _vector(entry.get("normal", [0.0, 0.0, 1.0]), "normal", where)
-        return PointContact(frame, mu=mu, normal=np.array(normal), name=name)
+        return PointContact(frame, mu=mu, normal=np.array(normal), name=name, ground_normal=ground)
     except ContactError as exc:
         raise ProfileError(f"{where}: {exc}") from exc
 
