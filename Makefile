@@ -35,10 +35,11 @@ lint: $(BIN)/.installed-dev
 typecheck: $(BIN)/.installed-dev
 	$(BIN)/mypy src
 
-# API reference from the docstrings into docs/api/; any warning fails the build.
+# API reference from the docstrings into docs/api/; a warning or a public name without a
+# page fails the build.
 docs: $(BIN)/.installed-dev
 	rm -rf docs/api
-	$(BIN)/python -W error -m pdoc -o docs/api --docformat numpy wholebody
+	$(BIN)/python docs/build_api.py docs/api
 
 demo: $(BIN)/.installed-demo
 	$(BIN)/wholebody demo

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -36,6 +36,8 @@ from .newton_euler import (
     MAX_WRENCH_RELATIVE,
     ExternalWrench,
     ExternalWrenches,
+    Residual,
+    ResidualBatch,
     beyond_physical_magnitude,
     check_sample_wrenches,
     newton_euler_residual_arrays,
@@ -44,6 +46,7 @@ from .newton_euler import (
     wrench_sum,
     wrenches_in_log_layout,
 )
+from .reactions import joint_reaction_wrenches
 from .robot import Robot
 from .spatial import Wrench, cross
 
@@ -70,101 +73,6 @@ __all__ = [
 ]
 
 Array = NDArray[np.float64]
-
-
-# --- results ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Residual:
-    """Newton-Euler residual ``r = w_c + w_gi`` of one sample or of N samples.
-
-    The same type for one sample and for a batch (like SciPy's ``Rotation``): for one sample
-    the vectors have shape (3,) and the norms are floats; for N samples they have shape
-    (N, 3) and (N,), and bad samples are flagged (NaN), never dropped.
-
-    Attributes
-    ----------
-    force : ndarray, shape (3,) or (N, 3)
-        Residual force ``f_r``, world axes [N].
-    moment : ndarray, shape (3,) or (N, 3)
-        Residual moment about :attr:`point`, world axes [N m].
-    point : ndarray, shape (3,) or (N, 3)
-        Where the moments are taken, world coordinates [m] (the CoM by default).
-    weight : float
-        ``m |g|`` [N], the scale of the relative figures.
-    flagged : bool or ndarray of bool, shape (N,)
-        Samples that could not be checked (non-finite values, bad quaternion, magnitudes
-        beyond physical limits); always False for a single sample (bad input raises).
-    reasons : dict of int to str
-        Why each flagged sample was flagged.
-    """
-
-    force: Array
-    moment: Array
-    point: Array
-    weight: float
-    flagged: Any = False
-    reasons: dict[int, str] = field(default_factory=dict)
-
-    @classmethod
-    def from_wrench(cls, wrench: Wrench, weight: float) -> Residual:
-        """One sample's residual from its wrench (world axes, about ``wrench.point``)."""
-        return cls(wrench.force, wrench.moment, wrench.point, float(weight))
-
-    @property
-    def is_batch(self) -> bool:
-        """True for N samples, False for one."""
-        return self.force.ndim == 2
-
-    def __len__(self) -> int:
-        if not self.is_batch:
-            raise TypeError("a single-sample Residual has no length")
-        return self.force.shape[0]
-
-    def __getitem__(self, i: int) -> Residual:
-        """Sample ``i`` of a batch, as a single-sample residual."""
-        if not self.is_batch:
-            raise TypeError("a single-sample Residual cannot be indexed")
-        return Residual(self.force[i], self.moment[i], self.point[i], self.weight)
-
-    @property
-    def wrench(self) -> Wrench:
-        """The residual wrench of a single sample (world axes, about :attr:`point`)."""
-        if self.is_batch:
-            raise TypeError("use residual[i].wrench for one sample of a batch")
-        return Wrench(self.force, self.moment, self.point)
-
-    @property
-    def force_norm(self) -> Any:
-        """``|f_r|`` [N]: a float, or shape (N,)."""
-        n = np.sqrt(np.einsum("...i,...i->...", self.force, self.force))
-        return float(n) if n.ndim == 0 else n
-
-    @property
-    def moment_norm(self) -> Any:
-        """``|tau_r|`` about :attr:`point` [N m]: a float, or shape (N,)."""
-        n = np.sqrt(np.einsum("...i,...i->...", self.moment, self.moment))
-        return float(n) if n.ndim == 0 else n
-
-    @property
-    def force_relative(self) -> Any:
-        """``|f_r| / (m |g|)``, dimensionless: a float, or shape (N,)."""
-        return self.force_norm / self.weight
-
-    @property
-    def moment_relative(self) -> Any:
-        """``|tau_r| / (m |g|)`` [m]: metres of centre-of-pressure error; float or (N,)."""
-        return self.moment_norm / self.weight
-
-    @property
-    def n_checked(self) -> int:
-        """Samples that were checked (not flagged)."""
-        return int(np.sum(~np.asarray(self.flagged)))
-
-
-#: The batch residual is a :class:`Residual` of N samples (the former separate class).
-ResidualBatch = Residual
 
 
 # --- single samples -----------------------------------------------------------------------
@@ -492,7 +400,7 @@ class KinematicsBatch:
 
 
 def kinematics_batch(
-    robot: Robot, Q: Array, V: Array, A: Array, frames: Sequence[str], skip: Array, *,
+    robot: Robot, Q: Array, V: Array, A: Array, frames: Sequence[str], skip: NDArray[np.bool_], *,
     rotations: bool = False, progress: bool = False,
 ) -> KinematicsBatch:
     """One :meth:`Robot.centroidal_pass` per sample not in ``skip`` (checked arrays).
@@ -547,63 +455,6 @@ def residual_from_kinematics(
     force, moment = newton_euler_residual_arrays(layout, points, kin.com, kin.momentum_rate, mass=robot.mass,
                                                  gravity=robot.gravity_vector, at=point)
     return force, moment, point
-
-
-# --- joint reaction wrenches ----------------------------------------------------------------
-
-
-def joint_reaction_wrenches(
-    robot: Robot,
-    q: ArrayLike,
-    v: ArrayLike,
-    a: ArrayLike,
-    contacts: Sequence[Contact] = (),
-    wrenches: Any = (),
-    *,
-    external_wrenches: Mapping[str, Any] | None = None,
-    external: Mapping[str, Any] | None = None,
-) -> dict[str, Wrench]:
-    """The wrench each joint transmits from its parent to its child subtree (seed 000).
-
-    Includes what the actuator and the joint structure carry together (the net joint force
-    and moment of biomechanics). With a floating base, the entry ``"root_joint"`` is what the
-    world would have to apply to the base: zero for consistent contact wrenches.
-
-    Parameters
-    ----------
-    contacts, wrenches
-        Contact wrenches, world axes at the contact frame origins (as in
-        :func:`newton_euler_residual`).
-    external_wrenches : mapping of frame name to wrench, optional
-        Other known wrenches on the robot, world axes at the frame origin ((6,) or (3,)), or
-        :class:`Wrench` values (moved to the frame origin).
-    external : deprecated
-        Use ``external_wrenches``.
-
-    Returns
-    -------
-    dict of str to Wrench
-        Joint name -> wrench in world axes about the joint centre [N, N m].
-    """
-    if external:
-        warnings.warn("'external' is deprecated; pass external_wrenches={frame: wrench}",
-                      WholebodyDeprecationWarning, stacklevel=2)
-    ext: dict[str, Any] = {**dict(external or {}), **dict(external_wrenches or {})}
-    if contacts:
-        W = stack_contact_wrenches(contacts, wrenches, 1)[0]
-        check_sample_wrenches(W, "contact wrenches", robot.weight)
-        col = 0
-        for c in contacts:
-            w = W[col : col + c.size]
-            col += c.size
-            w6 = np.r_[w, np.zeros(3)] if c.size == 3 else w
-            if c.frame in ext:
-                ext[c.frame] = np.asarray(ext[c.frame], dtype=float) + w6
-            else:
-                ext[c.frame] = w6
-    values, centres = robot.joint_wrenches(q, v, a, ext)
-    names = [robot.model.names[j] for j in range(1, robot.model.njoints)]
-    return {n: Wrench(w[:3], w[3:], p) for n, w, p in zip(names, values, centres)}
 
 
 # --- helpers --------------------------------------------------------------------------------

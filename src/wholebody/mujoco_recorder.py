@@ -35,8 +35,8 @@ from .errors import InvalidArgumentError, ModelError, WholebodyWarning
 from .mujoco_bridge import (
     MujocoBuild,
     MujocoStateMap,
-    _contact_body,
-    _contact_site,
+    contact_body_id,
+    contact_site_id,
     import_mujoco,
 )
 from .robot import Array, Robot
@@ -118,8 +118,8 @@ class MujocoRecorder:
         self._sites = []
         self._bodies = []
         for c in self.contacts:
-            body = _contact_body(mj_model, c, contact_sites)
-            site = _contact_site(mj_model, c, contact_sites)
+            body = contact_body_id(mj_model, c, contact_sites)
+            site = contact_site_id(mj_model, c, contact_sites)
             self._bodies.append(body)
             self._sites.append(site)
         self._site_arr = np.array(self._sites, dtype=int)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -38,6 +38,8 @@ __all__ = [
     "MAX_WRENCH_RELATIVE",
     "beyond_physical_magnitude",
     "check_sample_wrenches",
+    "Residual",
+    "ResidualBatch",
 ]
 
 Array = NDArray[np.float64]
@@ -289,7 +291,8 @@ def beyond_physical_magnitude(wrenches: Array, weight: float) -> NDArray[np.bool
     """
     limit = MAX_WRENCH_RELATIVE * weight
     with np.errstate(invalid="ignore"):
-        return (np.abs(wrenches.reshape(wrenches.shape[0], -1)) > limit).any(axis=1)
+        beyond = (np.abs(wrenches.reshape(wrenches.shape[0], -1)) > limit).any(axis=1)
+    return np.asarray(beyond, dtype=bool)
 
 
 def check_sample_wrenches(wrenches: Array, what: str, weight: float) -> None:
@@ -307,3 +310,98 @@ def check_sample_wrenches(wrenches: Array, what: str, weight: float) -> None:
             f"{what} reach {biggest:.3g} N (or N m), beyond any physical magnitude "
             f"(limit {MAX_WRENCH_RELATIVE:g} m g = {limit:.3g} N): a diverged simulation or wrong units?"
         )
+
+
+# --- results ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Residual:
+    """Newton-Euler residual ``r = w_c + w_gi`` of one sample or of N samples.
+
+    The same type for one sample and for a batch (like SciPy's ``Rotation``): for one sample
+    the vectors have shape (3,) and the norms are floats; for N samples they have shape
+    (N, 3) and (N,), and bad samples are flagged (NaN), never dropped.
+
+    Attributes
+    ----------
+    force : ndarray, shape (3,) or (N, 3)
+        Residual force ``f_r``, world axes [N].
+    moment : ndarray, shape (3,) or (N, 3)
+        Residual moment about :attr:`point`, world axes [N m].
+    point : ndarray, shape (3,) or (N, 3)
+        Where the moments are taken, world coordinates [m] (the CoM by default).
+    weight : float
+        ``m |g|`` [N], the scale of the relative figures.
+    flagged : bool or ndarray of bool, shape (N,)
+        Samples that could not be checked (non-finite values, bad quaternion, magnitudes
+        beyond physical limits); always False for a single sample (bad input raises).
+    reasons : dict of int to str
+        Why each flagged sample was flagged.
+    """
+
+    force: Array
+    moment: Array
+    point: Array
+    weight: float
+    flagged: Any = False
+    reasons: dict[int, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_wrench(cls, wrench: Wrench, weight: float) -> Residual:
+        """One sample's residual from its wrench (world axes, about ``wrench.point``)."""
+        return cls(wrench.force, wrench.moment, wrench.point, float(weight))
+
+    @property
+    def is_batch(self) -> bool:
+        """True for N samples, False for one."""
+        return self.force.ndim == 2
+
+    def __len__(self) -> int:
+        if not self.is_batch:
+            raise TypeError("a single-sample Residual has no length")
+        return self.force.shape[0]
+
+    def __getitem__(self, i: int) -> Residual:
+        """Sample ``i`` of a batch, as a single-sample residual."""
+        if not self.is_batch:
+            raise TypeError("a single-sample Residual cannot be indexed")
+        return Residual(self.force[i], self.moment[i], self.point[i], self.weight)
+
+    @property
+    def wrench(self) -> Wrench:
+        """The residual wrench of a single sample (world axes, about :attr:`point`)."""
+        if self.is_batch:
+            raise TypeError("use residual[i].wrench for one sample of a batch")
+        return Wrench(self.force, self.moment, self.point)
+
+    @property
+    def force_norm(self) -> Any:
+        """``|f_r|`` [N]: a float, or shape (N,)."""
+        n = np.sqrt(np.einsum("...i,...i->...", self.force, self.force))
+        return float(n) if n.ndim == 0 else n
+
+    @property
+    def moment_norm(self) -> Any:
+        """``|tau_r|`` about :attr:`point` [N m]: a float, or shape (N,)."""
+        n = np.sqrt(np.einsum("...i,...i->...", self.moment, self.moment))
+        return float(n) if n.ndim == 0 else n
+
+    @property
+    def force_relative(self) -> Any:
+        """``|f_r| / (m |g|)``, dimensionless: a float, or shape (N,)."""
+        return self.force_norm / self.weight
+
+    @property
+    def moment_relative(self) -> Any:
+        """``|tau_r| / (m |g|)`` [m]: metres of centre-of-pressure error; float or (N,)."""
+        return self.moment_norm / self.weight
+
+    @property
+    def n_checked(self) -> int:
+        """Samples that were checked (not flagged)."""
+        return int(np.sum(~np.asarray(self.flagged)))
+
+
+#: The batch residual is a :class:`Residual` of N samples (the former separate class).
+ResidualBatch = Residual

@@ -23,6 +23,10 @@
 The schema is strict: an unknown key, a value of the wrong type, a duplicate contact name or a
 frame that already exists raises :class:`~wholebody.errors.ProfileError` naming the file and the
 entry, with a close match for a misspelt key. Every key is documented in ``docs/profile.md``.
+
+The profile schema (``docs/profile.md``):
+
+.. include:: ../../docs/profile.md
 """
 
 from __future__ import annotations

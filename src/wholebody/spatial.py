@@ -16,7 +16,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
-from .errors import PointMismatchError
+from .errors import PointMismatchError, StateError
 
 __all__ = ["Wrench", "skew", "cross", "shift_moment", "PointMismatchError"]
 
@@ -59,7 +59,7 @@ def shift_moment(force: ArrayLike, moment: ArrayLike, from_point: ArrayLike, to_
 def _vec3(x: ArrayLike, what: str) -> Array:
     arr = np.asarray(x, dtype=float)
     if arr.shape != (3,):
-        raise ValueError(f"{what} must have shape (3,), got {arr.shape}")
+        raise StateError(f"{what} must have shape (3,), got {arr.shape}")
     return arr
 
 
@@ -91,8 +91,8 @@ class Wrench:
         """From a force-first 6-vector ``(f, tau)`` (world axes) about ``point``."""
         w = np.asarray(wrench, dtype=float)
         if w.shape != (6,):
-            raise ValueError(f"a wrench vector must have shape (6,) (f, tau), got {w.shape}")
-        return cls(w[:3], w[3:], point)
+            raise StateError(f"a wrench vector must have shape (6,) (f, tau), got {w.shape}")
+        return cls(w[:3], w[3:], np.asarray(point, dtype=float))
 
     @classmethod
     def from_local(cls, wrench_local: ArrayLike, placement: pin.SE3) -> Wrench:

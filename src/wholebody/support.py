@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import linprog  # type: ignore[import-untyped]
+from scipy.optimize import linprog
 
 from .contacts import Contact
 from .errors import ProjectionError, WholebodyError

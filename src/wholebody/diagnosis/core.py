@@ -171,7 +171,7 @@ class DiagnosisData:
         t = self.time[self.score_rows]
         return f" ({t.min():.3f} .. {t.max():.3f} s)"
 
-    def score(self, r: Array, rows: Array | None = None) -> float:
+    def score(self, r: Array, rows: NDArray[np.intp] | None = None) -> float:
         """``median |f_r| / (m g) + median |tau_r| / (m g L)`` over ``rows`` (default: over tolerance)."""
         rows = self.score_rows if rows is None else rows
         if not len(rows):
@@ -236,7 +236,7 @@ class LinearFit:
     observable: NDArray[np.bool_]
 
 
-def linear_fit(r0: Array, D: Array, rows: Array, *, rtol: float = 1e-3) -> LinearFit:
+def linear_fit(r0: Array, D: Array, rows: NDArray[np.intp], *, rtol: float = 1e-3) -> LinearFit:
     """Fit ``theta`` so that ``r0 + D theta`` is least (moments weighted by ``1 / L``).
 
     ``r0`` (S, 6), ``D`` (S, 6, p); only ``rows`` are used. Directions whose singular

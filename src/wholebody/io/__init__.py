@@ -16,6 +16,10 @@ unknown suffix) raises :class:`~wholebody.errors.LogFormatError` naming the file
 field (:class:`~wholebody.errors.LogFileError` when the path cannot be opened); writing raises
 :class:`~wholebody.errors.OutputError` naming the path and the reason. Sample-level problems
 (NaN rows) are left in the arrays for the checks to flag.
+
+The log format (``docs/log-format.md``):
+
+.. include:: ../../../docs/log-format.md
 """
 
 from __future__ import annotations

@@ -68,8 +68,8 @@ def _arrow_parse(text: str) -> tuple[list[str], NDArray[np.float64]] | None:
     ten times faster than Python's ``float``); None when pyarrow is absent or the text is not
     a clean numeric table (the :mod:`csv` path then gives the message)."""
     try:
-        import pyarrow as pa  # type: ignore[import-untyped]
-        import pyarrow.csv as pc  # type: ignore[import-untyped]
+        import pyarrow as pa
+        import pyarrow.csv as pc
     except ImportError:
         return None
     try:

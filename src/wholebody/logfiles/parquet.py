@@ -53,7 +53,7 @@ class ParquetReader(TableReader):
 
     def __init__(self, path: Path):
         pq = _pyarrow()
-        import pyarrow as pa  # type: ignore[import-untyped]
+        import pyarrow as pa
 
         self.source = str(path)
         self._pa = pa

@@ -44,7 +44,7 @@ def available_memory() -> int:
     """Bytes of memory available now (psutil when installed, else ``sysconf``), or
     :data:`FALLBACK_MEMORY` when neither can tell."""
     try:
-        import psutil  # type: ignore[import-untyped]
+        import psutil
 
         return int(psutil.virtual_memory().available)
     except Exception:  # noqa: BLE001 - psutil is optional and may fail in a sandbox
