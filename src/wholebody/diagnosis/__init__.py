@@ -7,7 +7,11 @@ computed (no new Pinocchio pass). Continuous causes are fitted, with one standar
 value. A cause is named when it explains at least :data:`EXPLAINED_THRESHOLD` of the residual;
 two causes that explain it equally are both said ("A, or B"); when none does, the report says
 that no known cause explains it and describes the residual as missing forces, event by event.
-Every cause tested comes back with its score. See ``docs/diagnosis.md``.
+Every cause tested comes back with its score.
+
+The verdicts, the causes and how to read them (``docs/diagnosis.md``):
+
+.. include:: ../../../docs/diagnosis.md
 """
 
 from __future__ import annotations
