@@ -91,7 +91,8 @@ def test_check_matches_hand_computation_and_corner_lps():
             for i in range(N):
                 values = A @ local[i, j] / np.linalg.norm(A, axis=1)
                 assert ev.margin[i, j] == pytest.approx(-values.max(), abs=1e-9)
-                assert ev.worst[i, j] == np.argmax(values)
+                # A sole pulled off the ground is named as such; otherwise its worst row.
+                assert ev.worst[i, j] == (PULLING if local[i, j, 2] < 0 else np.argmax(values))
                 if abs(values.max()) > 1e-6 * np.linalg.norm(local[i, j]):
                     judged += 1
                     inside = corner_lp_member(local[i, j], c.half_length, c.half_width, c.mu)
@@ -119,7 +120,10 @@ def test_check_agrees_with_the_single_contact_checks():
         if isinstance(c, SurfaceContact):
             one = check_wrench_cone(c, local[:, j], tol=0.0)
             assert_allclose(ev.margin[:, j], one.margin, rtol=0, atol=1e-12)
-            assert (ev.worst[:, j] == one.worst_row).all()
+            # The set names a sole pulled off the ground; the single check gives its row.
+            pushed = local[:, j, 2] >= 0
+            assert (ev.worst[pushed, j] == one.worst_row[pushed]).all()
+            assert (ev.worst[~pushed, j] == PULLING).all()
         else:
             one = check_friction_cone(local[:, j, :3], c.mu, c.normal, tol=0.0)
             assert_allclose(ev.margin[:, j], one.margin, rtol=0, atol=1e-12)

@@ -339,6 +339,8 @@ class ContactSet:
                 w = np.concatenate([fl, local_t[:, j]], axis=1)
                 margin[:, j], worst[:, j] = wrench_cone_margin(w, self.local_faces[j],
                                                                 self._local_norms[j])
+                # A sole pulled off the ground violates every row: name the cause, not a row.
+                worst[:, j] = np.where(normal[:, j] < 0, PULLING, worst[:, j])
                 cop[:, j] = cop_in_contact_frame(w)
             else:
                 margin[:, j], util[:, j], normal[:, j] = exact_cone_values(fl, c.mu, c.normal)
