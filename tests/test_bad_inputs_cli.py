@@ -38,6 +38,7 @@ def files(tmp_path_factory) -> dict[str, str]:
     (tmp / "folder.npz").mkdir()
     (tmp / "plain").write_text("a regular file\n")
     traj = Trajectory.load(LOG)
+    assert traj.a is not None and traj.tau is not None
     short = Trajectory(traj.time[:20], traj.q[:20], traj.v[:20], traj.a[:20], traj.tau[:20],
                        traj.joint_names, traj.contact_names, traj.contact_wrenches[:20])
     short.save(tmp / "short.npz")

@@ -186,3 +186,39 @@ def test_ctrl_c_stops_the_workers_within_2_s(tmp_path, to_group):
     for pid in workers:
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text()
     assert "Traceback" not in (proc.stderr.read() if proc.stderr else "")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_ctrl_c_stops_wholebody_check_within_2_s(tmp_path):
+    """``wholebody check --workers 2`` on a 200,000-sample log (the shipped log repeated),
+    interrupted from the terminal once both workers run: exit 130 with one line, in < 2 s, and
+    no process of its group left."""
+    traj = Trajectory.load(LOG)
+    reps = 200
+    assert traj.a is not None
+    long = Trajectory(np.arange(reps * len(traj)) * 1e-3, np.tile(traj.q, (reps, 1)),
+                      np.tile(traj.v, (reps, 1)), np.tile(traj.a, (reps, 1)), None,
+                      traj.joint_names, traj.contact_names,
+                      np.tile(traj.contact_wrenches, (reps, 1, 1)))
+    long.save(tmp_path / "long.npz")
+    del long
+    proc = subprocess.Popen([sys.executable, "-m", "wholebody.cli", "check",
+                             str(tmp_path / "long.npz"), "--config",
+                             str(ROOT / "models" / "humanoid.toml"), "--workers", "2"],
+                            env=environment(), start_new_session=True, text=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        assert wait_for(lambda: len(processes_in_group(proc.pid)) >= 3, 60), "no workers"
+        t0 = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)
+        rc = proc.wait(timeout=10)
+        elapsed = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.stderr is not None
+    assert (rc, proc.stderr.read()) == (130, "wholebody: interrupted\n")
+    assert elapsed < 2.0
+    assert processes_in_group(proc.pid) == []
