@@ -1,4 +1,5 @@
-"""The command line as a user runs it: output and exit codes (0 consistent, 1 not, 2 bad input)."""
+"""The command line as a user runs it: output and exit codes (0 consistent, 1 not, 2 bad input,
+3 nothing checked; the bad inputs themselves are in test_bad_inputs_cli.py)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ PROFILE = ROOT / "models" / "humanoid.toml"
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "wholebody.cli", *args], capture_output=True, text=True,
-                          timeout=300, cwd=cwd)
+    return subprocess.run([sys.executable, "-m", "wholebody.cli", *args], capture_output=True,
+                          text=True, timeout=300, cwd=cwd)
 
 
 def test_info_prints_the_summary():
@@ -38,7 +39,9 @@ def test_help_everywhere():
     for sub in ([], ["check"], ["estimate"], ["info"], ["demo"]):
         result = run(*sub, "--help")
         assert result.returncode == 0 and "usage: wholebody" in result.stdout
-    assert "Exit codes" in run("--help").stdout
+    top = " ".join(run("--help").stdout.split())
+    assert "Exit codes: 0 every log consistent" in top and "3 nothing could be checked" in top
+    assert "130 interrupted" in top and "--traceback" in top
 
 
 def test_check_consistent_log_exits_0_and_writes_reports(tmp_path):
@@ -54,14 +57,33 @@ def test_check_inconsistent_log_exits_1_with_diagnosis(tmp_path):
     bad = dataclasses.replace(traj, contact_wrenches=-traj.contact_wrenches)
     bad.save(tmp_path / "flipped.npz")
     result = run("check", str(tmp_path / "flipped.npz"), str(LOG), "--robot", "humanoid",
-                 "--contact", "left_sole:surface:0.12:0.05:1.0", "--contact", "right_sole:surface:0.12:0.05:1.0")
+                 "--contact", "left_sole:surface:0.12:0.05:1.0",
+                 "--contact", "right_sole:surface:0.12:0.05:1.0")
     assert result.returncode == 1, result.stderr
     assert "diagnosis contact wrenches have the wrong sign" in result.stdout
     table = result.stdout.splitlines()
     assert "flipped.npz" in table[-3] and "INCONSISTENT" in table[-3]
     assert table[-1] == "2 logs: 1 consistent, 1 inconsistent, 0 unreadable"
     js = run("check", str(LOG), "--config", str(PROFILE), "--json")
-    assert json.loads(js.stdout)[0]["consistent"] is True
+    row = json.loads(js.stdout)[0]
+    assert row["consistent"] is True and row["verdict"] == "consistent" and row["error"] is None
+    assert row["checked"] == 1000 and row["diagnosis"] is None
+
+
+def test_mixed_outcomes_exit_with_the_worst(tmp_path):
+    """2 if any log is unreadable, else 1 if any inconsistent, else 3 if any unchecked."""
+    traj = Trajectory.load(LOG)
+    dataclasses.replace(traj, contact_wrenches=-traj.contact_wrenches).save(tmp_path / "flip.npz")
+    dataclasses.replace(traj, q=np.full_like(traj.q, np.nan)).save(tmp_path / "nan.npz")
+    flip, nan, missing = (str(tmp_path / n) for n in ("flip.npz", "nan.npz", "missing.npz"))
+    config = ("--config", str(PROFILE), "--json")
+    assert run("check", str(LOG), nan, *config).returncode == 3
+    assert run("check", str(LOG), nan, flip, *config).returncode == 1
+    result = run("check", str(LOG), nan, flip, missing, *config)
+    assert result.returncode == 2
+    assert [r["verdict"] for r in json.loads(result.stdout)] == \
+        ["consistent", "unchecked", "inconsistent", "error"]
+    assert result.stderr.count("\n") == 1 and "missing.npz" in result.stderr
 
 
 def test_check_bad_input_exits_2(tmp_path):
@@ -69,23 +91,28 @@ def test_check_bad_input_exits_2(tmp_path):
     result = run("check", str(tmp_path / "empty.npz"), "--config", str(PROFILE))
     assert result.returncode == 2 and "cannot read as .npz" in result.stderr
     result = run("check", str(LOG), "--robot", "humanoid", "--contact", "left_sole:box:1")
+    assert result.stderr.startswith("wholebody: error: ") and result.stdout == ""
     assert result.returncode == 2 and "expected FRAME:surface" in result.stderr
-    (tmp_path / "p.toml").write_text('robot = "humanoid"\n[[contacts]]\nframe = "left_sol"\nmu = 1\n'
-                                     'half_length = 0.1\nhalf_width = 0.05\n')
+    (tmp_path / "p.toml").write_text('robot = "humanoid"\n[[contacts]]\nframe = "left_sol"\n'
+                                     'mu = 1\nhalf_length = 0.1\nhalf_width = 0.05\n')
     result = run("check", str(LOG), "--config", str(tmp_path / "p.toml"))
-    assert result.returncode == 2 and "frame 'left_sol' not found; did you mean 'left_sole'" in result.stderr
+    assert result.returncode == 2
+    assert "frame 'left_sol' not found; did you mean 'left_sole'" in result.stderr
 
 
 def test_estimate_writes_estimates_beside_the_log(tmp_path):
     short = Trajectory.load(LOG)
-    short = Trajectory(short.time[:50], short.q[:50], short.v[:50], short.a[:50], short.tau[:50],
-                       short.joint_names, short.contact_names, short.contact_wrenches[:50])
+    short = Trajectory(short.time[:50], short.q[:50], short.v[:50], short.a[:50],
+                       short.tau[:50], short.joint_names, short.contact_names,
+                       short.contact_wrenches[:50])
     short.save(tmp_path / "short.npz")
-    result = run("estimate", str(tmp_path / "short.npz"), "--config", str(PROFILE), "-o", str(tmp_path / "est.npz"))
+    result = run("estimate", str(tmp_path / "short.npz"), "--config", str(PROFILE),
+                 "-o", str(tmp_path / "est.npz"))
     assert result.returncode == 0, result.stderr
     est = Trajectory.load(tmp_path / "est.npz")
     assert est.contact_names[-1] == "right_sole:estimated"
-    np.testing.assert_allclose(est.contact_wrench("right_sole:estimated"), est.contact_wrench("right_sole"), atol=1e-5)
+    np.testing.assert_allclose(est.contact_wrench("right_sole:estimated"),
+                               est.contact_wrench("right_sole"), atol=1e-5)
 
 
 def test_demo_runs(tmp_path):

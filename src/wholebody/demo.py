@@ -19,6 +19,11 @@ from .trajectory import Trajectory
 
 
 def run_demo(out_dir: Path) -> int:
+    """Print both checks and write their reports and figures to ``out_dir``.
+
+    Returns 0 when the shipped log is consistent and the sign-flipped one is not (the demo
+    shows what it should), else 1.
+    """
     profile = load_profile(models_dir() / "humanoid.toml")
     log = data_dir() / "humanoid_squat.npz"
     traj = Trajectory.load(log)
@@ -39,7 +44,8 @@ def run_demo(out_dir: Path) -> int:
 
     W = traj.contact_wrenches.copy()
     W[:, 1] *= -1.0
-    broken = dataclasses.replace(traj, contact_wrenches=W, source=f"{log.name} with right_sole sign-flipped")
+    broken = dataclasses.replace(traj, contact_wrenches=W,
+                                 source=f"{log.name} with right_sole sign-flipped")
     bad = check_trajectory(profile.robot, broken, profile.contacts)
     print()
     print(bad.format_summary())

@@ -1,33 +1,53 @@
 """Many logs: one summary table, on this machine's processes or on a Dask cluster.
 
 :func:`check_many` checks each log with :func:`~wholebody.analysis.check_trajectory` and
-returns one row per log. Logs are independent, so they spread over ``workers`` local
-processes, or over a Dask cluster when a ``dask.distributed.Client`` is given: the robot is
-scattered once to every worker (``client.scatter(..., broadcast=True)``), so each worker holds
-one copy and every task reuses it. To use a real cluster, start a scheduler and workers where
-the logs are readable (a shared file system), each with wholebody installed, then::
+returns one row per log, every row with the same keys (:data:`ROW_KEYS`). Logs are
+independent, so they spread over ``workers`` local processes, or over a Dask cluster when a
+``dask.distributed.Client`` is given: the robot is scattered once to every worker
+(``client.scatter(..., broadcast=True)``), so each worker holds one copy and every task reuses
+it. To use a real cluster, start a scheduler and workers where the logs are readable (a shared
+file system), each with wholebody installed, then::
 
-    from dask.distributed import Client
-    client = Client("tcp://scheduler-host:8786")
+    from wholebody.many import check_many, connect
+    client = connect("tcp://scheduler-host:8786", timeout=10.0)
     rows = check_many(paths, robot, contacts, client=client)
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .contacts import Contact
+from .errors import ClusterError
 from .parallel import ChunkFailure, run_chunks
 from .robot import Robot
 
-__all__ = ["check_many", "format_table"]
+__all__ = ["ROW_KEYS", "check_many", "connect", "format_table"]
+
+#: The keys of every row of :func:`check_many`, in order, readable log or not.
+ROW_KEYS = (
+    "path", "error", "verdict", "consistent", "samples_in", "checked", "flagged",
+    "max_residual_force_N", "max_residual_moment_Nm", "fraction_over_tolerance",
+    "cone_violations", "diagnosis", "text",
+)
+
+
+def _error_row(path: str, error: str) -> dict[str, Any]:
+    row: dict[str, Any] = dict.fromkeys(ROW_KEYS)
+    row |= {"path": path, "error": error, "verdict": "error", "text": f"{path}: error: {error}"}
+    return row
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
 
 
 def _check_file(robot: Robot, path: str, contacts: Sequence[Contact], options: dict[str, Any],
                 out_dir: str | None, plot: bool) -> dict[str, Any]:
-    """Check one log; never raises: a log that cannot be read is a row with its error."""
+    """Check one log; a log that cannot be read is a row with its error."""
     from .analysis import check_trajectory
     from .errors import WholebodyError
     from .trajectory import Trajectory
@@ -35,33 +55,74 @@ def _check_file(robot: Robot, path: str, contacts: Sequence[Contact], options: d
     try:
         report = check_trajectory(robot, Trajectory.load(path), contacts, **options)
     except (WholebodyError, OSError, ValueError) as exc:
-        return {"path": str(path), "error": str(exc), "consistent": None, "text": f"{path}: error: {exc}"}
+        return _error_row(path, str(exc))
     if out_dir is not None:
         out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
         stem = Path(path).stem
-        report.to_json(out / f"{stem}.report.json")
-        report.to_csv(out / f"{stem}.report.csv")
-        if plot:
-            report.plot(out / f"{stem}.report.png")
-            import matplotlib.pyplot as plt
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            report.to_json(out / f"{stem}.report.json")
+            report.to_csv(out / f"{stem}.report.csv")
+            if plot:
+                report.plot(out / f"{stem}.report.png")
+                import matplotlib.pyplot as plt
 
-            plt.close("all")
+                plt.close("all")
+        except OSError as exc:
+            return _error_row(path, f"cannot write the report of {path} to {out}: {exc}")
     s = report.summary()
-    return {
-        "path": str(path), "error": None, "consistent": report.consistent,
-        "samples_in": s["samples"]["in"], "checked": s["samples"]["checked"], "flagged": s["samples"]["flagged"],
-        "max_residual_force_N": s["residual_force_N"]["max"], "max_residual_moment_Nm": s["residual_moment_Nm"]["max"],
-        "fraction_over_tolerance": s["fraction_over_tolerance"],
+    unchecked = report.verdict == "unchecked"
+    row: dict[str, Any] = {
+        "path": str(path), "error": None, "verdict": report.verdict,
+        "consistent": report.consistent,
+        "samples_in": s["samples"]["in"], "checked": s["samples"]["checked"],
+        "flagged": s["samples"]["flagged"],
+        "max_residual_force_N": _finite(s["residual_force_N"]["max"]),
+        "max_residual_moment_Nm": _finite(s["residual_moment_Nm"]["max"]),
+        "fraction_over_tolerance": None if unchecked else s["fraction_over_tolerance"],
         "cone_violations": sum(c["violations"] for c in s["contacts"].values()),
-        "diagnosis": report.diagnosis[0].message if report.diagnosis else "",
+        "diagnosis": report.diagnosis[0].message if report.diagnosis else None,
         "text": report.format_summary(),
     }
+    return {k: row[k] for k in ROW_KEYS}
 
 
 def _task(path: str, robot: Robot, contacts: Sequence[Contact], options: dict[str, Any],
           out_dir: str | None, plot: bool) -> dict[str, Any]:
     return _check_file(robot, path, contacts, options, out_dir, plot)
+
+
+def connect(address: str, *, timeout: float = 10.0) -> Any:
+    """A ``dask.distributed.Client`` connected to the scheduler at ``address``.
+
+    Parameters
+    ----------
+    address : str
+        The scheduler, ``tcp://host:8786`` (or ``host:8786``).
+    timeout : float
+        Seconds to wait for the connection, > 0.
+
+    Raises
+    ------
+    ClusterError
+        The scheduler cannot be reached within ``timeout`` (or the address is malformed); the
+        message names the address and the timeout, the backend's error is the ``__cause__``.
+    MissingDependencyError
+        dask.distributed is not installed (the ``dask`` extra).
+    InvalidArgumentError
+        ``timeout`` not a positive number.
+    """
+    from ._optional import require
+    from .errors import InvalidArgumentError
+
+    if not isinstance(timeout, (int, float)) or not math.isfinite(timeout) or timeout <= 0:
+        raise InvalidArgumentError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    distributed = require("dask.distributed", "dask", "Dask clusters")
+    try:
+        return distributed.Client(address, timeout=timeout)
+    except Exception as exc:
+        raise ClusterError(f"cannot reach the Dask scheduler at {address!r} within {timeout:g} s: "
+                           f"{type(exc).__name__}: {exc}") from exc
 
 
 def check_many(
@@ -77,14 +138,22 @@ def check_many(
 ) -> list[dict[str, Any]]:
     """Check many logs; one row (a dict) per log, in the order of ``paths``.
 
+    A log that cannot be read or checked does not stop the others: its row carries the error.
+
     Parameters
     ----------
+    paths : sequence of str or Path
+        Log files (.npz, .csv, .parquet, .h5).
+    robot : Robot
+    contacts : sequence of Contact
+        Declared contacts, matched to each log's contacts by name.
     workers : int
-        Local processes (ignored with ``client``).
+        Local processes, one log at a time each (ignored with ``client``).
     client : dask.distributed.Client, optional
-        Run on this Dask cluster instead (the ``dask`` extra).
+        Run on this Dask cluster instead (the ``dask`` extra; see :func:`connect`).
     out_dir, plot
-        Write each log's report (and figure) there.
+        Write each log's report (``STEM.report.json``, ``STEM.report.csv`` and with ``plot``
+        ``STEM.report.png``) there.
     options : dict, optional
         Passed to :func:`~wholebody.analysis.check_trajectory` (tolerances, its own
         ``workers`` for the samples of each log, ...).
@@ -92,40 +161,81 @@ def check_many(
     Returns
     -------
     list of dict
-        ``path``, ``consistent``, ``samples_in``, ``checked``, ``flagged``,
-        ``max_residual_force_N``, ``max_residual_moment_Nm``, ``fraction_over_tolerance``,
-        ``cone_violations``, ``diagnosis``, ``text`` (the report summary), and ``error`` (a log
-        that could not be read: its row says why, the others are still checked).
+        Every row has exactly the keys :data:`ROW_KEYS`, ``None`` where not applicable:
+
+        - ``path`` (str): the log as given;
+        - ``error`` (str or None): why the log could not be read or checked (the exception
+          ``TYPE: message`` for an unexpected failure or a Dask task that failed, ``worker
+          process died ...`` for a worker that died twice);
+        - ``verdict`` (str): ``"consistent"``, ``"inconsistent"``, ``"unchecked"`` (no sample
+          could be checked: every sample flagged) or ``"error"`` (``error`` says why);
+        - ``consistent`` (bool or None): True only for ``"consistent"``; None with an error;
+        - ``samples_in``, ``checked``, ``flagged`` (int): samples in the log, checked, and
+          flagged (not checkable: non-finite values, bad quaternions, ...);
+        - ``max_residual_force_N`` [N], ``max_residual_moment_Nm`` [N m] (float): the largest
+          Newton-Euler residual norms over the checked samples (None when none was checked);
+        - ``fraction_over_tolerance`` (float): share of the checked samples over tolerance
+          (None when none was checked);
+        - ``cone_violations`` (int): sample-contact pairs outside their friction cone;
+        - ``diagnosis`` (str or None): the most likely cause of an inconsistency;
+        - ``text`` (str): the report summary as the CLI prints it, or ``PATH: error: ...``.
+
+    Raises
+    ------
+    ClusterError
+        The robot cannot be sent to the Dask cluster (the scheduler went away).
     """
-    paths = [str(p) for p in paths]
+    names = [str(p) for p in paths]
     options = dict(options or {})
     out = None if out_dir is None else str(out_dir)
     contacts = list(contacts)
     if client is not None:
-        robot_future = client.scatter(robot, broadcast=True)
+        return _on_dask(client, names, robot, contacts, options, out, plot)
+    chunks = [((i, i + 1), (p, contacts, options, out, plot)) for i, p in enumerate(names)]
+    results = run_chunks(robot, _check_file, chunks, workers, item="log")
+    return [_error_row(p, r.error) if isinstance(r, ChunkFailure) else r
+            for p, r in zip(names, results, strict=True)]
+
+
+def _on_dask(client: Any, paths: list[str], robot: Robot, contacts: list[Contact],
+             options: dict[str, Any], out: str | None, plot: bool) -> list[dict[str, Any]]:
+    try:
+        robot_future = client.scatter(robot, broadcast=True, hash=False)  # a fresh key per call
         futures = client.map(_task, paths, robot=robot_future, contacts=contacts, options=options,
                              out_dir=out, plot=plot, pure=False)
-        return client.gather(futures)
-    chunks = [((i, i + 1), (p, contacts, options, out, plot)) for i, p in enumerate(paths)]
-    results = run_chunks(robot, _check_file, chunks, workers)
-    return [
-        {"path": p, "error": r.error, "consistent": None, "text": f"{p}: error: {r.error}"}
-        if isinstance(r, ChunkFailure) else r
-        for p, r in zip(paths, results)
-    ]
+    except Exception as exc:
+        address = getattr(getattr(client, "scheduler", None), "address", "(unknown address)")
+        raise ClusterError(f"cannot send the work to the Dask cluster at {address}: "
+                           f"{type(exc).__name__}: {exc}") from exc
+    rows = []
+    for path, future in zip(paths, futures, strict=True):
+        try:
+            rows.append(future.result())
+        except Exception as exc:  # a task that failed on the cluster: that log's row says why
+            rows.append(_error_row(path, f"Dask task failed: {type(exc).__name__}: {exc}"))
+    return rows
+
+
+_VERDICT_SHOWN = {"consistent": "consistent", "inconsistent": "INCONSISTENT",
+                  "unchecked": "UNCHECKED"}
 
 
 def format_table(rows: Sequence[dict[str, Any]]) -> str:
-    """One line per log: samples, largest residual, verdict (or the error)."""
+    """One line per log (samples checked and flagged, largest residual force, verdict or the
+    error), then the count of each outcome."""
     lines = [f"{'log':36s} {'checked':>8s} {'flagged':>8s} {'max |f_r| [N]':>14s}  verdict"]
     for r in rows:
         name = Path(r["path"]).name
-        if r.get("error"):
+        if r["verdict"] == "error":
             lines.append(f"{name:36s} {'-':>8s} {'-':>8s} {'-':>14s}  ERROR: {r['error'][:60]}")
             continue
-        verdict = "consistent" if r["consistent"] else "INCONSISTENT"
-        lines.append(f"{name:36s} {r['checked']:8d} {r['flagged']:8d} {r['max_residual_force_N']:14.3g}  {verdict}")
-    good = [r for r in rows if not r.get("error")]
-    lines.append(f"{len(rows)} logs: {sum(bool(r['consistent']) for r in good)} consistent, "
-                 f"{sum(not r['consistent'] for r in good)} inconsistent, {len(rows) - len(good)} unreadable")
+        force = r["max_residual_force_N"]
+        shown = "-" if force is None else f"{force:.3g}"
+        lines.append(f"{name:36s} {r['checked']:8d} {r['flagged']:8d} {shown:>14s}  "
+                     f"{_VERDICT_SHOWN[r['verdict']]}")
+    count = {v: sum(r["verdict"] == v for r in rows)
+             for v in ("consistent", "inconsistent", "unchecked", "error")}
+    unchecked = f"{count['unchecked']} unchecked, " if count["unchecked"] else ""
+    lines.append(f"{len(rows)} logs: {count['consistent']} consistent, "
+                 f"{count['inconsistent']} inconsistent, {unchecked}{count['error']} unreadable")
     return "\n".join(lines)
