@@ -68,6 +68,17 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _time(text: str) -> float:
+    """argparse type: a finite time in seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a time in seconds, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite time in seconds, got {text!r}")
+    return value
+
+
 def _tolerance(text: str) -> float:
     try:
         value = float(text)
@@ -174,8 +185,10 @@ def _check(args: argparse.Namespace) -> int:
     if args.out is not None:
         _writable_dir(Path(args.out), create=True)
     robot, contacts = _setup(args)
-    options = {"force_tolerance": args.force_tolerance, "moment_tolerance": args.moment_tolerance,
-               "cone_tolerance": args.cone_tolerance}
+    options: dict[str, Any] = {"preset": args.preset, "t_start": args.t_start, "t_stop": args.t_stop}
+    for name in ("force_tolerance", "moment_tolerance", "cone_tolerance"):
+        if getattr(args, name) is not None:
+            options[name] = getattr(args, name)
     client = connect(args.dask, timeout=args.dask_timeout) if args.dask else None
     try:
         if len(args.logs) == 1 and client is None:
@@ -269,13 +282,20 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--plot", action="store_true", help="also write a figure per log")
     check.add_argument("--json", action="store_true",
                        help="print the rows (one per log, fixed keys) as JSON")
-    check.add_argument("--force-tolerance", type=_tolerance, default=0.01,
-                       help="residual force, relative to m g (default 0.01)")
-    check.add_argument("--moment-tolerance", type=_tolerance, default=0.01,
-                       help="residual moment / m g [m] (default 0.01)")
-    check.add_argument("--cone-tolerance", type=_tolerance, default=1e-4,
+    check.add_argument("--preset", choices=("simulation", "measured"), default="simulation",
+                       help="default tolerances: simulation logs (default) or measured data "
+                            "(docs/diagnosis.md)")
+    check.add_argument("--force-tolerance", type=_tolerance, default=None,
+                       help="residual force, relative to m g (simulation preset: 0.01)")
+    check.add_argument("--moment-tolerance", type=_tolerance, default=None,
+                       help="residual moment / m g [m] (simulation preset: 0.01)")
+    check.add_argument("--cone-tolerance", type=_tolerance, default=None,
                        help="cone margin below which a contact violates, relative to m g "
-                            "(default 1e-4)")
+                            "(simulation preset: 1e-4)")
+    check.add_argument("--t-start", type=_time, default=None, metavar="SECONDS",
+                       help="check only the samples from this time on")
+    check.add_argument("--t-stop", type=_time, default=None, metavar="SECONDS",
+                       help="check only the samples up to this time")
     check.add_argument("--workers", type=_positive_int, default=1,
                        help="processes: over the samples of one log, or over the logs of many")
     check.add_argument("--dask", metavar="ADDRESS",

@@ -45,7 +45,11 @@ from .conventions_contacts import (
     Ground,
     contact_checks,
 )
-from .conventions_differentiation import ExpectedResidualError, expected_residual_error
+from .conventions_differentiation import (
+    ExpectedResidualError,
+    expected_residual_error,
+    quiet_empty_slices,
+)
 from .errors import InvalidArgumentError, LogFormatError
 from .robot import Robot
 from .trajectory import Trajectory, estimate_velocities
@@ -125,6 +129,7 @@ class ConventionReport:
 # --- entry point ----------------------------------------------------------------------------
 
 
+@quiet_empty_slices
 def check_conventions(
     robot: Robot,
     traj: Trajectory,

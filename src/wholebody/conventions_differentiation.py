@@ -43,9 +43,12 @@ exceed the residual tolerance.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import ParamSpec, TypeVar
 
 import numpy as np
 import pinocchio as pin
@@ -55,6 +58,9 @@ from .contacts import Contact
 from .errors import InvalidArgumentError, LogFormatError
 from .robot import Robot
 from .trajectory import Trajectory
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 __all__ = ["ExpectedResidualError", "expected_residual_error", "NOISE_SIGMAS"]
 
@@ -91,6 +97,20 @@ class ExpectedResidualError:
     velocity_noise: Array
 
 
+def quiet_empty_slices(fn: Callable[P, T]) -> Callable[P, T]:
+    """Silence numpy's "All-NaN slice" / "Mean of empty slice" warnings inside ``fn``: a log
+    whose samples are all flagged has empty statistics, which the results say (NaN, inf)."""
+
+    @functools.wraps(fn)
+    def quiet(*args: P.args, **kwargs: P.kwargs) -> T:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return fn(*args, **kwargs)
+
+    return quiet
+
+
+@quiet_empty_slices
 def expected_residual_error(
     robot: Robot,
     traj: Trajectory,

@@ -167,7 +167,8 @@ def check_many(
         - ``error`` (str or None): why the log could not be read or checked (the exception
           ``TYPE: message`` for an unexpected failure or a Dask task that failed, ``worker
           process died ...`` for a worker that died twice);
-        - ``verdict`` (str): ``"consistent"``, ``"inconsistent"``, ``"unchecked"`` (no sample
+        - ``verdict`` (str): ``"consistent"``, ``"consistent_except_unreliable"`` (shown
+          ``consistent*``), ``"inconsistent"``, ``"unchecked"`` (no sample
           could be checked: every sample flagged) or ``"error"`` (``error`` says why);
         - ``consistent`` (bool or None): True only for ``"consistent"``; None with an error;
         - ``samples_in``, ``checked``, ``flagged`` (int): samples in the log, checked, and
@@ -217,7 +218,7 @@ def _on_dask(client: Any, paths: list[str], robot: Robot, contacts: list[Contact
 
 
 _VERDICT_SHOWN = {"consistent": "consistent", "inconsistent": "INCONSISTENT",
-                  "unchecked": "UNCHECKED"}
+                  "unchecked": "UNCHECKED", "consistent_except_unreliable": "consistent*"}
 
 
 def format_table(rows: Sequence[dict[str, Any]]) -> str:
@@ -235,6 +236,8 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
                      f"{_VERDICT_SHOWN[r['verdict']]}")
     count = {v: sum(r["verdict"] == v for r in rows)
              for v in ("consistent", "inconsistent", "unchecked", "error")}
+    # "consistent except samples whose differentiated accelerations are unreliable" (*)
+    count["consistent"] += sum(r["verdict"] == "consistent_except_unreliable" for r in rows)
     unchecked = f"{count['unchecked']} unchecked, " if count["unchecked"] else ""
     lines.append(f"{len(rows)} logs: {count['consistent']} consistent, "
                  f"{count['inconsistent']} inconsistent, {unchecked}{count['error']} unreadable")
