@@ -37,7 +37,7 @@ import numpy as np
 import qpsolvers
 
 import wholebody as wb
-from wholebody.analysis import check_trajectory
+from wholebody.analysis import Report, check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.control import InverseDynamicsQP
 from wholebody.errors import ModelWarning
@@ -105,14 +105,13 @@ class Run:
 
     robot: wb.Robot
     traj: Trajectory
-    report: object
+    report: Report
     tick_us: np.ndarray           # (N,) QP build + solve per tick [us]
     qp_wrenches: np.ndarray       # (N, 2, 6) the QP's sole wrenches, world axes [N, N m]
     qp_rotations: np.ndarray      # (N, 2, 3, 3) sole orientations at each tick
     sole_positions: np.ndarray    # (N, 2, 3) sole frame origins [m]
     com: np.ndarray               # (N, 3) CoM [m]
     com_ref: np.ndarray           # (N, 3) its reference [m]
-    statuses: list[str]
     controller: InverseDynamicsQP
     scenario: Scenario
 
@@ -121,8 +120,8 @@ def simulate(duration: float = 4.0, *, solver: str = "daqp") -> Run:
     """Simulate the controlled humanoid for ``duration`` seconds and check the log."""
     scenario = Scenario(duration)
     robot = wb.load("humanoid")
-    sole_size = dict(half_length=HUMANOID_SOLE_HALF_LENGTH, half_width=HUMANOID_SOLE_HALF_WIDTH)
-    contacts = [SurfaceContact(f, mu=MU_WORLD, **sole_size) for f in SOLES]
+    hl, hw = HUMANOID_SOLE_HALF_LENGTH, HUMANOID_SOLE_HALF_WIDTH
+    contacts = [SurfaceContact(f, half_length=hl, half_width=hw, mu=MU_WORLD) for f in SOLES]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelWarning)
         build = mujoco_spec_for_robot(robot, contacts, other_collisions=False, timestep=DT)
@@ -130,8 +129,8 @@ def simulate(duration: float = 4.0, *, solver: str = "daqp") -> Run:
     m = build.compile()
     d = mujoco.MjData(m)
     robot = build.robot
-    planned = [SurfaceContact(f, mu=MU_PLAN, half_length=SOLE_PLAN_SCALE * HUMANOID_SOLE_HALF_LENGTH,
-                              half_width=SOLE_PLAN_SCALE * HUMANOID_SOLE_HALF_WIDTH) for f in SOLES]
+    s = SOLE_PLAN_SCALE
+    planned = [SurfaceContact(f, half_length=s * hl, half_width=s * hw, mu=MU_PLAN) for f in SOLES]
     ctrl = InverseDynamicsQP(robot, planned)
 
     # Initial posture: knees bent, soles on the floor.
@@ -154,7 +153,6 @@ def simulate(duration: float = 4.0, *, solver: str = "daqp") -> Run:
     R = np.empty((steps, 2, 3, 3))
     P = np.empty((steps, 2, 3))
     com, com_ref = np.empty((steps, 3)), np.empty((steps, 3))
-    statuses: list[str] = []
     for k in range(steps):
         t = k * DT
         q, v = smap.q(d.qpos), smap.v(d.qpos, d.qvel)
@@ -162,23 +160,22 @@ def simulate(duration: float = 4.0, *, solver: str = "daqp") -> Run:
 
         start = time.perf_counter()
         cd = ctrl.update(q, v)
-        com_vel = cd.centroidal_momentum[:3] / robot.mass  # type: ignore[index]
-        com_acc = ref_acc + KP_COM * (ref - cd.com) + KD_COM * (ref_vel - com_vel)  # type: ignore[operator]
+        hg, c = cd.centroidal_momentum, cd.com  # (P, L_G) and the CoM, world axes
+        assert hg is not None and c is not None  # the pass computes them (centroidal=True)
+        com_acc = ref_acc + KP_COM * (ref - c) + KD_COM * (ref_vel - hg[:3] / robot.mass)
         tasks = [
             ctrl.com_task(com_acc, weight=WEIGHTS["com"]),
-            ctrl.angular_momentum_task(-KD_ANGULAR * cd.centroidal_momentum[3:],  # type: ignore[index]
-                                       weight=WEIGHTS["angular_momentum"]),
+            ctrl.angular_momentum_task(-KD_ANGULAR * hg[3:], weight=WEIGHTS["angular_momentum"]),
             ctrl.posture_task(q0, kp=KP_POSTURE, kd=KD_POSTURE, weight=WEIGHTS["posture"]),
         ]
         solution = qpsolvers.solve_problem(ctrl.problem(tasks), solver=solver)
         tick_us[k] = 1e6 * (time.perf_counter() - start)
 
-        if not solution.found:
+        if not solution.found or solution.x is None:
             raise RuntimeError(f"t = {t:.3f} s: the QP has no solution ({solver})")
-        statuses.append("found")
         _, w, tau = ctrl.split(solution.x)
         W[k], R[k], P[k] = w.reshape(2, 6), cd.rotations, cd.positions
-        com[k], com_ref[k] = cd.com, ref  # type: ignore[assignment]
+        com[k], com_ref[k] = c, ref
         d.qfrc_applied[:] = 0.0
         d.qfrc_applied[dofs] = tau
         d.xfrc_applied[:] = 0.0
@@ -188,14 +185,15 @@ def simulate(duration: float = 4.0, *, solver: str = "daqp") -> Run:
         mujoco.mj_step(m, d)
     traj = rec.trajectory(metadata={"robot": "humanoid", "scenario": "QP squat and push"})
     report = check_trajectory(robot, traj, contacts)
-    return Run(robot, traj, report, tick_us, W, R, P, com, com_ref, statuses, ctrl, scenario)
+    return Run(robot, traj, report, tick_us, W, R, P, com, com_ref, ctrl, scenario)
 
 
 def support_polygon(positions: np.ndarray, rotations: np.ndarray) -> np.ndarray:
     """Convex hull (counter-clockwise, (m, 2)) of the soles' corners in the ground plane [m]."""
     hl, hw = HUMANOID_SOLE_HALF_LENGTH, HUMANOID_SOLE_HALF_WIDTH
     local = np.array([[hl, hw, 0], [-hl, hw, 0], [-hl, -hw, 0], [hl, -hw, 0]])
-    pts = np.concatenate([p + local @ Rj.T for p, Rj in zip(positions, rotations)])[:, :2]
+    corners = [p + local @ Rj.T for p, Rj in zip(positions, rotations, strict=True)]
+    pts = np.concatenate(corners)[:, :2]
     pts = pts[np.lexsort((pts[:, 1], pts[:, 0]))]
 
     def half(points: np.ndarray) -> list[np.ndarray]:
@@ -267,7 +265,8 @@ def plot(run: Run, polygon: np.ndarray, cop: np.ndarray, path: Path) -> None:
     qp = run.controller.contact_set.check(run.qp_wrenches, run.qp_rotations)
     loaded = qp.normal_force > 0.01 * run.robot.weight  # utilisation means little unloaded
     for j, name in enumerate(SOLES):
-        ax.plot(t, np.where(loaded[:, j], qp.utilisation[:, j], np.nan), "--", lw=0.8, label=f"{name} (QP, mu = {MU_PLAN})")
+        ax.plot(t, np.where(loaded[:, j], qp.utilisation[:, j], np.nan), "--", lw=0.8,
+                label=f"{name} (QP, mu = {MU_PLAN})")
     ax.axvspan(*push, color="0.85")
     ax.set(xlabel="time [s]", ylabel="|f_t| / (mu f_n)", title="friction cone utilisation")
     ax.legend(fontsize=8)
@@ -287,7 +286,8 @@ def main() -> None:
     report = run.report
     print(report.format_summary())
     print(f"control tick (update + tasks + QP build + {args.solver} solve): median "
-          f"{np.median(run.tick_us):.0f} us, 90th percentile {np.percentile(run.tick_us, 90):.0f} us "
+          f"{np.median(run.tick_us):.0f} us, 90th percentile "
+          f"{np.percentile(run.tick_us, 90):.0f} us "
           f"over {len(run.tick_us)} ticks (nv = {run.robot.nv}, {run.controller.n} unknowns)")
 
     # Verification of the QP's answers against the cones it planned with, every tick.

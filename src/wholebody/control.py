@@ -138,6 +138,10 @@ class InverseDynamicsQP:
         self.regularization = float(regularization)
         # Finite limits only (URDFs write 'no limit' as huge numbers).
         self._limited = np.flatnonzero(limits < 1e10)
+        # Rows of M and columns of J of the limited joints: a slice when all are (no copy).
+        self._torque_rows: slice | NDArray[np.intp] = (
+            slice(6, nv) if len(self._limited) == nu else 6 + self._limited)
+        self._tau_max = limits[self._limited]
         self.torque_limits = limits
         nl, r, nc = len(self._limited), self._pass.rows, self.contact_set.n_rows
         self._A = np.zeros((6 + r, self.n))
@@ -177,15 +181,14 @@ class InverseDynamicsQP:
         nc = faces.shape[0]
         G[:nc, nv:] = faces
         # Torque limits: tau = M_j a + h_j - J_j^T w.
-        lim = self._limited
-        if len(lim):
-            rows = 6 + lim
-            nl = len(lim)
-            G[nc : nc + nl, :nv] = M[rows]
-            G[nc : nc + nl, nv:] = -J[:, rows].T
-            G[nc + nl :] = -G[nc : nc + nl]
-            h[nc : nc + nl] = self.torque_limits[lim] - hv[rows]
-            h[nc + nl :] = self.torque_limits[lim] + hv[rows]
+        rows, nl = self._torque_rows, len(self._limited)
+        if nl:
+            upper, lower = G[nc : nc + nl], G[nc + nl :]
+            upper[:, :nv] = M[rows]
+            np.negative(J[:, rows].T, out=upper[:, nv:])
+            np.negative(upper, out=lower)
+            np.subtract(self._tau_max, hv[rows], out=h[nc : nc + nl])
+            np.add(self._tau_max, hv[rows], out=h[nc + nl :])
         self.terms = cd
         return cd
 
@@ -248,8 +251,10 @@ class InverseDynamicsQP:
     def problem(self, tasks: Sequence[Task]) -> qpsolvers.Problem:
         """The QP of the last :meth:`update` with these tasks, over ``x = (a, w)``.
 
-        Returns a :class:`qpsolvers.Problem` whose arrays are fresh copies (solve it with
-        any backend; daqp is exact and fast).
+        Returns a :class:`qpsolvers.Problem`; ``P`` and ``q`` are fresh, the constraint
+        arrays ``G, h, A, b`` are this object's buffers, overwritten by the next
+        :meth:`update` (copy the problem to keep it). Solve it with any backend; daqp is
+        exact and fast.
         """
         self._terms()
         n = self.n
@@ -267,8 +272,7 @@ class InverseDynamicsQP:
             else:
                 P[c, c] += t.weight * (A.T @ A)
                 qv[c] -= t.weight * (A.T @ t.target)
-        return qpsolvers.Problem(P, qv, self._G.copy(), self._h.copy(), self._A.copy(),
-                                 self._b.copy())
+        return qpsolvers.Problem(P, qv, self._G, self._h, self._A, self._b)
 
     def split(self, x: ArrayLike) -> tuple[Array, Array, Array]:
         """``(a, w, tau)`` of a solution ``x``; ``tau = S (M a + h - J^T w)`` with the terms of
