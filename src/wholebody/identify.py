@@ -742,12 +742,14 @@ def fit_inertial_parameters(
             x, D = problem.x_and_derivative(theta)
             A = [np.sqrt(prior_weight) * np.eye(problem.p)]
             r = [np.sqrt(prior_weight) * theta / S]
+            blocks = {g: (R @ D) * S for g, R in factors.items()}
             for g, R in factors.items():
-                A.append((R @ D) * S / noise[g])
+                A.append(blocks[g] / noise[g])
                 r.append(R @ x / noise[g])
-            U, sv, Vt = np.linalg.svd(np.vstack(A), full_matrices=False)
-            keep_sv = sv > math.sqrt(UNOBSERVABLE_RTOL) * max(float(sv[0]), 1e-300)
-            step = -(Vt[keep_sv].T @ ((U[:, keep_sv].T @ np.concatenate(r)) / sv[keep_sv]))
+            # Steps stay in the directions the logs observe (each row group judged on its own
+            # scale); the others keep their prior value.
+            V_obs = _observable_basis(blocks)[0]
+            step = -V_obs @ np.linalg.lstsq(np.vstack(A) @ V_obs, np.concatenate(r), rcond=None)[0]
             # Backtracking: the mass scale and the CoM enter nonlinearly.
             for _half in range(30):
                 trial = theta + step * S
@@ -789,8 +791,11 @@ def fit_inertial_parameters(
     cov_scaled = H_inv @ meat @ H_inv
     # Data share with the prior at unit weight: 1 - diag((H_data + 1)^-1).
     share = 1.0 - np.diag(np.linalg.inv(H_data + np.eye(problem.p)))
-    identifiability = _identifiability(H_data, [p.name for p in problem.params])
-    unobserved = _null_space_members(H_data)
+    blocks = {g: (R @ D) * S for g, R in factors.items()}
+    identifiability = _identifiability(blocks, H_data, [p.name for p in problem.params])
+    V_null = _observable_basis(blocks)[1]
+    unobserved = [int(i) for i in np.flatnonzero((V_null**2).sum(axis=1) > 0.5)]
+    share[(V_null**2).sum(axis=1) > 0.5] = 0.0
     if prior_weight == 0:
         cov_scaled[unobserved, :] = np.inf
         cov_scaled[:, unobserved] = np.inf
@@ -836,14 +841,25 @@ def _pinv_sym(H: Array) -> Array:
     return (V[:, keep] / w[keep]) @ V[:, keep].T
 
 
-def _null_space_members(H_data: Array) -> list[int]:
-    """Parameters with a large component in an unobservable direction."""
-    w, V = np.linalg.eigh(H_data)
-    null = w <= UNOBSERVABLE_RTOL * max(w.max(initial=0.0), 1e-300)
-    if not null.any():
-        return []
-    weight = (V[:, null] ** 2).sum(axis=1)
-    return [int(i) for i in np.flatnonzero(weight > 0.5)]
+def _normalised_information(blocks: dict[str, Array]) -> tuple[Array, Array]:
+    """Eigenvalues (descending) and vectors of the information with each row group scaled to
+    unit norm: a direction is unobservable when no group sees it, on that group's own scale
+    (noise levels of different groups can differ by orders of magnitude)."""
+    p = next(iter(blocks.values())).shape[1]
+    info = np.zeros((p, p))
+    for J in blocks.values():
+        norm = float(np.linalg.norm(J, 2)) if J.size else 0.0
+        if norm > 0:
+            info += (J / norm).T @ (J / norm)
+    w, V = np.linalg.eigh(info)
+    return w[::-1], V[:, ::-1]
+
+
+def _observable_basis(blocks: dict[str, Array]) -> tuple[Array, Array, Array]:
+    """Orthonormal bases (p, r) of the observed and (p, p - r) unobserved directions."""
+    w, V = _normalised_information(blocks)
+    observable = w > UNOBSERVABLE_RTOL * max(float(w[0]) if len(w) else 0.0, 1e-300)
+    return V[:, observable], V[:, ~observable], w
 
 
 def _direction(v: Array, names: list[str], top: int = 4) -> dict[str, float]:
@@ -852,15 +868,18 @@ def _direction(v: Array, names: list[str], top: int = 4) -> dict[str, float]:
     return {names[i]: round(float(v[i]), 3) for i in order if abs(v[i]) > 0.05}
 
 
-def _identifiability(H_data: Array, names: list[str]) -> Identifiability:
-    w, V = np.linalg.eigh(H_data)
-    w, V = w[::-1], V[:, ::-1]
-    top = max(w[0] if len(w) else 0.0, 1e-300)
-    observable = w > UNOBSERVABLE_RTOL * top
+def _identifiability(blocks: dict[str, Array], H_data: Array, names: list[str]) -> Identifiability:
+    w_norm, V = _normalised_information(blocks)
+    top = max(float(w_norm[0]) if len(w_norm) else 0.0, 1e-300)
+    observable = w_norm > UNOBSERVABLE_RTOL * top
     rank = int(observable.sum())
-    condition = math.sqrt(top / w[observable].min()) if rank else math.inf
+    condition = math.sqrt(top / w_norm[observable].min()) if rank else math.inf
     unobservable = [_direction(V[:, i], names) for i in np.flatnonzero(~observable)]
-    weak = [_direction(V[:, i], names) for i in np.flatnonzero(observable & (w < 1.0))]
+    w, U = np.linalg.eigh(H_data)
+    w, U = w[::-1], U[:, ::-1]
+    null = V[:, ~observable]
+    weak = [_direction(U[:, i], names) for i in range(len(w))
+            if w[i] < 1.0 and np.linalg.norm(null.T @ U[:, i]) < 0.5]
     return Identifiability(rank, len(names), float(condition), np.clip(w, 0.0, None), unobservable, weak)
 
 
