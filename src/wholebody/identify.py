@@ -790,7 +790,8 @@ def fit_inertial_parameters(
     H_inv = _pinv_sym(H)
     cov_scaled = H_inv @ meat @ H_inv
     # Data share with the prior at unit weight: 1 - diag((H_data + 1)^-1).
-    share = 1.0 - np.diag(np.linalg.inv(H_data + np.eye(problem.p)))
+    w_h, V_h = np.linalg.eigh(H_data)
+    share = 1.0 - ((V_h**2) / (1.0 + np.clip(w_h, 0.0, None))).sum(axis=1)
     blocks = {g: (R @ D) * S for g, R in factors.items()}
     identifiability = _identifiability(blocks, H_data, [p.name for p in problem.params])
     V_null = _observable_basis(blocks)[1]
