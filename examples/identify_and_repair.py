@@ -37,11 +37,23 @@ TORSO_SCALE = 1.05
 BIAS = np.array([5.0, 0.0, 0.0, 0.0, 0.5, 0.0])  # (f [N], tau [N m]) in the left sole's axes
 
 
+def _search(pattern: str, text: str) -> re.Match[str]:
+    match = re.search(pattern, text, re.S)
+    assert match is not None, pattern
+    return match
+
+
 def heavier_torso_urdf(text: str, scale: float) -> str:
     """The URDF with the torso's mass and inertia scaled (the truth of the simulation)."""
-    link = re.search(r'<link name="torso">.*?</link>', text, re.S).group(0)
-    new = re.sub(r'(<mass value=")([^"]+)', lambda m: m.group(1) + repr(float(m.group(2)) * scale), link)
-    new = re.sub(r'(i(?:xx|xy|xz|yy|yz|zz)=")([^"]+)', lambda m: m.group(1) + repr(float(m.group(2)) * scale), new)
+    link = _search(r'<link name="torso">.*?</link>', text).group(0)
+    new = re.sub(
+        r'(<mass value=")([^"]+)', lambda m: m.group(1) + repr(float(m.group(2)) * scale), link
+    )
+    new = re.sub(
+        r'(i(?:xx|xy|xz|yy|yz|zz)=")([^"]+)',
+        lambda m: m.group(1) + repr(float(m.group(2)) * scale),
+        new,
+    )
     return text.replace(link, new)
 
 
@@ -56,24 +68,36 @@ def biased(traj: wb.Trajectory, robot: wb.Robot) -> wb.Trajectory:
         R = robot.frame_placement(q[i], "left_sole").rotation
         W[i, k, :3] += R @ BIAS[:3]
         W[i, k, 3:] += R @ BIAS[3:]
-    return dataclasses.replace(traj, contact_wrenches=W, source=traj.metadata.get("scenario", "log"))
+    return dataclasses.replace(
+        traj, contact_wrenches=W, source=traj.metadata.get("scenario", "log")
+    )
 
 
 def main() -> None:
     out = output_dir()
     nominal = wb.load("humanoid")
     truth_path = out / "humanoid_heavier_torso.urdf"
-    truth_path.write_text(heavier_torso_urdf(Path(nominal.source).read_text(), TORSO_SCALE))
+    truth_path.write_text(heavier_torso_urdf(Path(str(nominal.source)).read_text(), TORSO_SCALE))
     truth = wb.Robot.from_urdf(truth_path, name="humanoid (torso +5 %)")
-    logs = [biased(simulate(truth, 2.0, every=4, scenario=s), nominal) for s in ("squat", "single_support")]
+    logs = [
+        biased(simulate(truth, 2.0, every=4, scenario=s), nominal)
+        for s in ("squat", "single_support")
+    ]
 
     # 1. Diagnose with the URDF.
     before = [check_trajectory(nominal, log, FEET_CONTACTS) for log in logs]
     print(before[0].format_summary())
 
     # 2. Fit the torso's mass and the left sensor's offset, both logs together.
-    fit = fit_inertial_parameters(nominal, logs, FEET_CONTACTS, parameters="mass", links=["torso"],
-                                  sensors=SensorModel(offsets=["left_sole"]), use_torques=False)
+    fit = fit_inertial_parameters(
+        nominal,
+        logs,
+        FEET_CONTACTS,
+        parameters="mass",
+        links=["torso"],
+        sensors=SensorModel(offsets=["left_sole"]),
+        use_torques=False,
+    )
     print()
     print(fit.format_report())
 
@@ -89,7 +113,7 @@ def main() -> None:
     plt = optional_pyplot()
     if plt is not None:
         fig, axes = plt.subplots(2, 1, figsize=(8, 5), sharex=True)
-        for log, b, a in zip(logs, before, after):
+        for log, b, a in zip(logs, before, after, strict=True):
             label = log.metadata["scenario"]
             axes[0].semilogy(b.time, b.force_norm, label=f"{label}, URDF")
             axes[0].semilogy(a.time, np.maximum(a.force_norm, 1e-9), "--", label=f"{label}, fitted")
@@ -107,7 +131,9 @@ def main() -> None:
     torso = fit["torso.mass"]
     assert abs(torso.estimate / (18.0 * TORSO_SCALE) - 1) < 2e-3, torso
     offset = fit.calibration.contacts["left_sole"].offset
-    assert np.abs(offset[:3] - BIAS[:3]).max() < 0.05 and np.abs(offset[3:] - BIAS[3:]).max() < 5e-3, offset
+    assert (
+        np.abs(offset[:3] - BIAS[:3]).max() < 0.05 and np.abs(offset[3:] - BIAS[3:]).max() < 5e-3
+    ), offset
     # (The right foot's lift-off has a few cone violations in the clean log too: the residual
     # is what the model explains.)
     assert all(r.over_tolerance.mean() > 0.9 for r in before)

@@ -13,7 +13,13 @@ from wholebody.fit_cli import run_fit
 from wholebody.models import models_dir
 from wholebody.profile import load_profile
 
-from ._identify_logs import FEET, add_contact_bias, humanoid_text, inverse_dynamics_log, perturbed_urdf
+from ._identify_logs import (
+    FEET,
+    add_contact_bias,
+    humanoid_text,
+    inverse_dynamics_log,
+    perturbed_urdf,
+)
 
 
 @pytest.fixture(scope="module")
@@ -22,9 +28,14 @@ def nominal():
 
 
 def test_toml_round_trip(tmp_path):
-    cal = Calibration({"left_sole": ContactCalibration([5.0, 0, 0], [0, 0.5, 0], 0.01, [0, 0, 0.002]),
-                       "plate": ContactCalibration([1.0, 2.0, 3.0], axes="world")},
-                      {"left_knee": 0.25}, {"plate": "right_sole"})
+    cal = Calibration(
+        {
+            "left_sole": ContactCalibration([5.0, 0, 0], [0, 0.5, 0], 0.01, [0, 0, 0.002]),
+            "plate": ContactCalibration([1.0, 2.0, 3.0], axes="world"),
+        },
+        {"left_knee": 0.25},
+        {"plate": "right_sole"},
+    )
     cal.save(tmp_path / "c.toml")
     back = Calibration.load(tmp_path / "c.toml")
     assert back.torque_offsets == {"left_knee": 0.25} and back.frames["plate"] == "right_sole"
@@ -55,12 +66,18 @@ def test_apply_removes_an_injected_bias(nominal):
     np.testing.assert_allclose(fixed.contact_wrenches, log.contact_wrenches, rtol=0, atol=1e-12)
     with pytest.raises(InvalidArgumentError, match="pass robot="):
         cal.apply(log)
-    plate = Calibration({"right_sole": ContactCalibration([1.0, 0, 0], axes="world")}, {"left_knee": 0.3})
+    plate = Calibration(
+        {"right_sole": ContactCalibration([1.0, 0, 0], axes="world")}, {"left_knee": 0.3}
+    )
     out = plate.apply(log)
-    np.testing.assert_allclose(out.contact_wrench("right_sole")[:, 0], log.contact_wrench("right_sole")[:, 0] - 1)
+    np.testing.assert_allclose(
+        out.contact_wrench("right_sole")[:, 0], log.contact_wrench("right_sole")[:, 0] - 1
+    )
     k = log.joint_names.index("left_knee")
     np.testing.assert_allclose(out.tau[:, k], log.tau[:, k] - 0.3)
-    with pytest.raises(InvalidArgumentError, match="calibrated contacts \\['plate'\\] are not in the log"):
+    with pytest.raises(
+        InvalidArgumentError, match="calibrated contacts \\['plate'\\] are not in the log"
+    ):
         Calibration({"plate": ContactCalibration()}).apply(log)
 
 
@@ -72,8 +89,9 @@ def test_gain_rotation_and_torque_offsets_fitted(nominal):
     k = log.contact_names.index("right_sole")
     gain, delta = 0.02, np.array([0.01, -0.005, 0.003])  # world axes (a force plate)
     # The reading w_log solves w_true = (1 + gain) w_log + delta x w_log: invert per sample.
-    M = (1 + gain) * np.eye(3) + np.array([[0, -delta[2], delta[1]], [delta[2], 0, -delta[0]],
-                                           [-delta[1], delta[0], 0]])
+    M = (1 + gain) * np.eye(3) + np.array(
+        [[0, -delta[2], delta[1]], [delta[2], 0, -delta[0]], [-delta[1], delta[0], 0]]
+    )
     W[:, k, :3] = np.linalg.solve(M, W[:, k, :3].T).T
     W[:, k, 3:] = np.linalg.solve(M, W[:, k, 3:].T).T
     tau = log.tau.copy()
@@ -81,24 +99,45 @@ def test_gain_rotation_and_torque_offsets_fitted(nominal):
     import dataclasses
 
     biased = dataclasses.replace(log, contact_wrenches=W, tau=tau)
-    fit = fit_calibration(nominal, biased, FEET, offsets=False, gains=["right_sole"], rotations=["right_sole"],
-                          axes="world", torque_offsets=["left_knee"])
+    fit = fit_calibration(
+        nominal,
+        biased,
+        FEET,
+        offsets=False,
+        gains=["right_sole"],
+        rotations=["right_sole"],
+        axes="world",
+        torque_offsets=["left_knee"],
+    )
     cal = fit.calibration
     assert abs(cal.contacts["right_sole"].gain - gain) < 1e-9
     np.testing.assert_allclose(cal.contacts["right_sole"].rotation, delta, rtol=0, atol=1e-9)
     assert abs(cal.torque_offsets["left_knee"] - 0.4) < 1e-9
-    np.testing.assert_allclose(cal.apply(biased).contact_wrenches, log.contact_wrenches, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(
+        cal.apply(biased).contact_wrenches, log.contact_wrenches, rtol=0, atol=1e-9
+    )
 
 
 def test_fit_cli_end_to_end(nominal, tmp_path):
     """``wholebody fit`` through its Python function: heavier torso and a biased sensor; the
     written URDF, calibration and profile make the log's residual vanish in ``check``."""
     truth = wb.Robot.from_urdf_string(perturbed_urdf(humanoid_text(), "torso", 1.05))
-    log = add_contact_bias(inverse_dynamics_log(truth, n=60, seed=8), nominal, "left_sole",
-                           np.array([5.0, 0, 0, 0, 0.5, 0]))
+    log = add_contact_bias(
+        inverse_dynamics_log(truth, n=60, seed=8),
+        nominal,
+        "left_sole",
+        np.array([5.0, 0, 0, 0, 0.5, 0]),
+    )
     log.save(tmp_path / "log.npz")
-    outputs = run_fit([tmp_path / "log.npz"], models_dir() / "humanoid.toml", tmp_path / "out", mass=True,
-                      links=["torso", "pelvis"], offsets=True, use_torques=True)
+    outputs = run_fit(
+        [tmp_path / "log.npz"],
+        models_dir() / "humanoid.toml",
+        tmp_path / "out",
+        mass=True,
+        links=["torso", "pelvis"],
+        offsets=True,
+        use_torques=True,
+    )
     assert outputs.urdf is not None and outputs.profile is not None
     assert "torso: mass 18.00 -> 18.90 kg (+5.0 %)" in outputs.report_text.read_text()
     profile = load_profile(outputs.profile)
@@ -107,4 +146,6 @@ def test_fit_cli_end_to_end(nominal, tmp_path):
     after = check_trajectory(profile.robot, calibration.apply(log, profile.robot), profile.contacts)
     assert before.over_tolerance.mean() > 0.8
     assert np.nanmax(after.force_norm) < 1e-8 and np.nanmax(after.moment_norm) < 1e-8
-    np.testing.assert_allclose(calibration.contacts["left_sole"].offset, [5, 0, 0, 0, 0.5, 0], rtol=0, atol=1e-8)
+    np.testing.assert_allclose(
+        calibration.contacts["left_sole"].offset, [5, 0, 0, 0, 0.5, 0], rtol=0, atol=1e-8
+    )

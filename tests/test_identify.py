@@ -15,7 +15,13 @@ from wholebody.errors import InvalidArgumentError
 from wholebody.identify import fit_inertial_parameters
 from wholebody.identify_links import link_parameters, robot_links, transform_parameters
 
-from ._identify_logs import FEET, add_contact_bias, humanoid_text, inverse_dynamics_log, perturbed_urdf
+from ._identify_logs import (
+    FEET,
+    add_contact_bias,
+    humanoid_text,
+    inverse_dynamics_log,
+    perturbed_urdf,
+)
 
 TORSO_MASS = 18.0
 
@@ -39,16 +45,26 @@ def test_parameter_transform_matches_pinocchio(seed):
     T = transform_parameters(placement.rotation, placement.translation)
     ref = placement.act(inertia).toDynamicParameters()
     np.testing.assert_allclose(T @ inertia.toDynamicParameters(), ref, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(link_parameters(inertia.mass, inertia.lever, inertia.inertia),
-                               inertia.toDynamicParameters(), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        link_parameters(inertia.mass, inertia.lever, inertia.inertia),
+        inertia.toDynamicParameters(),
+        rtol=0,
+        atol=1e-12,
+    )
 
 
 def test_links_sum_to_pinocchio_bodies(nominal):
     """Links merged by fixed joints (torso + head on waist_yaw) sum to Pinocchio's body."""
     links = robot_links(nominal)
     j = nominal.joint_id("waist_yaw")
-    total = sum(lk.transform @ link_parameters(lk.mass, lk.com, lk.inertia_com) for lk in links if lk.joint == j)
-    np.testing.assert_allclose(total, nominal.model.inertias[j].toDynamicParameters(), rtol=0, atol=1e-12)
+    total = sum(
+        lk.transform @ link_parameters(lk.mass, lk.com, lk.inertia_com)
+        for lk in links
+        if lk.joint == j
+    )
+    np.testing.assert_allclose(
+        total, nominal.model.inertias[j].toDynamicParameters(), rtol=0, atol=1e-12
+    )
     assert {lk.name for lk in links if lk.joint == j} == {"torso", "head"}
 
 
@@ -56,8 +72,14 @@ def test_links_sum_to_pinocchio_bodies(nominal):
 def test_torso_mass_exact(nominal, heavier_torso_log, use_torques):
     """+5 % torso mass from an exact log: the correction exact to 1e-9 relative (the judged
     bound is 0.2 %), with the default prior."""
-    fit = fit_inertial_parameters(nominal, heavier_torso_log, FEET, parameters="mass",
-                                  links=["pelvis", "torso", "head", "left_thigh"], use_torques=use_torques)
+    fit = fit_inertial_parameters(
+        nominal,
+        heavier_torso_log,
+        FEET,
+        parameters="mass",
+        links=["pelvis", "torso", "head", "left_thigh"],
+        use_torques=use_torques,
+    )
     torso = fit["torso.mass"]
     assert abs((torso.estimate - TORSO_MASS) / (0.05 * TORSO_MASS) - 1) < 1e-9
     for other, mass in (("pelvis", 8.0), ("head", 4.5), ("left_thigh", 7.0)):
@@ -84,7 +106,9 @@ def test_com_shift_static_reports_vertical_axis(nominal):
     shift = np.array([0.03, -0.03, 0.03])
     truth = wb.Robot.from_urdf_string(perturbed_urdf(humanoid_text(), "torso", 1.0, shift))
     log = inverse_dynamics_log(truth, n=60, seed=3, static=True)
-    fit = fit_inertial_parameters(nominal, log, FEET, parameters="com", links=["torso"], use_torques=False)
+    fit = fit_inertial_parameters(
+        nominal, log, FEET, parameters="com", links=["torso"], use_torques=False
+    )
     assert abs(fit["torso.com_x"].estimate - 0.03) < 1e-9
     assert abs(fit["torso.com_y"].estimate + 0.03) < 1e-9
     z = fit["torso.com_z"]
@@ -93,20 +117,38 @@ def test_com_shift_static_reports_vertical_axis(nominal):
     assert list(fit.identifiability.unobservable[0]) == ["torso.com_z"]
     assert "not excited: torso.com_z" in fit.format_report()
     # A moving log excites all three.
-    moving = fit_inertial_parameters(nominal, inverse_dynamics_log(truth, n=60, seed=4), FEET, parameters="com",
-                                     links=["torso"], use_torques=False)
-    np.testing.assert_allclose([moving[f"torso.com_{a}"].estimate for a in "xyz"], [0.03, -0.03, 0.25],
-                               rtol=0, atol=1e-9)
+    moving = fit_inertial_parameters(
+        nominal,
+        inverse_dynamics_log(truth, n=60, seed=4),
+        FEET,
+        parameters="com",
+        links=["torso"],
+        use_torques=False,
+    )
+    np.testing.assert_allclose(
+        [moving[f"torso.com_{a}"].estimate for a in "xyz"], [0.03, -0.03, 0.25], rtol=0, atol=1e-9
+    )
 
 
 def test_sensor_offsets_jointly_with_mass(nominal, heavier_torso_log):
     """5 N / 0.5 N m on the left sensor, other offsets on the right, with the torso mass."""
     left = np.array([5.0, -2.0, 3.0, 0.5, -0.3, 0.2])
     right = np.array([-1.0, 0.0, 4.0, 0.0, 0.4, 0.0])
-    log = add_contact_bias(add_contact_bias(heavier_torso_log, nominal, "left_sole", left), nominal,
-                           "right_sole", right)
-    fit = fit_inertial_parameters(nominal, log, FEET, parameters="mass", links=["torso"],
-                                  sensors=SensorModel(offsets=True), use_torques=False)
+    log = add_contact_bias(
+        add_contact_bias(heavier_torso_log, nominal, "left_sole", left),
+        nominal,
+        "right_sole",
+        right,
+    )
+    fit = fit_inertial_parameters(
+        nominal,
+        log,
+        FEET,
+        parameters="mass",
+        links=["torso"],
+        sensors=SensorModel(offsets=True),
+        use_torques=False,
+    )
     cal = fit.calibration.contacts
     np.testing.assert_allclose(cal["left_sole"].offset, left, rtol=0, atol=1e-9)
     np.testing.assert_allclose(cal["right_sole"].offset, right, rtol=0, atol=1e-9)
@@ -128,13 +170,23 @@ def test_noisy_logs_intervals_cover_truth(nominal, heavier_torso_log, use_torque
     (7 parameters x 12 seeds = 84 intervals; at least 74 must cover, the 0.1 % binomial tail)."""
     left = np.array([5.0, 0.0, 0.0, 0.0, 0.5, 0.0])
     biased = add_contact_bias(heavier_torso_log, nominal, "left_sole", left)
-    truth = {"torso.mass": 18.9, **{f"left_sole.force_offset_{a}": v for a, v in zip("xyz", left[:3])},
-             **{f"left_sole.moment_offset_{a}": v for a, v in zip("xyz", left[3:])}}
+    truth = {
+        "torso.mass": 18.9,
+        **{f"left_sole.force_offset_{a}": v for a, v in zip("xyz", left[:3], strict=True)},
+        **{f"left_sole.moment_offset_{a}": v for a, v in zip("xyz", left[3:], strict=True)},
+    }
     covered = total = 0
     for seed in range(12):
         noisy = _noisy(biased, np.random.default_rng(seed), 2.0, 0.2, 1e-3, 0.5)
-        fit = fit_inertial_parameters(nominal, noisy, FEET, parameters="mass", links=["torso"],
-                                      sensors=SensorModel(offsets=["left_sole"]), use_torques=use_torques)
+        fit = fit_inertial_parameters(
+            nominal,
+            noisy,
+            FEET,
+            parameters="mass",
+            links=["torso"],
+            sensors=SensorModel(offsets=["left_sole"]),
+            use_torques=use_torques,
+        )
         for name, value in truth.items():
             lo, hi = fit[name].interval(0.95)
             covered += lo <= value <= hi
@@ -144,26 +196,38 @@ def test_noisy_logs_intervals_cover_truth(nominal, heavier_torso_log, use_torque
 
 
 def test_corrected_urdf_changes_only_the_fitted_inertial(nominal, heavier_torso_log, tmp_path):
-    fit = fit_inertial_parameters(nominal, heavier_torso_log, FEET, parameters="mass", links=["torso"])
+    fit = fit_inertial_parameters(
+        nominal, heavier_torso_log, FEET, parameters="mass", links=["torso"]
+    )
     path = tmp_path / "corrected.urdf"
     fit.write_urdf(path)
     old, new = humanoid_text().splitlines(), path.read_text().splitlines()
-    changed = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
+    changed = [i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b]
     assert len(old) == len(new) and len(changed) == 2
     assert all(22 <= i <= 27 for i in changed)  # inside the torso's <inertial>
     truth = wb.Robot.from_urdf_string(perturbed_urdf(humanoid_text(), "torso", 1.05))
     for robot in (wb.Robot.from_urdf(path), fit.corrected_robot()):
         for j in range(1, truth.model.njoints):
-            np.testing.assert_allclose(robot.model.inertias[j].toDynamicParameters(),
-                                       truth.model.inertias[j].toDynamicParameters(), rtol=0, atol=1e-9)
+            np.testing.assert_allclose(
+                robot.model.inertias[j].toDynamicParameters(),
+                truth.model.inertias[j].toDynamicParameters(),
+                rtol=0,
+                atol=1e-9,
+            )
 
 
 def test_fit_several_logs_adds_excitation(nominal):
     """Two static logs with different yaw do no better than one on the vertical axis; a
     static plus a moving one identify it."""
-    truth = wb.Robot.from_urdf_string(perturbed_urdf(humanoid_text(), "torso", 1.0, np.array([0, 0, 0.03])))
-    static, moving = (inverse_dynamics_log(truth, n=30, seed=s, static=st) for s, st in ((5, True), (6, False)))
-    fit = fit_inertial_parameters(nominal, [static, moving], FEET, parameters="com", links=["torso"])
+    truth = wb.Robot.from_urdf_string(
+        perturbed_urdf(humanoid_text(), "torso", 1.0, np.array([0, 0, 0.03]))
+    )
+    static, moving = (
+        inverse_dynamics_log(truth, n=30, seed=s, static=st) for s, st in ((5, True), (6, False))
+    )
+    fit = fit_inertial_parameters(
+        nominal, [static, moving], FEET, parameters="com", links=["torso"]
+    )
     assert fit.n_samples == 60 and fit.identifiability.rank == 3
     assert abs(fit["torso.com_z"].estimate - 0.25) < 1e-9
 
@@ -178,7 +242,14 @@ def test_bad_arguments(nominal, heavier_torso_log):
     with pytest.raises(InvalidArgumentError, match="nothing to fit"):
         fit_inertial_parameters(nominal, heavier_torso_log, FEET, parameters=None)
     with pytest.raises(InvalidArgumentError, match="torque offsets need joint torques"):
-        fit_inertial_parameters(nominal, heavier_torso_log, FEET, sensors=SensorModel(torque_offsets=True),
-                                use_torques=False)
+        fit_inertial_parameters(
+            nominal,
+            heavier_torso_log,
+            FEET,
+            sensors=SensorModel(torque_offsets=True),
+            use_torques=False,
+        )
     with pytest.raises(InvalidArgumentError, match="no parameter 'tail.mass'"):
-        fit_inertial_parameters(nominal, heavier_torso_log, FEET, parameters="mass", links=["torso"])["tail.mass"]
+        fit_inertial_parameters(
+            nominal, heavier_torso_log, FEET, parameters="mass", links=["torso"]
+        )["tail.mass"]

@@ -126,9 +126,13 @@ class ContactCalibration:
         w = np.asarray(wrenches, dtype=float)
         if self.axes == "contact" and self.needs_orientation:
             if rotations is None:
-                raise InvalidArgumentError("a contact-axes calibration needs the contact frames' orientations")
+                raise InvalidArgumentError(
+                    "a contact-axes calibration needs the contact frames' orientations"
+                )
             delta = rotations @ self.rotation
-            offset = np.concatenate([rotations @ self.force_offset, rotations @ self.moment_offset], axis=1)
+            offset = np.concatenate(
+                [rotations @ self.force_offset, rotations @ self.moment_offset], axis=1
+            )
         else:
             delta = np.broadcast_to(self.rotation, (len(w), 3))
             offset = np.broadcast_to(self.offset, (len(w), 6))
@@ -159,8 +163,9 @@ class Calibration:
     @property
     def is_identity(self) -> bool:
         """True when applying it changes nothing."""
-        return (not any(np.any(c.offset) or c.gain or np.any(c.rotation) for c in self.contacts.values())
-                and not any(self.torque_offsets.values()))
+        return not any(
+            np.any(c.offset) or c.gain or np.any(c.rotation) for c in self.contacts.values()
+        ) and not any(self.torque_offsets.values())
 
     def apply(self, traj: Trajectory, robot: Robot | None = None) -> Trajectory:
         """A copy of ``traj`` with its contact wrenches and torques corrected.
@@ -181,15 +186,19 @@ class Calibration:
         """
         missing = [n for n in self.contacts if n not in traj.contact_names]
         if missing:
-            raise InvalidArgumentError(f"{traj.source}: calibrated contacts {missing} are not in the log; "
-                                       f"its contacts: {list(traj.contact_names)}")
+            raise InvalidArgumentError(
+                f"{traj.source}: calibrated contacts {missing} are not in the log; "
+                f"its contacts: {list(traj.contact_names)}"
+            )
         W = traj.contact_wrenches.copy()
         rotations: dict[str, Array] = {}
         need = [n for n, c in self.contacts.items() if c.needs_orientation]
         if need:
             if robot is None:
-                raise InvalidArgumentError(f"contacts {need} are calibrated in their own axes: pass robot= to "
-                                           "apply() for the frames' orientations")
+                raise InvalidArgumentError(
+                    f"contacts {need} are calibrated in their own axes: pass robot= to "
+                    "apply() for the frames' orientations"
+                )
             q, _, _, _ = traj.for_robot(robot)
             rotations = _frame_rotations(robot, q, [self.frames.get(n, n) for n in need], need)
         for name, cal in self.contacts.items():
@@ -198,15 +207,20 @@ class Calibration:
         tau = traj.tau
         if self.torque_offsets and any(self.torque_offsets.values()):
             if tau is None:
-                raise InvalidArgumentError(f"{traj.source}: torque offsets given but the log has no torques")
+                raise InvalidArgumentError(
+                    f"{traj.source}: torque offsets given but the log has no torques"
+                )
             unknown = [j for j in self.torque_offsets if j not in traj.joint_names]
             if unknown:
-                raise InvalidArgumentError(f"{traj.source}: torque offsets for joints {unknown} not in the log")
+                raise InvalidArgumentError(
+                    f"{traj.source}: torque offsets for joints {unknown} not in the log"
+                )
             tau = tau.copy()
             for joint, value in self.torque_offsets.items():
                 tau[:, traj.joint_names.index(joint)] -= value
-        return replace(traj, contact_wrenches=W, tau=tau,
-                       metadata={**traj.metadata, "calibrated": True})
+        return replace(
+            traj, contact_wrenches=W, tau=tau, metadata={**traj.metadata, "calibrated": True}
+        )
 
     # --- TOML -------------------------------------------------------------------------------
 
@@ -221,9 +235,13 @@ class Calibration:
             lines += [f"[contacts.{_key(name)}]", f'axes = "{c.axes}"']
             if name in self.frames and self.frames[name] != name:
                 lines.append(f'frame = "{self.frames[name]}"')
-            lines += [f"force_offset = {vec(c.force_offset)}    # [N], subtracted",
-                      f"moment_offset = {vec(c.moment_offset)}    # [N m] about the contact origin",
-                      f"gain = {float(c.gain)!r}", f"rotation = {vec(c.rotation)}    # [rad]", ""]
+            lines += [
+                f"force_offset = {vec(c.force_offset)}    # [N], subtracted",
+                f"moment_offset = {vec(c.moment_offset)}    # [N m] about the contact origin",
+                f"gain = {float(c.gain)!r}",
+                f"rotation = {vec(c.rotation)}    # [rad]",
+                "",
+            ]
         if self.torque_offsets:
             lines.append("[torque_offsets]    # [N m], subtracted")
             lines += [f"{_key(j)} = {float(v)!r}" for j, v in self.torque_offsets.items()]
@@ -248,20 +266,33 @@ class Calibration:
             raise ProfileError(f"{source}: format is {data['format']!r}, expected {FORMAT!r}")
         contacts, frames = {}, {}
         for name, entry in data.get("contacts", {}).items():
-            unknown = set(entry) - {"axes", "frame", "force_offset", "moment_offset", "gain", "rotation"}
+            unknown = set(entry) - {
+                "axes",
+                "frame",
+                "force_offset",
+                "moment_offset",
+                "gain",
+                "rotation",
+            }
             if unknown:
                 raise ProfileError(f"{source}: contacts.{name}: unknown keys {sorted(unknown)}")
             try:
                 contacts[name] = ContactCalibration(
-                    entry.get("force_offset", [0.0] * 3), entry.get("moment_offset", [0.0] * 3),
-                    entry.get("gain", 0.0), entry.get("rotation", [0.0] * 3), entry.get("axes", "contact"))
+                    entry.get("force_offset", [0.0] * 3),
+                    entry.get("moment_offset", [0.0] * 3),
+                    entry.get("gain", 0.0),
+                    entry.get("rotation", [0.0] * 3),
+                    entry.get("axes", "contact"),
+                )
             except InvalidArgumentError as exc:
                 raise ProfileError(f"{source}: contacts.{name}: {exc}") from exc
             frames[name] = entry.get("frame", name)
         torques = {}
         for joint, value in data.get("torque_offsets", {}).items():
             if not isinstance(value, (int, float)):
-                raise ProfileError(f"{source}: torque_offsets.{joint} must be a number, got {value!r}")
+                raise ProfileError(
+                    f"{source}: torque_offsets.{joint} must be a number, got {value!r}"
+                )
             torques[joint] = float(value)
         return cls(contacts, torques, frames)
 
@@ -279,7 +310,9 @@ def _key(name: str) -> str:
     return name if name.replace("_", "").replace("-", "").isalnum() else f'"{name}"'
 
 
-def _frame_rotations(robot: Robot, q: Array, frames: list[str], names: list[str]) -> dict[str, Array]:
+def _frame_rotations(
+    robot: Robot, q: Array, frames: list[str], names: list[str]
+) -> dict[str, Array]:
     """Orientation (N, 3, 3), frame to world, of each frame over the samples of ``q``."""
     import pinocchio as pin
 
@@ -288,7 +321,7 @@ def _frame_rotations(robot: Robot, q: Array, frames: list[str], names: list[str]
     out = {n: np.empty((len(q), 3, 3)) for n in names}
     for i, qi in enumerate(q):
         pin.forwardKinematics(model, data, qi)
-        for n, fid in zip(names, ids):
+        for n, fid in zip(names, ids, strict=True):
             out[n][i] = pin.updateFramePlacement(model, data, fid).rotation
     return out
 
@@ -326,13 +359,17 @@ class SensorModel:
             return []
         unknown = [n for n in value if n not in names]
         if unknown:
-            raise InvalidArgumentError(f"sensor model: {what} for unknown contacts {unknown}; contacts: {list(names)}")
+            raise InvalidArgumentError(
+                f"sensor model: {what} for unknown contacts {unknown}; contacts: {list(names)}"
+            )
         return [n for n in names if n in value]
 
     def axes_of(self, name: str) -> str:
         axes = self.axes if isinstance(self.axes, str) else self.axes.get(name, "contact")
         if axes not in AXES:
-            raise InvalidArgumentError(f"sensor model: axes of {name!r} must be one of {AXES}, got {axes!r}")
+            raise InvalidArgumentError(
+                f"sensor model: axes of {name!r} must be one of {AXES}, got {axes!r}"
+            )
         return axes
 
 
@@ -358,6 +395,9 @@ def fit_calibration(
     """
     from .identify import fit_inertial_parameters
 
-    sensors = SensorModel(offsets=offsets, gains=gains, rotations=rotations, torque_offsets=torque_offsets,
-                          axes=axes)
-    return fit_inertial_parameters(robot, logs, contacts, parameters=parameters, sensors=sensors, **options)
+    sensors = SensorModel(
+        offsets=offsets, gains=gains, rotations=rotations, torque_offsets=torque_offsets, axes=axes
+    )
+    return fit_inertial_parameters(
+        robot, logs, contacts, parameters=parameters, sensors=sensors, **options
+    )

@@ -81,8 +81,16 @@ def run_fit(
     if parameters is None and not offsets:
         raise InvalidArgumentError("nothing to fit: give --mass, --com and/or --offsets")
     sensors = SensorModel(offsets=True) if offsets else None
-    result = fit_inertial_parameters(robot, trajs, profile.contacts, parameters=parameters, links=links,
-                                     sensors=sensors, use_torques=use_torques, prior_weight=prior_weight)
+    result = fit_inertial_parameters(
+        robot,
+        trajs,
+        profile.contacts,
+        parameters=parameters,
+        links=links,
+        sensors=sensors,
+        use_torques=use_torques,
+        prior_weight=prior_weight,
+    )
     folder = Path(out)
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -125,17 +133,34 @@ def _corrected_profile(config: Path, urdf: Path | None, calibration: Path) -> st
         lines.append(f"floating_base = {str(data['floating_base']).lower()}")
     lines.append(f'calibration = "{calibration.resolve()}"')
     # The tables ([[frames]], [[contacts]]) as they were.
-    body = text[text.index("[["):] if "[[" in text else ""
+    body = text[text.index("[[") :] if "[[" in text else ""
     return "\n".join(lines) + "\n\n" + body
 
 
 def _fit(args: argparse.Namespace) -> int:
-    outputs = run_fit(args.logs, args.config, args.output, mass=args.mass or not (args.com or args.offsets),
-                      com=args.com, offsets=args.offsets, links=args.link, use_torques=args.torques,
-                      prior_weight=args.prior_weight)
+    outputs = run_fit(
+        args.logs,
+        args.config,
+        args.output,
+        mass=args.mass or not (args.com or args.offsets),
+        com=args.com,
+        offsets=args.offsets,
+        links=args.link,
+        use_torques=args.torques,
+        prior_weight=args.prior_weight,
+    )
     print(outputs.result.format_report())
-    written = [p for p in (outputs.urdf, outputs.calibration, outputs.report_json, outputs.report_text,
-                           outputs.profile) if p is not None]
+    written = [
+        p
+        for p in (
+            outputs.urdf,
+            outputs.calibration,
+            outputs.report_json,
+            outputs.report_text,
+            outputs.profile,
+        )
+        if p is not None
+    ]
     print("written: " + ", ".join(str(p) for p in written))
     return 0
 
@@ -143,15 +168,27 @@ def _fit(args: argparse.Namespace) -> int:
 def add_fit_command(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``fit`` to the CLI's subparsers; its handler returns the exit code."""
     fit = subparsers.add_parser("fit", help="fit mass/CoM corrections and sensor offsets to logs")
-    fit.add_argument("logs", nargs="+", help="log files (.npz, .csv, .parquet, .h5), fitted together")
+    fit.add_argument(
+        "logs", nargs="+", help="log files (.npz, .csv, .parquet, .h5), fitted together"
+    )
     fit.add_argument("--config", required=True, help="robot profile (TOML)")
-    fit.add_argument("--mass", action="store_true", help="per-link mass corrections (default when nothing is chosen)")
+    fit.add_argument(
+        "--mass",
+        action="store_true",
+        help="per-link mass corrections (default when nothing is chosen)",
+    )
     fit.add_argument("--com", action="store_true", help="per-link CoM shifts")
     fit.add_argument("--offsets", action="store_true", help="6D offsets of each contact's sensor")
     fit.add_argument("--link", action="append", help="restrict --mass/--com to this link (repeat)")
-    fit.add_argument("--torques", action=argparse.BooleanOptionalAction, default=None,
-                     help="use the joint-torque rows (default: when every log has torques)")
-    fit.add_argument("--prior-weight", type=float, default=1.0, help="weight of the prior toward the URDF")
+    fit.add_argument(
+        "--torques",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="use the joint-torque rows (default: when every log has torques)",
+    )
+    fit.add_argument(
+        "--prior-weight", type=float, default=1.0, help="weight of the prior toward the URDF"
+    )
     fit.add_argument("--output", "-o", required=True, help="output folder")
     fit.set_defaults(func=_fit)
     return fit

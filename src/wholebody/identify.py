@@ -55,15 +55,28 @@ from .identify_links import LinkInertia, link_parameters, rewrite_urdf_inertials
 from .robot import Robot
 from .trajectory import Trajectory
 
-__all__ = ["fit_inertial_parameters", "IdentificationResult", "ParameterEstimate", "Identifiability",
-           "DEFAULT_PRIOR_STD", "PARAMETER_SETS"]
+__all__ = [
+    "fit_inertial_parameters",
+    "IdentificationResult",
+    "ParameterEstimate",
+    "Identifiability",
+    "DEFAULT_PRIOR_STD",
+    "PARAMETER_SETS",
+]
 
 Array = NDArray[np.float64]
 #: Prior standard deviations (the spread of the URDF's error one expects), per kind:
 #: mass scale (log, ~ relative), CoM shift [m], force offset [N], moment offset [N m],
 #: gain (relative), rotation [rad], torque offset [N m].
-DEFAULT_PRIOR_STD = {"mass": 0.1, "com": 0.05, "force_offset": 20.0, "moment_offset": 2.0,
-                     "gain": 0.05, "rotation": 0.05, "torque_offset": 2.0}
+DEFAULT_PRIOR_STD = {
+    "mass": 0.1,
+    "com": 0.05,
+    "force_offset": 20.0,
+    "moment_offset": 2.0,
+    "gain": 0.05,
+    "rotation": 0.05,
+    "torque_offset": 2.0,
+}
 #: Presets of ``parameters``.
 PARAMETER_SETS = ("total_mass", "mass", "com", "mass_com")
 #: A parameter counts as identified when the logs shrink its prior variance by this factor.
@@ -169,8 +182,12 @@ class Identifiability:
     weak: list[dict[str, float]]
 
 
-def _parse_selection(links: list[LinkInertia], parameters: Any, only: Sequence[str] | None,
-                     groups: Mapping[str, Sequence[str]] | None) -> tuple[list[tuple[str, list[int]]], list[int]]:
+def _parse_selection(
+    links: list[LinkInertia],
+    parameters: Any,
+    only: Sequence[str] | None,
+    groups: Mapping[str, Sequence[str]] | None,
+) -> tuple[list[tuple[str, list[int]]], list[int]]:
     """Mass groups [(name, link indices)] and CoM links [index] from the arguments."""
     names = [lk.name for lk in links]
     index = {n: i for i, n in enumerate(names)}
@@ -182,15 +199,19 @@ def _parse_selection(links: list[LinkInertia], parameters: Any, only: Sequence[s
         return [index[n] for n in seq]
 
     if parameters is not None and parameters not in PARAMETER_SETS:
-        raise InvalidArgumentError(f"parameters must be one of {PARAMETER_SETS} or None, got {parameters!r}")
+        raise InvalidArgumentError(
+            f"parameters must be one of {PARAMETER_SETS} or None, got {parameters!r}"
+        )
     chosen = list(range(len(links))) if only is None else resolve(only, "links")
     mass_groups: list[tuple[str, list[int]]] = []
     grouped: set[int] = set()
     for gname, members in (groups or {}).items():
         ids = resolve(members, f"group {gname!r}")
         if grouped & set(ids):
-            raise InvalidArgumentError(f"group {gname!r}: links {[names[i] for i in grouped & set(ids)]} "
-                                       "are already in another group")
+            raise InvalidArgumentError(
+                f"group {gname!r}: links {[names[i] for i in grouped & set(ids)]} "
+                "are already in another group"
+            )
         grouped |= set(ids)
         mass_groups.append((gname, ids))
     if parameters == "total_mass":
@@ -209,9 +230,17 @@ def _parse_selection(links: list[LinkInertia], parameters: Any, only: Sequence[s
 class _Problem:
     """Parameters, their map to ``x = (pi, sensor parameters, 1)`` and its derivative."""
 
-    def __init__(self, robot: Robot, links: list[LinkInertia], mass_groups: list[tuple[str, list[int]]],
-                 com_links: list[int], contacts: list[Contact], sensors: SensorModel | None,
-                 use_torques: bool, prior_std: Mapping[str, float]):
+    def __init__(
+        self,
+        robot: Robot,
+        links: list[LinkInertia],
+        mass_groups: list[tuple[str, list[int]]],
+        com_links: list[int],
+        contacts: list[Contact],
+        sensors: SensorModel | None,
+        use_torques: bool,
+        prior_std: Mapping[str, float],
+    ):
         self.robot, self.links = robot, links
         self.mass_groups, self.com_links = mass_groups, com_links
         self.contacts = contacts
@@ -222,7 +251,11 @@ class _Problem:
             params.append(_Param(f"{gname}.mass", "mass", gname, "kg", prior_std["mass"]))
         for i in com_links:
             for a, ax in enumerate("xyz"):
-                params.append(_Param(f"{links[i].name}.com_{ax}", "com", links[i].name, "m", prior_std["com"], a))
+                params.append(
+                    _Param(
+                        f"{links[i].name}.com_{ax}", "com", links[i].name, "m", prior_std["com"], a
+                    )
+                )
         self.n_inertial = len(params)
         names = [c.name for c in contacts]
         self.sensor_axes: dict[str, str] = {}
@@ -230,28 +263,59 @@ class _Problem:
             for n in sensors.contacts_for("offsets", names):
                 self.sensor_axes[n] = sensors.axes_of(n)
                 for a, ax in enumerate("xyz"):
-                    params.append(_Param(f"{n}.force_offset_{ax}", "force_offset", n, "N",
-                                         prior_std["force_offset"], a))
+                    params.append(
+                        _Param(
+                            f"{n}.force_offset_{ax}",
+                            "force_offset",
+                            n,
+                            "N",
+                            prior_std["force_offset"],
+                            a,
+                        )
+                    )
                 for a, ax in enumerate("xyz"):
-                    params.append(_Param(f"{n}.moment_offset_{ax}", "moment_offset", n, "N m",
-                                         prior_std["moment_offset"], a))
+                    params.append(
+                        _Param(
+                            f"{n}.moment_offset_{ax}",
+                            "moment_offset",
+                            n,
+                            "N m",
+                            prior_std["moment_offset"],
+                            a,
+                        )
+                    )
             for n in sensors.contacts_for("gains", names):
                 params.append(_Param(f"{n}.gain", "gain", n, "", prior_std["gain"]))
             for n in sensors.contacts_for("rotations", names):
                 self.sensor_axes[n] = sensors.axes_of(n)
                 for a, ax in enumerate("xyz"):
-                    params.append(_Param(f"{n}.rotation_{ax}", "rotation", n, "rad", prior_std["rotation"], a))
+                    params.append(
+                        _Param(f"{n}.rotation_{ax}", "rotation", n, "rad", prior_std["rotation"], a)
+                    )
             if sensors.torque_offsets is not False:
                 if not use_torques:
-                    raise InvalidArgumentError("torque offsets need joint torques: the logs have none, or "
-                                               "use_torques=False")
-                joints = robot.joint_names if sensors.torque_offsets is True else list(sensors.torque_offsets)
+                    raise InvalidArgumentError(
+                        "torque offsets need joint torques: the logs have none, or "
+                        "use_torques=False"
+                    )
+                joints = (
+                    robot.joint_names
+                    if sensors.torque_offsets is True
+                    else list(sensors.torque_offsets)
+                )
                 unknown = [j for j in joints if j not in robot.joint_names]
                 if unknown:
                     raise InvalidArgumentError(f"torque offsets for unknown joints {unknown}")
                 for j in joints:
-                    params.append(_Param(f"{j}.torque_offset", "torque_offset", j, "N m",
-                                         prior_std["torque_offset"]))
+                    params.append(
+                        _Param(
+                            f"{j}.torque_offset",
+                            "torque_offset",
+                            j,
+                            "N m",
+                            prior_std["torque_offset"],
+                        )
+                    )
         self.params = params
         self.p = len(params)
         self.sigma = np.array([p.prior_std for p in params])
@@ -261,12 +325,15 @@ class _Problem:
         self.link_group = {i: g for g, (_, ids) in enumerate(mass_groups) for i in ids}
         self.link_com = {i: len(mass_groups) + 3 * k for k, i in enumerate(com_links)}
         model = robot.model
-        pi0 = np.concatenate([model.inertias[j].toDynamicParameters() for j in range(1, model.njoints)])
+        pi0 = np.concatenate(
+            [model.inertias[j].toDynamicParameters() for j in range(1, model.njoints)]
+        )
         self.pi_fixed = pi0.copy()
         for i in touched:
             lk = links[i]
-            self.pi_fixed[10 * (lk.joint - 1): 10 * lk.joint] -= lk.transform @ link_parameters(
-                lk.mass, lk.com, lk.inertia_com)
+            self.pi_fixed[10 * (lk.joint - 1) : 10 * lk.joint] -= lk.transform @ link_parameters(
+                lk.mass, lk.com, lk.inertia_com
+            )
 
     @property
     def n_columns(self) -> int:
@@ -276,7 +343,9 @@ class _Problem:
         """Mass, CoM (link axes) and inertia about the CoM of link ``i`` at ``theta``."""
         lk = self.links[i]
         scale = math.exp(theta[self.link_group[i]]) if i in self.link_group else 1.0
-        com = lk.com + (theta[self.link_com[i]: self.link_com[i] + 3] if i in self.link_com else 0.0)
+        com = lk.com + (
+            theta[self.link_com[i] : self.link_com[i] + 3] if i in self.link_com else 0.0
+        )
         return lk.mass * scale, com, lk.inertia_com * scale
 
     def x_and_derivative(self, theta: Array) -> tuple[Array, Array]:
@@ -298,10 +367,12 @@ class _Problem:
                     e = np.zeros(3)
                     e[k] = 1.0
                     dI = m * (2 * c[k] * np.eye(3) - np.outer(e, c) - np.outer(c, e))
-                    d = np.array([0.0, *(m * e), dI[0, 0], dI[0, 1], dI[1, 1], dI[0, 2], dI[1, 2], dI[2, 2]])
+                    d = np.array(
+                        [0.0, *(m * e), dI[0, 0], dI[0, 1], dI[1, 1], dI[0, 2], dI[1, 2], dI[2, 2]]
+                    )
                     D[rows, self.link_com[i] + k] += lk.transform @ d
-        x[self.n_pi: C - 1] = theta[ni:]
-        D[self.n_pi: C - 1, ni:] = np.eye(self.p - ni)
+        x[self.n_pi : C - 1] = theta[ni:]
+        D[self.n_pi : C - 1, ni:] = np.eye(self.p - ni)
         x[-1] = 1.0
         return x, D
 
@@ -323,37 +394,54 @@ class _Log:
     n_bad: int
 
 
-def _prepare_logs(robot: Robot, logs: Sequence[Trajectory], contacts: list[Contact],
-                  use_torques: bool) -> list[_Log]:
+def _prepare_logs(
+    robot: Robot, logs: Sequence[Trajectory], contacts: list[Contact], use_torques: bool
+) -> list[_Log]:
     out = []
     names = [c.name for c in contacts]
     for traj in logs:
         missing = [n for n in names if n not in traj.contact_names]
         if missing:
-            raise LogFormatError(f"{traj.source}: contacts {missing} have no wrenches in the log; "
-                                 f"logged: {list(traj.contact_names)}")
+            raise LogFormatError(
+                f"{traj.source}: contacts {missing} have no wrenches in the log; "
+                f"logged: {list(traj.contact_names)}"
+            )
         undeclared = [n for n in traj.contact_names if n not in names]
         if undeclared:
-            raise LogFormatError(f"{traj.source}: the log has contacts {undeclared} that are not declared; "
-                                 f"declared: {names}")
+            raise LogFormatError(
+                f"{traj.source}: the log has contacts {undeclared} that are not declared; "
+                f"declared: {names}"
+            )
         if traj.a is None:
             traj = traj.with_accelerations(robot)
         q, v, a, tau = traj.for_robot(robot)
         if use_torques and tau is None:
             raise LogFormatError(f"{traj.source}: use_torques=True but the log has no torques")
-        arrays = {"q": q, "v": v, "a": a}
-        if use_torques:
+        assert a is not None  # with_accelerations above
+        arrays: dict[str, Array] = {"q": q, "v": v, "a": a}
+        if tau is not None and use_torques:
             arrays["tau"] = np.concatenate([np.zeros((len(q), 6)), tau], axis=1)
-        checked, bad, _ = robot.check_batch(**arrays)
+        checked, flagged, _ = robot.check_batch(**arrays)
         W, E = traj.contact_wrenches, traj.external_wrenches
-        bad |= ~np.isfinite(W).reshape(len(q), -1).all(axis=1)
+        bad: NDArray[np.bool_] = np.asarray(flagged, dtype=bool)
+        bad = bad | ~np.isfinite(W).reshape(len(q), -1).all(axis=1)
         if E is not None:
-            bad |= ~np.isfinite(E).reshape(len(q), -1).all(axis=1)
+            bad = bad | ~np.isfinite(E).reshape(len(q), -1).all(axis=1)
         ok = ~bad
-        out.append(_Log(checked["q"][ok], checked["v"][ok], checked["a"][ok],
-                        None if not use_torques else tau[ok], W[ok], None if E is None else E[ok],
-                        traj.external_frames, [traj.contact_names.index(n) for n in names], traj.source,
-                        int(bad.sum())))
+        out.append(
+            _Log(
+                checked["q"][ok],
+                checked["v"][ok],
+                checked["a"][ok],
+                None if tau is None or not use_torques else tau[ok],
+                W[ok],
+                None if E is None else E[ok],
+                traj.external_frames,
+                [traj.contact_names.index(n) for n in names],
+                traj.source,
+                int(bad.sum()),
+            )
+        )
     return out
 
 
@@ -362,8 +450,10 @@ def _features(problem: _Problem, log: _Log, start: int, stop: int, rows: int) ->
     robot = problem.robot
     model, data = robot.model, robot.model.createData()
     contacts = problem.contacts
-    frame_ids = [robot.frame_id(c.frame) for c in contacts] + [robot.frame_id(f) for f in log.ext_frames]
-    n, k, nv = stop - start, len(contacts), model.nv
+    frame_ids = [robot.frame_id(c.frame) for c in contacts] + [
+        robot.frame_id(f) for f in log.ext_frames
+    ]
+    n, k = stop - start, len(contacts)
     nf = len(frame_ids)
     Y = np.empty((n, rows, problem.n_pi))
     J = np.empty((n, nf, 6, rows))
@@ -386,7 +476,7 @@ def _features(problem: _Problem, log: _Log, start: int, stop: int, rows: int) ->
         b[:, 6:] += log.tau[start:stop]
     cols = []
     names = [c.name for c in contacts]
-    for p in problem.params[problem.n_inertial:]:
+    for p in problem.params[problem.n_inertial :]:
         if p.kind == "torque_offset":
             col = np.zeros((n, rows))
             col[:, model.joints[robot.joint_id(p.target)].idx_v] = 1.0
@@ -417,7 +507,9 @@ def _features(problem: _Problem, log: _Log, start: int, stop: int, rows: int) ->
 
 
 def _row_groups(rows: int) -> list[tuple[str, slice]]:
-    return [("force", slice(0, 3)), ("moment", slice(3, 6))] + ([("torque", slice(6, rows))] if rows > 6 else [])
+    return [("force", slice(0, 3)), ("moment", slice(3, 6))] + (
+        [("torque", slice(6, rows))] if rows > 6 else []
+    )
 
 
 # --- the result ---------------------------------------------------------------------------------
@@ -468,11 +560,15 @@ class IdentificationResult:
         for p in self.parameters:
             if p.name == name:
                 return p
-        raise InvalidArgumentError(f"no parameter {name!r}; parameters: {[p.name for p in self.parameters]}")
+        raise InvalidArgumentError(
+            f"no parameter {name!r}; parameters: {[p.name for p in self.parameters]}"
+        )
 
     # --- the corrected model -------------------------------------------------------------
 
-    def changed_links(self, *, relative_mass: float = 1e-9, com: float = 1e-9) -> dict[str, tuple[float, Array, Array]]:
+    def changed_links(
+        self, *, relative_mass: float = 1e-9, com: float = 1e-9
+    ) -> dict[str, tuple[float, Array, Array]]:
         """Links whose mass or CoM changed: name -> (mass [kg], CoM in link axes [m], inertia
         about the CoM in link axes [kg m^2])."""
         out = {}
@@ -491,7 +587,8 @@ class IdentificationResult:
         for name, (m, c, inertia) in self._link_states.items():
             lk = by_name[name]
             pis[lk.joint] = pis[lk.joint] + lk.transform @ (
-                link_parameters(m, c, inertia) - link_parameters(lk.mass, lk.com, lk.inertia_com))
+                link_parameters(m, c, inertia) - link_parameters(lk.mass, lk.com, lk.inertia_com)
+            )
         for j, p in pis.items():
             model.inertias[j] = pin.Inertia.FromDynamicParameters(p)
         return Robot(model, name=self.robot.name, source=None)
@@ -500,7 +597,9 @@ class IdentificationResult:
         """The URDF text with only the changed links' ``<inertial>`` elements rewritten."""
         path = urdf if urdf is not None else self.robot.source
         if path is None or not str(path).endswith(".urdf"):
-            raise InvalidArgumentError(f"robot {self.robot.name!r} was not loaded from a URDF file; pass urdf=")
+            raise InvalidArgumentError(
+                f"robot {self.robot.name!r} was not loaded from a URDF file; pass urdf="
+            )
         text = Path(path).read_text()
         by_name = {lk.name: lk for lk in self.links}
         changes = {}
@@ -529,20 +628,30 @@ class IdentificationResult:
             if abs(m / lk.mass - 1) > 1e-6:
                 parts.append(f"mass {lk.mass:.2f} -> {m:.2f} kg ({100 * (m / lk.mass - 1):+.1f} %)")
             shift = c - lk.com
-            moved = [f"{ax} {1e3 * d:+.1f} mm" for ax, d in zip("xyz", shift) if abs(d) > 1e-6]
+            moved = [
+                f"{ax} {1e3 * d:+.1f} mm"
+                for ax, d in zip("xyz", shift, strict=True)
+                if abs(d) > 1e-6
+            ]
             if moved:
                 parts.append("CoM " + ", ".join(moved))
             lines.append(f"{name}: " + ", ".join(parts))
         for name, cal in self.calibration.contacts.items():
             parts = []
             if np.any(cal.force_offset):
-                parts.append("force offset [" + ", ".join(f"{x:+.3f}" for x in cal.force_offset) + "] N")
+                parts.append(
+                    "force offset [" + ", ".join(f"{x:+.3f}" for x in cal.force_offset) + "] N"
+                )
             if np.any(cal.moment_offset):
-                parts.append("moment offset [" + ", ".join(f"{x:+.4f}" for x in cal.moment_offset) + "] N m")
+                parts.append(
+                    "moment offset [" + ", ".join(f"{x:+.4f}" for x in cal.moment_offset) + "] N m"
+                )
             if cal.gain:
                 parts.append(f"gain {100 * cal.gain:+.2f} %")
             if np.any(cal.rotation):
-                parts.append("rotation [" + ", ".join(f"{1e3 * x:+.2f}" for x in cal.rotation) + "] mrad")
+                parts.append(
+                    "rotation [" + ", ".join(f"{1e3 * x:+.2f}" for x in cal.rotation) + "] mrad"
+                )
             if parts:
                 lines.append(f"{name} sensor ({cal.axes} axes): " + ", ".join(parts))
         for joint, value in self.calibration.torque_offsets.items():
@@ -553,17 +662,24 @@ class IdentificationResult:
     def format_report(self) -> str:
         """The fit as text: residual before/after, changes, parameters, identifiability."""
         idf = self.identifiability
-        lines = [f"fit       {self.n_samples} samples from {len(self.sources)} log(s), "
-                 f"{'all rows (torques)' if self.use_torques else 'floating-base rows (no torques)'}, "
-                 f"{idf.n_parameters} parameters"]
+        lines = [
+            f"fit       {self.n_samples} samples from {len(self.sources)} log(s), "
+            f"{'all rows (torques)' if self.use_torques else 'floating-base rows (no torques)'}, "
+            f"{idf.n_parameters} parameters"
+        ]
         units = {"force": "N", "moment": "N m", "torque": "N m"}
         for g in self.residual_rms_before:
-            lines.append(f"residual  {g:6s} RMS {self.residual_rms_before[g]:.4g} -> "
-                         f"{self.residual_rms_after[g]:.4g} {units[g]}")
+            lines.append(
+                f"residual  {g:6s} RMS {self.residual_rms_before[g]:.4g} -> "
+                f"{self.residual_rms_after[g]:.4g} {units[g]}"
+            )
         lines.append(f"rank      {idf.rank} of {idf.n_parameters}, condition {idf.condition:.3g}")
         for d in idf.unobservable:
-            lines.append("not excited: " + ", ".join(f"{k} ({v:+.2f})" for k, v in d.items())
-                         + " (the logs cannot see this combination; it stays at the prior)")
+            lines.append(
+                "not excited: "
+                + ", ".join(f"{k} ({v:+.2f})" for k, v in d.items())
+                + " (the logs cannot see this combination; it stays at the prior)"
+            )
         for d in idf.weak:
             lines.append("weakly excited: " + ", ".join(f"{k} ({v:+.2f})" for k, v in d.items()))
         lines.append("changes:" if self.changes() else "changes:  none")
@@ -571,25 +687,48 @@ class IdentificationResult:
         lines.append("parameters (estimate +- standard error; * = not identified by the logs):")
         for p in self.parameters:
             flag = " " if p.identified else "*"
-            lines.append(f" {flag} {p.name:34s} {p.nominal:+.5g} -> {p.estimate:+.6g} +- {p.std_error:.2g} {p.unit}"
-                         f"  (data share {p.data_share:.3f})")
+            lines.append(
+                f" {flag} {p.name:34s} {p.nominal:+.5g} -> {p.estimate:+.6g} "
+                f"+- {p.std_error:.2g} {p.unit}"
+                f"  (data share {p.data_share:.3f})"
+            )
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary."""
         idf = self.identifiability
         return {
-            "robot": self.robot.name, "sources": self.sources, "samples": self.n_samples,
+            "robot": self.robot.name,
+            "sources": self.sources,
+            "samples": self.n_samples,
             "use_torques": self.use_torques,
-            "residual_rms_before": self.residual_rms_before, "residual_rms_after": self.residual_rms_after,
-            "noise": self.noise, "changes": self.changes(),
+            "residual_rms_before": self.residual_rms_before,
+            "residual_rms_after": self.residual_rms_after,
+            "noise": self.noise,
+            "changes": self.changes(),
             "changed_links": sorted(self.changed_links()),
-            "identifiability": {"rank": idf.rank, "n_parameters": idf.n_parameters, "condition": idf.condition,
-                                "unobservable": idf.unobservable, "weak": idf.weak},
-            "parameters": [{"name": p.name, "kind": p.kind, "target": p.target, "unit": p.unit,
-                            "nominal": p.nominal, "estimate": p.estimate, "std_error": p.std_error,
-                            "prior_std": p.prior_std, "data_share": p.data_share, "identified": p.identified}
-                           for p in self.parameters],
+            "identifiability": {
+                "rank": idf.rank,
+                "n_parameters": idf.n_parameters,
+                "condition": idf.condition,
+                "unobservable": idf.unobservable,
+                "weak": idf.weak,
+            },
+            "parameters": [
+                {
+                    "name": p.name,
+                    "kind": p.kind,
+                    "target": p.target,
+                    "unit": p.unit,
+                    "nominal": p.nominal,
+                    "estimate": p.estimate,
+                    "std_error": p.std_error,
+                    "prior_std": p.prior_std,
+                    "data_share": p.data_share,
+                    "identified": p.identified,
+                }
+                for p in self.parameters
+            ],
             "calibration": self.calibration.to_toml(),
         }
 
@@ -675,20 +814,26 @@ def fit_inertial_parameters(
     if not logs:
         raise InvalidArgumentError("give at least one log")
     if not (math.isfinite(prior_weight) and prior_weight >= 0):
-        raise InvalidArgumentError(f"prior_weight must be a finite number >= 0, got {prior_weight!r}")
+        raise InvalidArgumentError(
+            f"prior_weight must be a finite number >= 0, got {prior_weight!r}"
+        )
     stds = dict(DEFAULT_PRIOR_STD)
     for kind, value in (prior_std or {}).items():
         if kind not in stds:
             raise InvalidArgumentError(f"prior_std: unknown kind {kind!r}; kinds: {sorted(stds)}")
         if not (value > 0 and math.isfinite(value)):
-            raise InvalidArgumentError(f"prior_std[{kind!r}] must be a positive number, got {value!r}")
+            raise InvalidArgumentError(
+                f"prior_std[{kind!r}] must be a positive number, got {value!r}"
+            )
         stds[kind] = float(value)
     contacts = list(contacts)
     if use_torques is None:
         use_torques = all(t.tau is not None for t in logs)
     all_links = robot_links(robot, urdf)
     mass_groups, com_links = _parse_selection(all_links, parameters, links, groups)
-    problem = _Problem(robot, all_links, mass_groups, com_links, contacts, sensors, use_torques, stds)
+    problem = _Problem(
+        robot, all_links, mass_groups, com_links, contacts, sensors, use_torques, stds
+    )
     if problem.p == 0:
         raise InvalidArgumentError("nothing to fit: choose parameters or sensor parameters")
     prepared = _prepare_logs(robot, logs, contacts, use_torques)
@@ -719,8 +864,9 @@ def fit_inertial_parameters(
         for g, sl in groups_rows:
             block = F[:, sl].reshape(-1, C)
             counts[g] += len(block)
-            factors[g] = scipy.linalg.qr(np.vstack([factors[g], block]), mode="r", overwrite_a=True,
-                                         check_finite=False)[0]
+            factors[g] = scipy.linalg.qr(
+                np.vstack([factors[g], block]), mode="r", overwrite_a=True, check_finite=False
+            )[0][:C]  # (min(M, C), C)
 
     # Gauss-Newton in prior-scaled parameters, noise levels re-estimated.
     S = problem.sigma
@@ -738,6 +884,10 @@ def fit_inertial_parameters(
 
     for _outer in range(6):
         current = cost(theta)
+        x, D = problem.x_and_derivative(theta)
+        # Steps stay in the directions the logs observe (each row group judged on its own
+        # scale); the others keep their prior value.
+        V_obs = _observable_basis({g: (R @ D) * S for g, R in factors.items()})[0]
         for _ in range(max_iterations):
             x, D = problem.x_and_derivative(theta)
             A = [np.sqrt(prior_weight) * np.eye(problem.p)]
@@ -746,9 +896,6 @@ def fit_inertial_parameters(
             for g, R in factors.items():
                 A.append(blocks[g] / noise[g])
                 r.append(R @ x / noise[g])
-            # Steps stay in the directions the logs observe (each row group judged on its own
-            # scale); the others keep their prior value.
-            V_obs = _observable_basis(blocks)[0]
             step = -V_obs @ np.linalg.lstsq(np.vstack(A) @ V_obs, np.concatenate(r), rcond=None)[0]
             # Backtracking: the mass scale and the CoM enter nonlinearly.
             for _half in range(30):
@@ -757,13 +904,19 @@ def fit_inertial_parameters(
                 if new_cost <= current * (1 + 1e-12) + 1e-300:
                     break
                 step = step / 2
+            progress = current - new_cost
             theta, current = trial, new_cost
-            if np.abs(step).max() < 1e-13:
+            if np.abs(step).max() < 1e-11 or progress <= 1e-15 * current:
                 break
         x, _ = problem.x_and_derivative(theta)
         dof_share = max(1.0 - problem.p / max(sum(counts.values()), 1), 1e-3)
-        new = {g: max(math.sqrt(float(np.sum((R @ x) ** 2)) / max(counts[g] * dof_share, 1.0)), 1e-12 * scale[g])
-               for g, R in factors.items()}
+        new = {
+            g: max(
+                math.sqrt(float(np.sum((R @ x) ** 2)) / max(counts[g] * dof_share, 1.0)),
+                1e-12 * scale[g],
+            )
+            for g, R in factors.items()
+        }
         converged = all(abs(new[g] / noise[g] - 1) < 1e-3 for g in noise)
         noise = new
         if converged:
@@ -818,21 +971,45 @@ def fit_inertial_parameters(
             value, prior = nominal + theta[k], p.prior_std
         else:
             nominal, value, prior = 0.0, float(theta[k]), p.prior_std
-        estimates.append(ParameterEstimate(p.name, p.kind, p.target, p.unit, nominal, float(value), float(se),
-                                           float(prior), float(share[k]), bool(share[k] >= IDENTIFIED_SHARE)))
+        estimates.append(
+            ParameterEstimate(
+                p.name,
+                p.kind,
+                p.target,
+                p.unit,
+                nominal,
+                float(value),
+                float(se),
+                float(prior),
+                float(share[k]),
+                bool(share[k] >= IDENTIFIED_SHARE),
+            )
+        )
     calibration = _calibration(problem, theta)
 
     def rms(parts: dict[str, list[Array]]) -> dict[str, float]:
-        return {g: float(np.sqrt(np.mean(np.concatenate(v) ** 2 / (sl.stop - sl.start))))
-                for (g, v), (_, sl) in zip(parts.items(), groups_rows)}
+        return {
+            g: float(np.sqrt(np.mean(np.concatenate(v) ** 2 / (sl.stop - sl.start))))
+            for (g, v), (_, sl) in zip(parts.items(), groups_rows, strict=True)
+        }
 
     return IdentificationResult(
-        robot=robot, links=all_links, parameters=estimates, identifiability=identifiability, noise=noise,
-        residual_rms_before=rms(before), residual_rms_after=rms(after),
+        robot=robot,
+        links=all_links,
+        parameters=estimates,
+        identifiability=identifiability,
+        noise=noise,
+        residual_rms_before=rms(before),
+        residual_rms_after=rms(after),
         residual_before={g: np.concatenate(v) for g, v in before.items()},
         residual_after={g: np.concatenate(v) for g, v in after.items()},
-        calibration=calibration, n_samples=n_total, use_torques=use_torques,
-        sources=[lg.source for lg in prepared], covariance=cov, _link_states=link_states, _theta=theta,
+        calibration=calibration,
+        n_samples=n_total,
+        use_torques=use_torques,
+        sources=[lg.source for lg in prepared],
+        covariance=cov,
+        _link_states=link_states,
+        _theta=theta,
     )
 
 
@@ -879,24 +1056,42 @@ def _identifiability(blocks: dict[str, Array], H_data: Array, names: list[str]) 
     w, U = np.linalg.eigh(H_data)
     w, U = w[::-1], U[:, ::-1]
     null = V[:, ~observable]
-    weak = [_direction(U[:, i], names) for i in range(len(w))
-            if w[i] < 1.0 and np.linalg.norm(null.T @ U[:, i]) < 0.5]
-    return Identifiability(rank, len(names), float(condition), np.clip(w, 0.0, None), unobservable, weak)
+    weak = [
+        _direction(U[:, i], names)
+        for i in range(len(w))
+        if w[i] < 1.0 and np.linalg.norm(null.T @ U[:, i]) < 0.5
+    ]
+    return Identifiability(
+        rank, len(names), float(condition), np.clip(w, 0.0, None), unobservable, weak
+    )
 
 
 def _calibration(problem: _Problem, theta: Array) -> Calibration:
     contacts: dict[str, dict[str, Any]] = {}
     torques: dict[str, float] = {}
-    for k, p in enumerate(problem.params[problem.n_inertial:], start=problem.n_inertial):
+    for k, p in enumerate(problem.params[problem.n_inertial :], start=problem.n_inertial):
         if p.kind == "torque_offset":
             torques[p.target] = float(theta[k])
             continue
-        entry = contacts.setdefault(p.target, {"force_offset": np.zeros(3), "moment_offset": np.zeros(3),
-                                               "gain": 0.0, "rotation": np.zeros(3)})
+        entry = contacts.setdefault(
+            p.target,
+            {
+                "force_offset": np.zeros(3),
+                "moment_offset": np.zeros(3),
+                "gain": 0.0,
+                "rotation": np.zeros(3),
+            },
+        )
         if p.kind == "gain":
             entry["gain"] = float(theta[k])
         else:
             entry[p.kind][p.axis] = theta[k]
     frames = {c.name: c.frame for c in problem.contacts if c.name in contacts}
-    return Calibration({n: ContactCalibration(**e, axes=problem.sensor_axes.get(n, "contact"))
-                        for n, e in contacts.items()}, torques, frames)
+    return Calibration(
+        {
+            n: ContactCalibration(**e, axes=problem.sensor_axes.get(n, "contact"))
+            for n, e in contacts.items()
+        },
+        torques,
+        frames,
+    )

@@ -29,8 +29,13 @@ from numpy.typing import NDArray
 from .errors import InvalidArgumentError, ModelError, URDFParseError
 from .robot import Robot
 
-__all__ = ["LinkInertia", "robot_links", "link_parameters", "transform_parameters",
-           "rewrite_urdf_inertials"]
+__all__ = [
+    "LinkInertia",
+    "robot_links",
+    "link_parameters",
+    "transform_parameters",
+    "rewrite_urdf_inertials",
+]
 
 Array = NDArray[np.float64]
 #: Relative agreement required between the URDF links summed per joint and Pinocchio's bodies.
@@ -77,14 +82,26 @@ def link_parameters(mass: float, com: Array, inertia_com: Array) -> Array:
     """
     c = np.asarray(com, dtype=float)
     inertia = inertia_com + mass * (c @ c * np.eye(3) - np.outer(c, c))
-    return np.array([mass, *(mass * c), inertia[0, 0], inertia[0, 1], inertia[1, 1], inertia[0, 2],
-                     inertia[1, 2], inertia[2, 2]])
+    return np.array(
+        [
+            mass,
+            *(mass * c),
+            inertia[0, 0],
+            inertia[0, 1],
+            inertia[1, 1],
+            inertia[0, 2],
+            inertia[1, 2],
+            inertia[2, 2],
+        ]
+    )
 
 
 def _sym(p: Array) -> Array:
     """The 3x3 inertia of parameter rows (..., 10) -> (..., 3, 3)."""
     xx, xy, yy, xz, yz, zz = (p[..., i] for i in range(4, 10))
-    return np.stack([np.stack([xx, xy, xz], -1), np.stack([xy, yy, yz], -1), np.stack([xz, yz, zz], -1)], -2)
+    return np.stack(
+        [np.stack([xx, xy, xz], -1), np.stack([xy, yy, yz], -1), np.stack([xz, yz, zz], -1)], -2
+    )
 
 
 def transform_parameters(rotation: Array, translation: Array) -> Array:
@@ -130,15 +147,32 @@ def _urdf_inertials(root: ET.Element, source: str) -> dict[str, tuple[float, Arr
             continue
         name = link.get("name", "?")
         where = f"{source}: link {name!r}"
-        mass_el, inertia_el, origin = inertial.find("mass"), inertial.find("inertia"), inertial.find("origin")
+        mass_el, inertia_el, origin = (
+            inertial.find("mass"),
+            inertial.find("inertia"),
+            inertial.find("origin"),
+        )
         if mass_el is None or inertia_el is None:
             raise URDFParseError(f"{where}: <inertial> needs <mass> and <inertia>")
         mass = float(mass_el.get("value", "0"))
-        xyz = np.zeros(3) if origin is None else _floats(origin.get("xyz", "0 0 0"), 3, where + " origin xyz")
-        rpy = np.zeros(3) if origin is None else _floats(origin.get("rpy", "0 0 0"), 3, where + " origin rpy")
+        xyz = (
+            np.zeros(3)
+            if origin is None
+            else _floats(origin.get("xyz", "0 0 0"), 3, where + " origin xyz")
+        )
+        rpy = (
+            np.zeros(3)
+            if origin is None
+            else _floats(origin.get("rpy", "0 0 0"), 3, where + " origin rpy")
+        )
         g = {k: float(inertia_el.get(k, "0")) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
-        inertia = np.array([[g["ixx"], g["ixy"], g["ixz"]], [g["ixy"], g["iyy"], g["iyz"]],
-                            [g["ixz"], g["iyz"], g["izz"]]])
+        inertia = np.array(
+            [
+                [g["ixx"], g["ixy"], g["ixz"]],
+                [g["ixy"], g["iyy"], g["iyz"]],
+                [g["ixz"], g["iyz"], g["izz"]],
+            ]
+        )
         if mass > 0:
             out[name] = (mass, xyz, rpy, inertia)
     return out
@@ -158,8 +192,17 @@ def robot_links(robot: Robot, urdf: str | Path | None = None) -> list[LinkInerti
         for j in range(1, model.njoints):
             inertia = model.inertias[j]
             if inertia.mass > 0:
-                links.append(LinkInertia(model.names[j], j, float(inertia.mass), np.array(inertia.lever),
-                                         np.array(inertia.inertia), np.zeros(3), np.eye(10)))
+                links.append(
+                    LinkInertia(
+                        model.names[j],
+                        j,
+                        float(inertia.mass),
+                        np.array(inertia.lever),
+                        np.array(inertia.inertia),
+                        np.zeros(3),
+                        np.eye(10),
+                    )
+                )
         return links
     try:
         root = ET.fromstring(Path(path).read_text())
@@ -170,11 +213,22 @@ def robot_links(robot: Robot, urdf: str | Path | None = None) -> list[LinkInerti
     for name, (mass, xyz, rpy, inertia) in inertials.items():
         frame = bodies.get(name)
         if frame is None:
-            raise ModelError(f"{path}: link {name!r} has no body frame in the model of {robot.name!r}")
+            raise ModelError(
+                f"{path}: link {name!r} has no body frame in the model of {robot.name!r}"
+            )
         R = pin.rpy.rpyToMatrix(*rpy)
         placement = frame.placement
-        links.append(LinkInertia(name, int(frame.parentJoint), mass, xyz, R @ inertia @ R.T, rpy,
-                                 transform_parameters(placement.rotation, placement.translation)))
+        links.append(
+            LinkInertia(
+                name,
+                int(frame.parentJoint),
+                mass,
+                xyz,
+                R @ inertia @ R.T,
+                rpy,
+                transform_parameters(placement.rotation, placement.translation),
+            )
+        )
     # Cross-check against Pinocchio's merged bodies.
     total = np.zeros((model.njoints, 10))
     for link in links:
@@ -182,14 +236,24 @@ def robot_links(robot: Robot, urdf: str | Path | None = None) -> list[LinkInerti
     for j in range(1, model.njoints):
         ref = model.inertias[j].toDynamicParameters()
         if np.abs(total[j] - ref).max() > _CONSISTENCY_RTOL * max(1.0, np.abs(ref).max()):
-            raise ModelError(f"{path}: the links of joint {model.names[j]!r} do not sum to Pinocchio's body "
-                             f"(URDF {total[j].round(6).tolist()} vs model {ref.round(6).tolist()}); "
-                             "was the robot loaded from another file?")
+            raise ModelError(
+                f"{path}: the links of joint {model.names[j]!r} do not sum to Pinocchio's body "
+                f"(URDF {total[j].round(6).tolist()} vs model {ref.round(6).tolist()}); "
+                "was the robot loaded from another file?"
+            )
     return links
 
 
 def _format(x: float) -> str:
     return repr(float(x)) if x != 0 else "0.0"
+
+
+def _set_attribute(text: str, prefix: str, value: str) -> str:
+    """``text`` with the first attribute matched by ``prefix`` (up to its name) set to ``value``."""
+    match = re.search("(" + prefix + r'\s*=\s*")[^"]*(")', text)
+    if match is None:
+        return text
+    return text[: match.end(1)] + value + text[match.start(2) :]
 
 
 def rewrite_urdf_inertials(text: str, changes: dict[str, tuple[float, Array, Array]]) -> str:
@@ -200,7 +264,9 @@ def rewrite_urdf_inertials(text: str, changes: dict[str, tuple[float, Array, Arr
     """
     out = text
     for name, (mass, xyz, inertia) in changes.items():
-        link = re.search(r'<link\b[^>]*\bname\s*=\s*"' + re.escape(name) + r'"[^>]*(?<!/)>.*?</link>', out, re.S)
+        link = re.search(
+            r'<link\b[^>]*\bname\s*=\s*"' + re.escape(name) + r'"[^>]*(?<!/)>.*?</link>', out, re.S
+        )
         if link is None:
             raise InvalidArgumentError(f"the URDF has no link {name!r} to rewrite")
         block = re.search(r"<inertial\b.*?</inertial>", link.group(0), re.S)
@@ -210,16 +276,24 @@ def rewrite_urdf_inertials(text: str, changes: dict[str, tuple[float, Array, Arr
         xyz_text = " ".join(_format(v) for v in xyz)
         if re.search(r"<origin\b", new):
             if re.search(r'<origin\b[^>]*\bxyz="', new):
-                new = re.sub(r'(<origin\b[^>]*\bxyz=")[^"]*(")', lambda m: m.group(1) + xyz_text + m.group(2), new)
+                new = _set_attribute(new, r"<origin\b[^>]*\bxyz", xyz_text)
             else:
                 new = re.sub(r"<origin\b", f'<origin xyz="{xyz_text}"', new, count=1)
         else:
-            new = re.sub(r"<inertial>", f'<inertial><origin xyz="{xyz_text}" rpy="0 0 0"/>', new, count=1)
-        new = re.sub(r'(<mass\b[^>]*\bvalue=")[^"]*(")', lambda m: m.group(1) + _format(mass) + m.group(2), new)
-        values = {"ixx": inertia[0, 0], "ixy": inertia[0, 1], "ixz": inertia[0, 2], "iyy": inertia[1, 1],
-                  "iyz": inertia[1, 2], "izz": inertia[2, 2]}
+            new = re.sub(
+                r"<inertial>", f'<inertial><origin xyz="{xyz_text}" rpy="0 0 0"/>', new, count=1
+            )
+        new = _set_attribute(new, r"<mass\b[^>]*\bvalue", _format(mass))
+        values = {
+            "ixx": inertia[0, 0],
+            "ixy": inertia[0, 1],
+            "ixz": inertia[0, 2],
+            "iyy": inertia[1, 1],
+            "iyz": inertia[1, 2],
+            "izz": inertia[2, 2],
+        }
         for key, value in values.items():
-            new = re.sub(r'(\b' + key + r'=")[^"]*(")', lambda m, v=value: m.group(1) + _format(v) + m.group(2), new)
+            new = _set_attribute(new, r"\b" + key, _format(value))
         start = link.start() + block.start()
-        out = out[:start] + new + out[start + len(block.group(0)):]
+        out = out[:start] + new + out[start + len(block.group(0)) :]
     return out
