@@ -149,3 +149,36 @@ def test_fit_cli_end_to_end(nominal, tmp_path):
     np.testing.assert_allclose(
         calibration.contacts["left_sole"].offset, [5, 0, 0, 0, 0.5, 0], rtol=0, atol=1e-8
     )
+
+
+def test_fit_subcommand_parser(nominal, tmp_path, capsys):
+    """``add_fit_command`` wires ``fit`` into a parser; its handler writes the outputs."""
+    import argparse
+
+    from wholebody.fit_cli import add_fit_command
+
+    truth = wb.Robot.from_urdf_string(perturbed_urdf(humanoid_text(), "torso", 1.05))
+    inverse_dynamics_log(truth, n=30, seed=9).save(tmp_path / "log.npz")
+    parser = argparse.ArgumentParser(prog="wholebody")
+    add_fit_command(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(
+        [
+            "fit",
+            str(tmp_path / "log.npz"),
+            "--config",
+            str(models_dir() / "humanoid.toml"),
+            "--link",
+            "torso",
+            "-o",
+            str(tmp_path / "out"),
+        ]
+    )
+    assert args.func(args) == 0
+    assert "torso: mass 18.00 -> 18.90 kg (+5.0 %)" in capsys.readouterr().out
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "calibration.toml",
+        "fit.json",
+        "fit.txt",
+        "humanoid.corrected.urdf",
+        "profile.toml",
+    ]
