@@ -164,8 +164,9 @@ class Identifiability:
         Directions with data information above ``UNOBSERVABLE_RTOL`` of the largest.
     n_parameters : int
     condition : float
-        ``sqrt(largest / smallest)`` information over the observable directions (the
-        condition number of the scaled regressor).
+        ``sqrt(largest / smallest)`` eigenvalue over the observable directions of the
+        information with each row group scaled to unit norm (the condition number of the
+        prior-scaled regressor, groups on their own scales).
     information : ndarray, shape (n_parameters,)
         Eigenvalues of the data information, descending (1 = as much as the prior).
     unobservable : list of dict of str to float
