@@ -1,0 +1,92 @@
+"""Identification throughput: 10,000 samples of G1 (nv = 35), one core.
+
+Run on one core: OPENBLAS_NUM_THREADS=1 taskset -c 0 python benchmarks/bench_identify.py
+(the target: under 10 s for the floating-base rows with mass and CoM of every link).
+Results are in benchmarks/results_identify.txt.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import pinocchio as pin  # noqa: E402
+from _common import benchmark_robot, synthetic_log  # noqa: E402
+
+from wholebody.calibrate import SensorModel  # noqa: E402
+from wholebody.contacts import SurfaceContact  # noqa: E402
+from wholebody.identify import fit_inertial_parameters  # noqa: E402
+
+
+def consistent_log(robot, feet, n, seed=0):
+    """Random states (from the shared synthetic log) with the foot wrenches and torques that
+    inverse dynamics needs (half on each foot), plus noise (1 N, 0.1 N m, 0.1 N m)."""
+    base = synthetic_log(robot, feet, n, seed)
+    model, data = robot.model, robot.model.createData()
+    fids = [robot.frame_id(f) for f in feet]
+    W = np.empty((n, 2, 6))
+    tau = np.empty((n, robot.nv - 6))
+    for i in range(n):
+        q = base.q[i]
+        full = pin.rnea(model, data, q, base.v[i], base.a[i])
+        pin.computeJointJacobians(model, data, q)
+        pin.updateFramePlacements(model, data)
+        R, p = data.oMi[1].rotation, data.oMi[1].translation
+        f, m = R @ full[:3], R @ full[3:6]
+        gen = np.zeros(robot.nv)
+        for k, fid in enumerate(fids):
+            W[i, k] = 0.5 * np.r_[f, m + np.cross(p - data.oMf[fid].translation, f)]
+            gen += pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED).T @ W[i, k]
+        tau[i] = (full - gen)[6:]
+    rng = np.random.default_rng(seed + 1)
+    W[..., :3] += rng.normal(0, 1.0, W[..., :3].shape)
+    W[..., 3:] += rng.normal(0, 0.1, W[..., 3:].shape)
+    tau += rng.normal(0, 0.1, tau.shape)
+    return type(base)(
+        base.time, base.q, base.v, base.a, tau, base.joint_names, base.contact_names, W
+    )
+
+
+def main() -> None:
+    robot, name, feet = benchmark_robot()
+    contacts = [SurfaceContact(f, half_length=0.1, half_width=0.05, mu=0.8) for f in feet]
+    n = 10_000
+    log = consistent_log(robot, feet, n)
+    log_tau = log
+    print(f"robot {name} (nv={robot.nv}), {n:,} samples, 2 surface contacts, one core")
+    cases: list[tuple[str, dict[str, Any], Any]] = [
+        ("mass of every link, base rows", dict(parameters="mass", use_torques=False), log),
+        (
+            "mass + CoM of every link, base rows",
+            dict(parameters="mass_com", use_torques=False),
+            log,
+        ),
+        (
+            "mass + CoM + 6D offsets, base rows",
+            dict(parameters="mass_com", use_torques=False, sensors=SensorModel(offsets=True)),
+            log,
+        ),
+        (
+            "mass + CoM of every link, all rows (torques)",
+            dict(parameters="mass_com", use_torques=True),
+            log_tau,
+        ),
+    ]
+    for label, options, traj in cases:
+        t0 = time.perf_counter()
+        fit = fit_inertial_parameters(robot, traj, contacts, **options)
+        dt = time.perf_counter() - t0
+        idf = fit.identifiability
+        print(
+            f"{label:46s} {dt:6.2f} s  {n / dt:8,.0f} samples/s  "
+            f"({idf.n_parameters} parameters, rank {idf.rank})"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+"""Logs with known truth for the identification tests: inverse dynamics (``pin.rnea``) of a
+model built from a perturbed URDF, independent of the fitting code."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pinocchio as pin
+
+import wholebody as wb
+from wholebody.contacts import SurfaceContact
+from wholebody.models import HUMANOID_SOLE_HALF_LENGTH, HUMANOID_SOLE_HALF_WIDTH, models_dir
+from wholebody.trajectory import Trajectory
+
+FEET = [
+    SurfaceContact(
+        f, half_length=HUMANOID_SOLE_HALF_LENGTH, half_width=HUMANOID_SOLE_HALF_WIDTH, mu=1.0
+    )
+    for f in ("left_sole", "right_sole")
+]
+
+
+def _search(pattern: str, text: str) -> re.Match[str]:
+    match = re.search(pattern, text, re.S)
+    assert match is not None, pattern
+    return match
+
+
+def humanoid_text() -> str:
+    return (models_dir() / "humanoid.urdf").read_text()
+
+
+def perturbed_urdf(text: str, link: str, mass_scale: float = 1.0, com_shift=(0.0, 0.0, 0.0)) -> str:
+    """The URDF with one link's mass (and inertia, same density) scaled and its CoM moved."""
+    block = _search(r'<link name="%s">.*?</link>' % link, text).group(0)
+    xyz = np.array([float(x) for x in _search(r'<origin xyz="([^"]+)"', block).group(1).split()])
+    new = re.sub(
+        r'(<mass value=")([^"]+)',
+        lambda m: m.group(1) + repr(float(m.group(2)) * mass_scale),
+        block,
+    )
+    new = re.sub(
+        r'<origin xyz="[^"]+"',
+        '<origin xyz="%s"' % " ".join(repr(float(v)) for v in xyz + com_shift),
+        new,
+        count=1,
+    )
+    new = re.sub(
+        r'(i(?:xx|xy|xz|yy|yz|zz)=")([^"]+)',
+        lambda m: m.group(1) + repr(float(m.group(2)) * mass_scale),
+        new,
+    )
+    return text.replace(block, new)
+
+
+def inverse_dynamics_log(
+    truth: wb.Robot, n: int = 200, seed: int = 0, *, static: bool = False, split: float = 0.6
+) -> Trajectory:
+    """States drawn at random (upright, still base when ``static``), the contact wrenches that
+    ``rnea`` of ``truth`` needs, shared between the feet, and the joint torques that remain."""
+    rng = np.random.default_rng(seed)
+    m, d = truth.model, truth.model.createData()
+    fids = [truth.frame_id(c.frame) for c in FEET]
+    Q, V, A, T, W = [], [], [], [], []
+    for _ in range(n):
+        q = truth.neutral()
+        q[:3] = rng.normal(0, 0.1, 3) + [0, 0, 0.9]
+        if static:
+            q[3:7] = pin.Quaternion(pin.rpy.rpyToMatrix(0, 0, rng.uniform(-1, 1))).coeffs()
+            v, a = np.zeros(m.nv), np.zeros(m.nv)
+        else:
+            q[3:7] = pin.Quaternion(pin.rpy.rpyToMatrix(*rng.uniform(-0.3, 0.3, 3))).coeffs()
+            v, a = rng.normal(0, 0.5, m.nv), rng.normal(0, 2.0, m.nv)
+        q[7:] = rng.uniform(-0.6, 0.6, m.nq - 7)
+        full = pin.rnea(m, d, q, v, a)
+        pin.forwardKinematics(m, d, q)
+        pin.updateFramePlacements(m, d)
+        Rb, pb = d.oMi[1].rotation, d.oMi[1].translation
+        f, moment = Rb @ full[:3], Rb @ full[3:6]
+        ws = [
+            share * np.r_[f, moment + np.cross(pb - d.oMf[fid].translation, f)]
+            for fid, share in zip(fids, (split, 1 - split), strict=True)
+        ]
+        pin.computeJointJacobians(m, d, q)
+        tau = full - sum(
+            pin.getFrameJacobian(m, d, fid, pin.LOCAL_WORLD_ALIGNED).T @ w
+            for fid, w in zip(fids, ws, strict=True)
+        )
+        assert np.abs(tau[:6]).max() < 1e-8
+        Q.append(q)
+        V.append(v)
+        A.append(a)
+        T.append(tau[6:])
+        W.append(ws)
+    W_ = np.array(W)
+    return Trajectory.from_arrays(
+        np.arange(n) * 0.01,
+        np.array(Q),
+        np.array(V),
+        joint_names=truth.joint_names,
+        contact_wrenches={"left_sole": W_[:, 0], "right_sole": W_[:, 1]},
+        a=np.array(A),
+        tau=np.array(T),
+    )
+
+
+def add_contact_bias(
+    traj: Trajectory, robot: wb.Robot, contact: str, bias: np.ndarray
+) -> Trajectory:
+    """Readings = truth + bias, the bias (f, tau) constant in the contact frame's axes."""
+    import dataclasses
+
+    q, _, _, _ = traj.for_robot(robot)
+    W = traj.contact_wrenches.copy()
+    k = traj.contact_names.index(contact)
+    for i in range(len(traj)):
+        R = robot.frame_placement(q[i], contact).rotation
+        W[i, k] += np.r_[R @ bias[:3], R @ bias[3:]]
+    return dataclasses.replace(traj, contact_wrenches=W)
