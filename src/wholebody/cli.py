@@ -1,4 +1,4 @@
-"""Command line: ``wholebody [--traceback] info | check | estimate | demo``.
+"""Command line: ``wholebody [--traceback] info | check | estimate | fit | demo``.
 
 Every error is one line on stderr, ``wholebody: error: ...``, printed once, never a traceback
 (``--traceback`` shows it). Arguments are validated before any work.
@@ -147,16 +147,17 @@ def _progress(args: argparse.Namespace) -> bool:
     return sys.stderr.isatty() if args.progress is None else bool(args.progress)
 
 
-def _setup(args: argparse.Namespace) -> tuple[Robot, list[Any]]:
-    """Robot and contacts from --config, or from --robot and --contact."""
+def _setup(args: argparse.Namespace) -> tuple[Robot, list[Any], Any]:
+    """Robot, contacts and sensor calibration (or None) from --config, or from --robot and
+    --contact."""
     from .profile import load_profile, parse_contact_spec
 
     if args.config:
         profile = load_profile(args.config)
-        return profile.robot, list(profile.contacts)
+        return profile.robot, list(profile.contacts), profile.calibration
     if not args.robot or not args.contact:
         raise ProfileError("give --config PROFILE.toml, or --robot and at least one --contact")
-    return _robot(args.robot), [parse_contact_spec(s) for s in args.contact]
+    return _robot(args.robot), [parse_contact_spec(s) for s in args.contact], None
 
 
 def _info(args: argparse.Namespace) -> int:
@@ -184,7 +185,7 @@ def _check(args: argparse.Namespace) -> int:
 
     if args.out is not None:
         _writable_dir(Path(args.out), create=True)
-    robot, contacts = _setup(args)
+    robot, contacts, calibration = _setup(args)
     options: dict[str, Any] = {"preset": args.preset, "t_start": args.t_start, "t_stop": args.t_stop}
     for name in ("force_tolerance", "moment_tolerance", "cone_tolerance"):
         if getattr(args, name) is not None:
@@ -197,7 +198,7 @@ def _check(args: argparse.Namespace) -> int:
             workers = 1
         else:
             workers = args.workers
-        rows = check_many(args.logs, robot, contacts, workers=workers, client=client,
+        rows = check_many(args.logs, robot, contacts, workers=workers, client=client, calibration=calibration,
                           out_dir=args.out, plot=args.plot, options=options)
     finally:
         if client is not None:
@@ -224,8 +225,10 @@ def _estimate(args: argparse.Namespace) -> int:
     from .trajectory import Trajectory
 
     _writable_file(Path(args.output))
-    robot, contacts = _setup(args)
+    robot, contacts, calibration = _setup(args)
     traj = Trajectory.load(args.log)
+    if calibration is not None:
+        traj = calibration.apply(traj, robot)
     est = estimate_trajectory(robot, traj, contacts, use_torques=not args.no_torques,
                               solver=args.solver, progress=_progress(args))
     try:
@@ -314,6 +317,10 @@ def build_parser() -> argparse.ArgumentParser:
                           help="Newton-Euler mode even if the log has torques")
     estimate.add_argument("--solver", help="qpsolvers backend (default daqp)")
     estimate.set_defaults(func=_estimate)
+
+    from .fit_cli import add_fit_command
+
+    add_fit_command(sub)
 
     demo = sub.add_parser("demo", parents=[common],
                           help="check the shipped humanoid log and show a diagnosis")

@@ -46,14 +46,17 @@ def _finite(x: float) -> float | None:
 
 
 def _check_file(robot: Robot, path: str, contacts: Sequence[Contact], options: dict[str, Any],
-                out_dir: str | None, plot: bool) -> dict[str, Any]:
+                out_dir: str | None, plot: bool, calibration: Any = None) -> dict[str, Any]:
     """Check one log; a log that cannot be read is a row with its error."""
     from .analysis import check_trajectory
     from .errors import WholebodyError
     from .trajectory import Trajectory
 
     try:
-        report = check_trajectory(robot, Trajectory.load(path), contacts, **options)
+        traj = Trajectory.load(path)
+        if calibration is not None:
+            traj = calibration.apply(traj, robot)
+        report = check_trajectory(robot, traj, contacts, **options)
     except (WholebodyError, OSError, ValueError) as exc:
         return _error_row(path, str(exc))
     if out_dir is not None:
@@ -88,8 +91,8 @@ def _check_file(robot: Robot, path: str, contacts: Sequence[Contact], options: d
 
 
 def _task(path: str, robot: Robot, contacts: Sequence[Contact], options: dict[str, Any],
-          out_dir: str | None, plot: bool) -> dict[str, Any]:
-    return _check_file(robot, path, contacts, options, out_dir, plot)
+          out_dir: str | None, plot: bool, calibration: Any = None) -> dict[str, Any]:
+    return _check_file(robot, path, contacts, options, out_dir, plot, calibration)
 
 
 def connect(address: str, *, timeout: float = 10.0) -> Any:
@@ -135,6 +138,7 @@ def check_many(
     out_dir: str | Path | None = None,
     plot: bool = False,
     options: dict[str, Any] | None = None,
+    calibration: Any = None,
 ) -> list[dict[str, Any]]:
     """Check many logs; one row (a dict) per log, in the order of ``paths``.
 
@@ -157,6 +161,9 @@ def check_many(
     options : dict, optional
         Passed to :func:`~wholebody.analysis.check_trajectory` (tolerances, its own
         ``workers`` for the samples of each log, ...).
+    calibration : Calibration, optional
+        Sensor calibration applied to every log before it is checked
+        (:meth:`wholebody.calibrate.Calibration.apply`; a profile's ``calibration`` key).
 
     Returns
     -------
@@ -191,19 +198,20 @@ def check_many(
     out = None if out_dir is None else str(out_dir)
     contacts = list(contacts)
     if client is not None:
-        return _on_dask(client, names, robot, contacts, options, out, plot)
-    chunks = [((i, i + 1), (p, contacts, options, out, plot)) for i, p in enumerate(names)]
+        return _on_dask(client, names, robot, contacts, options, out, plot, calibration)
+    chunks = [((i, i + 1), (p, contacts, options, out, plot, calibration)) for i, p in enumerate(names)]
     results = run_chunks(robot, _check_file, chunks, workers, item="log")
     return [_error_row(p, r.error) if isinstance(r, ChunkFailure) else r
             for p, r in zip(names, results, strict=True)]
 
 
 def _on_dask(client: Any, paths: list[str], robot: Robot, contacts: list[Contact],
-             options: dict[str, Any], out: str | None, plot: bool) -> list[dict[str, Any]]:
+             options: dict[str, Any], out: str | None, plot: bool,
+             calibration: Any = None) -> list[dict[str, Any]]:
     try:
         robot_future = client.scatter(robot, broadcast=True, hash=False)  # a fresh key per call
         futures = client.map(_task, paths, robot=robot_future, contacts=contacts, options=options,
-                             out_dir=out, plot=plot, pure=False)
+                             out_dir=out, plot=plot, calibration=calibration, pure=False)
     except Exception as exc:
         address = getattr(getattr(client, "scheduler", None), "address", "(unknown address)")
         raise ClusterError(f"cannot send the work to the Dask cluster at {address}: "

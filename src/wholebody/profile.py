@@ -62,6 +62,8 @@ SCHEMA: dict[str, dict[str, str]] = {
         "validate": "'raise', 'warn' or 'ignore', with urdf (default 'warn')",
         "frames": "array of tables: frames to add",
         "contacts": "array of tables: the contacts",
+        "calibration": "path of a calibration file (TOML, wholebody.calibrate), relative to the "
+                       "profile: check and estimate apply it to every log",
     },
     "frames": {
         "name": "new frame name",
@@ -97,11 +99,15 @@ class RobotProfile:
         The declared contacts, in the profile's order.
     source : str
         The profile's path.
+    calibration : Calibration or None
+        Sensor calibration to apply to logs before checking or estimating
+        (:meth:`wholebody.calibrate.Calibration.apply`), from the ``calibration`` key.
     """
 
     robot: Robot
     contacts: tuple[Contact, ...]
     source: str
+    calibration: Any = None
 
 
 def _check_keys(entry: Mapping[str, Any], allowed: Mapping[str, str], where: str) -> None:
@@ -316,7 +322,16 @@ def load_profile(path: str | Path) -> RobotProfile:
             robot.frame_id(c.frame)  # unknown frames fail here, with close matches
         except (WholebodyError, LookupError) as exc:
             raise ProfileError(f"{path}: contacts[{i}]: {exc}") from exc
-    return RobotProfile(robot, contacts, str(path))
+    calibration = None
+    if "calibration" in data:
+        from .calibrate import Calibration
+
+        file = path.parent / _string(data["calibration"], "calibration", str(path))
+        try:
+            calibration = Calibration.load(file)
+        except (WholebodyError, OSError) as exc:
+            raise ProfileError(f"{path}: calibration {str(file)!r}: {exc}") from exc
+    return RobotProfile(robot, contacts, str(path), calibration)
 
 
 def parse_contact_spec(spec: str) -> Contact:
