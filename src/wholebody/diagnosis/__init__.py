@@ -49,9 +49,11 @@ def diagnose(data: DiagnosisData) -> list[Finding]:
     with np.errstate(all="ignore"):
         for cause in CAUSES:
             findings.extend(cause(data))
-    # Best first; among equals (within TIE_MARGIN), the simpler cause first, then list order.
+    # Best first; among equals (within TIE_MARGIN), the one leaving fewer cone violations, then
+    # the simpler cause, then list order.
     order = {id(f): i for i, f in enumerate(findings)}
-    findings.sort(key=lambda f: (-round(f.explained / TIE_MARGIN), f.n_parameters, order[id(f)]))
+    findings.sort(key=lambda f: (-round(f.explained / TIE_MARGIN), round(f.cone_violations, 2), f.n_parameters,
+                                 order[id(f)]))
     # Missing forces (a size per sample) describe any residual: named only when no fitted
     # cause explains it.
     fitted = [f for f in findings if f.cause != "missing_force"]

@@ -29,8 +29,9 @@ MAX_OFFSET = 0.3
 
 def _finding(d: DiagnosisData, cause: str, r: Array, message: str, n_parameters: int = 0,
              uncertainty: dict | None = None, **parameters: object) -> Finding:
-    return Finding(cause, d.explained(r), message, dict(parameters), dict(uncertainty or {}),
-                   n_parameters=n_parameters)
+    explained = d.explained(r)
+    return Finding(cause, explained, message, dict(parameters), dict(uncertainty or {}),
+                   n_parameters=n_parameters, cone_violations=d.last_cone_share)
 
 
 def _skew_batch(v: Array) -> Array:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..friction import ContactSet
 from ..newton_euler import newton_euler_residual_arrays
 from ..spatial import cross
 
@@ -54,6 +55,9 @@ class Finding:
         never decided silently).
     n_parameters : int
         How many values the cause fits (a tie goes to the cause with fewer).
+    cone_violations : float
+        Share of the samples over tolerance where, after the correction, a contact is outside
+        its friction cone (0 when the contacts are not known).
     """
 
     cause: str
@@ -63,6 +67,7 @@ class Finding:
     uncertainty: dict[str, Any] = field(default_factory=dict)
     alternatives: list[str] = field(default_factory=list)
     n_parameters: int = 0
+    cone_violations: float = 0.0
 
 
 @dataclass
@@ -100,6 +105,10 @@ class DiagnosisData:
     log_time : ndarray, shape (N,)
     tolerance : (float, float)
         The check's tolerances: residual force [N] and moment [N m].
+    contacts : sequence of Contact, optional
+        The contacts (friction, sole sizes): with them, friction-cone evidence counts too.
+    cone_tolerance : float
+        Cone slack [N] (the check's absolute cone tolerance).
     """
 
     weight: float
@@ -119,12 +128,17 @@ class DiagnosisData:
     rows: NDArray[np.intp]
     log_time: Array
     tolerance: tuple[float, float] = (np.inf, np.inf)
+    contacts: Any = None
+    cone_tolerance: float = 0.0
 
     def __post_init__(self) -> None:
         self.score_rows = np.flatnonzero(self.over) if self.over.any() else np.arange(len(self.time))
         self.all_rows = np.arange(len(self.time))
+        self._cones = ContactSet(self.contacts) if self.contacts else None
         self.base_residual = self.residual()
         self.base_score = self.score(self.base_residual)
+        self.base_cone_share = self.cone_violation_share(self.wrenches)
+        self.last_cone_share = self.base_cone_share
 
     @property
     def k(self) -> int:
@@ -149,6 +163,8 @@ class DiagnosisData:
         (mass and inertia); ``com_shift`` moves the CoM [m]; ``gravity_sign`` flips gravity.
         """
         W = self.wrenches if W is None else W
+        # The wrenches of the hypothesis judged last: its cone evidence (see explained()).
+        self.last_wrenches = W
         com = self.com if com_shift is None else self.com + com_shift
         force, moment = newton_euler_residual_arrays(
             W, self.positions, com, mass_scale * self.momentum_rate, mass=mass_scale * self.mass,
@@ -180,11 +196,26 @@ class DiagnosisData:
         m = np.linalg.norm(r[rows, 3:], axis=1)
         return float(np.median(f) / self.weight + np.median(m) / (self.weight * LENGTH_SCALE))
 
-    def explained(self, r: Array) -> float:
+    def cone_violation_share(self, W: Array) -> float:
+        """Share of the samples over tolerance where some contact of ``W`` is outside its
+        friction cone (0 without contacts)."""
+        if self._cones is None or not len(self.score_rows):
+            return 0.0
+        rows = self.score_rows
+        check = self._cones.check(W[rows], self.rotations[rows])
+        with np.errstate(invalid="ignore"):
+            outside = (check.margin < -self.cone_tolerance).any(axis=1)
+        return float(outside.mean())
+
+    def explained(self, r: Array, W: Array | None = None) -> float:
         """Share of the logged residual's score that ``r`` removes, in [0, 1].
 
         A correction that pushes samples that were within tolerance over it is penalised by
         the share of those samples it spoils: a cause must fix the log, not move the fault.
+        With contacts, the friction cones are evidence too: a correction whose wrenches
+        (``W``, by default those of the last :meth:`residual`) put contacts outside their
+        cones on more samples than the log does loses up to half its score (and, among
+        causes that explain as much, the one leaving fewer violations ranks first).
         """
         if self.base_score <= 0:
             return 0.0
@@ -195,6 +226,10 @@ class DiagnosisData:
                 spoiled = ((np.linalg.norm(r[clean, :3], axis=1) > self.tolerance[0])
                            | (np.linalg.norm(r[clean, 3:], axis=1) > self.tolerance[1]))
             gain *= 1.0 - float(spoiled.mean())
+        if self._cones is not None:
+            W = self.last_wrenches if W is None else W
+            self.last_cone_share = self.cone_violation_share(W)
+            gain *= 1.0 - 0.5 * max(0.0, self.last_cone_share - self.base_cone_share)
         return float(gain)
 
     def contact_wrench_terms(self) -> Array:
