@@ -163,7 +163,8 @@ def test_kinematic_heights_against_the_corners(humanoid, step_log):
 
 def _window(log, start, stop):
     q, v, a, tau, W, t, _ = log
-    return q[start:stop], v[start:stop], a[start:stop], tau[start:stop], W[start:stop], t[start:stop]
+    rows = slice(start, stop)
+    return q[rows], v[rows], a[rows], tau[rows], W[rows], t[rows]
 
 
 @pytest.mark.parametrize("window", [(500, 600), (800, 900)], ids=["lift-off", "touch-down"])

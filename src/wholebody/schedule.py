@@ -104,7 +104,7 @@ class ContactSchedule:
     active: Bools
     method: str
     confidence: Array
-    evidence: dict[str, Array] = field(default_factory=dict)
+    evidence: dict[str, NDArray[Any]] = field(default_factory=dict)
     unexplained: Bools | None = None
     reasons: dict[int, str] = field(default_factory=dict)
     parameters: dict[str, Any] = field(default_factory=dict)
@@ -237,7 +237,7 @@ def contact_heights(robot: Robot, q: ArrayLike, v: ArrayLike, contacts: Sequence
     from .balance import kinematics_batch
 
     frames = [c.frame for c in contacts]
-    kin = kinematics_batch(robot, Q, V, A, frames, bad, rotations=True)
+    kin = kinematics_batch(robot, Q, V, A, frames, bad, rotations=True)  # type: ignore[arg-type]
     assert kin.rotations is not None
     height = np.full((N, k), np.nan)
     speed = np.full((N, k), np.nan)
@@ -552,7 +552,7 @@ def infer_schedule_dynamic(
 
 def _finish(contacts: Sequence[Contact], t: Array, active: Bools, method: str,
             fits: _SubsetFits, unexplained: Bools, params: dict[str, Any],
-            evidence: dict[str, Array] | None = None) -> ContactSchedule:
+            evidence: dict[str, NDArray[Any]] | None = None) -> ContactSchedule:
     index = {tuple(row): s for s, row in enumerate(fits.subsets.tolist())}
     N, k = active.shape
     normal = np.zeros((N, k))
@@ -560,7 +560,7 @@ def _finish(contacts: Sequence[Contact], t: Array, active: Bools, method: str,
         s = index.get(tuple(active[i].tolist()))
         if s is not None:
             normal[i] = fits.normal[i, s]
-    ev = dict(evidence or {})
+    ev: dict[str, NDArray[Any]] = dict(evidence or {})
     ev.update({"subset_residual": fits.residual, "subsets": fits.subsets, "normal_force": normal})
     return ContactSchedule(tuple(c.name for c in contacts), t, active, method,
                            _confidence_dynamic(fits, active), ev, unexplained,
@@ -620,7 +620,8 @@ def infer_schedule_combined(
     distance = (subsets[None, :, :] != kin.active[:, None, :]).sum(axis=2)
     same = distance == 0
     if tau is not None:
-        inside = ~(subsets[None, :, :] & ~kin.active[:, None, :]).any(axis=2)
+        inside = np.asarray(~(subsets[None, :, :] & ~kin.active[:, None, :]).any(axis=2),
+                            dtype=bool)
         best, found_sub = _pick_smallest(fits, inside)
     else:
         best, found_sub = _pick_smallest(fits, same)
@@ -701,7 +702,7 @@ def plot_schedule(schedule: ContactSchedule, normal_forces: ArrayLike | None = N
                              squeeze=False, gridspec_kw={"height_ratios": [1] + [2] * (rows - 1)})
     ax = axes[0, 0]
     dt = float(np.median(np.diff(t))) if len(t) > 1 else 1.0
-    for j, name in enumerate(schedule.contact_names):
+    for j in range(k):
         col = schedule.active[:, j].astype(np.int8)
         edges = np.flatnonzero(np.diff(col)) + 1
         for s, e in zip(np.r_[0, edges].tolist(), np.r_[edges, len(col)].tolist(), strict=True):

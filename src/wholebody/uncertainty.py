@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import linprog  # type: ignore[import-untyped]
+from scipy.optimize import linprog
 
 from .contacts import Contact
 from .errors import ContactNotFoundError, InvalidArgumentError
@@ -181,8 +181,9 @@ class WrenchIntervals:
             for f in fields:
                 arrays[f].append(np.full((length, n), np.nan) if part is None
                                  else getattr(part, f))
-        return WrenchIntervals(contacts, *(np.concatenate(arrays[f]) for f in fields),
-                               confidence=confidence)
+        merged = [np.concatenate(arrays[f]) for f in fields]
+        return WrenchIntervals(contacts, merged[0], merged[1], merged[2], merged[3], merged[4],
+                               merged[5], confidence)
 
 
 def _z(confidence: float) -> float:

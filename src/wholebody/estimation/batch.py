@@ -132,15 +132,15 @@ def _estimate(robot: Robot, q: Any, v: Any, a: Any, contacts: Sequence[Contact],
               known: KnownWrenches, mask: NDArray[np.bool_] | None, opt: _Options,
               progress: bool = False) -> EstimationBatch:
     solver, regularization = opt.solver, opt.regularization
-    arrays = {"q": q, "v": v, "a": a}
+    arrays: dict[str, Any] = {"q": q, "v": v, "a": a}
     if tau is not None:
         arrays["tau_in"] = tau
     checked, flagged, reasons = robot.check_batch(**arrays)
-    bad = np.array(flagged, dtype=bool)
-    for i, why in known.nonfinite_rows().items():
+    bad: NDArray[np.bool_] = np.array(flagged, dtype=bool)
+    for i, text in known.nonfinite_rows().items():
         if not bad[i]:
             bad[i] = True
-            reasons[i] = why
+            reasons[i] = text
     Q, V, A = checked["q"], checked["v"], checked["a"]
     N, k, e = Q.shape[0], len(contacts), len(known)
     cset = ContactSet(contacts, pyramid_faces=opt.pyramid_faces)
@@ -153,7 +153,7 @@ def _estimate(robot: Robot, q: Any, v: Any, a: Any, contacts: Sequence[Contact],
     qp = BatchSolver(solver, n, cset.n_rows)
     buffers = AssemblyBuffers(cset)
     act = np.ones((N, k), dtype=bool) if mask is None else mask
-    masked = ~act.all(axis=1)
+    masked = np.asarray(~act.all(axis=1), dtype=bool)
     cmask = np.repeat(act.astype(float), cset.sizes, axis=1)
     n_active = act.sum(axis=1)
     all_soles = all(size == 6 for size in cset.sizes)
@@ -214,6 +214,7 @@ def _estimate(robot: Robot, q: Any, v: Any, a: Any, contacts: Sequence[Contact],
             if not all_soles:
                 rank[i], ident[i] = newton_euler_identifiability(cset, E, act[i])
             t0 = perf_counter()
+            x: Array | None
             if n_active[i] == 0:  # nothing can carry a wrench: zero, checked below
                 x, reason = np.zeros(n), ""
                 fallback[i] = float(np.abs(target).max()) > limit
