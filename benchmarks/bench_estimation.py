@@ -113,6 +113,50 @@ def batch_time(n=5000):
     print(f"  verified: {batch.found.mean():.1%}, largest Newton-Euler residual {np.nanmax(batch.residual_force):.1e} N")
 
 
+def schedule_cost(n=3000, repeats=7):
+    """Batch time per sample with and without the active mask / known push, interleaved in
+    one run (best of ``repeats`` each): the schedule's cost as a ratio."""
+    rng = np.random.default_rng(2)
+    robot, name, frames = benchmark_robot()
+    height = 0.78 if name == "g1" else 0.94
+    feet = [SurfaceContact(f, half_length=X, half_width=Y, mu=MU) for f in frames]
+    # Double support, then the left foot alone, then the right alone: the motion of each
+    # sample is made by the feet its mask leaves active (40 % single support).
+    both = samples(robot, feet, 300, rng, height)
+    left = samples(robot, feet[:1], 100, rng, height)
+    right = samples(robot, feet[1:], 100, rng, height)
+    all_on = np.ones((n, 2), dtype=bool)
+    walking = all_on.copy()
+    phase = (np.arange(n) // 50) % 5
+    walking[phase == 1, 1] = False
+    walking[phase == 3, 0] = False
+    rows = [left[i % 100] if phase[i] == 1 else right[i % 100] if phase[i] == 3
+            else both[i % 300] for i in range(n)]
+    Q, V, A = (np.array([r[j] for r in rows]) for j in range(3))
+    # A known push of zero (the motion stays the same; the push's algebra is what costs).
+    push = {"pelvis" if name == "g1" else "torso": np.zeros((n, 3))}
+    variants = {"no mask": {}, "mask all active": {"active": all_on},
+                "mask 40% single support": {"active": walking},
+                "mask + known push": {"active": walking, "external_wrenches": push}}
+    best = dict.fromkeys(variants, np.inf)
+    for _ in range(repeats):
+        for label, kw in variants.items():
+            t0 = time.perf_counter()
+            estimate_contact_wrenches_batch(robot, Q, V, A, feet, **kw)
+            best[label] = min(best[label], time.perf_counter() - t0)
+    print(f"\nschedule cost, {robot.name} (nv={robot.nv}), 2 feet, Newton-Euler mode, daqp, "
+          f"{n} samples, best of {repeats} (interleaved)")
+    base = best["no mask"]
+    for label, t in best.items():
+        print(f"  {label:26s} {1e6 * t / n:6.1f} us/sample   ratio {t / base:.3f}")
+
+
 if __name__ == "__main__":
-    backend_table()
-    batch_time()
+    import sys
+
+    if "--schedule" in sys.argv:
+        schedule_cost()
+    else:
+        backend_table()
+        batch_time()
+        schedule_cost()

@@ -285,3 +285,44 @@ def test_bad_arguments(humanoid):
         infer_schedule_dynamic(humanoid, q, v, v, many, time=t)
     with pytest.raises(InvalidArgumentError, match=r"active must have shape \(6, 2\)"):
         ContactSchedule.from_active(NAMES, np.arange(6), np.ones((6, 3)))
+
+
+def test_contacts_command_writes_the_schedule_and_figure(humanoid, step_log, tmp_path, capsys):
+    """The handler the CLI wires (``wholebody contacts LOG ...``), on a saved MuJoCo log."""
+    import argparse
+
+    from wholebody.schedule_cli import add_contacts_command, run_contacts_command
+    from wholebody.trajectory import Trajectory
+
+    q, v, a, tau, W, t, _ = step_log
+    rows = slice(500, 600)
+    traj = Trajectory.from_arrays(t[rows], q[rows], v[rows], joint_names=humanoid.joint_names,
+                                  contact_wrenches={n: W[rows, j] for j, n in enumerate(NAMES)},
+                                  a=a[rows], tau=tau[rows])
+    log = tmp_path / "step.npz"
+    traj.save(log)
+    parser = argparse.ArgumentParser()
+    add_contacts_command(parser.add_subparsers())
+    specs = [f"{n}:surface:{X + 0.005}:{Y + 0.005}:1.0" for n in NAMES]
+    out, fig = tmp_path / "schedule.npz", tmp_path / "schedule.png"
+    args = parser.parse_args(["contacts", str(log), "--robot", "humanoid",
+                              "--contact", specs[0], "--contact", specs[1],
+                              "--height-on", "0.001", "--height-off", "0.002",
+                              "--min-contact", "0.005", "--min-flight", "0.005",
+                              "--residual-tolerance", "1.0", "-o", str(out)]
+                             + (["--plot", str(fig)] if _has_matplotlib() else []))
+    assert args.func(args) == 0 and args.func is run_contacts_command
+    schedule = ContactSchedule.load(out)
+    assert schedule.method == "combined" and schedule.contact_names == NAMES
+    assert_matches_simulator(schedule.active, simulator_schedule(W[rows]))
+    assert "contact schedule (combined, 100 samples)" in capsys.readouterr().out
+    if _has_matplotlib():
+        assert fig.stat().st_size > 1000
+
+
+def _has_matplotlib() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True

@@ -129,6 +129,46 @@ class ContactSchedule:
         t = np.asarray(time, dtype=float)
         return cls(tuple(contact_names), t, mask, method, np.ones(mask.shape))
 
+    def save(self, path: Any) -> None:
+        """Write an ``.npz``: ``time`` (N,), ``contact_names`` (k,) str, ``active`` (N, k)
+        bool, ``confidence`` (N, k), ``unexplained`` (N,) bool, ``method`` (str), and
+        ``evidence_<name>`` arrays. Raises :class:`OutputError` when it cannot be written."""
+        from .errors import OutputError
+
+        assert self.unexplained is not None
+        arrays = {"time": self.time, "contact_names": np.array(self.contact_names),
+                  "active": self.active, "confidence": self.confidence,
+                  "unexplained": self.unexplained, "method": np.array(self.method)}
+        arrays |= {f"evidence_{k}": np.asarray(v) for k, v in self.evidence.items()}
+        try:
+            np.savez(path, **arrays)
+        except OSError as exc:
+            raise OutputError(f"cannot write the schedule {str(path)!r}: {exc}") from exc
+
+    @classmethod
+    def load(cls, path: Any) -> ContactSchedule:
+        """Read what :meth:`save` wrote (reasons and parameters are not kept)."""
+        from .errors import LogFileError, LogFormatError
+
+        try:
+            data = np.load(path, allow_pickle=False)
+        except OSError as exc:
+            raise LogFileError(f"cannot read the schedule {str(path)!r}: {exc}") from exc
+        with data:
+            missing = {"time", "contact_names", "active"} - set(data.files)
+            if missing:
+                raise LogFormatError(f"schedule {str(path)!r} lacks {sorted(missing)}")
+            names = tuple(str(n) for n in data["contact_names"])
+            active = data["active"].astype(bool)
+            conf = data["confidence"] if "confidence" in data.files else np.ones(active.shape)
+            unexplained = (data["unexplained"].astype(bool) if "unexplained" in data.files
+                           else None)
+            method = str(data["method"]) if "method" in data.files else "given"
+            evidence = {f[len("evidence_"):]: data[f] for f in data.files
+                        if f.startswith("evidence_")}
+            return cls(names, data["time"].astype(float), active, method, conf, evidence,
+                       unexplained)
+
     def column(self, name: str) -> Bools:
         """The active flags of one contact, shape (N,)."""
         try:

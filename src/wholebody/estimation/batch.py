@@ -13,7 +13,8 @@ from numpy.typing import ArrayLike, NDArray
 from ..contacts import Contact
 from ..errors import InvalidArgumentError
 from ..friction import ContactSet
-from ..newton_euler import newton_euler_residual_arrays, wrench_sum, wrenches_in_log_layout
+from ..newton_euler import newton_euler_residual_arrays, wrenches_in_log_layout
+from ..spatial import cross
 from ..robot import Robot
 from .known import KnownWrenches, check_active, prepare_known
 from .problem import (
@@ -188,6 +189,20 @@ def _estimate(robot: Robot, q: Any, v: Any, a: Any, contacts: Sequence[Contact],
         E[...] = cset.newton_euler_matrix(np.zeros((k, 3)), np.zeros(3))
         E_all = E.copy() if masked.any() else E
         weight_force = mass * gravity
+        if e:
+            at_origin = np.isnan(known.point[:, :, 0])  # (N, e)
+            f_all = known.wrench[:, :, :3]
+            lever = np.where(at_origin[..., None], 0.0, known.point)
+            T0 = (known.wrench[:, :, 3:] + cross(lever, f_all)).sum(axis=1)
+            F_list, T0_list = f_all.sum(axis=1).tolist(), T0.tolist()
+            # Entries about their frame's origin (that frame's row among the pass frames);
+            # their force where they are (zero where a point is given instead).
+            origin_cols = [j for j in range(e) if at_origin[:, j].any()]
+            pass_row = np.cumsum(known.framed) - 1
+            origin_rows = [int(pass_row[j]) for j in origin_cols]
+            f_origin = np.where(at_origin[:, origin_cols, None], f_all[:, origin_cols],
+                                0.0).tolist()
+            frame_pos = np.full((N, len(known.frames), 3), np.nan)
         if all_soles:
             rank[~bad] = np.where(n_active[~bad] > 0, 6, 0)
             ident[~bad] = ~act[~bad] | (n_active[~bad] == 1)[:, None]
@@ -206,11 +221,26 @@ def _estimate(robot: Robot, q: Any, v: Any, a: Any, contacts: Sequence[Contact],
             np.subtract(kin.momentum_rate[:3], weight_force, out=target[:3])
             target[3:] = kin.momentum_rate[3:]
             if e:
-                w, p = known.sample(i, kin.positions[k:])
-                known_w[i], positions[i, k:] = w, p
-                f, m = wrench_sum(w, p, kin.com)
-                target[:3] -= f
-                target[3:] -= m
+                # The known wrenches' sum about the CoM, in Python floats (a few us):
+                # sum tau + sum p x f - c x F, with p from this pass for frame origins.
+                frame_pos[i] = kin.positions[k:]
+                Fx, Fy, Fz = F_list[i]
+                mx, my, mz = T0_list[i]
+                cx, cy, cz = kin.com.tolist()
+                mx -= cy * Fz - cz * Fy
+                my -= cz * Fx - cx * Fz
+                mz -= cx * Fy - cy * Fx
+                for r, f in zip(origin_rows, f_origin[i], strict=True):
+                    px, py, pz = kin.positions[k + r].tolist()
+                    mx += py * f[2] - pz * f[1]
+                    my += pz * f[0] - px * f[2]
+                    mz += px * f[1] - py * f[0]
+                target[0] -= Fx
+                target[1] -= Fy
+                target[2] -= Fz
+                target[3] -= mx
+                target[4] -= my
+                target[5] -= mz
             if not all_soles:
                 rank[i], ident[i] = newton_euler_identifiability(cset, E, act[i])
             t0 = perf_counter()
@@ -228,6 +258,13 @@ def _estimate(robot: Robot, q: Any, v: Any, a: Any, contacts: Sequence[Contact],
             times[i] = perf_counter() - t0
             if x is not None:
                 wrenches[i] = x * cmask[i] if masked[i] else x
+        if e:
+            known_w[:] = known.wrench
+            if known.frames:
+                framed_pos = frame_pos[:, np.maximum(pass_row, 0)]
+                positions[:, k:] = np.where(at_origin[..., None], framed_pos, known.point)
+            else:
+                positions[:, k:] = known.point
         iterator = ()
     for i in iterator:
         tau_gen = generalized_torque(robot, checked["tau_in"][i]) if full else None
