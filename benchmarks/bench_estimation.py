@@ -40,7 +40,8 @@ def samples(robot, contacts, n, rng, base_height):
         for c in contacts:
             R = robot.frame_placement(q, c.frame).rotation
             if c.size == 6:
-                local = wrench_cone_generators(c.half_length, c.half_width, c.mu) @ rng.exponential(20.0, 16)
+                gens = wrench_cone_generators(c.half_length, c.half_width, c.mu)
+                local = gens @ rng.exponential(20.0, 16)
                 ext[c.frame] = np.r_[R @ local[:3], R @ local[3:]]
             else:
                 ext[c.frame] = R @ (np.array([0.2, -0.1, 1.0]) * rng.exponential(80.0))
@@ -53,23 +54,28 @@ def samples(robot, contacts, n, rng, base_height):
 def backend_table(n=100):
     rng = np.random.default_rng(0)
     robot = wb.load("humanoid")
-    feet = [SurfaceContact(f, half_length=X, half_width=Y, mu=MU) for f in ("left_sole", "right_sole")]
+    feet = [SurfaceContact(f, half_length=X, half_width=Y, mu=MU)
+            for f in ("left_sole", "right_sole")]
     corners = []
     for side in ("left", "right"):
         for i, (x, y) in enumerate([(X, Y), (-X, Y), (-X, -Y), (X, -Y)]):
             robot.add_frame(f"{side}_c{i}", f"{side}_sole", [x, y, 0.0])
             corners.append(PointContact(f"{side}_c{i}", mu=MU))
-    print(f"backends on the shipped humanoid, {n} samples per set; verified = found and checked")
-    print(f"{'set':28s} {'backend':10s} {'verified':>9s} {'max |x - daqp| [N]':>19s} {'median solve [us]':>18s}")
-    for label, contacts in (("2 feet (12 var, 32 rows)", feet), ("8 points (24 var, 32 rows)", corners)):
+    print(f"backends on the shipped humanoid, {n} samples per set; "
+          "verified = found and checked")
+    print(f"{'set':28s} {'backend':10s} {'verified':>9s} {'max |x - daqp| [N]':>19s} "
+          f"{'median solve [us]':>18s}")
+    for label, contacts in (("2 feet (12 var, 32 rows)", feet),
+                            ("8 points (24 var, 32 rows)", corners)):
         data = samples(robot, contacts, n, rng, 0.94)
         for mode in ("newton_euler", "full_dynamics"):
-            problems = [build_estimation_problem(robot, q, v, a, contacts, tau=tau if mode == "full_dynamics" else None)
+            problems = [build_estimation_problem(robot, q, v, a, contacts,
+                                                 tau=tau if mode == "full_dynamics" else None)
                         for q, v, a, tau in data]
             reference = [p.solve("daqp").x for p in problems]
             for solver in qpsolvers.available_solvers:
                 ok, worst, times = 0, 0.0, []
-                for p, ref in zip(problems, reference):
+                for p, ref in zip(problems, reference, strict=True):
                     t0 = time.perf_counter()
                     est = p.solve(solver, friction_scale=False)
                     times.append(time.perf_counter() - t0)
@@ -101,16 +107,19 @@ def batch_time(n=5000):
             robot.contact_pass(Q[i], V[i], A[i], fids, jacobians=False)
         best_pass = min(best_pass, time.perf_counter() - t0)
     per_sample = 1e6 * best / n
-    print(f"\nbatch estimation, {robot.name} (nv={robot.nv}), 2 rectangular feet, Newton-Euler mode, daqp, {n} samples")
+    print(f"\nbatch estimation, {robot.name} (nv={robot.nv}), 2 rectangular feet, "
+          f"Newton-Euler mode, daqp, {n} samples")
     print(f"  wall time per sample (all included): {per_sample:6.1f} us   (goal <= 30 us)")
-    print(f"  of which daqp (update + solve), median: {1e6 * np.nanmedian(batch.solve_time):4.1f} us")
+    print(f"  of which daqp (update + solve), median: "
+          f"{1e6 * np.nanmedian(batch.solve_time):4.1f} us")
     solve = float(np.nanmedian(batch.solve_time))
     floor = best_pass / n + solve
     print(f"  Pinocchio pass alone (same run):     {1e6 * best_pass / n:6.1f} us   "
           f"(ratio all / pass {best / best_pass:.1f}x)")
     print(f"  floor, pass + daqp solve:            {1e6 * floor:6.1f} us   "
           f"(ratio all / floor {per_sample / (1e6 * floor):.1f}x; goal <= 30 us, within 2x)")
-    print(f"  verified: {batch.found.mean():.1%}, largest Newton-Euler residual {np.nanmax(batch.residual_force):.1e} N")
+    print(f"  verified: {batch.found.mean():.1%}, largest Newton-Euler residual "
+          f"{np.nanmax(batch.residual_force):.1e} N")
 
 
 def schedule_cost(n=3000, repeats=7):

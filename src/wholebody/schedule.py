@@ -141,7 +141,7 @@ class ContactSchedule:
                   "unexplained": self.unexplained, "method": np.array(self.method)}
         arrays |= {f"evidence_{k}": np.asarray(v) for k, v in self.evidence.items()}
         try:
-            np.savez(path, **arrays)
+            np.savez(path, **arrays)  # type: ignore[arg-type]
         except OSError as exc:
             raise OutputError(f"cannot write the schedule {str(path)!r}: {exc}") from exc
 

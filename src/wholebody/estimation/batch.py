@@ -14,8 +14,8 @@ from ..contacts import Contact
 from ..errors import InvalidArgumentError
 from ..friction import ContactSet
 from ..newton_euler import newton_euler_residual_arrays, wrenches_in_log_layout
-from ..spatial import cross
 from ..robot import Robot
+from ..spatial import cross
 from .known import KnownWrenches, check_active, prepare_known
 from .problem import (
     AssemblyBuffers,
