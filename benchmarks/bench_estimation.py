@@ -40,7 +40,8 @@ def samples(robot, contacts, n, rng, base_height):
         for c in contacts:
             R = robot.frame_placement(q, c.frame).rotation
             if c.size == 6:
-                local = wrench_cone_generators(c.half_length, c.half_width, c.mu) @ rng.exponential(20.0, 16)
+                gens = wrench_cone_generators(c.half_length, c.half_width, c.mu)
+                local = gens @ rng.exponential(20.0, 16)
                 ext[c.frame] = np.r_[R @ local[:3], R @ local[3:]]
             else:
                 ext[c.frame] = R @ (np.array([0.2, -0.1, 1.0]) * rng.exponential(80.0))
@@ -53,23 +54,28 @@ def samples(robot, contacts, n, rng, base_height):
 def backend_table(n=100):
     rng = np.random.default_rng(0)
     robot = wb.load("humanoid")
-    feet = [SurfaceContact(f, half_length=X, half_width=Y, mu=MU) for f in ("left_sole", "right_sole")]
+    feet = [SurfaceContact(f, half_length=X, half_width=Y, mu=MU)
+            for f in ("left_sole", "right_sole")]
     corners = []
     for side in ("left", "right"):
         for i, (x, y) in enumerate([(X, Y), (-X, Y), (-X, -Y), (X, -Y)]):
             robot.add_frame(f"{side}_c{i}", f"{side}_sole", [x, y, 0.0])
             corners.append(PointContact(f"{side}_c{i}", mu=MU))
-    print(f"backends on the shipped humanoid, {n} samples per set; verified = found and checked")
-    print(f"{'set':28s} {'backend':10s} {'verified':>9s} {'max |x - daqp| [N]':>19s} {'median solve [us]':>18s}")
-    for label, contacts in (("2 feet (12 var, 32 rows)", feet), ("8 points (24 var, 32 rows)", corners)):
+    print(f"backends on the shipped humanoid, {n} samples per set; "
+          "verified = found and checked")
+    print(f"{'set':28s} {'backend':10s} {'verified':>9s} {'max |x - daqp| [N]':>19s} "
+          f"{'median solve [us]':>18s}")
+    for label, contacts in (("2 feet (12 var, 32 rows)", feet),
+                            ("8 points (24 var, 32 rows)", corners)):
         data = samples(robot, contacts, n, rng, 0.94)
         for mode in ("newton_euler", "full_dynamics"):
-            problems = [build_estimation_problem(robot, q, v, a, contacts, tau=tau if mode == "full_dynamics" else None)
+            problems = [build_estimation_problem(robot, q, v, a, contacts,
+                                                 tau=tau if mode == "full_dynamics" else None)
                         for q, v, a, tau in data]
             reference = [p.solve("daqp").x for p in problems]
             for solver in qpsolvers.available_solvers:
                 ok, worst, times = 0, 0.0, []
-                for p, ref in zip(problems, reference):
+                for p, ref in zip(problems, reference, strict=True):
                     t0 = time.perf_counter()
                     est = p.solve(solver, friction_scale=False)
                     times.append(time.perf_counter() - t0)
@@ -101,18 +107,65 @@ def batch_time(n=5000):
             robot.contact_pass(Q[i], V[i], A[i], fids, jacobians=False)
         best_pass = min(best_pass, time.perf_counter() - t0)
     per_sample = 1e6 * best / n
-    print(f"\nbatch estimation, {robot.name} (nv={robot.nv}), 2 rectangular feet, Newton-Euler mode, daqp, {n} samples")
+    print(f"\nbatch estimation, {robot.name} (nv={robot.nv}), 2 rectangular feet, "
+          f"Newton-Euler mode, daqp, {n} samples")
     print(f"  wall time per sample (all included): {per_sample:6.1f} us   (goal <= 30 us)")
-    print(f"  of which daqp (update + solve), median: {1e6 * np.nanmedian(batch.solve_time):4.1f} us")
+    print(f"  of which daqp (update + solve), median: "
+          f"{1e6 * np.nanmedian(batch.solve_time):4.1f} us")
     solve = float(np.nanmedian(batch.solve_time))
     floor = best_pass / n + solve
     print(f"  Pinocchio pass alone (same run):     {1e6 * best_pass / n:6.1f} us   "
           f"(ratio all / pass {best / best_pass:.1f}x)")
     print(f"  floor, pass + daqp solve:            {1e6 * floor:6.1f} us   "
           f"(ratio all / floor {per_sample / (1e6 * floor):.1f}x; goal <= 30 us, within 2x)")
-    print(f"  verified: {batch.found.mean():.1%}, largest Newton-Euler residual {np.nanmax(batch.residual_force):.1e} N")
+    print(f"  verified: {batch.found.mean():.1%}, largest Newton-Euler residual "
+          f"{np.nanmax(batch.residual_force):.1e} N")
+
+
+def schedule_cost(n=3000, repeats=7):
+    """Batch time per sample with and without the active mask / known push, interleaved in
+    one run (best of ``repeats`` each): the schedule's cost as a ratio."""
+    rng = np.random.default_rng(2)
+    robot, name, frames = benchmark_robot()
+    height = 0.78 if name == "g1" else 0.94
+    feet = [SurfaceContact(f, half_length=X, half_width=Y, mu=MU) for f in frames]
+    # Double support, then the left foot alone, then the right alone: the motion of each
+    # sample is made by the feet its mask leaves active (40 % single support).
+    both = samples(robot, feet, 300, rng, height)
+    left = samples(robot, feet[:1], 100, rng, height)
+    right = samples(robot, feet[1:], 100, rng, height)
+    all_on = np.ones((n, 2), dtype=bool)
+    walking = all_on.copy()
+    phase = (np.arange(n) // 50) % 5
+    walking[phase == 1, 1] = False
+    walking[phase == 3, 0] = False
+    rows = [left[i % 100] if phase[i] == 1 else right[i % 100] if phase[i] == 3
+            else both[i % 300] for i in range(n)]
+    Q, V, A = (np.array([r[j] for r in rows]) for j in range(3))
+    # A known push of zero (the motion stays the same; the push's algebra is what costs).
+    push = {"pelvis" if name == "g1" else "torso": np.zeros((n, 3))}
+    variants = {"no mask": {}, "mask all active": {"active": all_on},
+                "mask 40% single support": {"active": walking},
+                "mask + known push": {"active": walking, "external_wrenches": push}}
+    best = dict.fromkeys(variants, np.inf)
+    for _ in range(repeats):
+        for label, kw in variants.items():
+            t0 = time.perf_counter()
+            estimate_contact_wrenches_batch(robot, Q, V, A, feet, **kw)
+            best[label] = min(best[label], time.perf_counter() - t0)
+    print(f"\nschedule cost, {robot.name} (nv={robot.nv}), 2 feet, Newton-Euler mode, daqp, "
+          f"{n} samples, best of {repeats} (interleaved)")
+    base = best["no mask"]
+    for label, t in best.items():
+        print(f"  {label:26s} {1e6 * t / n:6.1f} us/sample   ratio {t / base:.3f}")
 
 
 if __name__ == "__main__":
-    backend_table()
-    batch_time()
+    import sys
+
+    if "--schedule" in sys.argv:
+        schedule_cost()
+    else:
+        backend_table()
+        batch_time()
+        schedule_cost()

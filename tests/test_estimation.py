@@ -9,7 +9,13 @@ from numpy.testing import assert_allclose
 
 import wholebody as wb
 from wholebody.contacts import PointContact, SurfaceContact
-from wholebody.errors import ContactNotFoundError, SolverError, StateError
+from wholebody.errors import (
+    ContactNotFoundError,
+    InvalidArgumentError,
+    SolverError,
+    StateError,
+    WholebodyDeprecationWarning,
+)
 from wholebody.estimation import (
     SolverNotAvailableError,
     build_estimation_problem,
@@ -114,7 +120,7 @@ def test_lateral_load_above_friction_is_infeasible_with_the_needed_scale(humanoi
     # A known horizontal push at ground level: the feet must resist it by friction alone.
     push = np.array([1.2 * MU * humanoid.weight, 0, 0, 0, 0, 0])
     est = estimate_contact_wrenches(humanoid, q, zero, zero, FEET,
-                                    known_wrenches={"left_sole": push})
+                                    external_wrenches={"left_sole": push})
     assert est.status == "infeasible" and not est.found
     assert est.min_friction_scale == pytest.approx(1.2, rel=1e-3)
     assert est.min_friction_coefficients["left_sole"] == pytest.approx(1.2 * MU, rel=1e-3)
@@ -273,3 +279,155 @@ def test_backend_errors_keep_their_reason(humanoid, monkeypatch):
     monkeypatch.undo()
     with pytest.raises(SolverError, match="QP solver 'quadprog' rejected the options"):
         problem.solve("quadprog", no_such_option=1.0)
+
+
+# --- known external wrenches, active contacts, per-contact identifiability ---------------
+
+
+@pytest.fixture(scope="module")
+def pushed_log():
+    from tests.test_schedule import mujoco_log
+
+    return mujoco_log("stand", 0.6, (0.3, 0.4, (0.0, 60.0, 0.0)))
+
+
+def test_pushed_log_in_batch_with_the_push_given_is_exact(humanoid, pushed_log):
+    """Full dynamics (double support, torques logged): each foot equals MuJoCo's to 1e-6 N
+    once the push is given, in one process or in chunks; without it, it is far off."""
+    from tests.test_schedule import DECLARED
+
+    q, v, a, tau, W, t, push = pushed_log
+    truth = W.reshape(len(t), -1)
+    blind = estimate_contact_wrenches_batch(humanoid, q, v, a, DECLARED, tau=tau)
+    assert np.abs(blind.wrenches - truth).max() > 50.0
+    for options in ({}, {"workers": 2, "chunk_size": 100}):
+        batch = estimate_contact_wrenches_batch(humanoid, q, v, a, DECLARED, tau=tau,
+                                                external_wrenches={"torso": push}, **options)
+        assert (batch.status == "found").all()
+        assert_allclose(batch.wrenches, truth, rtol=0, atol=TOL)
+        assert batch.identifiable_by_contact.all() and batch.rank.tolist() == [12] * len(t)
+    # The push as a force at a point of its line of action (MuJoCo applies it at the
+    # torso's centre of mass): the log's moment about the torso origin gives the lever.
+    origin = np.array([humanoid.frame_position(qi, "torso") for qi in q])
+    f, m = push[:, :3], push[:, 3:]
+    lever = np.zeros_like(f)
+    on = f[:, 1] != 0
+    lever[on, 0] = m[on, 2] / f[on, 1]
+    lever[on, 2] = -m[on, 0] / f[on, 1]
+    pair = estimate_contact_wrenches_batch(humanoid, q, v, a, DECLARED, tau=tau,
+                                           external_wrenches={"torso": (f, origin + lever)})
+    assert_allclose(pair.wrenches, truth, rtol=0, atol=TOL)
+    # The deprecated name still works, with a warning, and gives the same.
+    with pytest.warns(WholebodyDeprecationWarning, match="known_wrenches"):
+        old = estimate_contact_wrenches_batch(humanoid, q[:5], v[:5], a[:5], DECLARED,
+                                              tau=tau[:5], known_wrenches={"torso": push[:5]})
+    assert_allclose(old.wrenches, truth[:5], rtol=0, atol=TOL)
+    # Single samples agree.
+    i = int(np.flatnonzero(on)[10])
+    single = estimate_contact_wrenches(humanoid, q[i], v[i], a[i], DECLARED, tau=tau[i],
+                                       external_wrenches={"torso": (f[i], origin[i] + lever[i])})
+    assert_allclose(single.x, truth[i], rtol=0, atol=TOL)
+
+
+@pytest.mark.slow
+def test_pushed_single_support_in_newton_euler_mode_is_exact(humanoid):
+    """A push during single support, Newton-Euler mode (no torques), the simulator's
+    schedule and the push given: the stance foot equals MuJoCo's to 1e-6 N."""
+    from tests.test_schedule import DECLARED, mujoco_log, simulator_schedule
+
+    q, v, a, _, W, t, push = mujoco_log("step", 1.4, (1.15, 1.25, (0.0, 20.0, 0.0)))
+    schedule = simulator_schedule(W)
+    single = schedule.sum(axis=1) == 1
+    pushed = single & (np.abs(push[:, 1]) > 0)
+    assert pushed.sum() > 20
+    batch = estimate_contact_wrenches_batch(humanoid, q, v, a, DECLARED, active=schedule,
+                                            external_wrenches={"torso": push})
+    assert_allclose(batch.wrenches[single], W.reshape(len(t), -1)[single], rtol=0, atol=TOL)
+    blind = estimate_contact_wrenches_batch(humanoid, q[pushed], v[pushed], a[pushed], DECLARED,
+                                            active=schedule[pushed])
+    assert np.abs(blind.wrenches - W.reshape(len(t), -1)[pushed]).max() > 5.0
+
+
+def test_active_mask_single_and_batch(humanoid):
+    """A foot declared inactive carries exactly zero; the other then carries the whole
+    determined wrench (identifiable), equal to the one-foot problem's."""
+    rng = np.random.default_rng(7)
+    q, v, a, _, _ = known_sample(humanoid, rng, FEET[:1])
+    one = estimate_contact_wrenches(humanoid, q, v, a, FEET[:1])
+    masked = estimate_contact_wrenches(humanoid, q, v, a, FEET, active=[True, False])
+    assert masked.found and masked.identifiable and not masked.split_from_regularization
+    assert masked.active == {"left_sole": True, "right_sole": False}
+    assert masked.identifiable_by_contact == {"left_sole": True, "right_sole": True}
+    assert_allclose(masked.wrenches["left_sole"], one.wrenches["left_sole"], rtol=0, atol=TOL)
+    assert (masked.wrenches["right_sole"] == 0.0).all()
+    both = estimate_contact_wrenches(humanoid, q, v, a, FEET)
+    assert both.detailed_status == "underdetermined" and masked.detailed_status == "found"
+    assert both.split_from_regularization_by_contact == {"left_sole": True, "right_sole": True}
+    Q, V, A = q[None].repeat(3, 0), v[None].repeat(3, 0), a[None].repeat(3, 0)
+    act = np.array([[True, False], [True, True], [False, False]])
+    batch = estimate_contact_wrenches_batch(humanoid, Q, V, A, FEET, active=act)
+    assert_allclose(batch.wrenches[0], masked.x, rtol=0, atol=TOL)
+    assert_allclose(batch.wrenches[1], both.x, rtol=0, atol=TOL)
+    assert batch.status.tolist() == ["found", "found", "infeasible"]
+    assert (batch.wrenches[2] == 0.0).all() and batch.rank.tolist() == [6, 6, 0]
+    assert batch.identifiable_by_contact.tolist() == [[True, True], [False, False], [True, True]]
+    assert batch.detailed_status.tolist() == ["found", "underdetermined", "infeasible"]
+    assert batch.status_counts(detailed=True) == {"found": 1, "underdetermined": 1,
+                                                  "infeasible": 1}
+    # The quadprog path (per-sample qpsolvers) agrees.
+    slow = estimate_contact_wrenches_batch(humanoid, Q, V, A, FEET, active=act, solver="quadprog")
+    assert_allclose(slow.wrenches[:2], batch.wrenches[:2], rtol=0, atol=1e-6)
+
+
+def test_point_contacts_identifiable_per_contact(humanoid):
+    """Two point contacts on the left sole and one on the right. Newton-Euler mode: 9
+    unknowns, rank 6, none determined. Full dynamics: the right point is determined; the two
+    left ones are not (a force along the line between them is internal to the foot: rank
+    5 + 3 = 8)."""
+    robot = wb.load("humanoid")
+    corners = []
+    for i, (side, x, y) in enumerate([("left", X, Y), ("left", -X, -Y), ("right", 0.0, 0.0)]):
+        robot.add_frame(f"c{i}", f"{side}_sole", [x, y, 0.0])
+        corners.append(PointContact(f"c{i}", mu=MU))
+    rng = np.random.default_rng(8)
+    q, v, a, tau, truth = known_sample(robot, rng, corners)
+    ne = estimate_contact_wrenches(robot, q, v, a, corners)
+    assert ne.rank == 6 and not any(ne.identifiable_by_contact.values())
+    full = estimate_contact_wrenches(robot, q, v, a, corners, tau=tau)
+    assert full.rank == 8
+    assert full.identifiable_by_contact == {"c0": False, "c1": False, "c2": True}
+    assert_allclose(full.wrenches["c2"], truth[2], rtol=0, atol=TOL)
+    for T in (None, tau[None]):
+        batch = estimate_contact_wrenches_batch(robot, q[None], v[None], a[None], corners, tau=T)
+        assert batch.identifiable_by_contact.tolist() == (
+            [[False, False, False]] if T is None else [[False, False, True]])
+
+
+def test_batch_friction_scale_matches_single(humanoid):
+    q = humanoid.q_from_named({}, base_position=[0.0, 0.0, H])
+    zero = np.zeros(humanoid.nv)
+    push = np.array([1.2 * MU * humanoid.weight, 0, 0, 0, 0, 0])
+    batch = estimate_contact_wrenches_batch(humanoid, q[None], zero[None], zero[None], FEET,
+                                            external_wrenches={"left_sole": push},
+                                            friction_scale=True)
+    assert batch.status[0] == "infeasible"
+    assert batch.min_friction_scale[0] == pytest.approx(1.2, rel=1e-3)
+
+
+def test_bad_estimation_arguments(humanoid):
+    q, zero = humanoid.neutral(), np.zeros(humanoid.nv)
+    with pytest.raises(InvalidArgumentError, match=r"active must be a bool array of shape \(2,\)"):
+        estimate_contact_wrenches(humanoid, q, zero, zero, FEET, active=[True])
+    with pytest.raises(InvalidArgumentError, match=r"shape \(3, 2\)"):
+        estimate_contact_wrenches_batch(humanoid, np.tile(q, (3, 1)), np.zeros((3, 25)),
+                                        np.zeros((3, 25)), FEET, active=np.ones((2, 2), bool))
+    with pytest.raises(InvalidArgumentError, match="full-dynamics estimation needs the body"):
+        estimate_contact_wrenches(humanoid, q, zero, zero, FEET, tau=np.zeros(19),
+                                  external_wrenches={"push": (np.ones(3), np.zeros(3))})
+    with pytest.raises(InvalidArgumentError, match="intervals=True needs noise"):
+        estimate_contact_wrenches_batch(humanoid, q[None], zero[None], zero[None], FEET,
+                                        intervals=True)
+    # A label with its point is fine in Newton-Euler mode.
+    est = estimate_contact_wrenches(humanoid, q, zero, zero, FEET,
+                                    external_wrenches={"push": (np.ones(3), np.zeros(3))})
+    assert est.newton_euler_residual.force_norm < TOL

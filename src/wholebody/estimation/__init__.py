@@ -40,7 +40,16 @@ for single samples, the least friction scale that would make the sample feasible
 ``"failed"`` when they meet them (the backend failed a feasible problem). The vocabulary is
 in :mod:`wholebody.estimation.results`.
 
+Known external wrenches (``external_wrenches=``, the library's one vocabulary: a push as a
+wrench at a frame origin or a force at a point) enter as data, single and batch. An
+``active`` mask (k,) or (N, k) (a contact schedule, :mod:`wholebody.schedule`) fixes inactive
+contacts' wrenches to zero: their columns leave the equations, so the least-norm answer is
+zero there. ``identifiable_by_contact`` says which contacts' wrenches the equations
+determine (the null space of the equation matrix has no component on their columns);
+intervals are in :mod:`wholebody.uncertainty`.
+
 Modules: :mod:`~wholebody.estimation.problem` (assembly, :class:`EstimationProblem`),
+:mod:`~wholebody.estimation.known` (known wrenches, active masks, identifiability),
 :mod:`~wholebody.estimation.results` (results and the status function),
 :mod:`~wholebody.estimation.solvers` (backends and fallbacks),
 :mod:`~wholebody.estimation.batch` (many samples).
@@ -51,8 +60,15 @@ from __future__ import annotations
 from ..errors import SolverNotAvailableError
 from ..friction import cone_matrix
 from .batch import estimate_contact_wrenches_batch
+from .known import identifiable_contacts
 from .problem import EstimationProblem, build_estimation_problem, estimate_contact_wrenches
-from .results import STATUSES, ContactEstimate, EstimationBatch, estimate_status
+from .results import (
+    DETAILED_STATUSES,
+    STATUSES,
+    ContactEstimate,
+    EstimationBatch,
+    estimate_status,
+)
 from .solvers import DEFAULT_REGULARIZATION, DEFAULT_SOLVER, DEFAULT_TOLERANCE
 
 __all__ = [
@@ -69,4 +85,6 @@ __all__ = [
     "DEFAULT_TOLERANCE",
     "DEFAULT_REGULARIZATION",
     "STATUSES",
+    "DETAILED_STATUSES",
+    "identifiable_contacts",
 ]

@@ -20,7 +20,12 @@ from ..errors import StateError
 from ..friction import ContactSet
 from ..newton_euler import newton_euler_residual_arrays, wrench_sum
 from ..robot import ContactPass, Robot
-from ..spatial import Wrench
+from .known import (
+    check_active,
+    identifiable_contacts,
+    prepare_known,
+    row_basis,
+)
 from .results import ContactEstimate, estimate_status, status_reason
 from .solvers import (
     DEFAULT_REGULARIZATION,
@@ -63,7 +68,11 @@ class Assembly:
     full-dynamics mode the least-squares conditions ``diag(s) V^T x = U^T b`` of the
     thin SVD ``J_c^T = U diag(s) V^T`` restricted to its rank (every least-squares
     solution meets them; among those the QP takes the one of least norm).
-    ``data_matrix x ~ data_target`` are the mode's raw equations.
+    ``data_matrix x ~ data_target`` are the mode's raw equations. Columns of inactive
+    contacts are zero everywhere (the least-norm answer puts zero there).
+    ``identifiable`` (k,): which contacts' wrenches the equations determine.
+    ``target_map`` (full-dynamics mode): ``U_r^T``, the map from the raw target ``b`` to
+    ``target`` (None in Newton-Euler mode, where they are the same).
     """
 
     equations: Array
@@ -74,38 +83,81 @@ class Assembly:
     data_matrix: Array
     data_target: Array
     rank: int
+    identifiable: NDArray[np.bool_]
+    target_map: Array | None = None
+
+
+def newton_euler_identifiability(cset: ContactSet, ne_matrix: Array,
+                                 active: NDArray[np.bool_] | None) -> tuple[int, NDArray[np.bool_]]:
+    """Rank of the Newton-Euler rows and which contacts they determine.
+
+    Soles alone: any second active contact can absorb any wrench of the first (shifted), so a
+    sole is identifiable only when it is the only active contact; the rank is 6 with one
+    active contact or more. With point contacts: from the SVD of ``ne_matrix`` (inactive
+    columns zero).
+    """
+    act = np.ones(len(cset), dtype=bool) if active is None else active
+    if all(size == 6 for size in cset.sizes):
+        n_active = int(act.sum())
+        return (6 if n_active else 0), ~act | (n_active == 1)
+    basis, rank = row_basis(ne_matrix, RANK_RTOL)
+    return rank, identifiable_contacts(basis, cset.cols, act)
+
+
+def column_mask(cset: ContactSet, active: NDArray[np.bool_]) -> Array:
+    """(n,) 1.0 on active contacts' columns, 0.0 on inactive ones."""
+    return np.repeat(active.astype(float), cset.sizes)
 
 
 def assemble(kin: ContactPass, cset: ContactSet, tau_generalized: Array | None,
              known: Array, mass: float, gravity: Array,
-             buffers: AssemblyBuffers | None = None) -> Assembly:
-    """The QP data of one sample from its pass (contacts first, then known wrenches'
-    frames); ``known`` (e, 6) world axes at their frame origins."""
+             buffers: AssemblyBuffers | None = None, *, known_points: Array | None = None,
+             known_at_origins: Array | None = None,
+             active: NDArray[np.bool_] | None = None) -> Assembly:
+    """The QP data of one sample from its pass (contacts first, then known wrenches' frames).
+
+    ``known`` (e, 6): known external wrenches, world axes, about ``known_points`` (e, 3)
+    (default: the pass's frames after the contacts). Full-dynamics mode needs them at their
+    frames' origins, ``known_at_origins`` (e, 6) (default ``known``), each on the pass frame
+    ``k + j``. ``active`` (k,): inactive contacts' wrenches are fixed to zero.
+    """
     k = len(cset)
     com = kin.com
     ne_A = cset.newton_euler_matrix(kin.positions[:k], com, None if buffers is None else buffers.ne)
+    masked = active is not None and not active.all()
+    cmask = column_mask(cset, active) if masked and active is not None else None
+    if cmask is not None:
+        ne_A = ne_A * cmask
     # The contacts must supply -w_gi = (dP/dt - m g, dL_G/dt) about the CoM, less what the
     # known external wrenches already supply (their sum about the CoM: balance's algebra).
     ne_b = kin.momentum_rate.copy()
     ne_b[:3] -= mass * gravity
-    if len(known):
-        f, m = wrench_sum(known, kin.positions[k:], com)
+    e = len(known)
+    if e:
+        points = kin.positions[k : k + e] if known_points is None else known_points
+        f, m = wrench_sum(known, points, com)
         ne_b[:3] -= f
         ne_b[3:] -= m
     G = cset.face_matrix(kin.rotations[:k], None if buffers is None else buffers.cones)
     if tau_generalized is None:
-        # Newton-Euler rows are independent whenever the contacts can carry any wrench.
-        return Assembly(ne_A, ne_b, G, ne_A, ne_b, ne_A, ne_b, min(6, cset.n))
+        rank, ident = newton_euler_identifiability(cset, ne_A, active)
+        return Assembly(ne_A, ne_b, G, ne_A, ne_b, ne_A, ne_b, rank, ident)
     J, rnea = kin.jacobians, kin.inverse_dynamics
     if J is None or rnea is None:
         raise StateError("full-dynamics assembly needs a pass with Jacobians and inverse dynamics")
     A = np.hstack([J[i, : c.size].T for i, c in enumerate(cset.contacts)])
+    if cmask is not None:
+        A *= cmask
     b = rnea - tau_generalized
-    for j, w in enumerate(known):
-        b -= J[k + j].T @ w
+    at_origins = known if known_at_origins is None else known_at_origins
+    for j in range(e):
+        b -= J[k + j].T @ at_origins[j]
     U, sv, Vt = np.linalg.svd(A, full_matrices=False)
     rank = int(np.sum(sv > sv[0] * RANK_RTOL)) if sv.size and sv[0] > 0 else 0
-    return Assembly(sv[:rank, None] * Vt[:rank], U[:, :rank].T @ b, G, ne_A, ne_b, A, b, rank)
+    act = np.ones(k, dtype=bool) if active is None else active
+    ident = identifiable_contacts(Vt[:rank], cset.cols, act)
+    Ut = U[:, :rank].T
+    return Assembly(sv[:rank, None] * Vt[:rank], Ut @ b, G, ne_A, ne_b, A, b, rank, ident, Ut)
 
 
 @dataclass(frozen=True)
@@ -117,8 +169,12 @@ class EstimationProblem:
     the hard equations, ``data_matrix`` / ``data_target`` the mode's raw equations
     (Newton-Euler rows, or ``J_c^T`` and ``M a + h - S^T tau``), ``cones`` the face matrix
     ``G`` (world axes), ``contact_set`` the :class:`ContactSet` that built it.
-    ``positions`` (k + e, 3) are the contact and known-wrench frame origins, ``known``
-    (e, 6) the known wrenches, ``momentum_rate`` (6,) ``(dP/dt, dL_G/dt)`` at ``com``.
+    ``positions`` (k, 3) are the contact frame origins, ``known`` (e, 6) the known
+    external wrenches about ``known_points`` (e, 3), ``momentum_rate`` (6,)
+    ``(dP/dt, dL_G/dt)`` at ``com``. ``active`` (k,): contacts allowed to carry a wrench
+    (the others are fixed to zero); ``identifiable_by_contact`` (k,): which contacts'
+    wrenches the equations determine. ``target_map`` (full dynamics): ``U_r^T`` with
+    ``target = U_r^T data_target``.
     """
 
     qp: qpsolvers.Problem
@@ -143,11 +199,17 @@ class EstimationProblem:
     momentum_rate: Array | None = field(repr=False, default=None)
     mass: float = 0.0
     gravity: Array | None = field(repr=False, default=None)
+    known_points: Array | None = field(repr=False, default=None)
+    active: NDArray[np.bool_] | None = None
+    identifiable_by_contact: NDArray[np.bool_] | None = None
+    target_map: Array | None = field(repr=False, default=None)
 
     @property
     def identifiable(self) -> bool:
-        """Whether the equations alone determine every contact's wrench (full column rank)."""
-        return self.rank == self.equations.shape[1]
+        """Whether the equations alone determine every active contact's wrench."""
+        if self.identifiable_by_contact is None:
+            return self.rank == self.equations.shape[1]
+        return bool(self.identifiable_by_contact.all())
 
     def solve(self, solver: str | None = None, *, friction_scale: bool = True,
               **options: Any) -> ContactEstimate:
@@ -180,6 +242,8 @@ class EstimationProblem:
             why = "; ".join(r for r in (why, soft_why) if r)
         elapsed = time.perf_counter() - t0
         n = self.equations.shape[1]
+        if x is not None and self.active is not None and not self.active.all():
+            x = x * column_mask(self._contact_set(), self.active)
         if x is None:
             x, eq_res, violation, data_res = np.full(n, np.nan), np.inf, np.inf, np.inf
         else:
@@ -221,17 +285,25 @@ def _make_estimate(problem: EstimationProblem, x: Array, status: str, reason: st
             cops[c.name] = cop_in_contact_frame(loc)
     margins = cset.linear_margins(x, faces=problem.cones)
     k = len(problem.contacts)
-    W = np.zeros((1, k + (0 if problem.known is None else len(problem.known)), 6))
+    e = 0 if problem.known is None else len(problem.known)
+    W = np.zeros((1, k + e, 6))
     for j, cols in enumerate(cset.cols):
         W[0, j, : cols.stop - cols.start] = x[cols]
-    if problem.known is not None and len(problem.known):
-        W[0, k:] = problem.known
     assert problem.positions is not None and problem.momentum_rate is not None
     assert problem.gravity is not None
-    f, m = newton_euler_residual_arrays(W, problem.positions[None], problem.com[None],
+    points = problem.positions[:k]
+    if e:
+        assert problem.known is not None and problem.known_points is not None
+        W[0, k:] = problem.known
+        points = np.concatenate([points, problem.known_points])
+    f, m = newton_euler_residual_arrays(W, points[None], problem.com[None],
                                         problem.momentum_rate[None], mass=problem.mass,
                                         gravity=problem.gravity)
     residual = Residual(f[0], m[0], problem.com, problem.weight)
+    names = [c.name for c in problem.contacts]
+    active = np.ones(k, dtype=bool) if problem.active is None else problem.active
+    ident = (np.full(k, problem.identifiable) if problem.identifiable_by_contact is None
+             else problem.identifiable_by_contact)
     return ContactEstimate(
         status=status, wrenches=wrenches, wrenches_local=local, centres_of_pressure=cops,
         newton_euler_residual=residual, equations_residual=eq_res, data_residual=data_res,
@@ -239,6 +311,8 @@ def _make_estimate(problem: EstimationProblem, x: Array, status: str, reason: st
         mode=problem.mode, solver=solver, solve_time=elapsed, rank=problem.rank,
         identifiable=problem.identifiable, min_friction_scale=scale, x=x,
         friction={c.name: c.mu for c in problem.contacts}, reason=reason,
+        active={n: bool(v) for n, v in zip(names, active, strict=True)},
+        identifiable_by_contact={n: bool(v) for n, v in zip(names, ident, strict=True)},
     )
 
 
@@ -256,21 +330,6 @@ def generalized_torque(robot: Robot, tau: ArrayLike) -> Array:
     return tau
 
 
-def _known_vectors(items: list[Any], kin: ContactPass, k: int) -> Array:
-    out = np.zeros((len(items), 6))
-    for j, (frame, w) in enumerate(items):
-        if isinstance(w, Wrench):
-            out[j] = w.shift_to(kin.positions[k + j]).as_vector()
-        else:
-            w = np.asarray(w, dtype=float)
-            w = np.r_[w, np.zeros(3)] if w.shape == (3,) else w
-            if w.shape != (6,) or not np.all(np.isfinite(w)):
-                raise StateError(
-                    f"known wrench on frame {frame!r} must be a finite (6,) or (3,) vector")
-            out[j] = w
-    return out
-
-
 def build_estimation_problem(
     robot: Robot,
     q: ArrayLike,
@@ -279,6 +338,8 @@ def build_estimation_problem(
     contacts: Sequence[Contact],
     *,
     tau: ArrayLike | None = None,
+    external_wrenches: Mapping[str, Any] | None = None,
+    active: ArrayLike | None = None,
     known_wrenches: Mapping[str, Any] | None = None,
     regularization: float = DEFAULT_REGULARIZATION,
     pyramid_faces: int = 4,
@@ -292,9 +353,17 @@ def build_estimation_problem(
     contacts : sequence of PointContact or SurfaceContact
     tau : array, shape (nv - 6,) or (nv,), optional
         Measured joint torques [N m]: full-dynamics mode. Without: Newton-Euler mode.
-    known_wrenches : mapping of frame name to wrench, optional
-        External wrenches known from elsewhere (a push): world-axes ``(f, tau)`` (6,) or
-        force (3,) at the frame origin, or :class:`Wrench`. They enter as data.
+    external_wrenches : mapping, optional
+        Known external wrenches (a push), in the library's one vocabulary
+        (:data:`wholebody.newton_euler.ExternalWrenches`): ``{frame: wrench}`` with a world-axes
+        ``(f, tau)`` (6,) or a force (3,) at the frame origin, a :class:`Wrench`, or a pair
+        ``(wrench or force, point)`` with the point in world coordinates [m]. They enter as
+        data. In full-dynamics mode each name must be a frame of the body the wrench acts on.
+    active : array of bool, shape (k,), optional
+        Which contacts may carry a wrench; the others are fixed to zero (their columns leave
+        the equations). Default: all.
+    known_wrenches : mapping, deprecated
+        Use ``external_wrenches`` (a :class:`WholebodyDeprecationWarning`).
     regularization : float
         ``epsilon`` of the least-squares fallback used to report the closest wrenches of an
         infeasible sample, relative to the mean diagonal of ``A^T A`` (retried larger when
@@ -311,13 +380,18 @@ def build_estimation_problem(
         raise StateError(f"contact names must be unique, got {names}")
     q, v, a = robot.check_q(q), robot.check_v(v), robot.check_v(a, "a")
     tau_gen = None if tau is None else generalized_torque(robot, tau)
-    known_items = list(dict(known_wrenches or {}).items())
+    known = prepare_known(robot, external_wrenches, known_wrenches, 1, full=tau_gen is not None,
+                          stacklevel=4)
+    mask = check_active(active, contacts, None)
+    k = len(contacts)
     frame_ids = ([robot.frame_id(c.frame) for c in contacts]
-                 + [robot.frame_id(f) for f, _ in known_items])
+                 + [robot.frame_id(f) for f in known.frames])
     kin = robot.contact_pass(q, v, a, frame_ids, jacobians=tau_gen is not None)
-    known = _known_vectors(known_items, kin, len(contacts))
+    wk, pk = known.sample(0, kin.positions[k:])
+    at_origins = known.at_frame_origins(0, kin.positions[k:]) if tau_gen is not None else None
     cset = ContactSet(contacts, pyramid_faces=pyramid_faces)
-    asm = assemble(kin, cset, tau_gen, known, robot.mass, robot.gravity_vector)
+    asm = assemble(kin, cset, tau_gen, wk, robot.mass, robot.gravity_vector, known_points=pk,
+                   known_at_origins=at_origins, active=mask)
     n, G = cset.n, asm.cones
     qp = qpsolvers.Problem(np.eye(n), np.zeros(n), G, np.zeros(G.shape[0]), asm.equations,
                            asm.target)
@@ -326,10 +400,12 @@ def build_estimation_problem(
         contacts=tuple(contacts), equations=asm.equations, target=asm.target,
         data_matrix=asm.data_matrix, data_target=asm.data_target, cones=G,
         ne_matrix=asm.ne_matrix, ne_target=asm.ne_target, com=kin.com,
-        rotations=kin.rotations[: len(contacts)], weight=robot.weight, rank=asm.rank,
+        rotations=kin.rotations[:k], weight=robot.weight, rank=asm.rank,
         tolerance=tolerance, regularization=regularization, contact_set=cset,
-        positions=kin.positions, known=known, momentum_rate=kin.momentum_rate,
-        mass=robot.mass, gravity=robot.gravity_vector,
+        positions=kin.positions[:k], known=wk, momentum_rate=kin.momentum_rate,
+        mass=robot.mass, gravity=robot.gravity_vector, known_points=pk,
+        active=np.ones(k, dtype=bool) if mask is None else mask,
+        identifiable_by_contact=asm.identifiable, target_map=asm.target_map,
     )
 
 
@@ -341,15 +417,41 @@ def estimate_contact_wrenches(
     contacts: Sequence[Contact],
     *,
     tau: ArrayLike | None = None,
+    external_wrenches: Mapping[str, Any] | None = None,
+    active: ArrayLike | None = None,
     known_wrenches: Mapping[str, Any] | None = None,
     solver: str | None = None,
+    noise: Any = None,
+    confidence: float = 0.95,
     **kwargs: Any,
 ) -> ContactEstimate:
     """Estimate one sample's contact wrenches: :func:`build_estimation_problem` then solve.
 
-    ``solver`` is any installed qpsolvers backend (default :data:`DEFAULT_SOLVER`); other
-    keyword arguments go to :func:`build_estimation_problem`.
+    ``solver`` is any installed qpsolvers backend (default :data:`DEFAULT_SOLVER`);
+    ``external_wrenches``, ``active`` and other keyword arguments go to
+    :func:`build_estimation_problem`. ``noise`` (a :class:`wholebody.uncertainty.NoiseLevels`):
+    also compute :attr:`ContactEstimate.intervals` at ``confidence``.
     """
+    if known_wrenches:
+        # Warn here, at the caller's line (build_estimation_problem would point at this one).
+        external_wrenches = {**_deprecated_known(known_wrenches), **(external_wrenches or {})}
     problem = build_estimation_problem(robot, q, v, a, contacts, tau=tau,
-                                       known_wrenches=known_wrenches, **kwargs)
-    return problem.solve(solver)
+                                       external_wrenches=external_wrenches, active=active,
+                                       **kwargs)
+    estimate = problem.solve(solver)
+    if noise is None:
+        return estimate
+    from ..uncertainty import wrench_intervals
+
+    intervals = wrench_intervals(robot, problem, estimate, q, v, noise, confidence=confidence)
+    return dataclasses.replace(estimate, intervals=intervals)
+
+
+def _deprecated_known(known_wrenches: Mapping[str, Any]) -> dict[str, Any]:
+    import warnings
+
+    from ..errors import WholebodyDeprecationWarning
+
+    warnings.warn("'known_wrenches' is deprecated; pass external_wrenches={frame: wrench} "
+                  "instead", WholebodyDeprecationWarning, stacklevel=3)
+    return dict(known_wrenches)

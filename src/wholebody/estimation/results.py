@@ -14,15 +14,21 @@ The statuses, single and batch alike (plain Python strings):
 ``"flagged"`` (batches only)
     The sample's input is unusable (non-finite, zero quaternion); not solved.
 
-Whether the split between contacts is determined is separate from the status: ``rank``,
-``identifiable`` and ``split_from_regularization`` (a Newton-Euler-mode split is always the
-least-norm one).
+Whether the split between contacts is determined is separate from the status (a found
+estimate meets its equations): ``rank``, ``identifiable`` (all active contacts),
+``identifiable_by_contact`` (which contacts' wrenches the equations determine: the null
+space of the equation matrix has no component on their columns) and
+``split_from_regularization`` / ``split_from_regularization_by_contact`` (the least-norm
+split of the others). :attr:`ContactEstimate.detailed_status` folds both into one word:
+``"underdetermined"`` for a found estimate whose split came from the regularisation.
+Inactive contacts (``active`` False) are fixed to zero and count as identifiable.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -31,11 +37,15 @@ from ..balance import Residual
 from ..contacts import Contact
 from ..errors import ContactNotFoundError
 
-__all__ = ["ContactEstimate", "EstimationBatch", "estimate_status", "status_reason", "STATUSES"]
+__all__ = ["ContactEstimate", "EstimationBatch", "estimate_status", "status_reason", "STATUSES",
+           "DETAILED_STATUSES"]
 
 Array = NDArray[np.float64]
 #: Every status an estimate can have.
 STATUSES = ("found", "infeasible", "failed", "flagged")
+#: Every value of ``detailed_status``: the statuses, with ``"underdetermined"`` for a found
+#: estimate whose split between contacts came from the regularisation.
+DETAILED_STATUSES = ("found", "underdetermined", "infeasible", "failed", "flagged")
 
 
 def estimate_status(
@@ -121,7 +131,7 @@ class ContactEstimate:
     rank : int
         Rank of the mode's equation matrix (6 at most in Newton-Euler mode).
     identifiable : bool
-        Whether the equations alone determine every contact's wrench.
+        Whether the equations alone determine every active contact's wrench.
     min_friction_scale : float or None
         For an infeasible sample, the least factor on every ``mu`` that makes it feasible
         (None when not computed or when no factor up to 1000 does).
@@ -131,6 +141,13 @@ class ContactEstimate:
         Each contact's ``mu``.
     reason : str
         Why the status is not ``"found"`` ("" when it is).
+    active : dict of str to bool
+        Whether each contact was allowed to carry a wrench (inactive ones are zero).
+    identifiable_by_contact : dict of str to bool
+        Whether the equations determine each contact's wrench (inactive: True).
+    intervals : WrenchIntervals or None
+        Per component, the range consistent with the stated noise (and, for contacts whose
+        split is not identifiable, with the cones); see :mod:`wholebody.uncertainty`.
     """
 
     status: str
@@ -150,11 +167,29 @@ class ContactEstimate:
     x: Array
     friction: dict[str, float] = field(default_factory=dict)
     reason: str = ""
+    active: dict[str, bool] = field(default_factory=dict)
+    identifiable_by_contact: dict[str, bool] = field(default_factory=dict)
+    intervals: Any = None
 
     @property
     def found(self) -> bool:
         """``status == "found"``."""
         return self.status == "found"
+
+    @property
+    def split_from_regularization_by_contact(self) -> dict[str, bool]:
+        """Per contact, whether its wrench came from the least-norm split (active and not
+        identifiable)."""
+        return {n: self.active.get(n, True) and not ok
+                for n, ok in self.identifiable_by_contact.items()}
+
+    @property
+    def detailed_status(self) -> str:
+        """``status``, with ``"underdetermined"`` for a found estimate whose split came from
+        the regularisation (see :data:`DETAILED_STATUSES`)."""
+        if self.status == "found" and self.split_from_regularization:
+            return "underdetermined"
+        return self.status
 
     @property
     def min_friction_coefficients(self) -> dict[str, float] | None:
@@ -172,6 +207,8 @@ class ContactEstimate:
     def summary(self) -> str:
         """A few lines for a terminal: status, residual, each wrench and its margin."""
         how = "identifiable" if self.identifiable else "split from regularisation"
+        if self.active and not all(self.active.values()):
+            how += "; inactive: " + ", ".join(n for n, a in self.active.items() if not a)
         lines = [
             f"status {self.status} ({self.mode}, {self.solver}, {1e6 * self.solve_time:.0f} us); "
             f"rank {self.rank}, {how}",
@@ -185,6 +222,8 @@ class ContactEstimate:
                          f"  margin {self.cone_margins[name]:.3g}")
         if self.min_friction_scale is not None:
             lines.append(f"feasible with every mu scaled by {self.min_friction_scale:.3f}")
+        if self.intervals is not None:
+            lines.append(self.intervals.summary())
         return "\n".join(lines)
 
 
@@ -218,7 +257,19 @@ class EstimationBatch:
     rank : ndarray of int, shape (N,)
         Rank of each sample's equations (-1 where flagged).
     identifiable : ndarray of bool, shape (N,)
-        Whether the equations alone determine every contact's wrench.
+        Whether the equations alone determine every active contact's wrench (False where
+        flagged).
+    active : ndarray of bool, shape (N, k)
+        Whether each contact was allowed to carry a wrench (inactive ones are zero).
+    identifiable_by_contact : ndarray of bool, shape (N, k)
+        Whether the equations determine each contact's wrench (inactive: True; False where
+        flagged).
+    min_friction_scale : ndarray, shape (N,)
+        For infeasible samples when asked for (``friction_scale=True``), the least factor on
+        every ``mu`` that makes the sample feasible; NaN elsewhere.
+    intervals : WrenchIntervals or None
+        With ``intervals=True``: per sample and component, the range consistent with the
+        stated noise and the cones (arrays of shape (N, n)).
     """
 
     contacts: tuple[Contact, ...]
@@ -235,6 +286,10 @@ class EstimationBatch:
     solver: str
     rank: NDArray[np.int64]
     identifiable: NDArray[np.bool_]
+    active: NDArray[np.bool_] | None = None
+    identifiable_by_contact: NDArray[np.bool_] | None = None
+    min_friction_scale: Array | None = None
+    intervals: Any = None
 
     def __len__(self) -> int:
         return int(self.wrenches.shape[0])
@@ -259,8 +314,23 @@ class EstimationBatch:
         (False where flagged)."""
         return ~self.identifiable & (self.rank >= 0)
 
-    def status_counts(self) -> dict[str, int]:
+    @property
+    def split_from_regularization_by_contact(self) -> NDArray[np.bool_]:
+        """(N, k): active, not identifiable, not flagged."""
+        assert self.active is not None and self.identifiable_by_contact is not None
+        return self.active & ~self.identifiable_by_contact & (self.rank >= 0)[:, None]
+
+    @property
+    def detailed_status(self) -> NDArray[np.object_]:
+        """(N,) ``status`` with ``"underdetermined"`` for found samples whose split came from
+        the regularisation (plain Python strings, see :data:`DETAILED_STATUSES`)."""
+        out = self.status.copy()
+        out[(self.status == "found") & self.split_from_regularization] = "underdetermined"
+        return out
+
+    def status_counts(self, detailed: bool = False) -> dict[str, int]:
         """How many samples have each status (plain Python strings, in :data:`STATUSES`
-        order)."""
-        return {s: int(np.count_nonzero(self.status == s)) for s in STATUSES
-                if np.any(self.status == s)}
+        order; ``detailed``: of :attr:`detailed_status`)."""
+        status, names = ((self.detailed_status, DETAILED_STATUSES) if detailed
+                         else (self.status, STATUSES))
+        return {s: int(np.count_nonzero(status == s)) for s in names if np.any(status == s)}
