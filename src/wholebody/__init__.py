@@ -55,6 +55,8 @@ _LAZY = {
     "fit_inertial_parameters": "identify",
     "Calibration": "calibrate",
     "InverseDynamicsQP": "control",
+    "infer_contact_schedule": "schedule",
+    "ContactSchedule": "schedule",
     "build_estimation_problem": "estimation",
     "estimate_contact_wrenches": "estimation",
     "estimate_contact_wrenches_batch": "estimation",

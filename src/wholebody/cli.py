@@ -1,4 +1,4 @@
-"""Command line: ``wholebody [--traceback] info | check | estimate | fit | demo``.
+"""Command line: ``wholebody [--traceback] info | check | estimate | contacts | fit | demo``.
 
 Every error is one line on stderr, ``wholebody: error: ...``, printed once, never a traceback
 (``--traceback`` shows it). Arguments are validated before any work.
@@ -319,8 +319,10 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.set_defaults(func=_estimate)
 
     from .fit_cli import add_fit_command
+    from .schedule_cli import add_contacts_command
 
     add_fit_command(sub)
+    add_contacts_command(sub)
 
     demo = sub.add_parser("demo", parents=[common],
                           help="check the shipped humanoid log and show a diagnosis")
