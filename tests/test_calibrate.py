@@ -7,9 +7,10 @@ import pytest
 
 import wholebody as wb
 from wholebody.analysis import check_trajectory
-from wholebody.calibrate import Calibration, ContactCalibration, fit_calibration
+from wholebody.calibrate import Calibration, ContactCalibration
 from wholebody.errors import InvalidArgumentError, ProfileError
 from wholebody.fit_cli import run_fit
+from wholebody.identify import fit_calibration
 from wholebody.models import models_dir
 from wholebody.profile import load_profile
 

@@ -12,8 +12,12 @@ import pytest
 import wholebody as wb
 from wholebody.calibrate import SensorModel
 from wholebody.errors import InvalidArgumentError
-from wholebody.identify import fit_inertial_parameters
-from wholebody.identify_links import link_parameters, robot_links, transform_parameters
+from wholebody.identify import (
+    fit_inertial_parameters,
+    link_parameters,
+    robot_links,
+    transform_parameters,
+)
 
 from ._identify_logs import (
     FEET,

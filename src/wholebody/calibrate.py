@@ -32,8 +32,9 @@ A :class:`Calibration` is written as TOML (``docs/identification.md``)::
     [torque_offsets]                  # [N m] (or N), subtracted
     left_knee = 0.3
 
-:func:`fit_calibration` fits one from logs (with mass and CoM corrections where asked);
-:meth:`Calibration.apply` returns a corrected :class:`~wholebody.trajectory.Trajectory`.
+:func:`wholebody.identify.fit_calibration` fits one from logs (with mass and CoM corrections
+where asked); :meth:`Calibration.apply` returns a corrected
+:class:`~wholebody.trajectory.Trajectory`.
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -56,11 +56,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-if TYPE_CHECKING:
-    from .contacts import Contact
-    from .identify import IdentificationResult
-
-__all__ = ["ContactCalibration", "Calibration", "SensorModel", "fit_calibration", "AXES"]
+__all__ = ["ContactCalibration", "Calibration", "SensorModel", "AXES"]
 
 Array = NDArray[np.float64]
 AXES = ("contact", "world")
@@ -371,33 +367,3 @@ class SensorModel:
                 f"sensor model: axes of {name!r} must be one of {AXES}, got {axes!r}"
             )
         return axes
-
-
-def fit_calibration(
-    robot: Robot,
-    logs: Trajectory | Sequence[Trajectory],
-    contacts: Sequence[Contact],
-    *,
-    offsets: bool | Sequence[str] = True,
-    gains: bool | Sequence[str] = False,
-    rotations: bool | Sequence[str] = False,
-    torque_offsets: bool | Sequence[str] = False,
-    axes: str | Mapping[str, str] = "contact",
-    parameters: Any = None,
-    **options: Any,
-) -> IdentificationResult:
-    """Fit sensor calibrations, jointly with inertial corrections when ``parameters`` is given.
-
-    A thin front of :func:`wholebody.identify.fit_inertial_parameters` with
-    ``parameters=None`` (no inertial parameter) by default; ``options`` are passed on
-    (``use_torques``, ``prior_weight``, ``prior_std``, ...). The result's ``calibration``
-    is the fitted :class:`Calibration`; its report says what the logs could identify.
-    """
-    from .identify import fit_inertial_parameters
-
-    sensors = SensorModel(
-        offsets=offsets, gains=gains, rotations=rotations, torque_offsets=torque_offsets, axes=axes
-    )
-    return fit_inertial_parameters(
-        robot, logs, contacts, parameters=parameters, sensors=sensors, **options
-    )

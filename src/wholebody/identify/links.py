@@ -26,8 +26,8 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
-from .errors import InvalidArgumentError, ModelError, URDFParseError
-from .robot import Robot
+from ..errors import InvalidArgumentError, ModelError, URDFParseError
+from ..robot import Robot
 
 __all__ = [
     "LinkInertia",
