@@ -141,6 +141,7 @@ def test_mjcf_zero_inertia_is_refused_by_validate(tmp_path):
         robot_from_mjcf(path, validate="warn")
 
 
+@pytest.mark.slow  # tries a download: skips without a network
 def test_menagerie_humanoid_loads_or_skips():
     menagerie = pytest.importorskip("mujoco_menagerie")
     try:  # the package downloads the model at first use: no internet, no test

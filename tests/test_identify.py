@@ -168,7 +168,7 @@ def _noisy(traj, rng, sigma_f, sigma_m, sigma_v, sigma_tau):
     return dataclasses.replace(traj, contact_wrenches=W, v=v, tau=tau)
 
 
-@pytest.mark.parametrize("use_torques", [False, True])
+@pytest.mark.parametrize("use_torques", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_noisy_logs_intervals_cover_truth(nominal, heavier_torso_log, use_torques):
     """Noise on v, tau and wrenches: 95 % intervals contain the truth about 95 % of the time
     (7 parameters x 12 seeds = 84 intervals; at least 74 must cover, the 0.1 % binomial tail)."""
