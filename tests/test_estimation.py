@@ -254,7 +254,7 @@ def test_batch_speaks_the_single_vocabulary(humanoid):
         assert single.reason == "" and set(batch.reasons) == {1}
         # The residual of the estimates is balance's: the weight carried exactly.
         residual = single.newton_euler_residual.force
-        assert batch.residual_force[0] == pytest.approx(residual, abs=1e-8)
+        assert batch.residual_force_norm[0] == pytest.approx(residual, abs=1e-8)
     with pytest.raises(ContactNotFoundError, match=r"contact 'nope' not found.*left_sole"):
         ne.wrench("nope")
     # One default regularisation, single and batch.

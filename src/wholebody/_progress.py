@@ -9,7 +9,7 @@ from typing import Any
 def progress_bar(iterable: Iterable[Any], **kwargs: Any) -> Iterable[Any]:
     """``iterable`` wrapped in a tqdm bar (``kwargs`` passed on), or itself without tqdm."""
     try:
-        from tqdm.auto import tqdm  # type: ignore[import-untyped]
+        from tqdm.auto import tqdm
     except ImportError:
         return iterable
     return tqdm(iterable, **kwargs)

@@ -306,16 +306,16 @@ def _estimate(robot: Robot, q: Any, v: Any, a: Any, contacts: Sequence[Contact],
 
     # Verification, vectorised over the samples that came back.
     solved = np.flatnonzero(np.isfinite(wrenches[:, 0]))
-    res_f = np.full(N, np.nan)
-    res_m = np.full(N, np.nan)
+    res_f = np.full((N, 3), np.nan)
+    res_m = np.full((N, 3), np.nan)
     margins = np.full((N, k), np.nan)
     W = wrenches_in_log_layout(cset.contacts, wrenches[solved])
     if e:
         W = np.concatenate([W, known_w[solved]], axis=1)
     f, m = newton_euler_residual_arrays(W, positions[solved], com[solved], rate[solved],
                                         mass=mass, gravity=gravity)
-    res_f[solved] = np.linalg.norm(f, axis=1)
-    res_m[solved] = np.linalg.norm(m, axis=1)
+    res_f[solved] = f
+    res_m[solved] = m
     if not full:  # the hard equations are the Newton-Euler rows
         eq_res[solved] = np.maximum(np.abs(f).max(axis=1), np.abs(m).max(axis=1))
         data_res = eq_res.copy()
@@ -393,6 +393,7 @@ def _estimate_in_chunks(robot, Q, v, a, contacts, tau, known, mask, options, wor
             failed = np.empty(m, dtype=object)
             failed[:] = "failed"
             nan = {"wrenches": np.full((m, n), np.nan), "status": failed,
+                   "residual_force": np.full((m, 3), np.nan), "residual_moment": np.full((m, 3), np.nan),
                    "cone_margin": np.full((m, k), np.nan), "rank": np.full(m, -1),
                    "identifiable": np.zeros(m, dtype=bool), "active": act[s:e],
                    "identifiable_by_contact": np.zeros((m, k), dtype=bool)}

@@ -240,9 +240,10 @@ class EstimationBatch:
         Stacked estimates, world axes at the contact origins (contact order) [N, N m].
     status : ndarray of object (Python str), shape (N,)
         ``"found"``, ``"infeasible"``, ``"failed"`` or ``"flagged"``.
-    residual_force, residual_moment : ndarray, shape (N,)
-        ``|f_r|`` [N] and ``|tau_r|`` [N m] of the Newton-Euler residual of the estimates
-        (and known wrenches) about the CoM.
+    residual_force, residual_moment : ndarray, shape (N, 3)
+        The Newton-Euler residual of the estimates (and known wrenches) about the CoM, world
+        axes [N], [N m] (vectors, as everywhere; the norms are ``residual_force_norm`` and
+        ``residual_moment_norm``).
     equations_residual : ndarray, shape (N,)
         Largest violation of the hard equations (see :class:`ContactEstimate`).
     data_residual : ndarray, shape (N,)
@@ -293,6 +294,16 @@ class EstimationBatch:
 
     def __len__(self) -> int:
         return int(self.wrenches.shape[0])
+
+    @property
+    def residual_force_norm(self) -> Array:
+        """``|f_r|`` per sample [N], shape (N,)."""
+        return np.linalg.norm(self.residual_force, axis=1)
+
+    @property
+    def residual_moment_norm(self) -> Array:
+        """``|tau_r|`` about the CoM per sample [N m], shape (N,)."""
+        return np.linalg.norm(self.residual_moment, axis=1)
 
     def wrench(self, name: str) -> Array:
         """The estimates of one contact, shape (N, 3) or (N, 6), world axes at its origin."""

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import qpsolvers
 from numpy.typing import NDArray
-from scipy.optimize import linprog, nnls  # type: ignore[import-untyped]
+from scipy.optimize import linprog, nnls
 
 from ..errors import SolverError, SolverNotAvailableError
 
@@ -127,7 +127,7 @@ def _optimal(P: Array, q: Array, G: Array, row_norms: Array, x: Array, limit: fl
 
 
 def _daqp_solve(P: Array, q: Array, G: Array) -> tuple[Array | None, str]:
-    import daqp  # type: ignore[import-not-found]
+    import daqp
 
     x, _, exitflag, _ = daqp.solve(P, q, G, np.zeros(G.shape[0]))
     x = np.asarray(x)
@@ -185,7 +185,7 @@ class BatchSolver:
         m = self.m_eq
         self.lower[:m] = self.upper[:m]
         if self.model is None:
-            import daqp  # type: ignore[import-not-found]
+            import daqp
 
             self.model = daqp.Model()
             self.model.setup(self.H, self.f, self.A_all, self.upper, self.lower, self.sense)
