@@ -156,6 +156,6 @@ class FieldReader(ABC):
             external_wrenches=arrays.get("external_wrenches"),
             accelerations_estimated=self.accelerations_estimated, metadata=dict(self.metadata),
             source=self.source,
-            contact_active=None if active is None else as_bool_array(active, ACTIVE_FIELD,
-                                                                     self.source),
+            contact_active=None if active is None else as_bool_array(
+                active, ACTIVE_FIELD, self.source, offset=start),
         )

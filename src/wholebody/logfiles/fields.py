@@ -138,8 +138,11 @@ def as_float_array(value: Any, name: str, source: str) -> Array:
                          f"numbers{hint}")
 
 
-def as_bool_array(value: Any, name: str, source: str) -> NDArray[np.bool_]:
+def as_bool_array(value: Any, name: str, source: str, offset: int = 0) -> NDArray[np.bool_]:
     """``value`` as a bool array: booleans as they are, integers that are all 0 or 1.
+
+    The first axis is samples; a message numbers them from ``offset`` (the first sample of a
+    chunk).
 
     Floats (even 0.0 / 1.0), strings, other integers and Python objects raise
     :class:`LogFormatError` naming ``source`` and ``name``. (The table formats, whose cells
@@ -159,8 +162,9 @@ def as_bool_array(value: Any, name: str, source: str) -> NDArray[np.bool_]:
         bad = (arr != 0) & (arr != 1)
         if bad.any():
             at = tuple(int(i) for i in np.argwhere(bad)[0])
+            where = f"sample {offset + at[0]}" + (f", column {at[1]}" if len(at) > 1 else "")
             raise LogFormatError(f"{source}: field {name!r} must hold booleans or 0/1 "
-                                 f"integers, got {arr[at]!r} at index {at}")
+                                 f"integers, got {arr[at].item()!r} at {where}")
         return arr.astype(np.bool_)
     what = {"f": "floats", "c": "complex numbers", "U": "strings", "S": "bytes",
             "M": "datetimes", "m": "time spans", "V": "structured records",

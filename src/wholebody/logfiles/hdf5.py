@@ -173,7 +173,7 @@ class Hdf5Reader(FieldReader):
         if name == "time" and value.dtype.kind in "Mm":
             return value
         if name == ACTIVE_FIELD:
-            return as_bool_array(value, name, self.source)
+            return as_bool_array(value, name, self.source, offset=start)
         return as_float_array(value, name, self.source)
 
     def close(self) -> None:

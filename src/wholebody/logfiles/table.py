@@ -115,7 +115,7 @@ class TableReader(FieldReader):
         if bad.any():
             i, j = (int(x) for x in np.argwhere(bad)[0])
             raise LogFormatError(f"{self.source}: column {cols[j]!r}, sample {start + i}: "
-                                 f"{table[i, j]!r} is not 0 or 1 (whether the contact is "
+                                 f"{float(table[i, j])!r} is not 0 or 1 (whether the contact is "
                                  "active)")
         return table.astype(np.bool_)
 
