@@ -6,6 +6,7 @@ round trips of every field in every format."""
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import os
 import zipfile
 from collections.abc import Callable
@@ -55,11 +56,18 @@ def _npz(tmp: Path, **changes) -> Path:
     return tmp / "bad.npz"
 
 
-def _npz_forged_member(tmp: Path, name: str, shape: tuple[int, ...]) -> Path:
-    """An npz whose member ``name`` declares ``shape`` float64 but holds 16 bytes."""
+def _active(N: int = 20) -> np.ndarray:
+    """A contact schedule for ``_traj``: left every other sample, right from sample 5."""
+    i = np.arange(N)
+    return np.stack([i % 2 == 0, i >= 5], axis=1)
+
+
+def _npz_forged_member(tmp: Path, name: str, shape: tuple[int, ...],
+                       descr: str = "<f8") -> Path:
+    """An npz whose member ``name`` declares ``shape`` of ``descr`` but holds 16 bytes."""
     good = tmp / "good.npz"
     _traj().save(good)
-    header = {"descr": "<f8", "fortran_order": False, "shape": shape}
+    header = {"descr": descr, "fortran_order": False, "shape": shape}
     with zipfile.ZipFile(good) as src, zipfile.ZipFile(tmp / "forged.npz", "w") as dst:
         for item in src.namelist():
             if item != f"{name}.npy":
@@ -73,12 +81,12 @@ def _npz_forged_member(tmp: Path, name: str, shape: tuple[int, ...]) -> Path:
 
 
 def _csv(tmp: Path, edit: Callable[[list[str]], list[str]] | None = None,
-         raw: bytes | None = None) -> Path:
+         raw: bytes | None = None, traj: Trajectory | None = None) -> Path:
     path = tmp / "bad.csv"
     if raw is not None:
         path.write_bytes(raw)
         return path
-    _traj().save(tmp / "good.csv")
+    (traj or _traj()).save(tmp / "good.csv")
     lines = (tmp / "good.csv").read_text(encoding="utf-8").splitlines()
     path.write_text("\n".join(edit(lines) if edit else lines) + "\n", encoding="utf-8")
     return path
@@ -90,10 +98,23 @@ def _replace_cell(lines: list[str], row: int, col: int, text: str) -> list[str]:
     return lines[:row] + [",".join(cells)] + lines[row + 1:]
 
 
-def _parquet(tmp: Path, column: str, values) -> Path:
+def _csv_active_cell(tmp: Path, row: int, column: str, text: str) -> Path:
+    """A CSV log with a schedule whose cell (line ``row + 1``, ``column``) is ``text``."""
+    def edit(lines: list[str]) -> list[str]:
+        return _replace_cell(lines, row, lines[1].split(",").index(column), text)
+    return _csv(tmp, edit, traj=_traj(contact_active=_active()))
+
+
+def _csv_header(tmp: Path, old: str, new: str) -> Path:
+    """A CSV log with a schedule whose header has ``old`` replaced by ``new``."""
+    return _csv(tmp, lambda ls: [ls[0], ls[1].replace(old, new)] + ls[2:],
+                traj=_traj(contact_active=_active()))
+
+
+def _parquet(tmp: Path, column: str, values, traj: Trajectory | None = None) -> Path:
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
-    _traj().save(tmp / "good.parquet")
+    (traj or _traj()).save(tmp / "good.parquet")
     table = pq.read_table(tmp / "good.parquet")
     i = table.schema.get_field_index(column)
     table = table.set_column(i, column, pa.array(values))
@@ -114,7 +135,7 @@ def _parquet_dup(tmp: Path) -> Path:
 def _h5(tmp: Path, edit: Callable) -> Path:
     h5py = pytest.importorskip("h5py")
     path = tmp / "bad.h5"
-    _traj().save(path)
+    _traj(contact_active=_active()).save(path)
     with h5py.File(path, "a") as f:
         edit(f, h5py, tmp)
     return path
@@ -213,7 +234,35 @@ CASES: list[tuple[str, Callable, Callable, type, str]] = [
     ("npz-wrong-shape-chunked", lambda t: _npz(t, v=np.zeros((20, 5))),
      lambda p: open_log(p).read(0, 5), LogFormatError,
      "field 'v' must have shape (20, 8) (N samples, base + 2 joints), got (20, 5)"),
+    ("npz-active-float", lambda t: _npz(t, contact_active=_active().astype(float)), LOAD,
+     LogFormatError, "bad.npz: field 'contact_active' holds floats; expected booleans"),
+    ("npz-active-strings", lambda t: _npz(t, contact_active=np.where(_active(), "yes", "no")),
+     LOAD, LogFormatError, "field 'contact_active' holds strings; expected booleans"),
+    ("npz-active-two", lambda t: _npz(t, contact_active=_active().astype(np.int8) * 2), LOAD,
+     LogFormatError, "field 'contact_active' must hold booleans or 0/1 integers, got 2"),
+    ("npz-active-negative-chunk", lambda t: _npz(t, contact_active=np.r_[
+        np.ones((12, 2), np.int16), np.full((8, 2), -1, np.int16)]),
+     lambda p: open_log(p).read(10, 20), LogFormatError,
+     "field 'contact_active' must hold booleans or 0/1 integers, got -1 at sample 12, column 0"),
+    ("npz-active-shape", lambda t: _npz(t, contact_active=np.ones((20, 3), bool)), LOAD,
+     LogFormatError, "field 'contact_active' must have shape (20, 2), got (20, 3)"),
+    ("npz-active-huge-declared", lambda t: _npz_forged_member(
+        t, "contact_active", (10**13, 2), "|b1"), LOAD, LogFormatError,
+     "field 'contact_active' declares shape (10000000000000, 2)"),
     # --- csv -------------------------------------------------------------------------------
+    ("csv-active-nan", lambda t: _csv_active_cell(t, 4, "active:right", "nan"), LOAD,
+     LogFormatError, "bad.csv: column 'active:right', sample 2: nan is not 0 or 1"),
+    ("csv-active-empty", lambda t: _csv_active_cell(t, 9, "active:left", ""), LOAD,
+     LogFormatError, "column 'active:left', sample 7: nan is not 0 or 1"),
+    ("csv-active-half", lambda t: _csv_active_cell(t, 2, "active:left", "0.5"), LOAD,
+     LogFormatError, "column 'active:left', sample 0: 0.5 is not 0 or 1"),
+    ("csv-active-text", lambda t: _csv_active_cell(t, 3, "active:left", "yes"), LOAD,
+     LogFormatError, "line 4, column 'active:left': 'yes' is not a number"),
+    ("csv-active-unknown", lambda t: _csv_header(t, "active:left", "active:lefty"), LOAD,
+     LogFormatError, "column 'active:lefty' names no contact; contacts (from the contact: "
+     "columns): ['left', 'right']"),
+    ("csv-active-missing", lambda t: _csv_header(t, "active:right", "other"), LOAD,
+     LogFormatError, "missing column(s) ['active:right'] for contact_active"),
     ("csv-not-utf8", lambda t: _csv(t, raw=b"time,q:\xe9\n1\n"), LOAD, LogFormatError,
      "bad.csv: not UTF-8 text (byte 0xe9 on line 1)"),
     ("csv-dup-column", lambda t: _csv(t, lambda ls: [ls[0], ls[1] + ",q:j0"]
@@ -250,6 +299,15 @@ CASES: list[tuple[str, Callable, Callable, type, str]] = [
      "column 'tau:j0' holds dates or times"),
     ("parquet-complex-like", lambda t: _parquet(t, "base_x", [[1.0, 2.0]] * 20), LOAD,
      LogFormatError, "column 'base_x' holds values of type list<"),
+    ("parquet-active-string", lambda t: _parquet(
+        t, "active:left", ["1"] * 20, _traj(contact_active=_active())), LOAD, LogFormatError,
+     "column 'active:left' holds strings; expected 0 or 1 (or booleans)"),
+    ("parquet-active-null", lambda t: _parquet(
+        t, "active:right", [True] * 3 + [None] + [False] * 16, _traj(contact_active=_active())),
+     LOAD, LogFormatError, "column 'active:right', sample 3: nan is not 0 or 1"),
+    ("parquet-active-float", lambda t: _parquet(
+        t, "active:right", [0.25] * 20, _traj(contact_active=_active())),
+     LOAD, LogFormatError, "column 'active:right', sample 0: 0.25 is not 0 or 1"),
     ("parquet-dup-column", _parquet_dup, LOAD, LogFormatError, "column 'q:j0' appears twice"),
     ("parquet-truncated", lambda t: (t / "cut.parquet").write_bytes(b"PAR1" + b"\0" * 64)
      and t / "cut.parquet", LOAD, LogFormatError, "cut.parquet: cannot read as Parquet"),
@@ -280,6 +338,29 @@ CASES: list[tuple[str, Callable, Callable, type, str]] = [
                                                       f.create_dataset("joint_names",
                                                                        data=[1.0, 2.0]))),
      LOAD, LogFormatError, "field 'joint_names' must hold strings"),
+    ("h5-active-float", lambda t: _h5(t, _h5_replace("contact_active", lambda f, h, _:
+                                                     f.create_dataset("contact_active",
+                                                                      data=np.ones((20, 2))))),
+     LOAD, LogFormatError, "bad.h5: field 'contact_active' holds floats; expected booleans"),
+    ("h5-active-strings", lambda t: _h5(t, _h5_replace("contact_active", lambda f, h, _:
+                                                       f.create_dataset(
+                                                           "contact_active",
+                                                           data=np.full((20, 2), "1").astype(
+                                                               object),
+                                                           dtype=h.string_dtype()))),
+     LOAD, LogFormatError, "field 'contact_active' holds strings; expected booleans"),
+    ("h5-active-shape", lambda t: _h5(t, _h5_replace("contact_active", lambda f, h, _:
+                                                     f.create_dataset("contact_active",
+                                                                      data=np.ones(20, bool)))),
+     LOAD, LogFormatError, "field 'contact_active' must have 2 dimensions, got shape (20,)"),
+    ("h5-active-chunk", lambda t: _h5(t, _h5_replace("contact_active", lambda f, h, _:
+                                                     f.create_dataset(
+                                                         "contact_active",
+                                                         data=np.r_[np.ones((15, 2)),
+                                                                    np.full((5, 2), 3)].astype(
+                                                             np.uint8)))),
+     lambda p: open_log(p).read(10, 20), LogFormatError,
+     "field 'contact_active' must hold booleans or 0/1 integers, got 3 at sample 15, column 0"),
     ("h5-truncated", lambda t: (t / "cut.h5").write_bytes(b"\x89HDF\r\n\x1a\n" + b"\0" * 64)
      and t / "cut.h5", LOAD, LogFormatError, "cut.h5: cannot read as HDF5"),
     # --- paths -----------------------------------------------------------------------------
@@ -338,6 +419,30 @@ ARRAY_CASES: list[tuple[str, Callable, type, str]] = [
     ("trajectory-datetime-time", lambda t: _traj(
         time=np.arange(20).astype("datetime64[s]")), LogFormatError,
      "field 'time' holds datetimes; expected real numbers (give seconds"),
+    ("trajectory-active-shape", lambda t: _traj(contact_active=np.ones((20, 3), bool)),
+     LogFormatError, "arrays: field 'contact_active' must have shape (20, 2) (N samples, "
+     "contacts ['left', 'right']), got (20, 3)"),
+    ("trajectory-active-strings", lambda t: _traj(contact_active=[["on", "off"]] * 20),
+     LogFormatError, "field 'contact_active' holds strings; expected booleans (or 0/1"),
+    ("trajectory-active-float", lambda t: _traj(contact_active=np.ones((20, 2))),
+     LogFormatError, "field 'contact_active' holds floats"),
+    ("trajectory-active-nan", lambda t: _traj(contact_active=np.full((20, 2), np.nan)),
+     LogFormatError, "field 'contact_active' holds floats"),
+    ("from-arrays-active-missing", lambda t: Trajectory.from_arrays(
+        np.arange(3.0), np.zeros((3, 7)), np.zeros((3, 6)), joint_names=[],
+        contact_wrenches={"l": np.zeros((3, 6)), "r": np.zeros((3, 6))},
+        contact_active={"l": [True, True, False], "x": [True] * 3}), LogFormatError,
+     "contact_active must have one (N,) mask per contact ['l', 'r']; unknown ['x'], "
+     "missing ['r']"),
+    ("from-arrays-active-length", lambda t: Trajectory.from_arrays(
+        np.arange(3.0), np.zeros((3, 7)), np.zeros((3, 6)), joint_names=[],
+        contact_wrenches={"l": np.zeros((3, 6))}, contact_active={"l": [True, False]}),
+     LogFormatError, "contact_active 'l' must have shape (3,), got (2,)"),
+    ("from-arrays-active-int", lambda t: Trajectory.from_arrays(
+        np.arange(3.0), np.zeros((3, 7)), np.zeros((3, 6)), joint_names=[],
+        contact_wrenches={"l": np.zeros((3, 6))}, contact_active={"l": [0, 1, -1]}),
+     LogFormatError, "field \"contact_active['l']\" must hold booleans or 0/1 integers, "
+     "got -1 at sample 2"),
     ("save-onto-directory", lambda t: (t / "d.csv").mkdir() or _traj().save(t / "d.csv"),
      OutputError, "d.csv: cannot write the log: is a directory"),
     ("save-under-file", _save_under_file, OutputError, "plain is a file, not a directory"),
@@ -507,3 +612,29 @@ def test_profile_frame_rotation_and_rpy(tmp_path):
         placed = sole.actInv(d.oMf[m.getFrameId(name)])
         np.testing.assert_allclose(placed.rotation, R, atol=1e-12)
         np.testing.assert_allclose(placed.translation, [0.01, 0.02, 0.03], atol=1e-12)
+
+
+def test_schedule_kinds_that_are_accepted(tmp_path):
+    """0/1 integers and booleans in every binary kind read as the same mask; CSV stores 0/1."""
+    mask = _active()
+    traj = _traj(contact_active=mask)
+    for kind in (bool, np.uint8, np.int64):
+        path = _npz(tmp_path, contact_active=mask.astype(kind))
+        np.testing.assert_array_equal(Trajectory.load(path).contact_active, mask)
+    traj.save(tmp_path / "s.csv")
+    lines = (tmp_path / "s.csv").read_text(encoding="utf-8").splitlines()
+    header = lines[1].split(",")
+    assert header[-2:] == ["active:left", "active:right"]
+    assert [line.split(",")[-2:] for line in lines[2:5]] == [["1", "0"], ["0", "0"], ["1", "0"]]
+    if importlib.util.find_spec("pyarrow") is not None:
+        path = _parquet(tmp_path, "active:left", mask[:, 0].tolist(), traj)  # booleans
+        np.testing.assert_array_equal(Trajectory.load(path).contact_active, mask)
+    if importlib.util.find_spec("h5py") is not None:
+        import h5py
+
+        traj.save(tmp_path / "s.h5")
+        with h5py.File(tmp_path / "s.h5") as f:
+            assert f["contact_active"].dtype == np.uint8
+        path = _h5(tmp_path, _h5_replace("contact_active", lambda f, h, _: f.create_dataset(
+            "contact_active", data=mask)))
+        np.testing.assert_array_equal(Trajectory.load(path).contact_active, mask)

@@ -313,6 +313,7 @@ def _random_trajectory(seed: int) -> Trajectory:
         tau=arr(N, nj) if rng.random() < 0.5 else None,
         joint_names=joints, contact_names=contacts, contact_wrenches=arr(N, k, 6),
         external_frames=frames, external_wrenches=arr(N, e, 6) if e else None,
+        contact_active=rng.random((N, k)) < 0.5 if rng.random() < 0.7 else None,
         accelerations_estimated=bool(rng.random() < 0.5),
         metadata={"estimation_mode": "full_dynamics", "estimation_status": {"solved": N},
                   "nested": {"list": [1, 2.5, None, "é"]}, "seed": seed},
@@ -322,8 +323,10 @@ def _random_trajectory(seed: int) -> Trajectory:
 @pytest.mark.parametrize("suffix", FORMATS)
 def test_every_field_survives_a_round_trip_in_every_format(tmp_path, suffix):
     _format_available(suffix)
+    masks = 0
     for seed in range(12):
         traj = _random_trajectory(seed)
+        masks += traj.contact_active is not None and traj.contact_active.any()
         path = tmp_path / f"log{seed}{suffix}"
         traj.save(path)
         back = Trajectory.load(path)
@@ -333,9 +336,17 @@ def test_every_field_survives_a_round_trip_in_every_format(tmp_path, suffix):
             mine, theirs = getattr(traj, field.name), getattr(back, field.name)
             if isinstance(mine, np.ndarray):
                 np.testing.assert_array_equal(theirs, mine, err_msg=f"{suffix} {field.name}")
-                assert theirs.dtype == np.float64
+                assert theirs.dtype == (bool if field.name == "contact_active" else np.float64)
             else:
                 assert theirs == mine, (suffix, field.name, seed)
+    assert masks >= 3  # the draw includes logs with a contact schedule, and logs without
+
+
+def _alternating_mask(N: int, k: int) -> np.ndarray:
+    """A schedule whose every contact makes and breaks several times (independent of the
+    code under test: plain integer arithmetic)."""
+    i = np.arange(N)[:, None]
+    return (i // (7 + 3 * np.arange(k))) % 2 == 0
 
 
 @pytest.mark.parametrize("suffix", FORMATS)
@@ -346,17 +357,20 @@ def test_chunks_concatenated_equal_the_whole_log(tmp_path, squat, suffix, monkey
 
         monkeypatch.setattr(parquet, "ROW_GROUP", 128)  # several row groups
     path = tmp_path / f"log{suffix}"
-    squat.save(path)
+    mask = _alternating_mask(len(squat), len(squat.contact_names))
+    dataclasses.replace(squat, contact_active=mask).save(path)
     whole = Trajectory.load(path)
+    np.testing.assert_array_equal(whole.contact_active, mask)
     with open_log(path) as log:
         assert (log.n_samples, log.joint_names, log.contact_names) == \
             (1000, squat.joint_names, squat.contact_names)
         assert log.has_accelerations and log.has_torques and log.external_frames == ()
+        assert log.has_active
         assert log.metadata == squat.metadata
         parts = list(log.chunks(300))
         assert [(a, b) for a, b, _ in parts] == [(0, 300), (300, 600), (600, 900), (900, 1000)]
         middle = log.read(250, 390)
-    for field in ("time", "q", "v", "a", "tau", "contact_wrenches"):
+    for field in ("time", "q", "v", "a", "tau", "contact_wrenches", "contact_active"):
         joined = np.concatenate([getattr(p, field) for _, _, p in parts])
         np.testing.assert_array_equal(joined, getattr(whole, field))
         np.testing.assert_array_equal(getattr(middle, field), getattr(whole, field)[250:390])
@@ -395,3 +409,44 @@ def test_parquet_reads_only_the_row_groups_asked_for(tmp_path, squat, monkeypatc
         monkeypatch.setattr(log._fields._file, "read_row_groups", spy)
         log.read(250, 320)
     assert all(g == [2, 3] for g in asked) and asked
+
+
+@pytest.mark.parametrize("suffix", FORMATS)
+def test_logs_without_a_schedule_read_as_none(tmp_path, squat, suffix):
+    _format_available(suffix)
+    assert squat.contact_active is None and squat.schedule() is None  # an older shipped log
+    squat.save(tmp_path / f"old{suffix}")
+    with open_log(tmp_path / f"old{suffix}") as log:
+        assert not log.has_active
+        assert log.read(10, 20).contact_active is None
+
+
+def test_contact_active_from_arrays_and_as_a_schedule(squat):
+    N = len(squat)
+    left, right = _alternating_mask(N, 2).T
+    traj = Trajectory.from_arrays(
+        squat.time, squat.q, squat.v, joint_names=squat.joint_names,
+        contact_wrenches={"right_sole": squat.contact_wrench("right_sole"),
+                          "left_sole": squat.contact_wrench("left_sole")},
+        contact_active={"left_sole": left, "right_sole": right.astype(np.uint8)})
+    # Columns follow contact_wrenches' order, whatever the mapping's order.
+    np.testing.assert_array_equal(traj.contact_active, np.stack([right, left], axis=1))
+    assert traj.contact_active.dtype == bool
+    same = Trajectory.from_arrays(
+        squat.time, squat.q, squat.v, joint_names=squat.joint_names,
+        contact_wrenches={"right_sole": squat.contact_wrench("right_sole"),
+                          "left_sole": squat.contact_wrench("left_sole")},
+        contact_active=np.stack([right, left], axis=1).astype(int))
+    np.testing.assert_array_equal(same.contact_active, traj.contact_active)
+    schedule = traj.schedule()
+    assert schedule.method == "logged" and schedule.contact_names == ("right_sole", "left_sole")
+    np.testing.assert_array_equal(schedule.active, traj.contact_active)
+    np.testing.assert_array_equal(schedule.time, traj.time)
+    # Transitions of the left foot: every 7 samples, counted by hand.
+    lefts = [(t, e) for t, c, e in schedule.transitions() if c == "left_sole"]
+    assert [t for t, _ in lefts] == [traj.time[i] for i in range(7, N, 7)]
+    assert lefts[0][1] == "break" and lefts[1][1] == "make"
+    part = traj.select(slice(100, 150))
+    np.testing.assert_array_equal(part.contact_active, traj.contact_active[100:150])
+    picked = traj.select(traj.time > traj.time[900])
+    np.testing.assert_array_equal(picked.contact_active, traj.contact_active[901:])

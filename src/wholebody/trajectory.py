@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
@@ -22,12 +22,16 @@ from numpy.typing import ArrayLike, NDArray
 
 from .errors import LogFormatError, StateError
 from .logfiles import LogFields, open_fields, write_fields
-from .logfiles.fields import as_float_array, check_names, check_time_increasing
+from .logfiles.fields import as_bool_array, as_float_array, check_names, check_time_increasing
 from .robot import Robot
+
+if TYPE_CHECKING:
+    from .schedule import ContactSchedule
 
 __all__ = ["Trajectory", "LogFormatError", "estimate_velocities", "estimate_accelerations"]
 
 Array = NDArray[np.float64]
+Bools = NDArray[np.bool_]
 BASE_NQ, BASE_NV = 7, 6
 
 
@@ -63,6 +67,25 @@ def _wrench_table(wrenches: Any, what: str, N: int, allow_forces: bool) -> tuple
     return names, W
 
 
+def _active_table(active: Any, names: tuple[str, ...], N: int) -> Any:
+    """An (N, k) mask in ``names`` order from a mapping {contact: (N,) mask} or an array."""
+    if not isinstance(active, Mapping):
+        return active  # checked by Trajectory.__post_init__
+    unknown = [n for n in active if n not in names]
+    missing = [n for n in names if n not in active]
+    if unknown or missing:
+        raise LogFormatError(f"arrays: contact_active must have one (N,) mask per contact "
+                             f"{list(names)}; unknown {unknown}, missing {missing}")
+    columns = []
+    for name in names:
+        col = as_bool_array(active[name], f"contact_active[{name!r}]", "arrays")
+        if col.shape != (N,):
+            raise LogFormatError(f"arrays: contact_active {name!r} must have shape ({N},), "
+                                 f"got {col.shape}")
+        columns.append(col)
+    return np.stack(columns, axis=1) if columns else np.zeros((N, 0), dtype=bool)
+
+
 @dataclass(frozen=True)
 class Trajectory:
     """A sampled motion with its contact wrenches (see the module docstring for conventions).
@@ -93,6 +116,13 @@ class Trajectory:
         True when ``a`` was computed from ``v`` rather than logged.
     metadata : dict
         Free-form (robot name, source, units note).
+    source : str
+        Where the trajectory came from (a path), for messages.
+    contact_active : ndarray of bool, shape (N, k), or None
+        The contact schedule: per sample and contact (``contact_names`` order), whether the
+        contact is active (touching, may carry a wrench). None when unknown; a log with no
+        contacts has none (an (N, 0) mask becomes None). Integers 0 / 1 are converted.
+        :meth:`schedule` gives it as a :class:`~wholebody.schedule.ContactSchedule`.
     """
 
     time: Array
@@ -108,6 +138,7 @@ class Trajectory:
     accelerations_estimated: bool = False
     metadata: dict[str, Any] = field(default_factory=dict)
     source: str = "arrays"
+    contact_active: Bools | None = None
 
     def __post_init__(self) -> None:
         src = self.source
@@ -147,6 +178,13 @@ class Trajectory:
         elif self.external_frames:
             raise LogFormatError(f"{src}: external_frames {list(self.external_frames)} are "
                                  "given without external_wrenches")
+        if self.contact_active is not None:
+            mask = as_bool_array(self.contact_active, "contact_active", src)
+            if mask.shape != (N, len(self.contact_names)):
+                raise LogFormatError(f"{src}: field 'contact_active' must have shape "
+                                     f"{(N, len(self.contact_names))} (N samples, contacts "
+                                     f"{list(self.contact_names)}), got {mask.shape}")
+            object.__setattr__(self, "contact_active", mask if mask.shape[1] else None)
         if not isinstance(self.accelerations_estimated, (bool, np.bool_)):
             raise LogFormatError(f"{src}: accelerations_estimated must be True or False, got "
                                  f"{self.accelerations_estimated!r}")
@@ -174,11 +212,15 @@ class Trajectory:
         tau: ArrayLike | None = None,
         external_wrenches: Mapping[str, ArrayLike] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        contact_active: Mapping[str, ArrayLike] | ArrayLike | None = None,
     ) -> Trajectory:
         """From arrays in wholebody's conventions.
 
         ``contact_wrenches`` maps contact names to (N, 6) wrenches or (N, 3) forces (world
         axes at the contact frame origin); ``external_wrenches`` maps frame names to (N, 6).
+        ``contact_active`` (the contact schedule) maps every contact name to an (N,) bool
+        mask, or is an (N, k) bool array in ``contact_wrenches``' order; 0 / 1 integers are
+        accepted.
         """
         if np.ndim(time) != 1:
             raise LogFormatError(f"arrays: time must have shape (N,), got {np.shape(time)}")
@@ -189,8 +231,9 @@ class Trajectory:
         if external_wrenches:
             ext_frames, E = _wrench_table(external_wrenches, "external_wrenches", N,
                                           allow_forces=False)
+        active = None if contact_active is None else _active_table(contact_active, names, N)
         return cls(time, q, v, a, tau, tuple(joint_names), names, W,  # type: ignore[arg-type]
-                   ext_frames, E, False, dict(metadata or {}))
+                   ext_frames, E, False, dict(metadata or {}), contact_active=active)
 
     @classmethod
     def from_mujoco(
@@ -205,6 +248,7 @@ class Trajectory:
         tau: ArrayLike | None = None,
         external_wrenches: Mapping[str, ArrayLike] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        contact_active: Mapping[str, ArrayLike] | ArrayLike | None = None,
     ) -> Trajectory:
         """From MuJoCo arrays of a free-floating robot with hinge/slide joints.
 
@@ -215,6 +259,8 @@ class Trajectory:
         be per contact in world axes at the contact frame origins, on the robot
         (:func:`wholebody.mujoco_bridge.contact_wrenches_on_bodies` gives that from
         ``mj_contactForce``, which acts from geom1 on geom2 in the contact frame).
+        ``contact_active`` is the contact schedule, as in :meth:`from_arrays` (for instance
+        which contacts MuJoCo's contact list touches at each sample).
         """
         from .mujoco_bridge import free_base_to_pinocchio
 
@@ -222,6 +268,7 @@ class Trajectory:
         traj = cls.from_arrays(time, q, v, joint_names=joint_names,
                                contact_wrenches=contact_wrenches, a=a, tau=tau,
                                external_wrenches=external_wrenches,
+                               contact_active=contact_active,
                                metadata={"converted_from": "mujoco", **dict(metadata or {})})
         return traj
 
@@ -257,6 +304,7 @@ class Trajectory:
             external_wrenches=self.external_wrenches,
             accelerations_estimated=bool(self.accelerations_estimated),
             metadata=dict(self.metadata), source=self.source,
+            contact_active=self.contact_active,
         )
 
     def save(self, path: str | Path) -> None:
@@ -317,6 +365,36 @@ class Trajectory:
             [self.a[:, :BASE_NV], self.a[:, BASE_NV + order]], axis=1)
         tau = None if self.tau is None else self.tau[:, order]
         return q, v, a, tau
+
+    def schedule(self) -> ContactSchedule | None:
+        """The logged contact schedule (method ``"logged"``, confidence 1), or None.
+
+        Returns
+        -------
+        ContactSchedule or None
+            ``active`` (N, k) in ``contact_names`` order and ``time`` [s]; None when the
+            trajectory has no ``contact_active``.
+        """
+        if self.contact_active is None:
+            return None
+        from .schedule import ContactSchedule
+
+        return ContactSchedule.from_active(self.contact_names, self.time,
+                                           self.contact_active.copy(), method="logged")
+
+    def select(self, samples: slice | ArrayLike) -> Trajectory:
+        """A copy with only the given samples (a slice, indices or an (N,) bool mask) of every
+        per-sample field (``time``, ``q``, ``v``, ``a``, ``tau``, wrenches,
+        ``contact_active``); names and metadata kept."""
+        idx = samples if isinstance(samples, slice) else np.asarray(samples)
+
+        def cut(x: Any) -> Any:
+            return None if x is None else x[idx]
+
+        return replace(self, time=self.time[idx], q=self.q[idx], v=self.v[idx], a=cut(self.a),
+                       tau=cut(self.tau), contact_wrenches=self.contact_wrenches[idx],
+                       external_wrenches=cut(self.external_wrenches),
+                       contact_active=cut(self.contact_active))
 
     def contact_wrench(self, name: str) -> Array:
         """The (N, 6) wrenches of one contact."""

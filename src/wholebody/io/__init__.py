@@ -55,6 +55,9 @@ class LogReader:
         True when the log's ``a`` was estimated from ``v``.
     has_accelerations, has_torques : bool
         Whether the log holds ``a`` and ``tau``.
+    has_active : bool
+        Whether the log holds a contact schedule (``contact_active``; each chunk read then
+        carries its rows of it).
     """
 
     def __init__(self, fields: FieldReader):
@@ -73,6 +76,8 @@ class LogReader:
                                  doc="Whether the log holds accelerations ``a``.")
     has_torques = property(lambda self: self._fields.has_torques,
                            doc="Whether the log holds joint torques ``tau``.")
+    has_active = property(lambda self: self._fields.has_active,
+                          doc="Whether the log holds a contact schedule ``contact_active``.")
 
     def __len__(self) -> int:
         return int(self._fields.n_samples)

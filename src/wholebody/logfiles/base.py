@@ -10,7 +10,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import LogFormatError
-from .fields import LogFields, check_time_increasing, seconds_from_times
+from .fields import (
+    ACTIVE_FIELD,
+    LogFields,
+    as_bool_array,
+    check_time_increasing,
+    seconds_from_times,
+)
 from .safety import check_declared_size
 
 __all__ = ["FieldReader"]
@@ -34,6 +40,8 @@ class FieldReader(ABC):
     accelerations_estimated : bool
     has_accelerations, has_torques, has_external : bool
         Whether ``a``, ``tau`` and ``external_wrenches`` are in the file.
+    has_active : bool
+        Whether the file holds a contact schedule (``contact_active``); False by default.
     """
 
     source: str
@@ -46,13 +54,15 @@ class FieldReader(ABC):
     has_accelerations: bool
     has_torques: bool
     has_external: bool
+    has_active: bool = False
     #: datetime64 of the first sample when the file's times are datetimes, else None.
     time_origin: np.datetime64 | None = None
 
     @abstractmethod
     def _raw(self, name: str, start: int, stop: int) -> NDArray[Any]:
         """Samples ``start:stop`` of a numeric field, as float64 (the time field may be
-        datetime64 or timedelta64)."""
+        datetime64 or timedelta64; ``contact_active`` bool, or integers for
+        :meth:`read` to check)."""
 
     def close(self) -> None:
         """Release the file (a no-op for formats read whole)."""
@@ -71,6 +81,8 @@ class FieldReader(ABC):
             shapes["tau"] = (N, nj)
         if self.has_external:
             shapes["external_wrenches"] = (N, len(self.external_frames), 6)
+        if self.has_active:
+            shapes[ACTIVE_FIELD] = (N, len(self.contact_names))
         return shapes
 
     def check_shapes(self, declared: dict[str, tuple[int, ...]]) -> None:
@@ -136,6 +148,7 @@ class FieldReader(ABC):
         t = t[start - lo:]
         arrays = {name: self._raw(name, start, stop) for name in self.expected_shapes()
                   if name != "time"}
+        active = arrays.get(ACTIVE_FIELD)
         return LogFields(
             time=t, q=arrays["q"], v=arrays["v"], a=arrays.get("a"), tau=arrays.get("tau"),
             joint_names=self.joint_names, contact_names=self.contact_names,
@@ -143,4 +156,6 @@ class FieldReader(ABC):
             external_wrenches=arrays.get("external_wrenches"),
             accelerations_estimated=self.accelerations_estimated, metadata=dict(self.metadata),
             source=self.source,
+            contact_active=None if active is None else as_bool_array(
+                active, ACTIVE_FIELD, self.source, offset=start),
         )

@@ -182,7 +182,11 @@ def write_csv(fields: LogFields, path: Path) -> None:
     """Write ``fields`` as CSV: a metadata comment line, the header, one row per sample."""
     header, columns = table_columns(fields)
     meta = dump_metadata(fields, str(path))
-    rows = np.column_stack(columns).tolist() if columns else []
+    n_float = sum(c.dtype.kind == "f" for c in columns)
+    rows: Any = np.column_stack(columns[:n_float]).tolist() if n_float else []
+    if n_float < len(columns):  # the active: columns, written as 0 / 1
+        flags = np.column_stack(columns[n_float:]).tolist()
+        rows = [r + f for r, f in zip(rows, flags, strict=True)]
     with output_file(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
         fh.write(METADATA_PREFIX + meta + "\n")
         writer = csv.writer(fh, lineterminator="\n")

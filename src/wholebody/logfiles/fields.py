@@ -26,6 +26,8 @@ __all__ = [
     "BASE_A",
     "WRENCH",
     "as_float_array",
+    "as_bool_array",
+    "ACTIVE_FIELD",
     "seconds_from_times",
     "parse_metadata",
     "dump_metadata",
@@ -40,6 +42,8 @@ ARRAY_FIELDS = ("time", "q", "v", "a", "tau", "contact_wrenches", "external_wren
 #: Fields holding names (strings).
 NAME_FIELDS = ("joint_names", "contact_names", "external_frames")
 REQUIRED = ("time", "q", "v", "joint_names", "contact_names", "contact_wrenches")
+#: Optional boolean field: per sample and contact, whether the contact is active (touching).
+ACTIVE_FIELD = "contact_active"
 BASE_Q = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
 BASE_V = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
 BASE_A = tuple("base_d" + c[5:] for c in BASE_V)
@@ -75,6 +79,9 @@ class LogFields:
         JSON-compatible free-form data.
     source : str
         Where the fields came from (a path), for messages.
+    contact_active : ndarray of bool, shape (N, k), or None
+        Per sample and contact (``contact_names`` order), whether the contact is active
+        (touching); None when the log has no contact schedule.
     """
 
     time: Array
@@ -90,6 +97,7 @@ class LogFields:
     accelerations_estimated: bool = False
     metadata: dict[str, Any] = field(default_factory=dict)
     source: str = "arrays"
+    contact_active: NDArray[np.bool_] | None = None
 
     def as_kwargs(self) -> dict[str, Any]:
         """The fields as keyword arguments (the names of ``Trajectory``'s constructor)."""
@@ -128,6 +136,41 @@ def as_float_array(value: Any, name: str, source: str) -> Array:
                 "the first sample)" if name == "time" else " (only the time field may)")
     raise LogFormatError(f"{source}: field {name!r} holds {what or arr.dtype}; expected real "
                          f"numbers{hint}")
+
+
+def as_bool_array(value: Any, name: str, source: str, offset: int = 0) -> NDArray[np.bool_]:
+    """``value`` as a bool array: booleans as they are, integers that are all 0 or 1.
+
+    The first axis is samples; a message numbers them from ``offset`` (the first sample of a
+    chunk).
+
+    Floats (even 0.0 / 1.0), strings, other integers and Python objects raise
+    :class:`LogFormatError` naming ``source`` and ``name``. (The table formats, whose cells
+    are numbers, check their ``active:`` columns themselves, naming the column.)
+    """
+    arr = value if isinstance(value, np.ndarray) else None
+    if arr is None:
+        try:
+            arr = np.asarray(value)
+        except (TypeError, ValueError) as exc:
+            raise LogFormatError(f"{source}: field {name!r} is not an array of booleans: "
+                                 f"{exc}") from exc
+    kind = arr.dtype.kind
+    if kind == "b":
+        return np.asarray(arr, dtype=np.bool_)
+    if kind in "iu":
+        bad = (arr != 0) & (arr != 1)
+        if bad.any():
+            at = tuple(int(i) for i in np.argwhere(bad)[0])
+            where = f"sample {offset + at[0]}" + (f", column {at[1]}" if len(at) > 1 else "")
+            raise LogFormatError(f"{source}: field {name!r} must hold booleans or 0/1 "
+                                 f"integers, got {arr[at].item()!r} at {where}")
+        return arr.astype(np.bool_)
+    what = {"f": "floats", "c": "complex numbers", "U": "strings", "S": "bytes",
+            "M": "datetimes", "m": "time spans", "V": "structured records",
+            "O": "Python objects"}.get(kind, str(arr.dtype))
+    raise LogFormatError(f"{source}: field {name!r} holds {what}; expected booleans (or 0/1 "
+                         "integers)")
 
 
 def seconds_from_times(raw: NDArray[Any], origin: np.datetime64 | None) -> Array:

@@ -18,9 +18,11 @@ from .._optional import require
 from ..errors import LogFormatError
 from .base import FieldReader
 from .fields import (
+    ACTIVE_FIELD,
     NAME_FIELDS,
     REQUIRED,
     LogFields,
+    as_bool_array,
     as_float_array,
     check_names,
     dump_metadata,
@@ -31,7 +33,8 @@ from .safety import check_declared_size, output_file
 __all__ = ["Hdf5Reader", "write_hdf5"]
 
 MAX_TEXT_BYTES = 64 * 2**20
-NUMERIC = ("time", "q", "v", "a", "tau", "contact_wrenches", "external_wrenches")
+NUMERIC = ("time", "q", "v", "a", "tau", "contact_wrenches", "external_wrenches",
+           ACTIVE_FIELD)
 
 
 def _h5py() -> Any:
@@ -121,6 +124,7 @@ class Hdf5Reader(FieldReader):
         self.has_accelerations = "a" in self._dsets
         self.has_torques = "tau" in self._dsets
         self.has_external = "external_wrenches" in self._dsets
+        self.has_active = ACTIVE_FIELD in self._dsets
         if self.has_external and "external_frames" not in self._file:
             raise LogFormatError(f"{self.source}: field 'external_wrenches' needs "
                                  "'external_frames' (the frames they act on)")
@@ -141,9 +145,14 @@ class Hdf5Reader(FieldReader):
             if name == "time" and dtype.kind == "V" and self._h5py.check_opaque_dtype(dtype):
                 dtype = np.dtype(dtype.str)  # datetime64 stored as opaque data by h5py
             if self._h5py.check_string_dtype(dtype) is not None:
+                expected = ("booleans (or 0/1 integers)" if name == ACTIVE_FIELD
+                            else "real numbers")
                 raise LogFormatError(f"{self.source}: field {name!r} holds strings; expected "
-                                     "real numbers")
-            if dtype.kind not in "fiu" and not (name == "time" and dtype.kind in "Mm"):
+                                     f"{expected}")
+            if name == ACTIVE_FIELD:
+                if dtype.kind not in "biu":
+                    as_bool_array(np.zeros(0, dtype=dtype), name, self.source)
+            elif dtype.kind not in "fiu" and not (name == "time" and dtype.kind in "Mm"):
                 as_float_array(np.zeros(0, dtype=dtype), name, self.source)
             check_declared_size(self.source, name, dset.shape, dtype.itemsize)
             declared[name] = tuple(int(n) for n in dset.shape)
@@ -163,6 +172,8 @@ class Hdf5Reader(FieldReader):
                                  f"{start}..{stop - 1}): {type(exc).__name__}") from exc
         if name == "time" and value.dtype.kind in "Mm":
             return value
+        if name == ACTIVE_FIELD:
+            return as_bool_array(value, name, self.source, offset=start)
         return as_float_array(value, name, self.source)
 
     def close(self) -> None:
@@ -174,7 +185,8 @@ class Hdf5Reader(FieldReader):
 
 
 def write_hdf5(fields: LogFields, path: Path) -> None:
-    """Write ``fields`` as HDF5 datasets (names and metadata as UTF-8 strings)."""
+    """Write ``fields`` as HDF5 datasets (names and metadata as UTF-8 strings,
+    ``contact_active`` as uint8 0/1)."""
     h5py = _h5py()
     text = h5py.string_dtype("utf-8")
     meta = dump_metadata(fields, str(path))
@@ -191,6 +203,8 @@ def write_hdf5(fields: LogFields, path: Path) -> None:
         if fields.external_wrenches is not None:
             f.create_dataset("external_wrenches", data=fields.external_wrenches)
             names["external_frames"] = fields.external_frames
+        if fields.contact_active is not None:
+            f.create_dataset(ACTIVE_FIELD, data=np.asarray(fields.contact_active, np.uint8))
         for key, value in names.items():
             f.create_dataset(key, shape=(len(value),), dtype=text, data=list(value) or None)
         f.create_dataset("metadata", data=meta, dtype=text)

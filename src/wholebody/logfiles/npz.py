@@ -17,9 +17,11 @@ from numpy.typing import NDArray
 from ..errors import LogFormatError
 from .base import FieldReader
 from .fields import (
+    ACTIVE_FIELD,
     NAME_FIELDS,
     REQUIRED,
     LogFields,
+    as_bool_array,
     as_float_array,
     check_names,
     dump_metadata,
@@ -67,6 +69,7 @@ class NpzReader(FieldReader):
         self.has_accelerations = "a" in self._members
         self.has_torques = "tau" in self._members
         self.has_external = "external_wrenches" in self._members
+        self.has_active = ACTIVE_FIELD in self._members
         if self.has_external and "external_frames" not in self._members:
             raise LogFormatError(f"{self.source}: field 'external_wrenches' needs "
                                  "'external_frames' (the frames they act on)")
@@ -88,6 +91,12 @@ class NpzReader(FieldReader):
                     as_float_array(np.zeros(0, dtype=dtype), name, self.source)
                 check_declared_size(self.source, name, shape, dtype.itemsize)
                 declared[name] = shape
+        if self.has_active:
+            shape, dtype = self._declared(ACTIVE_FIELD)
+            if dtype.kind not in "biu":
+                as_bool_array(np.zeros(0, dtype=dtype), ACTIVE_FIELD, self.source)
+            check_declared_size(self.source, ACTIVE_FIELD, shape, dtype.itemsize)
+            declared[ACTIVE_FIELD] = shape
         self.n_samples = declared["time"][0] if len(declared["time"]) == 1 else -1
         if self.n_samples < 0:
             raise LogFormatError(f"{self.source}: field 'time' must have 1 dimensions, got "
@@ -119,7 +128,10 @@ class NpzReader(FieldReader):
         except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
             raise LogFormatError(f"{self.source}: field {name!r} cannot be read (truncated or "
                                  f"damaged): {exc}") from exc
-        if not text:
+        if name == ACTIVE_FIELD:
+            value = as_bool_array(value, name, self.source)
+            self._cache[name] = value
+        elif not text:
             if not (name == "time" and value.dtype.kind in "Mm"):
                 value = as_float_array(value, name, self.source)
             self._cache[name] = value
@@ -136,7 +148,7 @@ class NpzReader(FieldReader):
 
 def write_npz(fields: LogFields, path: Path) -> None:
     """Write ``fields`` as a compressed ``.npz`` (names as unicode arrays, metadata as one JSON
-    string)."""
+    string, ``contact_active`` as bool)."""
     arrays: dict[str, Any] = {
         "time": fields.time, "q": fields.q, "v": fields.v,
         "joint_names": np.array(fields.joint_names, dtype=str),
@@ -151,5 +163,7 @@ def write_npz(fields: LogFields, path: Path) -> None:
     if fields.external_wrenches is not None:
         arrays["external_frames"] = np.array(fields.external_frames, dtype=str)
         arrays["external_wrenches"] = fields.external_wrenches
+    if fields.contact_active is not None:
+        arrays[ACTIVE_FIELD] = np.asarray(fields.contact_active, dtype=np.bool_)
     with output_file(path) as tmp, open(tmp, "wb") as fh:
         np.savez_compressed(fh, **arrays)

@@ -19,7 +19,7 @@ from .._optional import require
 from ..errors import LogFormatError
 from .fields import LogFields, dump_metadata, parse_metadata
 from .safety import check_declared_size, output_file
-from .table import TableReader, table_columns
+from .table import ACTIVE_PREFIX, TableReader, table_columns
 
 __all__ = ["ParquetReader", "write_parquet", "ROW_GROUP"]
 
@@ -33,8 +33,11 @@ def _pyarrow() -> Any:
 
 
 def _kind(pa: Any, name: str, typ: Any) -> str | None:
-    """None when the column's type reads as numbers, else what it holds."""
+    """None when the column's type reads as numbers (or, for an ``active:`` column, as
+    booleans), else what it holds."""
     t = pa.types
+    if name.startswith(ACTIVE_PREFIX) and t.is_boolean(typ):
+        return None
     if t.is_floating(typ) or t.is_integer(typ) or t.is_null(typ):
         return None
     if name == "time" and (t.is_timestamp(typ) or t.is_duration(typ)):
@@ -83,8 +86,10 @@ class ParquetReader(TableReader):
             for c in cols:
                 what = _kind(pa, c, types[c])
                 if what is not None:
+                    expected = ("0 or 1 (or booleans)" if c.startswith(ACTIVE_PREFIX)
+                                else "real numbers")
                     raise LogFormatError(f"{path}: column {c!r} holds {what}; expected "
-                                         "real numbers")
+                                         f"{expected}")
         md = self._file.metadata
         self.n_samples = int(md.num_rows)
         if self.n_samples == 0:
