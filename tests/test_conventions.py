@@ -116,7 +116,7 @@ def inject(traj: Trajectory, mistake: str) -> Trajectory:
 def test_clean_logs_pass_every_check(humanoid, logs, name, accelerations):
     traj = logs[name]
     if accelerations == "differentiated":
-        traj = dataclasses.replace(traj, a=None).with_accelerations(humanoid)
+        traj = dataclasses.replace(traj, a=None).with_accelerations()
     report = check_conventions(humanoid, traj, FEET)
     assert isinstance(report, ConventionReport)
     assert report.passed, report.format_summary()
@@ -269,7 +269,7 @@ def test_third_party_robot_kinematic_checks():
 
 
 def _residual_of_differentiated(robot, traj):
-    traj = dataclasses.replace(traj, a=None).with_accelerations(robot)
+    traj = dataclasses.replace(traj, a=None).with_accelerations()
     q, v, a, _ = traj.for_robot(robot)
     ext = None
     if traj.external_wrenches is not None:

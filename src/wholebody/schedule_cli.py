@@ -73,7 +73,7 @@ def run_contacts_command(args: argparse.Namespace) -> int:
                     "height_off": args.height_off, "lift_speed": args.lift_speed}
     if args.method in ("dynamic", "combined"):
         if a is None:
-            a = traj.with_accelerations(robot).for_robot(robot)[2]
+            a = traj.with_accelerations().for_robot(robot)[2]
         options["residual_tolerance"] = args.residual_tolerance
         options["tau"] = None if args.no_torques else tau
         if traj.external_wrenches is not None and len(traj.external_frames):

@@ -10,6 +10,8 @@ The file format is documented in ``docs/log-format.md``.
 
 from __future__ import annotations
 
+import warnings
+
 from collections.abc import Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field, replace
@@ -20,7 +22,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
-from .errors import LogFormatError, StateError
+from .errors import LogFormatError, StateError, WholebodyDeprecationWarning
 from .logfiles import LogFields, open_fields, write_fields
 from .logfiles.fields import as_bool_array, as_float_array, check_names, check_time_increasing
 from .robot import Robot
@@ -329,7 +331,11 @@ class Trajectory:
         """A copy with accelerations estimated from ``v`` (central differences), flagged as such.
 
         ``savgol=(window, polyorder)`` smooths with a Savitzky-Golay filter (scipy) instead.
+        ``robot`` is not needed (deprecated: ``v``'s coordinates are differentiated directly).
         """
+        if robot is not None:
+            warnings.warn("with_accelerations(robot) is deprecated: the robot is not needed; "
+                          "call with_accelerations()", WholebodyDeprecationWarning, stacklevel=2)
         a = estimate_accelerations(self.time, self.v, savgol=savgol)
         return replace(self, a=a, accelerations_estimated=True)
 

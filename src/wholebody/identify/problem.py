@@ -234,7 +234,7 @@ def prepare_logs(
                 f"declared: {names}"
             )
         if traj.a is None:
-            traj = traj.with_accelerations(robot)
+            traj = traj.with_accelerations()
         q, v, a, tau = traj.for_robot(robot)
         if use_torques and tau is None:
             raise LogFormatError(f"{traj.source}: use_torques=True but the log has no torques")
