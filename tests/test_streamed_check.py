@@ -60,10 +60,14 @@ def _same(streamed: wb.Report, ref: wb.Report, *, unreliable: bool = True) -> No
     if unreliable:
         assert np.array_equal(streamed.unreliable, ref.unreliable)
         assert streamed.verdict == ref.verdict
-        dump = [json.dumps([f.cause, f.explained, f.message, f.parameters], default=str)
-                for f in streamed.diagnosis]
-        assert dump == [json.dumps([f.cause, f.explained, f.message, f.parameters], default=str)
-                        for f in ref.diagnosis]
+        dump = [
+            json.dumps([f.cause, f.explained, f.message, f.parameters], default=str)
+            for f in streamed.diagnosis
+        ]
+        assert dump == [
+            json.dumps([f.cause, f.explained, f.message, f.parameters], default=str)
+            for f in ref.diagnosis
+        ]
 
 
 def _write(traj: Trajectory, path: Path) -> Path:
@@ -81,17 +85,27 @@ def test_streamed_equals_in_memory_shipped_log(tmp_path, profile, squat, suffix,
     if fault != "none":
         assert ref.verdict == "inconsistent" and ref.diagnosis
     for chunk in (7, 128, 333):
-        streamed = check_log(profile.robot, path, profile.contacts, chunk_size=chunk, conventions=False)
-        in_memory = check_trajectory(profile.robot, Trajectory.load(path), profile.contacts,
-                                     chunk_size=chunk, conventions=False)
-        ref_plain = check_trajectory(profile.robot, Trajectory.load(path), profile.contacts,
-                                     conventions=False)
+        streamed = check_log(
+            profile.robot, path, profile.contacts, chunk_size=chunk, conventions=False
+        )
+        in_memory = check_trajectory(
+            profile.robot,
+            Trajectory.load(path),
+            profile.contacts,
+            chunk_size=chunk,
+            conventions=False,
+        )
+        ref_plain = check_trajectory(
+            profile.robot, Trajectory.load(path), profile.contacts, conventions=False
+        )
         _same(streamed, ref_plain)
         _same(in_memory, ref_plain)
     # With the convention checks, one chunk is the in-memory check exactly.
     _same(check_log(profile.robot, path, profile.contacts), ref)
-    assert check_log(profile.robot, path, profile.contacts).summary()["conventions"] == \
-        ref.summary()["conventions"]
+    assert (
+        check_log(profile.robot, path, profile.contacts).summary()["conventions"]
+        == ref.summary()["conventions"]
+    )
 
 
 @pytest.mark.parametrize("suffix", [".parquet", pytest.param(".h5", marks=pytest.mark.slow)])
@@ -100,29 +114,54 @@ def test_streamed_differentiates_across_chunks(tmp_path, profile, squat, suffix)
     the chunks read them from the next and previous chunk."""
     traj = replace(_flipped(squat), a=None)
     path = _write(traj, tmp_path / f"noa{suffix}")
-    ref = check_trajectory(profile.robot, Trajectory.load(path), profile.contacts, conventions=False)
+    ref = check_trajectory(
+        profile.robot, Trajectory.load(path), profile.contacts, conventions=False
+    )
     assert ref.accelerations_estimated
     for chunk in (5, 100, 999):
-        streamed = check_log(profile.robot, path, profile.contacts, chunk_size=chunk, conventions=False)
+        streamed = check_log(
+            profile.robot, path, profile.contacts, chunk_size=chunk, conventions=False
+        )
         # The expected error of differentiation estimates the noise of v per chunk: the
         # samples it covers may differ; everything per sample is the same.
         _same(streamed, ref, unreliable=False)
     one_chunk = check_log(profile.robot, path, profile.contacts, conventions=False)
     _same(one_chunk, ref)
     # Savitzky-Golay needs a window of neighbours across boundaries.
-    ref_sg = check_trajectory(profile.robot, Trajectory.load(path), profile.contacts, conventions=False,
-                              savgol=(9, 3))
-    _same(check_log(profile.robot, path, profile.contacts, conventions=False, savgol=(9, 3),
-                    chunk_size=50), ref_sg, unreliable=False)
+    ref_sg = check_trajectory(
+        profile.robot, Trajectory.load(path), profile.contacts, conventions=False, savgol=(9, 3)
+    )
+    _same(
+        check_log(
+            profile.robot, path, profile.contacts, conventions=False, savgol=(9, 3), chunk_size=50
+        ),
+        ref_sg,
+        unreliable=False,
+    )
 
 
 def test_streamed_time_window(tmp_path, profile, squat):
     path = _write(_flipped(squat), tmp_path / "log.parquet")
-    ref = check_trajectory(profile.robot, Trajectory.load(path), profile.contacts, t_start=0.25,
-                           t_stop=0.61, conventions=False)
-    got = check_log(profile.robot, path, profile.contacts, t_start=0.25, t_stop=0.61, chunk_size=64,
-                    conventions=False)
-    assert got.n_samples == ref.n_samples == int(((squat.time >= 0.25) & (squat.time <= 0.61)).sum())
+    ref = check_trajectory(
+        profile.robot,
+        Trajectory.load(path),
+        profile.contacts,
+        t_start=0.25,
+        t_stop=0.61,
+        conventions=False,
+    )
+    got = check_log(
+        profile.robot,
+        path,
+        profile.contacts,
+        t_start=0.25,
+        t_stop=0.61,
+        chunk_size=64,
+        conventions=False,
+    )
+    assert (
+        got.n_samples == ref.n_samples == int(((squat.time >= 0.25) & (squat.time <= 0.61)).sum())
+    )
     _same(got, ref)
 
 
@@ -137,14 +176,25 @@ def test_streamed_synthetic_g1_like_log(tmp_path, profile):
     W = rng.normal(scale=50.0, size=(n, 2, 6)) + [0, 0, 300.0, 0, 0, 0]
     V[17, 3] = np.nan
     W[900, 1, 2] = 1e12  # beyond physical magnitudes: flagged
-    traj = Trajectory(np.arange(n) * 1e-3, Q, V, A, None, tuple(robot.joint_names),
-                      tuple(c.name for c in profile.contacts), W)
+    traj = Trajectory(
+        np.arange(n) * 1e-3,
+        Q,
+        V,
+        A,
+        None,
+        tuple(robot.joint_names),
+        tuple(c.name for c in profile.contacts),
+        W,
+    )
     for suffix in (".parquet", ".h5"):
         path = _write(traj, tmp_path / f"syn{suffix}")
         ref = check_trajectory(robot, Trajectory.load(path), profile.contacts, conventions=False)
         assert ref.flagged[[17, 900]].all() and ref.diagnosis
         _same(check_log(robot, path, profile.contacts, chunk_size=400, conventions=False), ref)
-        _same(check_log(robot, path, profile.contacts, chunk_size=400, conventions=False, workers=2), ref)
+        _same(
+            check_log(robot, path, profile.contacts, chunk_size=400, conventions=False, workers=2),
+            ref,
+        )
 
 
 def test_streamed_residual_matches_batch_residual(tmp_path, profile, squat):
@@ -154,8 +204,9 @@ def test_streamed_residual_matches_batch_residual(tmp_path, profile, squat):
     path = _write(squat, tmp_path / "log.h5")
     got = check_log(profile.robot, path, profile.contacts, chunk_size=100, conventions=False)
     q, v, a, _ = squat.for_robot(profile.robot)
-    res = newton_euler_residuals(profile.robot, q, v, a, profile.contacts,
-                                 squat.contact_wrenches.reshape(len(squat), -1))
+    res = newton_euler_residuals(
+        profile.robot, q, v, a, profile.contacts, squat.contact_wrenches.reshape(len(squat), -1)
+    )
     np.testing.assert_allclose(got.residual_force, res.force, rtol=0, atol=1e-9)
 
 
@@ -178,4 +229,4 @@ def test_chunk_size_is_checked(tmp_path, profile, squat):
     with pytest.raises(InvalidArgumentError, match="chunk_size must be an integer >= 1, got 0"):
         check_log(profile.robot, path, profile.contacts, chunk_size=0)
     with pytest.raises(InvalidArgumentError, match="chunk_size must be an integer >= 1"):
-        check_trajectory(profile.robot, squat, profile.contacts, chunk_size=2.5)  # type: ignore[arg-type]
+        check_trajectory(profile.robot, squat, profile.contacts, chunk_size=2.5)

@@ -33,8 +33,17 @@ from .report import CONTACT_THRESHOLD, Report
 from .robot import Robot
 from .trajectory import Trajectory
 
-__all__ = ["Report", "check_trajectory", "check_log", "estimate_trajectory", "validate_tolerances", "TOLERANCE_PRESETS",
-           "DEFAULT_FORCE_TOLERANCE", "DEFAULT_MOMENT_TOLERANCE", "DEFAULT_CONE_TOLERANCE"]
+__all__ = [
+    "Report",
+    "check_trajectory",
+    "check_log",
+    "estimate_trajectory",
+    "validate_tolerances",
+    "TOLERANCE_PRESETS",
+    "DEFAULT_FORCE_TOLERANCE",
+    "DEFAULT_MOMENT_TOLERANCE",
+    "DEFAULT_CONE_TOLERANCE",
+]
 
 Array = NDArray[np.float64]
 #: A sample is consistent when its residual force is below this share of the weight...
@@ -47,10 +56,18 @@ DEFAULT_CONE_TOLERANCE = 1e-4
 #: Tolerance presets: simulation logs balance to numerical precision; measured data carries
 #: sensor noise, calibration and model errors of a few per cent.
 TOLERANCE_PRESETS: dict[str, dict[str, float]] = {
-    "simulation": {"force_tolerance": 0.01, "moment_tolerance": 0.01, "cone_tolerance": 1e-4,
-                   "cone_tolerance_relative": 0.0},
-    "measured": {"force_tolerance": 0.05, "moment_tolerance": 0.03, "cone_tolerance": 2e-3,
-                 "cone_tolerance_relative": 0.05},
+    "simulation": {
+        "force_tolerance": 0.01,
+        "moment_tolerance": 0.01,
+        "cone_tolerance": 1e-4,
+        "cone_tolerance_relative": 0.0,
+    },
+    "measured": {
+        "force_tolerance": 0.05,
+        "moment_tolerance": 0.03,
+        "cone_tolerance": 2e-3,
+        "cone_tolerance_relative": 0.05,
+    },
 }
 
 
@@ -58,7 +75,9 @@ def validate_tolerances(**tolerances: float) -> None:
     """Raise :class:`InvalidArgumentError` unless every tolerance is a finite number >= 0."""
     for name, value in tolerances.items():
         if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-            raise InvalidArgumentError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+            raise InvalidArgumentError(
+                f"{name} must be a number, got {type(value).__name__} {value!r}"
+            )
         if not (math.isfinite(value) and value >= 0):
             raise InvalidArgumentError(f"{name} must be a finite number >= 0, got {value!r}")
 
@@ -77,8 +96,10 @@ def _contacts_for_log(traj: Any, contacts: Sequence[Contact]) -> list[Contact]:
         )
     absent = [n for n in by_name if n not in traj.contact_names]
     if absent:
-        raise LogFormatError(f"{traj.source}: declared contacts {absent} have no wrenches in the log; "
-                             f"logged: {list(traj.contact_names)}")
+        raise LogFormatError(
+            f"{traj.source}: declared contacts {absent} have no wrenches in the log; "
+            f"logged: {list(traj.contact_names)}"
+        )
     return [by_name[n] for n in traj.contact_names]
 
 
@@ -161,12 +182,28 @@ def check_trajectory(
     contacts : sequence of Contact
         One per contact of the log, matched by name (friction and geometry).
     """
-    opts = _options(preset, force_tolerance, moment_tolerance, cone_tolerance, cone_tolerance_relative,
-                    workers, chunk_size)
+    opts = _options(
+        preset,
+        force_tolerance,
+        moment_tolerance,
+        cone_tolerance,
+        cone_tolerance_relative,
+        workers,
+        chunk_size,
+    )
     contacts = _contacts_for_log(traj, contacts)
     source = _TrajectorySource(traj, t_start, t_stop)
-    return _check_source(robot, source, contacts, opts, ground=ground, conventions=conventions, savgol=savgol,
-                         diagnose_causes=diagnose_causes, progress=progress)
+    return _check_source(
+        robot,
+        source,
+        contacts,
+        opts,
+        ground=ground,
+        conventions=conventions,
+        savgol=savgol,
+        diagnose_causes=diagnose_causes,
+        progress=progress,
+    )
 
 
 def check_log(
@@ -223,18 +260,35 @@ def check_log(
     """
     from .io import open_log
 
-    opts = _options(preset, force_tolerance, moment_tolerance, cone_tolerance, cone_tolerance_relative,
-                    workers, chunk_size)
+    opts = _options(
+        preset,
+        force_tolerance,
+        moment_tolerance,
+        cone_tolerance,
+        cone_tolerance_relative,
+        workers,
+        chunk_size,
+    )
     with open_log(path) as log:
         contacts = _contacts_for_log(log, contacts)
         source = _LogSource(log, t_start, t_stop, chunk_size, need_time=not log.has_accelerations)
-        return _check_source(robot, source, contacts, opts, ground=ground, conventions=conventions,
-                             savgol=savgol, diagnose_causes=diagnose_causes, progress=progress)
+        return _check_source(
+            robot,
+            source,
+            contacts,
+            opts,
+            ground=ground,
+            conventions=conventions,
+            savgol=savgol,
+            diagnose_causes=diagnose_causes,
+            progress=progress,
+        )
 
 
 check_trajectory.__doc__ = (check_trajectory.__doc__ or "") + _CHECK_DOC
 check_log.__doc__ = (check_log.__doc__ or "").replace(
-    "\n    Raises\n", _CHECK_DOC.rstrip() + "\n\n    Raises\n", 1)
+    "\n    Raises\n", _CHECK_DOC.rstrip() + "\n\n    Raises\n", 1
+)
 
 
 @dataclass(frozen=True)
@@ -245,18 +299,37 @@ class _Options:
     chunk_size: int
 
 
-def _options(preset: str, force_tolerance: float | None, moment_tolerance: float | None,
-             cone_tolerance: float | None, cone_tolerance_relative: float | None, workers: Any,
-             chunk_size: Any) -> _Options:
+def _options(
+    preset: str,
+    force_tolerance: float | None,
+    moment_tolerance: float | None,
+    cone_tolerance: float | None,
+    cone_tolerance_relative: float | None,
+    workers: Any,
+    chunk_size: Any,
+) -> _Options:
     if preset not in TOLERANCE_PRESETS:
-        raise InvalidArgumentError(f"preset must be one of {sorted(TOLERANCE_PRESETS)}, got {preset!r}")
-    given = {"force_tolerance": force_tolerance, "moment_tolerance": moment_tolerance,
-             "cone_tolerance": cone_tolerance, "cone_tolerance_relative": cone_tolerance_relative}
-    tol = {name: TOLERANCE_PRESETS[preset][name] if value is None else value for name, value in given.items()}
+        raise InvalidArgumentError(
+            f"preset must be one of {sorted(TOLERANCE_PRESETS)}, got {preset!r}"
+        )
+    given = {
+        "force_tolerance": force_tolerance,
+        "moment_tolerance": moment_tolerance,
+        "cone_tolerance": cone_tolerance,
+        "cone_tolerance_relative": cone_tolerance_relative,
+    }
+    tol = {
+        name: TOLERANCE_PRESETS[preset][name] if value is None else value
+        for name, value in given.items()
+    }
     validate_tolerances(**tol)
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
         raise InvalidArgumentError(f"workers must be an integer >= 1, got {workers!r}")
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
+    if (
+        isinstance(chunk_size, bool)
+        or not isinstance(chunk_size, (int, np.integer))
+        or chunk_size < 1
+    ):
         raise InvalidArgumentError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
     return _Options(preset, {k: float(v) for k, v in tol.items()}, int(workers), int(chunk_size))
 
@@ -264,7 +337,9 @@ def _options(preset: str, force_tolerance: float | None, moment_tolerance: float
 # --- where the samples come from ---------------------------------------------------------------
 
 
-def _window_bounds(time: Array, t_start: float | None, t_stop: float | None, source: str) -> tuple[int, int]:
+def _window_bounds(
+    time: Array, t_start: float | None, t_stop: float | None, source: str
+) -> tuple[int, int]:
     """``[i0, i1)``: the samples with ``t_start <= time <= t_stop`` (times increase)."""
     n = len(time)
     if t_start is None and t_stop is None:
@@ -278,7 +353,8 @@ def _window_bounds(time: Array, t_start: float | None, t_stop: float | None, sou
     if not len(inside):
         raise InvalidArgumentError(
             f"no sample of {source} lies in [{lo}, {hi}] s (the log spans {time[0]:.6g} .. "
-            f"{time[-1]:.6g} s)")
+            f"{time[-1]:.6g} s)"
+        )
     return int(inside[0]), int(inside[-1]) + 1
 
 
@@ -296,7 +372,8 @@ class _TrajectorySource:
         if t_start is not None or t_stop is not None:
             i0, i1 = _window_bounds(traj.time, t_start, t_stop, traj.source)
             inside = (traj.time[i0:i1] >= (-np.inf if t_start is None else t_start)) & (
-                traj.time[i0:i1] <= (np.inf if t_stop is None else t_stop))
+                traj.time[i0:i1] <= (np.inf if t_stop is None else t_stop)
+            )
             if not inside.all():  # non-finite times inside the window: drop them (a copy)
                 traj = _cut(traj, np.r_[np.zeros(i0, bool), inside, np.zeros(len(traj) - i1, bool)])
                 i0, i1 = 0, len(traj)
@@ -315,15 +392,33 @@ class _TrajectorySource:
 
         def cut(x: Any) -> Any:
             return None if x is None else x[a:b]
-        return replace(t, time=t.time[a:b], q=t.q[a:b], v=t.v[a:b], a=cut(t.a), tau=cut(t.tau),
-                       contact_wrenches=t.contact_wrenches[a:b], external_wrenches=cut(t.external_wrenches))
+
+        return replace(
+            t,
+            time=t.time[a:b],
+            q=t.q[a:b],
+            v=t.v[a:b],
+            a=cut(t.a),
+            tau=cut(t.tau),
+            contact_wrenches=t.contact_wrenches[a:b],
+            external_wrenches=cut(t.external_wrenches),
+        )
 
 
 def _cut(traj: Trajectory, keep: NDArray[np.bool_]) -> Trajectory:
     def cut(x: Any) -> Any:
         return None if x is None else x[keep]
-    return replace(traj, time=traj.time[keep], q=traj.q[keep], v=traj.v[keep], a=cut(traj.a), tau=cut(traj.tau),
-                   contact_wrenches=traj.contact_wrenches[keep], external_wrenches=cut(traj.external_wrenches))
+
+    return replace(
+        traj,
+        time=traj.time[keep],
+        q=traj.q[keep],
+        v=traj.v[keep],
+        a=cut(traj.a),
+        tau=cut(traj.tau),
+        contact_wrenches=traj.contact_wrenches[keep],
+        external_wrenches=cut(traj.external_wrenches),
+    )
 
 
 class _LogSource:
@@ -335,8 +430,14 @@ class _LogSource:
 
     in_memory = False
 
-    def __init__(self, log: Any, t_start: float | None, t_stop: float | None, chunk_size: int,
-                 need_time: bool):
+    def __init__(
+        self,
+        log: Any,
+        t_start: float | None,
+        t_stop: float | None,
+        chunk_size: int,
+        need_time: bool,
+    ):
         self._log = log
         self.source = log.source
         self.contact_names = log.contact_names
@@ -383,7 +484,9 @@ class _Differentiation:
     @classmethod
     def from_time(cls, t: Array, savgol: tuple[int, int] | None) -> _Differentiation:
         if len(t) < 3:
-            raise LogFormatError(f"estimating accelerations needs at least 3 samples, the log has {len(t)}")
+            raise LogFormatError(
+                f"estimating accelerations needs at least 3 samples, the log has {len(t)}"
+            )
         dx = np.diff(t)
         uniform = float(dx[0]) if bool((dx == dx[0]).all()) else None
         return cls(savgol, uniform, float(np.median(dx)) if savgol is not None else 0.0)
@@ -397,8 +500,11 @@ class _Differentiation:
             from scipy.signal import savgol_filter
 
             window, order = self.savgol
-            return np.asarray(savgol_filter(v, window, order, deriv=1, delta=self.median_dt, axis=0,
-                                            mode="interp"))
+            return np.asarray(
+                savgol_filter(
+                    v, window, order, deriv=1, delta=self.median_dt, axis=0, mode="interp"
+                )
+            )
         return _central_differences(t, v, self.uniform_dx)
 
 
@@ -419,16 +525,23 @@ def _central_differences(t: Array, f: Array, uniform_dx: float | None) -> Array:
     c = (dx1 / (dx2 * (dx1 + dx2)))[:, None]
     out[1:-1] = a * f[:-2] + b * f[1:-1] + c * f[2:]
     d1, d2 = dx[0], dx[1]
-    out[0] = (-(2.0 * d1 + d2) / (d1 * (d1 + d2)) * f[0] + (d1 + d2) / (d1 * d2) * f[1]
-              + -d1 / (d2 * (d1 + d2)) * f[2])
+    out[0] = (
+        -(2.0 * d1 + d2) / (d1 * (d1 + d2)) * f[0]
+        + (d1 + d2) / (d1 * d2) * f[1]
+        + -d1 / (d2 * (d1 + d2)) * f[2]
+    )
     d1, d2 = dx[-2], dx[-1]
-    out[-1] = (d2 / (d1 * (d1 + d2)) * f[-3] + -(d2 + d1) / (d1 * d2) * f[-2]
-               + (2.0 * d2 + d1) / (d2 * (d1 + d2)) * f[-1])
+    out[-1] = (
+        d2 / (d1 * (d1 + d2)) * f[-3]
+        + -(d2 + d1) / (d1 * d2) * f[-2]
+        + (2.0 * d2 + d1) / (d2 * (d1 + d2)) * f[-1]
+    )
     return out
 
 
-def _read_part(source: _Source, start: int, stop: int, diff: _Differentiation | None,
-               margin: int = 0) -> tuple[Trajectory, int]:
+def _read_part(
+    source: _Source, start: int, stop: int, diff: _Differentiation | None, margin: int = 0
+) -> tuple[Trajectory, int]:
     """Samples ``[start - m, stop + m)`` (clipped to the log; ``m`` covers the differences'
     neighbours and ``margin``) with accelerations, and the offset of ``start`` in them."""
     m = max(margin, diff.overlap if diff is not None else 0)
@@ -439,20 +552,30 @@ def _read_part(source: _Source, start: int, stop: int, diff: _Differentiation | 
     return part, start - lo
 
 
-def _sample_checks(robot: Robot, part: Trajectory) -> tuple[dict[str, Array], NDArray[np.bool_], dict[int, str]]:
+def _sample_checks(
+    robot: Robot, part: Trajectory
+) -> tuple[dict[str, Array], NDArray[np.bool_], dict[int, str]]:
     """Checked ``q``, ``v``, ``a`` in the robot's joint order, the samples that cannot be
     checked and why (indices in ``part``): states, times, wrenches beyond physical magnitudes."""
     q, v, a, _ = part.for_robot(robot)
+    assert a is not None  # read with accelerations (_read_part)
     arrays, bad, reasons = robot.check_batch(q=q, v=v, a=a)
     N = len(part)
     W, E = part.contact_wrenches, part.external_wrenches
     # Sample-level problems are flagged before any algebra: non-finite values, and wrenches
     # beyond physical magnitudes (a diverged simulation; they would also overflow).
-    checks = [("time has non-finite values", ~np.isfinite(part.time))]
+    checks: list[tuple[str, Any]] = [("time has non-finite values", ~np.isfinite(part.time))]
     for label, arr in [("contact wrenches", W)] + ([] if E is None else [("external wrenches", E)]):
-        checks.append((f"{label} have non-finite values", ~np.isfinite(arr).reshape(N, -1).all(axis=1)))
-        checks.append((f"{label} are beyond physical magnitudes (> {MAX_WRENCH_RELATIVE:g} m g, a diverged "
-                       "simulation or wrong units)", beyond_physical_magnitude(arr, robot.weight)))
+        checks.append(
+            (f"{label} have non-finite values", ~np.isfinite(arr).reshape(N, -1).all(axis=1))
+        )
+        checks.append(
+            (
+                f"{label} are beyond physical magnitudes (> {MAX_WRENCH_RELATIVE:g} m g, a diverged "
+                "simulation or wrong units)",
+                beyond_physical_magnitude(arr, robot.weight),
+            )
+        )
     for why, rows in checks:
         for i in np.flatnonzero(rows & ~bad):
             reasons[int(i)] = why
@@ -480,24 +603,43 @@ class _Results:
     @classmethod
     def empty(cls, n: int, k: int) -> _Results:
         nan = np.nan
-        return cls(np.full(n, nan), np.full((n, 3), nan), np.full((n, 3), nan), np.full((n, k), nan),
-                   np.full((n, k), nan), np.full((n, k), nan), np.full((n, k, 2), nan),
-                   np.full((n, k), -1, dtype=np.int16), np.zeros(n, dtype=bool))
+        return cls(
+            np.full(n, nan),
+            np.full((n, 3), nan),
+            np.full((n, 3), nan),
+            np.full((n, k), nan),
+            np.full((n, k), nan),
+            np.full((n, k), nan),
+            np.full((n, k, 2), nan),
+            np.full((n, k), -1, dtype=np.int16),
+            np.zeros(n, dtype=bool),
+        )
 
     def write(self, part: _ChunkOutput, start: int, stop: int) -> None:
         for name in ("r_f", "r_m", "margin", "util", "normal", "cop", "violated"):
             getattr(self, name)[start:stop] = getattr(part, name)
 
 
-def _check_source(robot: Robot, source: _Source, contacts: list[Contact], opts: _Options, *, ground: Any,
-                  conventions: bool, savgol: tuple[int, int] | None, diagnose_causes: bool,
-                  progress: bool) -> Report:
+def _check_source(
+    robot: Robot,
+    source: _Source,
+    contacts: list[Contact],
+    opts: _Options,
+    *,
+    ground: Any,
+    conventions: bool,
+    savgol: tuple[int, int] | None,
+    diagnose_causes: bool,
+    progress: bool,
+) -> Report:
     """:func:`check_trajectory` and :func:`check_log`: the log worked through in chunks."""
     tol, workers = opts.tol, opts.workers
     N, k, e = source.n, len(contacts), len(source.external_frames)
     diff = None if source.has_accelerations else _Differentiation.from_time(source.time(), savgol)
     estimated = True if diff is not None else source.accelerations_estimated
-    parents = [robot.model.names[robot.model.frames[robot.frame_id(c.frame)].parentJoint] for c in contacts]
+    parents = [
+        robot.model.names[robot.model.frames[robot.frame_id(c.frame)].parentJoint] for c in contacts
+    ]
     frames = [c.frame for c in contacts] + list(source.external_frames)
     cone_slack = (tol["cone_tolerance"] * robot.weight, tol["cone_tolerance_relative"])
     bounds = chunk_bounds(N, opts.chunk_size)
@@ -513,8 +655,13 @@ def _check_source(robot: Robot, source: _Source, contacts: list[Contact], opts: 
         for c, (start, stop) in enumerate(bounds[g : g + group]):
             part, off = _read_part(source, start, stop, diff)
             if run_conventions:
-                convention_parts.append((start, stop, _chunk_conventions(robot, source, part, off, start, stop,
-                                                                         contacts, ground)))
+                convention_parts.append(
+                    (
+                        start,
+                        stop,
+                        _chunk_conventions(robot, source, part, off, start, stop, contacts, ground),
+                    )
+                )
             here = slice(off, off + stop - start)
             piece = part if (off == 0 and len(part) == stop - start) else _slice(part, here)
             arrays, bad, why = _sample_checks(robot, piece)
@@ -522,22 +669,48 @@ def _check_source(robot: Robot, source: _Source, contacts: list[Contact], opts: 
             out.bad[start:stop] = bad
             reasons.update({start + i: r for i, r in why.items()})
             E = piece.external_wrenches
-            named = {"q": arrays["q"], "v": arrays["v"], "a": arrays["a"], "W": piece.contact_wrenches, "E": E,
-                     "bad": bad}
+            named = {
+                "q": arrays["q"],
+                "v": arrays["v"],
+                "a": arrays["a"],
+                "W": piece.contact_wrenches,
+                "E": E,
+                "bad": bad,
+            }
             shared.update({f"{c}{name}": x for name, x in named.items()})
             n = stop - start
             ref = {name: Shared(f"{c}{name}", 0, n) for name in named}
-            jobs.append(((start, stop), (contacts, ref["q"], ref["v"], ref["a"], ref["W"],
-                                         None if E is None else ref["E"], ref["bad"], frames, e, cone_slack,
-                                         progress and workers == 1)))
+            jobs.append(
+                (
+                    (start, stop),
+                    (
+                        contacts,
+                        ref["q"],
+                        ref["v"],
+                        ref["a"],
+                        ref["W"],
+                        None if E is None else ref["E"],
+                        ref["bad"],
+                        frames,
+                        e,
+                        cone_slack,
+                        progress and workers == 1,
+                    ),
+                )
+            )
             del part, piece, arrays
         results = run_chunks(robot, _check_chunk, jobs, workers, shared=shared)
         del shared
         for ((start, stop), _), res in zip(jobs, results, strict=True):
             if isinstance(res, ChunkFailure):
                 out.bad[start:stop] = True  # marked below, once the checks' own flags are kept
-                reasons.update({i: f"chunk {start}..{stop - 1} failed: {res.error}"
-                                for i in range(start, stop) if i not in reasons})
+                reasons.update(
+                    {
+                        i: f"chunk {start}..{stop - 1} failed: {res.error}"
+                        for i in range(start, stop)
+                        if i not in reasons
+                    }
+                )
             else:
                 out.write(res, start, stop)
     # The samples the diagnosis may keep are chosen among those the sample checks passed.
@@ -557,39 +730,83 @@ def _check_source(robot: Robot, source: _Source, contacts: list[Contact], opts: 
     events = _contact_events(out.time, out.normal, names, robot.weight, bad)
     convention_report = _merge_conventions(convention_parts) if convention_parts else None
     report = Report(
-        robot=robot.name, source=source.source, time=out.time, residual_force=out.r_f, residual_moment=out.r_m,
-        flagged=bad, reasons=reasons, weight=robot.weight, force_tolerance=tol["force_tolerance"],
-        moment_tolerance=tol["moment_tolerance"], contact_names=names,
-        cone_margin=out.margin, violated_row=np.array(("",) + VIOLATION_NAMES, dtype=object)[out.violated + 1],
-        utilisation=out.util, normal_force=out.normal, cop=out.cop,
-        accelerations_estimated=estimated, cone_tolerance=tol["cone_tolerance"],
+        robot=robot.name,
+        source=source.source,
+        time=out.time,
+        residual_force=out.r_f,
+        residual_moment=out.r_m,
+        flagged=bad,
+        reasons=reasons,
+        weight=robot.weight,
+        force_tolerance=tol["force_tolerance"],
+        moment_tolerance=tol["moment_tolerance"],
+        contact_names=names,
+        cone_margin=out.margin,
+        violated_row=np.array(("",) + VIOLATION_NAMES, dtype=object)[out.violated + 1],
+        utilisation=out.util,
+        normal_force=out.normal,
+        cop=out.cop,
+        accelerations_estimated=estimated,
+        cone_tolerance=tol["cone_tolerance"],
         events=events,
-        sole_half_sizes={c.name: (c.half_length, c.half_width) for c in contacts if isinstance(c, SurfaceContact)},
-        conventions=convention_report, preset=opts.preset, cone_tolerance_relative=tol["cone_tolerance_relative"],
+        sole_half_sizes={
+            c.name: (c.half_length, c.half_width) for c in contacts if isinstance(c, SurfaceContact)
+        },
+        conventions=convention_report,
+        preset=opts.preset,
+        cone_tolerance_relative=tol["cone_tolerance_relative"],
     )
     over = report.over_tolerance
     if estimated and over.any() and N >= 3:
-        report.unreliable = _covered_by_differentiation(robot, source, bounds, contacts, report, over)
+        report.unreliable = _covered_by_differentiation(
+            robot, source, bounds, contacts, report, over
+        )
     findings: list[Finding] = []
     if convention_report is not None:
-        findings += [Finding(f"convention:{c.name}", 1.0, c.message + (f"; fix: {c.fix}" if c.fix else ""),
-                             {"hypotheses": list(c.hypotheses), "evidence": c.evidence})
-                     for c in convention_report.findings]
+        findings += [
+            Finding(
+                f"convention:{c.name}",
+                1.0,
+                c.message + (f"; fix: {c.fix}" if c.fix else ""),
+                {"hypotheses": list(c.hypotheses), "evidence": c.evidence},
+            )
+            for c in convention_report.findings
+        ]
     inconsistent = report.inconsistent_samples
     if diagnose_causes and inconsistent.any():
         # Valid samples whose kinematics the diagnosis keeps (at most MAX_SAMPLES, evenly spread).
         valid = np.flatnonzero(checked_ok)
-        keep = valid if len(valid) <= MAX_SAMPLES else valid[np.linspace(0, len(valid) - 1, MAX_SAMPLES).astype(int)]
+        keep = (
+            valid
+            if len(valid) <= MAX_SAMPLES
+            else valid[np.linspace(0, len(valid) - 1, MAX_SAMPLES).astype(int)]
+        )
         rows = keep[~bad[keep]]
         kept = _kept_samples(robot, source, bounds, contacts, parents, rows, bad, diff)
-        findings += diagnose(DiagnosisData(
-            weight=robot.weight, mass=robot.mass, gravity=robot.gravity_vector, time=out.time[rows],
-            wrenches=kept.wrenches, positions=kept.positions, rotations=kept.rotations,
-            joint_centres=kept.joints, com=kept.com, momentum_rate=kept.rate,
-            external=kept.ext, names=names, over=inconsistent[rows],
-            log_wrenches=cast(Array, kept.log_wrenches), rows=rows, log_time=out.time,
-            tolerance=(tol["force_tolerance"] * robot.weight, tol["moment_tolerance"] * robot.weight),
-        ))
+        findings += diagnose(
+            DiagnosisData(
+                weight=robot.weight,
+                mass=robot.mass,
+                gravity=robot.gravity_vector,
+                time=out.time[rows],
+                wrenches=kept.wrenches,
+                positions=kept.positions,
+                rotations=kept.rotations,
+                joint_centres=kept.joints,
+                com=kept.com,
+                momentum_rate=kept.rate,
+                external=kept.ext,
+                names=names,
+                over=inconsistent[rows],
+                log_wrenches=cast(Array, kept.log_wrenches),
+                rows=rows,
+                log_time=out.time,
+                tolerance=(
+                    tol["force_tolerance"] * robot.weight,
+                    tol["moment_tolerance"] * robot.weight,
+                ),
+            )
+        )
     report.diagnosis = findings
     return report
 
@@ -606,8 +823,17 @@ def _failed_chunk_rows(reasons: dict[int, str], n: int) -> NDArray[np.bool_]:
 def _slice(part: Trajectory, here: slice) -> Trajectory:
     def cut(x: Any) -> Any:
         return None if x is None else x[here]
-    return replace(part, time=part.time[here], q=part.q[here], v=part.v[here], a=cut(part.a), tau=cut(part.tau),
-                   contact_wrenches=part.contact_wrenches[here], external_wrenches=cut(part.external_wrenches))
+
+    return replace(
+        part,
+        time=part.time[here],
+        q=part.q[here],
+        v=part.v[here],
+        a=cut(part.a),
+        tau=cut(part.tau),
+        contact_wrenches=part.contact_wrenches[here],
+        external_wrenches=cut(part.external_wrenches),
+    )
 
 
 # --- convention checks per chunk ---------------------------------------------------------------
@@ -616,8 +842,16 @@ def _slice(part: Trajectory, here: slice) -> Trajectory:
 _MIN_CONVENTION_SAMPLES = 5
 
 
-def _chunk_conventions(robot: Robot, source: _Source, part: Trajectory, off: int, start: int, stop: int,
-                       contacts: list[Contact], ground: Any) -> Any:
+def _chunk_conventions(
+    robot: Robot,
+    source: _Source,
+    part: Trajectory,
+    off: int,
+    start: int,
+    stop: int,
+    contacts: list[Contact],
+    ground: Any,
+) -> Any:
     from .conventions import check_conventions
 
     lo = min(start, max(stop - _MIN_CONVENTION_SAMPLES, 0))
@@ -643,21 +877,39 @@ def _merge_conventions(parts: list[tuple[int, int, Any]]) -> Any:
     for j, first in enumerate(parts[0][2].all_checks):
         failing = [(a, b, r.all_checks[j]) for a, b, r in parts if not r.all_checks[j].passed]
         if not failing:
-            merged.append(ConventionCheck(first.name, True, f"{first.message} (in each of {len(parts)} chunks; "
-                                          f"first chunk shown)", evidence=first.evidence))
+            merged.append(
+                ConventionCheck(
+                    first.name,
+                    True,
+                    f"{first.message} (in each of {len(parts)} chunks; first chunk shown)",
+                    evidence=first.evidence,
+                )
+            )
             continue
         a, b, check = failing[0]
         spans = [[a, b - 1] for a, b, _ in failing]
-        merged.append(ConventionCheck(
-            check.name, False, f"samples {a}..{b - 1}: {check.message} (fails on {len(failing)} of "
-            f"{len(parts)} chunks)", check.fix, check.hypotheses,
-            {**check.evidence, "failing_chunks": spans[:50], "n_chunks": len(parts)}))
+        merged.append(
+            ConventionCheck(
+                check.name,
+                False,
+                f"samples {a}..{b - 1}: {check.message} (fails on {len(failing)} of "
+                f"{len(parts)} chunks)",
+                check.fix,
+                check.hypotheses,
+                {**check.evidence, "failing_chunks": spans[:50], "n_chunks": len(parts)},
+            )
+        )
     return ConventionReport(tuple(merged))
 
 
-def _covered_by_differentiation(robot: Robot, source: _Source, bounds: list[tuple[int, int]],
-                                contacts: Sequence[Contact], report: Report,
-                                over: NDArray[np.bool_]) -> NDArray[np.bool_]:
+def _covered_by_differentiation(
+    robot: Robot,
+    source: _Source,
+    bounds: list[tuple[int, int]],
+    contacts: Sequence[Contact],
+    report: Report,
+    over: NDArray[np.bool_],
+) -> NDArray[np.bool_]:
     """Samples over tolerance whose residual the expected error of differentiating ``v``
     covers (:func:`wholebody.conventions.expected_residual_error`), chunk by chunk with the
     neighbours the differences use."""
@@ -671,12 +923,19 @@ def _covered_by_differentiation(robot: Robot, source: _Source, bounds: list[tupl
             continue
         part, off = _read_part(source, start, stop, None, margin=2)
         lo = start - off
-        expected = expected_residual_error(robot, part, contacts, force_tolerance=report.force_tolerance,
-                                           moment_tolerance=report.moment_tolerance, samples=idx - lo)
+        expected = expected_residual_error(
+            robot,
+            part,
+            contacts,
+            force_tolerance=report.force_tolerance,
+            moment_tolerance=report.moment_tolerance,
+            samples=idx - lo,
+        )
         fe, me = expected.force_error[idx - lo], expected.moment_error[idx - lo]
         with np.errstate(invalid="ignore"):
-            covered[idx] = ((report.force_norm[idx] <= report.force_tolerance * w + fe)
-                            & (report.moment_norm[idx] <= report.moment_tolerance * w + me))
+            covered[idx] = (report.force_norm[idx] <= report.force_tolerance * w + fe) & (
+                report.moment_norm[idx] <= report.moment_tolerance * w + me
+            )
     return covered
 
 
@@ -714,9 +973,16 @@ class _Kept:
     log_wrenches: _RowsOf
 
 
-def _kept_samples(robot: Robot, source: _Source, bounds: list[tuple[int, int]], contacts: list[Contact],
-                  parents: list[str], rows: NDArray[np.intp], bad: NDArray[np.bool_],
-                  diff: _Differentiation | None) -> _Kept:
+def _kept_samples(
+    robot: Robot,
+    source: _Source,
+    bounds: list[tuple[int, int]],
+    contacts: list[Contact],
+    parents: list[str],
+    rows: NDArray[np.intp],
+    bad: NDArray[np.bool_],
+    diff: _Differentiation | None,
+) -> _Kept:
     """The kinematics of the samples the diagnosis keeps (one more Pinocchio pass each, with
     the contacts' parent joints) and the wrench rows within the lag search's reach (flagged
     samples' rows zeroed), read chunk by chunk."""
@@ -727,9 +993,16 @@ def _kept_samples(robot: Robot, source: _Source, bounds: list[tuple[int, int]], 
     reach = min(MAX_LAG_SAMPLES, N // 4) + 1
     frames = [c.frame for c in contacts] + list(source.external_frames) + parents
     S = len(rows)
-    kept = _Kept(np.empty((S, k, 6)), np.empty((S, k, 3)), np.empty((S, k, 3, 3)), np.empty((S, k, 3)),
-                 np.empty((S, 3)), np.empty((S, 6)), np.zeros((S, 6)), _RowsOf(N, np.zeros(0, np.intp),
-                                                                                np.zeros((0, k, 6))))
+    kept = _Kept(
+        np.empty((S, k, 6)),
+        np.empty((S, k, 3)),
+        np.empty((S, k, 3, 3)),
+        np.empty((S, k, 3)),
+        np.empty((S, 3)),
+        np.empty((S, 6)),
+        np.zeros((S, 6)),
+        _RowsOf(N, np.zeros(0, np.intp), np.zeros((0, k, 6))),
+    )
     index_parts, value_parts = [], []
     for start, stop in bounds:
         sel = np.flatnonzero((rows >= start) & (rows < stop))
@@ -740,8 +1013,15 @@ def _kept_samples(robot: Robot, source: _Source, bounds: list[tuple[int, int]], 
         local = rows[sel] - lo
         q, v, a, _ = part.for_robot(robot)
         arrays, _, _ = robot.check_batch(q=q[local], v=v[local], a=a[local])  # type: ignore[index]
-        kin = kinematics_batch(robot, arrays["q"], arrays["v"], arrays["a"], frames, np.zeros(len(sel), bool),
-                               rotations=True)
+        kin = kinematics_batch(
+            robot,
+            arrays["q"],
+            arrays["v"],
+            arrays["a"],
+            frames,
+            np.zeros(len(sel), bool),
+            rotations=True,
+        )
         assert kin.rotations is not None
         kept.positions[sel] = kin.positions[:, :k]
         kept.rotations[sel] = kin.rotations[:, :k]
@@ -750,8 +1030,10 @@ def _kept_samples(robot: Robot, source: _Source, bounds: list[tuple[int, int]], 
         kept.rate[sel] = kin.momentum_rate
         kept.wrenches[sel] = part.contact_wrenches[local]
         if part.external_wrenches is not None:
-            kept.ext[sel] = np.concatenate(wrench_sum(part.external_wrenches[local], kin.positions[:, k : k + e],
-                                                      kin.com), axis=1)
+            kept.ext[sel] = np.concatenate(
+                wrench_sum(part.external_wrenches[local], kin.positions[:, k : k + e], kin.com),
+                axis=1,
+            )
         near = np.unique(np.clip(rows[sel][:, None] + np.arange(-reach, reach + 1), 0, N - 1))
         values = part.contact_wrenches[near - lo].copy()
         values[bad[near]] = 0.0
@@ -778,17 +1060,34 @@ class _ChunkOutput:
 
 
 def _check_chunk(
-    robot: Robot, contacts: list[Contact], Q: Array, V: Array, A: Array, W: Array, E: Array | None, skip: Array,
-    frames: list[str], e: int, cone_slack: tuple[float, float], progress: bool,
+    robot: Robot,
+    contacts: list[Contact],
+    Q: Array,
+    V: Array,
+    A: Array,
+    W: Array,
+    E: Array | None,
+    skip: Array,
+    frames: list[str],
+    e: int,
+    cone_slack: tuple[float, float],
+    progress: bool,
 ) -> _ChunkOutput:
     """The residual and the cones of one chunk of samples (one Pinocchio pass each)."""
     k = len(contacts)
     kin = kinematics_batch(robot, Q, V, A, frames, skip, rotations=True, progress=progress)
+    assert kin.rotations is not None  # asked for
     R = kin.rotations[:, :k]
     # Contacts and known external wrenches, each about its own frame origin, in one layout.
     wrenches = W if E is None else np.concatenate([W, E], axis=1)
-    r_f, r_m = newton_euler_residual_arrays(wrenches, kin.positions[:, : k + e], kin.com, kin.momentum_rate,
-                                           mass=robot.mass, gravity=robot.gravity_vector)
+    r_f, r_m = newton_euler_residual_arrays(
+        wrenches,
+        kin.positions[:, : k + e],
+        kin.com,
+        kin.momentum_rate,
+        mass=robot.mass,
+        gravity=robot.gravity_vector,
+    )
     # Friction, per contact, in its own frame: the one cone home.
     R_cone = R
     if any(c.ground_normal is not None for c in contacts):
@@ -798,7 +1097,9 @@ def _check_chunk(
                 continue
             turned = ground_aligned_rotations(R[:, j], c.ground_normal)
             # A point contact's normal is given in its frame: map it onto the ground normal.
-            R_cone[:, j] = turned if isinstance(c, SurfaceContact) else turned @ normal_rotation(c.normal).T
+            R_cone[:, j] = (
+                turned if isinstance(c, SurfaceContact) else turned @ normal_rotation(c.normal).T
+            )
     cones = ContactSet(contacts).check(W, R_cone, tol=0.0)
     margin, normal = cones.margin, cones.normal_force
     with np.errstate(invalid="ignore"):
@@ -810,7 +1111,9 @@ def _check_chunk(
 MAX_EVENTS = 10_000  # per contact: a noisy log can chatter at every sample
 
 
-def _contact_events(time: Array, normal: Array, names: list[str], weight: float, bad: Array) -> list:
+def _contact_events(
+    time: Array, normal: Array, names: list[str], weight: float, bad: NDArray[np.bool_]
+) -> list:
     """(time, contact, "make" | "break") where the normal force crosses 2 % of the weight
     (the first :data:`MAX_EVENTS` of each contact)."""
     events = []
@@ -844,8 +1147,10 @@ def estimate_trajectory(
     if traj.a is None:
         traj = traj.with_accelerations(robot)
     q, v, a, tau = traj.for_robot(robot)
-    batch = estimate_contact_wrenches_batch(robot, q, v, a, contacts, tau=tau if use_torques else None,
-                                            solver=solver, progress=progress)
+    assert a is not None  # estimated above when the log has none
+    batch = estimate_contact_wrenches_batch(
+        robot, q, v, a, contacts, tau=tau if use_torques else None, solver=solver, progress=progress
+    )
     N = len(traj)
     est = np.zeros((N, len(contacts), 6))
     for j, c in enumerate(contacts):
@@ -855,7 +1160,9 @@ def estimate_trajectory(
         traj,
         contact_names=traj.contact_names + tuple(f"{c.name}:estimated" for c in contacts),
         contact_wrenches=np.concatenate([traj.contact_wrenches, est], axis=1),
-        metadata={**traj.metadata, "estimation_mode": batch.mode, "estimation_status": status_counts},
+        metadata={
+            **traj.metadata,
+            "estimation_mode": batch.mode,
+            "estimation_status": status_counts,
+        },
     )
-
-
