@@ -571,8 +571,8 @@ def _sample_checks(
         )
         checks.append(
             (
-                f"{label} are beyond physical magnitudes (> {MAX_WRENCH_RELATIVE:g} m g, a diverged "
-                "simulation or wrong units)",
+                f"{label} are beyond physical magnitudes (> {MAX_WRENCH_RELATIVE:g} m g, "
+                "a diverged simulation or wrong units)",
                 beyond_physical_magnitude(arr, robot.weight),
             )
         )

@@ -271,20 +271,24 @@ class Report:
         """The summary as a few lines of text (what the CLI prints)."""
         s = self.summary()
         f, m = s["residual_force_N"], s["residual_moment_Nm"]
+        estimated = self.accelerations_estimated
         lines = [
             f"log       {self.source}  ({self.robot}, weight {self.weight:.1f} N)",
             f"samples   {s['samples']['in']} in = {s['samples']['checked']} checked + "
             f"{s['samples']['flagged']} flagged"
-            + ("   (accelerations estimated from v)" if self.accelerations_estimated else ""),
-            f"residual  force  median {f['median']:.3g} N, p95 {f['p95']:.3g} N, max {f['max']:.3g} N",
-            f"          moment median {m['median']:.3g} N m, p95 {m['p95']:.3g} N m, max {m['max']:.3g} N m",
-            f"over tolerance ({100 * self.force_tolerance:g} % m g, {100 * self.moment_tolerance:g} cm): "
+            + ("   (accelerations estimated from v)" if estimated else ""),
+            f"residual  force  median {f['median']:.3g} N, p95 {f['p95']:.3g} N, "
+            f"max {f['max']:.3g} N",
+            f"          moment median {m['median']:.3g} N m, p95 {m['p95']:.3g} N m, "
+            f"max {m['max']:.3g} N m",
+            f"over tolerance ({100 * self.force_tolerance:g} % m g, "
+            f"{100 * self.moment_tolerance:g} cm): "
             f"{100 * s['fraction_over_tolerance']:.2f} % of samples",
         ]
         if s["over_tolerance_near_contact_events"] and s["fraction_over_tolerance"]:
             lines.append(
-                f"          {100 * s['over_tolerance_near_contact_events']:.0f} % of those within 20 ms "
-                "of a contact make/break"
+                f"          {100 * s['over_tolerance_near_contact_events']:.0f} % of those "
+                "within 20 ms of a contact make/break"
             )
         for name, c in s["contacts"].items():
             lines.append(
@@ -325,8 +329,8 @@ class Report:
         if verdict == "consistent_except_unreliable":
             t = self.time[self.unreliable]
             lines.append(
-                f"verdict   consistent, except {n_unreliable} samples ({t.min():.3f} .. {t.max():.3f} s) "
-                "whose differentiated accelerations are unreliable (impacts, the log's ends)"
+                f"verdict   consistent, except {n_unreliable} samples "
+                f"({t.min():.3f} .. {t.max():.3f} s) whose differentiated accelerations are unreliable (impacts, the log's ends)"
             )
         else:
             lines.append(
