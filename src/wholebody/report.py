@@ -330,7 +330,8 @@ class Report:
             t = self.time[self.unreliable]
             lines.append(
                 f"verdict   consistent, except {n_unreliable} samples "
-                f"({t.min():.3f} .. {t.max():.3f} s) whose differentiated accelerations are unreliable (impacts, the log's ends)"
+                f"({t.min():.3f} .. {t.max():.3f} s) whose differentiated accelerations are "
+                "unreliable (impacts, the log's ends)"
             )
         else:
             lines.append(
