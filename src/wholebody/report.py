@@ -86,7 +86,7 @@ class Report:
     time: Array
     residual_force: Array
     residual_moment: Array
-    flagged: Array
+    flagged: NDArray[np.bool_]
     reasons: dict[int, str]
     weight: float
     force_tolerance: float
@@ -133,8 +133,10 @@ class Report:
     def over_tolerance(self) -> NDArray[np.bool_]:
         """(N,) bool: checked samples whose residual force or moment is over tolerance."""
         with np.errstate(invalid="ignore"):
-            return ~self.flagged & ((self.force_norm > self.force_tolerance * self.weight)
-                                    | (self.moment_norm > self.moment_tolerance * self.weight))
+            return ~self.flagged & (
+                (self.force_norm > self.force_tolerance * self.weight)
+                | (self.moment_norm > self.moment_tolerance * self.weight)
+            )
 
     @property
     def inconsistent_samples(self) -> NDArray[np.bool_]:
@@ -146,7 +148,9 @@ class Report:
         """(N, k) bool: outside the cone by more than ``cone_tolerance`` m g plus
         ``cone_tolerance_relative`` times the contact's normal force."""
         with np.errstate(invalid="ignore"):
-            slack = self.cone_tolerance * self.weight + self.cone_tolerance_relative * np.abs(self.normal_force)
+            slack = self.cone_tolerance * self.weight + self.cone_tolerance_relative * np.abs(
+                self.normal_force
+            )
             return self.cone_margin < -slack
 
     @property
@@ -163,7 +167,11 @@ class Report:
         """One of :data:`VERDICTS` (see the module docstring)."""
         if self.n_checked == 0:
             return "unchecked"
-        if not self.conventions_passed or self.inconsistent_samples.any() or self.cone_violation.any():
+        if (
+            not self.conventions_passed
+            or self.inconsistent_samples.any()
+            or self.cone_violation.any()
+        ):
             return "inconsistent"
         if self.over_tolerance.any():
             return "consistent_except_unreliable"
@@ -178,7 +186,11 @@ class Report:
             x = x[ok]
             if not len(x):
                 return {"median": float("nan"), "p95": float("nan"), "max": float("nan")}
-            return {"median": float(np.median(x)), "p95": float(np.percentile(x, 95)), "max": float(np.max(x))}
+            return {
+                "median": float(np.median(x)),
+                "p95": float(np.percentile(x, 95)),
+                "max": float(np.max(x)),
+            }
 
         contacts = {}
         for j, name in enumerate(self.contact_names):
@@ -189,7 +201,9 @@ class Report:
                 "violations": int(viol.sum()),
                 "fraction_violated": float(viol.sum() / max(self.n_checked, 1)),
                 "most_violated": common,
-                "max_utilisation": float(np.nanmax(self.utilisation[:, j])) if ok.any() else float("nan"),
+                "max_utilisation": float(np.nanmax(self.utilisation[:, j]))
+                if ok.any()
+                else float("nan"),
             }
         over = self.over_tolerance
         near_events = self._near_events(over)
@@ -198,32 +212,56 @@ class Report:
             "source": self.source,
             "consistent": self.consistent,
             "verdict": self.verdict,
-            "samples": {"in": self.n_samples, "checked": self.n_checked, "flagged": int(self.flagged.sum())},
+            "samples": {
+                "in": self.n_samples,
+                "checked": self.n_checked,
+                "flagged": int(self.flagged.sum()),
+            },
             "weight_N": self.weight,
             "accelerations_estimated": self.accelerations_estimated,
             "residual_force_N": stats(self.force_norm),
             "residual_moment_Nm": stats(self.moment_norm),
             "residual_force_relative": stats(self.force_norm / self.weight),
             "residual_moment_relative_m": stats(self.moment_norm / self.weight),
-            "tolerance": {"force_relative": self.force_tolerance, "moment_relative_m": self.moment_tolerance},
+            "tolerance": {
+                "force_relative": self.force_tolerance,
+                "moment_relative_m": self.moment_tolerance,
+            },
             "fraction_over_tolerance": float(over.sum() / max(self.n_checked, 1)),
             "unreliable_samples": np.flatnonzero(self.unreliable)[:200].tolist(),
             "n_unreliable": int(self.unreliable.sum()),
-            "conventions": None if self.conventions is None else [
-                {"check": c.name, "passed": c.passed, "message": c.message, "fix": c.fix,
-                 "hypotheses": list(c.hypotheses)} for c in self.conventions.all_checks],
+            "conventions": None
+            if self.conventions is None
+            else [
+                {
+                    "check": c.name,
+                    "passed": c.passed,
+                    "message": c.message,
+                    "fix": c.fix,
+                    "hypotheses": list(c.hypotheses),
+                }
+                for c in self.conventions.all_checks
+            ],
             "preset": self.preset,
             "over_tolerance_near_contact_events": near_events,
             "contacts": contacts,
             "n_events": len(self.events),
             "events": [{"time": t, "contact": c, "event": e} for t, c, e in self.events[:200]],
             "flagged_reasons": {str(k): v for k, v in list(self.reasons.items())[:50]},
-            "diagnosis": [{"cause": f.cause, "explained": f.explained, "message": f.message,
-                           "parameters": f.parameters, "uncertainty": f.uncertainty,
-                           "alternatives": f.alternatives} for f in self.diagnosis],
+            "diagnosis": [
+                {
+                    "cause": f.cause,
+                    "explained": f.explained,
+                    "message": f.message,
+                    "parameters": f.parameters,
+                    "uncertainty": f.uncertainty,
+                    "alternatives": f.alternatives,
+                }
+                for f in self.diagnosis
+            ],
         }
 
-    def _near_events(self, over: Array, window: float = 0.02) -> float:
+    def _near_events(self, over: NDArray[np.bool_], window: float = 0.02) -> float:
         """Share of the over-tolerance samples within ``window`` s of a make/break event."""
         if not over.any() or not self.events:
             return 0.0
@@ -233,23 +271,31 @@ class Report:
         """The summary as a few lines of text (what the CLI prints)."""
         s = self.summary()
         f, m = s["residual_force_N"], s["residual_moment_Nm"]
+        estimated = self.accelerations_estimated
         lines = [
             f"log       {self.source}  ({self.robot}, weight {self.weight:.1f} N)",
             f"samples   {s['samples']['in']} in = {s['samples']['checked']} checked + "
             f"{s['samples']['flagged']} flagged"
-            + ("   (accelerations estimated from v)" if self.accelerations_estimated else ""),
-            f"residual  force  median {f['median']:.3g} N, p95 {f['p95']:.3g} N, max {f['max']:.3g} N",
-            f"          moment median {m['median']:.3g} N m, p95 {m['p95']:.3g} N m, max {m['max']:.3g} N m",
-            f"over tolerance ({100 * self.force_tolerance:g} % m g, {100 * self.moment_tolerance:g} cm): "
+            + ("   (accelerations estimated from v)" if estimated else ""),
+            f"residual  force  median {f['median']:.3g} N, p95 {f['p95']:.3g} N, "
+            f"max {f['max']:.3g} N",
+            f"          moment median {m['median']:.3g} N m, p95 {m['p95']:.3g} N m, "
+            f"max {m['max']:.3g} N m",
+            f"over tolerance ({100 * self.force_tolerance:g} % m g, "
+            f"{100 * self.moment_tolerance:g} cm): "
             f"{100 * s['fraction_over_tolerance']:.2f} % of samples",
         ]
         if s["over_tolerance_near_contact_events"] and s["fraction_over_tolerance"]:
-            lines.append(f"          {100 * s['over_tolerance_near_contact_events']:.0f} % of those within 20 ms "
-                         "of a contact make/break")
+            lines.append(
+                f"          {100 * s['over_tolerance_near_contact_events']:.0f} % of those "
+                "within 20 ms of a contact make/break"
+            )
         for name, c in s["contacts"].items():
-            lines.append(f"contact   {name}: {c['violations']} cone violations"
-                         + (f" (mostly: {c['most_violated']})" if c["most_violated"] else "")
-                         + f", max utilisation {c['max_utilisation']:.2f}")
+            lines.append(
+                f"contact   {name}: {c['violations']} cone violations"
+                + (f" (mostly: {c['most_violated']})" if c["most_violated"] else "")
+                + f", max utilisation {c['max_utilisation']:.2f}"
+            )
         for k, (i, why) in enumerate(self.reasons.items()):
             if k == 5:
                 lines.append(f"          ... {len(self.reasons) - 5} more flagged samples")
@@ -257,7 +303,9 @@ class Report:
             lines.append(f"flagged   sample {i}: {why}")
         if self.diagnosis:
             best = self.diagnosis[0]
-            lines.append(f"diagnosis {best.message} (explains {100 * best.explained:.0f} % of the residual)")
+            lines.append(
+                f"diagnosis {best.message} (explains {100 * best.explained:.0f} % of the residual)"
+            )
             for alternative in best.alternatives:
                 lines.append(f"          or: {alternative}")
             others, seen = [], {best.cause}
@@ -266,19 +314,34 @@ class Report:
                     seen.add(f.cause)
                     others.append(f"{f.cause.replace('_', ' ')} {100 * f.explained:.0f} %")
             if others:
-                lines.append(f"          also tested: {', '.join(others[:6])}" + (", ..." if len(others) > 6 else ""))
+                lines.append(
+                    f"          also tested: {', '.join(others[:6])}"
+                    + (", ..." if len(others) > 6 else "")
+                )
         if self.conventions is not None:
             for check in self.conventions.findings:
-                lines.append(f"convention {check.name}: {check.message}" + (f"; fix: {check.fix}" if check.fix else ""))
+                lines.append(
+                    f"convention {check.name}: {check.message}"
+                    + (f"; fix: {check.fix}" if check.fix else "")
+                )
         n_unreliable = int(self.unreliable.sum())
         verdict = self.verdict
         if verdict == "consistent_except_unreliable":
             t = self.time[self.unreliable]
-            lines.append(f"verdict   consistent, except {n_unreliable} samples ({t.min():.3f} .. {t.max():.3f} s) "
-                         "whose differentiated accelerations are unreliable (impacts, the log's ends)")
+            lines.append(
+                f"verdict   consistent, except {n_unreliable} samples "
+                f"({t.min():.3f} .. {t.max():.3f} s) whose differentiated accelerations are "
+                "unreliable (impacts, the log's ends)"
+            )
         else:
-            lines.append("verdict   " + {"consistent": "consistent", "inconsistent": "INCONSISTENT",
-                                         "unchecked": "UNCHECKED (no sample could be checked)"}[verdict])
+            lines.append(
+                "verdict   "
+                + {
+                    "consistent": "consistent",
+                    "inconsistent": "INCONSISTENT",
+                    "unchecked": "UNCHECKED (no sample could be checked)",
+                }[verdict]
+            )
         return "\n".join(lines)
 
     # --- output -----------------------------------------------------------------------------
@@ -286,12 +349,17 @@ class Report:
     def columns(self) -> dict[str, Array]:
         """Per-sample columns (name -> (N,) array) for CSV and DataFrames."""
         cols: dict[str, Array] = {
-            "time": self.time, "flagged": self.flagged.astype(float),
+            "time": self.time,
+            "flagged": self.flagged.astype(float),
             "over_tolerance": self.over_tolerance.astype(float),
-            "residual_fx": self.residual_force[:, 0], "residual_fy": self.residual_force[:, 1],
-            "residual_fz": self.residual_force[:, 2], "residual_tx": self.residual_moment[:, 0],
-            "residual_ty": self.residual_moment[:, 1], "residual_tz": self.residual_moment[:, 2],
-            "residual_force": self.force_norm, "residual_moment": self.moment_norm,
+            "residual_fx": self.residual_force[:, 0],
+            "residual_fy": self.residual_force[:, 1],
+            "residual_fz": self.residual_force[:, 2],
+            "residual_tx": self.residual_moment[:, 0],
+            "residual_ty": self.residual_moment[:, 1],
+            "residual_tz": self.residual_moment[:, 2],
+            "residual_force": self.force_norm,
+            "residual_moment": self.moment_norm,
         }
         for j, name in enumerate(self.contact_names):
             cols[f"{name}:normal_force"] = self.normal_force[:, j]
@@ -342,6 +410,10 @@ def _near(t: Array, events: Array, window: float) -> Array:
     if not len(events):
         return np.zeros(len(t), dtype=bool)
     events = np.sort(events)
-    i = np.clip(np.searchsorted(events, t), 1, len(events) - 1) if len(events) > 1 else np.zeros(len(t), int)
+    i = (
+        np.clip(np.searchsorted(events, t), 1, len(events) - 1)
+        if len(events) > 1
+        else np.zeros(len(t), int)
+    )
     nearest = np.minimum(np.abs(t - events[i]), np.abs(t - events[np.maximum(i - 1, 0)]))
     return nearest <= window
