@@ -114,3 +114,24 @@ def test_ground_normal_on_nearly_flat_feet_changes_little(humanoid, squat):
     # MuJoCo's soft contacts leave the soles tilted by a fraction of a degree.
     np.testing.assert_allclose(a.utilisation, b.utilisation, rtol=0, atol=0.01)
     assert b.verdict == "consistent"
+
+
+def test_a_logged_schedule_is_used_by_the_check_and_the_estimate(humanoid, squat):
+    """Inactive contacts have no cone to respect; estimates keep them at zero."""
+    from wholebody.analysis import estimate_trajectory
+
+    W = squat.contact_wrenches.copy()
+    W[100:110, 1, :2] += [400.0, 0.0]  # tangential force far outside the cone (mu = 1)...
+    W[100:110, 0, :2] += [-400.0, 0.0]  # ...balanced by the other foot: residual unchanged
+    active = np.ones((len(squat), 2), dtype=bool)
+    marked = dataclasses.replace(squat, contact_wrenches=W)
+    assert check_trajectory(humanoid, marked, FEET).cone_violation[100:110, 1].all()
+    # The same samples declared inactive for the right sole: its cone is not checked there.
+    active[100:110, 1] = False
+    report = check_trajectory(humanoid, dataclasses.replace(marked, contact_active=active), FEET)
+    assert not report.cone_violation[100:110, 1].any() and np.isnan(report.cone_margin[100:110, 1]).all()
+    # Estimation with the schedule: the inactive sole carries exactly nothing.
+    est = estimate_trajectory(humanoid, dataclasses.replace(squat, contact_active=active), FEET)
+    right = est.contact_wrench("right_sole:estimated")
+    assert np.array_equal(right[100:110], np.zeros((10, 6)))
+    assert est.contact_active.shape == (len(squat), 4)

@@ -3,8 +3,6 @@ old per-contact formulas, balance's wrench sum, and the cone-matrix layout."""
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
@@ -190,18 +188,14 @@ def test_newton_euler_matrix_is_balance_wrench_sum():
     assert_allclose(A2 @ x, np.r_[f[0], m[0]], rtol=0, atol=1e-10)
 
 
-def test_face_matrix_update_is_fast():
+def test_face_matrix_update_in_a_reused_buffer_equals_a_fresh_build():
+    # The speed of the in-place update is measured by benchmarks/bench_control.py; here, that
+    # reusing the buffer over changing rotations gives what a fresh build gives.
     cs = ContactSet(SOLES)
-    R = Rotation.random(2, random_state=7).as_matrix()
-    out = cs.face_matrix(R, np.zeros((cs.n_rows, cs.n)))
-    best = np.inf
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(2000):
-            cs.face_matrix(R, out)
-        best = min(best, (time.perf_counter() - t0) / 2000)
-    print(f"face_matrix update, 2 soles: {1e6 * best:.1f} us")
-    assert best < 20e-6  # target < 5 us; generous for shared CI machines
+    out = cs.face_matrix(Rotation.random(2, random_state=7).as_matrix(), np.zeros((cs.n_rows, cs.n)))
+    for seed in range(8, 12):
+        R = Rotation.random(2, random_state=seed).as_matrix()
+        np.testing.assert_array_equal(cs.face_matrix(R, out), ContactSet(SOLES).face_matrix(R))
 
 
 def test_bad_inputs():

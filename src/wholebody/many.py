@@ -45,18 +45,26 @@ def _finite(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
+#: Log formats checked chunk by chunk from the file (``wholebody.analysis.check_log``).
+STREAMED_SUFFIXES = (".parquet", ".h5", ".hdf5")
+
+
 def _check_file(robot: Robot, path: str, contacts: Sequence[Contact], options: dict[str, Any],
                 out_dir: str | None, plot: bool, calibration: Any = None) -> dict[str, Any]:
     """Check one log; a log that cannot be read is a row with its error."""
-    from .analysis import check_trajectory
+    from .analysis import check_log, check_trajectory
     from .errors import WholebodyError
     from .trajectory import Trajectory
 
     try:
-        traj = Trajectory.load(path)
-        if calibration is not None:
-            traj = calibration.apply(traj, robot)
-        report = check_trajectory(robot, traj, contacts, **options)
+        if calibration is None and Path(path).suffix.lower() in STREAMED_SUFFIXES:
+            # Read in row groups / slices: memory does not grow with the log's length.
+            report = check_log(robot, path, contacts, **options)
+        else:
+            traj = Trajectory.load(path)
+            if calibration is not None:
+                traj = calibration.apply(traj, robot)
+            report = check_trajectory(robot, traj, contacts, **options)
     except (WholebodyError, OSError, ValueError) as exc:
         return _error_row(path, str(exc))
     if out_dir is not None:
