@@ -34,7 +34,12 @@ def synthetic_log(robot: wb.Robot, feet: tuple[str, ...], n: int, seed: int = 0)
 
 def write_profile(path: Path, name: str, feet: tuple[str, ...]) -> Path:
     """A robot profile with rectangular feet (0.2 x 0.1 m, mu 0.8)."""
-    path.write_text(f'robot = "{name}"\n' + "".join(
-        f'[[contacts]]\nframe = "{f}"\ntype = "surface"\nhalf_length = 0.1\nhalf_width = 0.05\nmu = 0.8\n'
-        for f in feet))
+    path.write_text(
+        f'robot = "{name}"\n'
+        + "".join(
+            f'[[contacts]]\nframe = "{f}"\ntype = "surface"\nhalf_length = 0.1\nhalf_width '
+            "= 0.05\nmu = 0.8\n"
+            for f in feet
+        )
+    )
     return path

@@ -69,13 +69,23 @@ def main(n: int = 50_000) -> None:
     t_raw = best_of(lambda: raw_floor(robot, contacts, Q, V, A))
     t_wb = best_of(lambda: newton_euler_residuals(robot, Q, V, A, contacts, W))
     rate_raw, rate_wb = n / t_raw, n / t_wb
-    print(f"robot {robot.name}: nq={robot.nq} nv={robot.nv}, {n} samples, 2 surface contacts, one core")
-    print(f"raw Pinocchio floor (centroidal rate + 2 frame placements): {rate_raw:10,.0f} samples/s  "
-          f"({1e6 / rate_raw:.2f} us/sample)")
-    print(f"wholebody newton_euler_residuals:                          {rate_wb:10,.0f} samples/s  "
-          f"({1e6 / rate_wb:.2f} us/sample)")
+    print(
+        f"robot {robot.name}: nq={robot.nq} nv={robot.nv}, {n} samples, 2 surface contacts, "
+        "one core"
+    )
+    print(
+        f"raw Pinocchio floor (centroidal rate + 2 frame placements): {rate_raw:10,.0f} samples/s  "
+        f"({1e6 / rate_raw:.2f} us/sample)"
+    )
+    print(
+        f"wholebody newton_euler_residuals:                          {rate_wb:10,.0f} samples/s  "
+        f"({1e6 / rate_wb:.2f} us/sample)"
+    )
     print(f"ratio wholebody / floor: {t_wb / t_raw:.2f}x   (target <= {TARGET_RATIO}x)")
-    print(f"throughput target >= {TARGET_RATE:,} samples/s: {'met' if rate_wb >= TARGET_RATE else 'NOT met'}")
+    print(
+        f"throughput target >= {TARGET_RATE:,} samples/s: "
+        f"{'met' if rate_wb >= TARGET_RATE else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

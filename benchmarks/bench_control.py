@@ -53,8 +53,9 @@ BLOCK = 10  # calls per timed block
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """3-vector cross product, explicit (np.cross costs ~20 us per call in numpy 2)."""
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
-                     a[0] * b[1] - a[1] * b[0]])
+    return np.array(
+        [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    )
 
 
 def load(name: str) -> tuple[wb.Robot, list[SurfaceContact], np.ndarray]:
@@ -64,8 +65,11 @@ def load(name: str) -> tuple[wb.Robot, list[SurfaceContact], np.ndarray]:
         robot = wb.load(name)
     if name == "g1":
         for side in ("left", "right"):
-            robot.add_frame(f"{side}_sole", f"{side}_ankle_roll_link",
-                            pin.SE3(np.eye(3), np.array([0.035, 0.0, -0.035])))
+            robot.add_frame(
+                f"{side}_sole",
+                f"{side}_ankle_roll_link",
+                pin.SE3(np.eye(3), np.array([0.035, 0.0, -0.035])),
+            )
         half = (0.085, 0.03)
         bent = {"hip_pitch_joint": -0.2, "knee_joint": 0.4, "ankle_pitch_joint": -0.2}
         q = robot.q_from_named({f"{s}_{j}": x for s in ("left", "right") for j, x in bent.items()})
@@ -74,14 +78,16 @@ def load(name: str) -> tuple[wb.Robot, list[SurfaceContact], np.ndarray]:
         bent = {"hip_pitch": -0.25, "knee": 0.5, "ankle_pitch": -0.25}
         q = robot.q_from_named({f"{s}_{j}": x for s in ("left", "right") for j, x in bent.items()})
     q[2] = -robot.frame_position(q, "left_sole")[2]
-    contacts = [SurfaceContact(f"{s}_sole", half_length=half[0], half_width=half[1], mu=0.7)
-                for s in ("left", "right")]
+    contacts = [
+        SurfaceContact(f"{s}_sole", half_length=half[0], half_width=half[1], mu=0.7)
+        for s in ("left", "right")
+    ]
     return robot, contacts, q
 
 
-def cases(robot: wb.Robot, contacts: list[SurfaceContact], q: np.ndarray
-          ) -> list[tuple[str, Callable[[], object], Callable[[], object],
-                          Callable[[object, object], None]]]:
+def cases(
+    robot: wb.Robot, contacts: list[SurfaceContact], q: np.ndarray
+) -> list[tuple[str, Callable[[], object], Callable[[], object], Callable[[object, object], None]]]:
     """(name, wholebody call, raw call, comparison of their outputs)."""
     model, data = robot.model, robot.data
     raw_data = model.createData()  # the raw side has its own Data, as a user's would
@@ -91,8 +97,12 @@ def cases(robot: wb.Robot, contacts: list[SurfaceContact], q: np.ndarray
     fids = [model.getFrameId(c.frame) for c in contacts]
     mass = robot.mass
     mg = mass * model.gravity.linear
-    W = np.array([[5.0, -3.0, 0.5 * robot.weight, 2.0, -1.0, 0.3],
-                  [-4.0, 2.0, 0.5 * robot.weight, -1.5, 1.2, -0.2]])
+    W = np.array(
+        [
+            [5.0, -3.0, 0.5 * robot.weight, 2.0, -1.0, 0.3],
+            [-4.0, 2.0, 0.5 * robot.weight, -1.5, 1.2, -0.2],
+        ]
+    )
     wrenches = [W[0], W[1]]
 
     def close(x: np.ndarray, y: np.ndarray) -> None:
@@ -200,14 +210,25 @@ def cases(robot: wb.Robot, contacts: list[SurfaceContact], q: np.ndarray
         for i, fid in enumerate(fids):
             rJ[6 * i : 6 * i + 6] = pin.getFrameJacobian(model, raw_data, fid, LWA)
             rd[6 * i : 6 * i + 6] = pin.getFrameClassicalAcceleration(
-                model, raw_data, fid, LWA).vector
+                model, raw_data, fid, LWA
+            ).vector
             Mf = pin.updateFramePlacement(model, raw_data, fid)
             rp[i], rR[i] = Mf.translation, Mf.rotation
         return (rM, rh, rJ, rd, rp, rR)
 
     def pass_cmp(cd, y):
-        for got, want in zip((cd.mass_matrix, cd.nonlinear_effects, cd.jacobian, cd.drift,
-                              cd.positions, cd.rotations), y, strict=True):
+        for got, want in zip(
+            (
+                cd.mass_matrix,
+                cd.nonlinear_effects,
+                cd.jacobian,
+                cd.drift,
+                cd.positions,
+                cd.rotations,
+            ),
+            y,
+            strict=True,
+        ):
             close(got, want)
 
     def wrench_cmp(w, y):
@@ -226,10 +247,18 @@ def cases(robot: wb.Robot, contacts: list[SurfaceContact], q: np.ndarray
         ("newton_euler_residual (2 soles)", residual_wb, residual_raw, wrench_cmp),
         ("gravito_inertial_wrench", giw_wb, giw_raw, wrench_cmp),
         ("contact_wrench (2 soles)", cw_wb, cw_raw, wrench_cmp),
-        ("centre_of_pressure", cop_wb, cop_raw,
-         lambda c, y: close(np.r_[c.local, c.world], np.r_[y[0], y[1]])),
-        ("estimate, prebuilt problem (.solve)", est_wb, est_raw,
-         lambda x, y: np.testing.assert_allclose(x, y, rtol=0, atol=1e-6)),
+        (
+            "centre_of_pressure",
+            cop_wb,
+            cop_raw,
+            lambda c, y: close(np.r_[c.local, c.world], np.r_[y[0], y[1]]),
+        ),
+        (
+            "estimate, prebuilt problem (.solve)",
+            est_wb,
+            est_raw,
+            lambda x, y: np.testing.assert_allclose(x, y, rtol=0, atol=1e-6),
+        ),
         ("ContactSet.face_matrix update", faces_wb, faces_raw, lambda x, y: close(x, y)),
         ("contact_dynamics_pass (M,h,2J,2drift,2M)", pass_wb, pass_raw, pass_cmp),
         ("controller tick (build + qpsolvers daqp)", tick_wb, tick_raw, tick_cmp),
@@ -263,9 +292,11 @@ def controller_ticks(robot, ctrl, contacts, q, v, q_ref):
         cd = ctrl.update(q, v)
         hg, c = cd.centroidal_momentum, cd.com
         acc = kp_c * (c_ref - c) - kd_c * hg[:3] / mass
-        tasks = [ctrl.com_task(acc, weight=w_c),
-                 ctrl.angular_momentum_task(-kd_l * hg[3:], weight=w_l),
-                 ctrl.posture_task(q_ref, kp=kp_p, kd=kd_p, weight=w_p)]
+        tasks = [
+            ctrl.com_task(acc, weight=w_c),
+            ctrl.angular_momentum_task(-kd_l * hg[3:], weight=w_l),
+            ctrl.posture_task(q_ref, kp=kp_p, kd=kd_p, weight=w_p),
+        ]
         return qpsolvers.solve_problem(ctrl.problem(tasks), solver="daqp").x
 
     def tick_raw():
@@ -277,8 +308,9 @@ def controller_ticks(robot, ctrl, contacts, q, v, q_ref):
         J = np.empty((12, nv))
         for i, fid in enumerate(fids):
             J[6 * i : 6 * i + 6] = pin.getFrameJacobian(model, d, fid, LWA)
-            b[6 + 6 * i : 12 + 6 * i] = -pin.getFrameClassicalAcceleration(model, d, fid,
-                                                                           LWA).vector
+            b[6 + 6 * i : 12 + 6 * i] = -pin.getFrameClassicalAcceleration(
+                model, d, fid, LWA
+            ).vector
             Mf = pin.updateFramePlacement(model, d, fid)
             R[i], P[i] = Mf.rotation, Mf.translation
         A[:6, :nv], A[:6, nv:], b[:6] = M[:6], -J[:, :6].T, -hv[:6]
@@ -331,13 +363,16 @@ def measure(name_cases, repeats: int) -> list[tuple[str, float, float]]:
                 for _ in range(BLOCK):
                     f()
                 out.append((clock() - t0) / BLOCK)
-    return [(n, 1e6 * float(np.median(t[0])), 1e6 * float(np.median(t[1])))
-            for n, t in times.items()]
+    return [
+        (n, 1e6 * float(np.median(t[0])), 1e6 * float(np.median(t[1]))) for n, t in times.items()
+    ]
 
 
 def main(repeats: int = 200) -> None:
-    print(f"bench_control: median of {repeats} interleaved blocks of {BLOCK} calls, one process; "
-          f"pinocchio {pin.__version__}, numpy {np.__version__}")
+    print(
+        f"bench_control: median of {repeats} interleaved blocks of {BLOCK} calls, one process; "
+        f"pinocchio {pin.__version__}, numpy {np.__version__}"
+    )
     for name in ("g1", "humanoid"):
         try:
             robot, contacts, q = load(name)
@@ -345,15 +380,18 @@ def main(repeats: int = 200) -> None:
             print(f"\n{name}: skipped ({exc})")
             continue
         rows = measure(cases(robot, contacts, q), repeats)
-        print(f"\nrobot {name}: nq = {robot.nq}, nv = {robot.nv}, 2 soles "
-              f"({contacts[0].half_length} x {contacts[0].half_width} m)")
+        print(
+            f"\nrobot {name}: nq = {robot.nq}, nv = {robot.nv}, 2 soles "
+            f"({contacts[0].half_length} x {contacts[0].half_width} m)"
+        )
         print(f"{'call':44s} {'wholebody':>11s} {'raw':>9s} {'ratio':>7s}")
         for n, t_wb, t_raw in rows:
             mark = "  > 1.5x" if t_wb / t_raw > FLAG else ""
             print(f"{n:44s} {t_wb:8.1f} us {t_raw:6.1f} us {t_wb / t_raw:6.2f}x{mark}")
         tick = dict((n, t) for n, t, _ in rows)["controller tick (build + qpsolvers daqp)"]
-        print(f"controller tick goal < 300 us: {'met' if tick < 300 else 'NOT met'} "
-              f"({tick:.0f} us)")
+        print(
+            f"controller tick goal < 300 us: {'met' if tick < 300 else 'NOT met'} ({tick:.0f} us)"
+        )
 
 
 if __name__ == "__main__":

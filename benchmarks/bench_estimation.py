@@ -54,24 +54,31 @@ def samples(robot, contacts, n, rng, base_height):
 def backend_table(n=100):
     rng = np.random.default_rng(0)
     robot = wb.load("humanoid")
-    feet = [SurfaceContact(f, half_length=X, half_width=Y, mu=MU)
-            for f in ("left_sole", "right_sole")]
+    feet = [
+        SurfaceContact(f, half_length=X, half_width=Y, mu=MU) for f in ("left_sole", "right_sole")
+    ]
     corners = []
     for side in ("left", "right"):
         for i, (x, y) in enumerate([(X, Y), (-X, Y), (-X, -Y), (X, -Y)]):
             robot.add_frame(f"{side}_c{i}", f"{side}_sole", [x, y, 0.0])
             corners.append(PointContact(f"{side}_c{i}", mu=MU))
-    print(f"backends on the shipped humanoid, {n} samples per set; "
-          "verified = found and checked")
-    print(f"{'set':28s} {'backend':10s} {'verified':>9s} {'max |x - daqp| [N]':>19s} "
-          f"{'median solve [us]':>18s}")
-    for label, contacts in (("2 feet (12 var, 32 rows)", feet),
-                            ("8 points (24 var, 32 rows)", corners)):
+    print(f"backends on the shipped humanoid, {n} samples per set; verified = found and checked")
+    print(
+        f"{'set':28s} {'backend':10s} {'verified':>9s} {'max |x - daqp| [N]':>19s} "
+        f"{'median solve [us]':>18s}"
+    )
+    for label, contacts in (
+        ("2 feet (12 var, 32 rows)", feet),
+        ("8 points (24 var, 32 rows)", corners),
+    ):
         data = samples(robot, contacts, n, rng, 0.94)
         for mode in ("newton_euler", "full_dynamics"):
-            problems = [build_estimation_problem(robot, q, v, a, contacts,
-                                                 tau=tau if mode == "full_dynamics" else None)
-                        for q, v, a, tau in data]
+            problems = [
+                build_estimation_problem(
+                    robot, q, v, a, contacts, tau=tau if mode == "full_dynamics" else None
+                )
+                for q, v, a, tau in data
+            ]
             reference = [p.solve("daqp").x for p in problems]
             for solver in qpsolvers.available_solvers:
                 ok, worst, times = 0, 0.0, []
@@ -82,8 +89,10 @@ def backend_table(n=100):
                     if est.found:
                         ok += 1
                         worst = max(worst, float(np.abs(est.x - ref).max()))
-                print(f"{label + ' ' + mode[:4]:28s} {solver:10s} {ok / n:8.0%} {worst:19.1e} "
-                      f"{1e6 * np.median(times):18.0f}")
+                print(
+                    f"{label + ' ' + mode[:4]:28s} {solver:10s} {ok / n:8.0%} {worst:19.1e} "
+                    f"{1e6 * np.median(times):18.0f}"
+                )
 
 
 def batch_time(n=5000):
@@ -107,19 +116,28 @@ def batch_time(n=5000):
             robot.contact_pass(Q[i], V[i], A[i], fids, jacobians=False)
         best_pass = min(best_pass, time.perf_counter() - t0)
     per_sample = 1e6 * best / n
-    print(f"\nbatch estimation, {robot.name} (nv={robot.nv}), 2 rectangular feet, "
-          f"Newton-Euler mode, daqp, {n} samples")
+    print(
+        f"\nbatch estimation, {robot.name} (nv={robot.nv}), 2 rectangular feet, "
+        f"Newton-Euler mode, daqp, {n} samples"
+    )
     print(f"  wall time per sample (all included): {per_sample:6.1f} us   (goal <= 30 us)")
-    print(f"  of which daqp (update + solve), median: "
-          f"{1e6 * np.nanmedian(batch.solve_time):4.1f} us")
+    print(
+        f"  of which daqp (update + solve), median: {1e6 * np.nanmedian(batch.solve_time):4.1f} us"
+    )
     solve = float(np.nanmedian(batch.solve_time))
     floor = best_pass / n + solve
-    print(f"  Pinocchio pass alone (same run):     {1e6 * best_pass / n:6.1f} us   "
-          f"(ratio all / pass {best / best_pass:.1f}x)")
-    print(f"  floor, pass + daqp solve:            {1e6 * floor:6.1f} us   "
-          f"(ratio all / floor {per_sample / (1e6 * floor):.1f}x; goal <= 30 us, within 2x)")
-    print(f"  verified: {batch.found.mean():.1%}, largest Newton-Euler residual "
-          f"{np.nanmax(batch.residual_force):.1e} N")
+    print(
+        f"  Pinocchio pass alone (same run):     {1e6 * best_pass / n:6.1f} us   "
+        f"(ratio all / pass {best / best_pass:.1f}x)"
+    )
+    print(
+        f"  floor, pass + daqp solve:            {1e6 * floor:6.1f} us   "
+        f"(ratio all / floor {per_sample / (1e6 * floor):.1f}x; goal <= 30 us, within 2x)"
+    )
+    print(
+        f"  verified: {batch.found.mean():.1%}, largest Newton-Euler residual "
+        f"{np.nanmax(batch.residual_force):.1e} N"
+    )
 
 
 def schedule_cost(n=3000, repeats=7):
@@ -139,22 +157,29 @@ def schedule_cost(n=3000, repeats=7):
     phase = (np.arange(n) // 50) % 5
     walking[phase == 1, 1] = False
     walking[phase == 3, 0] = False
-    rows = [left[i % 100] if phase[i] == 1 else right[i % 100] if phase[i] == 3
-            else both[i % 300] for i in range(n)]
+    rows = [
+        left[i % 100] if phase[i] == 1 else right[i % 100] if phase[i] == 3 else both[i % 300]
+        for i in range(n)
+    ]
     Q, V, A = (np.array([r[j] for r in rows]) for j in range(3))
     # A known push of zero (the motion stays the same; the push's algebra is what costs).
     push = {"pelvis" if name == "g1" else "torso": np.zeros((n, 3))}
-    variants = {"no mask": {}, "mask all active": {"active": all_on},
-                "mask 40% single support": {"active": walking},
-                "mask + known push": {"active": walking, "external_wrenches": push}}
+    variants = {
+        "no mask": {},
+        "mask all active": {"active": all_on},
+        "mask 40% single support": {"active": walking},
+        "mask + known push": {"active": walking, "external_wrenches": push},
+    }
     best = dict.fromkeys(variants, np.inf)
     for _ in range(repeats):
         for label, kw in variants.items():
             t0 = time.perf_counter()
             estimate_contact_wrenches_batch(robot, Q, V, A, feet, **kw)
             best[label] = min(best[label], time.perf_counter() - t0)
-    print(f"\nschedule cost, {robot.name} (nv={robot.nv}), 2 feet, Newton-Euler mode, daqp, "
-          f"{n} samples, best of {repeats} (interleaved)")
+    print(
+        f"\nschedule cost, {robot.name} (nv={robot.nv}), 2 feet, Newton-Euler mode, daqp, "
+        f"{n} samples, best of {repeats} (interleaved)"
+    )
     base = best["no mask"]
     for label, t in best.items():
         print(f"  {label:26s} {1e6 * t / n:6.1f} us/sample   ratio {t / base:.3f}")

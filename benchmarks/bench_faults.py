@@ -73,10 +73,27 @@ def wait_until(condition, timeout: float = 600.0, step: float = 0.05):
 
 def start(log: Path, profile: Path, out: Path) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(SRC)}
-    return subprocess.Popen([sys.executable, "-m", "wholebody.cli", "check", str(log), "--config",
-                             str(profile), "--workers", "2", "--json", "--out", str(out)],
-                            env=env, start_new_session=True, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "wholebody.cli",
+            "check",
+            str(log),
+            "--config",
+            str(profile),
+            "--workers",
+            "2",
+            "--json",
+            "--out",
+            str(out),
+        ],
+        env=env,
+        start_new_session=True,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def two_workers(proc: subprocess.Popen) -> list[int]:
@@ -92,17 +109,22 @@ def finish(proc: subprocess.Popen, t0: float, out: Path, log: Path) -> str:
     row = json.loads(stdout)[0]
     reasons = json.loads((out / f"{log.stem}.report.json").read_text())["flagged_reasons"]
     shown = sorted(set(reasons.values()))
-    return (f"exit {proc.returncode}, {wall:.1f} s; {row['samples_in']:,} samples = "
-            f"{row['checked']:,} checked + {row['flagged']:,} flagged; verdict {row['verdict']}"
-            + (f"; reason: {shown[0]}" if shown else "")
-            + (f" (+{len(shown) - 1} other reasons)" if len(shown) > 1 else "") + load)
+    return (
+        f"exit {proc.returncode}, {wall:.1f} s; {row['samples_in']:,} samples = "
+        f"{row['checked']:,} checked + {row['flagged']:,} flagged; verdict {row['verdict']}"
+        + (f"; reason: {shown[0]}" if shown else "")
+        + (f" (+{len(shown) - 1} other reasons)" if len(shown) > 1 else "")
+        + load
+    )
 
 
 def main(n: int = 1_000_000) -> None:
     robot, name, feet = benchmark_robot()
-    print(f"robot {name} (nv={robot.nv}); {n:,} samples, chunks of 50,000; "
-          f"wholebody check --workers 2 --out (subprocess, wall time includes loading, the "
-          f"diagnosis and writing the reports); CPUs: {os.cpu_count()}, shared with other users")
+    print(
+        f"robot {name} (nv={robot.nv}); {n:,} samples, chunks of 50,000; "
+        f"wholebody check --workers 2 --out (subprocess, wall time includes loading, the "
+        f"diagnosis and writing the reports); CPUs: {os.cpu_count()}, shared with other users"
+    )
     with tempfile.TemporaryDirectory() as tmp_:
         tmp = Path(tmp_)
         log = tmp / "faults.npz"
@@ -118,8 +140,10 @@ def main(n: int = 1_000_000) -> None:
         victim = two_workers(proc)[0]
         time.sleep(3.0)
         os.kill(victim, signal.SIGKILL)
-        print(f"2. one worker killed (t={time.monotonic() - t0:.1f} s): "
-              f"{finish(proc, t0, tmp / 'once', log)}")
+        print(
+            f"2. one worker killed (t={time.monotonic() - t0:.1f} s): "
+            f"{finish(proc, t0, tmp / 'once', log)}"
+        )
 
         t0 = time.monotonic()
         proc = start(log, profile, tmp / "twice")
@@ -129,8 +153,10 @@ def main(n: int = 1_000_000) -> None:
         replacement = wait_until(lambda: [c for c in children(proc.pid) if c not in first])[0]
         time.sleep(1.0)  # it has taken the dead worker's chunk
         os.kill(replacement, signal.SIGKILL)
-        print(f"3. worker and its replacement killed (t={time.monotonic() - t0:.1f} s): "
-              f"{finish(proc, t0, tmp / 'twice', log)}")
+        print(
+            f"3. worker and its replacement killed (t={time.monotonic() - t0:.1f} s): "
+            f"{finish(proc, t0, tmp / 'twice', log)}"
+        )
 
         t0 = time.monotonic()
         proc = start(log, profile, tmp / "ctrl-c")
@@ -141,8 +167,10 @@ def main(n: int = 1_000_000) -> None:
         _, stderr = proc.communicate()
         stop = time.monotonic() - t_int
         left = group(proc.pid)
-        print(f"4. Ctrl-C (t={t_int - t0:.1f} s): exit {proc.returncode} {stop:.2f} s after "
-              f"SIGINT, stderr {stderr.strip()!r}, {len(left)} processes of its group left")
+        print(
+            f"4. Ctrl-C (t={t_int - t0:.1f} s): exit {proc.returncode} {stop:.2f} s after "
+            f"SIGINT, stderr {stderr.strip()!r}, {len(left)} processes of its group left"
+        )
 
 
 if __name__ == "__main__":

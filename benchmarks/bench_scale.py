@@ -42,7 +42,9 @@ def main(n_speed: int = 200_000, n_memory: int = 1_000_000) -> None:
         report = check_trajectory(robot, traj, contacts, workers=workers, diagnose_causes=False)
         times["check", workers] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        res = newton_euler_residuals(robot, traj.q, traj.v, traj.a, contacts, W, workers=workers, chunk_size=25_000)
+        res = newton_euler_residuals(
+            robot, traj.q, traj.v, traj.a, contacts, W, workers=workers, chunk_size=25_000
+        )
         times["residual", workers] = time.perf_counter() - t0
         if workers == 1:
             ref_report, ref_res = report, res
@@ -50,8 +52,11 @@ def main(n_speed: int = 200_000, n_memory: int = 1_000_000) -> None:
     assert np.array_equal(res.force, ref_res.force, equal_nan=True)
     for what in ("check", "residual"):
         t1, t2 = times[what, 1], times[what, 2]
-        print(f"{what:9s} {n_speed:,} samples: workers=1 {n_speed / t1:9,.0f}/s, workers=2 {n_speed / t2:9,.0f}/s, "
-              f"speed-up {t1 / t2:.2f}x (identical results)")
+        print(
+            f"{what:9s} {n_speed:,} samples: workers=1 {n_speed / t1:9,.0f}/s, workers=2 "
+            f"{n_speed / t2:9,.0f}/s, "
+            f"speed-up {t1 / t2:.2f}x (identical results)"
+        )
 
     big = synthetic_log(robot, feet, n_memory, seed=1)
     arrays_mb = sum(x.nbytes for x in (big.time, big.q, big.v, big.a, big.contact_wrenches)) / 2**20
@@ -61,16 +66,33 @@ def main(n_speed: int = 200_000, n_memory: int = 1_000_000) -> None:
         del big
         profile = write_profile(Path(tmp) / "profile.toml", name, feet)
         t0 = time.perf_counter()
-        result = subprocess.run([sys.executable, "-m", "wholebody.cli", "check", str(log), "--config", str(profile),
-                                 "--workers", "2"], capture_output=True, text=True)
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "wholebody.cli",
+                "check",
+                str(log),
+                "--config",
+                str(profile),
+                "--workers",
+                "2",
+            ],
+            capture_output=True,
+            text=True,
+        )
         wall = time.perf_counter() - t0
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     if result.returncode not in (0, 1):
         print(result.stderr[-2000:])
         raise SystemExit(1)
-    print(f"wholebody check --workers 2, {n_memory:,} samples: {wall:.0f} s ({n_memory / wall:,.0f} samples/s), "
-          f"peak memory {peak_mb:,.0f} MB = arrays {arrays_mb:,.0f} MB + {peak_mb - arrays_mb:,.0f} MB "
-          f"(target: under 1,024 MB beyond the arrays)")
+    print(
+        f"wholebody check --workers 2, {n_memory:,} samples: {wall:.0f} s "
+        f"({n_memory / wall:,.0f} samples/s), "
+        f"peak memory {peak_mb:,.0f} MB = arrays {arrays_mb:,.0f} MB + "
+        f"{peak_mb - arrays_mb:,.0f} MB "
+        f"(target: under 1,024 MB beyond the arrays)"
+    )
 
 
 if __name__ == "__main__":

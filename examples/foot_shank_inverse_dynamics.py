@@ -35,14 +35,32 @@ FOOT_COM = np.array([0.05, 0.0, -0.04])  # from the ankle [m]
 
 def foot_shank_urdf() -> str:
     w = UrdfWriter("foot_shank")
-    w.link("shank", mass=SHANK_MASS, com=tuple(SHANK_COM), inertia=cylinder_inertia(SHANK_MASS, 0.05, 0.40))
+    w.link(
+        "shank",
+        mass=SHANK_MASS,
+        com=tuple(SHANK_COM),
+        inertia=cylinder_inertia(SHANK_MASS, 0.05, 0.40),
+    )
     # A 3-dof ankle as three hinges through one point (massless intermediate links).
-    w.joint("ankle_x", "revolute", "shank", "ankle_link_1", xyz=tuple(ANKLE), axis=(1, 0, 0), limit=(-1, 1))
+    w.joint(
+        "ankle_x",
+        "revolute",
+        "shank",
+        "ankle_link_1",
+        xyz=tuple(ANKLE),
+        axis=(1, 0, 0),
+        limit=(-1, 1),
+    )
     w.link("ankle_link_1")
     w.joint("ankle_y", "revolute", "ankle_link_1", "ankle_link_2", axis=(0, 1, 0), limit=(-1, 1))
     w.link("ankle_link_2")
     w.joint("ankle_z", "revolute", "ankle_link_2", "foot", axis=(0, 0, 1), limit=(-1, 1))
-    w.link("foot", mass=FOOT_MASS, com=tuple(FOOT_COM), inertia=box_inertia(FOOT_MASS, (0.24, 0.10, 0.06)))
+    w.link(
+        "foot",
+        mass=FOOT_MASS,
+        com=tuple(FOOT_COM),
+        inertia=box_inertia(FOOT_MASS, (0.24, 0.10, 0.06)),
+    )
     return w.render("foot and shank of seed 000")
 
 
@@ -74,7 +92,9 @@ def seed_matrix_solution(robot, q, v, a, grf, cop):
     ankle = robot.frame_position(q, "ankle_z")
     knee = robot.frame_position(q, "shank")
     Z, I3 = np.zeros((3, 3)), np.eye(3)
-    M = np.block([[FOOT_MASS * I3, Z, Z, Z], [Z, I_F, Z, Z], [Z, Z, SHANK_MASS * I3, Z], [Z, Z, Z, I_S]])
+    M = np.block(
+        [[FOOT_MASS * I3, Z, Z, Z], [Z, I_F, Z, Z], [Z, Z, SHANK_MASS * I3, Z], [Z, Z, Z, I_S]]
+    )
     acc = np.r_[aF, dwF, aS, dwS]
     C = np.r_[np.zeros(3), -np.cross(wF, I_F @ wF), np.zeros(3), -np.cross(wS, I_S @ wS)]
     G = np.r_[FOOT_MASS * g, np.zeros(3), SHANK_MASS * g, np.zeros(3)]
@@ -100,8 +120,12 @@ def main() -> dict[str, float]:
             robot = wb.Robot.from_urdf(path)
     robot.add_frame("cop", "foot", [0.08, 0.01, -0.07])
     rng = np.random.default_rng(0)
-    q = robot.q_from_named({"ankle_x": 0.1, "ankle_y": -0.2, "ankle_z": 0.05},
-                           base_position=[0.1, 0.0, 0.5], base_quaternion_xyzw=np.array([0.05, 0.1, 0.0, 0.99373]) / np.linalg.norm([0.05, 0.1, 0.0, 0.99373]))
+    q = robot.q_from_named(
+        {"ankle_x": 0.1, "ankle_y": -0.2, "ankle_z": 0.05},
+        base_position=[0.1, 0.0, 0.5],
+        base_quaternion_xyzw=np.array([0.05, 0.1, 0.0, 0.99373])
+        / np.linalg.norm([0.05, 0.1, 0.0, 0.99373]),
+    )
     v, a = rng.normal(size=robot.nv), rng.normal(size=robot.nv)
     grf = np.array([40.0, -15.0, 700.0])  # ground reaction force [N], world axes
     cop = robot.frame_position(q, "cop")
@@ -111,9 +135,21 @@ def main() -> dict[str, float]:
     F_A, M_A_foot, F_K, M_K_shank, R_F, R_S = seed_matrix_solution(robot, q, v, a, grf, cop)
 
     print("ankle force F_A [N]      wholebody", ankle.force.round(4), " seed", F_A.round(4))
-    print("ankle moment M_A [N m]   wholebody", (R_F @ ankle.moment).round(4), " seed", M_A_foot.round(4), "(foot axes)")
+    print(
+        "ankle moment M_A [N m]   wholebody",
+        (R_F @ ankle.moment).round(4),
+        " seed",
+        M_A_foot.round(4),
+        "(foot axes)",
+    )
     print("knee force F_K [N]       wholebody", knee.force.round(4), " seed", F_K.round(4))
-    print("knee moment M_K [N m]    wholebody", (R_S @ knee.moment).round(4), " seed", M_K_shank.round(4), "(shank axes)")
+    print(
+        "knee moment M_K [N m]    wholebody",
+        (R_S @ knee.moment).round(4),
+        " seed",
+        M_K_shank.round(4),
+        "(shank axes)",
+    )
     errors = {
         "F_A": float(np.abs(ankle.force - F_A).max()),
         "M_A": float(np.abs(R_F @ ankle.moment - M_A_foot).max()),
@@ -125,10 +161,15 @@ def main() -> dict[str, float]:
     plt = optional_pyplot()
     if plt is not None:
         fig, ax = plt.subplots(1, 4, figsize=(12, 3))
-        for axis, (title, ours, seed) in zip(ax, [
-            ("ankle force F_A [N]", ankle.force, F_A), ("ankle moment M_A, foot axes [N m]", R_F @ ankle.moment, M_A_foot),
-            ("knee force F_K [N]", knee.force, F_K), ("knee moment M_K, shank axes [N m]", R_S @ knee.moment, M_K_shank),
-        ]):
+        for axis, (title, ours, seed) in zip(
+            ax,
+            [
+                ("ankle force F_A [N]", ankle.force, F_A),
+                ("ankle moment M_A, foot axes [N m]", R_F @ ankle.moment, M_A_foot),
+                ("knee force F_K [N]", knee.force, F_K),
+                ("knee moment M_K, shank axes [N m]", R_S @ knee.moment, M_K_shank),
+            ],
+        ):
             x = np.arange(3)
             axis.bar(x - 0.2, ours, 0.4, label="wholebody")
             axis.bar(x + 0.2, seed, 0.4, label="seed 12x12 system")

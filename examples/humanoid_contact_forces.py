@@ -27,13 +27,21 @@ from wholebody.support import static_equilibrium_polygon
 def main() -> dict[str, float]:
     robot = anthropometric_human(1.70, 70.0)
     X, Y = sole_half_sizes(1.70)
-    feet = [SurfaceContact(f, half_length=X, half_width=Y, mu=0.7) for f in ("left_sole", "right_sole")]
+    feet = [
+        SurfaceContact(f, half_length=X, half_width=Y, mu=0.7) for f in ("left_sole", "right_sole")
+    ]
     # Shift the pelvis 4 cm to the left (hip and ankle adduction keep the soles flat).
     shift = np.arcsin(0.04 / (standing_height(1.70) - 0.039 * 1.70))
     q = robot.q_from_named(
-        {"left_hip_adduction": shift, "left_ankle_inversion": shift, "right_hip_adduction": -shift,
-         "right_ankle_inversion": -shift, "right_shoulder_flexion": -1.2},
-        base_position=[0.0, 0.04, standing_height(1.70) * np.cos(shift)])
+        {
+            "left_hip_adduction": shift,
+            "left_ankle_inversion": shift,
+            "right_hip_adduction": -shift,
+            "right_ankle_inversion": -shift,
+            "right_shoulder_flexion": -1.2,
+        },
+        base_position=[0.0, 0.04, standing_height(1.70) * np.cos(shift)],
+    )
     zero = np.zeros(robot.nv)
     w_gi = gravito_inertial_wrench(robot, q, zero, zero)
     est = estimate_contact_wrenches(robot, q, zero, zero, feet)
@@ -41,24 +49,41 @@ def main() -> dict[str, float]:
     com = robot.com(q)
     total = Wrench(np.zeros(3), np.zeros(3), com)
     for c in feet:
-        total = total + Wrench.from_vector(est.wrenches[c.name], robot.frame_position(q, c.frame)).shift_to(com)
+        total = total + Wrench.from_vector(
+            est.wrenches[c.name], robot.frame_position(q, c.frame)
+        ).shift_to(com)
     zmp_point = zmp(total)
-    print(f"weight {robot.weight:.1f} N; gravito-inertial wrench at the CoM: {np.array2string(w_gi.as_vector(), precision=2)}")
-    print(f"estimate: {est.status}, split from regularisation: {est.split_from_regularization} "
-          "(without joint torques the six Newton-Euler equations fix the total, not the split: "
-          "the least-norm split shares the load and carries the shift as CoP moments)")
+    print(
+        f"weight {robot.weight:.1f} N; gravito-inertial wrench at the CoM: "
+        f"{np.array2string(w_gi.as_vector(), precision=2)}"
+    )
+    print(
+        f"estimate: {est.status}, split from regularisation: {est.split_from_regularization} "
+        "(without joint torques the six Newton-Euler equations fix the total, not the split: "
+        "the least-norm split shares the load and carries the shift as CoP moments)"
+    )
     for c in feet:
         w_local = est.wrenches_local[c.name]
         inside = check_wrench_cone(c, w_local)
-        print(f"  {c.name}: f_z {w_local[2]:6.1f} N, CoP {np.array2string(est.centres_of_pressure[c.name] * 100, precision=1)} cm, "
-              f"cone margin {inside.margin[0]:.1f}")
-    print(f"ZMP {np.array2string(zmp_point[:2] * 100, precision=1)} cm; CoM {np.array2string(com[:2] * 100, precision=1)} cm; "
-          f"support polygon area {polygon.area * 1e4:.0f} cm^2, CoM margin {polygon.margin(com) * 100:.1f} cm")
+        print(
+            f"  {c.name}: f_z {w_local[2]:6.1f} N, CoP "
+            f"{np.array2string(est.centres_of_pressure[c.name] * 100, precision=1)} cm, "
+            f"cone margin {inside.margin[0]:.1f}"
+        )
+    print(
+        f"ZMP {np.array2string(zmp_point[:2] * 100, precision=1)} cm; CoM "
+        f"{np.array2string(com[:2] * 100, precision=1)} cm; "
+        f"support polygon area {polygon.area * 1e4:.0f} cm^2, CoM margin "
+        f"{polygon.margin(com) * 100:.1f} cm"
+    )
 
     corners = []
     for c in feet:
         M = robot.frame_placement(q, c.frame)
-        corners += [M.act(np.array([sx * X, sy * Y, 0.0]))[:2] for sx, sy in ((1, 1), (-1, 1), (-1, -1), (1, -1))]
+        corners += [
+            M.act(np.array([sx * X, sy * Y, 0.0]))[:2]
+            for sx, sy in ((1, 1), (-1, 1), (-1, -1), (1, -1))
+        ]
     corners = np.array(corners)
     plt = optional_pyplot()
     if plt is not None:

@@ -39,14 +39,21 @@ def motion(robot: wb.Robot, t: float):
     rates = np.zeros(robot.nv)
     accels = np.zeros(robot.nv)
     for side in ("left", "right"):
-        for joint, k in ((f"{side}_hip_pitch", -1.0), (f"{side}_knee", 2.0), (f"{side}_ankle_pitch", -1.0)):
+        for joint, k in (
+            (f"{side}_hip_pitch", -1.0),
+            (f"{side}_knee", 2.0),
+            (f"{side}_ankle_pitch", -1.0),
+        ):
             joints[joint] = k * theta
             idx = robot.model.joints[robot.joint_id(joint)].idx_v
             rates[idx], accels[idx] = k * dtheta, k * ddtheta
     height = HUMANOID_STANDING_HEIGHT - 0.8 * (1 - np.cos(theta))
     q = robot.q_from_named(joints, base_position=[0.0, y, height])
     # The base keeps the identity orientation, so base-frame and world velocities coincide.
-    dh, ddh = -0.8 * np.sin(theta) * dtheta, -0.8 * (np.cos(theta) * dtheta**2 + np.sin(theta) * ddtheta)
+    dh, ddh = (
+        -0.8 * np.sin(theta) * dtheta,
+        -0.8 * (np.cos(theta) * dtheta**2 + np.sin(theta) * ddtheta),
+    )
     rates[:3], accels[:3] = [0.0, dy, dh], [0.0, ddy, ddh]
     return q, rates, accels
 
@@ -54,14 +61,19 @@ def motion(robot: wb.Robot, t: float):
 def main() -> None:
     robot = wb.load("humanoid")
     feet = [
-        SurfaceContact(f, half_length=HUMANOID_SOLE_HALF_LENGTH, half_width=HUMANOID_SOLE_HALF_WIDTH, mu=0.8)
+        SurfaceContact(
+            f, half_length=HUMANOID_SOLE_HALF_LENGTH, half_width=HUMANOID_SOLE_HALF_WIDTH, mu=0.8
+        )
         for f in ("left_sole", "right_sole")
     ]
     t = np.linspace(0.0, T, N)
     Q, V, A, W = [], [], [], []
     for ti in t:
         q, v, a = motion(robot, ti)
-        left_o, right_o = robot.frame_position(q, "left_sole"), robot.frame_position(q, "right_sole")
+        left_o, right_o = (
+            robot.frame_position(q, "left_sole"),
+            robot.frame_position(q, "right_sole"),
+        )
         # What the feet must supply, from RNEA's base rows (base frame = world axes here,
         # about the base origin): a second algorithm, independent of the centroidal route.
         base_rows = robot.inverse_dynamics(q, v, a)[:6]
@@ -79,10 +91,15 @@ def main() -> None:
     broken = newton_euler_residuals(robot, Q, V, A, feet, bad)
 
     print(f"{N} samples, weight {robot.weight:.1f} N")
-    print(f"consistent log: max residual force {clean.force_norm.max():.2e} N, "
-          f"moment {clean.moment_norm.max():.2e} N m")
-    print(f"right foot sign-flipped in [0.8, 1.2] s: max residual {broken.force_relative.max():.2f} m g "
-          f"inside, {broken.force_norm[~flip].max():.1e} N outside")
+    print(
+        f"consistent log: max residual force {clean.force_norm.max():.2e} N, "
+        f"moment {clean.moment_norm.max():.2e} N m"
+    )
+    print(
+        "right foot sign-flipped in [0.8, 1.2] s: max residual "
+        f"{broken.force_relative.max():.2f} m g "
+        f"inside, {broken.force_norm[~flip].max():.1e} N outside"
+    )
 
     plt = optional_pyplot()
     if plt is not None:

@@ -32,7 +32,12 @@ def motion(t):
 
 
 def seed_torque(alpha, alpha_dd):
-    return I_O * alpha_dd + M * G * D * np.cos(alpha) + L * F_EX * np.sin(alpha) - L * F_EY * np.cos(alpha)
+    return (
+        I_O * alpha_dd
+        + M * G * D * np.cos(alpha)
+        + L * F_EX * np.sin(alpha)
+        - L * F_EY * np.cos(alpha)
+    )
 
 
 def main() -> dict[str, float]:
@@ -40,7 +45,12 @@ def main() -> dict[str, float]:
     push = {"tip": np.array([F_EX, 0.0, F_EY])}  # the seed's (x, y) plane is our (x, z)
     t = np.linspace(0.0, 4.0, 401)
     alpha, alpha_d, alpha_dd = motion(t)
-    tau = np.array([robot.inverse_dynamics([a], [ad], [add], push)[0] for a, ad, add in zip(alpha, alpha_d, alpha_dd)])
+    tau = np.array(
+        [
+            robot.inverse_dynamics([a], [ad], [add], push)[0]
+            for a, ad, add in zip(alpha, alpha_d, alpha_dd)
+        ]
+    )
     id_error = float(np.abs(tau - seed_torque(alpha, alpha_dd)).max())
 
     def rhs(time, state):

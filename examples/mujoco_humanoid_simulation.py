@@ -9,8 +9,9 @@ the ``omega x v`` term converted there), and ``check_trajectory`` must find ever
 consistent (residual <= 1e-6 N with MuJoCo's accelerations).
 
 The log is written as ``humanoid_<scenario>[_push].npz`` to ``--out`` (default
-$WHOLEBODY_EXAMPLE_OUT or ./out). Scenarios: squat (default), stand, single_support. ``data/humanoid_squat.npz`` in the
-repository was made by: python examples/mujoco_humanoid_simulation.py --out data --every 2
+$WHOLEBODY_EXAMPLE_OUT or ./out). Scenarios: squat (default), stand, single_support.
+``data/humanoid_squat.npz`` in the repository was made by:
+python examples/mujoco_humanoid_simulation.py --out data --every 2
 
 Needs the ``mujoco`` extra.
 """
@@ -40,7 +41,9 @@ mujoco = import_mujoco()
 DT = 0.001
 FEET = {"left_sole": "left_foot", "right_sole": "right_foot"}  # sole frame -> MuJoCo body
 FEET_CONTACTS = [
-    SurfaceContact(f, half_length=HUMANOID_SOLE_HALF_LENGTH, half_width=HUMANOID_SOLE_HALF_WIDTH, mu=1.0)
+    SurfaceContact(
+        f, half_length=HUMANOID_SOLE_HALF_LENGTH, half_width=HUMANOID_SOLE_HALF_WIDTH, mu=1.0
+    )
     for f in FEET
 ]
 
@@ -50,7 +53,11 @@ def squat_angles(t: float) -> dict[str, float]:
     theta = 0.25 + 0.10 * np.sin(2 * np.pi * 0.5 * t)
     angles = {}
     for side in ("left", "right"):
-        angles |= {f"{side}_hip_pitch": -theta, f"{side}_knee": 2 * theta, f"{side}_ankle_pitch": -theta}
+        angles |= {
+            f"{side}_hip_pitch": -theta,
+            f"{side}_knee": 2 * theta,
+            f"{side}_ankle_pitch": -theta,
+        }
     angles |= {"left_shoulder_pitch": -0.3 * np.sin(np.pi * t), "right_elbow": -0.5}
     return angles
 
@@ -69,19 +76,33 @@ def single_support_angles(t: float) -> dict[str, float]:
 
     phi = -0.075 * smooth(t / 1.0)
     lift = smooth((t - 1.2) / 0.4)
-    angles = {"left_hip_roll": phi, "left_ankle_roll": -phi, "right_hip_roll": phi, "right_ankle_roll": -phi}
+    angles = {
+        "left_hip_roll": phi,
+        "left_ankle_roll": -phi,
+        "right_hip_roll": phi,
+        "right_ankle_roll": -phi,
+    }
     for side in ("left", "right"):
         angles |= {f"{side}_hip_pitch": -0.25, f"{side}_knee": 0.5, f"{side}_ankle_pitch": -0.25}
-    angles |= {"right_hip_pitch": -0.25 - 0.3 * lift, "right_knee": 0.5 + 0.6 * lift,
-               "right_ankle_pitch": -0.25 - 0.3 * lift}
+    angles |= {
+        "right_hip_pitch": -0.25 - 0.3 * lift,
+        "right_knee": 0.5 + 0.6 * lift,
+        "right_ankle_pitch": -0.25 - 0.3 * lift,
+    }
     return angles
 
 
 SCENARIOS = {"squat": squat_angles, "stand": stand_angles, "single_support": single_support_angles}
 
 
-def simulate(robot: wb.Robot, duration: float = 2.0, *, push: tuple[float, float, np.ndarray] | None = None,
-             every: int = 1, scenario: str = "squat") -> Trajectory:
+def simulate(
+    robot: wb.Robot,
+    duration: float = 2.0,
+    *,
+    push: tuple[float, float, np.ndarray] | None = None,
+    every: int = 1,
+    scenario: str = "squat",
+) -> Trajectory:
     """Simulate and log; ``push = (start, end, force)`` applies a force [N] at the torso's CoM.
 
     ``scenario``: "squat", "stand" or "single_support" (see :data:`SCENARIOS`).
@@ -139,11 +160,20 @@ def simulate(robot: wb.Robot, duration: float = 2.0, *, push: tuple[float, float
     W = np.array(log["wrenches"])
     external = {"torso": np.array(log["push"])} if push is not None else None
     return Trajectory.from_mujoco(
-        np.array(log["qpos"]), np.array(log["qvel"]), np.array(log["qacc"]), time=np.array(log["t"]),
-        joint_names=mj_joints, tau=np.array(log["tau"]),
-        contact_wrenches={name: W[:, k] for k, name in enumerate(FEET)}, external_wrenches=external,
-        metadata={"robot": "humanoid", "simulator": f"MuJoCo {mujoco.__version__}", "timestep": DT,
-                  "scenario": scenario + (" with push" if push else "")},
+        np.array(log["qpos"]),
+        np.array(log["qvel"]),
+        np.array(log["qacc"]),
+        time=np.array(log["t"]),
+        joint_names=mj_joints,
+        tau=np.array(log["tau"]),
+        contact_wrenches={name: W[:, k] for k, name in enumerate(FEET)},
+        external_wrenches=external,
+        metadata={
+            "robot": "humanoid",
+            "simulator": f"MuJoCo {mujoco.__version__}",
+            "timestep": DT,
+            "scenario": scenario + (" with push" if push else ""),
+        },
     )
 
 
@@ -172,7 +202,9 @@ def main() -> None:
     # Cross-check: MuJoCo's contact forces balance MuJoCo's motion through wholebody's model.
     assert report.n_checked == len(traj)
     assert np.nanmax(report.force_norm) < 1e-6 and np.nanmax(report.moment_norm) < 1e-6
-    assert fz[int(0.1 / DT / args.every) :].min() > 0.5 * robot.weight  # it stood on its feet after settling
+    assert (
+        fz[int(0.1 / DT / args.every) :].min() > 0.5 * robot.weight
+    )  # it stood on its feet after settling
     assert report.consistent and not report.diagnosis
 
 

@@ -45,8 +45,15 @@ def seed_terms(q, qd, qdd, g):
     m11 = I1 + I2 + L1**2 * M2 + 2 * L1 * D2 * M2 * c2 + D1**2 * M1 + D2**2 * M2
     m12 = I2 + L1 * D2 * M2 * c2 + D2**2 * M2
     m22 = I2 + D2**2 * M2
-    inertial = np.column_stack([m11 * qdd[:, 0] + m12 * qdd[:, 1], m12 * qdd[:, 0] + m22 * qdd[:, 1]])
-    coriolis = np.column_stack([-L1 * D2 * M2 * (2 * qd[:, 0] + qd[:, 1]) * s2 * qd[:, 1], L1 * D2 * M2 * s2 * qd[:, 0] ** 2])
+    inertial = np.column_stack(
+        [m11 * qdd[:, 0] + m12 * qdd[:, 1], m12 * qdd[:, 0] + m22 * qdd[:, 1]]
+    )
+    coriolis = np.column_stack(
+        [
+            -L1 * D2 * M2 * (2 * qd[:, 0] + qd[:, 1]) * s2 * qd[:, 1],
+            L1 * D2 * M2 * s2 * qd[:, 0] ** 2,
+        ]
+    )
     c1, c12 = np.cos(q[:, 0]), np.cos(q[:, 0] + q[:, 1])
     gravity = g * np.column_stack([L1 * M2 * c1 + D1 * M1 * c1 + D2 * M2 * c12, D2 * M2 * c12])
     return inertial, coriolis, gravity
@@ -61,14 +68,21 @@ def simulate_case(duration: float, g: float):
     qd = np.gradient(q, dt, axis=0)  # central differences, as the seed
     qdd = np.gradient(qd, dt, axis=0)
     terms = [robot.torque_terms(qi, vi, ai) for qi, vi, ai in zip(q, qd, qdd)]
-    ours = {k: np.array([getattr(x, k) for x in terms]) for k in ("inertial", "coriolis", "gravity", "external")}
+    ours = {
+        k: np.array([getattr(x, k) for x in terms])
+        for k in ("inertial", "coriolis", "gravity", "external")
+    }
     seed = dict(zip(("inertial", "coriolis", "gravity"), seed_terms(q, qd, qdd, g)))
     error = max(float(np.abs(ours[k] - seed[k]).max()) for k in seed)
     return t, ours, error
 
 
 def main() -> dict[str, float]:
-    cases = {"slow (4 s)": (4.0, 9.81), "fast (0.5 s)": (0.5, 9.81), "fast, horizontal (g = 0)": (0.5, 0.0)}
+    cases = {
+        "slow (4 s)": (4.0, 9.81),
+        "fast (0.5 s)": (0.5, 9.81),
+        "fast, horizontal (g = 0)": (0.5, 0.0),
+    }
     results = {}
     worst = 0.0
     for label, (duration, g) in cases.items():
@@ -76,8 +90,10 @@ def main() -> dict[str, float]:
         worst = max(worst, error)
         peaks = {k: float(np.abs(v).max()) for k, v in terms.items()}
         results[label] = (t, terms, peaks)
-        print(f"{label:26s} peak |torque| [N m]: inertial {peaks['inertial']:5.2f}, "
-              f"Coriolis {peaks['coriolis']:5.2f}, gravity {peaks['gravity']:5.2f}")
+        print(
+            f"{label:26s} peak |torque| [N m]: inertial {peaks['inertial']:5.2f}, "
+            f"Coriolis {peaks['coriolis']:5.2f}, gravity {peaks['gravity']:5.2f}"
+        )
     print(f"wholebody vs the seed's closed-form M, C, G: max difference {worst:.1e} N m")
 
     plt = optional_pyplot()
@@ -87,10 +103,16 @@ def main() -> dict[str, float]:
         for row, (label, (t, terms, _)) in enumerate(results.items()):
             for joint in range(2):
                 ax = axes[row, joint]
-                for key, name in (("inertial", "Mass/Inertia"), ("coriolis", "Centripetal/Coriolis"),
-                                  ("gravity", "Gravitational"), ("external", "External")):
+                for key, name in (
+                    ("inertial", "Mass/Inertia"),
+                    ("coriolis", "Centripetal/Coriolis"),
+                    ("gravity", "Gravitational"),
+                    ("external", "External"),
+                ):
                     ax.plot(t, terms[key][:, joint], label=name)
-                total = sum(terms[k][:, joint] for k in ("inertial", "coriolis", "gravity", "external"))
+                total = sum(
+                    terms[k][:, joint] for k in ("inertial", "coriolis", "gravity", "external")
+                )
                 ax.plot(t, total, "k--", lw=2, label="Muscular (sum)")
                 ax.set_title(f"{label}: joint {joint + 1}", fontsize=10)
                 ax.set_ylabel("torque [N m]")

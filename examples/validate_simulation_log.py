@@ -29,8 +29,11 @@ def main() -> None:
 
     dt = float(np.median(np.diff(traj.time)))
     lag = int(round(0.010 / dt))
-    delayed = dataclasses.replace(traj, contact_wrenches=np.roll(traj.contact_wrenches, lag, axis=0),
-                                  source="humanoid_squat.npz, forces delayed 10 ms")
+    delayed = dataclasses.replace(
+        traj,
+        contact_wrenches=np.roll(traj.contact_wrenches, lag, axis=0),
+        source="humanoid_squat.npz, forces delayed 10 ms",
+    )
     late = check_trajectory(profile.robot, delayed, profile.contacts)
     print()
     print(late.format_summary())

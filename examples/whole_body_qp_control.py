@@ -106,12 +106,12 @@ class Run:
     robot: wb.Robot
     traj: Trajectory
     report: Report
-    tick_us: np.ndarray           # (N,) QP build + solve per tick [us]
-    qp_wrenches: np.ndarray       # (N, 2, 6) the QP's sole wrenches, world axes [N, N m]
-    qp_rotations: np.ndarray      # (N, 2, 3, 3) sole orientations at each tick
-    sole_positions: np.ndarray    # (N, 2, 3) sole frame origins [m]
-    com: np.ndarray               # (N, 3) CoM [m]
-    com_ref: np.ndarray           # (N, 3) its reference [m]
+    tick_us: np.ndarray  # (N,) QP build + solve per tick [us]
+    qp_wrenches: np.ndarray  # (N, 2, 6) the QP's sole wrenches, world axes [N, N m]
+    qp_rotations: np.ndarray  # (N, 2, 3, 3) sole orientations at each tick
+    sole_positions: np.ndarray  # (N, 2, 3) sole frame origins [m]
+    com: np.ndarray  # (N, 3) CoM [m]
+    com_ref: np.ndarray  # (N, 3) its reference [m]
     controller: InverseDynamicsQP
     scenario: Scenario
 
@@ -265,8 +265,13 @@ def plot(run: Run, polygon: np.ndarray, cop: np.ndarray, path: Path) -> None:
     qp = run.controller.contact_set.check(run.qp_wrenches, run.qp_rotations)
     loaded = qp.normal_force > 0.01 * run.robot.weight  # utilisation means little unloaded
     for j, name in enumerate(SOLES):
-        ax.plot(t, np.where(loaded[:, j], qp.utilisation[:, j], np.nan), "--", lw=0.8,
-                label=f"{name} (QP, mu = {MU_PLAN})")
+        ax.plot(
+            t,
+            np.where(loaded[:, j], qp.utilisation[:, j], np.nan),
+            "--",
+            lw=0.8,
+            label=f"{name} (QP, mu = {MU_PLAN})",
+        )
     ax.axvspan(*push, color="0.85")
     ax.set(xlabel="time [s]", ylabel="|f_t| / (mu f_n)", title="friction cone utilisation")
     ax.legend(fontsize=8)
@@ -285,18 +290,21 @@ def main() -> None:
     run = simulate(args.duration, solver=args.solver)
     report = run.report
     print(report.format_summary())
-    print(f"control tick (update + tasks + QP build + {args.solver} solve): median "
-          f"{np.median(run.tick_us):.0f} us, 90th percentile "
-          f"{np.percentile(run.tick_us, 90):.0f} us "
-          f"over {len(run.tick_us)} ticks (nv = {run.robot.nv}, {run.controller.n} unknowns)")
+    print(
+        f"control tick (update + tasks + QP build + {args.solver} solve): median "
+        f"{np.median(run.tick_us):.0f} us, 90th percentile "
+        f"{np.percentile(run.tick_us, 90):.0f} us "
+        f"over {len(run.tick_us)} ticks (nv = {run.robot.nv}, {run.controller.n} unknowns)"
+    )
 
     # Verification of the QP's answers against the cones it planned with, every tick.
-    cones = run.controller.contact_set.check(run.qp_wrenches, run.qp_rotations,
-                                             tol=CONE_TOLERANCE)
+    cones = run.controller.contact_set.check(run.qp_wrenches, run.qp_rotations, tol=CONE_TOLERANCE)
     worst_margin = float(np.nanmin(cones.margin))
-    print(f"QP wrenches in their cones (mu = {MU_PLAN}): worst margin {worst_margin:.2e} "
-          f"(tolerance -{CONE_TOLERANCE:g}), largest utilisation "
-          f"{np.nanmax(cones.utilisation):.2f}")
+    print(
+        f"QP wrenches in their cones (mu = {MU_PLAN}): worst margin {worst_margin:.2e} "
+        f"(tolerance -{CONE_TOLERANCE:g}), largest utilisation "
+        f"{np.nanmax(cones.utilisation):.2f}"
+    )
 
     # Balance: the CoM's ground projection and the CoP stay inside the support polygon,
     # the feet did not move, the robot did not fall.
@@ -307,10 +315,12 @@ def main() -> None:
     feet_moved = float(np.abs(run.sole_positions - run.sole_positions[0]).max())
     base_drop = float(run.traj.q[0, 2] - run.traj.q[:, 2].min())
     fz = run.traj.contact_wrenches[:, :, 2]
-    print(f"CoM inside the support polygon by >= {1e3 * com_inside.min():.1f} mm, CoP by >= "
-          f"{1e3 * np.nanmin(cop_inside):.1f} mm; feet moved <= {1e3 * feet_moved:.2f} mm; "
-          f"base lowest {1e3 * base_drop:.0f} mm below its start; CoM tracking error <= "
-          f"{1e3 * np.abs(run.com - run.com_ref).max():.1f} mm")
+    print(
+        f"CoM inside the support polygon by >= {1e3 * com_inside.min():.1f} mm, CoP by >= "
+        f"{1e3 * np.nanmin(cop_inside):.1f} mm; feet moved <= {1e3 * feet_moved:.2f} mm; "
+        f"base lowest {1e3 * base_drop:.0f} mm below its start; CoM tracking error <= "
+        f"{1e3 * np.abs(run.com - run.com_ref).max():.1f} mm"
+    )
     out = Path(args.out) if args.out else output_dir()
     out.mkdir(parents=True, exist_ok=True)
     plot(run, polygon, cop, out / "whole_body_qp_control.png")

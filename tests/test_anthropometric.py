@@ -29,15 +29,20 @@ def links(text: str) -> dict[str, tuple[float, np.ndarray, np.ndarray]]:
             continue
         com = np.array([float(x) for x in inertial.find("origin").get("xyz").split()])
         I = inertial.find("inertia")
-        out[link.get("name")] = (float(inertial.find("mass").get("value")), com,
-                                 np.array([float(I.get(k)) for k in ("ixx", "iyy", "izz")]))
+        out[link.get("name")] = (
+            float(inertial.find("mass").get("value")),
+            com,
+            np.array([float(I.get(k)) for k in ("ixx", "iyy", "izz")]),
+        )
     return out
 
 
 def test_segment_masses_sum_to_the_total():
     robot = anthropometric_human(H, M)
     assert robot.mass == pytest.approx(M, abs=1e-9)
-    assert sum(m for m, _, _ in links(anthropometric_human_urdf(H, M)).values()) == pytest.approx(M, abs=1e-9)
+    assert sum(m for m, _, _ in links(anthropometric_human_urdf(H, M)).values()) == pytest.approx(
+        M, abs=1e-9
+    )
 
 
 @pytest.mark.parametrize("segment", sorted(WINTER))
@@ -68,7 +73,9 @@ def test_shipped_file_and_scaling():
     tall = anthropometric_human(1.90, 90.0)
     assert tall.mass == pytest.approx(90.0)
     q = tall.q_from_named({}, base_position=[0, 0, 0])
-    knee_to_ankle = tall.frame_position(q, "left_ankle_flexion") - tall.frame_position(q, "left_knee")
+    knee_to_ankle = tall.frame_position(q, "left_ankle_flexion") - tall.frame_position(
+        q, "left_knee"
+    )
     assert np.linalg.norm(knee_to_ankle) == pytest.approx(0.246 * 1.90)
     with pytest.raises(KeyError, match="unknown anthropometric table 'zatsiorsky'"):
         anthropometric_human_urdf(table="zatsiorsky")

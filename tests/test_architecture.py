@@ -70,7 +70,7 @@ def test_no_import_cycles():
         stack.append(node)
         for nxt in graph[node]:
             if state.get(nxt) == 1:
-                cycles.append(stack[stack.index(nxt):] + [nxt])
+                cycles.append(stack[stack.index(nxt) :] + [nxt])
             elif nxt not in state:
                 visit(nxt)
         stack.pop()

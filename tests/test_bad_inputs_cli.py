@@ -26,8 +26,14 @@ from wholebody.trajectory import Trajectory
 ROOT = Path(__file__).resolve().parents[1]
 LOG = str(ROOT / "data" / "humanoid_squat.npz")
 PROFILE = str(ROOT / "models" / "humanoid.toml")
-FEET = ["--robot", "humanoid", "--contact", "left_sole:surface:0.12:0.05:1.0",
-        "--contact", "right_sole:surface:0.12:0.05:1.0"]
+FEET = [
+    "--robot",
+    "humanoid",
+    "--contact",
+    "left_sole:surface:0.12:0.05:1.0",
+    "--contact",
+    "right_sole:surface:0.12:0.05:1.0",
+]
 
 
 @pytest.fixture(scope="module")
@@ -39,13 +45,28 @@ def files(tmp_path_factory) -> dict[str, str]:
     (tmp / "plain").write_text("a regular file\n")
     traj = Trajectory.load(LOG)
     assert traj.a is not None and traj.tau is not None
-    short = Trajectory(traj.time[:20], traj.q[:20], traj.v[:20], traj.a[:20], traj.tau[:20],
-                       traj.joint_names, traj.contact_names, traj.contact_wrenches[:20])
+    short = Trajectory(
+        traj.time[:20],
+        traj.q[:20],
+        traj.v[:20],
+        traj.a[:20],
+        traj.tau[:20],
+        traj.joint_names,
+        traj.contact_names,
+        traj.contact_wrenches[:20],
+    )
     short.save(tmp / "short.npz")
     dataclasses.replace(traj, q=np.full_like(traj.q, np.nan)).save(tmp / "all_nan.npz")
-    return {"tmp": str(tmp), "folder": str(tmp / "folder"), "folder_npz": str(tmp / "folder.npz"),
-            "plain": str(tmp / "plain"), "short": str(tmp / "short.npz"),
-            "all_nan": str(tmp / "all_nan.npz"), "log": LOG, "profile": PROFILE}
+    return {
+        "tmp": str(tmp),
+        "folder": str(tmp / "folder"),
+        "folder_npz": str(tmp / "folder.npz"),
+        "plain": str(tmp / "plain"),
+        "short": str(tmp / "short.npz"),
+        "all_nan": str(tmp / "all_nan.npz"),
+        "log": LOG,
+        "profile": PROFILE,
+    }
 
 
 # (id, argv, exit code, fragment of the one stderr line)
@@ -54,57 +75,145 @@ CASES = [
     ("profile-is-a-directory", ["check", "{log}", "--config", "{folder}"], 2, "{folder}"),
     ("no-profile-no-robot", ["check", "{log}"], 2, "give --config PROFILE.toml, or --robot"),
     ("unknown-robot-info", ["info", "talo"], 2, "robot 'talo' not found; did you mean 'talos'"),
-    ("unknown-robot-check", ["check", "{log}", "--robot", "talo", "--contact", "a:point:1"], 2,
-     "robot 'talo' not found"),
-    ("unknown-frame-in-contact", ["check", "{log}", "--robot", "humanoid", "--contact",
-                                  "lft_sole:point:1", "--contact", "right_sole:point:1"], 2,
-     "lft_sole"),
-    ("malformed-contact", ["check", "{log}", "--robot", "humanoid", "--contact",
-                           "left_sole:box:1"], 2, "expected FRAME:surface"),
-    ("workers-0", ["check", "{log}", "--config", "{profile}", "--workers", "0"], 2,
-     "argument --workers: must be a positive integer, got '0'"),
-    ("workers-0-many-logs", ["check", "{log}", "{log}", "--config", "{profile}", "--workers",
-                             "0"], 2, "argument --workers: must be a positive integer"),
-    ("workers-negative", ["check", "{log}", "--config", "{profile}", "--workers", "-2"], 2,
-     "got '-2'"),
-    ("workers-not-a-number", ["check", "{log}", "--config", "{profile}", "--workers", "two"], 2,
-     "got 'two'"),
-    ("force-tolerance-nan", ["check", "{log}", "--config", "{profile}", "--force-tolerance",
-                             "nan"], 2, "argument --force-tolerance: must be a finite number >= 0"),
-    ("force-tolerance-inf", ["check", "{log}", "--config", "{profile}", "--force-tolerance",
-                             "inf"], 2, "got 'inf'"),
-    ("force-tolerance-negative", ["check", "{log}", "--config", "{profile}",
-                                  "--force-tolerance=-0.01"], 2, "got '-0.01'"),
-    ("moment-tolerance-negative", ["check", "{log}", "--config", "{profile}",
-                                   "--moment-tolerance=-1"], 2,
-     "argument --moment-tolerance: must be a finite number >= 0, got '-1'"),
-    ("cone-tolerance-negative", ["check", "{log}", "--config", "{profile}",
-                                 "--cone-tolerance=-1e-4"], 2, "argument --cone-tolerance"),
-    ("dask-timeout-zero", ["check", "{log}", "--config", "{profile}", "--dask", "x:1",
-                           "--dask-timeout", "0"], 2,
-     "argument --dask-timeout: must be a positive number of seconds, got '0'"),
+    (
+        "unknown-robot-check",
+        ["check", "{log}", "--robot", "talo", "--contact", "a:point:1"],
+        2,
+        "robot 'talo' not found",
+    ),
+    (
+        "unknown-frame-in-contact",
+        [
+            "check",
+            "{log}",
+            "--robot",
+            "humanoid",
+            "--contact",
+            "lft_sole:point:1",
+            "--contact",
+            "right_sole:point:1",
+        ],
+        2,
+        "lft_sole",
+    ),
+    (
+        "malformed-contact",
+        ["check", "{log}", "--robot", "humanoid", "--contact", "left_sole:box:1"],
+        2,
+        "expected FRAME:surface",
+    ),
+    (
+        "workers-0",
+        ["check", "{log}", "--config", "{profile}", "--workers", "0"],
+        2,
+        "argument --workers: must be a positive integer, got '0'",
+    ),
+    (
+        "workers-0-many-logs",
+        ["check", "{log}", "{log}", "--config", "{profile}", "--workers", "0"],
+        2,
+        "argument --workers: must be a positive integer",
+    ),
+    (
+        "workers-negative",
+        ["check", "{log}", "--config", "{profile}", "--workers", "-2"],
+        2,
+        "got '-2'",
+    ),
+    (
+        "workers-not-a-number",
+        ["check", "{log}", "--config", "{profile}", "--workers", "two"],
+        2,
+        "got 'two'",
+    ),
+    (
+        "force-tolerance-nan",
+        ["check", "{log}", "--config", "{profile}", "--force-tolerance", "nan"],
+        2,
+        "argument --force-tolerance: must be a finite number >= 0",
+    ),
+    (
+        "force-tolerance-inf",
+        ["check", "{log}", "--config", "{profile}", "--force-tolerance", "inf"],
+        2,
+        "got 'inf'",
+    ),
+    (
+        "force-tolerance-negative",
+        ["check", "{log}", "--config", "{profile}", "--force-tolerance=-0.01"],
+        2,
+        "got '-0.01'",
+    ),
+    (
+        "moment-tolerance-negative",
+        ["check", "{log}", "--config", "{profile}", "--moment-tolerance=-1"],
+        2,
+        "argument --moment-tolerance: must be a finite number >= 0, got '-1'",
+    ),
+    (
+        "cone-tolerance-negative",
+        ["check", "{log}", "--config", "{profile}", "--cone-tolerance=-1e-4"],
+        2,
+        "argument --cone-tolerance",
+    ),
+    (
+        "dask-timeout-zero",
+        ["check", "{log}", "--config", "{profile}", "--dask", "x:1", "--dask-timeout", "0"],
+        2,
+        "argument --dask-timeout: must be a positive number of seconds, got '0'",
+    ),
     ("unknown-command", ["chek", "{log}"], 2, "invalid choice: 'chek'"),
-    ("unknown-option", ["check", "{log}", "--config", "{profile}", "--forse-tolerance", "1"], 2,
-     "unrecognized arguments: --forse-tolerance"),
+    (
+        "unknown-option",
+        ["check", "{log}", "--config", "{profile}", "--forse-tolerance", "1"],
+        2,
+        "unrecognized arguments: --forse-tolerance",
+    ),
     ("log-missing", ["check", "{tmp}/nope.npz", "--config", "{profile}"], 2, "nope.npz"),
-    ("log-is-a-directory", ["check", "{folder_npz}", "--config", "{profile}"], 2,
-     "{folder_npz}"),
-    ("log-unreadable-among-many", ["check", "{log}", "{tmp}/nope.npz", "--config", "{profile}"],
-     2, "nope.npz"),
-    ("check-out-under-a-file", ["check", "{log}", "--config", "{profile}", "--out",
-                                "{plain}/reports"], 2, "{plain} is a file, not a directory"),
-    ("estimate-into-missing-directory", ["estimate", "{short}", "--config", "{profile}", "-o",
-                                         "{tmp}/missing/est.npz"], 2,
-     "the directory {tmp}/missing does not exist"),
-    ("estimate-onto-a-directory", ["estimate", "{short}", "--config", "{profile}", "-o",
-                                   "{folder_npz}"], 2, "{folder_npz}: it is a directory"),
-    ("estimate-under-a-regular-file", ["estimate", "{short}", "--config", "{profile}", "-o",
-                                       "{plain}/est.npz"], 2, "{plain} is a file, not a directory"),
-    ("estimate-unknown-format", ["estimate", "{short}", "--config", "{profile}", "-o",
-                                 "{tmp}/est.txt"], 2, "unknown log format '.txt'"),
+    ("log-is-a-directory", ["check", "{folder_npz}", "--config", "{profile}"], 2, "{folder_npz}"),
+    (
+        "log-unreadable-among-many",
+        ["check", "{log}", "{tmp}/nope.npz", "--config", "{profile}"],
+        2,
+        "nope.npz",
+    ),
+    (
+        "check-out-under-a-file",
+        ["check", "{log}", "--config", "{profile}", "--out", "{plain}/reports"],
+        2,
+        "{plain} is a file, not a directory",
+    ),
+    (
+        "estimate-into-missing-directory",
+        ["estimate", "{short}", "--config", "{profile}", "-o", "{tmp}/missing/est.npz"],
+        2,
+        "the directory {tmp}/missing does not exist",
+    ),
+    (
+        "estimate-onto-a-directory",
+        ["estimate", "{short}", "--config", "{profile}", "-o", "{folder_npz}"],
+        2,
+        "{folder_npz}: it is a directory",
+    ),
+    (
+        "estimate-under-a-regular-file",
+        ["estimate", "{short}", "--config", "{profile}", "-o", "{plain}/est.npz"],
+        2,
+        "{plain} is a file, not a directory",
+    ),
+    (
+        "estimate-unknown-format",
+        ["estimate", "{short}", "--config", "{profile}", "-o", "{tmp}/est.txt"],
+        2,
+        "unknown log format '.txt'",
+    ),
     # The output is validated before anything else: the log does not even exist here.
-    ("estimate-output-checked-first", ["estimate", "{tmp}/nope.npz", "--config", "{profile}",
-                                       "-o", "{tmp}/missing/est.npz"], 2, "missing does not exist"),
+    (
+        "estimate-output-checked-first",
+        ["estimate", "{tmp}/nope.npz", "--config", "{profile}", "-o", "{tmp}/missing/est.npz"],
+        2,
+        "missing does not exist",
+    ),
 ]
 
 
@@ -112,8 +221,9 @@ def fill(argv: list[str], files: dict[str, str]) -> list[str]:
     return [a.format(**files) for a in argv]
 
 
-@pytest.mark.parametrize(("argv", "code", "fragment"), [c[1:] for c in CASES],
-                         ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("argv", "code", "fragment"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
 def test_bad_input_is_one_line_and_exit_2(files, capsys, argv, code, fragment):
     assert main(fill(argv, files)) == code
     err = capsys.readouterr().err
@@ -123,20 +233,26 @@ def test_bad_input_is_one_line_and_exit_2(files, capsys, argv, code, fragment):
     assert "Traceback" not in err
 
 
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
-                    reason="root writes into read-only directories (os.access says so too)")
+@pytest.mark.skipif(
+    hasattr(os, "geteuid") and os.geteuid() == 0,
+    reason="root writes into read-only directories (os.access says so too)",
+)
 def test_estimate_into_a_read_only_directory(files, capsys, tmp_path):
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(0o500)
     try:
-        assert main(["estimate", files["short"], "--config", PROFILE,
-                     "-o", str(locked / "est.npz")]) == 2
+        assert (
+            main(["estimate", files["short"], "--config", PROFILE, "-o", str(locked / "est.npz")])
+            == 2
+        )
     finally:
         locked.chmod(0o700)
     err = capsys.readouterr().err
-    assert err == f"wholebody: error: cannot write {locked / 'est.npz'}: the directory {locked} " \
-                  "is not writable\n"
+    assert (
+        err == f"wholebody: error: cannot write {locked / 'est.npz'}: the directory {locked} "
+        "is not writable\n"
+    )
 
 
 def test_a_log_with_every_row_nan_is_unchecked_exit_3(files, capsys):
@@ -154,14 +270,14 @@ def test_a_log_with_every_row_nan_is_unchecked_exit_3(files, capsys):
 def test_an_unreachable_dask_scheduler_fails_in_time(files, capsys):
     pytest.importorskip("dask.distributed")
     t0 = time.monotonic()
-    code = main(["check", LOG, "--config", PROFILE, "--dask", "127.0.0.1:1",
-                 "--dask-timeout", "1"])
+    code = main(["check", LOG, "--config", PROFILE, "--dask", "127.0.0.1:1", "--dask-timeout", "1"])
     elapsed = time.monotonic() - t0
     err = capsys.readouterr().err
     assert code == 2 and elapsed < 5.0
     assert err.count("\n") == 1
-    assert err.startswith("wholebody: error: cannot reach the Dask scheduler at '127.0.0.1:1' "
-                          "within 1 s")
+    assert err.startswith(
+        "wholebody: error: cannot reach the Dask scheduler at '127.0.0.1:1' within 1 s"
+    )
 
 
 def test_an_internal_error_is_one_line_exit_4_and_traceback_on_request(monkeypatch, capsys):
@@ -170,8 +286,10 @@ def test_an_internal_error_is_one_line_exit_4_and_traceback_on_request(monkeypat
 
     monkeypatch.setattr(cli, "_info", broken)
     assert main(["info", "humanoid"]) == 4
-    assert capsys.readouterr().err == ("wholebody: internal error: RuntimeError: something broke "
-                                       "(rerun with --traceback for details)\n")
+    assert capsys.readouterr().err == (
+        "wholebody: internal error: RuntimeError: something broke "
+        "(rerun with --traceback for details)\n"
+    )
     for argv in (["--traceback", "info", "humanoid"], ["info", "humanoid", "--traceback"]):
         with pytest.raises(RuntimeError, match="something"):
             main(argv)
@@ -198,17 +316,26 @@ def test_help_exits_0(capsys):
     assert "--cone-tolerance" in capsys.readouterr().out
 
 
-SUBPROCESS_CASES = ["profile-is-a-directory", "workers-0", "force-tolerance-nan",
-                    "log-is-a-directory", "estimate-onto-a-directory",
-                    "estimate-under-a-regular-file"]
+SUBPROCESS_CASES = [
+    "profile-is-a-directory",
+    "workers-0",
+    "force-tolerance-nan",
+    "log-is-a-directory",
+    "estimate-onto-a-directory",
+    "estimate-under-a-regular-file",
+]
 
 
 @pytest.mark.parametrize("case", SUBPROCESS_CASES)
 def test_no_traceback_reaches_the_user(files, case):
     _, argv, code, fragment = next(c for c in CASES if c[0] == case)
-    result = subprocess.run([sys.executable, "-m", "wholebody.cli", *fill(argv, files)],
-                            capture_output=True, text=True, timeout=120,
-                            env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    result = subprocess.run(
+        [sys.executable, "-m", "wholebody.cli", *fill(argv, files)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
     assert result.returncode == code
     assert result.stderr.count("\n") == 1, result.stderr
     assert result.stderr.startswith("wholebody: error: ")

@@ -74,7 +74,9 @@ def test_free_fall_has_zero_gravito_inertial_wrench(humanoid):
 def test_static_standing_total_vertical_force_is_weight(humanoid):
     q = humanoid.q_from_named({}, base_position=[0, 0, HUMANOID_STANDING_HEIGHT])
     zero = np.zeros(humanoid.nv)
-    w_gi = gravito_inertial_wrench(humanoid, q, zero, zero, at=humanoid.frame_position(q, "right_sole"))
+    w_gi = gravito_inertial_wrench(
+        humanoid, q, zero, zero, at=humanoid.frame_position(q, "right_sole")
+    )
     # Any split: left takes an arbitrary wrench, right the rest (moved to its origin).
     w_left = np.array([3.0, -2.0, 250.0, 1.0, -4.0, 0.5])
     left = Wrench.from_vector(w_left, humanoid.frame_position(q, "left_sole"))
@@ -90,7 +92,9 @@ def test_static_standing_total_vertical_force_is_weight(humanoid):
 def test_random_consistent_samples_have_zero_residual(humanoid, kind):
     rng = np.random.default_rng(2)
     if kind == "point":
-        contacts = [PointContact(f, mu=0.7) for f in ("left_sole", "right_sole", "left_hand", "right_hand")]
+        contacts = [
+            PointContact(f, mu=0.7) for f in ("left_sole", "right_sole", "left_hand", "right_hand")
+        ]
     else:
         contacts = FEET
     for _ in range(20):
@@ -108,8 +112,9 @@ def test_random_consistent_samples_have_zero_residual(humanoid, kind):
             ways += [{"push": moved}, {"push": (moved.as_vector(), moved.point)}]
         for external_wrenches in ways:
             for at in ("com", "origin", rng.normal(size=3)):
-                r = newton_euler_residual(humanoid, q, v, a, contacts, W, at=at,
-                                          external_wrenches=external_wrenches)
+                r = newton_euler_residual(
+                    humanoid, q, v, a, contacts, W, at=at, external_wrenches=external_wrenches
+                )
                 assert r.force_norm < TOL_N and r.moment_norm < 1e-8, (r.force, r.moment)
 
 
@@ -164,7 +169,9 @@ def test_batch_shape_errors_name_the_problem(humanoid):
         newton_euler_residuals(humanoid, Q, Z[:, :24], Z, FEET, np.zeros((4, 12)))
     with pytest.raises(StateError, match=r"contact wrenches have 3 samples, states have 4"):
         newton_euler_residuals(humanoid, Q, Z, Z, FEET, np.zeros((3, 12)))
-    with pytest.raises(StateError, match=r"contact 'left_sole' takes a wrench \(f, tau\) \(6,\) per sample"):
+    with pytest.raises(
+        StateError, match=r"contact 'left_sole' takes a wrench \(f, tau\) \(6,\) per sample"
+    ):
         newton_euler_residual(humanoid, Q[0], Z[0], Z[0], FEET, [np.zeros(3), np.zeros(6)])
 
 
@@ -185,7 +192,11 @@ def test_joint_reaction_wrenches_close_at_the_base(humanoid):
     # Classical acceleration of the forearm's CoM from the body's spatial velocity and
     # acceleration (joint frame), then Newton: f = m (a_c - g).
     vel, acc = data.v[jid], data.a[jid]
-    a_c = acc.linear + np.cross(acc.angular, c) + np.cross(vel.angular, vel.linear + np.cross(vel.angular, c))
+    a_c = (
+        acc.linear
+        + np.cross(acc.angular, c)
+        + np.cross(vel.angular, vel.linear + np.cross(vel.angular, c))
+    )
     f_expected = oMi.rotation @ (m_forearm * a_c) - m_forearm * humanoid.gravity_vector
     assert_allclose(elbow.force, f_expected, rtol=0, atol=1e-9)
 
@@ -199,7 +210,8 @@ def test_external_wrench_object_equals_vector_at_frame_origin(humanoid):
     assert_allclose(
         humanoid.inverse_dynamics(q, v, a, {"left_hand": as_object}),
         humanoid.inverse_dynamics(q, v, a, {"left_hand": w}),
-        rtol=0, atol=1e-9,
+        rtol=0,
+        atol=1e-9,
     )
 
 
@@ -215,7 +227,9 @@ def test_centre_of_pressure_and_zmp(humanoid):
     assert_allclose(cop.world, point, atol=1e-14)
     # ZMP of a single vertical force is its foot on the plane.
     p = np.array([0.3, -0.1, 0.5])
-    assert_allclose(zmp(Wrench([0, 0, 600.0], [0, 0, 0], p), height=0.0), [0.3, -0.1, 0.0], atol=1e-15)
+    assert_allclose(
+        zmp(Wrench([0, 0, 600.0], [0, 0, 0], p), height=0.0), [0.3, -0.1, 0.0], atol=1e-15
+    )
     assert np.isnan(zmp(Wrench([0, 0, -1.0], [0, 0, 0], p))).all()
 
 
@@ -238,7 +252,9 @@ def test_wrench_algebra():
 def test_contact_arguments_are_validated():
     with pytest.raises(ContactError, match="surface contact 'left_sole': mu must be a positive"):
         SurfaceContact("left_sole", half_length=0.1, half_width=0.05, mu=0.0)
-    with pytest.raises(ContactError, match="half_width must be a positive finite number, got -0.05"):
+    with pytest.raises(
+        ContactError, match="half_width must be a positive finite number, got -0.05"
+    ):
         SurfaceContact("left_sole", half_length=0.1, half_width=-0.05, mu=0.5)
     with pytest.raises(ContactError, match="normal must be a non-zero finite 3-vector"):
         PointContact("left_sole", mu=0.5, normal=[0, 0, 0])
@@ -250,7 +266,9 @@ def test_residual_has_one_shape_convention(humanoid):
     q, v, a, W = consistent_sample(humanoid, FEET, rng)
     W[1] = W[1] + np.array([0.0, 0.0, 10.0, 0.0, 0.0, 0.0])
     single = newton_euler_residual(humanoid, q, v, a, FEET, W)
-    batch = newton_euler_residuals(humanoid, q[None], v[None], a[None], FEET, np.concatenate(W)[None])
+    batch = newton_euler_residuals(
+        humanoid, q[None], v[None], a[None], FEET, np.concatenate(W)[None]
+    )
     assert single.force.shape == (3,) and batch.force.shape == (1, 3)
     assert isinstance(single.force_norm, float) and batch.force_norm.shape == (1,)
     assert single.force_norm == pytest.approx(10.0, abs=1e-9)
@@ -269,7 +287,9 @@ def test_deprecated_external_argument_warns_and_agrees(humanoid):
     assert old.force_norm < TOL_N
     Q, V, A, Wst = q[None], v[None], a[None], np.concatenate(W)[None]
     with pytest.warns(WholebodyDeprecationWarning, match="known_wrenches"):
-        batch = newton_euler_residuals(humanoid, Q, V, A, FEET, Wst, known_wrenches={"torso": w_push[None]})
+        batch = newton_euler_residuals(
+            humanoid, Q, V, A, FEET, Wst, known_wrenches={"torso": w_push[None]}
+        )
     assert batch.force_norm[0] < TOL_N
 
 
@@ -286,11 +306,17 @@ def test_unphysical_wrenches_are_flagged_or_refused(humanoid):
     assert list(batch.reasons) == [1, 2]
     assert "beyond physical magnitudes (> 1000 m g)" in batch.reasons[1]
     assert batch.force_norm[[0, 3]].max() < TOL_N and np.isnan(batch.force_norm[[1, 2]]).all()
-    with pytest.raises(StateError, match=r"contact wrenches reach 1e\+12 N .* beyond any physical magnitude"):
+    with pytest.raises(
+        StateError, match=r"contact wrenches reach 1e\+12 N .* beyond any physical magnitude"
+    ):
         newton_euler_residual(humanoid, Q[1], V[1], A[1], FEET, Wst[1])
-    with pytest.raises(InvalidArgumentError, match="at must be 'com', 'origin' or a point of shape"):
+    with pytest.raises(
+        InvalidArgumentError, match="at must be 'com', 'origin' or a point of shape"
+    ):
         newton_euler_residual(humanoid, Q[0], V[0], A[0], FEET, Wst[0], at="ankle")
-    with pytest.raises(InvalidArgumentError, match="at must be 'com', 'origin' or a point of shape"):
+    with pytest.raises(
+        InvalidArgumentError, match="at must be 'com', 'origin' or a point of shape"
+    ):
         newton_euler_residual(humanoid, Q[0], V[0], A[0], FEET, Wst[0], at=object())
     with pytest.raises(InvalidArgumentError, match="workers must be at least 1, got 0"):
         newton_euler_residuals(humanoid, Q, V, A, FEET, Wst, workers=0)

@@ -63,7 +63,10 @@ def test_huge_velocities_are_flagged_not_counted(humanoid, squat):
 @pytest.mark.parametrize(
     "options, fragment",
     [
-        ({"force_tolerance": float("nan")}, "force_tolerance must be a finite number >= 0, got nan"),
+        (
+            {"force_tolerance": float("nan")},
+            "force_tolerance must be a finite number >= 0, got nan",
+        ),
         ({"moment_tolerance": -0.01}, "moment_tolerance must be a finite number >= 0, got -0.01"),
         ({"cone_tolerance": float("inf")}, "cone_tolerance must be a finite number >= 0, got inf"),
         ({"force_tolerance": "0.01"}, "force_tolerance must be a number, got str '0.01'"),
@@ -72,12 +75,16 @@ def test_huge_velocities_are_flagged_not_counted(humanoid, squat):
     ],
 )
 def test_check_options_are_validated(humanoid, squat, options, fragment):
-    with pytest.raises(InvalidArgumentError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(
+        InvalidArgumentError, match=fragment.replace("(", r"\(").replace(")", r"\)")
+    ):
         check_trajectory(humanoid, squat, FEET, **options)
 
 
 def test_duplicate_contact_names_are_refused(humanoid, squat):
-    with pytest.raises(InvalidArgumentError, match=r"contact names must be unique; declared twice: \['left_sole'\]"):
+    with pytest.raises(
+        InvalidArgumentError, match=r"contact names must be unique; declared twice: \['left_sole'\]"
+    ):
         check_trajectory(humanoid, squat, [FEET[0], FEET[0], FEET[1]])
 
 
@@ -93,7 +100,9 @@ def test_friction_about_the_ground_normal_not_the_tilted_foot():
     mu = 0.5
     tilt = Rotation.from_euler("y", 5, degrees=True).as_matrix()
     sole = SurfaceContact("left_sole", half_length=X, half_width=Y, mu=mu)
-    on_ground = SurfaceContact("left_sole", half_length=X, half_width=Y, mu=mu, ground_normal=[0, 0, 2.0])
+    on_ground = SurfaceContact(
+        "left_sole", half_length=X, half_width=Y, mu=mu, ground_normal=[0, 0, 2.0]
+    )
     f_n = 20.0
     wrench = np.array([[[-mu * f_n, 0.0, f_n, 0.0, 0.0, 0.0]]])  # world axes, at the sole centre
     R = tilt[None, None]
@@ -108,7 +117,10 @@ def test_friction_about_the_ground_normal_not_the_tilted_foot():
 
 
 def test_ground_normal_on_nearly_flat_feet_changes_little(humanoid, squat):
-    grounded = [SurfaceContact(c.frame, half_length=X, half_width=Y, mu=1.0, ground_normal=[0, 0, 1]) for c in FEET]
+    grounded = [
+        SurfaceContact(c.frame, half_length=X, half_width=Y, mu=1.0, ground_normal=[0, 0, 1])
+        for c in FEET
+    ]
     a = check_trajectory(humanoid, squat, FEET)
     b = check_trajectory(humanoid, squat, grounded)
     # MuJoCo's soft contacts leave the soles tilted by a fraction of a degree.
@@ -129,7 +141,10 @@ def test_a_logged_schedule_is_used_by_the_check_and_the_estimate(humanoid, squat
     # The same samples declared inactive for the right sole: its cone is not checked there.
     active[100:110, 1] = False
     report = check_trajectory(humanoid, dataclasses.replace(marked, contact_active=active), FEET)
-    assert not report.cone_violation[100:110, 1].any() and np.isnan(report.cone_margin[100:110, 1]).all()
+    assert (
+        not report.cone_violation[100:110, 1].any()
+        and np.isnan(report.cone_margin[100:110, 1]).all()
+    )
     # Estimation with the schedule: the inactive sole carries exactly nothing.
     est = estimate_trajectory(humanoid, dataclasses.replace(squat, contact_active=active), FEET)
     right = est.contact_wrench("right_sole:estimated")

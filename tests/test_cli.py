@@ -19,8 +19,13 @@ PROFILE = ROOT / "models" / "humanoid.toml"
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "wholebody.cli", *args], capture_output=True,
-                          text=True, timeout=300, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "wholebody.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+    )
 
 
 def test_info_prints_the_summary():
@@ -60,9 +65,17 @@ def test_check_inconsistent_log_exits_1_with_diagnosis(tmp_path):
     traj = Trajectory.load(LOG)
     bad = dataclasses.replace(traj, contact_wrenches=-traj.contact_wrenches)
     bad.save(tmp_path / "flipped.npz")
-    result = run("check", str(tmp_path / "flipped.npz"), str(LOG), "--robot", "humanoid",
-                 "--contact", "left_sole:surface:0.12:0.05:1.0",
-                 "--contact", "right_sole:surface:0.12:0.05:1.0")
+    result = run(
+        "check",
+        str(tmp_path / "flipped.npz"),
+        str(LOG),
+        "--robot",
+        "humanoid",
+        "--contact",
+        "left_sole:surface:0.12:0.05:1.0",
+        "--contact",
+        "right_sole:surface:0.12:0.05:1.0",
+    )
     assert result.returncode == 1, result.stderr
     assert "diagnosis contact wrenches have the wrong sign" in result.stdout
     table = result.stdout.splitlines()
@@ -85,8 +98,12 @@ def test_mixed_outcomes_exit_with_the_worst(tmp_path):
     assert run("check", str(LOG), nan, flip, *config).returncode == 1
     result = run("check", str(LOG), nan, flip, missing, *config)
     assert result.returncode == 2
-    assert [r["verdict"] for r in json.loads(result.stdout)] == \
-        ["consistent", "unchecked", "inconsistent", "error"]
+    assert [r["verdict"] for r in json.loads(result.stdout)] == [
+        "consistent",
+        "unchecked",
+        "inconsistent",
+        "error",
+    ]
     assert result.stderr.count("\n") == 1 and "missing.npz" in result.stderr
 
 
@@ -97,8 +114,10 @@ def test_check_bad_input_exits_2(tmp_path):
     result = run("check", str(LOG), "--robot", "humanoid", "--contact", "left_sole:box:1")
     assert result.stderr.startswith("wholebody: error: ") and result.stdout == ""
     assert result.returncode == 2 and "expected FRAME:surface" in result.stderr
-    (tmp_path / "p.toml").write_text('robot = "humanoid"\n[[contacts]]\nframe = "left_sol"\n'
-                                     'mu = 1\nhalf_length = 0.1\nhalf_width = 0.05\n')
+    (tmp_path / "p.toml").write_text(
+        'robot = "humanoid"\n[[contacts]]\nframe = "left_sol"\n'
+        "mu = 1\nhalf_length = 0.1\nhalf_width = 0.05\n"
+    )
     result = run("check", str(LOG), "--config", str(tmp_path / "p.toml"))
     assert result.returncode == 2
     assert "frame 'left_sol' not found; did you mean 'left_sole'" in result.stderr
@@ -106,17 +125,31 @@ def test_check_bad_input_exits_2(tmp_path):
 
 def test_estimate_writes_estimates_beside_the_log(tmp_path):
     short = Trajectory.load(LOG)
-    short = Trajectory(short.time[:50], short.q[:50], short.v[:50], short.a[:50],
-                       short.tau[:50], short.joint_names, short.contact_names,
-                       short.contact_wrenches[:50])
+    short = Trajectory(
+        short.time[:50],
+        short.q[:50],
+        short.v[:50],
+        short.a[:50],
+        short.tau[:50],
+        short.joint_names,
+        short.contact_names,
+        short.contact_wrenches[:50],
+    )
     short.save(tmp_path / "short.npz")
-    result = run("estimate", str(tmp_path / "short.npz"), "--config", str(PROFILE),
-                 "-o", str(tmp_path / "est.npz"))
+    result = run(
+        "estimate",
+        str(tmp_path / "short.npz"),
+        "--config",
+        str(PROFILE),
+        "-o",
+        str(tmp_path / "est.npz"),
+    )
     assert result.returncode == 0, result.stderr
     est = Trajectory.load(tmp_path / "est.npz")
     assert est.contact_names[-1] == "right_sole:estimated"
-    np.testing.assert_allclose(est.contact_wrench("right_sole:estimated"),
-                               est.contact_wrench("right_sole"), atol=1e-5)
+    np.testing.assert_allclose(
+        est.contact_wrench("right_sole:estimated"), est.contact_wrench("right_sole"), atol=1e-5
+    )
 
 
 def test_demo_runs(tmp_path):

@@ -39,9 +39,11 @@ def standing_state(robot: wb.Robot, seed: int = 0) -> tuple[np.ndarray, np.ndarr
 def solve(ctrl: InverseDynamicsQP, q, v, com_acc, **weights):
     cd = ctrl.update(q, v)
     assert cd.centroidal_momentum is not None
-    tasks = [ctrl.com_task(com_acc, weight=weights.get("com", 1.0)),
-             ctrl.angular_momentum_task(-cd.centroidal_momentum[3:], weight=1e-3),
-             ctrl.posture_task(q, kp=50.0, kd=14.0, weight=weights.get("posture", 1e-3))]
+    tasks = [
+        ctrl.com_task(com_acc, weight=weights.get("com", 1.0)),
+        ctrl.angular_momentum_task(-cd.centroidal_momentum[3:], weight=1e-3),
+        ctrl.posture_task(q, kp=50.0, kd=14.0, weight=weights.get("posture", 1e-3)),
+    ]
     solution = qpsolvers.solve_problem(ctrl.problem(tasks), solver="daqp")
     assert solution.found and solution.x is not None
     return ctrl.split(solution.x)
@@ -64,8 +66,9 @@ def test_solution_obeys_the_equations_of_motion(humanoid, seed):
     # Feet fixed: their classical accelerations (linear and angular) are zero.
     pin.forwardKinematics(model, data, q, v, a)
     for f in SOLES:
-        acc = pin.getFrameClassicalAcceleration(model, data, model.getFrameId(f),
-                                                pin.LOCAL_WORLD_ALIGNED)
+        acc = pin.getFrameClassicalAcceleration(
+            model, data, model.getFrameId(f), pin.LOCAL_WORLD_ALIGNED
+        )
         np.testing.assert_allclose(acc.vector, 0.0, rtol=0, atol=TOL)
 
 

@@ -15,8 +15,13 @@ SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "whole_body_qp_contr
 
 def run_example(tmp_path: Path, *args: str) -> str:
     env = dict(os.environ, MPLBACKEND="Agg", WHOLEBODY_EXAMPLE_OUT=str(tmp_path))
-    result = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), *args],
-                            capture_output=True, text=True, env=env, timeout=300)
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "--out", str(tmp_path), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
 

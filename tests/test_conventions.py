@@ -110,8 +110,9 @@ def inject(traj: Trajectory, mistake: str) -> Trajectory:
 # --- clean logs ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["shipped_squat", "stand_1khz", "stand_500hz", "squat_1khz",
-                                  "squat_500hz"])
+@pytest.mark.parametrize(
+    "name", ["shipped_squat", "stand_1khz", "stand_500hz", "squat_1khz", "squat_500hz"]
+)
 @pytest.mark.parametrize("accelerations", ["logged", "differentiated"])
 def test_clean_logs_pass_every_check(humanoid, logs, name, accelerations):
     traj = logs[name]
@@ -120,8 +121,11 @@ def test_clean_logs_pass_every_check(humanoid, logs, name, accelerations):
     report = check_conventions(humanoid, traj, FEET)
     assert isinstance(report, ConventionReport)
     assert report.passed, report.format_summary()
-    assert [c.name for c in report.all_checks] == [VELOCITY, "loaded_contacts_still",
-                                                  "loaded_contacts_on_ground"]
+    assert [c.name for c in report.all_checks] == [
+        VELOCITY,
+        "loaded_contacts_still",
+        "loaded_contacts_on_ground",
+    ]
     assert report.findings == ()
     # The declared ground (z = 0) fits too: MuJoCo's soft contacts sink about 1 mm.
     assert check_conventions(humanoid, traj, FEET, ground=0.0).passed
@@ -207,15 +211,18 @@ def test_swapped_contact_wrenches_move_while_loaded(humanoid, single_support):
 def test_ground_offset_and_wrong_contact_frame(humanoid, logs):
     traj = logs["squat_500hz"]
     tol = check_conventions(humanoid, traj, FEET)["loaded_contacts_on_ground"].evidence[
-        "height_tolerance_m"]
+        "height_tolerance_m"
+    ]
     assert 0.01 < tol < 0.02  # 2 % of the CoM height, 0.7-0.9 m
     check = check_conventions(humanoid, traj, FEET, ground=0.05)["loaded_contacts_on_ground"]
     assert not check.passed
     worst_offset = check.evidence["contacts"]["left_sole"]["worst"][0][2]
     assert worst_offset == pytest.approx(-0.051, abs=0.002)  # 50 mm + MuJoCo's ~1 mm sink
     # The ankle frames instead of the soles: on a common plane, but not on the declared ground.
-    ankles = [SurfaceContact(f"{s}_ankle_roll", half_length=X, half_width=Y, mu=1.0,
-                             name=f"{s}_sole") for s in ("left", "right")]
+    ankles = [
+        SurfaceContact(f"{s}_ankle_roll", half_length=X, half_width=Y, mu=1.0, name=f"{s}_sole")
+        for s in ("left", "right")
+    ]
     assert check_conventions(humanoid, traj, ankles)["loaded_contacts_on_ground"].passed
     check = check_conventions(humanoid, traj, ankles, ground=0.0)["loaded_contacts_on_ground"]
     assert not check.passed and "the sole, not the ankle" in check.fix
@@ -233,9 +240,15 @@ def test_bad_input(humanoid, logs):
     with pytest.raises(InvalidArgumentError, match="ground normal must be a non-zero"):
         Ground(0.0, np.zeros(3))
     with pytest.raises(LogFormatError, match="at least 5 samples"):
-        short = dataclasses.replace(traj, time=traj.time[:4], q=traj.q[:4], v=traj.v[:4],
-                                    a=traj.a[:4], tau=traj.tau[:4],
-                                    contact_wrenches=traj.contact_wrenches[:4])
+        short = dataclasses.replace(
+            traj,
+            time=traj.time[:4],
+            q=traj.q[:4],
+            v=traj.v[:4],
+            a=traj.a[:4],
+            tau=traj.tau[:4],
+            contact_wrenches=traj.contact_wrenches[:4],
+        )
         check_conventions(humanoid, short, FEET)
     with pytest.raises(InvalidArgumentError, match="force_tolerance must be a finite number"):
         expected_residual_error(humanoid, traj, FEET, force_tolerance=-1.0)
@@ -255,8 +268,9 @@ def test_third_party_robot_kinematic_checks():
         q[i + 1] = pin.integrate(robot.model, q[i], dt * v[i + 1])
     names = robot.joint_names
     contacts = [PointContact("left_ankle_roll_link", mu=1.0, name="left")]
-    traj = Trajectory.from_arrays(t, q, v, joint_names=names,
-                                  contact_wrenches={"left": np.zeros((N, 3))})
+    traj = Trajectory.from_arrays(
+        t, q, v, joint_names=names, contact_wrenches={"left": np.zeros((N, 3))}
+    )
     assert check_conventions(robot, traj, contacts).passed
     check = check_conventions(robot, inject(traj, "quaternion_wxyz"), contacts)[VELOCITY]
     assert check.hypotheses == ("quaternion_wxyz",)
@@ -301,14 +315,18 @@ def test_expected_error_closed_form_step(humanoid):
     com = np.array([humanoid.com(qi) for qi in q])
     sole = np.array([humanoid.frame_position(qi, "left_sole") for qi in q])
     wrench = np.concatenate([f, np.cross(com - sole, f)], axis=1)  # no moment about the CoM
-    traj = Trajectory.from_arrays(t, q, v, joint_names=humanoid.joint_names,
-                                  contact_wrenches={"left_sole": wrench,
-                                                    "right_sole": np.zeros((N, 6))})
+    traj = Trajectory.from_arrays(
+        t,
+        q,
+        v,
+        joint_names=humanoid.joint_names,
+        contact_wrenches={"left_sole": wrench, "right_sole": np.zeros((N, 6))},
+    )
     traj, res = _residual_of_differentiated(humanoid, traj)
     jump = m * np.linalg.norm(a1 - a0)
     assert res.force_norm[20] == pytest.approx(jump * (1 - s) / 2, rel=1e-6)
     assert res.force_norm[21] == pytest.approx(jump * s / 2, rel=1e-6)
-    interior = np.r_[1:20, 22:N - 1]
+    interior = np.r_[1:20, 22 : N - 1]
     np.testing.assert_allclose(res.force_norm[interior], 0.0, rtol=0, atol=1e-8)
     err = expected_residual_error(humanoid, traj, FEET)
     assert err.force_parts["jump"][20] == pytest.approx(jump / 2, rel=1e-9)
@@ -317,17 +335,28 @@ def test_expected_error_closed_form_step(humanoid):
     assert np.all(res.moment_norm <= err.moment_error + 1e-9)
 
 
-@pytest.mark.parametrize("scenario,every", [
-    ("single_support", 2), pytest.param("single_support", 1, marks=pytest.mark.slow),
-    ("hop", 2), pytest.param("hop", 1, marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "scenario,every",
+    [
+        ("single_support", 2),
+        pytest.param("single_support", 1, marks=pytest.mark.slow),
+        ("hop", 2),
+        pytest.param("hop", 1, marks=pytest.mark.slow),
+    ],
+)
 def test_expected_error_covers_clean_residual(humanoid, scenario, every):
     """Lift-off (single support) and touch-down (an upward 1000 N push of 60 ms, logged as a
     known external wrench, makes the robot hop and land): at 500 Hz and 1 kHz the residual of
     differentiated accelerations stays within the expected error plus 1e-3 m g."""
     sim = _simulation()
     if scenario == "hop":
-        traj = sim.simulate(humanoid, 1.0, every=every, scenario="stand",
-                            push=(0.3, 0.36, np.array([0.0, 0.0, 1000.0])))
+        traj = sim.simulate(
+            humanoid,
+            1.0,
+            every=every,
+            scenario="stand",
+            push=(0.3, 0.36, np.array([0.0, 0.0, 1000.0])),
+        )
         assert traj.contact_wrenches[:, :, 2].sum(axis=1).min() == 0.0  # it left the ground
     else:
         traj = sim.simulate(humanoid, 2.0, every=every, scenario=scenario)
@@ -344,8 +373,9 @@ def test_expected_error_covers_clean_residual(humanoid, scenario, every):
 
 def test_unlogged_push_is_not_covered(humanoid):
     sim = _simulation()
-    traj = sim.simulate(humanoid, 0.8, every=2, scenario="stand",
-                        push=(0.3, 0.5, np.array([0.0, 50.0, 0.0])))
+    traj = sim.simulate(
+        humanoid, 0.8, every=2, scenario="stand", push=(0.3, 0.5, np.array([0.0, 50.0, 0.0]))
+    )
     blind = dataclasses.replace(traj, external_frames=(), external_wrenches=None)
     blind, res = _residual_of_differentiated(humanoid, blind)
     err = expected_residual_error(humanoid, blind, FEET)

@@ -51,8 +51,10 @@ def _frames(robot, traj):
 
 
 def _local(R, W):
-    return np.concatenate([np.einsum("nkji,nkj->nki", R, W[..., :3]),
-                           np.einsum("nkji,nkj->nki", R, W[..., 3:])], axis=2)
+    return np.concatenate(
+        [np.einsum("nkji,nkj->nki", R, W[..., :3]), np.einsum("nkji,nkj->nki", R, W[..., 3:])],
+        axis=2,
+    )
 
 
 def _check(robot, traj, W):
@@ -76,7 +78,9 @@ def test_sign_flip(humanoid, squat, which):
         W[:, 1] *= -1
     best, _ = _check(humanoid, squat, W)
     assert best.cause == "sign_flip" and best.explained > 0.99
-    assert best.parameters["contacts"] == (["left_sole", "right_sole"] if which == "all" else ["right_sole"])
+    assert best.parameters["contacts"] == (
+        ["left_sole", "right_sole"] if which == "all" else ["right_sole"]
+    )
 
 
 def test_kilonewtons_are_a_gain_of_1000(humanoid, squat):
@@ -127,8 +131,13 @@ def test_one_flipped_axis(humanoid, squat):
 def test_time_offset_to_the_sub_sample(humanoid, squat, lag_ms):
     t = squat.time
     W0 = squat.contact_wrenches
-    shifted = np.stack([np.stack([np.interp(t - lag_ms * 1e-3, t, W0[:, j, c]) for c in range(6)], axis=-1)
-                        for j in range(W0.shape[1])], axis=1)
+    shifted = np.stack(
+        [
+            np.stack([np.interp(t - lag_ms * 1e-3, t, W0[:, j, c]) for c in range(6)], axis=-1)
+            for j in range(W0.shape[1])
+        ],
+        axis=1,
+    )
     best, _ = _check(humanoid, squat, shifted)
     assert best.cause == "time_offset"
     se = best.uncertainty["lag_seconds"]
@@ -183,7 +192,9 @@ def test_two_pushes_are_two_events(humanoid, squat):
     assert best.cause == "missing_force" and best.parameters["kind"] == "pulse"
     events = best.parameters["events"]
     assert len(events) == 2
-    assert events[0]["start"] == pytest.approx(0.6, abs=0.003) and events[1]["start"] == pytest.approx(1.4, abs=0.003)
+    assert events[0]["start"] == pytest.approx(0.6, abs=0.003) and events[1][
+        "start"
+    ] == pytest.approx(1.4, abs=0.003)
     # The log itself balances to 1e-6 N per sample; the means carry that floor.
     assert_allclose(events[0]["mean_force"], [0.0, 80.0, 0.0], atol=1e-3)
     assert_allclose(events[1]["mean_force"], [-60.0, 0.0, 0.0], atol=1e-3)
@@ -202,8 +213,13 @@ def test_normal_force_only(humanoid, turned):
     R = _frames(humanoid, turned)
     local = _local(R, turned.contact_wrenches)
     local[..., [0, 1, 3, 4, 5]] = 0.0
-    W = np.concatenate([np.einsum("nkij,nkj->nki", R, local[..., :3]),
-                        np.einsum("nkij,nkj->nki", R, local[..., 3:])], axis=2)
+    W = np.concatenate(
+        [
+            np.einsum("nkij,nkj->nki", R, local[..., :3]),
+            np.einsum("nkij,nkj->nki", R, local[..., 3:]),
+        ],
+        axis=2,
+    )
     best, _ = _check(humanoid, turned, W)
     assert best.cause == "normal_force_only"
 
@@ -211,6 +227,14 @@ def test_normal_force_only(humanoid, turned):
 def test_every_cause_tested_is_listed_with_its_score(humanoid, squat):
     _, report = _check(humanoid, squat, -squat.contact_wrenches)
     causes = {f.cause for f in report.diagnosis}
-    assert {"sign_flip", "axes", "time_offset", "mass_error", "com_offset", "sensor_offset", "force_gain",
-            "missing_force"} <= causes
+    assert {
+        "sign_flip",
+        "axes",
+        "time_offset",
+        "mass_error",
+        "com_offset",
+        "sensor_offset",
+        "force_gain",
+        "missing_force",
+    } <= causes
     assert all(0.0 <= f.explained <= 1.0 for f in report.diagnosis)

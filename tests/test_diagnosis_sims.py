@@ -32,7 +32,9 @@ def examples():
 
 
 @pytest.mark.parametrize("every", [1, 2], ids=["1kHz", "500Hz"])
-@pytest.mark.parametrize("scenario", ["squat", pytest.param("single_support", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "scenario", ["squat", pytest.param("single_support", marks=pytest.mark.slow)]
+)
 def test_clean_simulations_raise_no_alarm(humanoid, examples, scenario, every):
     sim, _ = examples
     duration = 2.0 if scenario == "single_support" else 0.6
@@ -80,7 +82,9 @@ def test_third_party_robot_faults_are_named(g1_standing):
     best = _diagnose(robot, contacts, traj, W0 / 1000)
     assert best.cause == "force_gain" and np.allclose(best.parameters["gains"], 1000, rtol=1e-6)
     best = _diagnose(robot, contacts, traj, 1.05 * W0)
-    assert best.cause == "mass_error" and best.parameters["mass_scale"] == pytest.approx(1.05, rel=1e-6)
+    assert best.cause == "mass_error" and best.parameters["mass_scale"] == pytest.approx(
+        1.05, rel=1e-6
+    )
     missing = W0.copy()
     missing[:, 0] = 0.0
     best = _diagnose(robot, contacts, traj, missing)

@@ -92,7 +92,9 @@ def test_newton_euler_mode_recovers_the_total(humanoid):
         estimated = [est.wrenches[c.name] for c in FEET]
         assert_allclose(
             total_wrench_about_com(humanoid, q, FEET, estimated),
-            total_wrench_about_com(humanoid, q, FEET, truth), rtol=0, atol=TOL,
+            total_wrench_about_com(humanoid, q, FEET, truth),
+            rtol=0,
+            atol=TOL,
         )
         assert min(est.cone_margins.values()) >= -1e-6 * humanoid.weight
 
@@ -110,8 +112,12 @@ def test_eight_point_contacts(humanoid):
         est = estimate_contact_wrenches(robot, q, v, a, corners)
         assert est.found
         estimated = [est.wrenches[c.name] for c in corners]
-        assert_allclose(total_wrench_about_com(robot, q, corners, estimated),
-                        total_wrench_about_com(robot, q, corners, truth), rtol=0, atol=TOL)
+        assert_allclose(
+            total_wrench_about_com(robot, q, corners, estimated),
+            total_wrench_about_com(robot, q, corners, truth),
+            rtol=0,
+            atol=TOL,
+        )
 
 
 def test_lateral_load_above_friction_is_infeasible_with_the_needed_scale(humanoid):
@@ -119,8 +125,9 @@ def test_lateral_load_above_friction_is_infeasible_with_the_needed_scale(humanoi
     zero = np.zeros(humanoid.nv)
     # A known horizontal push at ground level: the feet must resist it by friction alone.
     push = np.array([1.2 * MU * humanoid.weight, 0, 0, 0, 0, 0])
-    est = estimate_contact_wrenches(humanoid, q, zero, zero, FEET,
-                                    external_wrenches={"left_sole": push})
+    est = estimate_contact_wrenches(
+        humanoid, q, zero, zero, FEET, external_wrenches={"left_sole": push}
+    )
     assert est.status == "infeasible" and not est.found
     assert est.min_friction_scale == pytest.approx(1.2, rel=1e-3)
     assert est.min_friction_coefficients["left_sole"] == pytest.approx(1.2 * MU, rel=1e-3)
@@ -172,8 +179,9 @@ def test_batch_matches_single_and_flags_bad_rows(humanoid):
         batch = estimate_contact_wrenches_batch(humanoid, Q, V, A, FEET, tau=mode_tau)
         assert batch.status[2] == "flagged" and "base quaternion is zero" in batch.reasons[2]
         for i in (0, 5):
-            single = estimate_contact_wrenches(humanoid, Q[i], V[i], A[i], FEET,
-                                               tau=None if mode_tau is None else T[i])
+            single = estimate_contact_wrenches(
+                humanoid, Q[i], V[i], A[i], FEET, tau=None if mode_tau is None else T[i]
+            )
             assert batch.status[i] == "found"
             assert_allclose(batch.wrenches[i], single.x, rtol=0, atol=1e-7)
             assert_allclose(batch.wrench("right_sole")[i], single.wrenches["right_sole"], atol=1e-7)
@@ -183,8 +191,9 @@ def test_batch_matches_single_and_flags_bad_rows(humanoid):
 def test_bad_arguments():
     robot = wb.load("humanoid")
     q, zero = robot.neutral(), np.zeros(robot.nv)
-    with pytest.raises(SolverNotAvailableError,
-                       match="QP solver 'gurobi' is not installed; installed: "):
+    with pytest.raises(
+        SolverNotAvailableError, match="QP solver 'gurobi' is not installed; installed: "
+    ):
         estimate_contact_wrenches(robot, q, zero, zero, FEET, solver="gurobi")
     with pytest.raises(StateError, match=r"tau must have shape \(19,\) \(joints\) or \(25,\)"):
         estimate_contact_wrenches(robot, q, zero, zero, FEET, tau=np.zeros(3))
@@ -226,8 +235,9 @@ def test_infeasible_samples_are_infeasible_for_every_backend(humanoid, full):
         # The closest wrenches are (nearly) unique: the backends agree to 1e-4 of the weight.
         for x in answers.values():
             assert_allclose(x, answers["daqp"], rtol=0, atol=1e-4 * humanoid.weight)
-        batch = estimate_contact_wrenches_batch(humanoid, q[None], v[None], a[None], slippery,
-                                                tau=None if tau is None else tau[None])
+        batch = estimate_contact_wrenches_batch(
+            humanoid, q[None], v[None], a[None], slippery, tau=None if tau is None else tau[None]
+        )
         assert batch.status[0] == "infeasible" and type(batch.status[0]) is str
         assert_allclose(batch.wrenches[0], answers["daqp"], rtol=0, atol=1e-6 * humanoid.weight)
 
@@ -241,8 +251,9 @@ def test_batch_speaks_the_single_vocabulary(humanoid):
     ne = estimate_contact_wrenches_batch(humanoid, Q, V, A, FEET)
     full = estimate_contact_wrenches_batch(humanoid, Q, V, A, FEET, tau=T)
     for batch, rank, split in ((ne, 6, True), (full, 12, False)):
-        single = estimate_contact_wrenches(humanoid, Q[0], V[0], A[0], FEET,
-                                           tau=T[0] if batch is full else None)
+        single = estimate_contact_wrenches(
+            humanoid, Q[0], V[0], A[0], FEET, tau=T[0] if batch is full else None
+        )
         assert batch.rank.tolist() == [rank, -1, rank] == [single.rank, -1, single.rank]
         assert batch.identifiable.tolist() == [not split, False, not split]
         assert batch.split_from_regularization.tolist() == [split, False, split]
@@ -261,6 +272,7 @@ def test_batch_speaks_the_single_vocabulary(humanoid):
     import inspect
 
     from wholebody.estimation import DEFAULT_REGULARIZATION
+
     for fn in (build_estimation_problem, estimate_contact_wrenches_batch):
         assert inspect.signature(fn).parameters["regularization"].default == DEFAULT_REGULARIZATION
 
@@ -301,8 +313,9 @@ def test_pushed_log_in_batch_with_the_push_given_is_exact(humanoid, pushed_log):
     blind = estimate_contact_wrenches_batch(humanoid, q, v, a, DECLARED, tau=tau)
     assert np.abs(blind.wrenches - truth).max() > 50.0
     for options in ({}, {"workers": 2, "chunk_size": 100}):
-        batch = estimate_contact_wrenches_batch(humanoid, q, v, a, DECLARED, tau=tau,
-                                                external_wrenches={"torso": push}, **options)
+        batch = estimate_contact_wrenches_batch(
+            humanoid, q, v, a, DECLARED, tau=tau, external_wrenches={"torso": push}, **options
+        )
         assert (batch.status == "found").all()
         assert_allclose(batch.wrenches, truth, rtol=0, atol=TOL)
         assert batch.identifiable_by_contact.all() and batch.rank.tolist() == [12] * len(t)
@@ -314,18 +327,27 @@ def test_pushed_log_in_batch_with_the_push_given_is_exact(humanoid, pushed_log):
     on = f[:, 1] != 0
     lever[on, 0] = m[on, 2] / f[on, 1]
     lever[on, 2] = -m[on, 0] / f[on, 1]
-    pair = estimate_contact_wrenches_batch(humanoid, q, v, a, DECLARED, tau=tau,
-                                           external_wrenches={"torso": (f, origin + lever)})
+    pair = estimate_contact_wrenches_batch(
+        humanoid, q, v, a, DECLARED, tau=tau, external_wrenches={"torso": (f, origin + lever)}
+    )
     assert_allclose(pair.wrenches, truth, rtol=0, atol=TOL)
     # The deprecated name still works, with a warning, and gives the same.
     with pytest.warns(WholebodyDeprecationWarning, match="known_wrenches"):
-        old = estimate_contact_wrenches_batch(humanoid, q[:5], v[:5], a[:5], DECLARED,
-                                              tau=tau[:5], known_wrenches={"torso": push[:5]})
+        old = estimate_contact_wrenches_batch(
+            humanoid, q[:5], v[:5], a[:5], DECLARED, tau=tau[:5], known_wrenches={"torso": push[:5]}
+        )
     assert_allclose(old.wrenches, truth[:5], rtol=0, atol=TOL)
     # Single samples agree.
     i = int(np.flatnonzero(on)[10])
-    single = estimate_contact_wrenches(humanoid, q[i], v[i], a[i], DECLARED, tau=tau[i],
-                                       external_wrenches={"torso": (f[i], origin[i] + lever[i])})
+    single = estimate_contact_wrenches(
+        humanoid,
+        q[i],
+        v[i],
+        a[i],
+        DECLARED,
+        tau=tau[i],
+        external_wrenches={"torso": (f[i], origin[i] + lever[i])},
+    )
     assert_allclose(single.x, truth[i], rtol=0, atol=TOL)
 
 
@@ -340,11 +362,13 @@ def test_pushed_single_support_in_newton_euler_mode_is_exact(humanoid):
     single = schedule.sum(axis=1) == 1
     pushed = single & (np.abs(push[:, 1]) > 0)
     assert pushed.sum() > 20
-    batch = estimate_contact_wrenches_batch(humanoid, q, v, a, DECLARED, active=schedule,
-                                            external_wrenches={"torso": push})
+    batch = estimate_contact_wrenches_batch(
+        humanoid, q, v, a, DECLARED, active=schedule, external_wrenches={"torso": push}
+    )
     assert_allclose(batch.wrenches[single], W.reshape(len(t), -1)[single], rtol=0, atol=TOL)
-    blind = estimate_contact_wrenches_batch(humanoid, q[pushed], v[pushed], a[pushed], DECLARED,
-                                            active=schedule[pushed])
+    blind = estimate_contact_wrenches_batch(
+        humanoid, q[pushed], v[pushed], a[pushed], DECLARED, active=schedule[pushed]
+    )
     assert np.abs(blind.wrenches - W.reshape(len(t), -1)[pushed]).max() > 5.0
 
 
@@ -372,8 +396,7 @@ def test_active_mask_single_and_batch(humanoid):
     assert (batch.wrenches[2] == 0.0).all() and batch.rank.tolist() == [6, 6, 0]
     assert batch.identifiable_by_contact.tolist() == [[True, True], [False, False], [True, True]]
     assert batch.detailed_status.tolist() == ["found", "underdetermined", "infeasible"]
-    assert batch.status_counts(detailed=True) == {"found": 1, "underdetermined": 1,
-                                                  "infeasible": 1}
+    assert batch.status_counts(detailed=True) == {"found": 1, "underdetermined": 1, "infeasible": 1}
     # The quadprog path (per-sample qpsolvers) agrees.
     slow = estimate_contact_wrenches_batch(humanoid, Q, V, A, FEET, active=act, solver="quadprog")
     assert_allclose(slow.wrenches[:2], batch.wrenches[:2], rtol=0, atol=1e-6)
@@ -400,16 +423,23 @@ def test_point_contacts_identifiable_per_contact(humanoid):
     for T in (None, tau[None]):
         batch = estimate_contact_wrenches_batch(robot, q[None], v[None], a[None], corners, tau=T)
         assert batch.identifiable_by_contact.tolist() == (
-            [[False, False, False]] if T is None else [[False, False, True]])
+            [[False, False, False]] if T is None else [[False, False, True]]
+        )
 
 
 def test_batch_friction_scale_matches_single(humanoid):
     q = humanoid.q_from_named({}, base_position=[0.0, 0.0, H])
     zero = np.zeros(humanoid.nv)
     push = np.array([1.2 * MU * humanoid.weight, 0, 0, 0, 0, 0])
-    batch = estimate_contact_wrenches_batch(humanoid, q[None], zero[None], zero[None], FEET,
-                                            external_wrenches={"left_sole": push},
-                                            friction_scale=True)
+    batch = estimate_contact_wrenches_batch(
+        humanoid,
+        q[None],
+        zero[None],
+        zero[None],
+        FEET,
+        external_wrenches={"left_sole": push},
+        friction_scale=True,
+    )
     assert batch.status[0] == "infeasible"
     assert batch.min_friction_scale[0] == pytest.approx(1.2, rel=1e-3)
 
@@ -419,15 +449,30 @@ def test_bad_estimation_arguments(humanoid):
     with pytest.raises(InvalidArgumentError, match=r"active must be a bool array of shape \(2,\)"):
         estimate_contact_wrenches(humanoid, q, zero, zero, FEET, active=[True])
     with pytest.raises(InvalidArgumentError, match=r"shape \(3, 2\)"):
-        estimate_contact_wrenches_batch(humanoid, np.tile(q, (3, 1)), np.zeros((3, 25)),
-                                        np.zeros((3, 25)), FEET, active=np.ones((2, 2), bool))
+        estimate_contact_wrenches_batch(
+            humanoid,
+            np.tile(q, (3, 1)),
+            np.zeros((3, 25)),
+            np.zeros((3, 25)),
+            FEET,
+            active=np.ones((2, 2), bool),
+        )
     with pytest.raises(InvalidArgumentError, match="full-dynamics estimation needs the body"):
-        estimate_contact_wrenches(humanoid, q, zero, zero, FEET, tau=np.zeros(19),
-                                  external_wrenches={"push": (np.ones(3), np.zeros(3))})
+        estimate_contact_wrenches(
+            humanoid,
+            q,
+            zero,
+            zero,
+            FEET,
+            tau=np.zeros(19),
+            external_wrenches={"push": (np.ones(3), np.zeros(3))},
+        )
     with pytest.raises(InvalidArgumentError, match="intervals=True needs noise"):
-        estimate_contact_wrenches_batch(humanoid, q[None], zero[None], zero[None], FEET,
-                                        intervals=True)
+        estimate_contact_wrenches_batch(
+            humanoid, q[None], zero[None], zero[None], FEET, intervals=True
+        )
     # A label with its point is fine in Newton-Euler mode.
-    est = estimate_contact_wrenches(humanoid, q, zero, zero, FEET,
-                                    external_wrenches={"push": (np.ones(3), np.zeros(3))})
+    est = estimate_contact_wrenches(
+        humanoid, q, zero, zero, FEET, external_wrenches={"push": (np.ones(3), np.zeros(3))}
+    )
     assert est.newton_euler_residual.force_norm < TOL

@@ -35,9 +35,17 @@ def test_noise_intervals_cover_the_truth_at_their_level(humanoid, pushed_log, se
     coverage = {}
     for level in (0.95, 0.999):
         batch = estimate_contact_wrenches_batch(
-            humanoid, q[rows], v[rows], A, DECLARED, tau=T,
-            external_wrenches={"torso": push[rows]}, intervals=True, noise=noise,
-            confidence=level)
+            humanoid,
+            q[rows],
+            v[rows],
+            A,
+            DECLARED,
+            tau=T,
+            external_wrenches={"torso": push[rows]},
+            intervals=True,
+            noise=noise,
+            confidence=level,
+        )
         coverage[level] = batch.intervals.contains(truth).mean()
     assert 0.92 <= coverage[0.95] <= 0.98, coverage
     assert coverage[0.999] >= 0.99, coverage
@@ -54,8 +62,15 @@ def test_split_ranges_contain_the_simulators_split(humanoid, pushed_log):
     rows = np.arange(10, len(t), 20)
     truth = W[rows].reshape(len(rows), -1)
     batch = estimate_contact_wrenches_batch(
-        humanoid, q[rows], v[rows], a[rows], DECLARED, external_wrenches={"torso": push[rows]},
-        intervals=True, noise=NoiseLevels())
+        humanoid,
+        q[rows],
+        v[rows],
+        a[rows],
+        DECLARED,
+        external_wrenches={"torso": push[rows]},
+        intervals=True,
+        noise=NoiseLevels(),
+    )
     iv = batch.intervals
     assert batch.split_from_regularization.all()
     assert iv.contains(truth).all()
@@ -67,8 +82,15 @@ def test_split_ranges_contain_the_simulators_split(humanoid, pushed_log):
     assert line.startswith("left_sole f_z ") and line.endswith(" N)")
     # A single estimate says the same.
     i = int(rows[3])
-    est = estimate_contact_wrenches(humanoid, q[i], v[i], a[i], DECLARED,
-                                    external_wrenches={"torso": push[i]}, noise=NoiseLevels())
+    est = estimate_contact_wrenches(
+        humanoid,
+        q[i],
+        v[i],
+        a[i],
+        DECLARED,
+        external_wrenches={"torso": push[i]},
+        noise=NoiseLevels(),
+    )
     assert_allclose(est.intervals.lower, iv.lower[3], atol=1e-6)
     assert "left_sole f_z" in est.summary()
 
@@ -78,8 +100,9 @@ def test_velocity_noise_and_bad_levels(humanoid):
     assert noise.acceleration == pytest.approx(0.01 / (np.sqrt(2) * 0.002))
     with pytest.raises(InvalidArgumentError, match="timestep must be positive"):
         NoiseLevels.from_velocity_noise(0.01, 0.0)
-    with pytest.raises(InvalidArgumentError,
-                       match=r"noise torque must be a scalar or shape \(19,\)"):
+    with pytest.raises(
+        InvalidArgumentError, match=r"noise torque must be a scalar or shape \(19,\)"
+    ):
         NoiseLevels(torque=np.ones(3)).sigmas(humanoid)
     with pytest.raises(InvalidArgumentError, match="finite and non-negative"):
         NoiseLevels(acceleration=-1.0).sigmas(humanoid)

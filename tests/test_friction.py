@@ -39,8 +39,15 @@ def corner_lp_member(w: np.ndarray) -> bool:
             r = np.zeros(12)
             r[cols] = row
             A_ub.append(r)
-    res = linprog(np.zeros(12), A_ub=np.array(A_ub), b_ub=np.zeros(16), A_eq=A_eq, b_eq=w,
-                  bounds=[(None, None)] * 12, method="highs")
+    res = linprog(
+        np.zeros(12),
+        A_ub=np.array(A_ub),
+        b_ub=np.zeros(16),
+        A_eq=A_eq,
+        b_eq=w,
+        bounds=[(None, None)] * 12,
+        method="highs",
+    )
     return res.status == 0
 
 

@@ -47,8 +47,9 @@ def test_shipped_squat_log_is_consistent_with_mujoco_accelerations(humanoid, squ
 def test_mujoco_scenarios_in_mujoco_conventions(humanoid, simulation, scenario):
     push = (0.3, 0.4, np.array([0.0, 60.0, 0.0])) if scenario == "push" else None
     duration = 2.0 if scenario == "single_support" else 0.6
-    traj = simulation.simulate(humanoid, duration, push=push, every=2,
-                               scenario="stand" if scenario == "push" else scenario)
+    traj = simulation.simulate(
+        humanoid, duration, push=push, every=2, scenario="stand" if scenario == "push" else scenario
+    )
     assert traj.metadata["converted_from"] == "mujoco"
     report = check_trajectory(humanoid, traj, FEET)
     assert np.nanmax(report.force_norm) <= 1e-6 and np.nanmax(report.moment_norm) <= 1e-6
@@ -88,8 +89,18 @@ def _inject(traj: Trajectory, W: np.ndarray) -> Trajectory:
     return dataclasses.replace(traj, contact_wrenches=W)
 
 
-@pytest.mark.parametrize("cause", ["sign_flip", "sign_flip_one", "wrong_point", "time_offset",
-                                   "mass_error", "com_offset", "missing_contact"])
+@pytest.mark.parametrize(
+    "cause",
+    [
+        "sign_flip",
+        "sign_flip_one",
+        "wrong_point",
+        "time_offset",
+        "mass_error",
+        "com_offset",
+        "missing_contact",
+    ],
+)
 def test_each_injected_cause_is_named(humanoid, squat, cause):
     W = squat.contact_wrenches.copy()
     q = squat.for_robot(humanoid)[0]
@@ -140,8 +151,16 @@ def test_formats_round_trip(tmp_path, squat, suffix):
     if suffix == ".h5":
         pytest.importorskip("h5py")
     path = tmp_path / f"log{suffix}"
-    short = Trajectory(squat.time[:50], squat.q[:50], squat.v[:50], squat.a[:50], squat.tau[:50],
-                       squat.joint_names, squat.contact_names, squat.contact_wrenches[:50])
+    short = Trajectory(
+        squat.time[:50],
+        squat.q[:50],
+        squat.v[:50],
+        squat.a[:50],
+        squat.tau[:50],
+        squat.joint_names,
+        squat.contact_names,
+        squat.contact_wrenches[:50],
+    )
     short.save(path)
     back = Trajectory.load(path)
     for field in ("time", "q", "v", "a", "tau", "contact_wrenches"):
@@ -159,8 +178,9 @@ def test_bad_files_name_file_and_field(tmp_path, squat):
     fields = dict(np.load(path))
     del fields["contact_wrenches"]
     np.savez(tmp_path / "missing.npz", **fields)
-    with pytest.raises(LogFormatError,
-                       match=r"missing.npz: missing field\(s\) \['contact_wrenches'\]"):
+    with pytest.raises(
+        LogFormatError, match=r"missing.npz: missing field\(s\) \['contact_wrenches'\]"
+    ):
         Trajectory.load(tmp_path / "missing.npz")
     fields = dict(np.load(path))
     fields["v"] = fields["v"][:, :10]
@@ -170,14 +190,16 @@ def test_bad_files_name_file_and_field(tmp_path, squat):
     fields = dict(np.load(path))
     fields["time"][500] = fields["time"][499]
     np.savez(tmp_path / "time.npz", **fields)
-    with pytest.raises(LogFormatError,
-                       match="time.npz: field 'time' is not strictly increasing .sample 500"):
+    with pytest.raises(
+        LogFormatError, match="time.npz: field 'time' is not strictly increasing .sample 500"
+    ):
         Trajectory.load(tmp_path / "time.npz")
     squat.save(tmp_path / "log.csv")
     lines = (tmp_path / "log.csv").read_text().splitlines()
     (tmp_path / "cut.csv").write_text("\n".join(lines[:20] + [lines[20][:40]]))
-    with pytest.raises(LogFormatError,
-                       match=r"cut.csv: line 21 has \d+ fields, the header \d+ \(truncated"):
+    with pytest.raises(
+        LogFormatError, match=r"cut.csv: line 21 has \d+ fields, the header \d+ \(truncated"
+    ):
         Trajectory.load(tmp_path / "cut.csv")
     with pytest.raises(LogFormatError, match="unknown log format '.txt'"):
         (tmp_path / "log.txt").write_text("x")
@@ -202,8 +224,9 @@ def test_bad_samples_are_flagged_and_counted(humanoid, squat):
 
 def test_unknown_joint_and_undeclared_contact(humanoid, squat):
     renamed = dataclasses.replace(squat, joint_names=("knee_x",) + squat.joint_names[1:])
-    with pytest.raises(LogFormatError,
-                       match=r"joints \['knee_x'\] are not joints of robot 'humanoid'"):
+    with pytest.raises(
+        LogFormatError, match=r"joints \['knee_x'\] are not joints of robot 'humanoid'"
+    ):
         check_trajectory(humanoid, renamed, FEET)
     with pytest.raises(LogFormatError, match=r"contacts \['right_sole'\] that are not declared"):
         check_trajectory(humanoid, squat, FEET[:1])
@@ -212,11 +235,13 @@ def test_unknown_joint_and_undeclared_contact(humanoid, squat):
 def test_joint_columns_are_mapped_by_name(humanoid, squat):
     order = np.random.default_rng(0).permutation(len(squat.joint_names))
     shuffled = dataclasses.replace(
-        squat, joint_names=tuple(np.array(squat.joint_names)[order]),
+        squat,
+        joint_names=tuple(np.array(squat.joint_names)[order]),
         q=np.concatenate([squat.q[:, :7], squat.q[:, 7:][:, order]], axis=1),
         v=np.concatenate([squat.v[:, :6], squat.v[:, 6:][:, order]], axis=1),
         a=np.concatenate([squat.a[:, :6], squat.a[:, 6:][:, order]], axis=1),
-        tau=squat.tau[:, order])
+        tau=squat.tau[:, order],
+    )
     assert check_trajectory(humanoid, shuffled, FEET).consistent
 
 
@@ -244,14 +269,22 @@ def test_report_outputs(tmp_path, humanoid, squat):
 
 
 def test_estimate_trajectory_recovers_the_logged_wrenches(humanoid, squat):
-    short = Trajectory(squat.time[:100], squat.q[:100], squat.v[:100], squat.a[:100],
-                       squat.tau[:100],
-                       squat.joint_names, squat.contact_names, squat.contact_wrenches[:100])
+    short = Trajectory(
+        squat.time[:100],
+        squat.q[:100],
+        squat.v[:100],
+        squat.a[:100],
+        squat.tau[:100],
+        squat.joint_names,
+        squat.contact_names,
+        squat.contact_wrenches[:100],
+    )
     est = estimate_trajectory(humanoid, short, FEET)
     assert est.metadata["estimation_mode"] == "full_dynamics"
     for name in ("left_sole", "right_sole"):
-        np.testing.assert_allclose(est.contact_wrench(f"{name}:estimated"),
-                                   est.contact_wrench(name), atol=1e-5)
+        np.testing.assert_allclose(
+            est.contact_wrench(f"{name}:estimated"), est.contact_wrench(name), atol=1e-5
+        )
 
 
 def test_progress_bar_does_not_change_results(humanoid, squat, capsys):
@@ -264,24 +297,52 @@ def test_progress_bar_does_not_change_results(humanoid, squat, capsys):
 
 def test_empty_and_too_short_logs(humanoid, squat):
     with pytest.raises(LogFormatError, match="the log has no samples"):
-        Trajectory(squat.time[:0], squat.q[:0], squat.v[:0], None, None, squat.joint_names,
-                   squat.contact_names,
-                   squat.contact_wrenches[:0])
-    two = Trajectory(squat.time[:2], squat.q[:2], squat.v[:2], None, None, squat.joint_names,
-                     squat.contact_names,
-                     squat.contact_wrenches[:2])
+        Trajectory(
+            squat.time[:0],
+            squat.q[:0],
+            squat.v[:0],
+            None,
+            None,
+            squat.joint_names,
+            squat.contact_names,
+            squat.contact_wrenches[:0],
+        )
+    two = Trajectory(
+        squat.time[:2],
+        squat.q[:2],
+        squat.v[:2],
+        None,
+        None,
+        squat.joint_names,
+        squat.contact_names,
+        squat.contact_wrenches[:2],
+    )
     with pytest.raises(LogFormatError, match="needs at least 3 samples, the log has 2"):
         check_trajectory(humanoid, two, FEET)
-    one = dataclasses.replace(two, time=two.time[:1], q=two.q[:1], v=two.v[:1], a=squat.a[:1],
-                              contact_wrenches=two.contact_wrenches[:1])
+    one = dataclasses.replace(
+        two,
+        time=two.time[:1],
+        q=two.q[:1],
+        v=two.v[:1],
+        a=squat.a[:1],
+        contact_wrenches=two.contact_wrenches[:1],
+    )
     assert check_trajectory(humanoid, one, FEET).n_checked == 1
 
 
 # --- every field in every format, and reading in chunks -------------------------------------
 
 FORMATS = [".npz", ".csv", ".parquet", ".h5"]
-ODD_NAMES = ["plain", "with,comma", 'with "quotes"', "with:colon", "épaule", "sp ace",
-             "left_sole:estimated", "x" * 40]
+ODD_NAMES = [
+    "plain",
+    "with,comma",
+    'with "quotes"',
+    "with:colon",
+    "épaule",
+    "sp ace",
+    "left_sole:estimated",
+    "x" * 40,
+]
 
 
 def _format_available(suffix: str) -> None:
@@ -294,8 +355,12 @@ def _format_available(suffix: str) -> None:
 def _random_trajectory(seed: int) -> Trajectory:
     """A log with random sizes, optional fields, odd names, extreme values and metadata."""
     rng = np.random.default_rng(seed)
-    N, nj, k, e = int(rng.integers(1, 40)), int(rng.integers(0, 4)), int(rng.integers(0, 4)), \
-        int(rng.integers(0, 3))
+    N, nj, k, e = (
+        int(rng.integers(1, 40)),
+        int(rng.integers(0, 4)),
+        int(rng.integers(0, 4)),
+        int(rng.integers(0, 3)),
+    )
     names = rng.permutation(ODD_NAMES)
     joints = tuple(f"j{i}:{n}" for i, n in enumerate(names[:nj]))
     contacts = tuple(f"c{i}:{n}" for i, n in enumerate(names[:k]))
@@ -308,15 +373,23 @@ def _random_trajectory(seed: int) -> Trajectory:
 
     return Trajectory(
         time=np.sort(rng.uniform(-1e3, 1e3, N)) if N else np.zeros(0),
-        q=arr(N, 7 + nj), v=arr(N, 6 + nj),
+        q=arr(N, 7 + nj),
+        v=arr(N, 6 + nj),
         a=arr(N, 6 + nj) if rng.random() < 0.5 else None,
         tau=arr(N, nj) if rng.random() < 0.5 else None,
-        joint_names=joints, contact_names=contacts, contact_wrenches=arr(N, k, 6),
-        external_frames=frames, external_wrenches=arr(N, e, 6) if e else None,
+        joint_names=joints,
+        contact_names=contacts,
+        contact_wrenches=arr(N, k, 6),
+        external_frames=frames,
+        external_wrenches=arr(N, e, 6) if e else None,
         contact_active=rng.random((N, k)) < 0.5 if rng.random() < 0.7 else None,
         accelerations_estimated=bool(rng.random() < 0.5),
-        metadata={"estimation_mode": "full_dynamics", "estimation_status": {"solved": N},
-                  "nested": {"list": [1, 2.5, None, "é"]}, "seed": seed},
+        metadata={
+            "estimation_mode": "full_dynamics",
+            "estimation_status": {"solved": N},
+            "nested": {"list": [1, 2.5, None, "é"]},
+            "seed": seed,
+        },
     )
 
 
@@ -362,8 +435,11 @@ def test_chunks_concatenated_equal_the_whole_log(tmp_path, squat, suffix, monkey
     whole = Trajectory.load(path)
     np.testing.assert_array_equal(whole.contact_active, mask)
     with open_log(path) as log:
-        assert (log.n_samples, log.joint_names, log.contact_names) == \
-            (1000, squat.joint_names, squat.contact_names)
+        assert (log.n_samples, log.joint_names, log.contact_names) == (
+            1000,
+            squat.joint_names,
+            squat.contact_names,
+        )
         assert log.has_accelerations and log.has_torques and log.external_frames == ()
         assert log.has_active
         assert log.metadata == squat.metadata
@@ -385,8 +461,11 @@ def test_chunks_check_time_across_their_boundaries(tmp_path, squat):
     np.savez(tmp_path / "t.npz", **fields)
     with open_log(tmp_path / "t.npz") as log:
         log.read(0, 300)  # fine alone
-        with pytest.raises(LogFormatError, match="field 'time' is not strictly increasing "
-                                                 r"\(sample 300"):
+        with pytest.raises(
+            LogFormatError,
+            match="field 'time' is not strictly increasing "
+            r"\(sample 300",
+        ):
             list(log.chunks(300))
     with pytest.raises(InvalidArgumentError, match="size must be a positive integer, got 0"):
         list(open_log(SHIPPED_LOG).chunks(0))
@@ -425,18 +504,30 @@ def test_contact_active_from_arrays_and_as_a_schedule(squat):
     N = len(squat)
     left, right = _alternating_mask(N, 2).T
     traj = Trajectory.from_arrays(
-        squat.time, squat.q, squat.v, joint_names=squat.joint_names,
-        contact_wrenches={"right_sole": squat.contact_wrench("right_sole"),
-                          "left_sole": squat.contact_wrench("left_sole")},
-        contact_active={"left_sole": left, "right_sole": right.astype(np.uint8)})
+        squat.time,
+        squat.q,
+        squat.v,
+        joint_names=squat.joint_names,
+        contact_wrenches={
+            "right_sole": squat.contact_wrench("right_sole"),
+            "left_sole": squat.contact_wrench("left_sole"),
+        },
+        contact_active={"left_sole": left, "right_sole": right.astype(np.uint8)},
+    )
     # Columns follow contact_wrenches' order, whatever the mapping's order.
     np.testing.assert_array_equal(traj.contact_active, np.stack([right, left], axis=1))
     assert traj.contact_active.dtype == bool
     same = Trajectory.from_arrays(
-        squat.time, squat.q, squat.v, joint_names=squat.joint_names,
-        contact_wrenches={"right_sole": squat.contact_wrench("right_sole"),
-                          "left_sole": squat.contact_wrench("left_sole")},
-        contact_active=np.stack([right, left], axis=1).astype(int))
+        squat.time,
+        squat.q,
+        squat.v,
+        joint_names=squat.joint_names,
+        contact_wrenches={
+            "right_sole": squat.contact_wrench("right_sole"),
+            "left_sole": squat.contact_wrench("left_sole"),
+        },
+        contact_active=np.stack([right, left], axis=1).astype(int),
+    )
     np.testing.assert_array_equal(same.contact_active, traj.contact_active)
     schedule = traj.schedule()
     assert schedule.method == "logged" and schedule.contact_names == ("right_sole", "left_sole")

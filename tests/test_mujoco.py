@@ -68,7 +68,9 @@ def test_mass_matrix_and_bias_agree_with_mujoco(name):
         Tdot_v = np.zeros(mj_model.nv)
         Tdot_v[:3] = R @ np.cross(v[3:6], v[:3])
         nle = robot.nonlinear_effects(q, v)
-        assert_allclose(T.T @ (mj_data.qfrc_bias + M_mj @ Tdot_v), nle, rtol=0, atol=RTOL * abs(nle).max())
+        assert_allclose(
+            T.T @ (mj_data.qfrc_bias + M_mj @ Tdot_v), nle, rtol=0, atol=RTOL * abs(nle).max()
+        )
 
 
 def test_acceleration_conversion_removes_omega_cross_v(humanoid):

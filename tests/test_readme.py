@@ -12,7 +12,9 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 def test_readme_examples_print_what_the_readme_shows():
     text = README.read_text()
-    pairs = re.findall(r"```python\n(.*?)```\s*\n(?:prints\s*\n)?\s*```text\n(.*?)```", text, flags=re.S)
+    pairs = re.findall(
+        r"```python\n(.*?)```\s*\n(?:prints\s*\n)?\s*```text\n(.*?)```", text, flags=re.S
+    )
     assert len(pairs) >= 4, "the README's tutorial blocks are missing"
     namespace: dict = {}  # the tutorial's blocks build on each other
     for code, expected in pairs:

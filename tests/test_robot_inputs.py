@@ -161,7 +161,9 @@ def test_add_frame_errors(humanoid):
 
 
 def test_load_with_a_non_string_name():
-    with pytest.raises(InvalidArgumentError, match="name must be a robot name \\(str\\) or a path, got list"):
+    with pytest.raises(
+        InvalidArgumentError, match="name must be a robot name \\(str\\) or a path, got list"
+    ):
         wb.load(["g1"])
 
 

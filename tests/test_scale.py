@@ -22,8 +22,10 @@ from wholebody.trajectory import Trajectory
 
 ROOT = Path(__file__).resolve().parents[1]
 LOG = ROOT / "data" / "humanoid_squat.npz"
-FEET = [SurfaceContact(f, half_length=0.12, half_width=0.05, mu=1.0)
-        for f in ("left_sole", "right_sole")]
+FEET = [
+    SurfaceContact(f, half_length=0.12, half_width=0.05, mu=1.0)
+    for f in ("left_sole", "right_sole")
+]
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +55,15 @@ def test_robot_pickles():
 def test_check_with_two_workers_equals_one(humanoid, bad_log):
     one = check_trajectory(humanoid, bad_log, FEET, workers=1, chunk_size=128)
     two = check_trajectory(humanoid, bad_log, FEET, workers=2, chunk_size=128)
-    for field in ("residual_force", "residual_moment", "cone_margin", "utilisation", "cop",
-                  "normal_force", "flagged"):
+    for field in (
+        "residual_force",
+        "residual_moment",
+        "cone_margin",
+        "utilisation",
+        "cop",
+        "normal_force",
+        "flagged",
+    ):
         _same(getattr(two, field), getattr(one, field))
     _same(two.violated_row, one.violated_row)
     assert two.reasons == one.reasons and list(one.reasons) == [10, 333]
@@ -72,8 +81,9 @@ def test_residuals_and_estimates_with_two_workers_equal_one(humanoid, bad_log):
     _same(r2.moment, r1.moment)
     assert r2.reasons == r1.reasons
     e1 = estimate_contact_wrenches_batch(humanoid, q[:200], v[:200], a[:200], FEET)
-    e2 = estimate_contact_wrenches_batch(humanoid, q[:200], v[:200], a[:200], FEET, workers=2,
-                                         chunk_size=64)
+    e2 = estimate_contact_wrenches_batch(
+        humanoid, q[:200], v[:200], a[:200], FEET, workers=2, chunk_size=64
+    )
     _same(e2.wrenches, e1.wrenches)
     _same(e2.status, e1.status)
     assert e2.reasons == e1.reasons
@@ -92,9 +102,21 @@ def test_a_failing_chunk_is_reported_not_lost(workers):
     assert out[2] == ChunkFailure(2, 3, "RuntimeError: disk on fire")
 
 
-ROW_KEYS = ["path", "error", "verdict", "consistent", "samples_in", "checked", "flagged",
-            "max_residual_force_N", "max_residual_moment_Nm", "fraction_over_tolerance",
-            "cone_violations", "diagnosis", "text"]
+ROW_KEYS = [
+    "path",
+    "error",
+    "verdict",
+    "consistent",
+    "samples_in",
+    "checked",
+    "flagged",
+    "max_residual_force_N",
+    "max_residual_moment_Nm",
+    "fraction_over_tolerance",
+    "cone_violations",
+    "diagnosis",
+    "text",
+]
 
 
 def test_check_many_locally(tmp_path, humanoid, bad_log):
@@ -108,8 +130,9 @@ def test_check_many_locally(tmp_path, humanoid, bad_log):
     assert [r["consistent"] for r in rows] == [True, False, None, False]
     assert "cannot read as .npz" in rows[2]["error"]
     assert rows[2]["text"] == f"{tmp_path / 'broken.npz'}: error: {rows[2]['error']}"
-    assert all(rows[2][k] is None for k in ROW_KEYS
-               if k not in ("path", "error", "verdict", "text"))
+    assert all(
+        rows[2][k] is None for k in ROW_KEYS if k not in ("path", "error", "verdict", "text")
+    )
     assert rows[1]["flagged"] == 2 and "wrong sign" in rows[1]["diagnosis"]
     assert rows[0]["diagnosis"] is None and rows[0]["error"] is None
     # Nothing checked: counts, and None where a figure would have no sample behind it.
@@ -119,8 +142,10 @@ def test_check_many_locally(tmp_path, humanoid, bad_log):
     table = format_table(rows).splitlines()
     assert table[4].startswith("nan.npz") and table[4].endswith("  -  UNCHECKED")
     assert table[-1] == "4 logs: 1 consistent, 1 inconsistent, 1 unchecked, 1 unreadable"
-    assert format_table(rows[:3]).splitlines()[-1] == \
-        "3 logs: 1 consistent, 1 inconsistent, 1 unreadable"
+    assert (
+        format_table(rows[:3]).splitlines()[-1]
+        == "3 logs: 1 consistent, 1 inconsistent, 1 unreadable"
+    )
 
 
 def test_check_many_on_a_dask_local_cluster(tmp_path, humanoid, bad_log):
@@ -128,9 +153,12 @@ def test_check_many_on_a_dask_local_cluster(tmp_path, humanoid, bad_log):
     bad_log.save(tmp_path / "bad.npz")
     paths = [LOG, tmp_path / "bad.npz"]
     local = check_many(paths, humanoid, FEET)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         remote = check_many(paths, humanoid, FEET, client=client)
         # A task that fails on the cluster (here: an option check_trajectory does not take)
         # is that log's row, with the error; the call itself does not raise.
@@ -145,11 +173,15 @@ def test_check_many_on_a_dask_local_cluster(tmp_path, humanoid, bad_log):
 def test_an_unreachable_dask_scheduler_is_a_cluster_error_in_time():
     pytest.importorskip("dask.distributed")
     t0 = time.monotonic()
-    with pytest.raises(ClusterError, match=r"cannot reach the Dask scheduler at '127.0.0.1:1' "
-                                           r"within 1 s") as info:
+    with pytest.raises(
+        ClusterError,
+        match=r"cannot reach the Dask scheduler at '127.0.0.1:1' "
+        r"within 1 s",
+    ) as info:
         connect("127.0.0.1:1", timeout=1.0)
     assert time.monotonic() - t0 < 5.0
     assert isinstance(info.value.__cause__, OSError)
-    with pytest.raises(InvalidArgumentError, match="timeout must be a positive number of "
-                                                   "seconds, got 0"):
+    with pytest.raises(
+        InvalidArgumentError, match="timeout must be a positive number of seconds, got 0"
+    ):
         connect("127.0.0.1:1", timeout=0)

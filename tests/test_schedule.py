@@ -38,11 +38,15 @@ SOLES = [SurfaceContact(f, half_length=X, half_width=Y, mu=1.0) for f in NAMES]
 #: For dynamics, the soles declared 5 mm larger: MuJoCo puts edge contact points of a tilted
 #: box slightly outside its face (the CoP reaches 0.02 mm beyond it), so the simulator's
 #: wrench lies just outside the exact rectangle's cone at lift-off and touch-down.
-DECLARED = [SurfaceContact(f, half_length=X + 0.005, half_width=Y + 0.005, mu=1.0)
-            for f in NAMES]
+DECLARED = [SurfaceContact(f, half_length=X + 0.005, half_width=Y + 0.005, mu=1.0) for f in NAMES]
 #: Kinematic parameters for a simulator whose contacts act at zero distance.
-KINEMATIC = {"height_on": 0.0, "height_off": 0.001, "lift_speed": 0.005,
-             "min_contact": 0.005, "min_flight": 0.005}
+KINEMATIC = {
+    "height_on": 0.0,
+    "height_off": 0.001,
+    "lift_speed": 0.005,
+    "min_contact": 0.005,
+    "min_flight": 0.005,
+}
 SMOOTH = {"min_contact": 0.005, "min_flight": 0.005}
 TOL = 1e-6  # [N], [N m]
 
@@ -57,12 +61,19 @@ def step_angles(t: float) -> dict[str, float]:
     (1.5-1.8 s)."""
     phi = -0.055 * _smooth(t / 0.8)
     lift = _smooth((t - 1.0) / 0.3) - _smooth((t - 1.5) / 0.3)
-    angles = {"left_hip_roll": phi, "left_ankle_roll": -phi, "right_hip_roll": phi,
-              "right_ankle_roll": -phi}
+    angles = {
+        "left_hip_roll": phi,
+        "left_ankle_roll": -phi,
+        "right_hip_roll": phi,
+        "right_ankle_roll": -phi,
+    }
     for side in ("left", "right"):
         angles |= {f"{side}_hip_pitch": -0.25, f"{side}_knee": 0.5, f"{side}_ankle_pitch": -0.25}
-    angles |= {"right_hip_pitch": -0.25 - 0.3 * lift, "right_knee": 0.5 + 0.6 * lift,
-               "right_ankle_pitch": -0.25 - 0.3 * lift}
+    angles |= {
+        "right_hip_pitch": -0.25 - 0.3 * lift,
+        "right_knee": 0.5 + 0.6 * lift,
+        "right_ankle_pitch": -0.25 - 0.3 * lift,
+    }
     return angles
 
 
@@ -109,12 +120,14 @@ def assert_matches_simulator(active, truth, lasting=3, within=2):
     inferred, true = transitions(active), transitions(truth)
     for i, j, value in inferred:
         assert any(j2 == j and v2 == value and abs(i2 - i) <= within for i2, j2, v2 in true), (
-            f"inferred transition at sample {i} of contact {j} to {value} is not the simulator's")
+            f"inferred transition at sample {i} of contact {j} to {value} is not the simulator's"
+        )
     for i, j, value in true:
         before, after = truth[max(i - lasting, 0) : i, j], truth[i : i + lasting, j]
         if (after == value).all() and (before != value).all() and i >= lasting:
-            assert any(j2 == j and v2 == value and abs(i2 - i) <= within
-                       for i2, j2, v2 in inferred), f"missed transition at sample {i}, contact {j}"
+            assert any(
+                j2 == j and v2 == value and abs(i2 - i) <= within for i2, j2, v2 in inferred
+            ), f"missed transition at sample {i}, contact {j}"
 
 
 @pytest.fixture(scope="module")
@@ -170,8 +183,9 @@ def _window(log, start, stop):
 @pytest.mark.parametrize("window", [(500, 600), (800, 900)], ids=["lift-off", "touch-down"])
 def test_dynamic_schedule_with_torques_matches_the_simulator(humanoid, step_log, window):
     q, v, a, tau, W, t = _window(step_log, *window)
-    schedule = infer_schedule_dynamic(humanoid, q, v, a, DECLARED, time=t, tau=tau,
-                                      residual_tolerance=1.0, **SMOOTH)
+    schedule = infer_schedule_dynamic(
+        humanoid, q, v, a, DECLARED, time=t, tau=tau, residual_tolerance=1.0, **SMOOTH
+    )
     assert schedule.method == "dynamic" and schedule.parameters["mode"] == "full_dynamics"
     assert_matches_simulator(schedule.active, simulator_schedule(W))
 
@@ -179,9 +193,19 @@ def test_dynamic_schedule_with_torques_matches_the_simulator(humanoid, step_log,
 @pytest.mark.parametrize("window", [(500, 600), (800, 900)], ids=["lift-off", "touch-down"])
 def test_combined_schedule_matches_the_simulator(humanoid, step_log, window):
     q, v, a, tau, W, t = _window(step_log, *window)
-    schedule = infer_schedule_combined(humanoid, q, v, a, DECLARED, time=t, tau=tau,
-                                       residual_tolerance=1.0, height_on=0.001,
-                                       height_off=0.002, **SMOOTH)
+    schedule = infer_schedule_combined(
+        humanoid,
+        q,
+        v,
+        a,
+        DECLARED,
+        time=t,
+        tau=tau,
+        residual_tolerance=1.0,
+        height_on=0.001,
+        height_off=0.002,
+        **SMOOTH,
+    )
     assert schedule.method == "combined"
     assert_matches_simulator(schedule.active, simulator_schedule(W))
 
@@ -192,8 +216,9 @@ def test_whole_log_dynamic_and_combined(humanoid, step_log, method):
     options = {"residual_tolerance": 1.0, **SMOOTH}
     if method == "combined":
         options |= {"height_on": 0.001, "height_off": 0.002}
-    schedule = infer_contact_schedule(humanoid, q, v, a, DECLARED, time=t, method=method,
-                                      tau=tau, **options)
+    schedule = infer_contact_schedule(
+        humanoid, q, v, a, DECLARED, time=t, method=method, tau=tau, **options
+    )
     assert_matches_simulator(schedule.active, simulator_schedule(W))
 
 
@@ -202,9 +227,17 @@ def test_newton_euler_dynamic_schedule_is_the_smallest_set(humanoid, step_log):
     stance foot alone, in double support with the CoP between the feet both."""
     q, v, a, _, W, t = _window(step_log, 0, 1100)
     rows = np.r_[100:140, 640:700]
-    schedule = infer_schedule_dynamic(humanoid, q[rows], v[rows], a[rows], DECLARED,
-                                      time=t[rows], residual_tolerance=1.0, min_contact=0.0,
-                                      min_flight=0.0)
+    schedule = infer_schedule_dynamic(
+        humanoid,
+        q[rows],
+        v[rows],
+        a[rows],
+        DECLARED,
+        time=t[rows],
+        residual_tolerance=1.0,
+        min_contact=0.0,
+        min_flight=0.0,
+    )
     assert schedule.active[:40].all()  # quiet double support: both are needed
     assert schedule.active[40:, 0].all() and not schedule.active[40:, 1].any()
     assert not schedule.unexplained.any()
@@ -232,14 +265,24 @@ def test_estimates_with_the_inferred_schedule_are_exact_in_single_support(humano
 def test_a_push_is_flagged_unless_given(humanoid):
     q, v, a, tau, W, t, ext = mujoco_log("stand", 0.5, (0.3, 0.4, (0.0, 60.0, 0.0)))
     pushed = (t >= 0.3) & (t < 0.4)
-    blind = infer_schedule_dynamic(humanoid, q, v, a, DECLARED, time=t, tau=tau,
-                                   residual_tolerance=1.0, **SMOOTH)
+    blind = infer_schedule_dynamic(
+        humanoid, q, v, a, DECLARED, time=t, tau=tau, residual_tolerance=1.0, **SMOOTH
+    )
     assert blind.unexplained[pushed].mean() > 0.9
     assert not blind.unexplained[t < 0.29].any()
     assert "a push, or a contact not declared" in blind.reasons[int(np.flatnonzero(pushed)[5])]
-    told = infer_schedule_dynamic(humanoid, q, v, a, DECLARED, time=t, tau=tau,
-                                  external_wrenches={"torso": ext}, residual_tolerance=1.0,
-                                  **SMOOTH)
+    told = infer_schedule_dynamic(
+        humanoid,
+        q,
+        v,
+        a,
+        DECLARED,
+        time=t,
+        tau=tau,
+        external_wrenches={"torso": ext},
+        residual_tolerance=1.0,
+        **SMOOTH,
+    )
     assert not told.unexplained[t > 0.02].any()
     assert told.active[t > 0.02].all()
 
@@ -256,8 +299,10 @@ def test_schedule_object_and_figure(tmp_path):
     t = np.arange(6) * 0.1
     active = np.array([[1, 1], [1, 1], [1, 0], [1, 0], [1, 1], [1, 1]], dtype=bool)
     schedule = ContactSchedule.from_active(NAMES, t, active)
-    assert schedule.transitions() == [(pytest.approx(0.2), "right_sole", "break"),
-                                      (pytest.approx(0.4), "right_sole", "make")]
+    assert schedule.transitions() == [
+        (pytest.approx(0.2), "right_sole", "break"),
+        (pytest.approx(0.4), "right_sole", "make"),
+    ]
     assert schedule.column("right_sole").tolist() == [True, True, False, False, True, True]
     assert schedule.agreement(active) == 1.0
     assert "right_sole: active 66.7 % of samples, 2 transitions" in schedule.summary()
@@ -279,8 +324,10 @@ def test_bad_arguments(humanoid):
         infer_schedule_kinematic(humanoid, q, v, SOLES, time=t[::-1])
     with pytest.raises(InvalidArgumentError, match="method must be one of"):
         infer_contact_schedule(humanoid, q, v, v, SOLES, time=t, method="magic")
-    many = [SurfaceContact("left_sole", half_length=X, half_width=Y, mu=1.0, name=f"c{i}")
-            for i in range(7)]
+    many = [
+        SurfaceContact("left_sole", half_length=X, half_width=Y, mu=1.0, name=f"c{i}")
+        for i in range(7)
+    ]
     with pytest.raises(InvalidArgumentError, match="at most 6 candidates, got 7"):
         infer_schedule_dynamic(humanoid, q, v, v, many, time=t)
     with pytest.raises(InvalidArgumentError, match=r"active must have shape \(6, 2\)"):
@@ -296,21 +343,46 @@ def test_contacts_command_writes_the_schedule_and_figure(humanoid, step_log, tmp
 
     q, v, a, tau, W, t, _ = step_log
     rows = slice(500, 600)
-    traj = Trajectory.from_arrays(t[rows], q[rows], v[rows], joint_names=humanoid.joint_names,
-                                  contact_wrenches={n: W[rows, j] for j, n in enumerate(NAMES)},
-                                  a=a[rows], tau=tau[rows])
+    traj = Trajectory.from_arrays(
+        t[rows],
+        q[rows],
+        v[rows],
+        joint_names=humanoid.joint_names,
+        contact_wrenches={n: W[rows, j] for j, n in enumerate(NAMES)},
+        a=a[rows],
+        tau=tau[rows],
+    )
     log = tmp_path / "step.npz"
     traj.save(log)
     parser = argparse.ArgumentParser()
     add_contacts_command(parser.add_subparsers())
     specs = [f"{n}:surface:{X + 0.005}:{Y + 0.005}:1.0" for n in NAMES]
     out, fig = tmp_path / "schedule.npz", tmp_path / "schedule.png"
-    args = parser.parse_args(["contacts", str(log), "--robot", "humanoid",
-                              "--contact", specs[0], "--contact", specs[1],
-                              "--height-on", "0.001", "--height-off", "0.002",
-                              "--min-contact", "0.005", "--min-flight", "0.005",
-                              "--residual-tolerance", "1.0", "-o", str(out)]
-                             + (["--plot", str(fig)] if _has_matplotlib() else []))
+    args = parser.parse_args(
+        [
+            "contacts",
+            str(log),
+            "--robot",
+            "humanoid",
+            "--contact",
+            specs[0],
+            "--contact",
+            specs[1],
+            "--height-on",
+            "0.001",
+            "--height-off",
+            "0.002",
+            "--min-contact",
+            "0.005",
+            "--min-flight",
+            "0.005",
+            "--residual-tolerance",
+            "1.0",
+            "-o",
+            str(out),
+        ]
+        + (["--plot", str(fig)] if _has_matplotlib() else [])
+    )
     assert args.func(args) == 0 and args.func is run_contacts_command
     schedule = ContactSchedule.load(out)
     assert schedule.method == "combined" and schedule.contact_names == NAMES

@@ -57,8 +57,11 @@ def test_polygon_agrees_with_pointwise_feasibility_on_uneven_contacts():
     # Left foot flat, right foot tilted on a slope, plus a hand against a wall.
     pose = {"right_ankle_roll": 0.35, "right_ankle_pitch": -0.3, "left_shoulder_pitch": -1.4}
     q = robot.q_from_named(pose, base_position=[0.0, 0.0, H])
-    contacts = [FEET[0], SurfaceContact("right_sole", half_length=X, half_width=Y, mu=0.5),
-                PointContact("left_hand", mu=0.6, normal=[0.0, 0.0, 1.0])]
+    contacts = [
+        FEET[0],
+        SurfaceContact("right_sole", half_length=X, half_width=Y, mu=0.5),
+        PointContact("left_hand", mu=0.6, normal=[0.0, 0.0, 1.0]),
+    ]
     polygon = static_equilibrium_polygon(robot, q, contacts)
     assert len(polygon.vertices) >= 4 and polygon.area > 0
 
@@ -93,8 +96,15 @@ def test_polygon_agrees_with_pointwise_feasibility_on_uneven_contacts():
                 A[3:, col + 3 : col + 6] = R
             col += size
         b = np.array([0, 0, m * g0, 0, 0, 0.0])  # weight through c: zero moment about c
-        res = linprog(np.zeros(n), A_ub=G, b_ub=np.zeros(len(G)), A_eq=A, b_eq=b,
-                      bounds=[(None, None)] * n, method="highs")
+        res = linprog(
+            np.zeros(n),
+            A_ub=G,
+            b_ub=np.zeros(len(G)),
+            A_eq=A,
+            b_eq=b,
+            bounds=[(None, None)] * n,
+            method="highs",
+        )
         return res.status == 0
 
     rng = np.random.default_rng(0)

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import wholebody.analysis as analysis
+import wholebody._check_engine as analysis  # where _check_chunk lives
 from wholebody.analysis import check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.errors import InvalidArgumentError
@@ -28,8 +28,10 @@ from wholebody.trajectory import Trajectory
 
 ROOT = Path(__file__).resolve().parents[1]
 LOG = ROOT / "data" / "humanoid_squat.npz"
-FEET = [SurfaceContact(f, half_length=0.12, half_width=0.05, mu=1.0)
-        for f in ("left_sole", "right_sole")]
+FEET = [
+    SurfaceContact(f, half_length=0.12, half_width=0.05, mu=1.0)
+    for f in ("left_sole", "right_sole")
+]
 CHUNKS = [((100 * i, 100 * i + 100), (i,)) for i in range(6)]
 EXPECTED = [i * i + 0.5 for i in range(6)]  # what _square_or_die returns, computed here
 
@@ -60,8 +62,9 @@ def test_a_worker_killed_once_is_retried_and_nothing_is_lost(tmp_path):
 def test_a_chunk_that_kills_its_worker_twice_is_reported_and_the_rest_completes():
     out = run_chunks(None, _square_or_die, _chunks(3), workers=2)
     assert out[:3] + out[4:] == EXPECTED[:3] + EXPECTED[4:]
-    assert out[3] == ChunkFailure(300, 400, "worker process died (exit code -9) twice on samples "
-                                            "300..399")
+    assert out[3] == ChunkFailure(
+        300, 400, "worker process died (exit code -9) twice on samples 300..399"
+    )
 
 
 def test_the_exit_code_of_a_worker_that_exits_is_reported():
@@ -73,14 +76,17 @@ def test_the_exit_code_of_a_worker_that_exits_is_reported():
 def test_more_workers_than_chunks_and_every_chunk_dying():
     chunks = [((i, i + 1), (i, i)) for i in range(2)]  # chunk i crashes on i == i: all die
     out = run_chunks(None, _square_or_die, chunks, workers=4, item="log")
-    assert out == [ChunkFailure(0, 1, "worker process died (exit code -9) twice on log 0"),
-                   ChunkFailure(1, 2, "worker process died (exit code -9) twice on log 1")]
+    assert out == [
+        ChunkFailure(0, 1, "worker process died (exit code -9) twice on log 0"),
+        ChunkFailure(1, 2, "worker process died (exit code -9) twice on log 1"),
+    ]
 
 
 @pytest.mark.parametrize("workers", [0, -1, 1.5, True])
 def test_workers_must_be_a_positive_integer(workers):
-    with pytest.raises(InvalidArgumentError, match=f"workers must be a positive integer, got "
-                                                   f"{workers!r}"):
+    with pytest.raises(
+        InvalidArgumentError, match=f"workers must be a positive integer, got {workers!r}"
+    ):
         run_chunks(None, _square_or_die, _chunks(-1), workers=workers)
 
 
@@ -164,8 +170,13 @@ def test_ctrl_c_stops_the_workers_within_2_s(tmp_path, to_group):
     script.write_text(SLEEPER)
     started = tmp_path / "started"
     started.mkdir()
-    proc = subprocess.Popen([sys.executable, str(script), str(started)], env=environment(),
-                            start_new_session=True, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(started)],
+        env=environment(),
+        start_new_session=True,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert wait_for(lambda: len(list(started.iterdir())) == 2, 60), "workers did not start"
         workers = [int(p.name) for p in started.iterdir()]
@@ -197,17 +208,36 @@ def test_ctrl_c_stops_wholebody_check_within_2_s(tmp_path):
     traj = Trajectory.load(LOG)
     reps = 200
     assert traj.a is not None
-    long = Trajectory(np.arange(reps * len(traj)) * 1e-3, np.tile(traj.q, (reps, 1)),
-                      np.tile(traj.v, (reps, 1)), np.tile(traj.a, (reps, 1)), None,
-                      traj.joint_names, traj.contact_names,
-                      np.tile(traj.contact_wrenches, (reps, 1, 1)))
+    long = Trajectory(
+        np.arange(reps * len(traj)) * 1e-3,
+        np.tile(traj.q, (reps, 1)),
+        np.tile(traj.v, (reps, 1)),
+        np.tile(traj.a, (reps, 1)),
+        None,
+        traj.joint_names,
+        traj.contact_names,
+        np.tile(traj.contact_wrenches, (reps, 1, 1)),
+    )
     long.save(tmp_path / "long.npz")
     del long
-    proc = subprocess.Popen([sys.executable, "-m", "wholebody.cli", "check",
-                             str(tmp_path / "long.npz"), "--config",
-                             str(ROOT / "models" / "humanoid.toml"), "--workers", "2"],
-                            env=environment(), start_new_session=True, text=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "wholebody.cli",
+            "check",
+            str(tmp_path / "long.npz"),
+            "--config",
+            str(ROOT / "models" / "humanoid.toml"),
+            "--workers",
+            "2",
+        ],
+        env=environment(),
+        start_new_session=True,
+        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         assert wait_for(lambda: len(processes_in_group(proc.pid)) >= 3, 60), "no workers"
         t0 = time.monotonic()

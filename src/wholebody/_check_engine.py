@@ -301,7 +301,7 @@ def _check_chunk(
     A: Array,
     W: Array,
     E: Array | None,
-    skip: Array,
+    skip: NDArray[np.bool_],
     frames: list[str],
     e: int,
     cone_slack: tuple[float, float],
@@ -358,5 +358,3 @@ def _contact_events(
         for i in change:
             events.append((float(time[i + 1]), name, "make" if closed[i + 1] else "break"))
     return sorted(events)
-
-

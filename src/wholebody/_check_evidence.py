@@ -174,7 +174,7 @@ def _kept_samples(
     """The kinematics of the samples the diagnosis keeps (one more Pinocchio pass each, with
     the contacts' parent joints) and the wrench rows within the lag search's reach (flagged
     samples' rows zeroed), read chunk by chunk."""
-    from .diagnosis.causes import MAX_LAG_SAMPLES
+    from .diagnosis.causes_fitted import MAX_LAG_SAMPLES
 
     N, k = source.n, len(contacts)
     e = len(source.external_frames)
@@ -232,5 +232,3 @@ def _kept_samples(
         index, first = np.unique(index, return_index=True)
         kept.log_wrenches = _RowsOf(N, index, np.concatenate(value_parts)[first])
     return kept
-
-

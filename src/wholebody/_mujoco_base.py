@@ -15,9 +15,18 @@ from .contacts import Contact
 from .errors import ModelError
 from .robot import Array, Robot
 
-__all__ = ["import_mujoco", "free_base_to_pinocchio", "contact_wrenches_on_bodies", "MujocoStateMap",
-           "mujoco_mass_matrix", "contact_site_id", "contact_body_id", "CONTACT_SITE_PREFIX",
-           "CONTACT_GEOM_PREFIX", "FLOOR_NAME"]
+__all__ = [
+    "import_mujoco",
+    "free_base_to_pinocchio",
+    "contact_wrenches_on_bodies",
+    "MujocoStateMap",
+    "mujoco_mass_matrix",
+    "contact_site_id",
+    "contact_body_id",
+    "CONTACT_SITE_PREFIX",
+    "CONTACT_GEOM_PREFIX",
+    "FLOOR_NAME",
+]
 
 
 def _quat_wxyz_to_rotation(quat_wxyz: Array) -> Array:
@@ -262,4 +271,3 @@ def mujoco_mass_matrix(mj_model: Any, mj_data: Any) -> Array:
     else:
         mujoco.mj_fullM(mj_model, mj_data, M)
     return M
-

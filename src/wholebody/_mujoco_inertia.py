@@ -13,7 +13,14 @@ from ._mujoco_base import import_mujoco
 from .errors import ModelError
 from .robot import Array, Robot
 
-__all__ = ["InertiaRepair", "inertia_repairs", "body_inertia", "patched_robot", "REPAIR_MASS", "REPAIR_MOMENT"]
+__all__ = [
+    "InertiaRepair",
+    "inertia_repairs",
+    "body_inertia",
+    "patched_robot",
+    "REPAIR_MASS",
+    "REPAIR_MOMENT",
+]
 
 #: Mass [kg] and principal moments [kg m^2] given to a moving body that MuJoCo would refuse
 #: as massless (a virtual link between two hinges of a spherical joint). Pinocchio gets the
@@ -24,6 +31,8 @@ REPAIR_MOMENT = 1e-9
 _REPAIR_MARGIN = 1e-6
 #: MuJoCo's mjMINVAL: smaller principal moments of a full inertia are refused.
 _MJ_MINVAL = 1e-15
+
+
 @dataclass(frozen=True)
 class InertiaRepair:
     """One body whose inertia MuJoCo refuses, and what the bridge did about it.

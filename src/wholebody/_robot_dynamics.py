@@ -32,12 +32,17 @@ _rnea = pin.rnea
 _aba = pin.aba
 
 
-def _renamed_external(external_wrenches: External | None, external: External | None) -> External | None:
+def _renamed_external(
+    external_wrenches: External | None, external: External | None
+) -> External | None:
     """``external_wrenches``, merged with the deprecated ``external`` keyword."""
     if external is None:
         return external_wrenches
-    warnings.warn("the 'external' argument is deprecated; pass external_wrenches={frame: wrench}",
-                  WholebodyDeprecationWarning, stacklevel=3)
+    warnings.warn(
+        "the 'external' argument is deprecated; pass external_wrenches={frame: wrench}",
+        WholebodyDeprecationWarning,
+        stacklevel=3,
+    )
     return {**dict(external), **dict(external_wrenches or {})}
 
 
@@ -174,8 +179,13 @@ class RobotDynamics(RobotState):
         return w
 
     def inverse_dynamics(
-        self, q: ArrayLike, v: ArrayLike, a: ArrayLike, external_wrenches: External | None = None,
-        *, external: External | None = None,
+        self,
+        q: ArrayLike,
+        v: ArrayLike,
+        a: ArrayLike,
+        external_wrenches: External | None = None,
+        *,
+        external: External | None = None,
     ) -> Array:
         """Generalized forces that produce ``a``: ``M a + C v + g - sum J_i^T w_i``, shape (nv,).
 
@@ -199,8 +209,13 @@ class RobotDynamics(RobotState):
         return tau
 
     def forward_dynamics(
-        self, q: ArrayLike, v: ArrayLike, tau: ArrayLike, external_wrenches: External | None = None,
-        *, external: External | None = None,
+        self,
+        q: ArrayLike,
+        v: ArrayLike,
+        tau: ArrayLike,
+        external_wrenches: External | None = None,
+        *,
+        external: External | None = None,
     ) -> Array:
         """Acceleration from generalized forces: ``M^-1 (tau + sum J_i^T w_i - C v - g)``.
 
@@ -214,8 +229,13 @@ class RobotDynamics(RobotState):
         return _aba(self._model, self._data, q, v, tau)
 
     def torque_terms(
-        self, q: ArrayLike, v: ArrayLike, a: ArrayLike, external_wrenches: External | None = None,
-        *, external: External | None = None,
+        self,
+        q: ArrayLike,
+        v: ArrayLike,
+        a: ArrayLike,
+        external_wrenches: External | None = None,
+        *,
+        external: External | None = None,
     ) -> TorqueTerms:
         """Split the inverse dynamics into inertial, Coriolis, gravity and external parts.
 
@@ -232,8 +252,13 @@ class RobotDynamics(RobotState):
         )
 
     def joint_wrenches(
-        self, q: ArrayLike, v: ArrayLike, a: ArrayLike, external_wrenches: External | None = None,
-        *, external: External | None = None,
+        self,
+        q: ArrayLike,
+        v: ArrayLike,
+        a: ArrayLike,
+        external_wrenches: External | None = None,
+        *,
+        external: External | None = None,
     ) -> tuple[Array, Array]:
         """Wrench each joint transmits from its parent to its child subtree.
 

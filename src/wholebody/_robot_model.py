@@ -166,7 +166,11 @@ class RobotModel:
 
     @classmethod
     def from_mjcf(
-        cls: type[_R], path: str | Path, *, floating_base: bool | None = None, validate: str = "raise",
+        cls: type[_R],
+        path: str | Path,
+        *,
+        floating_base: bool | None = None,
+        validate: str = "raise",
         name: str | None = None,
     ) -> _R:
         """Load a robot from an MJCF file with Pinocchio's MJCF parser.

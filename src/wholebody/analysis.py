@@ -318,7 +318,6 @@ def _options(
     return _Options(preset, {k: float(v) for k, v in tol.items()}, int(workers), int(chunk_size))
 
 
-
 def estimate_trajectory(
     robot: Robot,
     traj: Trajectory,
@@ -349,8 +348,16 @@ def estimate_trajectory(
     if traj.external_wrenches is not None:
         external = {f: traj.external_wrenches[:, j] for j, f in enumerate(traj.external_frames)}
     batch = estimate_contact_wrenches_batch(
-        robot, q, v, a, contacts, tau=tau if use_torques else None, solver=solver, progress=progress,
-        external_wrenches=external, active=traj.contact_active,
+        robot,
+        q,
+        v,
+        a,
+        contacts,
+        tau=tau if use_torques else None,
+        solver=solver,
+        progress=progress,
+        external_wrenches=external,
+        active=traj.contact_active,
     )
     N = len(traj)
     est = np.zeros((N, len(contacts), 6))
@@ -372,4 +379,3 @@ def estimate_trajectory(
             "estimation_status": status_counts,
         },
     )
-

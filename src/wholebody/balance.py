@@ -21,17 +21,21 @@ are in :mod:`wholebody.cop` (re-exported here).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._balance_kinematics import (
+    KinematicsBatch,
+    _batch_points,
+    _resolve_point,
+    kinematics_batch,
+)
 from .contacts import Contact
 from .cop import CentreOfPressure, centre_of_pressure, cop_in_contact_frame, zmp
-from .errors import InvalidArgumentError, StateError, WholebodyDeprecationWarning
+from .errors import InvalidArgumentError, StateError
 from .newton_euler import (
     MAX_WRENCH_RELATIVE,
     ExternalWrench,
@@ -109,7 +113,11 @@ def gravito_inertial_wrench(
 
 
 def _sample_layout(
-    robot: Robot, contacts: Sequence[Contact], wrenches: Any, external: list[ExternalWrench], weight: float
+    robot: Robot,
+    contacts: Sequence[Contact],
+    wrenches: Any,
+    external: list[ExternalWrench],
+    weight: float,
 ) -> tuple[Array, list[int], list[Array]]:
     """One sample's wrenches (k + e, 6), the frames to place, and the given points."""
     k = len(contacts)
@@ -123,7 +131,9 @@ def _sample_layout(
             layout[j, : c.size] = w
     else:
         W = stack_contact_wrenches(contacts, wrenches, 1)
-        layout = np.concatenate([wrenches_in_log_layout(contacts, W)[0], np.zeros((len(external), 6))])
+        layout = np.concatenate(
+            [wrenches_in_log_layout(contacts, W)[0], np.zeros((len(external), 6))]
+        )
     check_sample_wrenches(layout[:k], "contact wrenches", weight)
     for j, e in enumerate(external):
         check_sample_wrenches(e.wrench, f"external wrench {e.name!r}", weight)
@@ -134,8 +144,12 @@ def _sample_layout(
     return layout, frames, [e.point[0] for e in external if e.point is not None]
 
 
-def _sample_points(contacts: Sequence[Contact], external: list[ExternalWrench], positions: Array,
-                   given: list[Array]) -> Array:
+def _sample_points(
+    contacts: Sequence[Contact],
+    external: list[ExternalWrench],
+    positions: Array,
+    given: list[Array],
+) -> Array:
     """Points of the sample layout: contact origins, then each external wrench's point."""
     if not external:
         return positions
@@ -235,8 +249,13 @@ def newton_euler_residual(
         Bad input (the batch form :func:`newton_euler_residuals` flags bad samples instead).
     """
     q, v, a = robot.check_q(q), robot.check_v(v), robot.check_v(a, "a")
-    ext = parse_external_wrenches(external_wrenches, 1, external=external, known_wrenches=known_wrenches) \
-        if external_wrenches or external or known_wrenches else []
+    ext = (
+        parse_external_wrenches(
+            external_wrenches, 1, external=external, known_wrenches=known_wrenches
+        )
+        if external_wrenches or external or known_wrenches
+        else []
+    )
     weight = robot.weight
     layout, frames, given = _sample_layout(robot, contacts, wrenches, ext, weight)
     com, rate, positions = robot.centroidal_pass(q, v, a, frames)
@@ -244,7 +263,12 @@ def newton_euler_residual(
     point = com if at_com else _resolve_point(at, com)
     points = _sample_points(contacts, ext, positions, given)
     force, moment = newton_euler_residual_arrays(
-        layout[None], points[None], com[None], rate[None], mass=robot.mass, gravity=robot.gravity_vector,
+        layout[None],
+        points[None],
+        com[None],
+        rate[None],
+        mass=robot.mass,
+        gravity=robot.gravity_vector,
         at=None if at_com else point[None],
     )
     return Residual(force[0], moment[0], point, weight)
@@ -299,16 +323,28 @@ def newton_euler_residuals(
     if Q.ndim != 2:
         raise StateError(f"q must have shape (N, {robot.nq}), got {Q.shape}")
     N = Q.shape[0]
-    ext = parse_external_wrenches(external_wrenches, N, external=external, known_wrenches=known_wrenches)
+    ext = parse_external_wrenches(
+        external_wrenches, N, external=external, known_wrenches=known_wrenches
+    )
     if workers < 1:
         raise InvalidArgumentError(f"workers must be at least 1, got {workers}")
     if workers > 1:
-        return _residuals_in_chunks(robot, Q, v, a, contacts, wrenches, at, ext, workers, chunk_size)
+        return _residuals_in_chunks(
+            robot, Q, v, a, contacts, wrenches, at, ext, workers, chunk_size
+        )
     return _residuals(robot, Q, v, a, contacts, wrenches, at, ext)
 
 
-def _residuals(robot: Robot, q: Any, v: Any, a: Any, contacts: Sequence[Contact], wrenches: Any,
-               at: str | ArrayLike, ext: list[ExternalWrench]) -> Residual:
+def _residuals(
+    robot: Robot,
+    q: Any,
+    v: Any,
+    a: Any,
+    contacts: Sequence[Contact],
+    wrenches: Any,
+    at: str | ArrayLike,
+    ext: list[ExternalWrench],
+) -> Residual:
     arrays, bad, reasons = robot.check_batch(q=q, v=v, a=a)
     Q, V, A = arrays["q"], arrays["v"], arrays["a"]
     N = Q.shape[0]
@@ -316,13 +352,19 @@ def _residuals(robot: Robot, q: Any, v: Any, a: Any, contacts: Sequence[Contact]
     if ext:
         layout = np.concatenate([layout, np.stack([e.wrench for e in ext], axis=1)], axis=1)
     groups = [("contact wrenches have", slice(0, len(contacts)))]
-    groups += [(f"external wrench {e.name!r} has", slice(len(contacts) + j, len(contacts) + j + 1))
-               for j, e in enumerate(ext)]
+    groups += [
+        (f"external wrench {e.name!r} has", slice(len(contacts) + j, len(contacts) + j + 1))
+        for j, e in enumerate(ext)
+    ]
     for what, cols in groups:
         part = layout[:, cols]
-        for rows, why in ((~np.isfinite(part).reshape(N, -1).all(axis=1), "non-finite values"),
-                          (beyond_physical_magnitude(part, robot.weight),
-                           f"values beyond physical magnitudes (> {MAX_WRENCH_RELATIVE:g} m g)")):
+        for rows, why in (
+            (~np.isfinite(part).reshape(N, -1).all(axis=1), "non-finite values"),
+            (
+                beyond_physical_magnitude(part, robot.weight),
+                f"values beyond physical magnitudes (> {MAX_WRENCH_RELATIVE:g} m g)",
+            ),
+        ):
             for i in np.flatnonzero(rows & ~bad):
                 reasons[int(i)] = f"{what} {why}"
             bad = bad | rows
@@ -332,34 +374,44 @@ def _residuals(robot: Robot, q: Any, v: Any, a: Any, contacts: Sequence[Contact]
     point = np.broadcast_to(_resolve_point(at, kin.com), (N, 3)).copy()
     with np.errstate(invalid="ignore"):
         force, moment = newton_euler_residual_arrays(
-            np.where(bad[:, None, None], 0.0, layout), points, kin.com, kin.momentum_rate, mass=robot.mass,
-            gravity=robot.gravity_vector, at=point,
+            np.where(bad[:, None, None], 0.0, layout),
+            points,
+            kin.com,
+            kin.momentum_rate,
+            mass=robot.mass,
+            gravity=robot.gravity_vector,
+            at=point,
         )
     force[bad] = np.nan
     moment[bad] = np.nan
     return Residual(force, moment, point, robot.weight, bad, dict(sorted(reasons.items())))
 
 
-def _batch_points(contacts: Sequence[Contact], ext: list[ExternalWrench], positions: Array) -> Array:
-    """Points of the batch layout (N, k + e, 3): contact origins, then external points."""
-    k = len(contacts)
-    parts, placed = [positions[:, :k]], k
-    for e in ext:
-        if e.point is None:
-            parts.append(positions[:, placed : placed + 1])
-            placed += 1
-        else:
-            parts.append(e.point[:, None])
-    return np.concatenate(parts, axis=1)
-
-
-def _residual_chunk(robot: Robot, q: Array, v: Array, a: Array, contacts: Sequence[Contact], W: Array,
-                    at: Any, ext: list[ExternalWrench]) -> Residual:
+def _residual_chunk(
+    robot: Robot,
+    q: Array,
+    v: Array,
+    a: Array,
+    contacts: Sequence[Contact],
+    W: Array,
+    at: Any,
+    ext: list[ExternalWrench],
+) -> Residual:
     return _residuals(robot, q, v, a, contacts, W, at, ext)
 
 
-def _residuals_in_chunks(robot: Robot, Q: Array, v: Any, a: Any, contacts: Sequence[Contact], wrenches: Any,
-                         at: Any, ext: list[ExternalWrench], workers: int, chunk_size: int) -> Residual:
+def _residuals_in_chunks(
+    robot: Robot,
+    Q: Array,
+    v: Any,
+    a: Any,
+    contacts: Sequence[Contact],
+    wrenches: Any,
+    at: Any,
+    ext: list[ExternalWrench],
+    workers: int,
+    chunk_size: int,
+) -> Residual:
     from .parallel import ChunkFailure, Shared, chunk_bounds, run_chunks
 
     V, A = np.asarray(v, dtype=float), np.asarray(a, dtype=float)
@@ -368,9 +420,24 @@ def _residuals_in_chunks(robot: Robot, Q: Array, v: Any, a: Any, contacts: Seque
     chunks = []
     shared = {"q": Q, "v": V, "a": A, "W": W}
     for s, e in chunk_bounds(N, chunk_size):
-        part = [ExternalWrench(x.name, x.wrench[s:e], None if x.point is None else x.point[s:e]) for x in ext]
-        chunks.append(((s, e), (Shared("q", s, e), Shared("v", s, e), Shared("a", s, e), contacts,
-                                Shared("W", s, e), at, part)))
+        part = [
+            ExternalWrench(x.name, x.wrench[s:e], None if x.point is None else x.point[s:e])
+            for x in ext
+        ]
+        chunks.append(
+            (
+                (s, e),
+                (
+                    Shared("q", s, e),
+                    Shared("v", s, e),
+                    Shared("a", s, e),
+                    contacts,
+                    Shared("W", s, e),
+                    at,
+                    part,
+                ),
+            )
+        )
     results = run_chunks(robot, _residual_chunk, chunks, workers, shared=shared)
     force, moment, point = np.full((N, 3), np.nan), np.full((N, 3), np.nan), np.full((N, 3), np.nan)
     flagged = np.zeros(N, dtype=bool)
@@ -380,99 +447,11 @@ def _residuals_in_chunks(robot: Robot, Q: Array, v: Any, a: Any, contacts: Seque
             flagged[s:e] = True
             reasons.update({i: f"chunk {s}..{e - 1} failed: {res.error}" for i in range(s, e)})
             continue
-        force[s:e], moment[s:e], point[s:e], flagged[s:e] = res.force, res.moment, res.point, res.flagged
+        force[s:e], moment[s:e], point[s:e], flagged[s:e] = (
+            res.force,
+            res.moment,
+            res.point,
+            res.flagged,
+        )
         reasons.update({s + i: why for i, why in res.reasons.items()})
     return Residual(force, moment, point, robot.weight, flagged, dict(sorted(reasons.items())))
-
-
-@dataclass(frozen=True)
-class KinematicsBatch:
-    """What the Pinocchio pass gives per sample (NaN on skipped rows).
-
-    Shapes: ``com`` (N, 3), ``momentum_rate`` (N, 6) ``(dP/dt, dL_G/dt)``, ``positions``
-    (N, k, 3) frame origins, ``rotations`` (N, k, 3, 3) or None. World axes, SI units.
-    """
-
-    com: Array
-    momentum_rate: Array
-    positions: Array
-    rotations: Array | None
-
-
-def kinematics_batch(
-    robot: Robot, Q: Array, V: Array, A: Array, frames: Sequence[str], skip: NDArray[np.bool_], *,
-    rotations: bool = False, progress: bool = False,
-) -> KinematicsBatch:
-    """One :meth:`Robot.centroidal_pass` per sample not in ``skip`` (checked arrays).
-
-    Parameters
-    ----------
-    Q : ndarray, shape (N, nq)
-    V, A : ndarrays, shape (N, nv)
-        Checked states (see :meth:`Robot.check_batch`).
-    frames : sequence of str
-        Frames whose origins (and orientations, with ``rotations``) to place.
-    skip : ndarray of bool, shape (N,)
-        Samples to leave NaN.
-    """
-    N = Q.shape[0]
-    frame_ids = [robot.frame_id(f) for f in frames]
-    com = np.full((N, 3), np.nan)
-    rate = np.full((N, 6), np.nan)
-    positions = np.full((N, len(frames), 3), np.nan)
-    rots = np.full((N, len(frames), 3, 3), np.nan) if rotations else None
-    rows: Any = np.flatnonzero(~skip).tolist()
-    if progress:
-        from ._progress import progress_bar
-
-        rows = progress_bar(rows, desc="checking", total=len(rows))
-    for i in rows:
-        robot.centroidal_pass(Q[i], V[i], A[i], frame_ids, out=(com[i], rate[i], positions[i]),
-                              rotations=None if rots is None else rots[i])
-    return KinematicsBatch(com, rate, positions, rots)
-
-
-def residual_from_kinematics(
-    robot: Robot,
-    contacts: Sequence[Contact],
-    W: Array,
-    kin: KinematicsBatch,
-    at: str | ArrayLike = "com",
-    external: Sequence[Any] = (),
-) -> tuple[Array, Array, Array]:
-    """Deprecated: use :func:`wholebody.newton_euler.newton_euler_residual_arrays`."""
-    warnings.warn("residual_from_kinematics is deprecated; use newton_euler_residual_arrays",
-                  WholebodyDeprecationWarning, stacklevel=2)
-    N = W.shape[0]
-    ext = parse_external_wrenches(None, N, external=None)
-    ext = [ExternalWrench(f"external[{i}]", np.broadcast_to(np.asarray(w, float), (N, 6)),
-                          np.broadcast_to(np.asarray(p, float), (N, 3))) for i, (w, p) in enumerate(external)]
-    layout = wrenches_in_log_layout(contacts, W)
-    if ext:
-        layout = np.concatenate([layout, np.stack([e.wrench for e in ext], axis=1)], axis=1)
-    points = _batch_points(contacts, ext, kin.positions)
-    point = np.broadcast_to(_resolve_point(at, kin.com), (N, 3)).copy()
-    force, moment = newton_euler_residual_arrays(layout, points, kin.com, kin.momentum_rate, mass=robot.mass,
-                                                 gravity=robot.gravity_vector, at=point)
-    return force, moment, point
-
-
-# --- helpers --------------------------------------------------------------------------------
-
-
-def _resolve_point(at: str | ArrayLike, com: Array) -> Array:
-    if isinstance(at, str):
-        if at == "com":
-            return com
-        if at == "origin":
-            return np.zeros_like(com)
-        raise InvalidArgumentError(f"at must be 'com', 'origin' or a point of shape (3,), got {at!r}")
-    try:
-        p = np.asarray(at, dtype=float)
-    except (TypeError, ValueError):
-        raise InvalidArgumentError(
-            f"at must be 'com', 'origin' or a point of shape (3,), got {type(at).__name__} {at!r}"
-        ) from None
-    if p.shape != (3,) or not np.all(np.isfinite(p)):
-        raise InvalidArgumentError(f"at must be a finite point of shape (3,) [m], got {at!r}")
-    return p

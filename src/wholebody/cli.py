@@ -106,8 +106,9 @@ def _writable_file(path: Path) -> None:
     if path.is_dir():
         raise OutputError(f"cannot write {path}: it is a directory")
     if path.suffix.lower() not in SUFFIXES:
-        raise OutputError(f"cannot write {path}: unknown log format {path.suffix!r}; "
-                          f"known: {', '.join(SUFFIXES)}")
+        raise OutputError(
+            f"cannot write {path}: unknown log format {path.suffix!r}; known: {', '.join(SUFFIXES)}"
+        )
     _writable_dir(path.parent, for_file=path)
     if path.exists() and not os.access(path, os.W_OK):
         raise OutputError(f"cannot write {path}: the file is not writable")
@@ -186,7 +187,11 @@ def _check(args: argparse.Namespace) -> int:
     if args.out is not None:
         _writable_dir(Path(args.out), create=True)
     robot, contacts, calibration = _setup(args)
-    options: dict[str, Any] = {"preset": args.preset, "t_start": args.t_start, "t_stop": args.t_stop}
+    options: dict[str, Any] = {
+        "preset": args.preset,
+        "t_start": args.t_start,
+        "t_stop": args.t_stop,
+    }
     for name in ("force_tolerance", "moment_tolerance", "cone_tolerance"):
         if getattr(args, name) is not None:
             options[name] = getattr(args, name)
@@ -198,8 +203,17 @@ def _check(args: argparse.Namespace) -> int:
             workers = 1
         else:
             workers = args.workers
-        rows = check_many(args.logs, robot, contacts, workers=workers, client=client, calibration=calibration,
-                          out_dir=args.out, plot=args.plot, options=options)
+        rows = check_many(
+            args.logs,
+            robot,
+            contacts,
+            workers=workers,
+            client=client,
+            calibration=calibration,
+            out_dir=args.out,
+            plot=args.plot,
+            options=options,
+        )
     finally:
         if client is not None:
             client.close()
@@ -229,17 +243,25 @@ def _estimate(args: argparse.Namespace) -> int:
     traj = Trajectory.load(args.log)
     if calibration is not None:
         traj = calibration.apply(traj, robot)
-    est = estimate_trajectory(robot, traj, contacts, use_torques=not args.no_torques,
-                              solver=args.solver, progress=_progress(args))
+    est = estimate_trajectory(
+        robot,
+        traj,
+        contacts,
+        use_torques=not args.no_torques,
+        solver=args.solver,
+        progress=_progress(args),
+    )
     try:
         est.save(args.output)
     except OSError as exc:
         if isinstance(exc, WholebodyError):
             raise
         raise OutputError(f"cannot write {args.output}: {exc}") from exc
-    print(f"estimated {len(contacts)} contacts over {len(traj)} samples "
-          f"({est.metadata['estimation_mode']}): {est.metadata['estimation_status']}; "
-          f"written to {args.output}")
+    print(
+        f"estimated {len(contacts)} contacts over {len(traj)} samples "
+        f"({est.metadata['estimation_mode']}): {est.metadata['estimation_status']}; "
+        f"written to {args.output}"
+    )
     return EXIT_OK
 
 
@@ -253,18 +275,30 @@ def _demo(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The ``wholebody`` argument parser (errors are one line, exit code 2)."""
     parser = _Parser(
-        prog="wholebody", description="Whole-body dynamics and contact-wrench checks on Pinocchio.",
+        prog="wholebody",
+        description="Whole-body dynamics and contact-wrench checks on Pinocchio.",
         epilog=EXIT_CODES_HELP,
     )
-    parser.add_argument("--traceback", action="store_true",
-                        help="on an error, show the Python traceback instead of one line")
+    parser.add_argument(
+        "--traceback",
+        action="store_true",
+        help="on an error, show the Python traceback instead of one line",
+    )
     # Also accepted after the command; SUPPRESS keeps a value given before it.
     common = _Parser(add_help=False)
-    common.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
-                        help="on an error, show the Python traceback instead of one line")
+    common.add_argument(
+        "--traceback",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="on an error, show the Python traceback instead of one line",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    info = sub.add_parser("info", parents=[common], epilog=EXIT_CODES_HELP,
-                          help="print a robot's mass, sizes, joints and frames")
+    info = sub.add_parser(
+        "info",
+        parents=[common],
+        epilog=EXIT_CODES_HELP,
+        help="print a robot's mass, sizes, joints and frames",
+    )
     info.add_argument("robot", help=f"a URDF path or a name: {', '.join(available_robots())}")
     info.add_argument("--frames", action="store_true", help="also list every frame name")
     info.set_defaults(func=_info)
@@ -272,49 +306,100 @@ def build_parser() -> argparse.ArgumentParser:
     def setup_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--config", help="robot profile (TOML): robot, frames, contacts")
         p.add_argument("--robot", help="robot name or URDF (without --config)")
-        p.add_argument("--contact", action="append", metavar="SPEC",
-                       help="FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU or FRAME:point:MU (repeat)")
-        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                       help="progress bar (tqdm; default: on when stderr is a terminal)")
+        p.add_argument(
+            "--contact",
+            action="append",
+            metavar="SPEC",
+            help="FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU or FRAME:point:MU (repeat)",
+        )
+        p.add_argument(
+            "--progress",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="progress bar (tqdm; default: on when stderr is a terminal)",
+        )
 
-    check = sub.add_parser("check", parents=[common], epilog=EXIT_CODES_HELP,
-                           help="check logs' contact wrenches against motion and friction")
+    check = sub.add_parser(
+        "check",
+        parents=[common],
+        epilog=EXIT_CODES_HELP,
+        help="check logs' contact wrenches against motion and friction",
+    )
     check.add_argument("logs", nargs="+", help="log files (.npz, .csv, .parquet, .h5)")
     setup_args(check)
     check.add_argument("--out", help="folder for report.json, report.csv (and --plot)")
     check.add_argument("--plot", action="store_true", help="also write a figure per log")
-    check.add_argument("--json", action="store_true",
-                       help="print the rows (one per log, fixed keys) as JSON")
-    check.add_argument("--preset", choices=("simulation", "measured"), default="simulation",
-                       help="default tolerances: simulation logs (default) or measured data "
-                            "(docs/diagnosis.md)")
-    check.add_argument("--force-tolerance", type=_tolerance, default=None,
-                       help="residual force, relative to m g (simulation preset: 0.01)")
-    check.add_argument("--moment-tolerance", type=_tolerance, default=None,
-                       help="residual moment / m g [m] (simulation preset: 0.01)")
-    check.add_argument("--cone-tolerance", type=_tolerance, default=None,
-                       help="cone margin below which a contact violates, relative to m g "
-                            "(simulation preset: 1e-4)")
-    check.add_argument("--t-start", type=_time, default=None, metavar="SECONDS",
-                       help="check only the samples from this time on")
-    check.add_argument("--t-stop", type=_time, default=None, metavar="SECONDS",
-                       help="check only the samples up to this time")
-    check.add_argument("--workers", type=_positive_int, default=1,
-                       help="processes: over the samples of one log, or over the logs of many")
-    check.add_argument("--dask", metavar="ADDRESS",
-                       help="run on a Dask scheduler (tcp://host:8786)")
-    check.add_argument("--dask-timeout", type=_seconds, default=10.0, metavar="SECONDS",
-                       help="seconds to wait for the Dask scheduler (default 10)")
+    check.add_argument(
+        "--json", action="store_true", help="print the rows (one per log, fixed keys) as JSON"
+    )
+    check.add_argument(
+        "--preset",
+        choices=("simulation", "measured"),
+        default="simulation",
+        help="default tolerances: simulation logs (default) or measured data (docs/diagnosis.md)",
+    )
+    check.add_argument(
+        "--force-tolerance",
+        type=_tolerance,
+        default=None,
+        help="residual force, relative to m g (simulation preset: 0.01)",
+    )
+    check.add_argument(
+        "--moment-tolerance",
+        type=_tolerance,
+        default=None,
+        help="residual moment / m g [m] (simulation preset: 0.01)",
+    )
+    check.add_argument(
+        "--cone-tolerance",
+        type=_tolerance,
+        default=None,
+        help="cone margin below which a contact violates, relative to m g "
+        "(simulation preset: 1e-4)",
+    )
+    check.add_argument(
+        "--t-start",
+        type=_time,
+        default=None,
+        metavar="SECONDS",
+        help="check only the samples from this time on",
+    )
+    check.add_argument(
+        "--t-stop",
+        type=_time,
+        default=None,
+        metavar="SECONDS",
+        help="check only the samples up to this time",
+    )
+    check.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=1,
+        help="processes: over the samples of one log, or over the logs of many",
+    )
+    check.add_argument(
+        "--dask", metavar="ADDRESS", help="run on a Dask scheduler (tcp://host:8786)"
+    )
+    check.add_argument(
+        "--dask-timeout",
+        type=_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="seconds to wait for the Dask scheduler (default 10)",
+    )
     check.set_defaults(func=_check)
 
-    estimate = sub.add_parser("estimate", parents=[common],
-                              help="estimate contact wrenches of a log by QP")
+    estimate = sub.add_parser(
+        "estimate", parents=[common], help="estimate contact wrenches of a log by QP"
+    )
     estimate.add_argument("log")
     setup_args(estimate)
-    estimate.add_argument("--output", "-o", required=True,
-                          help="log file to write, with '<name>:estimated' contacts")
-    estimate.add_argument("--no-torques", action="store_true",
-                          help="Newton-Euler mode even if the log has torques")
+    estimate.add_argument(
+        "--output", "-o", required=True, help="log file to write, with '<name>:estimated' contacts"
+    )
+    estimate.add_argument(
+        "--no-torques", action="store_true", help="Newton-Euler mode even if the log has torques"
+    )
     estimate.add_argument("--solver", help="qpsolvers backend (default daqp)")
     estimate.set_defaults(func=_estimate)
 
@@ -324,8 +409,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_fit_command(sub)
     add_contacts_command(sub)
 
-    demo = sub.add_parser("demo", parents=[common],
-                          help="check the shipped humanoid log and show a diagnosis")
+    demo = sub.add_parser(
+        "demo", parents=[common], help="check the shipped humanoid log and show a diagnosis"
+    )
     demo.add_argument("--out", default="out/demo", help="folder for the report and plots")
     demo.set_defaults(func=_demo)
     return parser
@@ -335,8 +421,14 @@ def _one_line(text: object) -> str:
     return " ".join(str(text).split()) or "(no message)"
 
 
-def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
-                  file: Any = None, line: str | None = None) -> None:
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
     print(f"wholebody: warning: {_one_line(message)}", file=sys.stderr)
 
 
@@ -370,8 +462,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if args.traceback:
             raise
-        print(f"wholebody: internal error: {type(exc).__name__}: {_one_line(exc)} "
-              "(rerun with --traceback for details)", file=sys.stderr)
+        print(
+            f"wholebody: internal error: {type(exc).__name__}: {_one_line(exc)} "
+            "(rerun with --traceback for details)",
+            file=sys.stderr,
+        )
         return EXIT_INTERNAL
 
 

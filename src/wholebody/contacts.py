@@ -32,7 +32,9 @@ def _unit_or_none(value: object, owner: str) -> Array | None:
         return None
     n = np.asarray(value, dtype=float)
     if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) < 1e-9:
-        raise ContactError(f"{owner}: ground_normal must be a non-zero finite 3-vector, got {value}")
+        raise ContactError(
+            f"{owner}: ground_normal must be a non-zero finite 3-vector, got {value}"
+        )
     return n / np.linalg.norm(n)
 
 
@@ -87,7 +89,8 @@ class PointContact:
         n = np.asarray(self.normal, dtype=float)
         if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) < 1e-9:
             raise ContactError(
-                f"{label}: normal must be a non-zero finite 3-vector, got {self.normal}")
+                f"{label}: normal must be a non-zero finite 3-vector, got {self.normal}"
+            )
         object.__setattr__(self, "normal", n / np.linalg.norm(n))
         object.__setattr__(self, "ground_normal", _unit_or_none(self.ground_normal, label))
         if not self.name:

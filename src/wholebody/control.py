@@ -107,40 +107,54 @@ class InverseDynamicsQP:
         The last :meth:`update`'s terms (buffers overwritten by the next update).
     """
 
-    def __init__(self, robot: Robot, contacts: Sequence[Contact], *,
-                 torque_limits: ArrayLike | None = None, regularization: float = 1e-8,
-                 pyramid_faces: int = 4):
+    def __init__(
+        self,
+        robot: Robot,
+        contacts: Sequence[Contact],
+        *,
+        torque_limits: ArrayLike | None = None,
+        regularization: float = 1e-8,
+        pyramid_faces: int = 4,
+    ):
         if not robot.has_floating_base:
             raise InvalidArgumentError(
-                f"InverseDynamicsQP needs a floating-base robot; {robot.name!r} has a fixed base")
+                f"InverseDynamicsQP needs a floating-base robot; {robot.name!r} has a fixed base"
+            )
         self.robot = robot
         self.contact_set = ContactSet(contacts, pyramid_faces=pyramid_faces)
         self.contacts = self.contact_set.contacts
         self._pass = robot.contact_dynamics_pass(
-            [c.frame for c in self.contacts], point=[c.size == 3 for c in self.contacts],
-            centroidal=True)
+            [c.frame for c in self.contacts],
+            point=[c.size == 3 for c in self.contacts],
+            centroidal=True,
+        )
         nv, nw = robot.nv, self.contact_set.n
         self.nv, self.n = nv, nv + nw
         self.acc, self.wrench = slice(0, nv), slice(nv, nv + nw)
         nu = nv - 6
-        limits = np.asarray(robot.model.effortLimit[6:] if torque_limits is None
-                            else torque_limits, dtype=float)
+        limits = np.asarray(
+            robot.model.effortLimit[6:] if torque_limits is None else torque_limits, dtype=float
+        )
         if limits.shape != (nu,):
             raise InvalidArgumentError(
                 f"torque_limits must have shape ({nu},) (one per joint velocity), "
-                f"got {limits.shape}")
+                f"got {limits.shape}"
+            )
         if np.any(np.isnan(limits)) or np.any(limits <= 0):
             raise InvalidArgumentError(
-                f"torque_limits must be positive [N m], got {limits.tolist()}")
+                f"torque_limits must be positive [N m], got {limits.tolist()}"
+            )
         if not (np.isfinite(regularization) and regularization >= 0):
             raise InvalidArgumentError(
-                f"regularization must be finite and >= 0, got {regularization!r}")
+                f"regularization must be finite and >= 0, got {regularization!r}"
+            )
         self.regularization = float(regularization)
         # Finite limits only (URDFs write 'no limit' as huge numbers).
         self._limited = np.flatnonzero(limits < 1e10)
         # Rows of M and columns of J of the limited joints: a slice when all are (no copy).
         self._torque_rows: slice | NDArray[np.intp] = (
-            slice(6, nv) if len(self._limited) == nu else 6 + self._limited)
+            slice(6, nv) if len(self._limited) == nu else 6 + self._limited
+        )
         self._tau_max = limits[self._limited]
         self.torque_limits = limits
         nl, r, nc = len(self._limited), self._pass.rows, self.contact_set.n_rows
@@ -149,8 +163,9 @@ class InverseDynamicsQP:
         self._G = np.zeros((nc + 2 * nl, self.n))
         self._h = np.zeros(nc + 2 * nl)
         self._faces = np.zeros((nc, nw))
-        self._ne = self.contact_set.newton_euler_matrix(np.zeros((len(self.contacts), 3)),
-                                                        np.zeros(3))
+        self._ne = self.contact_set.newton_euler_matrix(
+            np.zeros((len(self.contacts), 3)), np.zeros(3)
+        )
         self._weight = robot.mass * robot.gravity_vector
         self._q, self._v = np.zeros(robot.nq), np.zeros(nv)
         self.terms: ContactDynamics | None = None
@@ -216,11 +231,15 @@ class InverseDynamicsQP:
         """
         cd = self._terms()
         self.contact_set.newton_euler_matrix(cd.positions, cd.com, out=self._ne)  # type: ignore[arg-type]
-        return Task("angular_momentum", self._ne[3:], np.asarray(rate, dtype=float),
-                    float(weight), self.wrench)
+        return Task(
+            "angular_momentum",
+            self._ne[3:],
+            np.asarray(rate, dtype=float),
+            float(weight),
+            self.wrench,
+        )
 
-    def posture_task(self, q_ref: ArrayLike, *, kp: float, kd: float,
-                     weight: float = 1.0) -> Task:
+    def posture_task(self, q_ref: ArrayLike, *, kp: float, kd: float, weight: float = 1.0) -> Task:
         """PD to a reference configuration on the base orientation and the joints.
 
         Desired accelerations ``a[3:] = kp * e - kd * v[3:]`` with ``e`` the base orientation
@@ -236,8 +255,9 @@ class InverseDynamicsQP:
         matrix = _identity(self.nv - 3)
         return Task("posture", matrix, target, float(weight), slice(3, self.nv))
 
-    def acceleration_task(self, name: str, columns: slice, acceleration: ArrayLike, *,
-                          weight: float = 1.0) -> Task:
+    def acceleration_task(
+        self, name: str, columns: slice, acceleration: ArrayLike, *, weight: float = 1.0
+    ) -> Task:
         """Track accelerations ``a[columns]`` directly (e.g. some joints) [rad/s^2, m/s^2]."""
         start, stop, step = columns.indices(self.nv)
         if step != 1 or stop <= start:
@@ -245,7 +265,8 @@ class InverseDynamicsQP:
         target = np.asarray(acceleration, dtype=float)
         if target.shape != (stop - start,):
             raise InvalidArgumentError(
-                f"acceleration must have shape ({stop - start},), got {target.shape}")
+                f"acceleration must have shape ({stop - start},), got {target.shape}"
+            )
         return Task(name, _identity(stop - start), target, float(weight), slice(start, stop))
 
     def problem(self, tasks: Sequence[Task]) -> qpsolvers.Problem:
@@ -284,7 +305,6 @@ class InverseDynamicsQP:
         a, w = x[self.acc], x[self.wrench]
         tau = cd.mass_matrix[6:] @ a + cd.nonlinear_effects[6:] - cd.jacobian[:, 6:].T @ w
         return a, w, tau
-
 
 
 _IDENTITIES: dict[int, Array] = {}

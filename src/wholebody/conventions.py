@@ -164,8 +164,9 @@ def check_conventions(
     q, v = arrays["q"], arrays["v"]
     bad = np.asarray(flagged, dtype=bool)
     if len(traj) < 5:
-        raise LogFormatError(f"{traj.source}: convention checks need at least 5 samples, "
-                             f"the log has {len(traj)}")
+        raise LogFormatError(
+            f"{traj.source}: convention checks need at least 5 samples, the log has {len(traj)}"
+        )
     up = -robot.gravity_vector / np.linalg.norm(robot.gravity_vector)
     if isinstance(ground, (int, float)) and not isinstance(ground, bool):
         ground = Ground(float(ground), up)
@@ -181,8 +182,10 @@ def _contact_frames(traj: Trajectory, contacts: Sequence[Contact]) -> list[str]:
     by_name = {c.name: c for c in contacts}
     undeclared = [n for n in traj.contact_names if n not in by_name]
     if undeclared:
-        raise LogFormatError(f"{traj.source}: the log has contacts {undeclared} that are not "
-                             f"declared; declared: {sorted(by_name)}")
+        raise LogFormatError(
+            f"{traj.source}: the log has contacts {undeclared} that are not "
+            f"declared; declared: {sorted(by_name)}"
+        )
     return [by_name[n].frame for n in traj.contact_names]
 
 
@@ -218,8 +221,9 @@ def _agreement(robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.bool_
     change[1:] = dv
     change[:-1] = np.fmax(change[:-1], dv)
     with np.errstate(invalid="ignore"):
-        motion = np.fmax(np.nanpercentile(np.abs(v), 90, axis=0),
-                         np.nanpercentile(np.abs(d), 90, axis=0))
+        motion = np.fmax(
+            np.nanpercentile(np.abs(v), 90, axis=0), np.nanpercentile(np.abs(d), 90, axis=0)
+        )
         eps = 1e3 * np.finfo(float).eps * (1.0 + np.nanmax(np.abs(q[:, 7:]), initial=1.0))
         floor = np.fmax(VELOCITY_RELATIVE_FLOOR * motion, NOISE_SIGMAS * _noise_sigma(d))
         bound = change + floor + eps / float(np.median(np.diff(t)))
@@ -238,11 +242,14 @@ def _agreement(robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.bool_
 def _rotations_xyzw(quat: Array) -> Array:
     """Rotation matrices (N, 3, 3), world from base, of quaternions x-y-z-w (N, 4)."""
     x, y, z, w = (quat / np.linalg.norm(quat, axis=1, keepdims=True)).T
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),
-        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=-1),
-        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1),
-    ], axis=1)
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=-1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1),
+        ],
+        axis=1,
+    )
 
 
 def _near(value: float, target: float) -> bool:
@@ -251,11 +258,11 @@ def _near(value: float, target: float) -> bool:
 
 _BASE_HYPOTHESES = {
     "quaternion_wxyz": "the base quaternion is w-x-y-z; reorder it to x-y-z-w "
-                       "(q[3:7] = q[[4, 5, 6, 3]]), or use Trajectory.from_mujoco for MuJoCo qpos",
+    "(q[3:7] = q[[4, 5, 6, 3]]), or use Trajectory.from_mujoco for MuJoCo qpos",
     "base_linear_velocity_in_world": "the base linear velocity is in world axes; express it in "
-                                     "the base frame (v_lin = R^T v_world)",
+    "the base frame (v_lin = R^T v_world)",
     "base_angular_velocity_in_world": "the base angular velocity is in world axes; express it "
-                                      "in the base frame (omega = R^T omega_world)",
+    "in the base frame (omega = R^T omega_world)",
 }
 
 
@@ -271,21 +278,31 @@ def _fix_base(q: Array, v: Array, names: tuple[str, ...]) -> tuple[Array, Array]
     return q, v
 
 
-def _velocity_check(robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.bool_],
-                    names: list[str]) -> ConventionCheck:
+def _velocity_check(
+    robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.bool_], names: list[str]
+) -> ConventionCheck:
     name = "velocity_matches_configuration"
     dt = float(np.median(np.diff(t)))
     given = _agreement(robot, t, q, v, bad)
-    stated = {"bound": "adjacent change of v + max(1 % of the column's 90th-percentile |v|, "
-                       f"{NOISE_SIGMAS:g} noise sigmas of dq/dt)",
-              "max_disagreeing_share": MAX_DISAGREEING_SHARE, "dt": dt}
+    stated = {
+        "bound": "adjacent change of v + max(1 % of the column's 90th-percentile |v|, "
+        f"{NOISE_SIGMAS:g} noise sigmas of dq/dt)",
+        "max_disagreeing_share": MAX_DISAGREEING_SHARE,
+        "dt": dt,
+    }
     if not given.fails.any():
         worst = int(np.argmax(given.share))
         return ConventionCheck(
-            name, True, f"v matches dq/dt in every column (worst {names[worst]!r}: "
+            name,
+            True,
+            f"v matches dq/dt in every column (worst {names[worst]!r}: "
             f"{given.share[worst]:.1%} of samples beyond the bound)",
-            evidence={**stated, "worst_column": names[worst],
-                      "worst_share": float(given.share[worst])})
+            evidence={
+                **stated,
+                "worst_column": names[worst],
+                "worst_share": float(given.share[worst]),
+            },
+        )
     evidence: dict[str, Any] = {**stated, "columns": _column_evidence(given, names)}
     hypotheses: list[str] = []
     fixes: list[str] = []
@@ -301,19 +318,25 @@ def _velocity_check(robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.
             trial = _agreement(robot, t / common, q, v, bad)
             if not (trial.fails & ~given.fails).any() and trial.fails.sum() < given.fails.sum():
                 t_fix = t / common
-                label = ("time_in_milliseconds" if _near(common, 1e3) else "time_scaled")
+                label = "time_in_milliseconds" if _near(common, 1e3) else "time_scaled"
                 hypotheses.append(label)
                 evidence["time_scale"] = common
-                fixes.append("time is in milliseconds; divide it by 1000" if label != "time_scaled"
-                             else f"time is scaled by {common:.4g}; divide it by that")
+                fixes.append(
+                    "time is in milliseconds; divide it by 1000"
+                    if label != "time_scaled"
+                    else f"time is scaled by {common:.4g}; divide it by that"
+                )
     current = _agreement(robot, t_fix, q_fix, v_fix, bad)
 
     # Base: every combination of the three base hypotheses; the fewest changes that fit.
     if current.fails[:6].any():
         best = None
         keys = list(_BASE_HYPOTHESES)
-        combos = [tuple(k for b, k in zip(bits, keys, strict=True) if b)
-                  for bits in np.ndindex(2, 2, 2) if any(bits)]
+        combos = [
+            tuple(k for b, k in zip(bits, keys, strict=True) if b)
+            for bits in np.ndindex(2, 2, 2)
+            if any(bits)
+        ]
         for combo in sorted(combos, key=len):
             qb, vb = _fix_base(q_fix, v_fix, combo)
             trial = _agreement(robot, t_fix, qb, vb, bad)
@@ -347,8 +370,9 @@ def _velocity_check(robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.
                 if vel_deg:
                     hypotheses.append("joint_velocities_in_degrees")
                     evidence["joint_velocities_in_degrees"] = vel_deg
-                    fixes.append(f"joint velocities {vel_deg} are in degrees per second; "
-                                 "convert to rad/s")
+                    fixes.append(
+                        f"joint velocities {vel_deg} are in degrees per second; convert to rad/s"
+                    )
     if nj > 1 and current.fails[6:].any():
         perm = _joint_permutation(robot, t_fix, q_fix, v_fix, bad)
         if perm is not None:
@@ -361,22 +385,34 @@ def _velocity_check(robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.
                 hypotheses.append("joint_columns_permuted")
                 evidence["permutation"] = moved
                 pairs = ", ".join(f"v column {a!r} holds {b!r}" for a, b in moved[:6])
-                fixes.append(f"the joint columns of v are in another order than those of q "
-                             f"({pairs}{', ...' if len(moved) > 6 else ''}); map both by name")
+                fixes.append(
+                    f"the joint columns of v are in another order than those of q "
+                    f"({pairs}{', ...' if len(moved) > 6 else ''}); map both by name"
+                )
 
     failing = [names[j] for j in np.flatnonzero(given.fails)]
     if hypotheses and not current.fails.any():
         return ConventionCheck(
-            name, False, f"v does not match dq/dt (columns {_short(failing)}); it does after "
-            f"correcting: {' + '.join(hypotheses)}", "; ".join(fixes), tuple(hypotheses), evidence)
+            name,
+            False,
+            f"v does not match dq/dt (columns {_short(failing)}); it does after "
+            f"correcting: {' + '.join(hypotheses)}",
+            "; ".join(fixes),
+            tuple(hypotheses),
+            evidence,
+        )
     left = [names[j] for j in np.flatnonzero(current.fails)]
     evidence["unexplained_columns"] = left
     partial = f" ({' + '.join(hypotheses)} explains the others)" if hypotheses else ""
     return ConventionCheck(
-        name, False, f"v does not match dq/dt (columns {_short(left)}); no known convention "
+        name,
+        False,
+        f"v does not match dq/dt (columns {_short(left)}); no known convention "
         f"mistake explains it{partial}",
         "; ".join(fixes + [f"check how v of columns {_short(left)} is computed and logged"]),
-        (), evidence)
+        (),
+        evidence,
+    )
 
 
 def _improves(trial: _Agreement, current: _Agreement) -> bool:
@@ -390,15 +426,20 @@ def _short(names: list[str], n: int = 8) -> str:
 
 
 def _column_evidence(a: _Agreement, names: list[str]) -> dict[str, dict[str, float]]:
-    return {names[j]: {"share_beyond_bound": float(a.share[j]),
-                       "median_error": float(a.median_error[j]),
-                       "fitted_scale_v_over_dq": float(a.scale[j]),
-                       "velocity_scale": float(a.motion[j])}
-            for j in np.flatnonzero(a.fails)}
+    return {
+        names[j]: {
+            "share_beyond_bound": float(a.share[j]),
+            "median_error": float(a.median_error[j]),
+            "fitted_scale_v_over_dq": float(a.scale[j]),
+            "velocity_scale": float(a.motion[j]),
+        }
+        for j in np.flatnonzero(a.fails)
+    }
 
 
-def _joint_permutation(robot: Robot, t: Array, q: Array, v: Array,
-                       bad: NDArray[np.bool_]) -> NDArray[np.int_] | None:
+def _joint_permutation(
+    robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.bool_]
+) -> NDArray[np.int_] | None:
     """The permutation ``p`` of joint columns with ``v[:, 6 + i] ~ dq/dt[:, 6 + p[i]]``...
 
     Found by assignment on the share of samples where the pair disagrees beyond the bound

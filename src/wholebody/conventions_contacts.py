@@ -16,8 +16,16 @@ from .errors import InvalidArgumentError
 from .robot import Robot
 from .trajectory import Trajectory
 
-__all__ = ["Ground", "ConventionCheck", "contact_checks", "LOAD_SHARE", "STILL_SPEED_FRACTION",
-           "GROUND_TOLERANCE_FRACTION", "MAX_VIOLATION_SHARE", "MIN_VIOLATION_TIME"]
+__all__ = [
+    "Ground",
+    "ConventionCheck",
+    "contact_checks",
+    "LOAD_SHARE",
+    "STILL_SPEED_FRACTION",
+    "GROUND_TOLERANCE_FRACTION",
+    "MAX_VIOLATION_SHARE",
+    "MIN_VIOLATION_TIME",
+]
 
 Array = NDArray[np.float64]
 
@@ -61,7 +69,8 @@ class Ground:
             raise InvalidArgumentError(f"ground height must be finite, got {self.height!r}")
         if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) < 1e-9:
             raise InvalidArgumentError(
-                f"ground normal must be a non-zero finite 3-vector, got {self.normal!r}")
+                f"ground normal must be a non-zero finite 3-vector, got {self.normal!r}"
+            )
         object.__setattr__(self, "height", h)
         object.__setattr__(self, "normal", n / np.linalg.norm(n))
 
@@ -100,9 +109,15 @@ class ConventionCheck:
     evidence: dict[str, Any] = field(default_factory=dict)
 
 
-def contact_checks(robot: Robot, traj: Trajectory, q: Array, bad: NDArray[np.bool_],
-                    frames: list[str], ground: Ground | None,
-                    up: Array) -> tuple[ConventionCheck, ConventionCheck]:
+def contact_checks(
+    robot: Robot,
+    traj: Trajectory,
+    q: Array,
+    bad: NDArray[np.bool_],
+    frames: list[str],
+    ground: Ground | None,
+    up: Array,
+) -> tuple[ConventionCheck, ConventionCheck]:
     N, k = len(traj), len(frames)
     model = robot.model
     data = model.createData()
@@ -130,41 +145,80 @@ def contact_checks(robot: Robot, traj: Trajectory, q: Array, bad: NDArray[np.boo
     g = float(np.linalg.norm(robot.gravity_vector))
     speed_tol = STILL_SPEED_FRACTION * math.sqrt(g * h)
     height_tol = GROUND_TOLERANCE_FRACTION * h
-    stated = {"load_threshold_N": LOAD_SHARE * robot.weight, "robot_size_h_m": h,
-              "max_violation_share": MAX_VIOLATION_SHARE,
-              "min_violation_time_s": MIN_VIOLATION_TIME}
+    stated = {
+        "load_threshold_N": LOAD_SHARE * robot.weight,
+        "robot_size_h_m": h,
+        "max_violation_share": MAX_VIOLATION_SHARE,
+        "min_violation_time_s": MIN_VIOLATION_TIME,
+    }
     dt = np.gradient(t)
 
     speed = np.linalg.norm(np.gradient(P, t, axis=0), axis=2) if N > 1 else np.zeros((N, k))
     if ground is not None:
         offset = ground.distance(P)
-        plane = {"ground_height_m": ground.height, "ground_normal": ground.normal.tolist(),
-                 "ground": "declared"}
+        plane = {
+            "ground_height_m": ground.height,
+            "ground_normal": ground.normal.tolist(),
+            "ground": "declared",
+        }
     else:
         level = float(np.nanmedian(height_of[loaded])) if loaded.any() else 0.0
         offset = height_of - level
-        plane = {"ground_height_m": level, "ground_normal": normal.tolist(),
-                 "ground": "estimated: median height of the loaded contacts"}
+        plane = {
+            "ground_height_m": level,
+            "ground_normal": normal.tolist(),
+            "ground": "estimated: median height of the loaded contacts",
+        }
     still = _contact_verdict(
-        "loaded_contacts_still", traj.contact_names, loaded, speed, speed_tol, t, dt,
-        {**stated, "speed_tolerance_m_s": speed_tol}, "m/s",
-        "loaded contacts move", "is still while loaded",
+        "loaded_contacts_still",
+        traj.contact_names,
+        loaded,
+        speed,
+        speed_tol,
+        t,
+        dt,
+        {**stated, "speed_tolerance_m_s": speed_tol},
+        "m/s",
+        "loaded contacts move",
+        "is still while loaded",
         "check that each wrench is logged with its own contact (names not swapped), that forces "
         "and motion share one clock (no time lag), that a lifted contact's force is zero "
-        "(no stale force), and the contact frames; a real slip shows here too")
+        "(no stale force), and the contact frames; a real slip shows here too",
+    )
     on_ground = _contact_verdict(
-        "loaded_contacts_on_ground", traj.contact_names, loaded, np.abs(offset), height_tol, t, dt,
-        {**stated, "height_tolerance_m": height_tol, **plane}, "m",
-        "loaded contacts are off the ground plane", "is on the ground while loaded",
+        "loaded_contacts_on_ground",
+        traj.contact_names,
+        loaded,
+        np.abs(offset),
+        height_tol,
+        t,
+        dt,
+        {**stated, "height_tolerance_m": height_tol, **plane},
+        "m",
+        "loaded contacts are off the ground plane",
+        "is on the ground while loaded",
         "check the contact frames (the sole, not the ankle), the ground height and normal, and "
-        "that the base position is in the same world frame as the ground", signed=offset)
+        "that the base position is in the same world frame as the ground",
+        signed=offset,
+    )
     return still, on_ground
 
 
-def _contact_verdict(name: str, contact_names: tuple[str, ...], loaded: NDArray[np.bool_],
-                     value: Array, tol: float, t: Array, dt: Array, stated: dict[str, Any],
-                     unit: str, bad_words: str, good_words: str, fix: str,
-                     signed: Array | None = None) -> ConventionCheck:
+def _contact_verdict(
+    name: str,
+    contact_names: tuple[str, ...],
+    loaded: NDArray[np.bool_],
+    value: Array,
+    tol: float,
+    t: Array,
+    dt: Array,
+    stated: dict[str, Any],
+    unit: str,
+    bad_words: str,
+    good_words: str,
+    fix: str,
+    signed: Array | None = None,
+) -> ConventionCheck:
     per_contact: dict[str, Any] = {}
     failing = []
     with np.errstate(invalid="ignore"):
@@ -179,7 +233,9 @@ def _contact_verdict(name: str, contact_names: tuple[str, ...], loaded: NDArray[
         shown = signed if signed is not None else value
         loaded_values = value[loaded[:, c], c]
         per_contact[cname] = {
-            "loaded_samples": n_loaded, "violating_samples": len(idx), "violating_share": share,
+            "loaded_samples": n_loaded,
+            "violating_samples": len(idx),
+            "violating_share": share,
             "violating_time_s": duration,
             "max_loaded": float(np.nanmax(loaded_values)) if n_loaded else 0.0,
             "worst": [(int(i), float(t[i]), float(shown[i, c])) for i in worst],
@@ -188,13 +244,19 @@ def _contact_verdict(name: str, contact_names: tuple[str, ...], loaded: NDArray[
             failing.append(cname)
     evidence = {**stated, "contacts": per_contact, "unit": unit}
     if not failing:
-        return ConventionCheck(name, True, f"every contact {good_words} "
-                               f"(tolerance {tol:.3g} {unit})", evidence=evidence)
+        return ConventionCheck(
+            name,
+            True,
+            f"every contact {good_words} (tolerance {tol:.3g} {unit})",
+            evidence=evidence,
+        )
     parts = []
     for cname in failing:
         e = per_contact[cname]
         i, ti, val = e["worst"][0]
-        parts.append(f"{cname!r} for {e['violating_time_s']:.3g} s ({e['violating_share']:.0%} of "
-                     f"its loaded samples), worst {val:.3g} {unit} at t = {ti:.4g} s (sample {i})")
+        parts.append(
+            f"{cname!r} for {e['violating_time_s']:.3g} s ({e['violating_share']:.0%} of "
+            f"its loaded samples), worst {val:.3g} {unit} at t = {ti:.4g} s (sample {i})"
+        )
     message = f"{bad_words} (tolerance {tol:.3g} {unit}): " + "; ".join(parts)
     return ConventionCheck(name, False, message, fix, (), evidence)

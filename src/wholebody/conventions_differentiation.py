@@ -146,19 +146,24 @@ def expected_residual_error(
     ExpectedResidualError
         ``force_error`` (N,) [N], ``moment_error`` (N,) [N m], ``unreliable`` (N,).
     """
-    for label, value in (("force_tolerance", force_tolerance),
-                         ("moment_tolerance", moment_tolerance)):
+    for label, value in (
+        ("force_tolerance", force_tolerance),
+        ("moment_tolerance", moment_tolerance),
+    ):
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
             raise InvalidArgumentError(f"{label} must be a finite number >= 0, got {value!r}")
     by_name = {c.name: c for c in contacts}
     missing = [n for n in traj.contact_names if n not in by_name]
     if missing:
-        raise LogFormatError(f"{traj.source}: the log has contacts {missing} that are not "
-                             f"declared; declared: {sorted(by_name)}")
+        raise LogFormatError(
+            f"{traj.source}: the log has contacts {missing} that are not "
+            f"declared; declared: {sorted(by_name)}"
+        )
     N = len(traj)
     if N < 3:
-        raise LogFormatError(f"{traj.source}: differentiation needs at least 3 samples, "
-                             f"the log has {N}")
+        raise LogFormatError(
+            f"{traj.source}: differentiation needs at least 3 samples, the log has {N}"
+        )
     q, v, _, _ = traj.for_robot(robot)
     arrays, flagged, _ = robot.check_batch(q=q, v=v)
     q, v = arrays["q"], arrays["v"]
@@ -212,8 +217,11 @@ def expected_residual_error(
         edge[0] = 2 * step[0] + 0.5 * step[1]
         edge[-1] = 2 * step[-1] + 0.5 * step[-2]
         noise = (noise_f if key == "force" else noise_m) * scale
-        parts[key] = {"jump": np.nan_to_num(jump, nan=np.inf),
-                      "noise": noise, "edge": np.nan_to_num(edge, nan=np.inf)}
+        parts[key] = {
+            "jump": np.nan_to_num(jump, nan=np.inf),
+            "noise": noise,
+            "edge": np.nan_to_num(edge, nan=np.inf),
+        }
     force = sum(parts["force"].values(), np.zeros(N))
     moment = sum(parts["moment"].values(), np.zeros(N))
     # A flagged sample has no residual; its neighbours' differences use it: unknown error.
@@ -224,8 +232,7 @@ def expected_residual_error(
     moment[near_bad] = np.inf
     weight = robot.weight
     unreliable = (force > force_tolerance * weight) | (moment > moment_tolerance * weight)
-    return ExpectedResidualError(force, moment, unreliable, parts["force"], parts["moment"],
-                                 sigma)
+    return ExpectedResidualError(force, moment, unreliable, parts["force"], parts["moment"], sigma)
 
 
 def _noise_sigma(v: Array) -> Array:

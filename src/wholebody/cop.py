@@ -121,7 +121,9 @@ def zmp(wrench: Wrench, *, height: float = 0.0) -> Array:
         World coordinates [m]; NaN when ``f_z <= 0``.
     """
     if not isinstance(wrench, Wrench):
-        raise InvalidArgumentError(f"zmp takes a Wrench (it carries its point), got {type(wrench).__name__}")
+        raise InvalidArgumentError(
+            f"zmp takes a Wrench (it carries its point), got {type(wrench).__name__}"
+        )
     w = wrench.shift_to([0.0, 0.0, float(height)])
     fz = w.force[2]
     if fz <= 0:

@@ -44,8 +44,9 @@ def run_demo(out_dir: Path) -> int:
 
     W = traj.contact_wrenches.copy()
     W[:, 1] *= -1.0
-    broken = dataclasses.replace(traj, contact_wrenches=W,
-                                 source=f"{log.name} with right_sole sign-flipped")
+    broken = dataclasses.replace(
+        traj, contact_wrenches=W, source=f"{log.name} with right_sole sign-flipped"
+    )
     bad = check_trajectory(profile.robot, broken, profile.contacts)
     print()
     print(bad.format_summary())

@@ -81,12 +81,17 @@ def load(name: str | Path, *, validate: str | None = None) -> Robot:
     InvalidArgumentError
         ``name`` is not a string, or ``validate`` is not one of the policies.
     """
-    if isinstance(name, Path) or (isinstance(name, str) and name not in models.SHIPPED
-                                  and name not in EXAMPLE_ROBOT_DATA and Path(name).suffix.lower() in
-                                  (".urdf", ".xml", ".mjcf")):
+    if isinstance(name, Path) or (
+        isinstance(name, str)
+        and name not in models.SHIPPED
+        and name not in EXAMPLE_ROBOT_DATA
+        and Path(name).suffix.lower() in (".urdf", ".xml", ".mjcf")
+    ):
         return _load_file(Path(name), validate or "warn")
     if not isinstance(name, str):
-        raise InvalidArgumentError(f"name must be a robot name (str) or a path, got {type(name).__name__}")
+        raise InvalidArgumentError(
+            f"name must be a robot name (str) or a path, got {type(name).__name__}"
+        )
     if name in models.SHIPPED:
         return Robot.from_urdf(
             models.path(name),

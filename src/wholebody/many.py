@@ -29,9 +29,19 @@ __all__ = ["ROW_KEYS", "check_many", "connect", "format_table"]
 
 #: The keys of every row of :func:`check_many`, in order, readable log or not.
 ROW_KEYS = (
-    "path", "error", "verdict", "consistent", "samples_in", "checked", "flagged",
-    "max_residual_force_N", "max_residual_moment_Nm", "fraction_over_tolerance",
-    "cone_violations", "diagnosis", "text",
+    "path",
+    "error",
+    "verdict",
+    "consistent",
+    "samples_in",
+    "checked",
+    "flagged",
+    "max_residual_force_N",
+    "max_residual_moment_Nm",
+    "fraction_over_tolerance",
+    "cone_violations",
+    "diagnosis",
+    "text",
 )
 
 
@@ -49,8 +59,15 @@ def _finite(x: float) -> float | None:
 STREAMED_SUFFIXES = (".parquet", ".h5", ".hdf5")
 
 
-def _check_file(robot: Robot, path: str, contacts: Sequence[Contact], options: dict[str, Any],
-                out_dir: str | None, plot: bool, calibration: Any = None) -> dict[str, Any]:
+def _check_file(
+    robot: Robot,
+    path: str,
+    contacts: Sequence[Contact],
+    options: dict[str, Any],
+    out_dir: str | None,
+    plot: bool,
+    calibration: Any = None,
+) -> dict[str, Any]:
     """Check one log; a log that cannot be read is a row with its error."""
     from .analysis import check_log, check_trajectory
     from .errors import WholebodyError
@@ -84,9 +101,12 @@ def _check_file(robot: Robot, path: str, contacts: Sequence[Contact], options: d
     s = report.summary()
     unchecked = report.verdict == "unchecked"
     row: dict[str, Any] = {
-        "path": str(path), "error": None, "verdict": report.verdict,
+        "path": str(path),
+        "error": None,
+        "verdict": report.verdict,
         "consistent": report.consistent,
-        "samples_in": s["samples"]["in"], "checked": s["samples"]["checked"],
+        "samples_in": s["samples"]["in"],
+        "checked": s["samples"]["checked"],
         "flagged": s["samples"]["flagged"],
         "max_residual_force_N": _finite(s["residual_force_N"]["max"]),
         "max_residual_moment_Nm": _finite(s["residual_moment_Nm"]["max"]),
@@ -98,8 +118,15 @@ def _check_file(robot: Robot, path: str, contacts: Sequence[Contact], options: d
     return {k: row[k] for k in ROW_KEYS}
 
 
-def _task(path: str, robot: Robot, contacts: Sequence[Contact], options: dict[str, Any],
-          out_dir: str | None, plot: bool, calibration: Any = None) -> dict[str, Any]:
+def _task(
+    path: str,
+    robot: Robot,
+    contacts: Sequence[Contact],
+    options: dict[str, Any],
+    out_dir: str | None,
+    plot: bool,
+    calibration: Any = None,
+) -> dict[str, Any]:
     return _check_file(robot, path, contacts, options, out_dir, plot, calibration)
 
 
@@ -132,8 +159,10 @@ def connect(address: str, *, timeout: float = 10.0) -> Any:
     try:
         return distributed.Client(address, timeout=timeout)
     except Exception as exc:
-        raise ClusterError(f"cannot reach the Dask scheduler at {address!r} within {timeout:g} s: "
-                           f"{type(exc).__name__}: {exc}") from exc
+        raise ClusterError(
+            f"cannot reach the Dask scheduler at {address!r} within {timeout:g} s: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def check_many(
@@ -207,23 +236,44 @@ def check_many(
     contacts = list(contacts)
     if client is not None:
         return _on_dask(client, names, robot, contacts, options, out, plot, calibration)
-    chunks = [((i, i + 1), (p, contacts, options, out, plot, calibration)) for i, p in enumerate(names)]
+    chunks = [
+        ((i, i + 1), (p, contacts, options, out, plot, calibration)) for i, p in enumerate(names)
+    ]
     results = run_chunks(robot, _check_file, chunks, workers, item="log")
-    return [_error_row(p, r.error) if isinstance(r, ChunkFailure) else r
-            for p, r in zip(names, results, strict=True)]
+    return [
+        _error_row(p, r.error) if isinstance(r, ChunkFailure) else r
+        for p, r in zip(names, results, strict=True)
+    ]
 
 
-def _on_dask(client: Any, paths: list[str], robot: Robot, contacts: list[Contact],
-             options: dict[str, Any], out: str | None, plot: bool,
-             calibration: Any = None) -> list[dict[str, Any]]:
+def _on_dask(
+    client: Any,
+    paths: list[str],
+    robot: Robot,
+    contacts: list[Contact],
+    options: dict[str, Any],
+    out: str | None,
+    plot: bool,
+    calibration: Any = None,
+) -> list[dict[str, Any]]:
     try:
         robot_future = client.scatter(robot, broadcast=True, hash=False)  # a fresh key per call
-        futures = client.map(_task, paths, robot=robot_future, contacts=contacts, options=options,
-                             out_dir=out, plot=plot, calibration=calibration, pure=False)
+        futures = client.map(
+            _task,
+            paths,
+            robot=robot_future,
+            contacts=contacts,
+            options=options,
+            out_dir=out,
+            plot=plot,
+            calibration=calibration,
+            pure=False,
+        )
     except Exception as exc:
         address = getattr(getattr(client, "scheduler", None), "address", "(unknown address)")
-        raise ClusterError(f"cannot send the work to the Dask cluster at {address}: "
-                           f"{type(exc).__name__}: {exc}") from exc
+        raise ClusterError(
+            f"cannot send the work to the Dask cluster at {address}: {type(exc).__name__}: {exc}"
+        ) from exc
     rows = []
     for path, future in zip(paths, futures, strict=True):
         try:
@@ -233,8 +283,12 @@ def _on_dask(client: Any, paths: list[str], robot: Robot, contacts: list[Contact
     return rows
 
 
-_VERDICT_SHOWN = {"consistent": "consistent", "inconsistent": "INCONSISTENT",
-                  "unchecked": "UNCHECKED", "consistent_except_unreliable": "consistent*"}
+_VERDICT_SHOWN = {
+    "consistent": "consistent",
+    "inconsistent": "INCONSISTENT",
+    "unchecked": "UNCHECKED",
+    "consistent_except_unreliable": "consistent*",
+}
 
 
 def format_table(rows: Sequence[dict[str, Any]]) -> str:
@@ -248,13 +302,19 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
             continue
         force = r["max_residual_force_N"]
         shown = "-" if force is None else f"{force:.3g}"
-        lines.append(f"{name:36s} {r['checked']:8d} {r['flagged']:8d} {shown:>14s}  "
-                     f"{_VERDICT_SHOWN[r['verdict']]}")
-    count = {v: sum(r["verdict"] == v for r in rows)
-             for v in ("consistent", "inconsistent", "unchecked", "error")}
+        lines.append(
+            f"{name:36s} {r['checked']:8d} {r['flagged']:8d} {shown:>14s}  "
+            f"{_VERDICT_SHOWN[r['verdict']]}"
+        )
+    count = {
+        v: sum(r["verdict"] == v for r in rows)
+        for v in ("consistent", "inconsistent", "unchecked", "error")
+    }
     # "consistent except samples whose differentiated accelerations are unreliable" (*)
     count["consistent"] += sum(r["verdict"] == "consistent_except_unreliable" for r in rows)
     unchecked = f"{count['unchecked']} unchecked, " if count["unchecked"] else ""
-    lines.append(f"{len(rows)} logs: {count['consistent']} consistent, "
-                 f"{count['inconsistent']} inconsistent, {unchecked}{count['error']} unreadable")
+    lines.append(
+        f"{len(rows)} logs: {count['consistent']} consistent, "
+        f"{count['inconsistent']} inconsistent, {unchecked}{count['error']} unreadable"
+    )
     return "\n".join(lines)

@@ -89,6 +89,7 @@ __all__ = [
 #: Mesh files MuJoCo can load.
 _MESH_SUFFIXES = (".stl", ".obj", ".msh")
 
+
 @dataclass
 class MujocoBuild:
     """What :func:`mujoco_spec_for_robot` made: an editable spec and the robot that matches it.
@@ -499,4 +500,3 @@ def mujoco_model_from_urdf(
     robot = Robot.from_urdf(urdf, floating_base=floating_base, validate="ignore")
     build = mujoco_spec_for_robot(robot, (), floor=floor, timestep=timestep, solver_tolerance=None)
     return build.compile()
-

@@ -47,7 +47,9 @@ Array = NDArray[np.float64]
 # --- stacking -----------------------------------------------------------------------------
 
 
-def stack_contact_wrenches(contacts: Sequence[Contact], wrenches: Any, n: int | None = None) -> Array:
+def stack_contact_wrenches(
+    contacts: Sequence[Contact], wrenches: Any, n: int | None = None
+) -> Array:
     """Contact wrenches as one array of shape (N, sum of sizes), in contact order.
 
     ``wrenches`` is either that array already (or (sum,) for one sample), or a sequence
@@ -74,7 +76,9 @@ def stack_contact_wrenches(contacts: Sequence[Contact], wrenches: Any, n: int | 
             parts.append(w2)
         lengths = {p.shape[0] for p in parts}
         if len(lengths) > 1:
-            raise StateError(f"contact wrenches have different numbers of samples: {sorted(lengths)}")
+            raise StateError(
+                f"contact wrenches have different numbers of samples: {sorted(lengths)}"
+            )
         stacked = np.concatenate(parts, axis=1) if parts else np.zeros((n or 1, 0))
     else:
         stacked = np.asarray(wrenches, dtype=float)
@@ -242,13 +246,20 @@ def parse_external_wrenches(
         warnings.warn(
             "the 'external' argument of the balance functions is deprecated; pass "
             "external_wrenches={name: Wrench or (wrench, point)} instead",
-            WholebodyDeprecationWarning, stacklevel=3,
+            WholebodyDeprecationWarning,
+            stacklevel=3,
         )
-        merged.update({f"external[{i}]": e if isinstance(e, Wrench) else tuple(e) for i, e in enumerate(external)})
+        merged.update(
+            {
+                f"external[{i}]": e if isinstance(e, Wrench) else tuple(e)
+                for i, e in enumerate(external)
+            }
+        )
     if known_wrenches:
         warnings.warn(
             "'known_wrenches' is deprecated; pass external_wrenches={frame: wrench} instead",
-            WholebodyDeprecationWarning, stacklevel=3,
+            WholebodyDeprecationWarning,
+            stacklevel=3,
         )
         merged.update(known_wrenches)
     if external_wrenches is not None and not isinstance(external_wrenches, Mapping):
@@ -262,15 +273,30 @@ def parse_external_wrenches(
         if not isinstance(name, str):
             raise InvalidArgumentError(f"external wrench keys are frame names (str), got {name!r}")
         if isinstance(value, Wrench):
-            items.append(ExternalWrench(name, np.broadcast_to(value.as_vector(), (N, 6)),
-                                   np.broadcast_to(value.point, (N, 3))))
+            items.append(
+                ExternalWrench(
+                    name,
+                    np.broadcast_to(value.as_vector(), (N, 6)),
+                    np.broadcast_to(value.point, (N, 3)),
+                )
+            )
         elif isinstance(value, tuple):
             if len(value) != 2:
-                raise StateError(f"external wrench {name!r}: a pair (wrench, point) has 2 items, got {len(value)}")
+                raise StateError(
+                    f"external wrench {name!r}: a pair (wrench, point) has 2 items, got "
+                    f"{len(value)}"
+                )
             point = np.asarray(value[1], dtype=float)
             if point.shape not in ((3,), (N, 3)):
-                raise StateError(f"external wrench {name!r}: point must have shape (3,) or ({N}, 3), got {point.shape}")
-            items.append(ExternalWrench(name, _as_wrench_rows(value[0], N, name), np.broadcast_to(point, (N, 3))))
+                raise StateError(
+                    f"external wrench {name!r}: point must have shape (3,) or ({N}, 3), got "
+                    f"{point.shape}"
+                )
+            items.append(
+                ExternalWrench(
+                    name, _as_wrench_rows(value[0], N, name), np.broadcast_to(point, (N, 3))
+                )
+            )
         else:
             items.append(ExternalWrench(name, _as_wrench_rows(value, N, name), None))
     return items
@@ -308,7 +334,8 @@ def check_sample_wrenches(wrenches: Array, what: str, weight: float) -> None:
     if biggest > limit:
         raise StateError(
             f"{what} reach {biggest:.3g} N (or N m), beyond any physical magnitude "
-            f"(limit {MAX_WRENCH_RELATIVE:g} m g = {limit:.3g} N): a diverged simulation or wrong units?"
+            f"(limit {MAX_WRENCH_RELATIVE:g} m g = {limit:.3g} N): a diverged simulation or "
+            "wrong units?"
         )
 
 

@@ -121,8 +121,9 @@ def _call(fn: Callable[..., Any], bounds: tuple[int, int], args: tuple[Any, ...]
         return _failure(bounds, exc)
 
 
-def _worker_main(conn: Any, robot_bytes: bytes, shared: dict[str, Any] | None,
-                 parent_pid: int) -> None:
+def _worker_main(
+    conn: Any, robot_bytes: bytes, shared: dict[str, Any] | None, parent_pid: int
+) -> None:
     """A worker process: take ``(index, fn, bounds, args)`` tasks until ``None`` or EOF."""
     global _WORKER_ROBOT, _SHARED
     # Ctrl-C in a terminal reaches the whole process group: the caller decides, not us.
@@ -149,8 +150,12 @@ def _worker_main(conn: Any, robot_bytes: bytes, shared: dict[str, Any] | None,
         except (EOFError, OSError):
             return
         except Exception as exc:  # the result does not pickle: say so instead
-            conn.send((index, ChunkFailure(bounds[0], bounds[1],
-                                           f"the result could not be sent back: {exc}")))
+            conn.send(
+                (
+                    index,
+                    ChunkFailure(bounds[0], bounds[1], f"the result could not be sent back: {exc}"),
+                )
+            )
 
 
 @dataclass(eq=False)
@@ -173,8 +178,10 @@ class _Pool:
     def start(self) -> _Worker:
         parent_end, child_end = self.context.Pipe(duplex=True)
         process = self.context.Process(
-            target=_worker_main, args=(child_end, self.robot_bytes, self.shared, os.getpid()),
-            daemon=True, name="wholebody-worker",
+            target=_worker_main,
+            args=(child_end, self.robot_bytes, self.shared, os.getpid()),
+            daemon=True,
+            name="wholebody-worker",
         )
         # SIGINT blocked across the fork: a Ctrl-C then waits for the parent, and the child
         # starts with it blocked until it has chosen to ignore it.
@@ -271,9 +278,14 @@ def run_chunks(
     return _run_on_processes(robot, fn, chunks, min(workers, len(chunks)), shared, item)
 
 
-def _run_on_processes(robot: Any, fn: Callable[..., Any],
-                      chunks: Sequence[tuple[tuple[int, int], tuple[Any, ...]]], workers: int,
-                      shared: dict[str, Any], item: str) -> list[Any]:
+def _run_on_processes(
+    robot: Any,
+    fn: Callable[..., Any],
+    chunks: Sequence[tuple[tuple[int, int], tuple[Any, ...]]],
+    workers: int,
+    shared: dict[str, Any],
+    item: str,
+) -> list[Any]:
     global _SHARED
     fork = "fork" in multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if fork else "spawn")
@@ -320,15 +332,26 @@ def _run_on_processes(robot: Any, fn: Callable[..., Any],
                 pending.appendleft(index)  # once more, on a fresh process
             else:
                 codes = sorted(set(exit_codes[index]))
-                said = f"exit code {codes[0]}" if len(codes) == 1 else \
-                    f"exit codes {', '.join(map(str, exit_codes[index]))}"
-                finish(index, ChunkFailure(*chunks[index][0], f"worker process died ({said}) "
-                                           f"twice on {_describe(chunks[index][0], item)}"))
+                said = (
+                    f"exit code {codes[0]}"
+                    if len(codes) == 1
+                    else f"exit codes {', '.join(map(str, exit_codes[index]))}"
+                )
+                finish(
+                    index,
+                    ChunkFailure(
+                        *chunks[index][0],
+                        f"worker process died ({said}) "
+                        f"twice on {_describe(chunks[index][0], item)}",
+                    ),
+                )
         pool.workers.remove(w)
         w.conn.close()
         if idle_deaths > 2 * workers:
-            raise WorkerError(f"worker processes exit before taking any work (last exit code "
-                              f"{code}); run with workers=1 to see why")
+            raise WorkerError(
+                f"worker processes exit before taking any work (last exit code "
+                f"{code}); run with workers=1 to see why"
+            )
         alive = len(pool.workers)
         if alive < workers and alive < remaining:
             pool.start()

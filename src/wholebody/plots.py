@@ -59,11 +59,19 @@ def plot_report(report: Any, path: str | Path | None = None) -> Any:
     ax = fig.add_subplot(grid[0, :])
     floor = 1e-17  # exact zeros cannot be drawn on a log scale
     ax.semilogy(t, np.maximum(report.force_norm / report.weight, floor), label="|force| / m g")
-    ax.semilogy(t, np.maximum(report.moment_norm / report.weight, floor), label="|moment| / m g [m]")
+    ax.semilogy(
+        t, np.maximum(report.moment_norm / report.weight, floor), label="|moment| / m g [m]"
+    )
     ax.axhline(report.force_tolerance, color="k", lw=0.8, ls="--", label="tolerance")
     over = report.over_tolerance
     if over.any():
-        ax.plot(t[over], np.full(over.sum(), report.force_tolerance), "r|", ms=12, label="over tolerance")
+        ax.plot(
+            t[over],
+            np.full(over.sum(), report.force_tolerance),
+            "r|",
+            ms=12,
+            label="over tolerance",
+        )
     for time, _, kind in report.events:
         ax.axvline(time, color="0.7", lw=0.6, ls=":" if kind == "break" else "-")
     ax.set_ylabel("Newton-Euler residual")

@@ -63,7 +63,7 @@ SCHEMA: dict[str, dict[str, str]] = {
         "frames": "array of tables: frames to add",
         "contacts": "array of tables: the contacts",
         "calibration": "path of a calibration file (TOML, wholebody.calibrate), relative to the "
-                       "profile: check and estimate apply it to every log",
+        "profile: check and estimate apply it to every log",
     },
     "frames": {
         "name": "new frame name",
@@ -81,7 +81,7 @@ SCHEMA: dict[str, dict[str, str]] = {
         "half_width": "surface: half-size along the frame's y [m] > 0",
         "normal": "point: 3 numbers, normal in the frame's axes (default [0, 0, 1])",
         "ground_normal": "3 numbers, normal of the surface touched in world axes (friction checks "
-                         "about it; default: the frame's own normal)",
+        "about it; default: the frame's own normal)",
     },
 }
 ROTATION_TOLERANCE = 1e-6
@@ -115,43 +115,55 @@ def _check_keys(entry: Mapping[str, Any], allowed: Mapping[str, str], where: str
         if key not in allowed:
             close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ProfileError(f"{where}: unknown key {key!r}{hint} (allowed: "
-                               f"{', '.join(allowed)})")
+            raise ProfileError(
+                f"{where}: unknown key {key!r}{hint} (allowed: {', '.join(allowed)})"
+            )
 
 
 def _type_name(value: Any) -> str:
-    return {bool: "a boolean", str: "a string", int: "an integer", float: "a number",
-            list: "an array", dict: "a table"}.get(type(value), type(value).__name__)
+    return {
+        bool: "a boolean",
+        str: "a string",
+        int: "an integer",
+        float: "a number",
+        list: "an array",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
 
 
 def _string(value: Any, key: str, where: str) -> str:
     if not isinstance(value, str) or not value:
-        raise ProfileError(f"{where}: {key!r} must be a non-empty string, got "
-                           f"{_type_name(value)} {value!r}")
+        raise ProfileError(
+            f"{where}: {key!r} must be a non-empty string, got {_type_name(value)} {value!r}"
+        )
     return value
 
 
 def _number(value: Any, key: str, where: str, positive: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ProfileError(f"{where}: {key!r} must be a number, got {_type_name(value)} "
-                           f"{value!r}")
+        raise ProfileError(f"{where}: {key!r} must be a number, got {_type_name(value)} {value!r}")
     if not math.isfinite(value) or (positive and value <= 0):
-        raise ProfileError(f"{where}: {key!r} must be a {'positive ' if positive else ''}"
-                           f"finite number, got {value!r}")
+        raise ProfileError(
+            f"{where}: {key!r} must be a {'positive ' if positive else ''}"
+            f"finite number, got {value!r}"
+        )
     return float(value)
 
 
 def _vector(value: Any, key: str, where: str, n: int = 3) -> list[float]:
     if not isinstance(value, list) or len(value) != n:
-        raise ProfileError(f"{where}: {key!r} must be an array of {n} numbers, got "
-                           f"{_type_name(value)} {value!r}")
+        raise ProfileError(
+            f"{where}: {key!r} must be an array of {n} numbers, got {_type_name(value)} {value!r}"
+        )
     return [_number(x, f"{key}[{i}]", where) for i, x in enumerate(value)]
 
 
 def _tables(value: Any, key: str, where: str) -> list[dict[str, Any]]:
     if not isinstance(value, list) or not all(isinstance(x, dict) for x in value):
-        raise ProfileError(f"{where}: {key!r} must be an array of tables ([[{key}]] entries), "
-                           f"got {_type_name(value)}")
+        raise ProfileError(
+            f"{where}: {key!r} must be an array of tables ([[{key}]] entries), "
+            f"got {_type_name(value)}"
+        )
     return value
 
 
@@ -160,25 +172,36 @@ def _rotation(entry: Mapping[str, Any], where: str) -> np.ndarray:
         raise ProfileError(f"{where}: give 'rotation' or 'rpy', not both")
     if "rpy" in entry:
         r, p, y = _vector(entry["rpy"], "rpy", where)
-        cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), \
-            math.cos(y), math.sin(y)
+        cr, sr, cp, sp, cy, sy = (
+            math.cos(r),
+            math.sin(r),
+            math.cos(p),
+            math.sin(p),
+            math.cos(y),
+            math.sin(y),
+        )
         # URDF: R = Rz(yaw) Ry(pitch) Rx(roll).
-        return np.array([
-            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-            [-sp, cp * sr, cp * cr],
-        ])
+        return np.array(
+            [
+                [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                [-sp, cp * sr, cp * cr],
+            ]
+        )
     if "rotation" in entry:
         rows = entry["rotation"]
         if not isinstance(rows, list) or len(rows) != 3:
-            raise ProfileError(f"{where}: 'rotation' must be a 3x3 matrix (3 rows of 3 "
-                               f"numbers), got {rows!r}")
+            raise ProfileError(
+                f"{where}: 'rotation' must be a 3x3 matrix (3 rows of 3 numbers), got {rows!r}"
+            )
         R = np.array([_vector(row, f"rotation[{i}]", where) for i, row in enumerate(rows)])
         err = float(np.abs(R.T @ R - np.eye(3)).max())
         if err > ROTATION_TOLERANCE or np.linalg.det(R) <= 0:
-            raise ProfileError(f"{where}: 'rotation' is not a rotation matrix (|R^T R - I| = "
-                               f"{err:.2g}, det = {np.linalg.det(R):.6g}; tolerance "
-                               f"{ROTATION_TOLERANCE})")
+            raise ProfileError(
+                f"{where}: 'rotation' is not a rotation matrix (|R^T R - I| = "
+                f"{err:.2g}, det = {np.linalg.det(R):.6g}; tolerance "
+                f"{ROTATION_TOLERANCE})"
+            )
         u, _, vt = np.linalg.svd(R)  # nearest rotation: printed digits cost ~1e-7
         return np.asarray(u @ vt)
     return np.eye(3)
@@ -195,22 +218,31 @@ def _contact(entry: dict[str, Any], where: str) -> Contact:
     frame = _string(entry["frame"], "frame", where)
     name = _string(entry["name"], "name", where) if "name" in entry else ""
     mu = _number(entry["mu"], "mu", where, positive=True)
-    ground = (np.array(_vector(entry["ground_normal"], "ground_normal", where))
-              if "ground_normal" in entry else None)
+    ground = (
+        np.array(_vector(entry["ground_normal"], "ground_normal", where))
+        if "ground_normal" in entry
+        else None
+    )
     try:
         if kind == "surface":
             if "normal" in entry:
-                raise ProfileError(f"{where}: 'normal' applies to point contacts; a surface "
-                                   "contact's normal is its frame's z axis")
-            return SurfaceContact(frame, mu=mu, name=name, ground_normal=ground,
-                                  half_length=_number(entry["half_length"], "half_length", where,
-                                                      positive=True),
-                                  half_width=_number(entry["half_width"], "half_width", where,
-                                                     positive=True))
+                raise ProfileError(
+                    f"{where}: 'normal' applies to point contacts; a surface "
+                    "contact's normal is its frame's z axis"
+                )
+            return SurfaceContact(
+                frame,
+                mu=mu,
+                name=name,
+                ground_normal=ground,
+                half_length=_number(entry["half_length"], "half_length", where, positive=True),
+                half_width=_number(entry["half_width"], "half_width", where, positive=True),
+            )
         extra = [k for k in ("half_length", "half_width") if k in entry]
         if extra:
-            raise ProfileError(f"{where}: {extra[0]!r} applies to surface contacts, not to "
-                               "point contacts")
+            raise ProfileError(
+                f"{where}: {extra[0]!r} applies to surface contacts, not to point contacts"
+            )
         normal = _vector(entry.get("normal", [0.0, 0.0, 1.0]), "normal", where)
         return PointContact(frame, mu=mu, normal=np.array(normal), name=name, ground_normal=ground)
     except ContactError as exc:
@@ -245,22 +277,27 @@ def _robot(data: dict[str, Any], path: Path) -> Robot:
     if "robot" in data:
         for key in ("floating_base", "validate"):
             if key in data:
-                raise ProfileError(f"{where}: {key!r} applies with 'urdf'; a named robot is "
-                                   "loaded as wholebody.load makes it")
+                raise ProfileError(
+                    f"{where}: {key!r} applies with 'urdf'; a named robot is "
+                    "loaded as wholebody.load makes it"
+                )
         return load(_string(data["robot"], "robot", where))
     if "urdf" not in data:
         raise ProfileError(f"{where}: give 'robot' (a name) or 'urdf' (a path)")
     urdf = _string(data["urdf"], "urdf", where)
     floating = data.get("floating_base", True)
     if not isinstance(floating, bool):
-        raise ProfileError(f"{where}: 'floating_base' must be true or false, got "
-                           f"{_type_name(floating)} {floating!r}")
+        raise ProfileError(
+            f"{where}: 'floating_base' must be true or false, got "
+            f"{_type_name(floating)} {floating!r}"
+        )
     validate = data.get("validate", "warn")
     if validate not in ("raise", "warn", "ignore"):
         close = difflib.get_close_matches(str(validate), ["raise", "warn", "ignore"], n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise ProfileError(f"{where}: 'validate' must be 'raise', 'warn' or 'ignore', got "
-                           f"{validate!r}{hint}")
+        raise ProfileError(
+            f"{where}: 'validate' must be 'raise', 'warn' or 'ignore', got {validate!r}{hint}"
+        )
     return Robot.from_urdf(path.parent / urdf, floating_base=floating, validate=validate)
 
 
@@ -299,11 +336,12 @@ def load_profile(path: str | Path) -> RobotProfile:
         parent = _string(frame["parent"], "parent", where)
         placement = np.eye(4)
         placement[:3, :3] = _rotation(frame, where)
-        placement[:3, 3] = _vector(frame.get("translation", [0.0, 0.0, 0.0]), "translation",
-                                   where)
+        placement[:3, 3] = _vector(frame.get("translation", [0.0, 0.0, 0.0]), "translation", where)
         if name in robot.frame_names:
-            raise ProfileError(f"{where}: frame {name!r} already exists in robot "
-                               f"{robot.name!r}; choose another name")
+            raise ProfileError(
+                f"{where}: frame {name!r} already exists in robot "
+                f"{robot.name!r}; choose another name"
+            )
         try:
             robot.add_frame(name, parent, placement)
         except (WholebodyError, ValueError) as exc:
@@ -315,8 +353,10 @@ def load_profile(path: str | Path) -> RobotProfile:
     seen: dict[str, int] = {}
     for i, c in enumerate(contacts):
         if c.name in seen:
-            raise ProfileError(f"{path}: contacts[{i}]: contact name {c.name!r} is already "
-                               f"used by contacts[{seen[c.name]}]; give each a distinct 'name'")
+            raise ProfileError(
+                f"{path}: contacts[{i}]: contact name {c.name!r} is already "
+                f"used by contacts[{seen[c.name]}]; give each a distinct 'name'"
+            )
         seen[c.name] = i
         try:
             robot.frame_id(c.frame)  # unknown frames fail here, with close matches
@@ -346,11 +386,16 @@ def parse_contact_spec(spec: str) -> Contact:
     parts = spec.split(":")
     try:
         if len(parts) == 5 and parts[1] == "surface":
-            return SurfaceContact(parts[0], half_length=float(parts[2]),
-                                  half_width=float(parts[3]), mu=float(parts[4]))
+            return SurfaceContact(
+                parts[0],
+                half_length=float(parts[2]),
+                half_width=float(parts[3]),
+                mu=float(parts[4]),
+            )
         if len(parts) == 3 and parts[1] == "point":
             return PointContact(parts[0], mu=float(parts[2]))
     except (ValueError, ContactError) as exc:
         raise ProfileError(f"contact {spec!r}: {exc}") from exc
-    raise ProfileError(f"contact {spec!r}: expected FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU or "
-                       "FRAME:point:MU")
+    raise ProfileError(
+        f"contact {spec!r}: expected FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU or FRAME:point:MU"
+    )

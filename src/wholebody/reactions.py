@@ -56,8 +56,11 @@ def joint_reaction_wrenches(
         Joint name -> wrench in world axes about the joint centre [N, N m].
     """
     if external:
-        warnings.warn("'external' is deprecated; pass external_wrenches={frame: wrench}",
-                      WholebodyDeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "'external' is deprecated; pass external_wrenches={frame: wrench}",
+            WholebodyDeprecationWarning,
+            stacklevel=2,
+        )
     ext: dict[str, Any] = {**dict(external or {}), **dict(external_wrenches or {})}
     if contacts:
         W = stack_contact_wrenches(contacts, wrenches, 1)[0]
@@ -74,5 +77,3 @@ def joint_reaction_wrenches(
     values, centres = robot.joint_wrenches(q, v, a, ext)
     names = [robot.model.names[j] for j in range(1, robot.model.njoints)]
     return {n: Wrench(w[:3], w[3:], p) for n, w, p in zip(names, values, centres)}
-
-

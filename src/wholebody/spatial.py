@@ -43,10 +43,14 @@ def cross(a: Array, b: Array) -> Array:
     ``np.cross`` takes 45 us in numpy 2.x (which dominates single-sample work), and as fast
     as ``np.cross`` on large batches.
     """
-    return a.take(_NEXT, axis=-1) * b.take(_PREV, axis=-1) - a.take(_PREV, axis=-1) * b.take(_NEXT, axis=-1)
+    return a.take(_NEXT, axis=-1) * b.take(_PREV, axis=-1) - a.take(_PREV, axis=-1) * b.take(
+        _NEXT, axis=-1
+    )
 
 
-def shift_moment(force: ArrayLike, moment: ArrayLike, from_point: ArrayLike, to_point: ArrayLike) -> Array:
+def shift_moment(
+    force: ArrayLike, moment: ArrayLike, from_point: ArrayLike, to_point: ArrayLike
+) -> Array:
     """Moment about ``to_point`` of a wrench known about ``from_point`` (Varignon).
 
     Broadcasts over leading dimensions: arrays of shape (..., 3) [N, N m, m].

@@ -79,8 +79,15 @@ def project_polytope(
     n = A_ub.shape[1]
 
     def extreme(direction: Array) -> Array | None:
-        res = linprog(-(direction @ E), A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq,
-                      bounds=[(None, None)] * n, method="highs")
+        res = linprog(
+            -(direction @ E),
+            A_ub=A_ub,
+            b_ub=b_ub,
+            A_eq=A_eq,
+            b_eq=b_eq,
+            bounds=[(None, None)] * n,
+            method="highs",
+        )
         if res.status == 2:
             return None
         if res.status != 0:

@@ -11,17 +11,16 @@ The file format is documented in ``docs/log-format.md``.
 from __future__ import annotations
 
 import warnings
-
 from collections.abc import Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
-import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
+from .differentiation import estimate_accelerations, estimate_velocities
 from .errors import LogFormatError, StateError, WholebodyDeprecationWarning
 from .logfiles import LogFields, open_fields, write_fields
 from .logfiles.fields import as_bool_array, as_float_array, check_names, check_time_increasing
@@ -40,19 +39,22 @@ BASE_NQ, BASE_NV = 7, 6
 def _float_array(x: Any, name: str, ndim: int, source: str) -> Array:
     arr = as_float_array(x, name, source)
     if arr.ndim != ndim:
-        raise LogFormatError(f"{source}: field {name!r} must have {ndim} dimensions, got "
-                             f"shape {arr.shape}")
+        raise LogFormatError(
+            f"{source}: field {name!r} must have {ndim} dimensions, got shape {arr.shape}"
+        )
     return arr
 
 
-def _wrench_table(wrenches: Any, what: str, N: int, allow_forces: bool) -> tuple[
-        tuple[str, ...], Array]:
+def _wrench_table(
+    wrenches: Any, what: str, N: int, allow_forces: bool
+) -> tuple[tuple[str, ...], Array]:
     """Names and an (N, k, 6) array from a mapping {name: (N, 6) or (N, 3) array}."""
     if not isinstance(wrenches, Mapping):
-        raise LogFormatError(f"arrays: {what} must be a mapping {{name: (N, 6) array}}, got "
-                             f"{type(wrenches).__name__}"
-                             + (f" of shape {np.shape(wrenches)}"
-                                if isinstance(wrenches, np.ndarray) else ""))
+        raise LogFormatError(
+            f"arrays: {what} must be a mapping {{name: (N, 6) array}}, got "
+            f"{type(wrenches).__name__}"
+            + (f" of shape {np.shape(wrenches)}" if isinstance(wrenches, np.ndarray) else "")
+        )
     names = tuple(wrenches)
     bad = [n for n in names if not isinstance(n, str)]
     if bad:
@@ -63,8 +65,9 @@ def _wrench_table(wrenches: Any, what: str, N: int, allow_forces: bool) -> tuple
         w = as_float_array(wrenches[name], f"{what}[{name!r}]", "arrays")
         if w.ndim != 2 or w.shape[0] != N or w.shape[1] not in widths:
             allowed = " or ".join(f"({N}, {n})" for n in widths)
-            raise LogFormatError(f"arrays: {what} {name!r} must have shape {allowed}, got "
-                                 f"{w.shape}")
+            raise LogFormatError(
+                f"arrays: {what} {name!r} must have shape {allowed}, got {w.shape}"
+            )
         W[:, k, : w.shape[1]] = w
     return names, W
 
@@ -76,14 +79,17 @@ def _active_table(active: Any, names: tuple[str, ...], N: int) -> Any:
     unknown = [n for n in active if n not in names]
     missing = [n for n in names if n not in active]
     if unknown or missing:
-        raise LogFormatError(f"arrays: contact_active must have one (N,) mask per contact "
-                             f"{list(names)}; unknown {unknown}, missing {missing}")
+        raise LogFormatError(
+            f"arrays: contact_active must have one (N,) mask per contact "
+            f"{list(names)}; unknown {unknown}, missing {missing}"
+        )
     columns = []
     for name in names:
         col = as_bool_array(active[name], f"contact_active[{name!r}]", "arrays")
         if col.shape != (N,):
-            raise LogFormatError(f"arrays: contact_active {name!r} must have shape ({N},), "
-                                 f"got {col.shape}")
+            raise LogFormatError(
+                f"arrays: contact_active {name!r} must have shape ({N},), got {col.shape}"
+            )
         columns.append(col)
     return np.stack(columns, axis=1) if columns else np.zeros((N, 0), dtype=bool)
 
@@ -155,44 +161,58 @@ class Trajectory:
         for name, shape in expect.items():
             arr = _float_array(getattr(self, name), name, 2, src)
             if arr.shape != shape:
-                raise LogFormatError(f"{src}: field {name!r} must have shape {shape} (N "
-                                     f"samples, base + {nj} joints), got {arr.shape}")
+                raise LogFormatError(
+                    f"{src}: field {name!r} must have shape {shape} (N "
+                    f"samples, base + {nj} joints), got {arr.shape}"
+                )
             object.__setattr__(self, name, arr)
         for name, shape in (("a", (N, BASE_NV + nj)), ("tau", (N, nj))):
             value = getattr(self, name)
             if value is not None:
                 arr = _float_array(value, name, 2, src)
                 if arr.shape != shape:
-                    raise LogFormatError(f"{src}: field {name!r} must have shape {shape}, got "
-                                         f"{arr.shape}")
+                    raise LogFormatError(
+                        f"{src}: field {name!r} must have shape {shape}, got {arr.shape}"
+                    )
                 object.__setattr__(self, name, arr)
         W = _float_array(self.contact_wrenches, "contact_wrenches", 3, src)
         if W.shape != (N, len(self.contact_names), 6):
-            raise LogFormatError(f"{src}: field 'contact_wrenches' must have shape "
-                                 f"{(N, len(self.contact_names), 6)}, got {W.shape}")
+            raise LogFormatError(
+                f"{src}: field 'contact_wrenches' must have shape "
+                f"{(N, len(self.contact_names), 6)}, got {W.shape}"
+            )
         object.__setattr__(self, "contact_wrenches", W)
         if self.external_wrenches is not None:
             E = _float_array(self.external_wrenches, "external_wrenches", 3, src)
             if E.shape != (N, len(self.external_frames), 6):
-                raise LogFormatError(f"{src}: field 'external_wrenches' must have shape "
-                                     f"{(N, len(self.external_frames), 6)}, got {E.shape}")
+                raise LogFormatError(
+                    f"{src}: field 'external_wrenches' must have shape "
+                    f"{(N, len(self.external_frames), 6)}, got {E.shape}"
+                )
             object.__setattr__(self, "external_wrenches", E)
         elif self.external_frames:
-            raise LogFormatError(f"{src}: external_frames {list(self.external_frames)} are "
-                                 "given without external_wrenches")
+            raise LogFormatError(
+                f"{src}: external_frames {list(self.external_frames)} are "
+                "given without external_wrenches"
+            )
         if self.contact_active is not None:
             mask = as_bool_array(self.contact_active, "contact_active", src)
             if mask.shape != (N, len(self.contact_names)):
-                raise LogFormatError(f"{src}: field 'contact_active' must have shape "
-                                     f"{(N, len(self.contact_names))} (N samples, contacts "
-                                     f"{list(self.contact_names)}), got {mask.shape}")
+                raise LogFormatError(
+                    f"{src}: field 'contact_active' must have shape "
+                    f"{(N, len(self.contact_names))} (N samples, contacts "
+                    f"{list(self.contact_names)}), got {mask.shape}"
+                )
             object.__setattr__(self, "contact_active", mask if mask.shape[1] else None)
         if not isinstance(self.accelerations_estimated, (bool, np.bool_)):
-            raise LogFormatError(f"{src}: accelerations_estimated must be True or False, got "
-                                 f"{self.accelerations_estimated!r}")
+            raise LogFormatError(
+                f"{src}: accelerations_estimated must be True or False, got "
+                f"{self.accelerations_estimated!r}"
+            )
         if not isinstance(self.metadata, dict):
-            raise LogFormatError(f"{src}: metadata must be a dict, got "
-                                 f"{type(self.metadata).__name__}")
+            raise LogFormatError(
+                f"{src}: metadata must be a dict, got {type(self.metadata).__name__}"
+            )
         object.__setattr__(self, "time", t)
         check_time_increasing(t, src)
 
@@ -231,11 +251,26 @@ class Trajectory:
         ext_frames: tuple[str, ...] = ()
         E = None
         if external_wrenches:
-            ext_frames, E = _wrench_table(external_wrenches, "external_wrenches", N,
-                                          allow_forces=False)
+            ext_frames, E = _wrench_table(
+                external_wrenches, "external_wrenches", N, allow_forces=False
+            )
         active = None if contact_active is None else _active_table(contact_active, names, N)
-        return cls(time, q, v, a, tau, tuple(joint_names), names, W,  # type: ignore[arg-type]
-                   ext_frames, E, False, dict(metadata or {}), contact_active=active)
+        # The arrays are checked and converted by __post_init__.
+        return cls(
+            cast(Array, time),
+            cast(Array, q),
+            cast(Array, v),
+            cast(Array | None, a),
+            cast(Array | None, tau),
+            tuple(joint_names),
+            names,
+            W,
+            ext_frames,
+            E,
+            False,
+            dict(metadata or {}),
+            contact_active=active,
+        )
 
     @classmethod
     def from_mujoco(
@@ -267,11 +302,18 @@ class Trajectory:
         from .mujoco_bridge import free_base_to_pinocchio
 
         q, v, a = free_base_to_pinocchio(qpos, qvel, qacc)
-        traj = cls.from_arrays(time, q, v, joint_names=joint_names,
-                               contact_wrenches=contact_wrenches, a=a, tau=tau,
-                               external_wrenches=external_wrenches,
-                               contact_active=contact_active,
-                               metadata={"converted_from": "mujoco", **dict(metadata or {})})
+        traj = cls.from_arrays(
+            time,
+            q,
+            v,
+            joint_names=joint_names,
+            contact_wrenches=contact_wrenches,
+            a=a,
+            tau=tau,
+            external_wrenches=external_wrenches,
+            contact_active=contact_active,
+            metadata={"converted_from": "mujoco", **dict(metadata or {})},
+        )
         return traj
 
     @classmethod
@@ -300,12 +342,19 @@ class Trajectory:
     def to_fields(self) -> LogFields:
         """The fields written to a log file (:class:`wholebody.logfiles.LogFields`)."""
         return LogFields(
-            time=self.time, q=self.q, v=self.v, a=self.a, tau=self.tau,
-            joint_names=self.joint_names, contact_names=self.contact_names,
-            contact_wrenches=self.contact_wrenches, external_frames=self.external_frames,
+            time=self.time,
+            q=self.q,
+            v=self.v,
+            a=self.a,
+            tau=self.tau,
+            joint_names=self.joint_names,
+            contact_names=self.contact_names,
+            contact_wrenches=self.contact_wrenches,
+            external_frames=self.external_frames,
             external_wrenches=self.external_wrenches,
             accelerations_estimated=bool(self.accelerations_estimated),
-            metadata=dict(self.metadata), source=self.source,
+            metadata=dict(self.metadata),
+            source=self.source,
             contact_active=self.contact_active,
         )
 
@@ -326,16 +375,21 @@ class Trajectory:
 
     # --- derived -----------------------------------------------------------------------------
 
-    def with_accelerations(self, robot: Robot | None = None, *,
-                           savgol: tuple[int, int] | None = None) -> Trajectory:
+    def with_accelerations(
+        self, robot: Robot | None = None, *, savgol: tuple[int, int] | None = None
+    ) -> Trajectory:
         """A copy with accelerations estimated from ``v`` (central differences), flagged as such.
 
         ``savgol=(window, polyorder)`` smooths with a Savitzky-Golay filter (scipy) instead.
         ``robot`` is not needed (deprecated: ``v``'s coordinates are differentiated directly).
         """
         if robot is not None:
-            warnings.warn("with_accelerations(robot) is deprecated: the robot is not needed; "
-                          "call with_accelerations()", WholebodyDeprecationWarning, stacklevel=2)
+            warnings.warn(
+                "with_accelerations(robot) is deprecated: the robot is not needed; "
+                "call with_accelerations()",
+                WholebodyDeprecationWarning,
+                stacklevel=2,
+            )
         a = estimate_accelerations(self.time, self.v, savgol=savgol)
         return replace(self, a=a, accelerations_estimated=True)
 
@@ -352,12 +406,15 @@ class Trajectory:
         robot_joints = robot.joint_names
         unknown = [j for j in self.joint_names if j not in set(robot_joints)]
         if unknown:
-            raise LogFormatError(f"{self.source}: joints {unknown} are not joints of robot "
-                                 f"{robot.name!r}")
+            raise LogFormatError(
+                f"{self.source}: joints {unknown} are not joints of robot {robot.name!r}"
+            )
         missing = [j for j in robot_joints if j not in set(self.joint_names)]
         if missing:
-            raise LogFormatError(f"{self.source}: the log has no columns for joints {missing} "
-                                 f"of robot {robot.name!r}")
+            raise LogFormatError(
+                f"{self.source}: the log has no columns for joints {missing} "
+                f"of robot {robot.name!r}"
+            )
         m = robot.model
         if any(m.joints[robot.joint_id(j)].nq != 1 for j in robot_joints):
             raise LogFormatError("logs support robots whose joints each have one coordinate")
@@ -367,8 +424,11 @@ class Trajectory:
             return self.q, self.v, self.a, self.tau
         q = np.concatenate([self.q[:, :BASE_NQ], self.q[:, BASE_NQ + order]], axis=1)
         v = np.concatenate([self.v[:, :BASE_NV], self.v[:, BASE_NV + order]], axis=1)
-        a = None if self.a is None else np.concatenate(
-            [self.a[:, :BASE_NV], self.a[:, BASE_NV + order]], axis=1)
+        a = (
+            None
+            if self.a is None
+            else np.concatenate([self.a[:, :BASE_NV], self.a[:, BASE_NV + order]], axis=1)
+        )
         tau = None if self.tau is None else self.tau[:, order]
         return q, v, a, tau
 
@@ -385,8 +445,9 @@ class Trajectory:
             return None
         from .schedule import ContactSchedule
 
-        return ContactSchedule.from_active(self.contact_names, self.time,
-                                           self.contact_active.copy(), method="logged")
+        return ContactSchedule.from_active(
+            self.contact_names, self.time, self.contact_active.copy(), method="logged"
+        )
 
     def select(self, samples: slice | ArrayLike) -> Trajectory:
         """A copy with only the given samples (a slice, indices or an (N,) bool mask) of every
@@ -397,61 +458,23 @@ class Trajectory:
         def cut(x: Any) -> Any:
             return None if x is None else x[idx]
 
-        return replace(self, time=self.time[idx], q=self.q[idx], v=self.v[idx], a=cut(self.a),
-                       tau=cut(self.tau), contact_wrenches=self.contact_wrenches[idx],
-                       external_wrenches=cut(self.external_wrenches),
-                       contact_active=cut(self.contact_active))
+        return replace(
+            self,
+            time=self.time[idx],
+            q=self.q[idx],
+            v=self.v[idx],
+            a=cut(self.a),
+            tau=cut(self.tau),
+            contact_wrenches=self.contact_wrenches[idx],
+            external_wrenches=cut(self.external_wrenches),
+            contact_active=cut(self.contact_active),
+        )
 
     def contact_wrench(self, name: str) -> Array:
         """The (N, 6) wrenches of one contact."""
         try:
             return self.contact_wrenches[:, self.contact_names.index(name)]
         except ValueError:
-            raise LogFormatError(f"{self.source}: no contact {name!r}; contacts: "
-                                 f"{list(self.contact_names)}") from None
-
-
-# --- differentiation -------------------------------------------------------------------------
-
-
-def estimate_accelerations(time: ArrayLike, v: ArrayLike, *,
-                           savgol: tuple[int, int] | None = None) -> Array:
-    """Accelerations from velocities: second-order central differences (``np.gradient``,
-    non-uniform times allowed), or a Savitzky-Golay derivative with ``savgol=(window, order)``
-    (uniform times).
-
-    Pinocchio's ``a`` is the time derivative of ``v``'s coordinates (the base twist in the
-    base frame included), so plain differences of ``v`` are exact to O(dt^2).
-    """
-    t = np.asarray(time, dtype=float)
-    v = np.asarray(v, dtype=float)
-    if len(t) < 3:
-        raise LogFormatError(f"estimating accelerations needs at least 3 samples, the log has "
-                             f"{len(t)}")
-    if savgol is None:
-        return np.gradient(v, t, axis=0, edge_order=2)
-    from scipy.signal import savgol_filter
-
-    window, order = savgol
-    dt = float(np.median(np.diff(t)))
-    return savgol_filter(v, window, order, deriv=1, delta=dt, axis=0, mode="interp")
-
-
-def estimate_velocities(robot: Robot, time: ArrayLike, q: ArrayLike) -> Array:
-    """Velocities from configurations by central differences on the manifold.
-
-    ``pin.difference`` gives the tangent between consecutive samples, so a quaternion whose
-    sign flips between samples (the same rotation) does no harm.
-    """
-    t = np.asarray(time, dtype=float)
-    Q = np.asarray(q, dtype=float)
-    N = Q.shape[0]
-    d = np.array([pin.difference(robot.model, Q[i], Q[i + 1]) for i in range(N - 1)])
-    dt = np.diff(t)[:, None]
-    fwd = d / dt
-    v = np.empty((N, robot.nv))
-    v[0], v[-1] = fwd[0], fwd[-1]
-    # Central: average of the two one-sided differences, weighted for uneven steps.
-    w = dt[1:] / (dt[:-1] + dt[1:])
-    v[1:-1] = w * fwd[:-1] + (1 - w) * fwd[1:]
-    return v
+            raise LogFormatError(
+                f"{self.source}: no contact {name!r}; contacts: {list(self.contact_names)}"
+            ) from None

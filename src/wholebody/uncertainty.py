@@ -43,8 +43,7 @@ from .contacts import Contact
 from .errors import ContactNotFoundError, InvalidArgumentError
 from .robot import Robot
 
-__all__ = ["NoiseLevels", "WrenchIntervals", "wrench_intervals", "batch_intervals",
-           "COMPONENTS"]
+__all__ = ["NoiseLevels", "WrenchIntervals", "wrench_intervals", "batch_intervals", "COMPONENTS"]
 
 Array = NDArray[np.float64]
 #: Names of a wrench's components, force first (a point contact has the first three).
@@ -70,8 +69,7 @@ class NoiseLevels:
     torque: Any = 0.0
 
     @classmethod
-    def from_velocity_noise(cls, velocity: Any, timestep: float,
-                            torque: Any = 0.0) -> NoiseLevels:
+    def from_velocity_noise(cls, velocity: Any, timestep: float, torque: Any = 0.0) -> NoiseLevels:
         """Noise of accelerations differentiated from velocities by central differences:
         ``a_i = (v_{i+1} - v_{i-1}) / (2 dt)`` gives ``sigma_a = sigma_v / (sqrt(2) dt)``.
 
@@ -93,8 +91,11 @@ class NoiseLevels:
             raise InvalidArgumentError(
                 f"noise torque must be a scalar or shape ({nv - n_base},), got {st.shape}"
             ) from None
-        if np.any(sa < 0) or np.any(st < 0) or not (np.isfinite(sa).all()
-                                                    and np.isfinite(st).all()):
+        if (
+            np.any(sa < 0)
+            or np.any(st < 0)
+            or not (np.isfinite(sa).all() and np.isfinite(st).all())
+        ):
             raise InvalidArgumentError("noise levels must be finite and non-negative")
         return sa, st
 
@@ -155,7 +156,8 @@ class WrenchIntervals:
         if component not in COMPONENTS[: cols.stop - cols.start]:
             raise InvalidArgumentError(
                 f"component must be one of {COMPONENTS[: cols.stop - cols.start]}, "
-                f"got {component!r}")
+                f"got {component!r}"
+            )
         j = cols.start + COMPONENTS.index(component)
         index: Any = (j,) if sample is None else (sample, j)
         if self.lower.ndim == 2 and sample is None:
@@ -171,19 +173,22 @@ class WrenchIntervals:
         return "\n".join(f"  {self.describe(c.name, 'f_z')}" for c in self.contacts)
 
     @staticmethod
-    def concatenate(parts: Sequence[tuple[int, WrenchIntervals | None]],
-                    contacts: tuple[Contact, ...], confidence: float) -> WrenchIntervals:
+    def concatenate(
+        parts: Sequence[tuple[int, WrenchIntervals | None]],
+        contacts: tuple[Contact, ...],
+        confidence: float,
+    ) -> WrenchIntervals:
         """Batch intervals of consecutive chunks ``(length, intervals or None)``."""
         n = sum(c.size for c in contacts)
         fields = ("estimate", "std", "split_lower", "split_upper", "lower", "upper")
         arrays: dict[str, list[Array]] = {f: [] for f in fields}
         for length, part in parts:
             for f in fields:
-                arrays[f].append(np.full((length, n), np.nan) if part is None
-                                 else getattr(part, f))
+                arrays[f].append(np.full((length, n), np.nan) if part is None else getattr(part, f))
         merged = [np.concatenate(arrays[f]) for f in fields]
-        return WrenchIntervals(contacts, merged[0], merged[1], merged[2], merged[3], merged[4],
-                               merged[5], confidence)
+        return WrenchIntervals(
+            contacts, merged[0], merged[1], merged[2], merged[3], merged[4], merged[5], confidence
+        )
 
 
 def _z(confidence: float) -> float:
@@ -192,8 +197,9 @@ def _z(confidence: float) -> float:
     return NormalDist().inv_cdf(0.5 + confidence / 2.0)
 
 
-def _target_sensitivity(robot: Robot, problem: Any, q: Array, v: Array, sa: Array,
-                        st: Array) -> Array:
+def _target_sensitivity(
+    robot: Robot, problem: Any, q: Array, v: Array, sa: Array, st: Array
+) -> Array:
     """Covariance of the hard target ``t`` (m, m) from the noise of ``a`` and ``tau``."""
     nv = robot.nv
     if problem.mode == "full_dynamics":
@@ -216,9 +222,16 @@ def _target_sensitivity(robot: Robot, problem: Any, q: Array, v: Array, sa: Arra
     return (Ag * sa**2) @ Ag.T
 
 
-def _intervals_one(robot: Robot, problem: Any, x: Array, q: Array, v: Array,
-                   noise: NoiseLevels, z: float, split_ranges: bool
-                   ) -> tuple[Array, Array, Array]:
+def _intervals_one(
+    robot: Robot,
+    problem: Any,
+    x: Array,
+    q: Array,
+    v: Array,
+    noise: NoiseLevels,
+    z: float,
+    split_ranges: bool,
+) -> tuple[Array, Array, Array]:
     n = x.size
     nan = np.full(n, np.nan)
     if not np.all(np.isfinite(x)):
@@ -238,8 +251,11 @@ def _intervals_one(robot: Robot, problem: Any, x: Array, q: Array, v: Array,
     cov_t = _target_sensitivity(robot, problem, q, v, sa, st)
     std = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", L, cov_t, L), 0.0))
     lo, hi = nan.copy(), nan.copy()
-    ident = (problem.identifiable_by_contact if problem.identifiable_by_contact is not None
-             else np.full(len(cset), problem.identifiable))
+    ident = (
+        problem.identifiable_by_contact
+        if problem.identifiable_by_contact is not None
+        else np.full(len(cset), problem.identifiable)
+    )
     if split_ranges and not ident.all():
         bounds = [(None, None) if c else (0.0, 0.0) for c in cols]
         for j, c in enumerate(cset.cols):
@@ -249,8 +265,15 @@ def _intervals_one(robot: Robot, problem: Any, x: Array, q: Array, v: Array,
                 for sign, out in ((1.0, lo), (-1.0, hi)):
                     cost = np.zeros(n)
                     cost[col] = sign
-                    res = linprog(cost, A_ub=G, b_ub=np.zeros(G.shape[0]), A_eq=E, b_eq=t,
-                                  bounds=bounds, method="highs")
+                    res = linprog(
+                        cost,
+                        A_ub=G,
+                        b_ub=np.zeros(G.shape[0]),
+                        A_eq=E,
+                        b_eq=t,
+                        bounds=bounds,
+                        method="highs",
+                    )
                     if res.status == 0:
                         out[col] = res.x[col]
     has = np.isfinite(lo) & np.isfinite(hi)
@@ -259,9 +282,17 @@ def _intervals_one(robot: Robot, problem: Any, x: Array, q: Array, v: Array,
     return std, np.stack([lo, hi]), np.stack([lower, upper])
 
 
-def wrench_intervals(robot: Robot, problem: Any, estimate: Any, q: ArrayLike, v: ArrayLike,
-                     noise: NoiseLevels, *, confidence: float = 0.95,
-                     split_ranges: bool = True) -> WrenchIntervals:
+def wrench_intervals(
+    robot: Robot,
+    problem: Any,
+    estimate: Any,
+    q: ArrayLike,
+    v: ArrayLike,
+    noise: NoiseLevels,
+    *,
+    confidence: float = 0.95,
+    split_ranges: bool = True,
+) -> WrenchIntervals:
     """Intervals of one estimate (see the module's text for the method).
 
     Parameters
@@ -280,15 +311,25 @@ def wrench_intervals(robot: Robot, problem: Any, estimate: Any, q: ArrayLike, v:
     """
     x = np.asarray(getattr(estimate, "x", estimate), dtype=float)
     z = _z(confidence)
-    std, split, bounds = _intervals_one(robot, problem, x, robot.check_q(q), robot.check_v(v),
-                                        noise, z, split_ranges)
-    return WrenchIntervals(problem.contacts, x, std, split[0], split[1], bounds[0], bounds[1],
-                           confidence)
+    std, split, bounds = _intervals_one(
+        robot, problem, x, robot.check_q(q), robot.check_v(v), noise, z, split_ranges
+    )
+    return WrenchIntervals(
+        problem.contacts, x, std, split[0], split[1], bounds[0], bounds[1], confidence
+    )
 
 
-def batch_intervals(robot: Robot, problem: Callable[[int], Any], Q: Array, V: Array,
-                    wrenches: Array, status: NDArray[np.object_], cset: Any,
-                    noise: NoiseLevels, confidence: float) -> WrenchIntervals:
+def batch_intervals(
+    robot: Robot,
+    problem: Callable[[int], Any],
+    Q: Array,
+    V: Array,
+    wrenches: Array,
+    status: NDArray[np.object_],
+    cset: Any,
+    noise: NoiseLevels,
+    confidence: float,
+) -> WrenchIntervals:
     """Intervals of a batch: ``problem(i)`` rebuilds sample i's problem; samples whose
     status is ``"found"`` or ``"infeasible"`` get intervals, the others NaN."""
     z = _z(confidence)
@@ -299,5 +340,13 @@ def batch_intervals(robot: Robot, problem: Callable[[int], Any], Q: Array, V: Ar
     for i in np.flatnonzero((status == "found") | (status == "infeasible")).tolist():
         s, sp, b = _intervals_one(robot, problem(i), wrenches[i], Q[i], V[i], noise, z, True)
         std[i], split[:, i], bounds[:, i] = s, sp, b
-    return WrenchIntervals(tuple(cset.contacts), wrenches.copy(), std, split[0], split[1],
-                           bounds[0], bounds[1], confidence)
+    return WrenchIntervals(
+        tuple(cset.contacts),
+        wrenches.copy(),
+        std,
+        split[0],
+        split[1],
+        bounds[0],
+        bounds[1],
+        confidence,
+    )

@@ -24,8 +24,17 @@ from numpy.typing import NDArray
 from .causes import CAUSES
 from .core import LENGTH_SCALE, DiagnosisData, Finding, LinearFit, linear_fit
 
-__all__ = ["Finding", "DiagnosisData", "diagnose", "EXPLAINED_THRESHOLD", "TIE_MARGIN", "MAX_SAMPLES",
-           "LENGTH_SCALE", "LinearFit", "linear_fit"]
+__all__ = [
+    "Finding",
+    "DiagnosisData",
+    "diagnose",
+    "EXPLAINED_THRESHOLD",
+    "TIE_MARGIN",
+    "MAX_SAMPLES",
+    "LENGTH_SCALE",
+    "LinearFit",
+    "linear_fit",
+]
 
 Array = NDArray[np.float64]
 #: A correction must remove this share of the residual score to be named a cause.
@@ -52,8 +61,14 @@ def diagnose(data: DiagnosisData) -> list[Finding]:
     # Best first; among equals (within TIE_MARGIN), the one leaving fewer cone violations, then
     # the simpler cause, then list order.
     order = {id(f): i for i, f in enumerate(findings)}
-    findings.sort(key=lambda f: (-round(f.explained / TIE_MARGIN), round(f.cone_violations, 2), f.n_parameters,
-                                 order[id(f)]))
+    findings.sort(
+        key=lambda f: (
+            -round(f.explained / TIE_MARGIN),
+            round(f.cone_violations, 2),
+            f.n_parameters,
+            order[id(f)],
+        )
+    )
     # Missing forces (a size per sample) describe any residual: named only when no fitted
     # cause explains it.
     fitted = [f for f in findings if f.cause != "missing_force"]
@@ -61,19 +76,32 @@ def diagnose(data: DiagnosisData) -> list[Finding]:
     best = fitted[0] if fitted else missing
     if best is None:
         return []
-    if best.explained < EXPLAINED_THRESHOLD and missing is not None and missing.explained >= EXPLAINED_THRESHOLD:
+    if (
+        best.explained < EXPLAINED_THRESHOLD
+        and missing is not None
+        and missing.explained >= EXPLAINED_THRESHOLD
+    ):
         best = missing
     if best.cause != "missing_force":
-        ties = [f for f in fitted[1:] if best.explained - f.explained < TIE_MARGIN and f.cause != best.cause]
+        ties = [
+            f
+            for f in fitted[1:]
+            if best.explained - f.explained < TIE_MARGIN and f.cause != best.cause
+        ]
         if ties:
             best = dataclasses.replace(best, alternatives=[f.message for f in ties[:3]])
     findings = [best] + [f for f in findings if f.message != best.message]
     if best.explained < EXPLAINED_THRESHOLD:
         described = f"; read as missing forces: {missing.message}" if missing is not None else ""
-        findings.insert(0, Finding(
-            "unexplained", best.explained,
-            f"no known cause explains this residual (the best, {best.cause.replace('_', ' ')}, explains "
-            f"{100 * best.explained:.0f} %){described}",
-            {"best_cause": best.cause},
-        ))
+        findings.insert(
+            0,
+            Finding(
+                "unexplained",
+                best.explained,
+                "no known cause explains this residual (the best, "
+                f"{best.cause.replace('_', ' ')}, explains "
+                f"{100 * best.explained:.0f} %){described}",
+                {"best_cause": best.cause},
+            ),
+        )
     return findings

@@ -21,7 +21,16 @@ from ..friction import ContactSet
 from ..newton_euler import newton_euler_residual_arrays
 from ..spatial import cross
 
-__all__ = ["Finding", "DiagnosisData", "LinearFit", "linear_fit", "LENGTH_SCALE"]
+__all__ = [
+    "Finding",
+    "DiagnosisData",
+    "LinearFit",
+    "linear_fit",
+    "LENGTH_SCALE",
+    "finding_of",
+    "skew_batch",
+    "format_value",
+]
 
 Array = NDArray[np.float64]
 #: Moments are divided by this length [m] to compare them with forces (a foot's size).
@@ -132,7 +141,9 @@ class DiagnosisData:
     cone_tolerance: float = 0.0
 
     def __post_init__(self) -> None:
-        self.score_rows = np.flatnonzero(self.over) if self.over.any() else np.arange(len(self.time))
+        self.score_rows = (
+            np.flatnonzero(self.over) if self.over.any() else np.arange(len(self.time))
+        )
         self.all_rows = np.arange(len(self.time))
         self._cones = ContactSet(self.contacts) if self.contacts else None
         self.base_residual = self.residual()
@@ -167,12 +178,18 @@ class DiagnosisData:
         self.last_wrenches = W
         com = self.com if com_shift is None else self.com + com_shift
         force, moment = newton_euler_residual_arrays(
-            W, self.positions, com, mass_scale * self.momentum_rate, mass=mass_scale * self.mass,
+            W,
+            self.positions,
+            com,
+            mass_scale * self.momentum_rate,
+            mass=mass_scale * self.mass,
             gravity=gravity_sign * self.gravity,
         )
         ext_moment = self.external[:, 3:]
         if com_shift is not None:
-            ext_moment = ext_moment - cross(np.broadcast_to(com_shift, self.com.shape), self.external[:, :3])
+            ext_moment = ext_moment - cross(
+                np.broadcast_to(com_shift, self.com.shape), self.external[:, :3]
+            )
         return np.concatenate([force + self.external[:, :3], moment + ext_moment], axis=1)
 
     def where_over(self, W: Array) -> Array:
@@ -188,7 +205,8 @@ class DiagnosisData:
         return f" ({t.min():.3f} .. {t.max():.3f} s)"
 
     def score(self, r: Array, rows: NDArray[np.intp] | None = None) -> float:
-        """``median |f_r| / (m g) + median |tau_r| / (m g L)`` over ``rows`` (default: over tolerance)."""
+        """``median |f_r| / (m g) + median |tau_r| / (m g L)`` over ``rows`` (default: over "
+        "tolerance)."""
         rows = self.score_rows if rows is None else rows
         if not len(rows):
             return 0.0
@@ -223,8 +241,9 @@ class DiagnosisData:
         clean = ~self.over
         if clean.any():
             with np.errstate(invalid="ignore"):
-                spoiled = ((np.linalg.norm(r[clean, :3], axis=1) > self.tolerance[0])
-                           | (np.linalg.norm(r[clean, 3:], axis=1) > self.tolerance[1]))
+                spoiled = (np.linalg.norm(r[clean, :3], axis=1) > self.tolerance[0]) | (
+                    np.linalg.norm(r[clean, 3:], axis=1) > self.tolerance[1]
+                )
             gain *= 1.0 - float(spoiled.mean())
         if self._cones is not None:
             W = self.last_wrenches if W is None else W
@@ -241,14 +260,24 @@ class DiagnosisData:
     def local(self, W: Array) -> Array:
         """Wrenches (S, k, 6) expressed in each contact frame's axes."""
         RT = np.swapaxes(self.rotations, -1, -2)
-        return np.concatenate([np.einsum("skij,skj->ski", RT, W[..., :3]),
-                               np.einsum("skij,skj->ski", RT, W[..., 3:])], axis=2)
+        return np.concatenate(
+            [
+                np.einsum("skij,skj->ski", RT, W[..., :3]),
+                np.einsum("skij,skj->ski", RT, W[..., 3:]),
+            ],
+            axis=2,
+        )
 
     def world(self, W_local: Array) -> Array:
         """Wrenches (S, k, 6) from each contact frame's axes to world axes."""
         R = self.rotations
-        return np.concatenate([np.einsum("skij,skj->ski", R, W_local[..., :3]),
-                               np.einsum("skij,skj->ski", R, W_local[..., 3:])], axis=2)
+        return np.concatenate(
+            [
+                np.einsum("skij,skj->ski", R, W_local[..., :3]),
+                np.einsum("skij,skj->ski", R, W_local[..., 3:]),
+            ],
+            axis=2,
+        )
 
 
 @dataclass(frozen=True)
@@ -303,3 +332,37 @@ def format_value(value: float, error: float, unit: str, scale: float = 1.0, digi
     if np.isfinite(error):
         return f"{value * scale:.{digits}f} +- {error * scale:.{digits}f} {unit}"
     return f"{value * scale:.{digits}f} {unit}"
+
+
+def finding_of(
+    d: DiagnosisData,
+    cause: str,
+    r: Array,
+    message: str,
+    n_parameters: int = 0,
+    uncertainty: dict | None = None,
+    **parameters: object,
+) -> Finding:
+    explained = d.explained(r)
+    return Finding(
+        cause,
+        explained,
+        message,
+        dict(parameters),
+        dict(uncertainty or {}),
+        n_parameters=n_parameters,
+        cone_violations=d.last_cone_share,
+    )
+
+
+def skew_batch(v: Array) -> Array:
+    """``skew(v)`` for v of shape (..., 3): shape (..., 3, 3) with ``skew(v) x = v x x``."""
+    z = np.zeros(v.shape[:-1])
+    return np.stack(
+        [
+            np.stack([z, -v[..., 2], v[..., 1]], axis=-1),
+            np.stack([v[..., 2], z, -v[..., 0]], axis=-1),
+            np.stack([-v[..., 1], v[..., 0], z], axis=-1),
+        ],
+        axis=-2,
+    )

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -12,27 +10,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..contacts import Contact
 from ..errors import InvalidArgumentError
-from ..friction import ContactSet
-from ..newton_euler import newton_euler_residual_arrays, wrenches_in_log_layout
 from ..robot import Robot
-from ..spatial import cross
+from ._samples import _estimate, _Options
 from .known import KnownWrenches, check_active, prepare_known
-from .problem import (
-    AssemblyBuffers,
-    assemble,
-    build_estimation_problem,
-    generalized_torque,
-    newton_euler_identifiability,
-)
-from .results import EstimationBatch, estimate_status, status_reason
+from .results import EstimationBatch
 from .solvers import (
     DEFAULT_REGULARIZATION,
     DEFAULT_SOLVER,
     DEFAULT_TOLERANCE,
-    BatchSolver,
     check_solver,
-    least_friction_scale,
-    solve_soft,
 )
 
 __all__ = ["estimate_contact_wrenches_batch"]
@@ -104,273 +90,63 @@ def estimate_contact_wrenches_batch(
     if workers < 1:
         raise InvalidArgumentError(f"workers must be at least 1, got {workers}")
     if intervals and noise is None:
-        raise InvalidArgumentError("intervals=True needs noise=NoiseLevels(...): the stated "
-                                   "noise of a (or v) and tau")
+        raise InvalidArgumentError(
+            "intervals=True needs noise=NoiseLevels(...): the stated noise of a (or v) and tau"
+        )
     N = Q.shape[0]
-    known = prepare_known(robot, external_wrenches, known_wrenches, N, full=tau is not None,
-                          stacklevel=3, finite=False)
+    known = prepare_known(
+        robot,
+        external_wrenches,
+        known_wrenches,
+        N,
+        full=tau is not None,
+        stacklevel=3,
+        finite=False,
+    )
     mask = check_active(active, contacts, N)
-    options = _Options(solver, regularization, pyramid_faces, tolerance, friction_scale,
-                       noise if intervals else None, confidence)
+    options = _Options(
+        solver,
+        regularization,
+        pyramid_faces,
+        tolerance,
+        friction_scale,
+        noise if intervals else None,
+        confidence,
+    )
     if workers > 1:
-        return _estimate_in_chunks(robot, Q, v, a, contacts, tau, known, mask, options, workers,
-                                   chunk_size)
+        return _estimate_in_chunks(
+            robot, Q, v, a, contacts, tau, known, mask, options, workers, chunk_size
+        )
     return _estimate(robot, Q, v, a, contacts, tau, known, mask, options, progress)
 
 
-@dataclass(frozen=True)
-class _Options:
-    solver: str
-    regularization: float
-    pyramid_faces: int
-    tolerance: float
-    friction_scale: bool
-    noise: Any
-    confidence: float
-
-
-def _estimate(robot: Robot, q: Any, v: Any, a: Any, contacts: Sequence[Contact], tau: Any,
-              known: KnownWrenches, mask: NDArray[np.bool_] | None, opt: _Options,
-              progress: bool = False) -> EstimationBatch:
-    solver, regularization = opt.solver, opt.regularization
-    arrays: dict[str, Any] = {"q": q, "v": v, "a": a}
-    if tau is not None:
-        arrays["tau_in"] = tau
-    checked, flagged, reasons = robot.check_batch(**arrays)
-    bad: NDArray[np.bool_] = np.array(flagged, dtype=bool)
-    for i, text in known.nonfinite_rows().items():
-        if not bad[i]:
-            bad[i] = True
-            reasons[i] = text
-    Q, V, A = checked["q"], checked["v"], checked["a"]
-    N, k, e = Q.shape[0], len(contacts), len(known)
-    cset = ContactSet(contacts, pyramid_faces=opt.pyramid_faces)
-    n = cset.n
-    frame_ids = ([robot.frame_id(c.frame) for c in contacts]
-                 + [robot.frame_id(f) for f in known.frames])
-    full = tau is not None
-    limit = opt.tolerance * robot.weight
-    mass, gravity = robot.mass, robot.gravity_vector
-    qp = BatchSolver(solver, n, cset.n_rows)
-    buffers = AssemblyBuffers(cset)
-    act = np.ones((N, k), dtype=bool) if mask is None else mask
-    masked = np.asarray(~act.all(axis=1), dtype=bool)
-    cmask = np.repeat(act.astype(float), cset.sizes, axis=1)
-    n_active = act.sum(axis=1)
-    all_soles = all(size == 6 for size in cset.sizes)
-
-    wrenches = np.full((N, n), np.nan)
-    times = np.full(N, np.nan)
-    rank = np.full(N, -1, dtype=np.int64)
-    ident = np.zeros((N, k), dtype=bool)
-    eq_res = np.full(N, np.nan)
-    data_res = np.full(N, np.nan)
-    fallback = np.zeros(N, dtype=bool)
-    why: dict[int, str] = {}
-    # What the vectorised verification needs from each sample's pass.
-    positions = np.full((N, k + e, 3), np.nan)
-    rotations = np.full((N, k, 3, 3), np.nan)
-    com = np.full((N, 3), np.nan)
-    rate = np.full((N, 6), np.nan)
-    known_w = np.zeros((N, e, 6))
-
-    rows = np.flatnonzero(~bad).tolist()
-    iterator: Any = rows
-    if progress:
-        from .._progress import progress_bar
-
-        iterator = progress_bar(rows, desc="estimating", total=len(rows))
-    perf_counter = time.perf_counter
-    if solver == "daqp" and not full:
-        # The fast path: the pass writes straight into daqp's buffers (equation rows, then
-        # the cone rows updated in place), verification is vectorised after the loop.
-        qp.buffers(6)
-        E, G, target = qp.A_all[:6], qp.A_all[6:], qp.upper[:6]
-        E[...] = cset.newton_euler_matrix(np.zeros((k, 3)), np.zeros(3))
-        E_all = E.copy() if masked.any() else E
-        weight_force = mass * gravity
-        if e:
-            at_origin = np.isnan(known.point[:, :, 0])  # (N, e)
-            f_all = known.wrench[:, :, :3]
-            lever = np.where(at_origin[..., None], 0.0, known.point)
-            T0 = (known.wrench[:, :, 3:] + cross(lever, f_all)).sum(axis=1)
-            F_list, T0_list = f_all.sum(axis=1).tolist(), T0.tolist()
-            # Entries about their frame's origin (that frame's row among the pass frames);
-            # their force where they are (zero where a point is given instead).
-            origin_cols = [j for j in range(e) if at_origin[:, j].any()]
-            pass_row = np.cumsum(known.framed) - 1
-            origin_rows = [int(pass_row[j]) for j in origin_cols]
-            f_origin = np.where(at_origin[:, origin_cols, None], f_all[:, origin_cols],
-                                0.0).tolist()
-            frame_pos = np.full((N, len(known.frames), 3), np.nan)
-        if all_soles:
-            rank[~bad] = np.where(n_active[~bad] > 0, 6, 0)
-            ident[~bad] = ~act[~bad] | (n_active[~bad] == 1)[:, None]
-        for i in iterator:
-            kin = robot.contact_pass(Q[i], V[i], A[i], frame_ids, jacobians=False)
-            positions[i, :k], rotations[i] = kin.positions[:k], kin.rotations[:k]
-            com[i], rate[i] = kin.com, kin.momentum_rate
-            if masked[i]:
-                cset.newton_euler_matrix(kin.positions[:k], kin.com, out=E_all)
-                np.multiply(E_all, cmask[i], out=E)
-            else:
-                cset.newton_euler_matrix(kin.positions[:k], kin.com, out=E_all)
-                if E_all is not E:
-                    E[...] = E_all
-            cset.face_matrix(kin.rotations[:k], out=G)
-            np.subtract(kin.momentum_rate[:3], weight_force, out=target[:3])
-            target[3:] = kin.momentum_rate[3:]
-            if e:
-                # The known wrenches' sum about the CoM, in Python floats (a few us):
-                # sum tau + sum p x f - c x F, with p from this pass for frame origins.
-                frame_pos[i] = kin.positions[k:]
-                Fx, Fy, Fz = F_list[i]
-                mx, my, mz = T0_list[i]
-                cx, cy, cz = kin.com.tolist()
-                mx -= cy * Fz - cz * Fy
-                my -= cz * Fx - cx * Fz
-                mz -= cx * Fy - cy * Fx
-                for r, f in zip(origin_rows, f_origin[i], strict=True):
-                    px, py, pz = kin.positions[k + r].tolist()
-                    mx += py * f[2] - pz * f[1]
-                    my += pz * f[0] - px * f[2]
-                    mz += px * f[1] - py * f[0]
-                target[0] -= Fx
-                target[1] -= Fy
-                target[2] -= Fz
-                target[3] -= mx
-                target[4] -= my
-                target[5] -= mz
-            if not all_soles:
-                rank[i], ident[i] = newton_euler_identifiability(cset, E, act[i])
-            t0 = perf_counter()
-            x: Array | None
-            if n_active[i] == 0:  # nothing can carry a wrench: zero, checked below
-                x, reason = np.zeros(n), ""
-                fallback[i] = float(np.abs(target).max()) > limit
-            else:
-                x, reason = qp.solve()
-                if x is None:
-                    fallback[i] = True
-                    x, soft = solve_soft(E.copy(), target.copy(), G.copy(), cset.row_norms,
-                                         solver, regularization, limit)
-                    why[i] = "; ".join(r for r in (reason, soft) if r)
-            times[i] = perf_counter() - t0
-            if x is not None:
-                wrenches[i] = x * cmask[i] if masked[i] else x
-        if e:
-            known_w[:] = known.wrench
-            if known.frames:
-                framed_pos = frame_pos[:, np.maximum(pass_row, 0)]
-                positions[:, k:] = np.where(at_origin[..., None], framed_pos, known.point)
-            else:
-                positions[:, k:] = known.point
-        iterator = ()
-    for i in iterator:
-        tau_gen = generalized_torque(robot, checked["tau_in"][i]) if full else None
-        kin = robot.contact_pass(Q[i], V[i], A[i], frame_ids, jacobians=full)
-        positions[i, :k], rotations[i] = kin.positions[:k], kin.rotations[:k]
-        com[i], rate[i] = kin.com, kin.momentum_rate
-        w, p = known.sample(i, kin.positions[k:])
-        known_w[i], positions[i, k:] = w, p
-        at_origins = known.at_frame_origins(i, kin.positions[k:]) if full and e else None
-        asm = assemble(kin, cset, tau_gen, w, mass, gravity, buffers, known_points=p,
-                       known_at_origins=at_origins, active=act[i] if masked[i] else None)
-        rank[i], ident[i] = asm.rank, asm.identifiable
-        t0 = perf_counter()
-        if n_active[i] == 0:
-            x, reason = np.zeros(n), ""
-            fallback[i] = float(np.abs(asm.data_target).max()) > limit
-        else:
-            x, reason = qp.solve_arrays(asm.equations, asm.target, asm.cones)
-        if x is not None and full:
-            # Full-dynamics verification needs this sample's SVD rows.
-            eq_res[i] = np.abs(asm.equations @ x - asm.target).max(initial=0.0)
-        if x is None or (full and not eq_res[i] <= limit and n_active[i]):
-            fallback[i] = True
-            x, soft = solve_soft(asm.data_matrix, asm.data_target, asm.cones, cset.row_norms,
-                                 solver, regularization, limit)
-            why[i] = "; ".join(r for r in (reason, soft) if r)
-            if x is not None and full:
-                eq_res[i] = np.abs(asm.equations @ x - asm.target).max(initial=0.0)
-        times[i] = perf_counter() - t0
-        if x is None:
-            continue
-        if masked[i]:
-            x = x * cmask[i]
-        wrenches[i] = x
-        if full:
-            data_res[i] = np.abs(asm.data_matrix @ x - asm.data_target).max()
-            if n_active[i] == 0:
-                eq_res[i] = data_res[i]
-
-    # Verification, vectorised over the samples that came back.
-    solved = np.flatnonzero(np.isfinite(wrenches[:, 0]))
-    res_f = np.full((N, 3), np.nan)
-    res_m = np.full((N, 3), np.nan)
-    margins = np.full((N, k), np.nan)
-    W = wrenches_in_log_layout(cset.contacts, wrenches[solved])
-    if e:
-        W = np.concatenate([W, known_w[solved]], axis=1)
-    f, m = newton_euler_residual_arrays(W, positions[solved], com[solved], rate[solved],
-                                        mass=mass, gravity=gravity)
-    res_f[solved] = f
-    res_m[solved] = m
-    if not full:  # the hard equations are the Newton-Euler rows
-        eq_res[solved] = np.maximum(np.abs(f).max(axis=1), np.abs(m).max(axis=1))
-        data_res = eq_res.copy()
-    margins[solved] = cset.linear_margins(wrenches[solved], rotations=rotations[solved])
-    violation = np.full(N, np.inf)
-    violation[solved] = -margins[solved].min(axis=1)
-    eq_for_status = np.where(np.isfinite(wrenches[:, 0]), eq_res, np.inf)
-    status = estimate_status(eq_for_status, violation, limit, fallback)
-    status[bad] = "flagged"
-    for i in np.flatnonzero(~bad & (status != "found")).tolist():
-        reasons[i] = status_reason(status[i], float(eq_for_status[i]), float(violation[i]), limit,
-                                   why.get(i, ""))
-    ident &= ~bad[:, None]
-    identifiable = ident.all(axis=1) & ~bad
-    scale = np.full(N, np.nan)
-    intervals = None
-    if opt.friction_scale or opt.noise is not None:
-        def problem(i: int) -> Any:
-            return build_estimation_problem(
-                robot, Q[i], V[i], A[i], contacts,
-                tau=None if not full else checked["tau_in"][i],
-                external_wrenches=known.mapping(i) if e else None, active=act[i],
-                regularization=regularization, pyramid_faces=opt.pyramid_faces,
-                tolerance=opt.tolerance)
-
-        if opt.friction_scale:
-            for i in np.flatnonzero(status == "infeasible").tolist():
-                p = problem(i)
-                s = least_friction_scale(p.ne_matrix, p.ne_target, p._scaled_cones)
-                scale[i] = np.nan if s is None else s
-        if opt.noise is not None:
-            from ..uncertainty import batch_intervals
-
-            intervals = batch_intervals(robot, problem, Q, V, wrenches, status, cset,
-                                        opt.noise, opt.confidence)
-    return EstimationBatch(
-        tuple(contacts), wrenches, status, res_f, res_m, eq_res, data_res, margins, times,
-        dict(sorted(reasons.items())), "full_dynamics" if full else "newton_euler", solver,
-        rank, identifiable, act.copy(), ident, scale, intervals,
-    )
-
-
-def _estimate_chunk(robot, q, v, a, contacts, tau, names, wrench, point, frames, framed, mask,
-                    options):
+def _estimate_chunk(
+    robot, q, v, a, contacts, tau, names, wrench, point, frames, framed, mask, options
+):
     known = KnownWrenches(names, wrench, point, frames, framed)
     return _estimate(robot, q, v, a, contacts, tau, known, mask, options)
 
 
-_FIELDS = ("wrenches", "status", "residual_force", "residual_moment", "equations_residual",
-           "data_residual", "cone_margin", "solve_time", "rank", "identifiable", "active",
-           "identifiable_by_contact", "min_friction_scale")
+_FIELDS = (
+    "wrenches",
+    "status",
+    "residual_force",
+    "residual_moment",
+    "equations_residual",
+    "data_residual",
+    "cone_margin",
+    "solve_time",
+    "rank",
+    "identifiable",
+    "active",
+    "identifiable_by_contact",
+    "min_friction_scale",
+)
 
 
-def _estimate_in_chunks(robot, Q, v, a, contacts, tau, known, mask, options, workers,
-                        chunk_size) -> EstimationBatch:
+def _estimate_in_chunks(
+    robot, Q, v, a, contacts, tau, known, mask, options, workers, chunk_size
+) -> EstimationBatch:
     from ..parallel import ChunkFailure, Shared, chunk_bounds, run_chunks
 
     V, A = (np.asarray(x, dtype=float) for x in (v, a))
@@ -378,11 +154,26 @@ def _estimate_in_chunks(robot, Q, v, a, contacts, tau, known, mask, options, wor
     N, k, n = Q.shape[0], len(contacts), sum(c.size for c in contacts)
     act = np.ones((N, k), dtype=bool) if mask is None else mask
     shared = {"q": Q, "v": V, "a": A, "tau": T, "w": known.wrench, "p": known.point, "act": act}
-    chunks = [((s, e), (Shared("q", s, e), Shared("v", s, e), Shared("a", s, e), contacts,
-                        None if T is None else Shared("tau", s, e), known.names,
-                        Shared("w", s, e), Shared("p", s, e), known.frames, known.framed,
-                        Shared("act", s, e), options))
-              for s, e in chunk_bounds(N, chunk_size)]
+    chunks = [
+        (
+            (s, e),
+            (
+                Shared("q", s, e),
+                Shared("v", s, e),
+                Shared("a", s, e),
+                contacts,
+                None if T is None else Shared("tau", s, e),
+                known.names,
+                Shared("w", s, e),
+                Shared("p", s, e),
+                known.frames,
+                known.framed,
+                Shared("act", s, e),
+                options,
+            ),
+        )
+        for s, e in chunk_bounds(N, chunk_size)
+    ]
     results = run_chunks(robot, _estimate_chunk, chunks, workers, shared=shared)
     parts: dict[str, list[Any]] = {name: [] for name in _FIELDS}
     interval_parts: list[Any] = []
@@ -392,11 +183,17 @@ def _estimate_in_chunks(robot, Q, v, a, contacts, tau, known, mask, options, wor
             m = e - s
             failed = np.empty(m, dtype=object)
             failed[:] = "failed"
-            nan = {"wrenches": np.full((m, n), np.nan), "status": failed,
-                   "residual_force": np.full((m, 3), np.nan), "residual_moment": np.full((m, 3), np.nan),
-                   "cone_margin": np.full((m, k), np.nan), "rank": np.full(m, -1),
-                   "identifiable": np.zeros(m, dtype=bool), "active": act[s:e],
-                   "identifiable_by_contact": np.zeros((m, k), dtype=bool)}
+            nan = {
+                "wrenches": np.full((m, n), np.nan),
+                "status": failed,
+                "residual_force": np.full((m, 3), np.nan),
+                "residual_moment": np.full((m, 3), np.nan),
+                "cone_margin": np.full((m, k), np.nan),
+                "rank": np.full(m, -1),
+                "identifiable": np.zeros(m, dtype=bool),
+                "active": act[s:e],
+                "identifiable_by_contact": np.zeros((m, k), dtype=bool),
+            }
             for name in parts:
                 parts[name].append(nan.get(name, np.full(m, np.nan)))
             reasons.update({i: f"chunk {s}..{e - 1} failed: {res.error}" for i in range(s, e)})
@@ -413,12 +210,24 @@ def _estimate_in_chunks(robot, Q, v, a, contacts, tau, known, mask, options, wor
     if options.noise is not None:
         from ..uncertainty import WrenchIntervals
 
-        intervals = WrenchIntervals.concatenate(interval_parts, tuple(contacts),
-                                                options.confidence)
+        intervals = WrenchIntervals.concatenate(interval_parts, tuple(contacts), options.confidence)
     return EstimationBatch(
-        tuple(contacts), merged["wrenches"], status, merged["residual_force"],
-        merged["residual_moment"], merged["equations_residual"], merged["data_residual"],
-        merged["cone_margin"], merged["solve_time"], dict(sorted(reasons.items())),
-        "full_dynamics" if T is not None else "newton_euler", options.solver, merged["rank"],
-        merged["identifiable"], merged["active"], merged["identifiable_by_contact"],
-        merged["min_friction_scale"], intervals)
+        tuple(contacts),
+        merged["wrenches"],
+        status,
+        merged["residual_force"],
+        merged["residual_moment"],
+        merged["equations_residual"],
+        merged["data_residual"],
+        merged["cone_margin"],
+        merged["solve_time"],
+        dict(sorted(reasons.items())),
+        "full_dynamics" if T is not None else "newton_euler",
+        options.solver,
+        merged["rank"],
+        merged["identifiable"],
+        merged["active"],
+        merged["identifiable_by_contact"],
+        merged["min_friction_scale"],
+        intervals,
+    )

@@ -18,8 +18,13 @@ from ..newton_euler import parse_external_wrenches
 from ..robot import Robot
 from ..spatial import cross
 
-__all__ = ["KnownWrenches", "prepare_known", "check_active", "identifiable_contacts",
-           "IDENTIFIABLE_TOL"]
+__all__ = [
+    "KnownWrenches",
+    "prepare_known",
+    "check_active",
+    "identifiable_contacts",
+    "IDENTIFIABLE_TOL",
+]
 
 Array = NDArray[np.float64]
 #: A contact is identifiable when the null space of the equations has no component larger
@@ -58,8 +63,9 @@ class KnownWrenches:
 
     def rows(self, start: int, stop: int) -> KnownWrenches:
         """Samples ``start:stop``."""
-        return KnownWrenches(self.names, self.wrench[start:stop], self.point[start:stop],
-                             self.frames, self.framed)
+        return KnownWrenches(
+            self.names, self.wrench[start:stop], self.point[start:stop], self.frames, self.framed
+        )
 
     def mapping(self, i: int) -> dict[str, Any]:
         """Sample ``i`` as an ``external_wrenches`` mapping (pairs where a point is given)."""
@@ -102,9 +108,16 @@ class KnownWrenches:
         return out
 
 
-def prepare_known(robot: Robot, external_wrenches: Mapping[str, Any] | None,
-                  known_wrenches: Mapping[str, Any] | None, N: int, *, full: bool,
-                  stacklevel: int = 3, finite: bool = True) -> KnownWrenches:
+def prepare_known(
+    robot: Robot,
+    external_wrenches: Mapping[str, Any] | None,
+    known_wrenches: Mapping[str, Any] | None,
+    N: int,
+    *,
+    full: bool,
+    stacklevel: int = 3,
+    finite: bool = True,
+) -> KnownWrenches:
     """Parse ``external_wrenches`` (and the deprecated ``known_wrenches``) for N samples.
 
     Raises
@@ -117,13 +130,17 @@ def prepare_known(robot: Robot, external_wrenches: Mapping[str, Any] | None,
     """
     merged: dict[str, Any] = {}
     if known_wrenches:
-        warnings.warn("'known_wrenches' is deprecated; pass external_wrenches={frame: wrench} "
-                      "instead", WholebodyDeprecationWarning, stacklevel=stacklevel)
+        warnings.warn(
+            "'known_wrenches' is deprecated; pass external_wrenches={frame: wrench} instead",
+            WholebodyDeprecationWarning,
+            stacklevel=stacklevel,
+        )
         merged.update(known_wrenches)
     if external_wrenches is not None and not isinstance(external_wrenches, Mapping):
         raise InvalidArgumentError(
             "external_wrenches must be a mapping {frame or label: wrench}, got "
-            f"{type(external_wrenches).__name__}")
+            f"{type(external_wrenches).__name__}"
+        )
     merged.update(external_wrenches or {})
     items = parse_external_wrenches(merged, N) if merged else []
     frame_names = set(robot.frame_names)
@@ -140,19 +157,26 @@ def prepare_known(robot: Robot, external_wrenches: Mapping[str, Any] | None,
                 raise InvalidArgumentError(
                     f"external wrench {item.name!r} is given at a point but is not a frame of "
                     "the robot: full-dynamics estimation needs the body it acts on; name it "
-                    "by a frame of that body")
+                    "by a frame of that body"
+                )
         wrench[:, j] = item.wrench
         if item.point is not None:
             point[:, j] = item.point
     if finite and not np.all(np.isfinite(wrench)):
         bad = [items[j].name for j in range(e) if not np.isfinite(wrench[:, j]).all()]
         raise StateError(f"external wrenches {bad} have non-finite values")
-    return KnownWrenches(tuple(i.name for i in items), wrench, point,
-                         tuple(i.name for i, f in zip(items, framed, strict=True) if f), framed)
+    return KnownWrenches(
+        tuple(i.name for i in items),
+        wrench,
+        point,
+        tuple(i.name for i, f in zip(items, framed, strict=True) if f),
+        framed,
+    )
 
 
-def check_active(active: ArrayLike | None, contacts: Sequence[Contact],
-                 N: int | None) -> NDArray[np.bool_] | None:
+def check_active(
+    active: ArrayLike | None, contacts: Sequence[Contact], N: int | None
+) -> NDArray[np.bool_] | None:
     """The active mask as bool (k,) (``N`` None) or (N, k); None stays None."""
     if active is None:
         return None
@@ -165,17 +189,21 @@ def check_active(active: ArrayLike | None, contacts: Sequence[Contact],
         names = [c.name for c in contacts]
         raise InvalidArgumentError(
             f"active must be a bool array of shape {want} (one column per contact {names}), "
-            f"got shape {mask.shape}")
+            f"got shape {mask.shape}"
+        )
     if mask.dtype != np.bool_:
         if not np.isin(mask, (0, 1)).all():
-            raise InvalidArgumentError("active must hold booleans (True: the contact may carry "
-                                       "a wrench; False: its wrench is zero)")
+            raise InvalidArgumentError(
+                "active must hold booleans (True: the contact may carry "
+                "a wrench; False: its wrench is zero)"
+            )
         mask = mask.astype(bool)
     return np.ascontiguousarray(mask, dtype=bool)
 
 
-def identifiable_contacts(row_basis: Array, cols: Sequence[slice],
-                          active: NDArray[np.bool_] | None = None) -> NDArray[np.bool_]:
+def identifiable_contacts(
+    row_basis: Array, cols: Sequence[slice], active: NDArray[np.bool_] | None = None
+) -> NDArray[np.bool_]:
     """Which contacts' wrenches the equations determine.
 
     Parameters

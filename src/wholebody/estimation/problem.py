@@ -18,13 +18,16 @@ from ..contacts import Contact
 from ..cop import cop_in_contact_frame
 from ..errors import StateError
 from ..friction import ContactSet
-from ..newton_euler import newton_euler_residual_arrays, wrench_sum
-from ..robot import ContactPass, Robot
+from ..newton_euler import newton_euler_residual_arrays
+from ..robot import Robot
+from .assembly import (
+    assemble,
+    column_mask,
+    generalized_torque,
+)
 from .known import (
     check_active,
-    identifiable_contacts,
     prepare_known,
-    row_basis,
 )
 from .results import ContactEstimate, estimate_status, status_reason
 from .solvers import (
@@ -41,123 +44,9 @@ __all__ = [
     "EstimationProblem",
     "build_estimation_problem",
     "estimate_contact_wrenches",
-    "Assembly",
-    "AssemblyBuffers",
-    "assemble",
-    "generalized_torque",
 ]
 
 Array = NDArray[np.float64]
-#: Singular values of J_c^T below this fraction of the largest count as zero (rank).
-RANK_RTOL = 1e-9
-
-
-class AssemblyBuffers:
-    """Arrays reused across the samples of a batch (their zero pattern never changes)."""
-
-    def __init__(self, cset: ContactSet):
-        self.ne = cset.newton_euler_matrix(np.zeros((len(cset), 3)), np.zeros(3))
-        self.cones = np.zeros((cset.n_rows, cset.n))
-
-
-@dataclass(slots=True)
-class Assembly:
-    """One sample's QP data.
-
-    ``equations x = target`` are the hard constraints: the six Newton-Euler rows, or in
-    full-dynamics mode the least-squares conditions ``diag(s) V^T x = U^T b`` of the
-    thin SVD ``J_c^T = U diag(s) V^T`` restricted to its rank (every least-squares
-    solution meets them; among those the QP takes the one of least norm).
-    ``data_matrix x ~ data_target`` are the mode's raw equations. Columns of inactive
-    contacts are zero everywhere (the least-norm answer puts zero there).
-    ``identifiable`` (k,): which contacts' wrenches the equations determine.
-    ``target_map`` (full-dynamics mode): ``U_r^T``, the map from the raw target ``b`` to
-    ``target`` (None in Newton-Euler mode, where they are the same).
-    """
-
-    equations: Array
-    target: Array
-    cones: Array
-    ne_matrix: Array
-    ne_target: Array
-    data_matrix: Array
-    data_target: Array
-    rank: int
-    identifiable: NDArray[np.bool_]
-    target_map: Array | None = None
-
-
-def newton_euler_identifiability(cset: ContactSet, ne_matrix: Array,
-                                 active: NDArray[np.bool_] | None) -> tuple[int, NDArray[np.bool_]]:
-    """Rank of the Newton-Euler rows and which contacts they determine.
-
-    Soles alone: any second active contact can absorb any wrench of the first (shifted), so a
-    sole is identifiable only when it is the only active contact; the rank is 6 with one
-    active contact or more. With point contacts: from the SVD of ``ne_matrix`` (inactive
-    columns zero).
-    """
-    act = np.ones(len(cset), dtype=bool) if active is None else active
-    if all(size == 6 for size in cset.sizes):
-        n_active = int(act.sum())
-        return (6 if n_active else 0), ~act | (n_active == 1)
-    basis, rank = row_basis(ne_matrix, RANK_RTOL)
-    return rank, identifiable_contacts(basis, cset.cols, act)
-
-
-def column_mask(cset: ContactSet, active: NDArray[np.bool_]) -> Array:
-    """(n,) 1.0 on active contacts' columns, 0.0 on inactive ones."""
-    return np.repeat(active.astype(float), cset.sizes)
-
-
-def assemble(kin: ContactPass, cset: ContactSet, tau_generalized: Array | None,
-             known: Array, mass: float, gravity: Array,
-             buffers: AssemblyBuffers | None = None, *, known_points: Array | None = None,
-             known_at_origins: Array | None = None,
-             active: NDArray[np.bool_] | None = None) -> Assembly:
-    """The QP data of one sample from its pass (contacts first, then known wrenches' frames).
-
-    ``known`` (e, 6): known external wrenches, world axes, about ``known_points`` (e, 3)
-    (default: the pass's frames after the contacts). Full-dynamics mode needs them at their
-    frames' origins, ``known_at_origins`` (e, 6) (default ``known``), each on the pass frame
-    ``k + j``. ``active`` (k,): inactive contacts' wrenches are fixed to zero.
-    """
-    k = len(cset)
-    com = kin.com
-    ne_A = cset.newton_euler_matrix(kin.positions[:k], com, None if buffers is None else buffers.ne)
-    masked = active is not None and not active.all()
-    cmask = column_mask(cset, active) if masked and active is not None else None
-    if cmask is not None:
-        ne_A = ne_A * cmask
-    # The contacts must supply -w_gi = (dP/dt - m g, dL_G/dt) about the CoM, less what the
-    # known external wrenches already supply (their sum about the CoM: balance's algebra).
-    ne_b = kin.momentum_rate.copy()
-    ne_b[:3] -= mass * gravity
-    e = len(known)
-    if e:
-        points = kin.positions[k : k + e] if known_points is None else known_points
-        f, m = wrench_sum(known, points, com)
-        ne_b[:3] -= f
-        ne_b[3:] -= m
-    G = cset.face_matrix(kin.rotations[:k], None if buffers is None else buffers.cones)
-    if tau_generalized is None:
-        rank, ident = newton_euler_identifiability(cset, ne_A, active)
-        return Assembly(ne_A, ne_b, G, ne_A, ne_b, ne_A, ne_b, rank, ident)
-    J, rnea = kin.jacobians, kin.inverse_dynamics
-    if J is None or rnea is None:
-        raise StateError("full-dynamics assembly needs a pass with Jacobians and inverse dynamics")
-    A = np.hstack([J[i, : c.size].T for i, c in enumerate(cset.contacts)])
-    if cmask is not None:
-        A *= cmask
-    b = rnea - tau_generalized
-    at_origins = known if known_at_origins is None else known_at_origins
-    for j in range(e):
-        b -= J[k + j].T @ at_origins[j]
-    U, sv, Vt = np.linalg.svd(A, full_matrices=False)
-    rank = int(np.sum(sv > sv[0] * RANK_RTOL)) if sv.size and sv[0] > 0 else 0
-    act = np.ones(k, dtype=bool) if active is None else active
-    ident = identifiable_contacts(Vt[:rank], cset.cols, act)
-    Ut = U[:, :rank].T
-    return Assembly(sv[:rank, None] * Vt[:rank], Ut @ b, G, ne_A, ne_b, A, b, rank, ident, Ut)
 
 
 @dataclass(frozen=True)
@@ -211,8 +100,9 @@ class EstimationProblem:
             return self.rank == self.equations.shape[1]
         return bool(self.identifiable_by_contact.all())
 
-    def solve(self, solver: str | None = None, *, friction_scale: bool = True,
-              **options: Any) -> ContactEstimate:
+    def solve(
+        self, solver: str | None = None, *, friction_scale: bool = True, **options: Any
+    ) -> ContactEstimate:
         """Solve with ``solver`` (default :data:`DEFAULT_SOLVER`) and verify the result.
 
         When the least-norm solve gives nothing verified, the closest wrenches inside the
@@ -231,14 +121,24 @@ class EstimationProblem:
         if x is not None:
             eq_res, violation = self._verify(x)
             if not (eq_res <= limit and violation <= limit):
-                why = (f"{solver}'s least-norm answer misses the equations by {eq_res:.3g} "
-                       f"or the cones by {violation:.3g}")
+                why = (
+                    f"{solver}'s least-norm answer misses the equations by {eq_res:.3g} "
+                    f"or the cones by {violation:.3g}"
+                )
                 x = None
         if x is None:
             fallback = True
             cset = self._contact_set()
-            x, soft_why = solve_soft(self.data_matrix, self.data_target, self.cones, cset.row_norms,
-                                     solver, self.regularization, limit, options)
+            x, soft_why = solve_soft(
+                self.data_matrix,
+                self.data_target,
+                self.cones,
+                cset.row_norms,
+                solver,
+                self.regularization,
+                limit,
+                options,
+            )
             why = "; ".join(r for r in (why, soft_why) if r)
         elapsed = time.perf_counter() - t0
         n = self.equations.shape[1]
@@ -268,12 +168,21 @@ class EstimationProblem:
         cset = self._contact_set()
         scaled = [dataclasses.replace(c, mu=c.mu * scale) for c in self.contacts]
         return ContactSet(scaled, pyramid_faces=cset.pyramid_faces, inner=cset.inner).face_matrix(
-            self.rotations)
+            self.rotations
+        )
 
 
-def _make_estimate(problem: EstimationProblem, x: Array, status: str, reason: str, solver: str,
-                   elapsed: float, eq_res: float, data_res: float,
-                   scale: float | None) -> ContactEstimate:
+def _make_estimate(
+    problem: EstimationProblem,
+    x: Array,
+    status: str,
+    reason: str,
+    solver: str,
+    elapsed: float,
+    eq_res: float,
+    data_res: float,
+    scale: float | None,
+) -> ContactEstimate:
     cset = problem._contact_set()
     wrenches, local, cops = {}, {}, {}
     for c, R, cols in zip(problem.contacts, problem.rotations, cset.cols, strict=True):
@@ -296,38 +205,43 @@ def _make_estimate(problem: EstimationProblem, x: Array, status: str, reason: st
         assert problem.known is not None and problem.known_points is not None
         W[0, k:] = problem.known
         points = np.concatenate([points, problem.known_points])
-    f, m = newton_euler_residual_arrays(W, points[None], problem.com[None],
-                                        problem.momentum_rate[None], mass=problem.mass,
-                                        gravity=problem.gravity)
+    f, m = newton_euler_residual_arrays(
+        W,
+        points[None],
+        problem.com[None],
+        problem.momentum_rate[None],
+        mass=problem.mass,
+        gravity=problem.gravity,
+    )
     residual = Residual(f[0], m[0], problem.com, problem.weight)
     names = [c.name for c in problem.contacts]
     active = np.ones(k, dtype=bool) if problem.active is None else problem.active
-    ident = (np.full(k, problem.identifiable) if problem.identifiable_by_contact is None
-             else problem.identifiable_by_contact)
+    ident = (
+        np.full(k, problem.identifiable)
+        if problem.identifiable_by_contact is None
+        else problem.identifiable_by_contact
+    )
     return ContactEstimate(
-        status=status, wrenches=wrenches, wrenches_local=local, centres_of_pressure=cops,
-        newton_euler_residual=residual, equations_residual=eq_res, data_residual=data_res,
+        status=status,
+        wrenches=wrenches,
+        wrenches_local=local,
+        centres_of_pressure=cops,
+        newton_euler_residual=residual,
+        equations_residual=eq_res,
+        data_residual=data_res,
         cone_margins={c.name: float(v) for c, v in zip(problem.contacts, margins, strict=True)},
-        mode=problem.mode, solver=solver, solve_time=elapsed, rank=problem.rank,
-        identifiable=problem.identifiable, min_friction_scale=scale, x=x,
-        friction={c.name: c.mu for c in problem.contacts}, reason=reason,
+        mode=problem.mode,
+        solver=solver,
+        solve_time=elapsed,
+        rank=problem.rank,
+        identifiable=problem.identifiable,
+        min_friction_scale=scale,
+        x=x,
+        friction={c.name: c.mu for c in problem.contacts},
+        reason=reason,
         active={n: bool(v) for n, v in zip(names, active, strict=True)},
         identifiable_by_contact={n: bool(v) for n, v in zip(names, ident, strict=True)},
     )
-
-
-def generalized_torque(robot: Robot, tau: ArrayLike) -> Array:
-    """Joint torques (nv - 6,) or (nv,) as generalized forces (nv,) (zeros on the base)."""
-    tau = np.asarray(tau, dtype=float)
-    n_base = 6 if robot.has_floating_base else 0
-    if tau.shape == (robot.nv - n_base,):
-        tau = np.concatenate([np.zeros(n_base), tau])
-    elif tau.shape != (robot.nv,):
-        raise StateError(f"tau must have shape ({robot.nv - n_base},) (joints) or ({robot.nv},), "
-                         f"got {tau.shape}")
-    if not np.all(np.isfinite(tau)):
-        raise StateError("tau has non-finite values")
-    return tau
 
 
 def build_estimation_problem(
@@ -380,32 +294,60 @@ def build_estimation_problem(
         raise StateError(f"contact names must be unique, got {names}")
     q, v, a = robot.check_q(q), robot.check_v(v), robot.check_v(a, "a")
     tau_gen = None if tau is None else generalized_torque(robot, tau)
-    known = prepare_known(robot, external_wrenches, known_wrenches, 1, full=tau_gen is not None,
-                          stacklevel=4)
+    known = prepare_known(
+        robot, external_wrenches, known_wrenches, 1, full=tau_gen is not None, stacklevel=4
+    )
     mask = check_active(active, contacts, None)
     k = len(contacts)
-    frame_ids = ([robot.frame_id(c.frame) for c in contacts]
-                 + [robot.frame_id(f) for f in known.frames])
+    frame_ids = [robot.frame_id(c.frame) for c in contacts] + [
+        robot.frame_id(f) for f in known.frames
+    ]
     kin = robot.contact_pass(q, v, a, frame_ids, jacobians=tau_gen is not None)
     wk, pk = known.sample(0, kin.positions[k:])
     at_origins = known.at_frame_origins(0, kin.positions[k:]) if tau_gen is not None else None
     cset = ContactSet(contacts, pyramid_faces=pyramid_faces)
-    asm = assemble(kin, cset, tau_gen, wk, robot.mass, robot.gravity_vector, known_points=pk,
-                   known_at_origins=at_origins, active=mask)
+    asm = assemble(
+        kin,
+        cset,
+        tau_gen,
+        wk,
+        robot.mass,
+        robot.gravity_vector,
+        known_points=pk,
+        known_at_origins=at_origins,
+        active=mask,
+    )
     n, G = cset.n, asm.cones
-    qp = qpsolvers.Problem(np.eye(n), np.zeros(n), G, np.zeros(G.shape[0]), asm.equations,
-                           asm.target)
+    qp = qpsolvers.Problem(
+        np.eye(n), np.zeros(n), G, np.zeros(G.shape[0]), asm.equations, asm.target
+    )
     return EstimationProblem(
-        qp=qp, mode="full_dynamics" if tau_gen is not None else "newton_euler",
-        contacts=tuple(contacts), equations=asm.equations, target=asm.target,
-        data_matrix=asm.data_matrix, data_target=asm.data_target, cones=G,
-        ne_matrix=asm.ne_matrix, ne_target=asm.ne_target, com=kin.com,
-        rotations=kin.rotations[:k], weight=robot.weight, rank=asm.rank,
-        tolerance=tolerance, regularization=regularization, contact_set=cset,
-        positions=kin.positions[:k], known=wk, momentum_rate=kin.momentum_rate,
-        mass=robot.mass, gravity=robot.gravity_vector, known_points=pk,
+        qp=qp,
+        mode="full_dynamics" if tau_gen is not None else "newton_euler",
+        contacts=tuple(contacts),
+        equations=asm.equations,
+        target=asm.target,
+        data_matrix=asm.data_matrix,
+        data_target=asm.data_target,
+        cones=G,
+        ne_matrix=asm.ne_matrix,
+        ne_target=asm.ne_target,
+        com=kin.com,
+        rotations=kin.rotations[:k],
+        weight=robot.weight,
+        rank=asm.rank,
+        tolerance=tolerance,
+        regularization=regularization,
+        contact_set=cset,
+        positions=kin.positions[:k],
+        known=wk,
+        momentum_rate=kin.momentum_rate,
+        mass=robot.mass,
+        gravity=robot.gravity_vector,
+        known_points=pk,
         active=np.ones(k, dtype=bool) if mask is None else mask,
-        identifiable_by_contact=asm.identifiable, target_map=asm.target_map,
+        identifiable_by_contact=asm.identifiable,
+        target_map=asm.target_map,
     )
 
 
@@ -435,9 +377,17 @@ def estimate_contact_wrenches(
     if known_wrenches:
         # Warn here, at the caller's line (build_estimation_problem would point at this one).
         external_wrenches = {**_deprecated_known(known_wrenches), **(external_wrenches or {})}
-    problem = build_estimation_problem(robot, q, v, a, contacts, tau=tau,
-                                       external_wrenches=external_wrenches, active=active,
-                                       **kwargs)
+    problem = build_estimation_problem(
+        robot,
+        q,
+        v,
+        a,
+        contacts,
+        tau=tau,
+        external_wrenches=external_wrenches,
+        active=active,
+        **kwargs,
+    )
     estimate = problem.solve(solver)
     if noise is None:
         return estimate
@@ -452,6 +402,9 @@ def _deprecated_known(known_wrenches: Mapping[str, Any]) -> dict[str, Any]:
 
     from ..errors import WholebodyDeprecationWarning
 
-    warnings.warn("'known_wrenches' is deprecated; pass external_wrenches={frame: wrench} "
-                  "instead", WholebodyDeprecationWarning, stacklevel=3)
+    warnings.warn(
+        "'known_wrenches' is deprecated; pass external_wrenches={frame: wrench} instead",
+        WholebodyDeprecationWarning,
+        stacklevel=3,
+    )
     return dict(known_wrenches)

@@ -37,8 +37,14 @@ from ..balance import Residual
 from ..contacts import Contact
 from ..errors import ContactNotFoundError
 
-__all__ = ["ContactEstimate", "EstimationBatch", "estimate_status", "status_reason", "STATUSES",
-           "DETAILED_STATUSES"]
+__all__ = [
+    "ContactEstimate",
+    "EstimationBatch",
+    "estimate_status",
+    "status_reason",
+    "STATUSES",
+    "DETAILED_STATUSES",
+]
 
 Array = NDArray[np.float64]
 #: Every status an estimate can have.
@@ -83,20 +89,24 @@ def estimate_status(
     return status
 
 
-def status_reason(status: str, equations_residual: float, cone_violation: float, limit: float,
-                  backend: str = "") -> str:
+def status_reason(
+    status: str, equations_residual: float, cone_violation: float, limit: float, backend: str = ""
+) -> str:
     """Why a sample has its status, in words ("" for ``"found"``); ``backend`` is what the
     backend said (its exception as ``"TYPE: message"``, or that it found no solution)."""
     if status == "found":
         return ""
     if status == "infeasible":
-        return (f"no wrenches inside the cones meet the equations: the closest miss them by "
-                f"{equations_residual:.3g} (limit {limit:.3g})")
+        return (
+            f"no wrenches inside the cones meet the equations: the closest miss them by "
+            f"{equations_residual:.3g} (limit {limit:.3g})"
+        )
     if not math.isfinite(equations_residual):
         return f"no solution came back: {backend or 'the backend gave nothing'}"
     if not cone_violation <= limit:
         return f"the answer leaves the cones by {cone_violation:.3g} (limit {limit:.3g})" + (
-            f"; {backend}" if backend else "")
+            f"; {backend}" if backend else ""
+        )
     return f"the problem is feasible but the backend failed it: {backend or 'no reason given'}"
 
 
@@ -180,8 +190,9 @@ class ContactEstimate:
     def split_from_regularization_by_contact(self) -> dict[str, bool]:
         """Per contact, whether its wrench came from the least-norm split (active and not
         identifiable)."""
-        return {n: self.active.get(n, True) and not ok
-                for n, ok in self.identifiable_by_contact.items()}
+        return {
+            n: self.active.get(n, True) and not ok for n, ok in self.identifiable_by_contact.items()
+        }
 
     @property
     def detailed_status(self) -> str:
@@ -218,8 +229,10 @@ class ContactEstimate:
         if self.reason:
             lines.insert(1, f"reason: {self.reason}")
         for name, w in self.wrenches.items():
-            lines.append(f"  {name}: {np.array2string(w, precision=2, suppress_small=True)}"
-                         f"  margin {self.cone_margins[name]:.3g}")
+            lines.append(
+                f"  {name}: {np.array2string(w, precision=2, suppress_small=True)}"
+                f"  margin {self.cone_margins[name]:.3g}"
+            )
         if self.min_friction_scale is not None:
             lines.append(f"feasible with every mu scaled by {self.min_friction_scale:.3f}")
         if self.intervals is not None:
@@ -342,6 +355,7 @@ class EstimationBatch:
     def status_counts(self, detailed: bool = False) -> dict[str, int]:
         """How many samples have each status (plain Python strings, in :data:`STATUSES`
         order; ``detailed``: of :attr:`detailed_status`)."""
-        status, names = ((self.detailed_status, DETAILED_STATUSES) if detailed
-                         else (self.status, STATUSES))
+        status, names = (
+            (self.detailed_status, DETAILED_STATUSES) if detailed else (self.status, STATUSES)
+        )
         return {s: int(np.count_nonzero(status == s)) for s in names if np.any(status == s)}

@@ -53,8 +53,9 @@ def check_solver(solver: str) -> None:
         )
 
 
-def solve_backend(problem: qpsolvers.Problem, solver: str, options: dict[str, Any], *,
-                  unconfirmed: bool = False) -> tuple[Array | None, str]:
+def solve_backend(
+    problem: qpsolvers.Problem, solver: str, options: dict[str, Any], *, unconfirmed: bool = False
+) -> tuple[Array | None, str]:
     """Solve through qpsolvers: ``(x, "")``, or ``(None, reason)`` with the backend's own
     error as ``"TYPE: message"``. Options the backend rejects raise :class:`SolverError`.
     ``unconfirmed``: also return a finite ``x`` the backend did not call a solution (the
@@ -64,7 +65,8 @@ def solve_backend(problem: qpsolvers.Problem, solver: str, options: dict[str, An
     except TypeError as exc:
         if options:
             raise SolverError(
-                f"QP solver {solver!r} rejected the options {options}: {exc}") from exc
+                f"QP solver {solver!r} rejected the options {options}: {exc}"
+            ) from exc
         return None, f"{type(exc).__name__}: {exc}"
     except Exception as exc:  # the backend's own error: a failed solve, with its reason
         return None, f"{type(exc).__name__}: {exc}"
@@ -90,8 +92,16 @@ def _violation(G: Array, row_norms: Array, x: Array) -> float:
     return float(np.max(G @ x / row_norms, initial=0.0))
 
 
-def solve_soft(A: Array, b: Array, G: Array, row_norms: Array, solver: str, regularization: float,
-               limit: float, options: dict[str, Any] | None = None) -> tuple[Array | None, str]:
+def solve_soft(
+    A: Array,
+    b: Array,
+    G: Array,
+    row_norms: Array,
+    solver: str,
+    regularization: float,
+    limit: float,
+    options: dict[str, Any] | None = None,
+) -> tuple[Array | None, str]:
     """The closest wrenches inside the cones ``G x <= 0``: least squares on ``A x = b``,
     regularised, retried with a larger regularisation until the answer is inside the cones
     within ``limit``. ``(x, "")`` or ``(last answer or None, reasons)``."""
@@ -103,8 +113,9 @@ def solve_soft(A: Array, b: Array, G: Array, row_norms: Array, solver: str, regu
         if solver == "daqp":
             x, why = _daqp_solve(P, q, G)
         else:
-            x, why = solve_backend(qpsolvers.Problem(P, q, G, np.zeros(G.shape[0])), solver, opts,
-                                   unconfirmed=True)
+            x, why = solve_backend(
+                qpsolvers.Problem(P, q, G, np.zeros(G.shape[0])), solver, opts, unconfirmed=True
+            )
         if x is not None:
             violation = _violation(G, row_norms, x)
             if violation <= limit and _optimal(P, q, G, row_norms, x, limit):
@@ -201,13 +212,21 @@ class BatchSolver:
 
 def _feasible(A: Array, b: Array, G: Array) -> bool:
     """Is {x : A x = b, G x <= 0} non-empty? (an LP, HiGHS)"""
-    res = linprog(np.zeros(A.shape[1]), A_ub=G, b_ub=np.zeros(G.shape[0]), A_eq=A, b_eq=b,
-                  bounds=[(None, None)] * A.shape[1], method="highs")
+    res = linprog(
+        np.zeros(A.shape[1]),
+        A_ub=G,
+        b_ub=np.zeros(G.shape[0]),
+        A_eq=A,
+        b_eq=b,
+        bounds=[(None, None)] * A.shape[1],
+        method="highs",
+    )
     return bool(res.status == 0)
 
 
-def least_friction_scale(A: Array, b: Array, cones: Callable[[float], Array],
-                         upper: float = 1000.0) -> float | None:
+def least_friction_scale(
+    A: Array, b: Array, cones: Callable[[float], Array], upper: float = 1000.0
+) -> float | None:
     """Bisection on a common factor s >= 1 on every mu: least s with ``A x = b`` feasible
     inside ``cones(s)`` (the face matrix with every mu scaled by s).
 

@@ -58,8 +58,9 @@ def exact_cone_values(f: Array, mu: float, normal: Array) -> tuple[Array, Array,
     return mu * fn - ft, util, fn
 
 
-def wrench_cone_margin(w_local: Array, A: Array,
-                       row_norms: Array) -> tuple[Array, NDArray[np.intp]]:
+def wrench_cone_margin(
+    w_local: Array, A: Array, row_norms: Array
+) -> tuple[Array, NDArray[np.intp]]:
     """Distance of wrenches (N, 6) in the contact frame to the nearest face of ``A`` (rows
     normalised; positive inside) and the index of that face: the one place it is written.
     NaN wrenches give a NaN margin."""

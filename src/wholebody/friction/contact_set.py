@@ -85,9 +85,10 @@ class ConeEvaluation:
 
     def violation_names(self) -> list[list[str]]:
         """Per sample, ``"contact: reason"`` of each violated contact."""
-        return [[f"{self.names[j]}: {VIOLATION_NAMES[code]}"
-                 for j, code in enumerate(row) if code >= 0]
-                for row in self.violated]
+        return [
+            [f"{self.names[j]}: {VIOLATION_NAMES[code]}" for j, code in enumerate(row) if code >= 0]
+            for row in self.violated
+        ]
 
 
 class ContactSet:
@@ -131,7 +132,8 @@ class ContactSet:
         for c in self.contacts:
             if not isinstance(c, (PointContact, SurfaceContact)):
                 raise InvalidArgumentError(
-                    f"contacts must be PointContact or SurfaceContact, got {type(c).__name__}")
+                    f"contacts must be PointContact or SurfaceContact, got {type(c).__name__}"
+                )
         self.names = tuple(c.name for c in self.contacts)
         self.sizes = tuple(c.size for c in self.contacts)
         self.pyramid_faces, self.inner = int(pyramid_faces), bool(inner)
@@ -146,8 +148,11 @@ class ContactSet:
                 pyramid = friction_pyramid(c.mu, self.pyramid_faces, inner=inner)
                 local.append(in_world_axes(pyramid, N))
                 gens.append(N @ pyramid_edges(c.mu, self.pyramid_faces, inner))
-                names += [f"{c.name}: slip along {360 * i / self.pyramid_faces:g} deg about the "
-                          f"normal (pyramid face {i})" for i in range(self.pyramid_faces)]
+                names += [
+                    f"{c.name}: slip along {360 * i / self.pyramid_faces:g} deg about the "
+                    f"normal (pyramid face {i})"
+                    for i in range(self.pyramid_faces)
+                ]
         self.local_faces, self._local_generators = tuple(local), tuple(gens)
         self.row_names = tuple(names)
         cols, rows, col, row = [], [], 0, 0
@@ -194,11 +199,12 @@ class ContactSet:
 
     def _rotations(self, rotations: ArrayLike, lead: tuple[int, ...] = ()) -> Array:
         R = np.asarray(rotations, dtype=float)
-        if R.shape[len(lead):] != (len(self), 3, 3) or R.shape[: len(lead)] != lead:
+        if R.shape[len(lead) :] != (len(self), 3, 3) or R.shape[: len(lead)] != lead:
             want = (*lead, len(self), 3, 3)
             raise InvalidArgumentError(
                 f"rotations must have shape {want} (one world-from-contact rotation per contact "
-                f"{list(self.names)}), got {R.shape}")
+                f"{list(self.names)}), got {R.shape}"
+            )
         return R
 
     def _make_views(self, out: Array) -> list[tuple[Array, Array]]:
@@ -207,8 +213,12 @@ class ContactSet:
             m, rows, parts, _ = shape
             start = self.rows[a].start * self.n + self.cols[a].start
             step = rows * self.n + parts * 3
-            view = as_strided(out.reshape(-1)[start:], shape=shape,
-                              strides=(step * s, self.n * s, 3 * s, s), writeable=True)
+            view = as_strided(
+                out.reshape(-1)[start:],
+                shape=shape,
+                strides=(step * s, self.n * s, 3 * s, s),
+                writeable=True,
+            )
             size = m * rows * parts * 3
             views.append((view, self._values[at : at + size].reshape(shape)))
             at += size
@@ -229,11 +239,15 @@ class ContactSet:
         if out is None or out is not self._out:
             if out is None:
                 out = np.zeros((self.n_rows, self.n))
-            elif (out.shape != (self.n_rows, self.n) or out.dtype != np.float64
-                  or not out.flags.c_contiguous):
+            elif (
+                out.shape != (self.n_rows, self.n)
+                or out.dtype != np.float64
+                or not out.flags.c_contiguous
+            ):
                 raise InvalidArgumentError(
                     f"out must be a C-contiguous float64 array of shape {(self.n_rows, self.n)}, "
-                    f"got {out.dtype} {out.shape}")
+                    f"got {out.dtype} {out.shape}"
+                )
             else:
                 out[...] = 0.0
             self._out, self._views = out, self._make_views(out)
@@ -257,8 +271,9 @@ class ContactSet:
             col += b.shape[1]
         return V
 
-    def newton_euler_matrix(self, positions: ArrayLike, point: ArrayLike,
-                            out: Array | None = None) -> Array:
+    def newton_euler_matrix(
+        self, positions: ArrayLike, point: ArrayLike, out: Array | None = None
+    ) -> Array:
         """``A_ne`` with ``A_ne x`` = total contact wrench about ``point``, shape (6, n).
 
         The linear-operator form of :func:`wholebody.balance.wrench_sum`: world axes,
@@ -275,8 +290,9 @@ class ContactSet:
         out.flat[self._skew_flat] = (d @ _SKEW_ENTRIES).ravel()
         return out
 
-    def linear_margins(self, x: ArrayLike, *, faces: ArrayLike | None = None,
-                       rotations: ArrayLike | None = None) -> Array:
+    def linear_margins(
+        self, x: ArrayLike, *, faces: ArrayLike | None = None, rotations: ArrayLike | None = None
+    ) -> Array:
         """Per contact, the distance to the nearest linear face (normalised rows; negative
         outside) of stacked wrenches ``x`` (..., n): the check of a QP's answer against the
         faces it used. Give ``faces`` (the face matrix, (n_rows, n) or (..., n_rows, n)) or
@@ -294,15 +310,20 @@ class ContactSet:
             parts = []
             for j, (cols, L) in enumerate(zip(self.cols, self.local_faces, strict=True)):
                 Rj = R[..., j, :, :]
-                local = np.concatenate([np.einsum("...ji,...j->...i", Rj,
-                                                  X[..., cols][..., p : p + 3])
-                                        for p in range(0, cols.stop - cols.start, 3)], axis=-1)
+                local = np.concatenate(
+                    [
+                        np.einsum("...ji,...j->...i", Rj, X[..., cols][..., p : p + 3])
+                        for p in range(0, cols.stop - cols.start, 3)
+                    ],
+                    axis=-1,
+                )
                 parts.append(local @ L.T)
             values = np.concatenate(parts, axis=-1)
         return -np.maximum.reduceat(values / self.row_norms, self._row_starts, axis=-1)
 
-    def check(self, wrenches: ArrayLike, rotations: ArrayLike, *,
-              tol: float = 0.0) -> ConeEvaluation:
+    def check(
+        self, wrenches: ArrayLike, rotations: ArrayLike, *, tol: float = 0.0
+    ) -> ConeEvaluation:
         """Check logged wrenches against the exact cones, vectorised over samples.
 
         Parameters
@@ -324,7 +345,8 @@ class ContactSet:
         W = np.asarray(wrenches, dtype=float)
         if W.ndim != 3 or W.shape[1:] != (len(self), 6):
             raise InvalidArgumentError(
-                f"wrenches must have shape (N, {len(self)}, 6) (the log layout), got {W.shape}")
+                f"wrenches must have shape (N, {len(self)}, 6) (the log layout), got {W.shape}"
+            )
         R = self._rotations(rotations, W.shape[:1])
         N, k = W.shape[:2]
         local_f = np.einsum("nkji,nkj->nki", R, W[..., :3])
@@ -337,8 +359,9 @@ class ContactSet:
             if isinstance(c, SurfaceContact):
                 _, util[:, j], normal[:, j] = exact_cone_values(fl, c.mu, _Z)
                 w = np.concatenate([fl, local_t[:, j]], axis=1)
-                margin[:, j], worst[:, j] = wrench_cone_margin(w, self.local_faces[j],
-                                                                self._local_norms[j])
+                margin[:, j], worst[:, j] = wrench_cone_margin(
+                    w, self.local_faces[j], self._local_norms[j]
+                )
                 # A sole pulled off the ground violates every row: name the cause, not a row.
                 worst[:, j] = np.where(normal[:, j] < 0, PULLING, worst[:, j])
                 cop[:, j] = cop_in_contact_frame(w)
@@ -358,8 +381,9 @@ _SKEW_ENTRIES = np.array(
 )
 
 
-def cone_matrix(contacts: Sequence[Contact], rotations: ArrayLike, *,
-                pyramid_faces: int = 4) -> Array:
+def cone_matrix(
+    contacts: Sequence[Contact], rotations: ArrayLike, *, pyramid_faces: int = 4
+) -> Array:
     """Block-diagonal face matrix ``G`` of all contacts in world axes: ``G x <= 0`` inside.
 
     A one-off :meth:`ContactSet.face_matrix`: point contacts use the inner pyramid with

@@ -67,24 +67,34 @@ class LogReader:
     n_samples = property(lambda self: self._fields.n_samples, doc="Number of samples.")
     joint_names = property(lambda self: self._fields.joint_names, doc="Joint column names.")
     contact_names = property(lambda self: self._fields.contact_names, doc="Contact names.")
-    external_frames = property(lambda self: self._fields.external_frames,
-                               doc="Frames of the known external wrenches.")
+    external_frames = property(
+        lambda self: self._fields.external_frames, doc="Frames of the known external wrenches."
+    )
     metadata = property(lambda self: dict(self._fields.metadata), doc="A copy of the metadata.")
-    accelerations_estimated = property(lambda self: self._fields.accelerations_estimated,
-                                       doc="True when ``a`` was estimated from ``v``.")
-    has_accelerations = property(lambda self: self._fields.has_accelerations,
-                                 doc="Whether the log holds accelerations ``a``.")
-    has_torques = property(lambda self: self._fields.has_torques,
-                           doc="Whether the log holds joint torques ``tau``.")
-    has_active = property(lambda self: self._fields.has_active,
-                          doc="Whether the log holds a contact schedule ``contact_active``.")
+    accelerations_estimated = property(
+        lambda self: self._fields.accelerations_estimated,
+        doc="True when ``a`` was estimated from ``v``.",
+    )
+    has_accelerations = property(
+        lambda self: self._fields.has_accelerations,
+        doc="Whether the log holds accelerations ``a``.",
+    )
+    has_torques = property(
+        lambda self: self._fields.has_torques, doc="Whether the log holds joint torques ``tau``."
+    )
+    has_active = property(
+        lambda self: self._fields.has_active,
+        doc="Whether the log holds a contact schedule ``contact_active``.",
+    )
 
     def __len__(self) -> int:
         return int(self._fields.n_samples)
 
     def __repr__(self) -> str:
-        return (f"LogReader({self.source!r}, n_samples={self.n_samples}, "
-                f"joints={len(self.joint_names)}, contacts={list(self.contact_names)})")
+        return (
+            f"LogReader({self.source!r}, n_samples={self.n_samples}, "
+            f"joints={len(self.joint_names)}, contacts={list(self.contact_names)})"
+        )
 
     def read(self, start: int = 0, stop: int | None = None) -> Trajectory:
         """Samples ``start`` to ``stop - 1`` (all by default) as a :class:`Trajectory`.
@@ -123,8 +133,12 @@ class LogReader:
     def __enter__(self) -> LogReader:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.close()
 
 

@@ -26,8 +26,9 @@ SUFFIXES = (".npz", ".csv", ".parquet", ".h5", ".hdf5")
 
 
 def _unknown(path: Path) -> LogFormatError:
-    return LogFormatError(f"{path}: unknown log format {path.suffix.lower()!r}; known: "
-                          f"{', '.join(SUFFIXES)}")
+    return LogFormatError(
+        f"{path}: unknown log format {path.suffix.lower()!r}; known: {', '.join(SUFFIXES)}"
+    )
 
 
 def open_fields(path: str | Path) -> FieldReader:

@@ -72,7 +72,9 @@ class FieldReader(ABC):
         """Shape of each numeric field present, from the names and ``n_samples``."""
         N, nj = self.n_samples, len(self.joint_names)
         shapes: dict[str, tuple[int, ...]] = {
-            "time": (N,), "q": (N, BASE_NQ + nj), "v": (N, BASE_NV + nj),
+            "time": (N,),
+            "q": (N, BASE_NQ + nj),
+            "v": (N, BASE_NV + nj),
             "contact_wrenches": (N, len(self.contact_names), 6),
         }
         if self.has_accelerations:
@@ -93,12 +95,15 @@ class FieldReader(ABC):
         for name, shape in self.expected_shapes().items():
             got = declared[name]
             if len(got) != len(shape):
-                raise LogFormatError(f"{self.source}: field {name!r} must have {len(shape)} "
-                                     f"dimensions, got shape {got}")
+                raise LogFormatError(
+                    f"{self.source}: field {name!r} must have {len(shape)} "
+                    f"dimensions, got shape {got}"
+                )
             if got != shape:
                 detail = f" (N samples, base + {nj} joints)" if name in ("q", "v") else ""
-                raise LogFormatError(f"{self.source}: field {name!r} must have shape {shape}"
-                                     f"{detail}, got {got}")
+                raise LogFormatError(
+                    f"{self.source}: field {name!r} must have shape {shape}{detail}, got {got}"
+                )
 
     def first_time(self) -> np.datetime64 | None:
         """The first sample's datetime when the time field holds datetimes."""
@@ -107,8 +112,10 @@ class FieldReader(ABC):
             return None
         origin = raw[0]
         if np.isnat(origin):
-            raise LogFormatError(f"{self.source}: field 'time' holds datetimes and its first "
-                                 "sample is not a time (NaT); it is the origin of the seconds")
+            raise LogFormatError(
+                f"{self.source}: field 'time' holds datetimes and its first "
+                "sample is not a time (NaT); it is the origin of the seconds"
+            )
         return origin
 
     def init_time(self) -> None:
@@ -122,8 +129,10 @@ class FieldReader(ABC):
         N = self.n_samples
         stop = N if stop is None else stop
         if not (0 <= start <= stop <= N) or start == stop:
-            raise LogFormatError(f"{self.source}: samples [{start}, {stop}) are not a non-empty "
-                                 f"range of the log's {N} samples")
+            raise LogFormatError(
+                f"{self.source}: samples [{start}, {stop}) are not a non-empty "
+                f"range of the log's {N} samples"
+            )
         return int(start), int(stop)
 
     def time(self, start: int, stop: int) -> NDArray[np.float64]:
@@ -140,22 +149,36 @@ class FieldReader(ABC):
         """
         start, stop = self._bounds(start, stop)
         width = sum(math.prod(shape[1:]) for shape in self.expected_shapes().values())
-        check_declared_size(self.source, f"reading samples {start}..{stop - 1}",
-                            (stop - start, width), 8, field=False)
+        check_declared_size(
+            self.source,
+            f"reading samples {start}..{stop - 1}",
+            (stop - start, width),
+            8,
+            field=False,
+        )
         lo = max(start - 1, 0)
         t = self.time(lo, stop)
         check_time_increasing(t, self.source, offset=lo)
-        t = t[start - lo:]
-        arrays = {name: self._raw(name, start, stop) for name in self.expected_shapes()
-                  if name != "time"}
+        t = t[start - lo :]
+        arrays = {
+            name: self._raw(name, start, stop) for name in self.expected_shapes() if name != "time"
+        }
         active = arrays.get(ACTIVE_FIELD)
         return LogFields(
-            time=t, q=arrays["q"], v=arrays["v"], a=arrays.get("a"), tau=arrays.get("tau"),
-            joint_names=self.joint_names, contact_names=self.contact_names,
-            contact_wrenches=arrays["contact_wrenches"], external_frames=self.external_frames,
+            time=t,
+            q=arrays["q"],
+            v=arrays["v"],
+            a=arrays.get("a"),
+            tau=arrays.get("tau"),
+            joint_names=self.joint_names,
+            contact_names=self.contact_names,
+            contact_wrenches=arrays["contact_wrenches"],
+            external_frames=self.external_frames,
             external_wrenches=arrays.get("external_wrenches"),
-            accelerations_estimated=self.accelerations_estimated, metadata=dict(self.metadata),
+            accelerations_estimated=self.accelerations_estimated,
+            metadata=dict(self.metadata),
             source=self.source,
-            contact_active=None if active is None else as_bool_array(
-                active, ACTIVE_FIELD, self.source, offset=start),
+            contact_active=None
+            if active is None
+            else as_bool_array(active, ACTIVE_FIELD, self.source, offset=start),
         )

@@ -30,19 +30,24 @@ METADATA_PREFIX = "# wholebody: "
 def _decode(path: Path) -> str:
     size = path.stat().st_size
     if size * 8 > available_memory():  # text plus its parsed rows
-        raise LogFormatError(f"{path}: a {size / 1e9:.3g} GB CSV log does not fit the memory "
-                             "available; convert it to Parquet or HDF5, which are read in chunks")
+        raise LogFormatError(
+            f"{path}: a {size / 1e9:.3g} GB CSV log does not fit the memory "
+            "available; convert it to Parquet or HDF5, which are read in chunks"
+        )
     data = path.read_bytes()
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise LogFormatError(f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line "
-                             f"{line}); save the CSV as UTF-8") from exc
+        raise LogFormatError(
+            f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line "
+            f"{line}); save the CSV as UTF-8"
+        ) from exc
 
 
-def _to_float(cells: NDArray[Any], header: list[str], first_line: list[int],
-              source: str) -> NDArray[np.float64]:
+def _to_float(
+    cells: NDArray[Any], header: list[str], first_line: list[int], source: str
+) -> NDArray[np.float64]:
     cells = np.char.strip(cells)
     cells[cells == ""] = "nan"
     try:
@@ -57,9 +62,11 @@ def _to_float(cells: NDArray[Any], header: list[str], first_line: list[int],
                 try:
                     float(text)
                 except ValueError:
-                    raise LogFormatError(f"{source}: line {first_line[i]}, column "
-                                         f"{header[j]!r}: {str(text)[:40]!r} is not a "
-                                         "number") from None
+                    raise LogFormatError(
+                        f"{source}: line {first_line[i]}, column "
+                        f"{header[j]!r}: {str(text)[:40]!r} is not a "
+                        "number"
+                    ) from None
     raise LogFormatError(f"{source}: a field is not a number")  # pragma: no cover
 
 
@@ -83,8 +90,8 @@ def _arrow_parse(text: str) -> tuple[list[str], NDArray[np.float64]] | None:
     header = [str(n).strip() for n in table.schema.names]
     t = pa.types
     if len(set(header)) != len(header) or not all(
-            t.is_floating(f.type) or t.is_integer(f.type) or t.is_null(f.type)
-            for f in table.schema):
+        t.is_floating(f.type) or t.is_integer(f.type) or t.is_null(f.type) for f in table.schema
+    ):
         return None
     out = np.empty((table.num_rows, len(header)))
     for k, col in enumerate(table.columns):
@@ -133,14 +140,17 @@ def _csv_parse(text: str, offset: int, source: str) -> tuple[list[str], NDArray[
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue
             if len(row) != width:
-                raise LogFormatError(f"{source}: line {reader.line_num + offset} has "
-                                     f"{len(row)} fields, the header {width} (truncated "
-                                     "file?)")
+                raise LogFormatError(
+                    f"{source}: line {reader.line_num + offset} has "
+                    f"{len(row)} fields, the header {width} (truncated "
+                    "file?)"
+                )
             rows.append(row)
             lines.append(reader.line_num + offset)
     except csv.Error as exc:
-        raise LogFormatError(f"{source}: line {reader.line_num + offset}: not valid CSV: "
-                             f"{exc}") from exc
+        raise LogFormatError(
+            f"{source}: line {reader.line_num + offset}: not valid CSV: {exc}"
+        ) from exc
     if not rows:
         return header, np.zeros((0, width))
     cells = np.array(rows, dtype=str).reshape(len(rows), width)
@@ -158,8 +168,9 @@ class CsvReader(TableReader):
         offset = 0
         if text.startswith(METADATA_PREFIX):
             first, _, text = text.partition("\n")
-            metadata, estimated = parse_metadata(first[len(METADATA_PREFIX):].rstrip("\r"),
-                                                 self.source)
+            metadata, estimated = parse_metadata(
+                first[len(METADATA_PREFIX) :].rstrip("\r"), self.source
+            )
             offset = 1
         if not text.strip():
             raise LogFormatError(f"{path}: empty file")
@@ -192,4 +203,3 @@ def write_csv(fields: LogFields, path: Path) -> None:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(header)
         writer.writerows(rows)
-

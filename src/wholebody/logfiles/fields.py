@@ -116,14 +116,20 @@ def as_float_array(value: Any, name: str, source: str) -> Array:
         try:
             arr = np.asarray(value)
         except (TypeError, ValueError) as exc:
-            raise LogFormatError(f"{source}: field {name!r} is not an array of numbers: "
-                                 f"{exc}") from exc
+            raise LogFormatError(
+                f"{source}: field {name!r} is not an array of numbers: {exc}"
+            ) from exc
     kind = arr.dtype.kind
     if kind in "fiu":
         return np.asarray(arr, dtype=np.float64)
     what = {
-        "b": "booleans", "c": "complex numbers", "U": "strings", "S": "bytes", "M": "datetimes",
-        "m": "time spans", "V": "structured records",
+        "b": "booleans",
+        "c": "complex numbers",
+        "U": "strings",
+        "S": "bytes",
+        "M": "datetimes",
+        "m": "time spans",
+        "V": "structured records",
     }.get(kind)
     if what is None and kind == "O":
         numbers = (int, float, np.integer, np.floating)
@@ -132,10 +138,15 @@ def as_float_array(value: Any, name: str, source: str) -> Array:
         what = "Python objects that are not all numbers"
     hint = ""
     if kind in "Mm":
-        hint = (" (give seconds: the readers convert a datetime time field to seconds since "
-                "the first sample)" if name == "time" else " (only the time field may)")
-    raise LogFormatError(f"{source}: field {name!r} holds {what or arr.dtype}; expected real "
-                         f"numbers{hint}")
+        hint = (
+            " (give seconds: the readers convert a datetime time field to seconds since "
+            "the first sample)"
+            if name == "time"
+            else " (only the time field may)"
+        )
+    raise LogFormatError(
+        f"{source}: field {name!r} holds {what or arr.dtype}; expected real numbers{hint}"
+    )
 
 
 def as_bool_array(value: Any, name: str, source: str, offset: int = 0) -> NDArray[np.bool_]:
@@ -153,8 +164,9 @@ def as_bool_array(value: Any, name: str, source: str, offset: int = 0) -> NDArra
         try:
             arr = np.asarray(value)
         except (TypeError, ValueError) as exc:
-            raise LogFormatError(f"{source}: field {name!r} is not an array of booleans: "
-                                 f"{exc}") from exc
+            raise LogFormatError(
+                f"{source}: field {name!r} is not an array of booleans: {exc}"
+            ) from exc
     kind = arr.dtype.kind
     if kind == "b":
         return np.asarray(arr, dtype=np.bool_)
@@ -163,14 +175,24 @@ def as_bool_array(value: Any, name: str, source: str, offset: int = 0) -> NDArra
         if bad.any():
             at = tuple(int(i) for i in np.argwhere(bad)[0])
             where = f"sample {offset + at[0]}" + (f", column {at[1]}" if len(at) > 1 else "")
-            raise LogFormatError(f"{source}: field {name!r} must hold booleans or 0/1 "
-                                 f"integers, got {arr[at].item()!r} at {where}")
+            raise LogFormatError(
+                f"{source}: field {name!r} must hold booleans or 0/1 "
+                f"integers, got {arr[at].item()!r} at {where}"
+            )
         return arr.astype(np.bool_)
-    what = {"f": "floats", "c": "complex numbers", "U": "strings", "S": "bytes",
-            "M": "datetimes", "m": "time spans", "V": "structured records",
-            "O": "Python objects"}.get(kind, str(arr.dtype))
-    raise LogFormatError(f"{source}: field {name!r} holds {what}; expected booleans (or 0/1 "
-                         "integers)")
+    what = {
+        "f": "floats",
+        "c": "complex numbers",
+        "U": "strings",
+        "S": "bytes",
+        "M": "datetimes",
+        "m": "time spans",
+        "V": "structured records",
+        "O": "Python objects",
+    }.get(kind, str(arr.dtype))
+    raise LogFormatError(
+        f"{source}: field {name!r} holds {what}; expected booleans (or 0/1 integers)"
+    )
 
 
 def seconds_from_times(raw: NDArray[Any], origin: np.datetime64 | None) -> Array:
@@ -208,8 +230,10 @@ def parse_metadata(value: Any, source: str) -> tuple[dict[str, Any], bool]:
     """
     if isinstance(value, np.ndarray):
         if value.shape != () or value.dtype.kind not in "US":
-            raise LogFormatError(f"{source}: field 'metadata' must be one JSON string, got an "
-                                 f"array of {value.dtype} with shape {value.shape}")
+            raise LogFormatError(
+                f"{source}: field 'metadata' must be one JSON string, got an "
+                f"array of {value.dtype} with shape {value.shape}"
+            )
         value = value[()]
     if isinstance(value, bytes):
         try:
@@ -217,8 +241,9 @@ def parse_metadata(value: Any, source: str) -> tuple[dict[str, Any], bool]:
         except UnicodeDecodeError as exc:
             raise LogFormatError(f"{source}: field 'metadata' is not UTF-8 text: {exc}") from exc
     if not isinstance(value, str):
-        raise LogFormatError(f"{source}: field 'metadata' must be a JSON string, got "
-                             f"{type(value).__name__}")
+        raise LogFormatError(
+            f"{source}: field 'metadata' must be a JSON string, got {type(value).__name__}"
+        )
     try:
         meta = json.loads(value)
     except json.JSONDecodeError as exc:
@@ -226,23 +251,28 @@ def parse_metadata(value: Any, source: str) -> tuple[dict[str, Any], bool]:
     except RecursionError as exc:
         raise LogFormatError(f"{source}: field 'metadata' is JSON nested too deeply") from exc
     if not isinstance(meta, dict):
-        raise LogFormatError(f"{source}: field 'metadata' must be a JSON object, got a JSON "
-                             f"{type(meta).__name__}")
+        raise LogFormatError(
+            f"{source}: field 'metadata' must be a JSON object, got a JSON {type(meta).__name__}"
+        )
     if _depth(meta, MAX_METADATA_DEPTH) > MAX_METADATA_DEPTH:
-        raise LogFormatError(f"{source}: field 'metadata' is JSON nested deeper than "
-                             f"{MAX_METADATA_DEPTH} levels")
+        raise LogFormatError(
+            f"{source}: field 'metadata' is JSON nested deeper than {MAX_METADATA_DEPTH} levels"
+        )
     estimated = meta.pop("accelerations_estimated", False)
     if not isinstance(estimated, bool):
-        raise LogFormatError(f"{source}: metadata key 'accelerations_estimated' must be true or "
-                             f"false, got {estimated!r}")
+        raise LogFormatError(
+            f"{source}: metadata key 'accelerations_estimated' must be true or "
+            f"false, got {estimated!r}"
+        )
     return meta, estimated
 
 
 def dump_metadata(fields: LogFields, target: str) -> str:
     """The ``metadata`` field as JSON text (``accelerations_estimated`` included)."""
     try:
-        return json.dumps({"accelerations_estimated": bool(fields.accelerations_estimated),
-                           **fields.metadata})
+        return json.dumps(
+            {"accelerations_estimated": bool(fields.accelerations_estimated), **fields.metadata}
+        )
     except (TypeError, ValueError) as exc:
         raise LogFormatError(f"{target}: metadata is not JSON-serialisable: {exc}") from exc
 
@@ -251,8 +281,10 @@ def check_names(names: Any, name: str, source: str) -> tuple[str, ...]:
     """A tuple of distinct strings, or :class:`LogFormatError` naming the field."""
     if isinstance(names, np.ndarray):
         if names.dtype.kind not in "UO" or names.ndim > 1:
-            raise LogFormatError(f"{source}: field {name!r} must be a 1-D array of strings, got "
-                                 f"{names.dtype} with shape {names.shape}")
+            raise LogFormatError(
+                f"{source}: field {name!r} must be a 1-D array of strings, got "
+                f"{names.dtype} with shape {names.shape}"
+            )
         names = names.reshape(-1).tolist()
     if isinstance(names, str):
         names = [names]
@@ -276,5 +308,7 @@ def check_time_increasing(t: Array, source: str, offset: int = 0) -> None:
     step = np.diff(tf)
     if np.any(step <= 0):
         i = int(np.flatnonzero(step <= 0)[0])
-        raise LogFormatError(f"{source}: field 'time' is not strictly increasing (sample "
-                             f"{offset + int(finite[i + 1])}: {tf[i + 1]!r} after {tf[i]!r})")
+        raise LogFormatError(
+            f"{source}: field 'time' is not strictly increasing (sample "
+            f"{offset + int(finite[i + 1])}: {tf[i + 1]!r} after {tf[i]!r})"
+        )

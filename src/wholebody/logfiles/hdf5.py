@@ -33,8 +33,7 @@ from .safety import check_declared_size, output_file
 __all__ = ["Hdf5Reader", "write_hdf5"]
 
 MAX_TEXT_BYTES = 64 * 2**20
-NUMERIC = ("time", "q", "v", "a", "tau", "contact_wrenches", "external_wrenches",
-           ACTIVE_FIELD)
+NUMERIC = ("time", "q", "v", "a", "tau", "contact_wrenches", "external_wrenches", ACTIVE_FIELD)
 
 
 def _h5py() -> Any:
@@ -51,8 +50,9 @@ class Hdf5Reader(FieldReader):
         try:
             self._file = h5py.File(path, "r")
         except OSError as exc:
-            raise LogFormatError(f"{path}: cannot read as HDF5 (truncated or not HDF5): "
-                                 f"{type(exc).__name__}") from exc
+            raise LogFormatError(
+                f"{path}: cannot read as HDF5 (truncated or not HDF5): {type(exc).__name__}"
+            ) from exc
         try:
             self._open()
         except BaseException:
@@ -65,51 +65,70 @@ class Hdf5Reader(FieldReader):
         try:
             link = f.get(name, getlink=True)
         except (OSError, KeyError, RuntimeError) as exc:
-            raise LogFormatError(f"{self.source}: field {name!r} cannot be read: "
-                                 f"{type(exc).__name__}") from exc
+            raise LogFormatError(
+                f"{self.source}: field {name!r} cannot be read: {type(exc).__name__}"
+            ) from exc
         if link is None:
             return None
         if isinstance(link, h5py.ExternalLink):
-            raise LogFormatError(f"{self.source}: field {name!r} is a link to another file; "
-                                 "refusing to read outside the log file")
+            raise LogFormatError(
+                f"{self.source}: field {name!r} is a link to another file; "
+                "refusing to read outside the log file"
+            )
         try:
             obj = f[name]
         except (OSError, KeyError, RuntimeError) as exc:
-            raise LogFormatError(f"{self.source}: field {name!r} cannot be read (a dangling "
-                                 f"link?): {type(exc).__name__}") from exc
+            raise LogFormatError(
+                f"{self.source}: field {name!r} cannot be read (a dangling "
+                f"link?): {type(exc).__name__}"
+            ) from exc
         if not isinstance(obj, h5py.Dataset):
-            raise LogFormatError(f"{self.source}: field {name!r} is an HDF5 "
-                                 f"{type(obj).__name__.lower()}, expected a dataset")
+            raise LogFormatError(
+                f"{self.source}: field {name!r} is an HDF5 "
+                f"{type(obj).__name__.lower()}, expected a dataset"
+            )
         if obj.external:
-            raise LogFormatError(f"{self.source}: field {name!r} uses external storage (data "
-                                 "in other files); refusing to read outside the log file")
+            raise LogFormatError(
+                f"{self.source}: field {name!r} uses external storage (data "
+                "in other files); refusing to read outside the log file"
+            )
         if obj.is_virtual:
-            raise LogFormatError(f"{self.source}: field {name!r} is a virtual dataset (data "
-                                 "mapped from other datasets or files); refusing to read it")
+            raise LogFormatError(
+                f"{self.source}: field {name!r} is a virtual dataset (data "
+                "mapped from other datasets or files); refusing to read it"
+            )
         return obj
 
     def _text(self, name: str) -> Any:
         dset = self._dataset(name)
         if dset is None:
             return None
-        check_declared_size(self.source, name, dset.shape, dset.dtype.itemsize or 8,
-                            limit=MAX_TEXT_BYTES)
+        check_declared_size(
+            self.source, name, dset.shape, dset.dtype.itemsize or 8, limit=MAX_TEXT_BYTES
+        )
         kind = dset.dtype.kind
         string_info = self._h5py.check_string_dtype(dset.dtype)
         if string_info is None and kind != "S":
-            raise LogFormatError(f"{self.source}: field {name!r} must hold strings, got "
-                                 f"{dset.dtype}")
+            raise LogFormatError(
+                f"{self.source}: field {name!r} must hold strings, got {dset.dtype}"
+            )
         try:
             value = dset[()]
         except (OSError, ValueError, TypeError) as exc:
-            raise LogFormatError(f"{self.source}: field {name!r} cannot be read: "
-                                 f"{type(exc).__name__}") from exc
+            raise LogFormatError(
+                f"{self.source}: field {name!r} cannot be read: {type(exc).__name__}"
+            ) from exc
         try:
             if isinstance(value, bytes):
                 return value.decode("utf-8")
             if isinstance(value, np.ndarray):
-                return np.array([x.decode("utf-8") if isinstance(x, bytes) else str(x)
-                                 for x in value.reshape(-1)], dtype=object).reshape(value.shape)
+                return np.array(
+                    [
+                        x.decode("utf-8") if isinstance(x, bytes) else str(x)
+                        for x in value.reshape(-1)
+                    ],
+                    dtype=object,
+                ).reshape(value.shape)
         except UnicodeDecodeError as exc:
             raise LogFormatError(f"{self.source}: field {name!r} is not UTF-8 text") from exc
         return value
@@ -118,16 +137,19 @@ class Hdf5Reader(FieldReader):
         present = {k: self._dataset(k) for k in NUMERIC}
         missing = [k for k in REQUIRED if k not in self._file]
         if missing:
-            raise LogFormatError(f"{self.source}: missing field(s) {missing}; present: "
-                                 f"{sorted(self._file)}")
+            raise LogFormatError(
+                f"{self.source}: missing field(s) {missing}; present: {sorted(self._file)}"
+            )
         self._dsets = {k: d for k, d in present.items() if d is not None}
         self.has_accelerations = "a" in self._dsets
         self.has_torques = "tau" in self._dsets
         self.has_external = "external_wrenches" in self._dsets
         self.has_active = ACTIVE_FIELD in self._dsets
         if self.has_external and "external_frames" not in self._file:
-            raise LogFormatError(f"{self.source}: field 'external_wrenches' needs "
-                                 "'external_frames' (the frames they act on)")
+            raise LogFormatError(
+                f"{self.source}: field 'external_wrenches' needs "
+                "'external_frames' (the frames they act on)"
+            )
         self.metadata, self.accelerations_estimated = {}, False
         meta = self._text("metadata")
         if meta is not None:
@@ -145,10 +167,10 @@ class Hdf5Reader(FieldReader):
             if name == "time" and dtype.kind == "V" and self._h5py.check_opaque_dtype(dtype):
                 dtype = np.dtype(dtype.str)  # datetime64 stored as opaque data by h5py
             if self._h5py.check_string_dtype(dtype) is not None:
-                expected = ("booleans (or 0/1 integers)" if name == ACTIVE_FIELD
-                            else "real numbers")
-                raise LogFormatError(f"{self.source}: field {name!r} holds strings; expected "
-                                     f"{expected}")
+                expected = "booleans (or 0/1 integers)" if name == ACTIVE_FIELD else "real numbers"
+                raise LogFormatError(
+                    f"{self.source}: field {name!r} holds strings; expected {expected}"
+                )
             if name == ACTIVE_FIELD:
                 if dtype.kind not in "biu":
                     as_bool_array(np.zeros(0, dtype=dtype), name, self.source)
@@ -157,8 +179,9 @@ class Hdf5Reader(FieldReader):
             check_declared_size(self.source, name, dset.shape, dtype.itemsize)
             declared[name] = tuple(int(n) for n in dset.shape)
         if len(declared["time"]) != 1:
-            raise LogFormatError(f"{self.source}: field 'time' must have 1 dimensions, got "
-                                 f"shape {declared['time']}")
+            raise LogFormatError(
+                f"{self.source}: field 'time' must have 1 dimensions, got shape {declared['time']}"
+            )
         self.n_samples = declared["time"][0]
         self.check_shapes(declared)
         self.init_time()
@@ -168,8 +191,10 @@ class Hdf5Reader(FieldReader):
         try:
             value = dset[start:stop]
         except (OSError, ValueError, TypeError) as exc:
-            raise LogFormatError(f"{self.source}: field {name!r} cannot be read (samples "
-                                 f"{start}..{stop - 1}): {type(exc).__name__}") from exc
+            raise LogFormatError(
+                f"{self.source}: field {name!r} cannot be read (samples "
+                f"{start}..{stop - 1}): {type(exc).__name__}"
+            ) from exc
         if name == "time" and value.dtype.kind in "Mm":
             return value
         if name == ACTIVE_FIELD:

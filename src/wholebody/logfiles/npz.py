@@ -51,8 +51,9 @@ class NpzReader(FieldReader):
             self._zip = zipfile.ZipFile(path)
             members = {n[:-4]: n for n in self._zip.namelist() if n.endswith(".npy")}
         except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
-            raise LogFormatError(f"{path}: cannot read as .npz (truncated or not a NumPy "
-                                 f"archive): {exc}") from exc
+            raise LogFormatError(
+                f"{path}: cannot read as .npz (truncated or not a NumPy archive): {exc}"
+            ) from exc
         self._members = members
         self._cache: dict[str, NDArray[Any]] = {}
         try:
@@ -64,21 +65,27 @@ class NpzReader(FieldReader):
     def _open(self) -> None:
         missing = [k for k in REQUIRED if k not in self._members]
         if missing:
-            raise LogFormatError(f"{self.source}: missing field(s) {missing}; present: "
-                                 f"{sorted(self._members)}")
+            raise LogFormatError(
+                f"{self.source}: missing field(s) {missing}; present: {sorted(self._members)}"
+            )
         self.has_accelerations = "a" in self._members
         self.has_torques = "tau" in self._members
         self.has_external = "external_wrenches" in self._members
         self.has_active = ACTIVE_FIELD in self._members
         if self.has_external and "external_frames" not in self._members:
-            raise LogFormatError(f"{self.source}: field 'external_wrenches' needs "
-                                 "'external_frames' (the frames they act on)")
+            raise LogFormatError(
+                f"{self.source}: field 'external_wrenches' needs "
+                "'external_frames' (the frames they act on)"
+            )
         self.metadata, self.accelerations_estimated = {}, False
         if "metadata" in self._members:
             self.metadata, self.accelerations_estimated = parse_metadata(
-                self._load("metadata", text=True), self.source)
-        names = {k: check_names(self._load(k, text=True), k, self.source) if k in self._members
-                 else () for k in NAME_FIELDS}
+                self._load("metadata", text=True), self.source
+            )
+        names = {
+            k: check_names(self._load(k, text=True), k, self.source) if k in self._members else ()
+            for k in NAME_FIELDS
+        }
         self.joint_names = names["joint_names"]
         self.contact_names = names["contact_names"]
         self.external_frames = names["external_frames"] if self.has_external else ()
@@ -99,8 +106,9 @@ class NpzReader(FieldReader):
             declared[ACTIVE_FIELD] = shape
         self.n_samples = declared["time"][0] if len(declared["time"]) == 1 else -1
         if self.n_samples < 0:
-            raise LogFormatError(f"{self.source}: field 'time' must have 1 dimensions, got "
-                                 f"shape {declared['time']}")
+            raise LogFormatError(
+                f"{self.source}: field 'time' must have 1 dimensions, got shape {declared['time']}"
+            )
         self.check_shapes(declared)
         self.init_time()
 
@@ -109,25 +117,31 @@ class NpzReader(FieldReader):
             with self._zip.open(self._members[name]) as fh:
                 shape, _, dtype = _header(fh)
         except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
-            raise LogFormatError(f"{self.source}: field {name!r} cannot be read (truncated or "
-                                 f"not a NumPy array): {exc}") from exc
+            raise LogFormatError(
+                f"{self.source}: field {name!r} cannot be read (truncated or "
+                f"not a NumPy array): {exc}"
+            ) from exc
         if dtype.hasobject:
-            raise LogFormatError(f"{self.source}: field {name!r} holds Python objects, which "
-                                 "would need unpickling; wholebody never unpickles")
+            raise LogFormatError(
+                f"{self.source}: field {name!r} holds Python objects, which "
+                "would need unpickling; wholebody never unpickles"
+            )
         return tuple(int(n) for n in shape), dtype
 
     def _load(self, name: str, text: bool = False) -> NDArray[Any]:
         if name in self._cache:
             return self._cache[name]
         shape, dtype = self._declared(name)
-        check_declared_size(self.source, name, shape, dtype.itemsize,
-                            limit=MAX_TEXT_BYTES if text else None)
+        check_declared_size(
+            self.source, name, shape, dtype.itemsize, limit=MAX_TEXT_BYTES if text else None
+        )
         try:
             with self._zip.open(self._members[name]) as fh:
                 value = np.lib.format.read_array(fh, allow_pickle=False)
         except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
-            raise LogFormatError(f"{self.source}: field {name!r} cannot be read (truncated or "
-                                 f"damaged): {exc}") from exc
+            raise LogFormatError(
+                f"{self.source}: field {name!r} cannot be read (truncated or damaged): {exc}"
+            ) from exc
         if name == ACTIVE_FIELD:
             value = as_bool_array(value, name, self.source)
             self._cache[name] = value
@@ -150,7 +164,9 @@ def write_npz(fields: LogFields, path: Path) -> None:
     """Write ``fields`` as a compressed ``.npz`` (names as unicode arrays, metadata as one JSON
     string, ``contact_active`` as bool)."""
     arrays: dict[str, Any] = {
-        "time": fields.time, "q": fields.q, "v": fields.v,
+        "time": fields.time,
+        "q": fields.q,
+        "v": fields.v,
         "joint_names": np.array(fields.joint_names, dtype=str),
         "contact_names": np.array(fields.contact_names, dtype=str),
         "contact_wrenches": fields.contact_wrenches,

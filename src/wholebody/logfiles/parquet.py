@@ -64,8 +64,9 @@ class ParquetReader(TableReader):
             self._file = pq.ParquetFile(path)
             schema = self._file.schema_arrow
         except Exception as exc:  # pyarrow raises several types for damaged files
-            raise LogFormatError(f"{path}: cannot read as Parquet (truncated or not "
-                                 f"Parquet): {exc}") from exc
+            raise LogFormatError(
+                f"{path}: cannot read as Parquet (truncated or not Parquet): {exc}"
+            ) from exc
         meta = schema.metadata or {}
         metadata: dict[str, Any] = {}
         estimated = False
@@ -75,8 +76,7 @@ class ParquetReader(TableReader):
             try:
                 attrs = json.loads(meta[b"PANDAS_ATTRS"])
             except (ValueError, RecursionError) as exc:
-                raise LogFormatError(f"{path}: schema metadata 'PANDAS_ATTRS' is not JSON") \
-                    from exc
+                raise LogFormatError(f"{path}: schema metadata 'PANDAS_ATTRS' is not JSON") from exc
             if isinstance(attrs, dict) and "wholebody" in attrs:
                 metadata, estimated = parse_metadata(attrs["wholebody"], self.source)
         self.header = [str(n) for n in schema.names]
@@ -86,10 +86,10 @@ class ParquetReader(TableReader):
             for c in cols:
                 what = _kind(pa, c, types[c])
                 if what is not None:
-                    expected = ("0 or 1 (or booleans)" if c.startswith(ACTIVE_PREFIX)
-                                else "real numbers")
-                    raise LogFormatError(f"{path}: column {c!r} holds {what}; expected "
-                                         f"{expected}")
+                    expected = (
+                        "0 or 1 (or booleans)" if c.startswith(ACTIVE_PREFIX) else "real numbers"
+                    )
+                    raise LogFormatError(f"{path}: column {c!r} holds {what}; expected {expected}")
         md = self._file.metadata
         self.n_samples = int(md.num_rows)
         if self.n_samples == 0:
@@ -98,8 +98,7 @@ class ParquetReader(TableReader):
         self._starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         self._cache: tuple[tuple[int, ...], Any] | None = None
         width = sum(len(cols) for cols in self._names.values())
-        check_declared_size(self.source, "a row group", (max(sizes), width), 8,
-                            field=False)
+        check_declared_size(self.source, "a row group", (max(sizes), width), 8, field=False)
         self.init_time()
 
     def _read(self, names: list[str], start: int, stop: int) -> Any:
@@ -113,11 +112,11 @@ class ParquetReader(TableReader):
             self._cache = None  # release the previous groups before reading the next
             used = [c for cols in self._names.values() for c in cols]
             try:
-                table = self._file.read_row_groups(list(groups), columns=used,
-                                                   use_threads=False)
+                table = self._file.read_row_groups(list(groups), columns=used, use_threads=False)
             except Exception as exc:  # pyarrow raises several types for damaged files
-                raise LogFormatError(f"{self.source}: cannot read rows {start}..{stop - 1}: "
-                                     f"{exc}") from exc
+                raise LogFormatError(
+                    f"{self.source}: cannot read rows {start}..{stop - 1}: {exc}"
+                ) from exc
             self._cache = (groups, table)
         table = self._cache[1].select(names)
         return table.slice(start - int(self._starts[first]), stop - start)
@@ -142,13 +141,15 @@ class ParquetReader(TableReader):
         col = self._read(["time"], start, stop).column(0)
         pa = self._pa
         if pa.types.is_timestamp(col.type):
-            return np.asarray(col.cast(pa.timestamp("ns", col.type.tz)).to_numpy(
-                zero_copy_only=False), dtype="datetime64[ns]")
+            return np.asarray(
+                col.cast(pa.timestamp("ns", col.type.tz)).to_numpy(zero_copy_only=False),
+                dtype="datetime64[ns]",
+            )
         if pa.types.is_duration(col.type):
-            return np.asarray(col.cast(pa.duration("ns")).to_numpy(zero_copy_only=False),
-                              dtype="timedelta64[ns]")
+            return np.asarray(
+                col.cast(pa.duration("ns")).to_numpy(zero_copy_only=False), dtype="timedelta64[ns]"
+            )
         return self._numbers(col)
-
 
     def close(self) -> None:
         """Drop the row groups kept and close the file."""

@@ -59,8 +59,15 @@ def _gb(n: float) -> str:
     return f"{n / 1e9:.3g} GB"
 
 
-def check_declared_size(source: str, name: str, shape: Sequence[int], itemsize: int,
-                        limit: int | None = None, *, field: bool = True) -> None:
+def check_declared_size(
+    source: str,
+    name: str,
+    shape: Sequence[int],
+    itemsize: int,
+    limit: int | None = None,
+    *,
+    field: bool = True,
+) -> None:
     """Raise :class:`LogFormatError` when a field's declared size exceeds ``limit`` bytes
     (default: the memory available now); ``field=False`` names ``name`` as it is (a range)."""
     what = f"field {name!r}" if field else name
@@ -69,9 +76,11 @@ def check_declared_size(source: str, name: str, shape: Sequence[int], itemsize: 
     size = math.prod(int(n) for n in shape) * int(itemsize)
     limit = available_memory() if limit is None else limit
     if size > limit:
-        raise LogFormatError(f"{source}: {what} declares shape {tuple(shape)} "
-                             f"({_gb(size)}), more than the {_gb(limit)} of memory available; "
-                             "refusing to read it")
+        raise LogFormatError(
+            f"{source}: {what} declares shape {tuple(shape)} "
+            f"({_gb(size)}), more than the {_gb(limit)} of memory available; "
+            "refusing to read it"
+        )
 
 
 def _reason(exc: OSError) -> str:
@@ -99,17 +108,21 @@ def output_file(path: Path) -> Iterator[Path]:
     for parent in path.parents:
         if parent.exists():
             if not parent.is_dir():
-                raise OutputError(f"{path}: cannot write the log: {parent} is a file, not a "
-                                  "directory")
+                raise OutputError(
+                    f"{path}: cannot write the log: {parent} is a file, not a directory"
+                )
             break
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise OutputError(f"{path}: cannot create the directory {path.parent}: "
-                          f"{_reason(exc)}") from exc
+        raise OutputError(
+            f"{path}: cannot create the directory {path.parent}: {_reason(exc)}"
+        ) from exc
     if not os.access(path.parent, os.W_OK):
-        raise OutputError(f"{path}: cannot write the log: permission denied (the directory "
-                          f"{path.parent} is not writable)")
+        raise OutputError(
+            f"{path}: cannot write the log: permission denied (the directory "
+            f"{path.parent} is not writable)"
+        )
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         yield tmp

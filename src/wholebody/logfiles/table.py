@@ -29,10 +29,11 @@ def _grouped(header: list[str], prefix: str, source: str) -> list[str]:
     names: dict[str, None] = {}
     for h in header:
         if h.startswith(prefix):
-            name, _, comp = h[len(prefix):].rpartition(":")
+            name, _, comp = h[len(prefix) :].rpartition(":")
             if comp not in WRENCH or not _:
-                raise LogFormatError(f"{source}: column {h!r}: expected {prefix}<name>:"
-                                     f"{'|'.join(WRENCH)}")
+                raise LogFormatError(
+                    f"{source}: column {h!r}: expected {prefix}<name>:{'|'.join(WRENCH)}"
+                )
             names[name] = None
     return list(names)
 
@@ -47,8 +48,9 @@ class TableReader(FieldReader):
         seen: dict[str, int] = {}
         for i, h in enumerate(header):
             if h in seen:
-                raise LogFormatError(f"{source}: column {h!r} appears twice (columns "
-                                     f"{seen[h] + 1} and {i + 1})")
+                raise LogFormatError(
+                    f"{source}: column {h!r} appears twice (columns {seen[h] + 1} and {i + 1})"
+                )
             seen[h] = i
         if "time" not in seen:
             raise LogFormatError(f"{source}: missing column 'time'")
@@ -59,16 +61,19 @@ class TableReader(FieldReader):
         self.has_accelerations = any(h.startswith("a:") for h in header) or BASE_A[0] in seen
         self.has_torques = any(h.startswith("tau:") for h in header)
         self.has_external = bool(self.external_frames)
-        active = [h[len(ACTIVE_PREFIX):] for h in header if h.startswith(ACTIVE_PREFIX)]
+        active = [h[len(ACTIVE_PREFIX) :] for h in header if h.startswith(ACTIVE_PREFIX)]
         unknown = [a for a in active if a not in self.contact_names]
         if unknown:
-            raise LogFormatError(f"{source}: column {ACTIVE_PREFIX + unknown[0]!r} names no "
-                                 f"contact; contacts (from the contact: columns): "
-                                 f"{list(self.contact_names)}")
+            raise LogFormatError(
+                f"{source}: column {ACTIVE_PREFIX + unknown[0]!r} names no "
+                f"contact; contacts (from the contact: columns): "
+                f"{list(self.contact_names)}"
+            )
         self.has_active = bool(active)
         self._names = self._field_columns()
-        missing_all = [(what, [n for n in cols if n not in seen])
-                       for what, cols in self._names.items()]
+        missing_all = [
+            (what, [n for n in cols if n not in seen]) for what, cols in self._names.items()
+        ]
         for what, missing in missing_all:
             if missing:
                 raise LogFormatError(f"{source}: missing column(s) {missing[:6]} for {what}")
@@ -86,8 +91,9 @@ class TableReader(FieldReader):
         if self.has_torques:
             cols["tau"] = [f"tau:{n}" for n in j]
         if self.has_external:
-            cols["external_wrenches"] = [f"external:{e}:{x}" for e in self.external_frames
-                                         for x in WRENCH]
+            cols["external_wrenches"] = [
+                f"external:{e}:{x}" for e in self.external_frames for x in WRENCH
+            ]
         if self.has_active:
             cols[ACTIVE_FIELD] = [ACTIVE_PREFIX + c for c in self.contact_names]
         return cols
@@ -114,9 +120,11 @@ class TableReader(FieldReader):
         bad = (table != 0) & (table != 1)
         if bad.any():
             i, j = (int(x) for x in np.argwhere(bad)[0])
-            raise LogFormatError(f"{self.source}: column {cols[j]!r}, sample {start + i}: "
-                                 f"{float(table[i, j])!r} is not 0 or 1 (whether the contact is "
-                                 "active)")
+            raise LogFormatError(
+                f"{self.source}: column {cols[j]!r}, sample {start + i}: "
+                f"{float(table[i, j])!r} is not 0 or 1 (whether the contact is "
+                "active)"
+            )
         return table.astype(np.bool_)
 
     def _time_column(self, start: int, stop: int) -> NDArray[Any]:

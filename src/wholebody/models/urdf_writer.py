@@ -74,7 +74,9 @@ class UrdfWriter:
                     f"      <geometry>{geom}</geometry>\n    </{tag}>"
                 )
         inner = "\n".join(body)
-        self.parts.append(f'  <link name="{name}">\n{inner}\n  </link>' if inner else f'  <link name="{name}"/>')
+        self.parts.append(
+            f'  <link name="{name}">\n{inner}\n  </link>' if inner else f'  <link name="{name}"/>'
+        )
 
     def joint(
         self,

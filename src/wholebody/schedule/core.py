@@ -14,8 +14,17 @@ from ..contacts import Contact, SurfaceContact
 from ..errors import InvalidArgumentError
 from ..robot import Robot
 
-__all__ = ["ContactSchedule", "contact_heights", "enforce_min_durations", "ground_plane", "checked_states",
-           "sample_times", "check_schedule_contacts", "METHODS", "MAX_SUBSET_CONTACTS"]
+__all__ = [
+    "ContactSchedule",
+    "contact_heights",
+    "enforce_min_durations",
+    "ground_plane",
+    "checked_states",
+    "sample_times",
+    "check_schedule_contacts",
+    "METHODS",
+    "MAX_SUBSET_CONTACTS",
+]
 
 Array = NDArray[np.float64]
 Bools = NDArray[np.bool_]
@@ -38,7 +47,8 @@ class ContactSchedule:
     active : ndarray of bool, shape (N, k)
         True where the contact may carry a wrench; estimation fixes the others to zero.
     method : str
-        ``"kinematic"``, ``"dynamic"``, ``"combined"``, or ``"given"`` / ``"logged"`` (read from a log).
+        ``"kinematic"``, ``"dynamic"``, ``"combined"``, or ``"given"`` / ``"logged"`` (read
+        from a log).
     confidence : ndarray, shape (N, k)
         How clear each decision is, in [0, 1]: kinematic, the distance of the height from
         the hysteresis band relative to its width; dynamic, how far the residual without
@@ -73,7 +83,8 @@ class ContactSchedule:
         if self.active.shape != (N, k):
             raise InvalidArgumentError(
                 f"active must have shape ({N}, {k}) (samples, contacts "
-                f"{list(self.contact_names)}), got {self.active.shape}")
+                f"{list(self.contact_names)}), got {self.active.shape}"
+            )
         if self.unexplained is None:
             object.__setattr__(self, "unexplained", np.zeros(N, dtype=bool))
 
@@ -81,8 +92,9 @@ class ContactSchedule:
         return int(self.active.shape[0])
 
     @classmethod
-    def from_active(cls, contact_names: Sequence[str], time: ArrayLike, active: ArrayLike,
-                    method: str = "given") -> ContactSchedule:
+    def from_active(
+        cls, contact_names: Sequence[str], time: ArrayLike, active: ArrayLike, method: str = "given"
+    ) -> ContactSchedule:
         """A schedule from a known mask (a log's, or the simulator's): confidence 1."""
         mask = np.asarray(active, dtype=bool)
         t = np.asarray(time, dtype=float)
@@ -95,9 +107,14 @@ class ContactSchedule:
         from ..errors import OutputError
 
         assert self.unexplained is not None
-        arrays = {"time": self.time, "contact_names": np.array(self.contact_names),
-                  "active": self.active, "confidence": self.confidence,
-                  "unexplained": self.unexplained, "method": np.array(self.method)}
+        arrays = {
+            "time": self.time,
+            "contact_names": np.array(self.contact_names),
+            "active": self.active,
+            "confidence": self.confidence,
+            "unexplained": self.unexplained,
+            "method": np.array(self.method),
+        }
         arrays |= {f"evidence_{k}": np.asarray(v) for k, v in self.evidence.items()}
         try:
             np.savez(path, **arrays)  # type: ignore[arg-type]
@@ -120,13 +137,14 @@ class ContactSchedule:
             names = tuple(str(n) for n in data["contact_names"])
             active = data["active"].astype(bool)
             conf = data["confidence"] if "confidence" in data.files else np.ones(active.shape)
-            unexplained = (data["unexplained"].astype(bool) if "unexplained" in data.files
-                           else None)
+            unexplained = data["unexplained"].astype(bool) if "unexplained" in data.files else None
             method = str(data["method"]) if "method" in data.files else "given"
-            evidence = {f[len("evidence_"):]: data[f] for f in data.files
-                        if f.startswith("evidence_")}
-            return cls(names, data["time"].astype(float), active, method, conf, evidence,
-                       unexplained)
+            evidence = {
+                f[len("evidence_") :]: data[f] for f in data.files if f.startswith("evidence_")
+            }
+            return cls(
+                names, data["time"].astype(float), active, method, conf, evidence, unexplained
+            )
 
     def column(self, name: str) -> Bools:
         """The active flags of one contact, shape (N,)."""
@@ -151,7 +169,8 @@ class ContactSchedule:
         mask = other.active if isinstance(other, ContactSchedule) else np.asarray(other, bool)
         if mask.shape != self.active.shape:
             raise InvalidArgumentError(
-                f"schedules differ in shape: {self.active.shape} and {mask.shape}")
+                f"schedules differ in shape: {self.active.shape} and {mask.shape}"
+            )
         return float(np.mean(mask == self.active))
 
     def summary(self) -> str:
@@ -159,13 +178,17 @@ class ContactSchedule:
         lines = [f"contact schedule ({self.method}, {len(self)} samples)"]
         for j, name in enumerate(self.contact_names):
             n_tr = int(np.count_nonzero(np.diff(self.active[:, j].astype(np.int8))))
-            lines.append(f"  {name}: active {100 * self.active[:, j].mean():.1f} % of samples, "
-                         f"{n_tr} transitions, least confidence "
-                         f"{float(np.min(self.confidence[:, j], initial=1.0)):.2f}")
+            lines.append(
+                f"  {name}: active {100 * self.active[:, j].mean():.1f} % of samples, "
+                f"{n_tr} transitions, least confidence "
+                f"{float(np.min(self.confidence[:, j], initial=1.0)):.2f}"
+            )
         assert self.unexplained is not None
         if self.unexplained.any():
-            lines.append(f"  {int(self.unexplained.sum())} samples no subset of the contacts "
-                         f"explains (first at t = {self.time[self.unexplained][0]:.3f} s)")
+            lines.append(
+                f"  {int(self.unexplained.sum())} samples no subset of the contacts "
+                f"explains (first at t = {self.time[self.unexplained][0]:.3f} s)"
+            )
         return "\n".join(lines)
 
 
@@ -182,8 +205,9 @@ def ground_plane(ground_height: float, ground_normal: ArrayLike | None) -> tuple
     return n, ground_height * n
 
 
-def checked_states(robot: Robot, q: ArrayLike, v: ArrayLike, a: ArrayLike | None
-            ) -> tuple[Array, Array, Array, Bools, dict[int, str]]:
+def checked_states(
+    robot: Robot, q: ArrayLike, v: ArrayLike, a: ArrayLike | None
+) -> tuple[Array, Array, Array, Bools, dict[int, str]]:
     arrays: dict[str, Any] = {"q": q, "v": v}
     if a is not None:
         arrays["a"] = a
@@ -195,18 +219,26 @@ def checked_states(robot: Robot, q: ArrayLike, v: ArrayLike, a: ArrayLike | None
 
 def sample_times(time: ArrayLike | None, N: int) -> Array:
     if time is None:
-        raise InvalidArgumentError("time is needed (sample times [s], shape (N,)): minimum "
-                                   "durations are in seconds")
+        raise InvalidArgumentError(
+            "time is needed (sample times [s], shape (N,)): minimum durations are in seconds"
+        )
     t = np.asarray(time, dtype=float)
     if t.shape != (N,) or not np.isfinite(t).all() or np.any(np.diff(t) <= 0):
-        raise InvalidArgumentError(f"time must be finite and increasing, shape ({N},); got "
-                                   f"shape {t.shape}")
+        raise InvalidArgumentError(
+            f"time must be finite and increasing, shape ({N},); got shape {t.shape}"
+        )
     return t
 
 
-def contact_heights(robot: Robot, q: ArrayLike, v: ArrayLike, contacts: Sequence[Contact], *,
-                    ground_height: float = 0.0, ground_normal: ArrayLike | None = None
-                    ) -> tuple[Array, Array]:
+def contact_heights(
+    robot: Robot,
+    q: ArrayLike,
+    v: ArrayLike,
+    contacts: Sequence[Contact],
+    *,
+    ground_height: float = 0.0,
+    ground_normal: ArrayLike | None = None,
+) -> tuple[Array, Array]:
     """Height above the ground plane and normal speed of each contact's lowest point.
 
     The lowest point is a sole's lowest corner (its rectangle in the contact frame's x-y
@@ -236,7 +268,7 @@ def contact_heights(robot: Robot, q: ArrayLike, v: ArrayLike, contacts: Sequence
     from ..balance import kinematics_batch
 
     frames = [c.frame for c in contacts]
-    kin = kinematics_batch(robot, Q, V, A, frames, bad, rotations=True)  # type: ignore[arg-type]
+    kin = kinematics_batch(robot, Q, V, A, frames, bad, rotations=True)
     assert kin.rotations is not None
     height = np.full((N, k), np.nan)
     speed = np.full((N, k), np.nan)
@@ -254,15 +286,17 @@ def contact_heights(robot: Robot, q: ArrayLike, v: ArrayLike, contacts: Sequence
             twist = robot.frame_velocity(Q[i], V[i], c.frame)
             r = offsets[i, low[i]]
             w = twist[3:]
-            vel = twist[:3] + np.array([w[1] * r[2] - w[2] * r[1], w[2] * r[0] - w[0] * r[2],
-                                        w[0] * r[1] - w[1] * r[0]])
+            vel = twist[:3] + np.array(
+                [w[1] * r[2] - w[2] * r[1], w[2] * r[0] - w[0] * r[2], w[0] * r[1] - w[1] * r[0]]
+            )
             speed[i, j] = vel @ n
     height[bad] = np.nan
     return height, speed
 
 
-def enforce_min_durations(active: ArrayLike, time: ArrayLike, *, min_contact: float,
-                          min_flight: float) -> Bools:
+def enforce_min_durations(
+    active: ArrayLike, time: ArrayLike, *, min_contact: float, min_flight: float
+) -> Bools:
     """Remove gaps shorter than ``min_flight`` [s], then contacts shorter than
     ``min_contact`` [s], in each column of ``active`` (N,) or (N, k). Runs that touch the
     start or end of the log are kept (their true length is unknown)."""
@@ -292,5 +326,3 @@ def check_schedule_contacts(contacts: Sequence[Contact]) -> None:
     names = [c.name for c in contacts]
     if len(set(names)) != len(names):
         raise InvalidArgumentError(f"contact names must be unique, got {names}")
-
-

@@ -25,8 +25,12 @@ from .core import (
     sample_times,
 )
 
-__all__ = ["infer_contact_schedule", "infer_schedule_kinematic", "infer_schedule_dynamic",
-           "infer_schedule_combined"]
+__all__ = [
+    "infer_contact_schedule",
+    "infer_schedule_kinematic",
+    "infer_schedule_dynamic",
+    "infer_schedule_combined",
+]
 
 Array = NDArray[np.float64]
 Bools = NDArray[np.bool_]
@@ -83,10 +87,12 @@ def infer_schedule_kinematic(
     """
     check_schedule_contacts(contacts)
     if not height_on <= height_off:
-        raise InvalidArgumentError(f"height_on ({height_on} m) must not exceed height_off "
-                                   f"({height_off} m)")
-    height, speed = contact_heights(robot, q, v, contacts, ground_height=ground_height,
-                                    ground_normal=ground_normal)
+        raise InvalidArgumentError(
+            f"height_on ({height_on} m) must not exceed height_off ({height_off} m)"
+        )
+    height, speed = contact_heights(
+        robot, q, v, contacts, ground_height=ground_height, ground_normal=ground_normal
+    )
     N, k = height.shape
     t = sample_times(time, N)
     active = np.zeros((N, k), dtype=bool)
@@ -107,11 +113,25 @@ def infer_schedule_kinematic(
     band = max(height_off - height_on, 1e-3)
     mid = 0.5 * (height_on + height_off)
     confidence = np.clip(np.abs(np.nan_to_num(height, nan=mid) - mid) / band, 0.0, 1.0)
-    params = {"ground_height": float(ground_height), "height_on": height_on,
-              "height_off": height_off, "lift_speed": lift_speed, "min_contact": min_contact,
-              "min_flight": min_flight}
-    return ContactSchedule(tuple(c.name for c in contacts), t, active, "kinematic", confidence,
-                           {"height": height, "normal_speed": speed}, None, {}, params)
+    params = {
+        "ground_height": float(ground_height),
+        "height_on": height_on,
+        "height_off": height_off,
+        "lift_speed": lift_speed,
+        "min_contact": min_contact,
+        "min_flight": min_flight,
+    }
+    return ContactSchedule(
+        tuple(c.name for c in contacts),
+        t,
+        active,
+        "kinematic",
+        confidence,
+        {"height": height, "normal_speed": speed},
+        None,
+        {},
+        params,
+    )
 
 
 # --- dynamic ------------------------------------------------------------------------------
@@ -119,8 +139,11 @@ def infer_schedule_kinematic(
 
 def _subsets(k: int) -> Bools:
     """Every non-empty subset of k contacts, smallest first: (2^k - 1, k) bool."""
-    rows = [np.isin(np.arange(k), combo)
-            for size in range(1, k + 1) for combo in itertools.combinations(range(k), size)]
+    rows = [
+        np.isin(np.arange(k), combo)
+        for size in range(1, k + 1)
+        for combo in itertools.combinations(range(k), size)
+    ]
     return np.array(rows, dtype=bool)
 
 
@@ -134,17 +157,26 @@ class _SubsetFits:
     mode: str
 
 
-def _subset_fits(robot: Robot, Q: Array, V: Array, A: Array, contacts: Sequence[Contact],
-                 tau: ArrayLike | None, external_wrenches: Mapping[str, Any] | None,
-                 residual_tolerance: float | None, ground_normal: Array,
-                 estimate_options: Mapping[str, Any]) -> _SubsetFits:
+def _subset_fits(
+    robot: Robot,
+    Q: Array,
+    V: Array,
+    A: Array,
+    contacts: Sequence[Contact],
+    tau: ArrayLike | None,
+    external_wrenches: Mapping[str, Any] | None,
+    residual_tolerance: float | None,
+    ground_normal: Array,
+    estimate_options: Mapping[str, Any],
+) -> _SubsetFits:
     from ..estimation import estimate_contact_wrenches_batch
 
     k = len(contacts)
     if k > MAX_SUBSET_CONTACTS:
         raise InvalidArgumentError(
             f"dynamic schedule inference tries every subset of the contacts: at most "
-            f"{MAX_SUBSET_CONTACTS} candidates, got {k} (group point contacts into soles)")
+            f"{MAX_SUBSET_CONTACTS} candidates, got {k} (group point contacts into soles)"
+        )
     tol = 0.01 * robot.weight if residual_tolerance is None else float(residual_tolerance)
     if not tol > 0:
         raise InvalidArgumentError(f"residual_tolerance must be positive [N], got {tol}")
@@ -157,8 +189,16 @@ def _subset_fits(robot: Robot, Q: Array, V: Array, A: Array, contacts: Sequence[
     mode = "newton_euler"
     for s, subset in enumerate(subsets):
         batch = estimate_contact_wrenches_batch(
-            robot, Q, V, A, contacts, tau=tau, external_wrenches=external_wrenches,
-            active=np.broadcast_to(subset, (N, k)), **dict(estimate_options))
+            robot,
+            Q,
+            V,
+            A,
+            contacts,
+            tau=tau,
+            external_wrenches=external_wrenches,
+            active=np.broadcast_to(subset, (N, k)),
+            **dict(estimate_options),
+        )
         mode = batch.mode
         ok = batch.status == "found"
         residual[ok, s] = batch.data_residual[ok]
@@ -168,8 +208,9 @@ def _subset_fits(robot: Robot, Q: Array, V: Array, A: Array, contacts: Sequence[
     return _SubsetFits(subsets, residual, consistent, normal, tol, mode)
 
 
-def _pick_smallest(fits: _SubsetFits, allowed: Bools | None = None) -> tuple[NDArray[np.int64],
-                                                                            Bools]:
+def _pick_smallest(
+    fits: _SubsetFits, allowed: Bools | None = None
+) -> tuple[NDArray[np.int64], Bools]:
     """Per sample, the index of the smallest consistent subset (least residual among equal
     sizes), restricted to ``allowed`` (N, S); -1 where none."""
     sizes = fits.subsets.sum(axis=1)
@@ -209,10 +250,15 @@ def _unexplained_reasons(fits: _SubsetFits, rows: NDArray[np.int64]) -> dict[int
     out = {}
     for i in rows.tolist():
         best = float(np.min(np.where(np.isfinite(fits.residual[i]), fits.residual[i], np.inf)))
-        how = (f"the best subset misses the equations by {best:.3g}" if np.isfinite(best)
-               else "no subset has wrenches inside its cones that meet the equations")
-        out[i] = (f"no subset of the contacts explains the motion within the cones ({how}; "
-                  f"tolerance {fits.tolerance:.3g}): a push, or a contact not declared?")
+        how = (
+            f"the best subset misses the equations by {best:.3g}"
+            if np.isfinite(best)
+            else "no subset has wrenches inside its cones that meet the equations"
+        )
+        out[i] = (
+            f"no subset of the contacts explains the motion within the cones ({how}; "
+            f"tolerance {fits.tolerance:.3g}): a push, or a contact not declared?"
+        )
     return out
 
 
@@ -275,21 +321,49 @@ def infer_schedule_dynamic(
     N = Q.shape[0]
     t = sample_times(time, N)
     n, _ = ground_plane(0.0, ground_normal)
-    fits = _subset_fits(robot, Q, V, A, contacts, tau, external_wrenches, residual_tolerance, n,
-                        estimate_options or {})
+    fits = _subset_fits(
+        robot,
+        Q,
+        V,
+        A,
+        contacts,
+        tau,
+        external_wrenches,
+        residual_tolerance,
+        n,
+        estimate_options or {},
+    )
     best, found = _pick_smallest(fits)
     fallback = np.argmin(np.where(np.isfinite(fits.residual), fits.residual, 1e300), axis=1)
     index = np.where(found, best, fallback)
     raw = fits.subsets[index]
     active = enforce_min_durations(raw, t, min_contact=min_contact, min_flight=min_flight)
-    return _finish(contacts, t, active, "dynamic", fits, ~found,
-                   {"residual_tolerance": fits.tolerance, "min_contact": min_contact,
-                    "min_flight": min_flight, "mode": fits.mode})
+    return _finish(
+        contacts,
+        t,
+        active,
+        "dynamic",
+        fits,
+        ~found,
+        {
+            "residual_tolerance": fits.tolerance,
+            "min_contact": min_contact,
+            "min_flight": min_flight,
+            "mode": fits.mode,
+        },
+    )
 
 
-def _finish(contacts: Sequence[Contact], t: Array, active: Bools, method: str,
-            fits: _SubsetFits, unexplained: Bools, params: dict[str, Any],
-            evidence: dict[str, NDArray[Any]] | None = None) -> ContactSchedule:
+def _finish(
+    contacts: Sequence[Contact],
+    t: Array,
+    active: Bools,
+    method: str,
+    fits: _SubsetFits,
+    unexplained: Bools,
+    params: dict[str, Any],
+    evidence: dict[str, NDArray[Any]] | None = None,
+) -> ContactSchedule:
     index = {tuple(row): s for s, row in enumerate(fits.subsets.tolist())}
     N, k = active.shape
     normal = np.zeros((N, k))
@@ -299,9 +373,17 @@ def _finish(contacts: Sequence[Contact], t: Array, active: Bools, method: str,
             normal[i] = fits.normal[i, s]
     ev: dict[str, NDArray[Any]] = dict(evidence or {})
     ev.update({"subset_residual": fits.residual, "subsets": fits.subsets, "normal_force": normal})
-    return ContactSchedule(tuple(c.name for c in contacts), t, active, method,
-                           _confidence_dynamic(fits, active), ev, unexplained,
-                           _unexplained_reasons(fits, np.flatnonzero(unexplained)), params)
+    return ContactSchedule(
+        tuple(c.name for c in contacts),
+        t,
+        active,
+        method,
+        _confidence_dynamic(fits, active),
+        ev,
+        unexplained,
+        _unexplained_reasons(fits, np.flatnonzero(unexplained)),
+        params,
+    )
 
 
 # --- combined -----------------------------------------------------------------------------
@@ -343,28 +425,52 @@ def infer_schedule_combined(
         ``method="combined"``; the evidence of both methods.
     """
     kin = infer_schedule_kinematic(
-        robot, q, v, contacts, time=time, ground_height=ground_height,
-        ground_normal=ground_normal, height_on=height_on, height_off=height_off,
-        lift_speed=lift_speed, min_contact=0.0, min_flight=0.0)
+        robot,
+        q,
+        v,
+        contacts,
+        time=time,
+        ground_height=ground_height,
+        ground_normal=ground_normal,
+        height_on=height_on,
+        height_off=height_off,
+        lift_speed=lift_speed,
+        min_contact=0.0,
+        min_flight=0.0,
+    )
     Q, V, A, _, _ = checked_states(robot, q, v, a)
     t = kin.time
     n, _ = ground_plane(0.0, ground_normal)
-    fits = _subset_fits(robot, Q, V, A, contacts, tau, external_wrenches, residual_tolerance, n,
-                        estimate_options or {})
+    fits = _subset_fits(
+        robot,
+        Q,
+        V,
+        A,
+        contacts,
+        tau,
+        external_wrenches,
+        residual_tolerance,
+        n,
+        estimate_options or {},
+    )
     N, k = kin.active.shape
     subsets = fits.subsets
     # Distance of every subset to each sample's kinematic set: (N, S).
     distance = (subsets[None, :, :] != kin.active[:, None, :]).sum(axis=2)
     same = distance == 0
     if tau is not None:
-        inside = np.asarray(~(subsets[None, :, :] & ~kin.active[:, None, :]).any(axis=2),
-                            dtype=bool)
+        inside = np.asarray(
+            ~(subsets[None, :, :] & ~kin.active[:, None, :]).any(axis=2), dtype=bool
+        )
         best, found_sub = _pick_smallest(fits, inside)
     else:
         best, found_sub = _pick_smallest(fits, same)
     sizes = subsets.sum(axis=1)
-    key = np.where(fits.consistent, distance * 1e60 + sizes[None, :] * 1e30
-                   + np.minimum(fits.residual, 1e29), np.inf)
+    key = np.where(
+        fits.consistent,
+        distance * 1e60 + sizes[None, :] * 1e30 + np.minimum(fits.residual, 1e29),
+        np.inf,
+    )
     nearest = np.argmin(key, axis=1)
     any_ok = np.isfinite(key[np.arange(N), nearest])
     raw = kin.active.copy()
@@ -374,9 +480,15 @@ def infer_schedule_combined(
     unexplained = ~found_sub & ~any_ok
     active = enforce_min_durations(raw, t, min_contact=min_contact, min_flight=min_flight)
     params = dict(kin.parameters)
-    params.update({"residual_tolerance": fits.tolerance, "min_contact": min_contact,
-                   "min_flight": min_flight, "mode": fits.mode,
-                   "overridden_samples": int(replace.sum())})
+    params.update(
+        {
+            "residual_tolerance": fits.tolerance,
+            "min_contact": min_contact,
+            "min_flight": min_flight,
+            "mode": fits.mode,
+            "overridden_samples": int(replace.sum()),
+        }
+    )
     return _finish(contacts, t, active, "combined", fits, unexplained, params, kin.evidence)
 
 
@@ -403,5 +515,3 @@ def infer_contact_schedule(
     if method == "combined":
         return infer_schedule_combined(robot, q, v, a, contacts, time=time, **options)
     raise InvalidArgumentError(f"method must be one of {METHODS}, got {method!r}")
-
-

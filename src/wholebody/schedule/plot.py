@@ -15,8 +15,9 @@ __all__ = ["plot_schedule"]
 # --- figure -------------------------------------------------------------------------------
 
 
-def plot_schedule(schedule: ContactSchedule, normal_forces: ArrayLike | None = None,
-                  path: str | None = None) -> Any:
+def plot_schedule(
+    schedule: ContactSchedule, normal_forces: ArrayLike | None = None, path: str | None = None
+) -> Any:
     """A Gantt-style timeline of the schedule beside the vertical force.
 
     Top panel: one row per contact, a bar where it is active (shaded by confidence),
@@ -39,11 +40,20 @@ def plot_schedule(schedule: ContactSchedule, normal_forces: ArrayLike | None = N
 
     t = schedule.time
     k = len(schedule.contact_names)
-    forces = (np.asarray(normal_forces, dtype=float) if normal_forces is not None
-              else schedule.evidence.get("normal_force"))
+    forces = (
+        np.asarray(normal_forces, dtype=float)
+        if normal_forces is not None
+        else schedule.evidence.get("normal_force")
+    )
     rows = 2 if forces is not None else 1
-    fig, axes = plt.subplots(rows, 1, sharex=True, figsize=(10, 1.2 + 0.6 * k + 2.5 * (rows - 1)),
-                             squeeze=False, gridspec_kw={"height_ratios": [1] + [2] * (rows - 1)})
+    fig, axes = plt.subplots(
+        rows,
+        1,
+        sharex=True,
+        figsize=(10, 1.2 + 0.6 * k + 2.5 * (rows - 1)),
+        squeeze=False,
+        gridspec_kw={"height_ratios": [1] + [2] * (rows - 1)},
+    )
     ax = axes[0, 0]
     dt = float(np.median(np.diff(t))) if len(t) > 1 else 1.0
     for j in range(k):
@@ -52,12 +62,21 @@ def plot_schedule(schedule: ContactSchedule, normal_forces: ArrayLike | None = N
         for s, e in zip(np.r_[0, edges].tolist(), np.r_[edges, len(col)].tolist(), strict=True):
             if col[s]:
                 conf = float(np.mean(schedule.confidence[s:e, j]))
-                ax.broken_barh([(t[s], t[e - 1] - t[s] + dt)], (j - 0.4, 0.8),
-                               facecolors=f"C{j}", alpha=0.35 + 0.65 * conf)
+                ax.broken_barh(
+                    [(t[s], t[e - 1] - t[s] + dt)],
+                    (j - 0.4, 0.8),
+                    facecolors=f"C{j}",
+                    alpha=0.35 + 0.65 * conf,
+                )
     assert schedule.unexplained is not None
     if schedule.unexplained.any():
-        ax.plot(t[schedule.unexplained], np.full(int(schedule.unexplained.sum()), k - 0.5),
-                "r|", markersize=12, label="no subset explains the motion")
+        ax.plot(
+            t[schedule.unexplained],
+            np.full(int(schedule.unexplained.sum()), k - 0.5),
+            "r|",
+            markersize=12,
+            label="no subset explains the motion",
+        )
         ax.legend(loc="upper right", fontsize="small")
     ax.set_yticks(range(k), list(schedule.contact_names))
     ax.set_ylim(-0.6, k - 0.2)
@@ -78,4 +97,3 @@ def plot_schedule(schedule: ContactSchedule, normal_forces: ArrayLike | None = N
         except OSError as exc:
             raise OutputError(f"cannot write the schedule figure {path!r}: {exc}") from exc
     return fig
-
