@@ -22,10 +22,11 @@ $(BIN)/.installed-demo: pyproject.toml
 test: check pytest
 
 test-all: check
-	$(BIN)/python -m pytest -m "slow or not slow"
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "slow or not slow"
 
+# Two processes (pytest-xdist): the suite is CPU-bound and the machine has two cores.
 pytest: $(BIN)/.installed-dev
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 check: lint typecheck docs
 

@@ -316,13 +316,15 @@ def test_help_exits_0(capsys):
     assert "--cone-tolerance" in capsys.readouterr().out
 
 
+# Each case also runs through main() above; as subprocesses (1-2 s of imports each), two by
+# default and the rest with the slow tests.
 SUBPROCESS_CASES = [
     "profile-is-a-directory",
-    "workers-0",
-    "force-tolerance-nan",
     "log-is-a-directory",
-    "estimate-onto-a-directory",
-    "estimate-under-a-regular-file",
+    pytest.param("workers-0", marks=pytest.mark.slow),
+    pytest.param("force-tolerance-nan", marks=pytest.mark.slow),
+    pytest.param("estimate-onto-a-directory", marks=pytest.mark.slow),
+    pytest.param("estimate-under-a-regular-file", marks=pytest.mark.slow),
 ]
 
 

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import json
 import subprocess
 import sys
@@ -11,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from wholebody.cli import main
 from wholebody.trajectory import Trajectory
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,14 +21,21 @@ LOG = ROOT / "data" / "humanoid_squat.npz"
 PROFILE = ROOT / "models" / "humanoid.toml"
 
 
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "wholebody.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-    )
+def run(*args: str, cwd: Path | None = None, process: bool = False) -> subprocess.CompletedProcess:
+    """``wholebody ARGS``: in this process through ``cli.main`` (fast), or as a subprocess
+    (``process=True``, as a user runs it: the tests of the installed command use that)."""
+    if process or cwd is not None:
+        return subprocess.run(
+            [sys.executable, "-m", "wholebody.cli", *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=cwd,
+        )
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return subprocess.CompletedProcess(["wholebody", *args], code, out.getvalue(), err.getvalue())
 
 
 def test_info_prints_the_summary():
@@ -48,13 +58,15 @@ def test_help_everywhere(capsys):
     for sub in (["check"], ["estimate"], ["info"], ["demo"], ["contacts"], ["fit"]):
         assert main([*sub, "--help"]) == 0
         assert "usage: wholebody" in capsys.readouterr().out
-    top = " ".join(run("--help").stdout.split())
+    top = " ".join(run("--help", process=True).stdout.split())
     assert "Exit codes: 0 every log consistent" in top and "3 nothing could be checked" in top
     assert "130 interrupted" in top and "--traceback" in top
 
 
 def test_check_consistent_log_exits_0_and_writes_reports(tmp_path):
-    result = run("check", str(LOG), "--config", str(PROFILE), "--out", str(tmp_path), "--plot")
+    result = run(
+        "check", str(LOG), "--config", str(PROFILE), "--out", str(tmp_path), "--plot", process=True
+    )
     assert result.returncode == 0, result.stderr
     assert "verdict   consistent" in result.stdout
     for suffix in ("report.json", "report.csv", "report.png"):

@@ -12,9 +12,16 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
-# The controller example has its own short-horizon test (tests/test_control_example.py).
+# The controller example has its own short-horizon test (tests/test_control_example.py). The
+# longest examples run with the slow tests (make test-all); what they exercise is also covered
+# in process by test_logs (the MuJoCo simulation), test_identify (the repair) and
+# test_diagnosis (the lag).
+SLOW = {"mujoco_humanoid_simulation.py", "identify_and_repair.py", "validate_simulation_log.py"}
+SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py") if p.name != "whole_body_qp_control.py")
+
+
 @pytest.mark.parametrize(
-    "script", sorted(p.name for p in EXAMPLES.glob("*.py") if p.name != "whole_body_qp_control.py")
+    "script", [pytest.param(s, marks=pytest.mark.slow) if s in SLOW else s for s in SCRIPTS]
 )
 def test_example_runs(script, tmp_path, monkeypatch):
     if "mujoco" in script:

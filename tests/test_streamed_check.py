@@ -76,8 +76,18 @@ def _write(traj: Trajectory, path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("suffix", [".parquet", ".h5"])
-@pytest.mark.parametrize("fault", ["none", "sign", pytest.param("lag", marks=pytest.mark.slow)])
+# By default one format per fault (each reads through its own reader); all pairs with -m slow.
+@pytest.mark.parametrize(
+    "suffix, fault",
+    [
+        (".h5", "none"),
+        (".parquet", "sign"),
+        pytest.param(".parquet", "none", marks=pytest.mark.slow),
+        pytest.param(".h5", "sign", marks=pytest.mark.slow),
+        pytest.param(".parquet", "lag", marks=pytest.mark.slow),
+        pytest.param(".h5", "lag", marks=pytest.mark.slow),
+    ],
+)
 def test_streamed_equals_in_memory_shipped_log(tmp_path, profile, squat, suffix, fault):
     traj = {"none": squat, "sign": _flipped(squat), "lag": _lagged(squat)}[fault]
     path = _write(traj, tmp_path / f"log{suffix}")
@@ -108,7 +118,7 @@ def test_streamed_equals_in_memory_shipped_log(tmp_path, profile, squat, suffix,
     )
 
 
-@pytest.mark.parametrize("suffix", [".parquet", pytest.param(".h5", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("suffix", [pytest.param(".parquet", marks=pytest.mark.slow), ".h5"])
 def test_streamed_differentiates_across_chunks(tmp_path, profile, squat, suffix):
     """Accelerations estimated from v: central differences need each sample's neighbours;
     the chunks read them from the next and previous chunk."""

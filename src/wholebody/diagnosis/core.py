@@ -245,7 +245,10 @@ class DiagnosisData:
                     np.linalg.norm(r[clean, 3:], axis=1) > self.tolerance[1]
                 )
             gain *= 1.0 - float(spoiled.mean())
-        if self._cones is not None:
+        self.last_cone_share = self.base_cone_share
+        # The cones can change the ranking only of causes that explain much of the residual:
+        # they are evaluated for those alone (the check is the costly part of a hypothesis).
+        if self._cones is not None and gain > 0.5:
             W = self.last_wrenches if W is None else W
             self.last_cone_share = self.cone_violation_share(W)
             gain *= 1.0 - 0.5 * max(0.0, self.last_cone_share - self.base_cone_share)
