@@ -31,7 +31,7 @@ pytest: $(BIN)/.installed-dev
 check: lint typecheck docs
 
 lint: $(BIN)/.installed-dev
-	$(BIN)/ruff check src tests examples benchmarks
+	$(BIN)/ruff check src tests examples benchmarks docs
 
 typecheck: $(BIN)/.installed-dev
 	$(BIN)/mypy src

@@ -22,3 +22,15 @@ def test_readme_examples_print_what_the_readme_shows():
         with contextlib.redirect_stdout(out):
             exec(compile(code, str(README), "exec"), namespace)
         assert out.getvalue() == expected
+
+
+def test_readme_shows_what_make_demo_prints(tmp_path, monkeypatch):
+    from wholebody.demo import run_demo
+
+    shown = README.read_text().split("`make demo` prints:\n\n```text\n")[1].split("```")[0]
+    monkeypatch.chdir(README.parent)  # the demo names its log relative to the working directory
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        run_demo(out_dir=tmp_path / "demo")
+    # All but the last line, which names the output folder.
+    assert out.getvalue().strip().splitlines()[:-1] == shown.strip().splitlines()[:-1]

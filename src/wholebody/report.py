@@ -309,7 +309,7 @@ class Report:
             for alternative in best.alternatives:
                 lines.append(f"          or: {alternative}")
             others, seen = [], {best.cause}
-            for f in sorted(self.diagnosis[1:], key=lambda f: -f.explained):
+            for f in sorted(self.diagnosis[1:], key=lambda f: (-round(f.explained, 2), f.cause)):
                 if f.cause not in seen and f.cause != "unexplained":
                     seen.add(f.cause)
                     others.append(f"{f.cause.replace('_', ' ')} {100 * f.explained:.0f} %")
