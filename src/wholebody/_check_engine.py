@@ -15,7 +15,7 @@ from ._check_evidence import (
     _kept_samples,
     _merge_conventions,
 )
-from ._check_sources import _Differentiation, _Options, _read_part, _sample_checks, _slice, _Source
+from ._check_sources import _Differentiation, _Options, _read_part, _sample_checks, _Source
 from .balance import kinematics_batch
 from .contacts import Contact, SurfaceContact, ground_aligned_rotations
 from .diagnosis import MAX_SAMPLES, DiagnosisData, Finding, diagnose
@@ -113,7 +113,7 @@ def _check_source(
                     )
                 )
             here = slice(off, off + stop - start)
-            piece = part if (off == 0 and len(part) == stop - start) else _slice(part, here)
+            piece = part if (off == 0 and len(part) == stop - start) else part.select(here)
             arrays, bad, why = _sample_checks(robot, piece)
             out.time[start:stop] = piece.time
             if piece.contact_active is not None:

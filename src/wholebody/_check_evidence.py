@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._check_sources import _Differentiation, _read_part, _slice, _Source
+from ._check_sources import _Differentiation, _read_part, _Source
 from .balance import kinematics_batch
 from .contacts import Contact
 from .newton_euler import (
@@ -49,7 +49,7 @@ def _chunk_conventions(
     elif lo == base and stop - base == len(part):
         piece = part
     else:
-        piece = _slice(part, slice(lo - base, stop - base))
+        piece = part.select(slice(lo - base, stop - base))
     return check_conventions(robot, piece, contacts, ground=ground)
 
 

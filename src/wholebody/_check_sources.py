@@ -63,7 +63,9 @@ class _TrajectorySource:
                 traj.time[i0:i1] <= (np.inf if t_stop is None else t_stop)
             )
             if not inside.all():  # non-finite times inside the window: drop them (a copy)
-                traj = _cut(traj, np.r_[np.zeros(i0, bool), inside, np.zeros(len(traj) - i1, bool)])
+                traj = traj.select(
+                    np.r_[np.zeros(i0, bool), inside, np.zeros(len(traj) - i1, bool)]
+                )
                 i0, i1 = 0, len(traj)
         else:
             i0, i1 = 0, len(traj)
@@ -78,37 +80,7 @@ class _TrajectorySource:
         if a == 0 and b == len(t):
             return t
 
-        def cut(x: Any) -> Any:
-            return None if x is None else x[a:b]
-
-        return replace(
-            t,
-            time=t.time[a:b],
-            q=t.q[a:b],
-            v=t.v[a:b],
-            a=cut(t.a),
-            tau=cut(t.tau),
-            contact_wrenches=t.contact_wrenches[a:b],
-            external_wrenches=cut(t.external_wrenches),
-            contact_active=cut(t.contact_active),
-        )
-
-
-def _cut(traj: Trajectory, keep: NDArray[np.bool_]) -> Trajectory:
-    def cut(x: Any) -> Any:
-        return None if x is None else x[keep]
-
-    return replace(
-        traj,
-        time=traj.time[keep],
-        q=traj.q[keep],
-        v=traj.v[keep],
-        a=cut(traj.a),
-        tau=cut(traj.tau),
-        contact_wrenches=traj.contact_wrenches[keep],
-        external_wrenches=cut(traj.external_wrenches),
-        contact_active=cut(traj.contact_active),
-    )
+        return t.select(slice(a, b))
 
 
 class _LogSource:
@@ -279,20 +251,3 @@ class _Options:
     tol: dict[str, float]
     workers: int
     chunk_size: int
-
-
-def _slice(part: Trajectory, here: slice) -> Trajectory:
-    def cut(x: Any) -> Any:
-        return None if x is None else x[here]
-
-    return replace(
-        part,
-        time=part.time[here],
-        q=part.q[here],
-        v=part.v[here],
-        a=cut(part.a),
-        tau=cut(part.tau),
-        contact_wrenches=part.contact_wrenches[here],
-        external_wrenches=cut(part.external_wrenches),
-        contact_active=cut(part.contact_active),
-    )
