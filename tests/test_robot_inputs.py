@@ -392,3 +392,18 @@ def test_checks_see_in_place_changes_of_a_state_that_passed():
     robot.inverse_dynamics(q, v, a)
     with pytest.raises(StateError, match=r"a must have shape \(25,\), got \(26,\)"):
         robot.inverse_dynamics(q, v, np.zeros(robot.nv + 1))
+
+
+def test_frame_placements_over_a_log_equal_single_placements():
+    robot = wb.load("humanoid")
+    rng = np.random.default_rng(3)
+    Q = np.array([robot.random_configuration(rng) for _ in range(5)])
+    Q[2, 3:7] = 0.0  # a bad quaternion: that sample is NaN, the others are placed
+    positions, rotations = robot.frame_placements(Q, ["left_sole", "torso"])
+    assert positions.shape == (5, 2, 3) and rotations.shape == (5, 2, 3, 3)
+    assert np.isnan(positions[2]).all()
+    for i in (0, 1, 3, 4):
+        for j, frame in enumerate(["left_sole", "torso"]):
+            M = robot.frame_placement(Q[i], frame)
+            np.testing.assert_allclose(positions[i, j], M.translation, rtol=0, atol=1e-14)
+            np.testing.assert_allclose(rotations[i, j], M.rotation, rtol=0, atol=1e-14)

@@ -11,6 +11,7 @@ temporary object: those are copied before they are returned.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,6 +84,50 @@ class RobotKinematics(RobotDynamics):
         q = self.check_q(q)
         _frames_fk(self._model, self._data, q)
         return pin.SE3(self._data.oMf[fid])
+
+    def frame_placements(
+        self, q: ArrayLike, frames: Sequence[str], *, progress: bool = False
+    ) -> tuple[Array, Array]:
+        """Poses of several frames over a whole log: one forward-kinematics pass per sample.
+
+        Parameters
+        ----------
+        q : array, shape (N, nq)
+            Configurations (a single (nq,) one is taken as N = 1).
+        frames : sequence of str
+            Frame names.
+        progress : bool
+            A progress bar over the samples.
+
+        Returns
+        -------
+        positions : ndarray, shape (N, k, 3)
+            Frame origins in world coordinates [m]; NaN on samples that fail the state checks.
+        rotations : ndarray, shape (N, k, 3, 3)
+            World-from-frame rotations; NaN likewise.
+        """
+        ids = [self.frame_id(f) for f in frames]
+        Q = np.asarray(q, dtype=float)
+        if Q.ndim == 1:
+            Q = Q[None]
+        arrays, bad, _ = self.check_batch(q=Q)
+        Q = arrays["q"]
+        N, k = Q.shape[0], len(ids)
+        positions = np.full((N, k, 3), np.nan)
+        rotations = np.full((N, k, 3, 3), np.nan)
+        m, d = self._model, self._data
+        rows: Any = np.flatnonzero(~bad).tolist()
+        if progress:
+            from ._progress import progress_bar
+
+            rows = progress_bar(rows, desc="frames", total=len(rows))
+        for i in rows:
+            pin.forwardKinematics(m, d, Q[i])
+            for j, fid in enumerate(ids):
+                placement = pin.updateFramePlacement(m, d, fid)
+                positions[i, j] = placement.translation
+                rotations[i, j] = placement.rotation
+        return positions, rotations
 
     def frame_position(self, q: ArrayLike, frame: str) -> Array:
         """Origin of a frame in world coordinates, shape (3,) [m]."""
