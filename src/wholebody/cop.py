@@ -63,6 +63,11 @@ def cop_in_contact_frame(wrench_local: ArrayLike) -> Array:
         ``(x, y)`` in the contact frame [m]; NaN where ``f_z <= 0`` (no pressure).
     """
     w = np.asarray(wrench_local, dtype=float)
+    if w.ndim == 1:  # one wrench: the same formula without the batch machinery
+        fz1 = w[2]
+        if fz1 > 0:
+            return np.array([-w[4] / fz1, w[3] / fz1])
+        return np.full(2, np.nan)
     fz = w[..., 2:3]
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(fz > 0, np.stack([-w[..., 4], w[..., 3]], axis=-1) / fz, np.nan)
