@@ -76,8 +76,8 @@ def estimate_status(
     ndarray of object (Python str), shape (N,)
         (shape () when ``equations_residual`` and ``cone_violation`` are Python floats: one
         sample) ``"found"`` (inside, equations met, not the fallback), ``"infeasible"``
-        (the fallback, inside, equations not met), else ``"failed"`` (including a fallback that meets the
-        equations: the problem was feasible and the backend failed it).
+        (the fallback, inside, equations not met), else ``"failed"`` (including a fallback
+        that meets the equations: the problem was feasible and the backend failed it).
     """
     if type(equations_residual) is float and type(cone_violation) is float:
         # one sample (Python floats): the same rule without arrays, a 0-d result
