@@ -93,7 +93,7 @@ class EstimationProblem:
     active: NDArray[np.bool_] | None = None
     identifiable_by_contact: NDArray[np.bool_] | None = None
     target_map: Array | None = field(repr=False, default=None)
-    _daqp: tuple[Any, ...] | None = field(init=False, repr=False, compare=False, default=None)
+    _cache: dict[str, Any] = field(init=False, repr=False, compare=False, default_factory=dict)
 
     @property
     def identifiable(self) -> bool:
@@ -172,7 +172,7 @@ class EstimationProblem:
         stacked once per problem): the same call, without qpsolvers' per-call assembly."""
         import daqp
 
-        if self._daqp is None:
+        if "daqp" not in self._cache:
             G, E = self.cones, self.equations
             m_in = G.shape[0]
             rows = np.concatenate([G, E])
@@ -182,9 +182,8 @@ class EstimationProblem:
             P, q = self.qp.P, self.qp.q
             lower = np.full(len(upper), -1e30)
             stacked = (np.asarray(P, dtype=float), q, rows, upper, lower, sense)
-            object.__setattr__(self, "_daqp", stacked)
-        assert self._daqp is not None
-        H, f, rows, upper, lower, sense = self._daqp
+            self._cache["daqp"] = stacked
+        H, f, rows, upper, lower, sense = self._cache["daqp"]
         try:
             x, _, exitflag, _ = daqp.solve(H, f, rows, upper, lower, sense.copy())
         except Exception as exc:  # the backend's own error: a failed solve, with its reason
@@ -229,19 +228,18 @@ def _make_estimate(
     k = len(problem.contacts)
     e = 0 if problem.known is None else len(problem.known)
     W = np.zeros((1, k + e, 6))
-    for j, (c, R, cols) in enumerate(
-        zip(problem.contacts, problem.rotations, cset.cols, strict=True)
-    ):
+    if "block_rotations" not in problem._cache:  # each 3-vector of x with its rotation
+        sizes = [c.size // 3 for c in problem.contacts]
+        problem._cache["block_rotations"] = np.repeat(problem.rotations, sizes, axis=0)
+    # R^T w of every 3-block at once (w^T R), in the layout of x
+    x_local = np.matmul(x.reshape(-1, 1, 3), problem._cache["block_rotations"]).ravel()
+    for j, (c, cols) in enumerate(zip(problem.contacts, cset.cols, strict=True)):
         w = x[cols]
         wrenches[c.name] = w.copy()
         W[0, j, : c.size] = w
-        Rt = R.T
+        local[c.name] = loc = x_local[cols]
         if c.size == 6:
-            loc = np.concatenate((Rt @ w[:3], Rt @ w[3:]))
             cops[c.name] = cop_in_contact_frame(loc)
-        else:
-            loc = Rt @ w
-        local[c.name] = loc
     if margins is None:
         margins = cset.linear_margins(x, faces=problem.cones)
     assert problem.positions is not None and problem.momentum_rate is not None
@@ -275,7 +273,7 @@ def _make_estimate(
         newton_euler_residual=residual,
         equations_residual=eq_res,
         data_residual=data_res,
-        cone_margins={c.name: float(v) for c, v in zip(problem.contacts, margins, strict=True)},
+        cone_margins=dict(zip(names, margins.tolist(), strict=True)),
         mode=problem.mode,
         solver=solver,
         solve_time=elapsed,
@@ -285,8 +283,8 @@ def _make_estimate(
         x=x,
         friction={c.name: c.mu for c in problem.contacts},
         reason=reason,
-        active={n: bool(v) for n, v in zip(names, active, strict=True)},
-        identifiable_by_contact={n: bool(v) for n, v in zip(names, ident, strict=True)},
+        active=dict(zip(names, active.tolist(), strict=True)),
+        identifiable_by_contact=dict(zip(names, np.asarray(ident, bool).tolist(), strict=True)),
     )
 
 
