@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
 from .contacts import SurfaceContact
@@ -97,11 +98,16 @@ def centre_of_pressure(
         raise StateError(f"a surface contact wrench must have shape (6,), got {w.shape}")
     if not np.isfinite(w).all():
         raise StateError(f"contact {contact.name!r}: wrench has non-finite values: {w}")
-    placement = robot.frame_placement(q, contact.frame)
+    fid = robot.frame_id(contact.frame)
+    q = robot.check_q(q)
+    model, data = robot.model, robot.data
+    pin.forwardKinematics(model, data, q)  # the joints, then this one frame
+    placement = pin.updateFramePlacement(model, data, fid)
     R = placement.rotation
-    w_local = np.concatenate([R.T @ w[:3], R.T @ w[3:]])
+    Rt = R.T
+    w_local = np.concatenate((Rt @ w[:3], Rt @ w[3:]))
     local = cop_in_contact_frame(w_local)
-    world = placement.translation + R @ np.r_[local, 0.0]
+    world = placement.translation + R @ np.array([local[0], local[1], 0.0])
     return CentreOfPressure(local, world, float(w_local[2]))
 
 
