@@ -15,6 +15,7 @@ plane. This module is the one home of that formula: checks, estimates, reports a
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -96,7 +97,7 @@ def centre_of_pressure(
     w = np.asarray(wrench, dtype=float)
     if w.shape != (6,):
         raise StateError(f"a surface contact wrench must have shape (6,), got {w.shape}")
-    if not np.isfinite(w).all():
+    if not math.isfinite(float(w @ w)) and not np.isfinite(w).all():  # one test when finite
         raise StateError(f"contact {contact.name!r}: wrench has non-finite values: {w}")
     fid = robot.frame_id(contact.frame)
     q = robot.check_q(q)
@@ -104,10 +105,9 @@ def centre_of_pressure(
     pin.forwardKinematics(model, data, q)  # the joints, then this one frame
     placement = pin.updateFramePlacement(model, data, fid)
     R = placement.rotation
-    Rt = R.T
-    w_local = np.concatenate((Rt @ w[:3], Rt @ w[3:]))
+    w_local = (w.reshape(2, 3) @ R).ravel()  # (R^T f, R^T tau)
     local = cop_in_contact_frame(w_local)
-    world = placement.translation + R @ np.array([local[0], local[1], 0.0])
+    world = placement.translation + R[:, :2] @ local
     return CentreOfPressure(local, world, float(w_local[2]))
 
 

@@ -260,8 +260,9 @@ def _make_estimate(
     residual = Residual(f[0], m[0], problem.com, problem.weight)
     names = [c.name for c in problem.contacts]
     active = np.ones(k, dtype=bool) if problem.active is None else problem.active
+    identifiable = problem.identifiable
     ident = (
-        np.full(k, problem.identifiable)
+        np.full(k, identifiable)
         if problem.identifiable_by_contact is None
         else problem.identifiable_by_contact
     )
@@ -278,7 +279,7 @@ def _make_estimate(
         solver=solver,
         solve_time=elapsed,
         rank=problem.rank,
-        identifiable=problem.identifiable,
+        identifiable=identifiable,
         min_friction_scale=scale,
         x=x,
         friction={c.name: c.mu for c in problem.contacts},
