@@ -21,6 +21,7 @@ are in :mod:`wholebody.cop` (re-exported here).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -166,6 +167,13 @@ def _sample_points(
     return np.concatenate(points, axis=0)
 
 
+def _gravity_and_weight(robot: Robot) -> tuple[Array, float]:
+    """``robot.gravity_vector`` and ``robot.weight`` from one read of gravity (the same
+    values: ``m |g|`` with ``|g| = sqrt(g . g)``, as numpy's norm computes it)."""
+    g = robot.gravity_vector
+    return g, robot.mass * math.sqrt(float(g @ g))
+
+
 def contact_wrench(
     robot: Robot,
     q: ArrayLike,
@@ -204,7 +212,8 @@ def contact_wrench(
         if external_wrenches or external
         else []
     )
-    layout, frames, given = _sample_layout(robot, contacts, wrenches, ext, robot.weight)
+    _, weight = _gravity_and_weight(robot)
+    layout, frames, given = _sample_layout(robot, contacts, wrenches, ext, weight)
     # Positions only: the CoM and the frames' origins, without the momentum work of a pass.
     model, data = robot.model, robot.data
     com = pin.centerOfMass(model, data, q).copy()  # also places the joints
@@ -265,7 +274,7 @@ def newton_euler_residual(
         if external_wrenches or external or known_wrenches
         else []
     )
-    weight = robot.weight
+    gravity, weight = _gravity_and_weight(robot)
     layout, frames, given = _sample_layout(robot, contacts, wrenches, ext, weight)
     com, rate, positions = robot.centroidal_pass(q, v, a, frames)
     at_com = isinstance(at, str) and at == "com"
@@ -277,7 +286,7 @@ def newton_euler_residual(
         com[None],
         rate[None],
         mass=robot.mass,
-        gravity=robot.gravity_vector,
+        gravity=gravity,
         at=None if at_com else point[None],
     )
     return Residual(force[0], moment[0], point, weight)
