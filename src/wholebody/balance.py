@@ -21,10 +21,12 @@ are in :mod:`wholebody.cop` (re-exported here).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
 from ._balance_kinematics import (
@@ -123,7 +125,7 @@ def _sample_layout(
     k = len(contacts)
     if isinstance(wrenches, (list, tuple)) and len(wrenches) == k:
         layout = np.zeros((k + len(external), 6))
-        for j, (c, w) in enumerate(zip(contacts, wrenches)):
+        for j, (c, w) in enumerate(zip(contacts, wrenches, strict=True)):
             w = np.asarray(w, dtype=float)
             if w.shape != (c.size,):
                 kind = "a force (3,)" if c.size == 3 else "a wrench (f, tau) (6,)"
@@ -165,6 +167,13 @@ def _sample_points(
     return np.concatenate(points, axis=0)
 
 
+def _gravity_and_weight(robot: Robot) -> tuple[Array, float]:
+    """``robot.gravity_vector`` and ``robot.weight`` from one read of gravity (the same
+    values: ``m |g|`` with ``|g| = sqrt(g . g)``, as numpy's norm computes it)."""
+    g = robot.gravity_vector
+    return g, robot.mass * math.sqrt(float(g @ g))
+
+
 def contact_wrench(
     robot: Robot,
     q: ArrayLike,
@@ -198,10 +207,19 @@ def contact_wrench(
         World axes, about ``at`` [N, N m].
     """
     q = robot.check_q(q)
-    ext = parse_external_wrenches(external_wrenches, 1, external=external)
-    layout, frames, given = _sample_layout(robot, contacts, wrenches, ext, robot.weight)
-    zero = np.zeros(robot.nv)
-    com, _, positions = robot.centroidal_pass(q, zero, zero, frames)
+    ext = (
+        parse_external_wrenches(external_wrenches, 1, external=external)
+        if external_wrenches or external
+        else []
+    )
+    _, weight = _gravity_and_weight(robot)
+    layout, frames, given = _sample_layout(robot, contacts, wrenches, ext, weight)
+    # Positions only: the CoM and the frames' origins, without the momentum work of a pass.
+    model, data = robot.model, robot.data
+    com = pin.centerOfMass(model, data, q).copy()  # also places the joints
+    positions = np.empty((len(frames), 3))
+    for j, fid in enumerate(frames):
+        positions[j] = pin.updateFramePlacement(model, data, fid).translation
     point = _resolve_point(at, com)
     force, moment = wrench_sum(layout, _sample_points(contacts, ext, positions, given), point)
     return Wrench(force, moment, point)
@@ -256,7 +274,7 @@ def newton_euler_residual(
         if external_wrenches or external or known_wrenches
         else []
     )
-    weight = robot.weight
+    gravity, weight = _gravity_and_weight(robot)
     layout, frames, given = _sample_layout(robot, contacts, wrenches, ext, weight)
     com, rate, positions = robot.centroidal_pass(q, v, a, frames)
     at_com = isinstance(at, str) and at == "com"
@@ -268,7 +286,7 @@ def newton_euler_residual(
         com[None],
         rate[None],
         mass=robot.mass,
-        gravity=robot.gravity_vector,
+        gravity=gravity,
         at=None if at_com else point[None],
     )
     return Residual(force[0], moment[0], point, weight)
@@ -442,7 +460,7 @@ def _residuals_in_chunks(
     force, moment, point = np.full((N, 3), np.nan), np.full((N, 3), np.nan), np.full((N, 3), np.nan)
     flagged = np.zeros(N, dtype=bool)
     reasons: dict[int, str] = {}
-    for ((s, e), _), res in zip(chunks, results):
+    for ((s, e), _), res in zip(chunks, results, strict=True):
         if isinstance(res, ChunkFailure):
             flagged[s:e] = True
             reasons.update({i: f"chunk {s}..{e - 1} failed: {res.error}" for i in range(s, e)})

@@ -15,9 +15,11 @@ plane. This module is the one home of that formula: checks, estimates, reports a
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
+import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
 from .contacts import SurfaceContact
@@ -63,6 +65,11 @@ def cop_in_contact_frame(wrench_local: ArrayLike) -> Array:
         ``(x, y)`` in the contact frame [m]; NaN where ``f_z <= 0`` (no pressure).
     """
     w = np.asarray(wrench_local, dtype=float)
+    if w.ndim == 1:  # one wrench: the same formula without the batch machinery
+        fz1 = w[2]
+        if fz1 > 0:
+            return np.array([-w[4] / fz1, w[3] / fz1])
+        return np.full(2, np.nan)
     fz = w[..., 2:3]
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(fz > 0, np.stack([-w[..., 4], w[..., 3]], axis=-1) / fz, np.nan)
@@ -90,13 +97,17 @@ def centre_of_pressure(
     w = np.asarray(wrench, dtype=float)
     if w.shape != (6,):
         raise StateError(f"a surface contact wrench must have shape (6,), got {w.shape}")
-    if not np.isfinite(w).all():
+    if not math.isfinite(float(w @ w)) and not np.isfinite(w).all():  # one test when finite
         raise StateError(f"contact {contact.name!r}: wrench has non-finite values: {w}")
-    placement = robot.frame_placement(q, contact.frame)
+    fid = robot.frame_id(contact.frame)
+    q = robot.check_q(q)
+    model, data = robot.model, robot.data
+    pin.forwardKinematics(model, data, q)  # the joints, then this one frame
+    placement = pin.updateFramePlacement(model, data, fid)
     R = placement.rotation
-    w_local = np.concatenate([R.T @ w[:3], R.T @ w[3:]])
+    w_local = (w.reshape(2, 3) @ R).ravel()  # (R^T f, R^T tau)
     local = cop_in_contact_frame(w_local)
-    world = placement.translation + R @ np.r_[local, 0.0]
+    world = placement.translation + R[:, :2] @ local
     return CentreOfPressure(local, world, float(w_local[2]))
 
 

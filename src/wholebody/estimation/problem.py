@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -92,6 +93,7 @@ class EstimationProblem:
     active: NDArray[np.bool_] | None = None
     identifiable_by_contact: NDArray[np.bool_] | None = None
     target_map: Array | None = field(repr=False, default=None)
+    _cache: dict[str, Any] = field(init=False, repr=False, compare=False, default_factory=dict)
 
     @property
     def identifiable(self) -> bool:
@@ -116,16 +118,21 @@ class EstimationProblem:
         check_solver(solver)
         limit = self.tolerance * self.weight
         t0 = time.perf_counter()
-        x, why = solve_backend(self.qp, solver, options)
+        if solver == "daqp" and not options:
+            x, why = self._solve_daqp()
+        else:
+            x, why = solve_backend(self.qp, solver, options)
         fallback = False
+        margins: Array | None = None
         if x is not None:
-            eq_res, violation = self._verify(x)
+            eq_res, margins = self._verify(x)
+            violation = float(-margins.min())
             if not (eq_res <= limit and violation <= limit):
                 why = (
                     f"{solver}'s least-norm answer misses the equations by {eq_res:.3g} "
                     f"or the cones by {violation:.3g}"
                 )
-                x = None
+                x, margins = None, None
         if x is None:
             fallback = True
             cset = self._contact_set()
@@ -143,26 +150,61 @@ class EstimationProblem:
         elapsed = time.perf_counter() - t0
         n = self.equations.shape[1]
         if x is not None and self.active is not None and not self.active.all():
-            x = x * column_mask(self._contact_set(), self.active)
+            x, margins = x * column_mask(self._contact_set(), self.active), None
         if x is None:
             x, eq_res, violation, data_res = np.full(n, np.nan), np.inf, np.inf, np.inf
         else:
-            eq_res, violation = self._verify(x)
-            data_res = float(np.abs(self.data_matrix @ x - self.data_target).max(initial=0.0))
-        status = str(estimate_status([eq_res], [violation], limit, [fallback])[0])
+            if margins is None:
+                eq_res, margins = self._verify(x)
+                violation = float(-margins.min())
+            if self.data_matrix is self.equations and self.data_target is self.target:
+                data_res = eq_res  # Newton-Euler mode: the hard equations are the data
+            else:
+                data_res = float(np.abs(self.data_matrix @ x - self.data_target).max(initial=0.0))
+        status = str(estimate_status(eq_res, violation, limit, fallback)[()])
         reason = status_reason(status, eq_res, violation, limit, why)
         scale = None
         if status == "infeasible" and friction_scale:
             scale = least_friction_scale(self.ne_matrix, self.ne_target, self._scaled_cones)
-        return _make_estimate(self, x, status, reason, solver, elapsed, eq_res, data_res, scale)
+        return _make_estimate(
+            self, x, status, reason, solver, elapsed, eq_res, data_res, scale, margins
+        )
+
+    def _solve_daqp(self) -> tuple[Array | None, str]:
+        """daqp called directly, on the rows qpsolvers would give it (cones then equations,
+        stacked once per problem): the same call, without qpsolvers' per-call assembly."""
+        import daqp
+
+        if "daqp" not in self._cache:
+            G, E = self.cones, self.equations
+            m_in = G.shape[0]
+            rows = np.concatenate([G, E])
+            upper = np.concatenate([np.zeros(m_in), self.target])
+            sense = np.zeros(len(upper), dtype=np.intc)
+            sense[m_in:] = 5
+            P, q = self.qp.P, self.qp.q
+            lower = np.full(len(upper), -1e30)
+            stacked = (np.asarray(P, dtype=float), q, rows, upper, lower, sense)
+            self._cache["daqp"] = stacked
+        H, f, rows, upper, lower, sense = self._cache["daqp"]
+        try:
+            x, _, exitflag, _ = daqp.solve(H, f, rows, upper, lower, sense.copy())
+        except Exception as exc:  # the backend's own error: a failed solve, with its reason
+            return None, f"{type(exc).__name__}: {exc}"
+        if exitflag <= 0:
+            return None, "daqp found no solution"
+        x = np.asarray(x, dtype=float)
+        if not math.isfinite(float(x @ x)):  # finite x @ x: every entry finite
+            return None, "daqp returned non-finite values"
+        return x, ""
 
     def _contact_set(self) -> ContactSet:
         return self.contact_set if self.contact_set is not None else ContactSet(self.contacts)
 
-    def _verify(self, x: Array) -> tuple[float, float]:
+    def _verify(self, x: Array) -> tuple[float, Array]:
+        """The largest equation residual and the per-contact cone margins of ``x``."""
         eq_res = float(np.abs(self.equations @ x - self.target).max(initial=0.0))
-        violation = float(-self._contact_set().linear_margins(x, faces=self.cones).min())
-        return eq_res, violation
+        return eq_res, self._contact_set().linear_margins(x, faces=self.cones)
 
     def _scaled_cones(self, scale: float) -> Array:
         cset = self._contact_set()
@@ -182,22 +224,27 @@ def _make_estimate(
     eq_res: float,
     data_res: float,
     scale: float | None,
+    margins: Array | None = None,
 ) -> ContactEstimate:
     cset = problem._contact_set()
     wrenches, local, cops = {}, {}, {}
-    for c, R, cols in zip(problem.contacts, problem.rotations, cset.cols, strict=True):
-        w = x[cols]
-        wrenches[c.name] = w.copy()
-        loc = np.r_[R.T @ w[:3], R.T @ w[3:]] if c.size == 6 else R.T @ w
-        local[c.name] = loc
-        if c.size == 6:
-            cops[c.name] = cop_in_contact_frame(loc)
-    margins = cset.linear_margins(x, faces=problem.cones)
     k = len(problem.contacts)
     e = 0 if problem.known is None else len(problem.known)
     W = np.zeros((1, k + e, 6))
-    for j, cols in enumerate(cset.cols):
-        W[0, j, : cols.stop - cols.start] = x[cols]
+    if "block_rotations" not in problem._cache:  # each 3-vector of x with its rotation
+        sizes = [c.size // 3 for c in problem.contacts]
+        problem._cache["block_rotations"] = np.repeat(problem.rotations, sizes, axis=0)
+    # R^T w of every 3-block at once (w^T R), in the layout of x
+    x_local = np.matmul(x.reshape(-1, 1, 3), problem._cache["block_rotations"]).ravel()
+    for j, (c, cols) in enumerate(zip(problem.contacts, cset.cols, strict=True)):
+        w = x[cols]
+        wrenches[c.name] = w.copy()
+        W[0, j, : c.size] = w
+        local[c.name] = loc = x_local[cols]
+        if c.size == 6:
+            cops[c.name] = cop_in_contact_frame(loc)
+    if margins is None:
+        margins = cset.linear_margins(x, faces=problem.cones)
     assert problem.positions is not None and problem.momentum_rate is not None
     assert problem.gravity is not None
     points = problem.positions[:k]
@@ -216,8 +263,9 @@ def _make_estimate(
     residual = Residual(f[0], m[0], problem.com, problem.weight)
     names = [c.name for c in problem.contacts]
     active = np.ones(k, dtype=bool) if problem.active is None else problem.active
+    identifiable = problem.identifiable
     ident = (
-        np.full(k, problem.identifiable)
+        np.full(k, identifiable)
         if problem.identifiable_by_contact is None
         else problem.identifiable_by_contact
     )
@@ -229,18 +277,18 @@ def _make_estimate(
         newton_euler_residual=residual,
         equations_residual=eq_res,
         data_residual=data_res,
-        cone_margins={c.name: float(v) for c, v in zip(problem.contacts, margins, strict=True)},
+        cone_margins=dict(zip(names, margins.tolist(), strict=True)),
         mode=problem.mode,
         solver=solver,
         solve_time=elapsed,
         rank=problem.rank,
-        identifiable=problem.identifiable,
+        identifiable=identifiable,
         min_friction_scale=scale,
         x=x,
         friction={c.name: c.mu for c in problem.contacts},
         reason=reason,
-        active={n: bool(v) for n, v in zip(names, active, strict=True)},
-        identifiable_by_contact={n: bool(v) for n, v in zip(names, ident, strict=True)},
+        active=dict(zip(names, active.tolist(), strict=True)),
+        identifiable_by_contact=dict(zip(names, np.asarray(ident, bool).tolist(), strict=True)),
     )
 
 

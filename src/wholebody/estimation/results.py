@@ -74,10 +74,20 @@ def estimate_status(
     Returns
     -------
     ndarray of object (Python str), shape (N,)
-        ``"found"`` (inside, equations met, not the fallback), ``"infeasible"`` (the fallback,
-        inside, equations not met), else ``"failed"`` (including a fallback that meets the
-        equations: the problem was feasible and the backend failed it).
+        (shape () when ``equations_residual`` and ``cone_violation`` are Python floats: one
+        sample) ``"found"`` (inside, equations met, not the fallback), ``"infeasible"``
+        (the fallback, inside, equations not met), else ``"failed"`` (including a fallback
+        that meets the equations: the problem was feasible and the backend failed it).
     """
+    if type(equations_residual) is float and type(cone_violation) is float:
+        # one sample (Python floats): the same rule without arrays, a 0-d result
+        inside, meets = cone_violation <= limit, equations_residual <= limit
+        one = "failed"
+        if inside and meets and not fallback:
+            one = "found"
+        elif inside and not meets and fallback:
+            one = "infeasible"
+        return np.array(one, dtype=object)
     eq = np.asarray(equations_residual, dtype=float)
     with np.errstate(invalid="ignore"):
         inside = np.asarray(cone_violation, dtype=float) <= limit
