@@ -24,7 +24,6 @@ from ._robot_dynamics import RobotDynamics
 Array = NDArray[np.float64]
 _LWA = pin.LOCAL_WORLD_ALIGNED
 _frame_jacobian = pin.computeFrameJacobian
-_frames_fk = pin.framesForwardKinematics
 _fk = pin.forwardKinematics
 _frame_velocity = pin.getFrameVelocity
 _frame_acc = pin.getFrameClassicalAcceleration
@@ -82,8 +81,8 @@ class RobotKinematics(RobotDynamics):
         except (KeyError, TypeError):
             raise self._frame_error(frame) from None
         q = self.check_q(q)
-        _frames_fk(self._model, self._data, q)
-        return pin.SE3(self._data.oMf[fid])
+        pin.forwardKinematics(self._model, self._data, q)  # the joints, then this frame only
+        return pin.SE3(pin.updateFramePlacement(self._model, self._data, fid))
 
     def frame_placements(
         self, q: ArrayLike, frames: Sequence[str], *, progress: bool = False
@@ -128,6 +127,25 @@ class RobotKinematics(RobotDynamics):
                 positions[i, j] = placement.translation
                 rotations[i, j] = placement.rotation
         return positions, rotations
+
+    def com_and_frame_positions(self, q: Array, frame_ids: Sequence[int]) -> tuple[Array, Array]:
+        """CoM and frame origins of a checked ``q``, without the momentum work of
+        :meth:`centroidal_pass` (positions only; ids as in :meth:`centroidal_pass`).
+
+        Returns
+        -------
+        com : ndarray, shape (3,)
+            World [m].
+        positions : ndarray, shape (len(frame_ids), 3)
+            World [m].
+        """
+        ids = self._check_frame_ids(frame_ids)
+        m, d = self._model, self._data
+        com = np.array(pin.centerOfMass(m, d, q))  # also places the joints
+        positions = np.empty((len(ids), 3))
+        for j, fid in enumerate(ids):
+            positions[j] = pin.updateFramePlacement(m, d, fid).translation
+        return com, positions
 
     def frame_position(self, q: ArrayLike, frame: str) -> Array:
         """Origin of a frame in world coordinates, shape (3,) [m]."""

@@ -26,7 +26,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
 from ._balance_kinematics import (
@@ -215,11 +214,7 @@ def contact_wrench(
     _, weight = _gravity_and_weight(robot)
     layout, frames, given = _sample_layout(robot, contacts, wrenches, ext, weight)
     # Positions only: the CoM and the frames' origins, without the momentum work of a pass.
-    model, data = robot.model, robot.data
-    com = pin.centerOfMass(model, data, q).copy()  # also places the joints
-    positions = np.empty((len(frames), 3))
-    for j, fid in enumerate(frames):
-        positions[j] = pin.updateFramePlacement(model, data, fid).translation
+    com, positions = robot.com_and_frame_positions(q, frames)
     point = _resolve_point(at, com)
     force, moment = wrench_sum(layout, _sample_points(contacts, ext, positions, given), point)
     return Wrench(force, moment, point)

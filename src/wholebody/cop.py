@@ -19,7 +19,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
 from .contacts import SurfaceContact
@@ -99,11 +98,7 @@ def centre_of_pressure(
         raise StateError(f"a surface contact wrench must have shape (6,), got {w.shape}")
     if not math.isfinite(float(w @ w)) and not np.isfinite(w).all():  # one test when finite
         raise StateError(f"contact {contact.name!r}: wrench has non-finite values: {w}")
-    fid = robot.frame_id(contact.frame)
-    q = robot.check_q(q)
-    model, data = robot.model, robot.data
-    pin.forwardKinematics(model, data, q)  # the joints, then this one frame
-    placement = pin.updateFramePlacement(model, data, fid)
+    placement = robot.frame_placement(q, contact.frame)
     R = placement.rotation
     w_local = (w.reshape(2, 3) @ R).ravel()  # (R^T f, R^T tau)
     local = cop_in_contact_frame(w_local)
