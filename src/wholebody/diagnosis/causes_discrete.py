@@ -27,7 +27,7 @@ def sign_flips(d: DiagnosisData) -> list[Finding]:
         finding_of(
             d,
             "sign_flip",
-            d.residual(d.where_over(-d.wrenches)),
+            d.hypothesis(d.where_over(-d.wrenches)),
             "contact wrenches have the wrong sign (the force on the ground logged instead of "
             f"the force on the robot){where}",
             contacts=list(d.names),
@@ -41,7 +41,7 @@ def sign_flips(d: DiagnosisData) -> list[Finding]:
                 finding_of(
                     d,
                     "sign_flip",
-                    d.residual(d.where_over(W)),
+                    d.hypothesis(d.where_over(W)),
                     f"contact {name!r} has the wrong sign{where}",
                     contacts=[name],
                 )
@@ -104,7 +104,7 @@ def axis_conventions(d: DiagnosisData) -> list[Finding]:
                 finding_of(
                     d,
                     "axes",
-                    d.residual(d.where_over(W)),
+                    d.hypothesis(d.where_over(W)),
                     _describe_axes(S, local) + d.window(),
                     frame="contact" if local else "world",
                     matrix=S.tolist(),
@@ -125,7 +125,7 @@ def swapped_contacts(d: DiagnosisData) -> list[Finding]:
                 finding_of(
                     d,
                     "swapped_contacts",
-                    d.residual(d.where_over(W)),
+                    d.hypothesis(d.where_over(W)),
                     f"the wrenches of {d.names[a]!r} and {d.names[b]!r} are swapped{d.window()}",
                     contacts=[d.names[a], d.names[b]],
                 )
@@ -138,7 +138,7 @@ def gravity_sign(d: DiagnosisData) -> list[Finding]:
         finding_of(
             d,
             "gravity_sign",
-            d.residual(gravity_sign=-1.0),
+            d.hypothesis(gravity_sign=-1.0),
             "gravity has the wrong sign (the model's gravity points up)",
         )
     ]
@@ -178,7 +178,7 @@ def wrong_points(d: DiagnosisData) -> list[Finding]:
         finding_of(
             d,
             "wrong_point",
-            d.residual(W),
+            d.hypothesis(W),
             "contact moments are about the world origin, not about the contact points",
             point="world origin",
         )
@@ -189,7 +189,7 @@ def wrong_points(d: DiagnosisData) -> list[Finding]:
         finding_of(
             d,
             "wrong_point",
-            d.residual(W),
+            d.hypothesis(W),
             "contact moments are about the contacts' parent joints (e.g. the ankles), not "
             "about the contact points",
             point="parent joint",
@@ -222,7 +222,7 @@ def wrong_points(d: DiagnosisData) -> list[Finding]:
         finding_of(
             d,
             "wrong_point",
-            d.residual(W),
+            d.hypothesis(W),
             "contact moments are about other points than the contact frames' origins "
             f"(in each contact's axes): {'; '.join(parts)}",
             n_parameters=3 * d.k,

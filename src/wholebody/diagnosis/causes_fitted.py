@@ -59,7 +59,7 @@ def time_offset(d: DiagnosisData) -> list[Finding]:
         finding_of(
             d,
             "time_offset",
-            d.residual(W),
+            d.hypothesis(W),
             f"the forces lag the kinematics by {format_value(lag_s, se, 'ms', 1e3, 2)} "
             f"({best_lag + delta:+.2f} samples)",
             n_parameters=1,
@@ -89,7 +89,7 @@ def mass_error(d: DiagnosisData) -> list[Finding]:
         finding_of(
             d,
             "mass_error",
-            d.residual(mass_scale=1 + beta),
+            d.hypothesis(mass_scale=1 + beta),
             f"the robot's mass (and inertia) is off by {format_value(beta, se, '%', 100)} "
             f"({d.mass * (1 + beta):.2f} kg would balance the forces)",
             n_parameters=1,
@@ -126,7 +126,7 @@ def com_offset(d: DiagnosisData) -> list[Finding]:
         finding_of(
             d,
             "com_offset",
-            d.residual(com_shift=dc),
+            d.hypothesis(com_shift=dc),
             f"the CoM is off by x {parts[0]}, y {parts[1]}, z {parts[2]} (world axes)",
             n_parameters=int(fit.observable.sum()),
             uncertainty={"com_offset": fit.std_error.tolist()},
@@ -152,7 +152,7 @@ def sensor_offsets(d: DiagnosisData) -> list[Finding]:
         finding_of(
             d,
             "sensor_offset",
-            d.residual(W),
+            d.hypothesis(W),
             f"each contact's readings carry a constant offset (world axes, (f [N], tau [N m])): "
             f"{'; '.join(parts)}",
             n_parameters=6 * d.k,
@@ -190,7 +190,7 @@ def force_gains(d: DiagnosisData) -> list[Finding]:
         finding_of(
             d,
             "force_gain",
-            d.residual(W),
+            d.hypothesis(W),
             "the wrench readings need a gain: " + "; ".join(words),
             n_parameters=d.k,
             uncertainty={"gains": fit.std_error.tolist()},
@@ -220,7 +220,7 @@ def stale_forces(d: DiagnosisData) -> list[Finding]:
             finding_of(
                 d,
                 "stale_force",
-                d.residual(W),
+                d.hypothesis(W),
                 f"contact {name!r} still carries force while its frame is off the ground "
                 f"({t.min():.3f} .. {t.max():.3f} s): a stale reading after lift-off",
                 contact=name,
@@ -249,7 +249,7 @@ def missing_contacts(d: DiagnosisData) -> list[Finding]:
             finding_of(
                 d,
                 "missing_contact",
-                d.residual(W),
+                d.hypothesis(W),
                 f"contact {name!r} carries no wrench in the log while the balance needs one "
                 f"({t.min():.3f} .. {t.max():.3f} s): its readings are missing",
                 n_parameters=len(rows),

@@ -28,6 +28,7 @@ __all__ = [
     "linear_fit",
     "LENGTH_SCALE",
     "finding_of",
+    "Hypothesis",
     "skew_batch",
     "format_value",
 ]
@@ -77,6 +78,15 @@ class Finding:
     alternatives: list[str] = field(default_factory=list)
     n_parameters: int = 0
     cone_violations: float = 0.0
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """A correction of the log: the residual (S, 6) it leaves and the contact wrenches
+    (S, k, 6) it assumes."""
+
+    residual: Array
+    wrenches: Array
 
 
 @dataclass
@@ -149,7 +159,6 @@ class DiagnosisData:
         self.base_residual = self.residual()
         self.base_score = self.score(self.base_residual)
         self.base_cone_share = self.cone_violation_share(self.wrenches)
-        self.last_cone_share = self.base_cone_share
 
     @property
     def k(self) -> int:
@@ -174,8 +183,6 @@ class DiagnosisData:
         (mass and inertia); ``com_shift`` moves the CoM [m]; ``gravity_sign`` flips gravity.
         """
         W = self.wrenches if W is None else W
-        # The wrenches of the hypothesis judged last: its cone evidence (see explained()).
-        self.last_wrenches = W
         com = self.com if com_shift is None else self.com + com_shift
         force, moment = newton_euler_residual_arrays(
             W,
@@ -225,18 +232,35 @@ class DiagnosisData:
             outside = (check.margin < -self.cone_tolerance).any(axis=1)
         return float(outside.mean())
 
-    def explained(self, r: Array, W: Array | None = None) -> float:
-        """Share of the logged residual's score that ``r`` removes, in [0, 1].
+    def hypothesis(
+        self,
+        W: Array | None = None,
+        *,
+        mass_scale: float = 1.0,
+        com_shift: Array | None = None,
+        gravity_sign: float = 1.0,
+    ) -> Hypothesis:
+        """A correction of the log: its residual (as :meth:`residual`) and its wrenches."""
+        r = self.residual(W, mass_scale=mass_scale, com_shift=com_shift, gravity_sign=gravity_sign)
+        return Hypothesis(r, self.wrenches if W is None else W)
 
-        A correction that pushes samples that were within tolerance over it is penalised by
-        the share of those samples it spoils: a cause must fix the log, not move the fault.
-        With contacts, the friction cones are evidence too: a correction whose wrenches
-        (``W``, by default those of the last :meth:`residual`) put contacts outside their
-        cones on more samples than the log does loses up to half its score (and, among
-        causes that explain as much, the one leaving fewer violations ranks first).
+    def judge(self, hypothesis: Hypothesis | Array) -> tuple[float, float]:
+        """How much of the logged residual a correction explains, and its cone evidence.
+
+        Returns ``(explained, cone_share)``. ``explained`` is the share of the logged
+        residual's score the correction removes, in [0, 1]. A correction that pushes samples
+        that were within tolerance over it is penalised by the share of those samples it
+        spoils: a cause must fix the log, not move the fault. With contacts, the friction
+        cones are evidence too: a correction whose wrenches put contacts outside their cones
+        on more samples than the log does loses up to half its score; ``cone_share`` is the
+        share of samples over tolerance it leaves outside a cone (ties go to fewer). A bare
+        residual array is judged with the logged wrenches.
         """
+        if not isinstance(hypothesis, Hypothesis):
+            hypothesis = Hypothesis(hypothesis, self.wrenches)
         if self.base_score <= 0:
-            return 0.0
+            return 0.0, self.base_cone_share
+        r = hypothesis.residual
         gain = max(0.0, 1.0 - self.score(r) / self.base_score)
         clean = ~self.over
         if clean.any():
@@ -245,14 +269,17 @@ class DiagnosisData:
                     np.linalg.norm(r[clean, 3:], axis=1) > self.tolerance[1]
                 )
             gain *= 1.0 - float(spoiled.mean())
-        self.last_cone_share = self.base_cone_share
+        cone_share = self.base_cone_share
         # The cones can change the ranking only of causes that explain much of the residual:
         # they are evaluated for those alone (the check is the costly part of a hypothesis).
         if self._cones is not None and gain > 0.5:
-            W = self.last_wrenches if W is None else W
-            self.last_cone_share = self.cone_violation_share(W)
-            gain *= 1.0 - 0.5 * max(0.0, self.last_cone_share - self.base_cone_share)
-        return float(gain)
+            cone_share = self.cone_violation_share(hypothesis.wrenches)
+            gain *= 1.0 - 0.5 * max(0.0, cone_share - self.base_cone_share)
+        return float(gain), cone_share
+
+    def explained(self, hypothesis: Hypothesis | Array) -> float:
+        """The first value of :meth:`judge`."""
+        return self.judge(hypothesis)[0]
 
     def contact_wrench_terms(self) -> Array:
         """Each contact's wrench about the CoM, (S, k, 6): the columns of gain fits."""
@@ -340,13 +367,15 @@ def format_value(value: float, error: float, unit: str, scale: float = 1.0, digi
 def finding_of(
     d: DiagnosisData,
     cause: str,
-    r: Array,
+    hypothesis: Hypothesis | Array,
     message: str,
     n_parameters: int = 0,
     uncertainty: dict | None = None,
     **parameters: object,
 ) -> Finding:
-    explained = d.explained(r)
+    """A finding for a correction (a :class:`Hypothesis`, or a residual judged with the logged
+    wrenches), judged by :meth:`DiagnosisData.judge`."""
+    explained, cone_share = d.judge(hypothesis)
     return Finding(
         cause,
         explained,
@@ -354,7 +383,7 @@ def finding_of(
         dict(parameters),
         dict(uncertainty or {}),
         n_parameters=n_parameters,
-        cone_violations=d.last_cone_share,
+        cone_violations=cone_share,
     )
 
 
