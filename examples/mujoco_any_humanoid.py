@@ -29,7 +29,12 @@ from wholebody.analysis import Report, check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.errors import ModelWarning
 from wholebody.loading import example_robot_data_dir
-from wholebody.mujoco_bridge import MujocoBuild, import_mujoco, mujoco_spec_for_robot
+from wholebody.mujoco_bridge import (
+    MujocoBuild,
+    MujocoStateMap,
+    import_mujoco,
+    mujoco_spec_for_robot,
+)
 from wholebody.mujoco_recorder import MujocoRecorder
 from wholebody.trajectory import Trajectory
 
@@ -131,15 +136,16 @@ def stand(name: str = "g1", duration: float = 2.0) -> tuple[MujocoBuild, Traject
     q0[3:7] = pin.Quaternion(setup.base_rotation).coeffs()
     q0[2] = 5e-4 - min(robot.frame_position(q0, c.frame)[2] for c in contacts)
     rec = MujocoRecorder.from_build(build, m)
-    smap = rec._map
+    smap = MujocoStateMap(robot, m)  # MuJoCo's conventions, converted in one place
+    joints_q, joints_v = smap.joint_qpos_indices, smap.joint_dof_indices
     d.qpos[:] = 0.0
-    d.qpos[rec._qcols] = np.r_[q0[:3], q0[6], q0[3:6], q0[7:]]
-    target = d.qpos[smap._q_idx].copy()
+    smap.qpos(q0, out=d.qpos)
+    target = d.qpos[joints_q].copy()
     kp = STIFFNESS_PER_KG * robot.mass
-    m.dof_damping[smap._v_idx] = kp * DAMPING_TIME
+    m.dof_damping[joints_v] = kp * DAMPING_TIME
     for _ in range(int(round(duration / DT))):
         d.qfrc_applied[:] = 0.0
-        d.qfrc_applied[smap._v_idx] = kp * (target - d.qpos[smap._q_idx])
+        d.qfrc_applied[joints_v] = kp * (target - d.qpos[joints_q])
         rec.record(d)
         mujoco.mj_step(m, d)
     traj = rec.trajectory(metadata={"robot": name, "scenario": "stand"})

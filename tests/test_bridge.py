@@ -179,7 +179,9 @@ def test_repaired_inertias_are_the_same_in_mujoco_and_in_the_robot(stand_example
     q = build.robot.random_configuration(1)
     data.qpos[:] = 0
     data.qpos[:3], data.qpos[3:7] = q[:3], [q[6], q[3], q[4], q[5]]
-    data.qpos[smap._q_idx] = q[7:]
+    data.qpos[smap.joint_qpos_indices] = q[7:]
+    # The inverse conversion agrees with the state written by hand (quaternion w-x-y-z).
+    assert_allclose(smap.qpos(q), data.qpos, rtol=0, atol=0)
     mujoco.mj_forward(m, data)
     T = smap.velocity_map(data.qpos)
     M_mj = T.T @ mujoco_mass_matrix(m, data) @ T
@@ -198,7 +200,7 @@ def test_bridge_adds_sole_boxes_and_sites_at_the_sole_frames(stand_example):
 
     smap = MujocoStateMap(robot, m)
     d.qpos[:3], d.qpos[3:7] = q[:3], [q[6], q[3], q[4], q[5]]
-    d.qpos[smap._q_idx] = q[7:]
+    d.qpos[smap.joint_qpos_indices] = q[7:]
     mujoco.mj_forward(m, d)
     for c in contacts:
         site = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, build.contact_sites[c.name])

@@ -233,7 +233,10 @@ def test_bad_inputs():
 
 def test_check_reproduces_the_log_checker_exactly(humanoid):
     """check_trajectory's per-contact cone figures on the shipped squat log (with an injected
-    slip and a pull) are exactly ContactSet.check's."""
+    slip and a pull) are exactly ContactSet.check's on rotations obtained another way
+    (Robot.frame_placement per sample, not the checker's pass): the plumbing (rotations,
+    slack, row names) is right. The cone formulas themselves are tested against hand
+    computation and corner-force LPs above."""
     from pathlib import Path
 
     from wholebody.analysis import check_trajectory

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pinocchio as pin
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from ._optional import require
 from .contacts import Contact
@@ -192,6 +192,34 @@ class MujocoStateMap:
             raise ModelError(f"joints {missing} are not in the MuJoCo model")
         self._q_idx = q_idx[start_q:]
         self._v_idx = v_idx[start_v:]
+
+    @property
+    def joint_qpos_indices(self) -> NDArray[np.int64]:
+        """MuJoCo ``qpos`` indices of the robot's joints, in the robot's joint order."""
+        return np.array(self._q_idx, dtype=np.int64)
+
+    @property
+    def joint_dof_indices(self) -> NDArray[np.int64]:
+        """MuJoCo ``qvel`` / force indices of the robot's joints, in the robot's joint order."""
+        return np.array(self._v_idx, dtype=np.int64)
+
+    def qpos(self, q: ArrayLike, out: Array | None = None) -> Array:
+        """MuJoCo ``qpos`` of a Pinocchio ``q`` (the free joint's quaternion w-x-y-z).
+
+        Written into ``out`` (for example ``mj_data.qpos``) when given, else into zeros of
+        the MuJoCo model's ``nq`` (coordinates of joints the robot does not have stay 0).
+        """
+        q = np.asarray(q, dtype=float)
+        qpos = np.zeros(self.nq_mj) if out is None else out
+        start = 0
+        if self._free_mj is not None:
+            qa, _ = self._free_mj
+            qpos[qa : qa + 3] = q[:3]
+            qpos[qa + 3] = q[6]
+            qpos[qa + 4 : qa + 7] = q[3:6]
+            start = 7
+        qpos[self._q_idx] = q[start:]
+        return qpos
 
     def _base_rotation(self, qpos: Array) -> Array:
         if self._free_mj is None:
