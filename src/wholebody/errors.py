@@ -32,6 +32,8 @@ __all__ = [
     "LogFileError",
     "OutputError",
     "ProfileError",
+    "RecordingError",
+    "ExtrapolationError",
     "SolverNotAvailableError",
     "SolverError",
     "ProjectionError",
@@ -176,6 +178,38 @@ class OutputError(WholebodyError, OSError):
 
 class ProfileError(WholebodyError, ValueError):
     """A robot profile that cannot be used: names the file and the entry."""
+
+
+class RecordingError(LogFormatError):
+    """A recording (ROS 2 bag, MCAP file, LeRobot dataset) that cannot be read as mapped: a
+    missing topic or column, a wrong message type, a field the messages lack.
+
+    Attributes
+    ----------
+    name : str
+        The topic or column at fault (empty when the whole recording is).
+    """
+
+    def __init__(self, message: str, name: str = ""):
+        super().__init__(message)
+        self.name = name
+
+
+class ExtrapolationError(RecordingError):
+    """A topic that does not cover the time base within the tolerance: its samples would be
+    extrapolated. ``name`` is the topic; ``covered`` its (first, last) stamps and
+    ``requested`` the time base's (first, last) [s, from the recording's time origin]."""
+
+    def __init__(
+        self,
+        message: str,
+        name: str = "",
+        covered: tuple[float, float] = (float("nan"), float("nan")),
+        requested: tuple[float, float] = (float("nan"), float("nan")),
+    ):
+        super().__init__(message, name)
+        self.covered = covered
+        self.requested = requested
 
 
 # --- solvers and workers ------------------------------------------------------------------

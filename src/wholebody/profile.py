@@ -64,6 +64,8 @@ SCHEMA: dict[str, dict[str, str]] = {
         "contacts": "array of tables: the contacts",
         "calibration": "path of a calibration file (TOML, wholebody.calibrate), relative to the "
         "profile: check and estimate apply it to every log",
+        "recording": "table: topics of ROS 2 bags / MCAP files (wholebody.recordings)",
+        "lerobot": "table: columns of LeRobot-style datasets (wholebody.recordings)",
     },
     "frames": {
         "name": "new frame name",
@@ -102,12 +104,20 @@ class RobotProfile:
     calibration : Calibration or None
         Sensor calibration to apply to logs before checking or estimating
         (:meth:`wholebody.calibrate.Calibration.apply`), from the ``calibration`` key.
+    recording : RosbagMapping or None
+        The ``[recording]`` section: which bag topic fills which field
+        (:func:`wholebody.recordings.read_rosbag`).
+    lerobot : LerobotMapping or None
+        The ``[lerobot]`` section: which dataset column fills which field
+        (:func:`wholebody.recordings.read_lerobot`).
     """
 
     robot: Robot
     contacts: tuple[Contact, ...]
     source: str
     calibration: Any = None
+    recording: Any = None
+    lerobot: Any = None
 
 
 def _check_keys(entry: Mapping[str, Any], allowed: Mapping[str, str], where: str) -> None:
@@ -371,7 +381,15 @@ def load_profile(path: str | Path) -> RobotProfile:
             calibration = Calibration.load(file)
         except (WholebodyError, OSError) as exc:
             raise ProfileError(f"{path}: calibration {str(file)!r}: {exc}") from exc
-    return RobotProfile(robot, contacts, str(path), calibration)
+    recording = lerobot = None
+    if "recording" in data or "lerobot" in data:
+        from .recordings.mapping import LerobotMapping, RosbagMapping
+
+        if "recording" in data:
+            recording = RosbagMapping.from_dict(data["recording"], f"{path}: [recording]")
+        if "lerobot" in data:
+            lerobot = LerobotMapping.from_dict(data["lerobot"], f"{path}: [lerobot]")
+    return RobotProfile(robot, contacts, str(path), calibration, recording, lerobot)
 
 
 def parse_contact_spec(spec: str) -> Contact:

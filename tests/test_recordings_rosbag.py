@@ -1,0 +1,389 @@
+"""ROS 2 bags (sqlite3 and MCAP storage) read back as Trajectories.
+
+The bags are written here with rosbags' own writer from analytic signals: joint states at
+500 Hz (the time base), odometry at 200 Hz with stamps offset by -1.3 ms, two force-torque
+topics at 1 kHz offset by -0.6 ms, in the ankle links (not the soles). References:
+
+- values at the joint-state stamps: the arrays written, exactly;
+- interpolated odometry: the analytic signal, within the linear-interpolation bound
+  ``h^2 / 8 max|f''|`` (h = 5 ms), with ``max|f''|`` from the analytic signal on a fine grid;
+- the twist: written in the base frame (REP 105), so ``v`` is the analytic ``R^T dp/dt``;
+- wrenches: Pinocchio's ``SE3.act`` on a ``pin.Force`` (a different algorithm from the
+  reader's cross product), with per-sample ``Robot.frame_placement``.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import wholebody
+from wholebody.errors import (
+    ExtrapolationError,
+    InvalidArgumentError,
+    MissingDependencyError,
+    ProfileError,
+    RecordingError,
+)
+
+rosbags = pytest.importorskip("rosbags")
+from rosbags.rosbag2 import StoragePlugin, Writer  # noqa: E402
+from rosbags.typesys import Stores, get_typestore  # noqa: E402
+
+from wholebody.recordings import (  # noqa: E402
+    RosbagMapping,
+    read_rosbag,
+    read_rosbag_recording,
+)
+
+TS = get_typestore(Stores.ROS2_HUMBLE)
+T = TS.types
+T0_NS = 1_700_000_000_123_456_789  # a 2023 wall-clock stamp: float seconds would lose ~0.2 us
+DURATION = 0.4
+JS_RATE, ODOM_RATE, FT_RATE = 500, 200, 1000
+ODOM_OFFSET_NS, FT_OFFSET_NS = -1_300_000, -600_000
+W = 2 * math.pi * 1.5  # rad/s of every sinusoid
+SENSORS = {"left_sole": "left_ankle_link", "right_sole": "right_ankle_link"}
+MAPPING = {
+    "joint_states": "/joint_states",
+    "base_pose": "/odom",
+    "wrenches": [
+        {"topic": "/left_ft", "contact": "left_sole"},
+        {"topic": "/right_ft", "contact": "right_sole"},
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def robot():
+    return wholebody.load("humanoid")
+
+
+def joint_position(t: np.ndarray, nj: int) -> np.ndarray:
+    k = np.arange(nj)
+    return 0.2 * np.sin(W * t[:, None] + 0.3 * k)
+
+
+def base_pose(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Position (N, 3) [m] and quaternion x-y-z-w (N, 4) of a yawing, swaying base."""
+    pos = np.stack([0.05 * np.sin(W * t), 0.03 * np.cos(W * t), 0.8 + 0.01 * np.sin(W * t)], 1)
+    yaw = 0.3 * np.sin(W * t)
+    quat = np.stack([0 * t, 0 * t, np.sin(yaw / 2), np.cos(yaw / 2)], 1)
+    return pos, quat
+
+
+def base_twist_base_axes(t: np.ndarray) -> np.ndarray:
+    """The analytic (v, omega) of :func:`base_pose` in base axes."""
+    dp = np.stack([0.05 * W * np.cos(W * t), -0.03 * W * np.sin(W * t), 0.01 * W * np.cos(W * t)])
+    yaw = 0.3 * np.sin(W * t)
+    c, s = np.cos(yaw), np.sin(yaw)
+    v = np.stack([c * dp[0] + s * dp[1], -s * dp[0] + c * dp[1], dp[2]], 1)
+    omega = np.stack([0 * t, 0 * t, 0.3 * W * np.cos(W * t)], 1)
+    return np.concatenate([v, omega], 1)
+
+
+def sensor_wrench(t: np.ndarray, side: int) -> np.ndarray:
+    """(N, 6) wrench in the sensor frame, about its origin [N, N m]."""
+    k = np.arange(6)
+    return (100.0 if side else 80.0) * (0.1 + np.sin(W * t[:, None] + k)) + 300.0 * (k == 2)
+
+
+def stamp(ns: int):
+    return T["builtin_interfaces/msg/Time"](sec=ns // 10**9, nanosec=ns % 10**9)
+
+
+def header(ns: int, frame: str = ""):
+    return T["std_msgs/msg/Header"](stamp=stamp(ns), frame_id=frame)
+
+
+def vec3(x):
+    return T["geometry_msgs/msg/Vector3"](x=float(x[0]), y=float(x[1]), z=float(x[2]))
+
+
+def pose_msg(p, q):
+    G = "geometry_msgs/msg/"
+    return T[G + "Pose"](
+        position=T[G + "Point"](x=float(p[0]), y=float(p[1]), z=float(p[2])),
+        orientation=T[G + "Quaternion"](x=float(q[0]), y=float(q[1]), z=float(q[2]), w=float(q[3])),
+    )
+
+
+def grid(rate: int, offset_ns: int = 0, duration: float = DURATION) -> np.ndarray:
+    n = int(round(duration * rate)) + 1
+    return T0_NS + offset_ns + np.arange(n, dtype=np.int64) * (10**9 // rate)
+
+
+def seconds(ns: np.ndarray, origin: int = T0_NS) -> np.ndarray:
+    return (ns - origin).astype(float) * 1e-9
+
+
+def write_bag(
+    path: Path,
+    storage: StoragePlugin,
+    joints: list[str],
+    *,
+    odom_offset_ns: int = ODOM_OFFSET_NS,
+    odom_type: str = "nav_msgs/msg/Odometry",
+) -> None:
+    with Writer(path, version=9, storage_plugin=storage) as w:
+
+        def put(topic: str, msgtype: str, ns_list, make):
+            con = w.add_connection(topic, msgtype, typestore=TS)
+            for i, ns in enumerate(ns_list):
+                # receive time 2 ms after the stamp: header stamps must win
+                w.write(con, int(ns) + 2_000_000, TS.serialize_cdr(make(i, int(ns)), msgtype))
+
+        js = grid(JS_RATE)
+        P = joint_position(seconds(js), len(joints))
+        V = np.gradient(P, seconds(js), axis=0)  # any values: they are read back exactly
+        E = 10 * P
+        put(
+            "/joint_states",
+            "sensor_msgs/msg/JointState",
+            js,
+            # names reversed: the reader must map by name
+            lambda i, ns: T["sensor_msgs/msg/JointState"](
+                header=header(ns),
+                name=joints[::-1],
+                position=P[i, ::-1].copy(),
+                velocity=V[i, ::-1].copy(),
+                effort=E[i, ::-1].copy(),
+            ),
+        )
+        od = grid(ODOM_RATE, odom_offset_ns, DURATION + 0.01)
+        pos, quat = base_pose(seconds(od))
+        tw = base_twist_base_axes(seconds(od))
+        if odom_type == "nav_msgs/msg/Odometry":
+            G = "geometry_msgs/msg/"
+            put(
+                "/odom",
+                odom_type,
+                od,
+                lambda i, ns: T[odom_type](
+                    header=header(ns, "odom"),
+                    child_frame_id="root_link",
+                    pose=T[G + "PoseWithCovariance"](
+                        pose=pose_msg(pos[i], quat[i]), covariance=np.zeros(36)
+                    ),
+                    twist=T[G + "TwistWithCovariance"](
+                        twist=T[G + "Twist"](linear=vec3(tw[i, :3]), angular=vec3(tw[i, 3:])),
+                        covariance=np.zeros(36),
+                    ),
+                ),
+            )
+        else:  # PoseStamped + TwistStamped in world axes
+            R = np.array([pin.Quaternion(q[3], q[0], q[1], q[2]).matrix() for q in quat])
+            tw_world = np.concatenate(
+                [np.einsum("nij,nj->ni", R, tw[:, :3]), np.einsum("nij,nj->ni", R, tw[:, 3:])], 1
+            )
+            put(
+                "/odom",
+                odom_type,
+                od,
+                lambda i, ns: T[odom_type](header=header(ns, "odom"), pose=pose_msg(pos[i], quat[i])),
+            )
+            put(
+                "/twist",
+                "geometry_msgs/msg/TwistStamped",
+                od,
+                lambda i, ns: T["geometry_msgs/msg/TwistStamped"](
+                    header=header(ns, "odom"),
+                    twist=T["geometry_msgs/msg/Twist"](
+                        linear=vec3(tw_world[i, :3]), angular=vec3(tw_world[i, 3:])
+                    ),
+                ),
+            )
+        ft = grid(FT_RATE, FT_OFFSET_NS, DURATION + 0.002)
+        for side, (topic, frame) in enumerate(
+            [("/left_ft", SENSORS["left_sole"]), ("/right_ft", SENSORS["right_sole"])]
+        ):
+            Wr = sensor_wrench(seconds(ft), side)
+            put(
+                topic,
+                "geometry_msgs/msg/WrenchStamped",
+                ft,
+                lambda i, ns, Wr=Wr, frame=frame: T["geometry_msgs/msg/WrenchStamped"](
+                    header=header(ns, frame),
+                    wrench=T["geometry_msgs/msg/Wrench"](
+                        force=vec3(Wr[i, :3]), torque=vec3(Wr[i, 3:])
+                    ),
+                ),
+            )
+
+
+def interpolation_bound(signal, h: float) -> float:
+    """Largest error of linear interpolation with step h of ``signal(t)`` (N, k): h^2 / 8 times
+    max |f''| over the recording (by second differences on a 10 us grid, plus 2 %)."""
+    fine = np.arange(-0.01, DURATION + 0.01, 1e-5)
+    f2 = np.diff(signal(fine), 2, axis=0) / 1e-10
+    return float(np.abs(f2).max()) * 1.02 * h * h / 8
+
+
+@pytest.fixture(scope="module", params=[StoragePlugin.SQLITE3, StoragePlugin.MCAP])
+def bag(request, tmp_path_factory, robot):
+    path = tmp_path_factory.mktemp("bags") / f"run_{request.param.name.lower()}"
+    write_bag(path, request.param, list(robot.joint_names))
+    return path
+
+
+def test_bag_reads_back_the_arrays_it_was_written_from(bag, robot):
+    rec = read_rosbag_recording(bag, MAPPING, robot)
+    traj = rec.trajectory
+    js = grid(JS_RATE)
+    t = seconds(js)
+    nj = robot.nv - 6
+    # Time base = joint-state header stamps, from the first one, exact to the nanosecond.
+    np.testing.assert_allclose(traj.time, t, rtol=0, atol=1e-12)
+    assert traj.metadata["time_origin"] == str(np.datetime64(T0_NS, "ns"))
+    # Joints in the messages' order (written reversed); mapped to the robot by name.
+    assert traj.joint_names == tuple(robot.joint_names)[::-1]
+    q, v, _, tau = traj.for_robot(robot)
+    # Joint values at their own stamps: exact.
+    P = joint_position(t, nj)
+    np.testing.assert_array_equal(q[:, 7:], P)
+    np.testing.assert_array_equal(tau, 10 * P)
+    np.testing.assert_array_equal(v[:, 6:], np.gradient(P, t, axis=0))
+    # Odometry at 200 Hz, offset 1.3 ms: interpolated; the analytic pose within the bound.
+    pos, quat = base_pose(t)
+    h = 1.0 / ODOM_RATE
+    tol_pos = interpolation_bound(lambda x: base_pose(x)[0], h)
+    np.testing.assert_allclose(traj.q[:, :3], pos, rtol=0, atol=tol_pos)
+    # Slerp of a yaw-only rotation is linear in yaw: the angle to the analytic rotation is
+    # within the bound of the yaw (1e-7: arccos near 1).
+    angle = 2 * np.arccos(np.clip(np.abs(np.einsum("ij,ij->i", traj.q[:, 3:7], quat)), 0, 1))
+    yaw_bound = interpolation_bound(lambda x: 0.3 * np.sin(W * x)[:, None], h)
+    assert angle.max() <= yaw_bound + 1e-7
+    np.testing.assert_allclose(np.linalg.norm(traj.q[:, 3:7], axis=1), 1.0, rtol=0, atol=1e-12)
+    tw = base_twist_base_axes(t)
+    tol_twist = interpolation_bound(base_twist_base_axes, h)
+    np.testing.assert_allclose(traj.v[:, :6], tw, rtol=0, atol=tol_twist)
+    assert traj.metadata["base_frame"] == "root_link"
+    # The raw stamps are kept: the odometry's own 200 Hz stamps, 1.3 ms after the origin.
+    od = rec.topic_times["/odom"]
+    assert od.used == "header"
+    np.testing.assert_allclose(od.times[:3], [-1.3e-3, 3.7e-3, 8.7e-3], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(od.receive_delay(), 2e-3, rtol=0, atol=1e-12)
+    summary = traj.metadata["topic_times"]["/left_ft"]
+    assert summary["count"] == len(grid(FT_RATE, 0, DURATION + 0.002))
+    assert summary["median_period"] == pytest.approx(1e-3, abs=1e-12)
+
+
+def test_bag_wrenches_are_world_axes_at_the_contact_frame_origin(bag, robot):
+    traj = read_rosbag(bag, MAPPING, robot)
+    t = traj.time
+    # Reference: each sensor sample at the joint stamps (the 1 kHz stream is linear between
+    # its samples; the bound below covers it), moved by Pinocchio's SE3 action.
+    q_robot = traj.for_robot(robot)[0]
+    for side, (contact, sensor) in enumerate(SENSORS.items()):
+        ws = sensor_wrench(t, side)
+        expected = np.empty_like(ws)
+        for i in range(0, len(t), 7):
+            oMs = robot.frame_placement(q_robot[i], sensor)
+            oMc = robot.frame_placement(q_robot[i], contact)
+            at_contact = (oMc.inverse() * oMs).act(pin.Force(ws[i, :3], ws[i, 3:]))
+            world = pin.SE3(oMc.rotation, np.zeros(3)).act(at_contact)  # world axes, same point
+            expected[i] = np.concatenate([world.linear, world.angular])
+        rows = slice(0, len(t), 7)
+        # Linear interpolation of the 1 kHz sensor stream (h = 1 ms), the moment's bound
+        # grown by the force's times a lever arm of at most 0.3 m.
+        tol = interpolation_bound(lambda x, side=side: sensor_wrench(x, side), 1e-3) * 1.3
+        np.testing.assert_allclose(
+            traj.contact_wrench(contact)[rows], expected[rows], rtol=0, atol=tol
+        )
+
+
+def test_world_axes_twist_is_converted_once_to_the_base_frame(tmp_path, robot):
+    path = tmp_path / "posestamped"
+    write_bag(path, StoragePlugin.MCAP, list(robot.joint_names), odom_type="geometry_msgs/msg/PoseStamped")
+    mapping = dict(MAPPING, base_twist="/twist", twist_axes="world")
+    traj = read_rosbag(path, mapping, robot)
+    tw = base_twist_base_axes(traj.time)
+    tol = interpolation_bound(base_twist_base_axes, 1 / ODOM_RATE)
+    np.testing.assert_allclose(traj.v[:, :6], tw, rtol=0, atol=tol)
+    with pytest.raises(RecordingError, match="'/twist': give twist_axes"):
+        read_rosbag(path, dict(MAPPING, base_twist="/twist"), robot)
+
+
+def test_a_uniform_rate_and_a_profile_section(bag, robot, tmp_path):
+    profile = tmp_path / "lab.toml"
+    profile.write_text(
+        'robot = "humanoid"\n'
+        '[[contacts]]\nframe = "left_sole"\nhalf_length = 0.1\nhalf_width = 0.05\nmu = 1\n'
+        '[[contacts]]\nframe = "right_sole"\nhalf_length = 0.1\nhalf_width = 0.05\nmu = 1\n'
+        '[recording]\njoint_states = "/joint_states"\nbase_pose = "/odom"\nrate = 250.0\n'
+        '[[recording.wrenches]]\ntopic = "/left_ft"\ncontact = "left_sole"\n'
+        'frame = "left_ankle_link"\n'
+    )
+    traj = read_rosbag(bag, profile)
+    # The span every topic covers: the joint states' (the others start earlier, end later).
+    np.testing.assert_allclose(traj.time, np.arange(101) / 250.0, rtol=0, atol=1e-12)
+    assert traj.metadata["time_base"] == "250.0 Hz"
+    assert traj.contact_names == ("left_sole",)
+    P = joint_position(traj.time, robot.nv - 6)[:, ::-1]
+    tol = interpolation_bound(lambda x: joint_position(x, robot.nv - 6), 1 / JS_RATE)
+    np.testing.assert_allclose(traj.q[:, 7:], P, rtol=0, atol=tol)
+
+
+# --- bad inputs ---------------------------------------------------------------------------
+
+
+def test_missing_topic_names_it(bag, robot):
+    with pytest.raises(RecordingError, match="no topic '/imu'.*topics: /joint_states") as e:
+        read_rosbag(bag, dict(MAPPING, imu="/imu"), robot)
+    assert e.value.name == "/imu"
+
+
+def test_wrong_message_type_names_the_topic(bag, robot):
+    with pytest.raises(RecordingError, match="topic '/odom' has message type nav_msgs/msg/Odometry"):
+        read_rosbag(bag, {"joint_states": "/odom"}, robot)
+
+
+def test_extrapolation_is_refused_naming_the_topic(tmp_path, robot):
+    path = tmp_path / "late_odom"  # odometry 20 ms late
+    write_bag(path, StoragePlugin.SQLITE3, list(robot.joint_names), odom_offset_ns=20_000_000)
+    with pytest.raises(ExtrapolationError, match="topic '/odom' starts 0.02 s after") as e:
+        read_rosbag(path, MAPPING, robot)
+    assert e.value.name == "/odom"
+    assert e.value.covered[0] == pytest.approx(0.02, abs=1e-12)
+    # Within the tolerance: accepted; or cropped to the span covered.
+    assert len(read_rosbag(path, dict(MAPPING, tolerance=0.021), robot)) == len(grid(JS_RATE))
+    # Cropped: from the first joint stamp within the 5 ms tolerance of the odometry's first,
+    # 16 ms, which becomes the time origin.
+    cropped = read_rosbag(path, dict(MAPPING, crop=True), robot)
+    assert cropped.time[0] == 0.0
+    assert cropped.metadata["time_origin"] == str(np.datetime64(T0_NS + 16_000_000, "ns"))
+    assert len(cropped) == len(grid(JS_RATE)) - 8
+
+
+def test_wrenches_in_sensor_frames_need_a_robot(bag):
+    with pytest.raises(InvalidArgumentError, match="/left_ft: .*needs the robot"):
+        read_rosbag(bag, MAPPING)
+
+
+def test_unknown_sensor_frame_names_the_topic(bag, robot):
+    mapping = dict(
+        MAPPING, wrenches=[{"topic": "/left_ft", "contact": "left_sole", "frame": "left_ankel"}]
+    )
+    with pytest.raises(RecordingError, match="/left_ft: frame 'left_ankel' not found"):
+        read_rosbag(bag, mapping, robot)
+
+
+def test_mapping_errors_name_the_key():
+    with pytest.raises(ProfileError, match="unknown key 'joint_state'; did you mean 'joint_states'"):
+        RosbagMapping.from_dict({"joint_states": "/js", "joint_state": "/js"})
+    with pytest.raises(ProfileError, match="'twist_axes' must be one of 'base', 'world'"):
+        RosbagMapping.from_dict({"joint_states": "/js", "twist_axes": "odom"})
+    with pytest.raises(ProfileError, match=r"wrenches\[0\]: missing key 'contact'"):
+        RosbagMapping.from_dict({"joint_states": "/js", "wrenches": [{"topic": "/ft"}]})
+
+
+def test_missing_bag_and_missing_dependency(tmp_path, monkeypatch):
+    with pytest.raises(wholebody.errors.LogFileError, match="no such bag"):
+        read_rosbag(tmp_path / "nope", {"joint_states": "/js"})
+    monkeypatch.setitem(__import__("sys").modules, "rosbags.highlevel", None)
+    with pytest.raises(MissingDependencyError, match=r"wholebody\[ros\]"):
+        read_rosbag(tmp_path / "nope", {"joint_states": "/js"})
