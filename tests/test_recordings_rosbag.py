@@ -184,7 +184,9 @@ def write_bag(
                 "/odom",
                 odom_type,
                 od,
-                lambda i, ns: T[odom_type](header=header(ns, "odom"), pose=pose_msg(pos[i], quat[i])),
+                lambda i, ns: T[odom_type](
+                    header=header(ns, "odom"), pose=pose_msg(pos[i], quat[i])
+                ),
             )
             put(
                 "/twist",
@@ -223,7 +225,9 @@ def interpolation_bound(signal, h: float) -> float:
     return float(np.abs(f2).max()) * 1.02 * h * h / 8
 
 
-@pytest.fixture(scope="module", params=[StoragePlugin.SQLITE3, StoragePlugin.MCAP])
+@pytest.fixture(
+    scope="module", params=[StoragePlugin.SQLITE3, StoragePlugin.MCAP], ids=["sqlite3", "mcap"]
+)
 def bag(request, tmp_path_factory, robot):
     path = tmp_path_factory.mktemp("bags") / f"run_{request.param.name.lower()}"
     write_bag(path, request.param, list(robot.joint_names))
@@ -298,7 +302,9 @@ def test_bag_wrenches_are_world_axes_at_the_contact_frame_origin(bag, robot):
 
 def test_world_axes_twist_is_converted_once_to_the_base_frame(tmp_path, robot):
     path = tmp_path / "posestamped"
-    write_bag(path, StoragePlugin.MCAP, list(robot.joint_names), odom_type="geometry_msgs/msg/PoseStamped")
+    write_bag(
+        path, StoragePlugin.MCAP, list(robot.joint_names), odom_type="geometry_msgs/msg/PoseStamped"
+    )
     mapping = dict(MAPPING, base_twist="/twist", twist_axes="world")
     traj = read_rosbag(path, mapping, robot)
     tw = base_twist_base_axes(traj.time)
@@ -338,7 +344,9 @@ def test_missing_topic_names_it(bag, robot):
 
 
 def test_wrong_message_type_names_the_topic(bag, robot):
-    with pytest.raises(RecordingError, match="topic '/odom' has message type nav_msgs/msg/Odometry"):
+    with pytest.raises(
+        RecordingError, match="topic '/odom' has message type nav_msgs/msg/Odometry"
+    ):
         read_rosbag(bag, {"joint_states": "/odom"}, robot)
 
 
@@ -373,7 +381,9 @@ def test_unknown_sensor_frame_names_the_topic(bag, robot):
 
 
 def test_mapping_errors_name_the_key():
-    with pytest.raises(ProfileError, match="unknown key 'joint_state'; did you mean 'joint_states'"):
+    with pytest.raises(
+        ProfileError, match="unknown key 'joint_state'; did you mean 'joint_states'"
+    ):
         RosbagMapping.from_dict({"joint_states": "/js", "joint_state": "/js"})
     with pytest.raises(ProfileError, match="'twist_axes' must be one of 'base', 'world'"):
         RosbagMapping.from_dict({"joint_states": "/js", "twist_axes": "odom"})

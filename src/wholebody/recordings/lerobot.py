@@ -102,7 +102,9 @@ class LerobotDataset:
         try:
             self.info: dict[str, Any] = json.loads(info.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise LogFormatError(f"{self.path}: not a LeRobot dataset (no meta/info.json)") from None
+            raise LogFormatError(
+                f"{self.path}: not a LeRobot dataset (no meta/info.json)"
+            ) from None
         except (OSError, ValueError) as exc:
             raise LogFormatError(f"{info}: not readable JSON: {exc}") from exc
         self._template = str(self.info.get("data_path") or DEFAULT_DATA_PATH)
@@ -131,7 +133,7 @@ class LerobotDataset:
         return self._files
 
     def _episodes_in_files(self) -> list[int]:
-        out = set()
+        out: set[int] = set()
         for file in (self.path / "data").rglob("*.parquet"):
             col = self._pq.read_table(file, columns=["episode_index"]).column(0)
             out.update(int(e) for e in np.unique(col.to_numpy()))

@@ -41,8 +41,7 @@ RECORDING_KEYS: dict[str, str] = {
     "wrenches": "array of tables [[recording.wrenches]]: one per force-torque topic",
     "time_base": "a mapped topic whose stamps are the samples (default: joint_states)",
     "rate": "number [Hz]: a uniform time base over the span every topic covers, instead",
-    "stamps": "'header' (default; receive time where a topic's stamps are all zero) or "
-    "'receive'",
+    "stamps": "'header' (default; receive time where a topic's stamps are all zero) or 'receive'",
     "tolerance": "number [s] >= 0: how far beyond a topic's first / last stamp the time "
     "base may reach (its end value is held) (default 0.005)",
     "crop": "bool: cut the time base to the span every topic covers (default false: error)",
@@ -88,7 +87,9 @@ def _keys(entry: Mapping[str, Any], allowed: Mapping[str, str], where: str) -> N
         if key not in allowed:
             close = difflib.get_close_matches(str(key), list(allowed), n=1, cutoff=0.6)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ProfileError(f"{where}: unknown key {key!r}{hint} (allowed: {', '.join(allowed)})")
+            raise ProfileError(
+                f"{where}: unknown key {key!r}{hint} (allowed: {', '.join(allowed)})"
+            )
 
 
 def _str(entry: Mapping[str, Any], key: str, where: str, default: str | None = None) -> Any:
@@ -417,8 +418,7 @@ class LerobotMapping:
             tau=col("tau"),
             base_position=col("base_position"),
             base_orientation=col("base_orientation"),
-            quaternion_order=_choice(data, "quaternion_order", where, ("xyzw", "wxyz"))
-            or "xyzw",
+            quaternion_order=_choice(data, "quaternion_order", where, ("xyzw", "wxyz")) or "xyzw",
             base_linear_velocity=col("base_linear_velocity"),
             base_angular_velocity=col("base_angular_velocity"),
             twist_axes=_choice(data, "twist_axes", where, _TWIST_AXES) or "base",

@@ -51,7 +51,10 @@ MESSAGE_TYPES: dict[str, tuple[str, ...]] = {
         "geometry_msgs/msg/PoseStamped",
         "geometry_msgs/msg/PoseWithCovarianceStamped",
     ),
-    "base_twist": ("geometry_msgs/msg/TwistStamped", "geometry_msgs/msg/TwistWithCovarianceStamped"),
+    "base_twist": (
+        "geometry_msgs/msg/TwistStamped",
+        "geometry_msgs/msg/TwistWithCovarianceStamped",
+    ),
     "imu": ("sensor_msgs/msg/Imu",),
     "wrench": ("geometry_msgs/msg/WrenchStamped",),
 }
@@ -86,7 +89,7 @@ class RosbagRecording:
 @dataclass
 class _Stream:
     topic: str
-    field: str
+    kind: str
     msgtype: str
     header: list[int] = field(default_factory=list)
     receive: list[int] = field(default_factory=list)
@@ -430,10 +433,11 @@ def read_rosbag_recording(
             "linear_acceleration": aligned(im.topic, rows[:, 7:]),
         }
         metadata["imu_frame"] = sorted(im.frames)[0] if im.frames else ""
+    labels = {w.source: f"wrench:{w.contact}" for w in m.wrenches}
     times = {
         topic: TopicTimes(
             topic,
-            s.field if s.field != "wrench" else f"wrench:{s.topic}",
+            labels.get(topic, s.kind),
             np.where(
                 np.asarray(s.header) == 0, np.nan, seconds(np.asarray(s.header, dtype=np.int64))
             ),

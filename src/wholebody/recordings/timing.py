@@ -170,9 +170,7 @@ def interpolate_quaternions(t_src: Array, quat: Array, t: Array) -> Array:
     return out
 
 
-def check_coverage(
-    name: str, t_src: Array, t: Array, tolerance: float, hint: str = ""
-) -> None:
+def check_coverage(name: str, t_src: Array, t: Array, tolerance: float, hint: str = "") -> None:
     """Raise :class:`~wholebody.errors.ExtrapolationError` naming the topic when ``t`` reaches
     more than ``tolerance`` [s] before ``t_src[0]`` or after ``t_src[-1]``."""
     lo, hi = float(t_src[0]), float(t_src[-1])
