@@ -397,3 +397,45 @@ def test_missing_bag_and_missing_dependency(tmp_path, monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "rosbags.highlevel", None)
     with pytest.raises(MissingDependencyError, match=r"wholebody\[ros\]"):
         read_rosbag(tmp_path / "nope", {"joint_states": "/js"})
+
+
+def test_the_docs_profile_sections_parse():
+    """The TOML blocks of docs/recordings.md are valid sections (the recipe does not drift)."""
+    import re
+    import sys
+
+    tomllib = pytest.importorskip("tomllib" if sys.version_info >= (3, 11) else "tomli")
+    from wholebody.recordings import LerobotMapping
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "recordings.md").read_text()
+    blocks = [tomllib.loads(b) for b in re.findall(r"```toml\n(.*?)```", text, re.S)]
+    assert len(blocks) == 2
+    rec = RosbagMapping.from_dict(blocks[0]["recording"])
+    assert rec.topics() == ("/joint_states", "/odom", "/imu", "/left_foot/ft", "/right_foot/ft")
+    assert rec.wrenches[0].frame == "left_ft_sensor" and rec.wrenches[1].frame is None
+    le = LerobotMapping.from_dict(blocks[1]["lerobot"])
+    assert (le.q.column, le.q.start, le.q.stop) == ("observation.state", 7, 36)
+    assert le.wrenches[1].frame == "right_ft_sensor"
+
+
+def test_unset_header_stamps_fall_back_to_receive_times(tmp_path):
+    path = tmp_path / "no_stamps"
+    receive = T0_NS + np.array([0, 2_000_000, 4_100_000, 6_000_000])
+    with Writer(path, version=9, storage_plugin=StoragePlugin.SQLITE3) as w:
+        con = w.add_connection("/js", "sensor_msgs/msg/JointState", typestore=TS)
+        for i, ns in enumerate(receive):
+            msg = T["sensor_msgs/msg/JointState"](
+                header=header(0),  # a driver that never sets its stamps
+                name=["a"],
+                position=np.array([float(i)]),
+                velocity=np.array([0.5]),
+                effort=np.array([], dtype=float),
+            )
+            w.write(con, int(ns), TS.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+    rec = read_rosbag_recording(path, {"joint_states": "/js"})
+    np.testing.assert_array_equal(rec.trajectory.time, seconds(receive))
+    np.testing.assert_array_equal(rec.trajectory.q[:, 7], [0.0, 1.0, 2.0, 3.0])
+    assert rec.trajectory.tau is None  # no efforts in the messages
+    assert rec.topic_times["/js"].used == "receive"
+    assert np.isnan(rec.topic_times["/js"].header).all()
+    assert rec.trajectory.metadata["base"].startswith("not recorded")

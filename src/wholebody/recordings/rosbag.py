@@ -9,7 +9,8 @@ every stream is interpolated onto one time base (``docs/recordings.md``).
 Example
 -------
 >>> from wholebody.recordings import read_rosbag
->>> traj = read_rosbag("run.mcap", {"joint_states": "/joint_states", "base_pose": "/odom"})
+>>> mapping = {"joint_states": "/joint_states", "base_pose": "/odom"}
+>>> traj = read_rosbag("run.mcap", mapping)  # doctest: +SKIP
 >>> traj.metadata["topic_times"]["/odom"]["receive_delay"]  # doctest: +SKIP
 """
 
