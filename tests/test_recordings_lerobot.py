@@ -233,3 +233,16 @@ def test_not_a_dataset_and_mapping_errors(tmp_path):
         LerobotMapping.from_dict({"q": "s[0:3"})
     with pytest.raises(ProfileError, match="give 'frame' .* or axes = 'world'"):
         LerobotMapping.from_dict({"q": "s", "wrenches": [{"column": "w", "contact": "c"}]})
+
+
+def test_read_recording_dispatches_by_path(dataset, robot, tmp_path):
+    from wholebody.recordings import read_recording, recording_kind
+
+    root, episodes = dataset
+    assert recording_kind(root) == "lerobot"
+    assert recording_kind(tmp_path / "run.mcap") == "rosbag"
+    assert recording_kind(tmp_path / "log.npz") is None
+    traj = read_recording(root, MAPPING, robot, episode=1)
+    np.testing.assert_array_equal(traj.q[:, 7:], episodes[1]["observation.state"][:, 7:])
+    with pytest.raises(LogFormatError, match="log.npz: not a recording"):
+        read_recording(tmp_path / "log.npz", MAPPING)

@@ -22,6 +22,7 @@ The recipe (``docs/recordings.md``):
 
 from __future__ import annotations
 
+from .dispatch import BAG_SUFFIXES, read_recording, recording_kind
 from .lerobot import LerobotDataset, lerobot_episodes, read_lerobot
 from .mapping import ColumnSlice, LerobotMapping, RosbagMapping, WrenchSource
 from .rosbag import RosbagRecording, read_rosbag, read_rosbag_recording
@@ -29,6 +30,9 @@ from .timing import TopicTimes
 from .wrenches import wrench_at_contact_in_world
 
 __all__ = [
+    "read_recording",
+    "recording_kind",
+    "BAG_SUFFIXES",
     "read_rosbag",
     "read_rosbag_recording",
     "RosbagRecording",
