@@ -184,6 +184,7 @@ def check_trajectory(
         chunk_size,
     )
     contacts = _contacts_for_log(traj, contacts)
+    traj = traj.at_frame_origins(robot, contacts)  # wrenches about stated points, moved
     source = _TrajectorySource(traj, t_start, t_stop)
     return _check_source(
         robot,
@@ -263,6 +264,7 @@ def check_log(
     )
     with open_log(path) as log:
         contacts = _contacts_for_log(log, contacts)
+        log = log.at_frame_origins(robot, contacts)  # each chunk's wrenches at frame origins
         source = _LogSource(log, t_start, t_stop, chunk_size, need_time=not log.has_accelerations)
         return _check_source(
             robot,
@@ -339,6 +341,7 @@ def estimate_trajectory(
     from .estimation import estimate_contact_wrenches_batch
 
     contacts = _contacts_for_log(traj, contacts)
+    traj = traj.at_frame_origins(robot, contacts)  # wrenches about stated points, moved
     if traj.a is None:
         traj = traj.with_accelerations()
     q, v, a, tau = traj.for_robot(robot)

@@ -99,13 +99,18 @@ class PointContact:
 
 @dataclass(frozen=True)
 class SurfaceContact:
-    """A rectangular surface contact (a sole) centred at a frame's origin, z normal.
+    """A rectangular surface contact (a sole) in the plane z = 0 of a frame, z normal.
+
+    The rectangle is centred at the frame's origin, or at ``center`` in the frame's x-y plane
+    (an asymmetric sole: the ankle frame is not above the middle of the foot). The contact's
+    wrench stays about the frame's origin everywhere (logs, estimates, Jacobians); the wrench
+    cone, the CoP bounds and the support areas honour the offset.
 
     Parameters
     ----------
     frame : str
-        Robot frame at the centre of the rectangle, z axis along the contact normal
-        (pointing into the robot).
+        Robot frame of the contact: its x-y plane holds the rectangle, its z axis is the
+        contact normal (pointing into the robot).
     half_length : float, keyword-only
         Half-size X along the frame's x axis [m].
     half_width : float, keyword-only
@@ -119,6 +124,9 @@ class SurfaceContact:
         the cone in the sole's frame turned so that its z axis is this normal (its x axis the
         sole's, projected on the ground): a slightly tilted, lightly loaded foot is then not
         "slipping" because of its tilt.
+    center : array of shape (2,), keyword-only
+        ``(c_x, c_y)``: the rectangle's centre in the frame's x-y plane [m] (contact frame
+        coordinates); default ``(0, 0)``, the frame's origin.
     """
 
     frame: str
@@ -127,6 +135,7 @@ class SurfaceContact:
     mu: float = field(kw_only=True)
     name: str = field(kw_only=True, default="")
     ground_normal: Array | None = field(kw_only=True, default=None)
+    center: Array = field(kw_only=True, default_factory=lambda: np.zeros(2))
 
     #: Size of this contact's wrench unknowns: a wrench (f, tau).
     size = 6
@@ -137,14 +146,32 @@ class SurfaceContact:
         object.__setattr__(self, "half_length", _positive(self.half_length, "half_length", label))
         object.__setattr__(self, "half_width", _positive(self.half_width, "half_width", label))
         object.__setattr__(self, "ground_normal", _unit_or_none(self.ground_normal, label))
+        try:
+            c = np.asarray(self.center, dtype=float)
+        except (TypeError, ValueError):
+            c = np.full(0, np.nan)
+        if c.shape != (2,) or not np.all(np.isfinite(c)):
+            raise ContactError(
+                f"{label}: center must be 2 finite numbers (c_x, c_y) [m] in the contact "
+                f"frame, got {self.center!r}"
+            )
+        object.__setattr__(self, "center", c)
         if not self.name:
             object.__setattr__(self, "name", self.frame)
 
     @property
+    def center_point(self) -> Array:
+        """The rectangle's centre ``(c_x, c_y, 0)`` in the contact frame, shape (3,) [m]."""
+        return np.array([self.center[0], self.center[1], 0.0])
+
+    @property
     def corners(self) -> Array:
-        """The rectangle's corners in the contact frame, shape (4, 3) [m]."""
+        """The rectangle's corners in the contact frame, shape (4, 3) [m] (about
+        :attr:`center`)."""
         X, Y = self.half_length, self.half_width
-        return np.array([[X, Y, 0.0], [-X, Y, 0.0], [-X, -Y, 0.0], [X, -Y, 0.0]])
+        return np.array([[X, Y, 0.0], [-X, Y, 0.0], [-X, -Y, 0.0], [X, -Y, 0.0]]) + (
+            self.center_point
+        )
 
 
 Contact = PointContact | SurfaceContact

@@ -18,6 +18,7 @@
     type = "surface"                # "surface" (half_length, half_width) or "point" (normal)
     half_length = 0.12
     half_width = 0.05
+    # center = [0.02, 0.0]          # the rectangle's centre in the frame (default [0, 0])
     mu = 1.0
 
 The schema is strict: an unknown key, a value of the wrong type, a duplicate contact name or a
@@ -81,6 +82,8 @@ SCHEMA: dict[str, dict[str, str]] = {
         "mu": "friction coefficient > 0",
         "half_length": "surface: half-size along the frame's x [m] > 0",
         "half_width": "surface: half-size along the frame's y [m] > 0",
+        "center": "surface: 2 numbers [m], the rectangle's centre in the frame's x-y plane "
+        "(default [0, 0]: the frame's origin)",
         "normal": "point: 3 numbers, normal in the frame's axes (default [0, 0, 1])",
         "ground_normal": "3 numbers, normal of the surface touched in world axes (friction checks "
         "about it; default: the frame's own normal)",
@@ -247,8 +250,9 @@ def _contact(entry: dict[str, Any], where: str) -> Contact:
                 ground_normal=ground,
                 half_length=_number(entry["half_length"], "half_length", where, positive=True),
                 half_width=_number(entry["half_width"], "half_width", where, positive=True),
+                center=np.array(_vector(entry.get("center", [0.0, 0.0]), "center", where, n=2)),
             )
-        extra = [k for k in ("half_length", "half_width") if k in entry]
+        extra = [k for k in ("half_length", "half_width", "center") if k in entry]
         if extra:
             raise ProfileError(
                 f"{where}: {extra[0]!r} applies to surface contacts, not to point contacts"

@@ -6,6 +6,13 @@ of ``joint_names`` (mapped to a robot **by name** by :meth:`Trajectory.for_robot
 wrenches ``(f, tau)`` in world axes at each contact frame's origin [N, N m]; SI units.
 Other conventions are converted by the named constructors (:meth:`from_mujoco`).
 The file format is documented in ``docs/log-format.md``.
+
+Wrenches may also be given about other points (``docs/log-format.md``, Wrenches at stated
+points): a point fixed in each contact frame (``contact_points_local``, e.g. the ankle) or per
+sample in the world (``contact_points_world``, e.g. a CoP), point forces with their positions
+(``point_forces``), and the points of the external wrenches (a push). The checks and the
+estimation move them all to the frame origins once, with batch frame kinematics
+(:meth:`Trajectory.at_frame_origins`).
 """
 
 from __future__ import annotations
@@ -20,10 +27,18 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._trajectory_arrays import (
+    _active_table,
+    _float_array,
+    _wrench_table,
+    check_point_fields,
+    point_arrays,
+)
+from ._wrench_points import TrajectoryPoints
 from .differentiation import estimate_accelerations, estimate_velocities
 from .errors import LogFormatError, StateError, WholebodyDeprecationWarning
 from .logfiles import LogFields, open_fields, write_fields
-from .logfiles.fields import as_bool_array, as_float_array, check_names, check_time_increasing
+from .logfiles.fields import as_bool_array, check_names, check_time_increasing
 from .robot import Robot
 
 if TYPE_CHECKING:
@@ -36,66 +51,8 @@ Bools = NDArray[np.bool_]
 BASE_NQ, BASE_NV = 7, 6
 
 
-def _float_array(x: Any, name: str, ndim: int, source: str) -> Array:
-    arr = as_float_array(x, name, source)
-    if arr.ndim != ndim:
-        raise LogFormatError(
-            f"{source}: field {name!r} must have {ndim} dimensions, got shape {arr.shape}"
-        )
-    return arr
-
-
-def _wrench_table(
-    wrenches: Any, what: str, N: int, allow_forces: bool
-) -> tuple[tuple[str, ...], Array]:
-    """Names and an (N, k, 6) array from a mapping {name: (N, 6) or (N, 3) array}."""
-    if not isinstance(wrenches, Mapping):
-        raise LogFormatError(
-            f"arrays: {what} must be a mapping {{name: (N, 6) array}}, got "
-            f"{type(wrenches).__name__}"
-            + (f" of shape {np.shape(wrenches)}" if isinstance(wrenches, np.ndarray) else "")
-        )
-    names = tuple(wrenches)
-    bad = [n for n in names if not isinstance(n, str)]
-    if bad:
-        raise LogFormatError(f"arrays: {what} names must be strings, got {bad[0]!r}")
-    W = np.zeros((N, len(names), 6))
-    widths = (3, 6) if allow_forces else (6,)
-    for k, name in enumerate(names):
-        w = as_float_array(wrenches[name], f"{what}[{name!r}]", "arrays")
-        if w.ndim != 2 or w.shape[0] != N or w.shape[1] not in widths:
-            allowed = " or ".join(f"({N}, {n})" for n in widths)
-            raise LogFormatError(
-                f"arrays: {what} {name!r} must have shape {allowed}, got {w.shape}"
-            )
-        W[:, k, : w.shape[1]] = w
-    return names, W
-
-
-def _active_table(active: Any, names: tuple[str, ...], N: int) -> Any:
-    """An (N, k) mask in ``names`` order from a mapping {contact: (N,) mask} or an array."""
-    if not isinstance(active, Mapping):
-        return active  # checked by Trajectory.__post_init__
-    unknown = [n for n in active if n not in names]
-    missing = [n for n in names if n not in active]
-    if unknown or missing:
-        raise LogFormatError(
-            f"arrays: contact_active must have one (N,) mask per contact "
-            f"{list(names)}; unknown {unknown}, missing {missing}"
-        )
-    columns = []
-    for name in names:
-        col = as_bool_array(active[name], f"contact_active[{name!r}]", "arrays")
-        if col.shape != (N,):
-            raise LogFormatError(
-                f"arrays: contact_active {name!r} must have shape ({N},), got {col.shape}"
-            )
-        columns.append(col)
-    return np.stack(columns, axis=1) if columns else np.zeros((N, 0), dtype=bool)
-
-
 @dataclass(frozen=True)
-class Trajectory:
+class Trajectory(TrajectoryPoints):
     """A sampled motion with its contact wrenches (see the module docstring for conventions).
 
     Attributes
@@ -131,6 +88,31 @@ class Trajectory:
         contact is active (touching, may carry a wrench). None when unknown; a log with no
         contacts has none (an (N, 0) mask becomes None). Integers 0 / 1 are converted.
         :meth:`schedule` gives it as a :class:`~wholebody.schedule.ContactSchedule`.
+    contact_points_local : ndarray, shape (k, 3), or None
+        When given, each contact wrench's moment is about this point instead of the contact
+        frame's origin: a point fixed in the contact frame (contact-frame coordinates [m],
+        e.g. the ankle). Finite. Exclusive with ``contact_points_world``.
+    contact_points_world : ndarray, shape (N, k, 3), or None
+        When given, each contact wrench's moment is about this point, per sample (world
+        coordinates [m], e.g. the measured CoP). NaN is allowed where the force is zero.
+    point_forces : ndarray, shape (N, m, 3), or None
+        Point forces on the robot, world axes [N], each part of the contact
+        ``point_force_contacts[j]``: the contact's total wrench is ``contact_wrenches`` plus
+        these forces at their positions.
+    point_force_positions : ndarray, shape (N, m, 3), or None
+        Where each point force acts, world coordinates [m] (NaN allowed where the force is
+        zero).
+    point_force_contacts : tuple of str, length m
+        The contact (one of ``contact_names``; repeats allowed) of each point force.
+    external_points_local : ndarray, shape (e, 3), or None
+        The point each external wrench's moment is about, fixed in its frame [m] (a push
+        at a point of a link). Exclusive with ``external_points_world``.
+    external_points_world : ndarray, shape (N, e, 3), or None
+        The same per sample, world coordinates [m].
+
+    The point fields are converted away, once over the whole log, by
+    :meth:`at_frame_origins` (the checks and the estimation call it); :attr:`has_points`
+    says whether there is anything to convert.
     """
 
     time: Array
@@ -147,6 +129,13 @@ class Trajectory:
     metadata: dict[str, Any] = field(default_factory=dict)
     source: str = "arrays"
     contact_active: Bools | None = None
+    contact_points_local: Array | None = None
+    contact_points_world: Array | None = None
+    point_forces: Array | None = None
+    point_force_positions: Array | None = None
+    point_force_contacts: tuple[str, ...] = ()
+    external_points_local: Array | None = None
+    external_points_world: Array | None = None
 
     def __post_init__(self) -> None:
         src = self.source
@@ -215,6 +204,10 @@ class Trajectory:
             )
         object.__setattr__(self, "time", t)
         check_time_increasing(t, src)
+        self._check_points(N)
+
+    def _check_points(self, N: int) -> None:
+        check_point_fields(self, N)
 
     def __len__(self) -> int:
         return self.time.shape[0]
@@ -235,25 +228,57 @@ class Trajectory:
         external_wrenches: Mapping[str, ArrayLike] | None = None,
         metadata: Mapping[str, Any] | None = None,
         contact_active: Mapping[str, ArrayLike] | ArrayLike | None = None,
+        contact_points_local: Mapping[str, ArrayLike] | None = None,
+        contact_points_world: Mapping[str, ArrayLike] | None = None,
+        point_forces: Mapping[str, ArrayLike] | None = None,
+        point_force_positions: Mapping[str, ArrayLike] | None = None,
+        external_points_local: Mapping[str, ArrayLike] | None = None,
+        external_points_world: Mapping[str, ArrayLike] | None = None,
     ) -> Trajectory:
         """From arrays in wholebody's conventions.
 
         ``contact_wrenches`` maps contact names to (N, 6) wrenches or (N, 3) forces (world
-        axes at the contact frame origin); ``external_wrenches`` maps frame names to (N, 6).
+        axes at the contact frame origin, or at the stated points below);
+        ``external_wrenches`` maps frame names to (N, 6) wrenches or (N, 3) forces.
         ``contact_active`` (the contact schedule) maps every contact name to an (N,) bool
         mask, or is an (N, k) bool array in ``contact_wrenches``' order; 0 / 1 integers are
         accepted.
+
+        Wrenches at stated points (all optional; see the class attributes):
+
+        - ``contact_points_local``: {contact: (3,)} point fixed in the contact frame that the
+          contact's moment is about [m] (contacts not named: the frame origin);
+        - ``contact_points_world``: {contact: (N, 3)} the same per sample, world [m], for
+          every contact;
+        - ``point_forces`` and ``point_force_positions``: {contact: (N, 3) or (N, n, 3)}
+          forces (world axes [N]) and where they act (world [m]), added to that contact's
+          wrench (give its ``contact_wrenches`` entry as zeros when the point forces are
+          all of it);
+        - ``external_points_local`` / ``external_points_world``: {frame: (3,)} or
+          {frame: (N, 3)}, the points of the external wrenches; with them an external
+          wrench may be an (N, 3) force (a push at that point).
+
+        Raises
+        ------
+        LogFormatError
+            An argument that is not a mapping, a name that is not a contact (or external
+            frame), a wrong shape; the message names the argument.
         """
         if np.ndim(time) != 1:
             raise LogFormatError(f"arrays: time must have shape (N,), got {np.shape(time)}")
         N = np.shape(time)[0]
         names, W = _wrench_table(contact_wrenches, "contact_wrenches", N, allow_forces=True)
-        ext_frames: tuple[str, ...] = ()
-        E = None
-        if external_wrenches:
-            ext_frames, E = _wrench_table(
-                external_wrenches, "external_wrenches", N, allow_forces=False
-            )
+        ext_frames, E, points = point_arrays(
+            N,
+            names,
+            external_wrenches,
+            contact_points_local=contact_points_local,
+            contact_points_world=contact_points_world,
+            point_forces=point_forces,
+            point_force_positions=point_force_positions,
+            external_points_local=external_points_local,
+            external_points_world=external_points_world,
+        )
         active = None if contact_active is None else _active_table(contact_active, names, N)
         # The arrays are checked and converted by __post_init__.
         return cls(
@@ -270,6 +295,7 @@ class Trajectory:
             False,
             dict(metadata or {}),
             contact_active=active,
+            **points,
         )
 
     @classmethod
@@ -356,6 +382,13 @@ class Trajectory:
             metadata=dict(self.metadata),
             source=self.source,
             contact_active=self.contact_active,
+            contact_points_local=self.contact_points_local,
+            contact_points_world=self.contact_points_world,
+            point_forces=self.point_forces,
+            point_force_positions=self.point_force_positions,
+            point_force_contacts=self.point_force_contacts,
+            external_points_local=self.external_points_local,
+            external_points_world=self.external_points_world,
         )
 
     def save(self, path: str | Path) -> None:
@@ -452,7 +485,8 @@ class Trajectory:
     def select(self, samples: slice | ArrayLike) -> Trajectory:
         """A copy with only the given samples (a slice, indices or an (N,) bool mask) of every
         per-sample field (``time``, ``q``, ``v``, ``a``, ``tau``, wrenches,
-        ``contact_active``); names and metadata kept."""
+        ``contact_active``, the per-sample points and point forces); names, metadata and the
+        points fixed in frames kept."""
         idx = samples if isinstance(samples, slice) else np.asarray(samples)
 
         def cut(x: Any) -> Any:
@@ -468,6 +502,10 @@ class Trajectory:
             contact_wrenches=self.contact_wrenches[idx],
             external_wrenches=cut(self.external_wrenches),
             contact_active=cut(self.contact_active),
+            contact_points_world=cut(self.contact_points_world),
+            point_forces=cut(self.point_forces),
+            point_force_positions=cut(self.point_force_positions),
+            external_points_world=cut(self.external_points_world),
         )
 
     def contact_wrench(self, name: str) -> Array:

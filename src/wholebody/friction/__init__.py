@@ -1,8 +1,9 @@
 """Friction cones: exact checks with margins, linear face matrices and generators for QPs.
 
 Conventions: a face matrix ``A`` describes a cone as ``A x <= 0``. For a point contact ``x``
-is a force (3,); for a rectangular surface contact it is the wrench ``(f, tau)`` (6,) at the
-rectangle's centre. Matrices come in the contact frame's axes (z normal) or, through
+is a force (3,); for a rectangular surface contact it is the wrench ``(f, tau)`` (6,) about the
+contact frame's origin (the rectangle's centre unless the sole has a ``center`` offset, see
+:func:`contact_wrench_cone`). Matrices come in the contact frame's axes (z normal) or, through
 :func:`in_world_axes`, in world axes.
 
 Point contacts (Coulomb, friction coefficient ``mu``):

@@ -171,7 +171,9 @@ VIOLATION_NAMES = (*CWC_ROW_NAMES, "pulling (negative normal force)", "slipping 
 PULLING, SLIPPING = len(CWC_ROW_NAMES), len(CWC_ROW_NAMES) + 1
 
 
-def contact_wrench_cone(half_length: float, half_width: float, mu: float) -> Array:
+def contact_wrench_cone(
+    half_length: float, half_width: float, mu: float, center: ArrayLike = (0.0, 0.0)
+) -> Array:
     """The closed-form contact wrench cone of a rectangle, shape (16, 6), contact frame.
 
     Rows ``A w <= 0`` on the wrench ``w = (f, tau)`` at the rectangle's centre, in the contact
@@ -186,6 +188,12 @@ def contact_wrench_cone(half_length: float, half_width: float, mu: float) -> Arr
     with ``tau_min = -mu (X + Y) f_z + |Y f_x - mu tau_x| + |X f_y - mu tau_y|`` and
     ``tau_max = mu (X + Y) f_z - |Y f_x + mu tau_x| - |X f_y + mu tau_y|`` (Caron, Pham and
     Nakamura, ICRA 2015). Row meanings are in :data:`CWC_ROW_NAMES`.
+
+    An asymmetric sole, a rectangle centred at ``center = (c_x, c_y)`` in the contact frame
+    (not at its origin), gets the rows on the wrench about the **contact frame's origin**
+    ``w_O = (f, tau_O)``: the moment about the centre is ``tau_C = tau_O - c x f`` with
+    ``c = (c_x, c_y, 0)``, so ``A_O = [A_f - A_tau [c]_x, A_tau]`` (still 16 linear rows;
+    ``[c]_x`` the cross-product matrix). With the default ``(0, 0)`` the two are the same.
     """
     X, Y = float(half_length), float(half_width)
     if not (X > 0 and Y > 0 and mu > 0):
@@ -207,21 +215,41 @@ def contact_wrench_cone(half_length: float, half_width: float, mu: float) -> Arr
     # tau_z <= tau_max:  s1 (Y f_x + mu tau_x) + s2 (X f_y + mu tau_y) - mu (X + Y) f_z + tau_z <= 0
     for s1, s2 in signs:
         rows.append([s1 * Y, s2 * X, -mu * (X + Y), s1 * mu, s2 * mu, 1])
-    return np.array(rows, dtype=float)
+    A = np.array(rows, dtype=float)
+    c = _center(center)
+    if c[0] or c[1]:
+        A[:, :3] -= A[:, 3:] @ _skew(c)
+    return A
 
 
-def wrench_cone_generators(half_length: float, half_width: float, mu: float) -> Array:
+def _center(center: ArrayLike) -> Array:
+    """``(c_x, c_y, 0)`` from a sole centre ``(c_x, c_y)`` [m]."""
+    c = np.asarray(center, dtype=float)
+    if c.shape != (2,) or not np.all(np.isfinite(c)):
+        raise ContactError(f"center must be 2 finite numbers (c_x, c_y) [m], got {center!r}")
+    return np.array([c[0], c[1], 0.0])
+
+
+def _skew(c: Array) -> Array:
+    return np.array([[0.0, -c[2], c[1]], [c[2], 0.0, -c[0]], [-c[1], c[0], 0.0]])
+
+
+def wrench_cone_generators(
+    half_length: float, half_width: float, mu: float, center: ArrayLike = (0.0, 0.0)
+) -> Array:
     """Span form of the same cone: 16 generator wrenches as columns, shape (6, 16).
 
-    Each is a pyramid edge ``(±mu, ±mu, 1)`` at one corner, as a wrench about the centre;
-    the cone is ``{G lambda : lambda >= 0}``.
+    Each is a pyramid edge ``(±mu, ±mu, 1)`` at one corner (the rectangle centred at
+    ``center`` in the contact frame), as a wrench about the contact frame's origin; the cone
+    is ``{G lambda : lambda >= 0}``.
     """
     X, Y = float(half_length), float(half_width)
+    c = _center(center)
     corners = [(X, Y), (-X, Y), (-X, -Y), (X, -Y)]
     edges = [(mu, mu), (mu, -mu), (-mu, mu), (-mu, -mu)]
     cols = []
     for cx, cy in corners:
-        p = np.array([cx, cy, 0.0])
+        p = np.array([cx, cy, 0.0]) + c
         for ex, ey in edges:
             e = np.array([ex, ey, 1.0])
             cols.append(np.r_[e, np.cross(p, e)])
@@ -255,9 +283,10 @@ class WrenchConeCheck:
 def check_wrench_cone(
     contact: SurfaceContact, wrenches_local: ArrayLike, *, tol: float = 1e-9
 ) -> WrenchConeCheck:
-    """Check wrenches (6,) or (N, 6) at a sole's centre, in the contact frame, against its
-    wrench cone (the formula of :meth:`ContactSet.check`)."""
-    A = contact_wrench_cone(contact.half_length, contact.half_width, contact.mu)
+    """Check wrenches (6,) or (N, 6) about the contact frame's origin (the sole's centre
+    unless it has a ``center`` offset), in the contact frame's axes, against its wrench cone
+    (the formula of :meth:`ContactSet.check`)."""
+    A = contact_wrench_cone(contact.half_length, contact.half_width, contact.mu, contact.center)
     w = np.atleast_2d(np.asarray(wrenches_local, dtype=float))
     margin, worst = wrench_cone_margin(w, A, np.linalg.norm(A, axis=1))
     return WrenchConeCheck(margin >= -tol, margin, worst)

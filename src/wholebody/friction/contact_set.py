@@ -140,8 +140,9 @@ class ContactSet:
         local, gens, names = [], [], []
         for c in self.contacts:
             if isinstance(c, SurfaceContact):
-                local.append(contact_wrench_cone(c.half_length, c.half_width, c.mu))
-                gens.append(wrench_cone_generators(c.half_length, c.half_width, c.mu))
+                sole = (c.half_length, c.half_width, c.mu, c.center)
+                local.append(contact_wrench_cone(*sole))
+                gens.append(wrench_cone_generators(*sole))
                 names += [f"{c.name}: {r}" for r in CWC_ROW_NAMES]
             else:
                 N = normal_rotation(c.normal)

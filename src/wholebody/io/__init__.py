@@ -24,9 +24,10 @@ The log format (``docs/log-format.md``):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from ..errors import InvalidArgumentError
 from ..logfiles import SUFFIXES, FieldReader, open_fields
@@ -60,8 +61,9 @@ class LogReader:
         carries its rows of it).
     """
 
-    def __init__(self, fields: FieldReader):
+    def __init__(self, fields: FieldReader, _convert: tuple[Any, Any] | None = None):
         self._fields = fields
+        self._convert = _convert
 
     source = property(lambda self: self._fields.source, doc="The path, as given.")
     n_samples = property(lambda self: self._fields.n_samples, doc="Number of samples.")
@@ -86,6 +88,16 @@ class LogReader:
         lambda self: self._fields.has_active,
         doc="Whether the log holds a contact schedule ``contact_active``.",
     )
+    has_points = property(
+        lambda self: bool(
+            self._fields.has_points
+            or self._fields.contact_points_local is not None
+            or self._fields.external_points_local is not None
+        )
+        and self._convert is None,
+        doc="Whether the trajectories read hold wrenches about stated points (point fields; "
+        "False once :meth:`at_frame_origins` converts them).",
+    )
 
     def __len__(self) -> int:
         return int(self._fields.n_samples)
@@ -107,7 +119,25 @@ class LogReader:
         LogFormatError
             An empty or out-of-range ``[start, stop)``, or a field that cannot be read.
         """
-        return Trajectory.from_fields(self._fields.read(start, stop))
+        traj = Trajectory.from_fields(self._fields.read(start, stop))
+        if self._convert is not None:
+            return traj.at_frame_origins(*self._convert)
+        return traj
+
+    def at_frame_origins(
+        self, robot: Any, contacts: Sequence[Any] | Mapping[str, str] | None = None
+    ) -> LogReader:
+        """A reader of the same open file whose :meth:`read` and :meth:`chunks` give every
+        wrench about its frame's origin (:meth:`Trajectory.at_frame_origins`, chunk by
+        chunk: the result equals converting the whole log). Closing either closes the file.
+
+        Parameters
+        ----------
+        robot : Robot
+        contacts : sequence of Contact, or mapping {contact name: frame name}, optional
+            As :meth:`Trajectory.at_frame_origins`.
+        """
+        return LogReader(self._fields, (robot, contacts))
 
     def chunks(self, size: int) -> Iterator[tuple[int, int, Trajectory]]:
         """Iterate over the log in consecutive ranges of at most ``size`` samples.

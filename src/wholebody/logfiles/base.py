@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 from ..errors import LogFormatError
 from .fields import (
     ACTIVE_FIELD,
+    POINT_SAMPLE_FIELDS,
     LogFields,
     as_bool_array,
     check_time_increasing,
@@ -42,6 +43,13 @@ class FieldReader(ABC):
         Whether ``a``, ``tau`` and ``external_wrenches`` are in the file.
     has_active : bool
         Whether the file holds a contact schedule (``contact_active``); False by default.
+    has_points : frozenset of str
+        Which per-sample point fields (:data:`~wholebody.logfiles.fields.POINT_SAMPLE_FIELDS`)
+        the file holds; empty by default.
+    point_force_contacts : tuple of str
+        The contact of each point force (m entries); () by default.
+    contact_points_local, external_points_local : ndarray, (k, 3) and (e, 3), or None
+        Points fixed in the contact / external frames, read at opening; None by default.
     """
 
     source: str
@@ -55,6 +63,10 @@ class FieldReader(ABC):
     has_torques: bool
     has_external: bool
     has_active: bool = False
+    has_points: frozenset[str] = frozenset()
+    point_force_contacts: tuple[str, ...] = ()
+    contact_points_local: NDArray[np.float64] | None = None
+    external_points_local: NDArray[np.float64] | None = None
     #: datetime64 of the first sample when the file's times are datetimes, else None.
     time_origin: np.datetime64 | None = None
 
@@ -85,6 +97,15 @@ class FieldReader(ABC):
             shapes["external_wrenches"] = (N, len(self.external_frames), 6)
         if self.has_active:
             shapes[ACTIVE_FIELD] = (N, len(self.contact_names))
+        widths = {
+            "contact_points_world": len(self.contact_names),
+            "point_forces": len(self.point_force_contacts),
+            "point_force_positions": len(self.point_force_contacts),
+            "external_points_world": len(self.external_frames),
+        }
+        for name in POINT_SAMPLE_FIELDS:
+            if name in self.has_points:
+                shapes[name] = (N, widths[name], 3)
         return shapes
 
     def check_shapes(self, declared: dict[str, tuple[int, ...]]) -> None:
@@ -104,6 +125,29 @@ class FieldReader(ABC):
                 raise LogFormatError(
                     f"{self.source}: field {name!r} must have shape {shape}{detail}, got {got}"
                 )
+
+    def init_points(self, present: Any, has_force_contacts: bool) -> None:
+        """Set :attr:`has_points` from the names of the fields ``present``, refusing point
+        forces without their positions or their contacts (and the reverse)."""
+        self.has_points = frozenset(n for n in POINT_SAMPLE_FIELDS if n in present)
+        pair = ("point_forces", "point_force_positions")
+        given = [n for n in pair if n in self.has_points]
+        if given and len(given) < 2:
+            other = pair[1] if given[0] == pair[0] else pair[0]
+            raise LogFormatError(
+                f"{self.source}: field {given[0]!r} needs {other!r} (point forces and "
+                "their positions come together)"
+            )
+        if given and not has_force_contacts:
+            raise LogFormatError(
+                f"{self.source}: field 'point_forces' needs 'point_force_contacts' (the "
+                "contact each point force belongs to)"
+            )
+        if has_force_contacts and not given:
+            raise LogFormatError(
+                f"{self.source}: field 'point_force_contacts' is given without "
+                "'point_forces' and 'point_force_positions'"
+            )
 
     def first_time(self) -> np.datetime64 | None:
         """The first sample's datetime when the time field holds datetimes."""
@@ -181,4 +225,11 @@ class FieldReader(ABC):
             contact_active=None
             if active is None
             else as_bool_array(active, ACTIVE_FIELD, self.source, offset=start),
+            contact_points_local=self.contact_points_local,
+            contact_points_world=arrays.get("contact_points_world"),
+            point_forces=arrays.get("point_forces"),
+            point_force_positions=arrays.get("point_force_positions"),
+            point_force_contacts=self.point_force_contacts,
+            external_points_local=self.external_points_local,
+            external_points_world=arrays.get("external_points_world"),
         )

@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 from ..errors import LogFormatError
 from .fields import LogFields, dump_metadata, parse_metadata
 from .safety import available_memory, output_file
-from .table import TableReader, table_columns
+from .table import TableReader, table_columns, table_metadata
 
 __all__ = ["CsvReader", "write_csv", "METADATA_PREFIX"]
 
@@ -192,7 +192,7 @@ class CsvReader(TableReader):
 def write_csv(fields: LogFields, path: Path) -> None:
     """Write ``fields`` as CSV: a metadata comment line, the header, one row per sample."""
     header, columns = table_columns(fields)
-    meta = dump_metadata(fields, str(path))
+    meta = dump_metadata(fields, str(path), table_metadata(fields))
     n_float = sum(c.dtype.kind == "f" for c in columns)
     rows: Any = np.column_stack(columns[:n_float]).tolist() if n_float else []
     if n_float < len(columns):  # the active: columns, written as 0 / 1

@@ -28,10 +28,14 @@ __all__ = [
     "as_float_array",
     "as_bool_array",
     "ACTIVE_FIELD",
+    "POINT_SAMPLE_FIELDS",
+    "POINT_STATIC_FIELDS",
+    "POINT_FORCE_CONTACTS",
     "seconds_from_times",
     "parse_metadata",
     "dump_metadata",
     "check_names",
+    "check_labels",
     "check_time_increasing",
 ]
 
@@ -48,6 +52,19 @@ BASE_Q = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_q
 BASE_V = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
 BASE_A = tuple("base_d" + c[5:] for c in BASE_V)
 WRENCH = ("fx", "fy", "fz", "tx", "ty", "tz")
+#: Optional per-sample fields of wrenches at stated points, each (N, *, 3): the points of the
+#: contact wrenches and of the external wrenches (world [m]), point forces (world axes [N]) and
+#: their positions (world [m]).
+POINT_SAMPLE_FIELDS = (
+    "contact_points_world",
+    "point_forces",
+    "point_force_positions",
+    "external_points_world",
+)
+#: Optional fields of points fixed in frames, each (k, 3) or (e, 3) [m] in that frame.
+POINT_STATIC_FIELDS = ("contact_points_local", "external_points_local")
+#: Names field of the point forces: the contact each belongs to (repeats allowed).
+POINT_FORCE_CONTACTS = "point_force_contacts"
 
 #: JSON nesting deeper than this in ``metadata`` is refused (a log's metadata is shallow).
 MAX_METADATA_DEPTH = 64
@@ -82,6 +99,21 @@ class LogFields:
     contact_active : ndarray of bool, shape (N, k), or None
         Per sample and contact (``contact_names`` order), whether the contact is active
         (touching); None when the log has no contact schedule.
+    contact_points_local : ndarray, shape (k, 3), or None
+        The point each contact wrench's moment is about, fixed in its contact frame
+        (contact-frame coordinates [m]); None: the contact frame origins.
+    contact_points_world : ndarray, shape (N, k, 3), or None
+        The same, given per sample in world coordinates [m] (exclusive with the above).
+    point_forces : ndarray, shape (N, m, 3), or None
+        Point forces on the robot, world axes [N], added to their contact's wrench.
+    point_force_positions : ndarray, shape (N, m, 3), or None
+        Where each point force acts, world coordinates [m].
+    point_force_contacts : tuple of str, length m
+        The contact (a name of ``contact_names``) each point force belongs to.
+    external_points_local, external_points_world : ndarray, (e, 3) or (N, e, 3), or None
+        The points of the external wrenches, fixed in their frames or per sample in world.
+
+    See ``docs/log-format.md`` (Wrenches at stated points).
     """
 
     time: Array
@@ -98,6 +130,13 @@ class LogFields:
     metadata: dict[str, Any] = field(default_factory=dict)
     source: str = "arrays"
     contact_active: NDArray[np.bool_] | None = None
+    contact_points_local: Array | None = None
+    contact_points_world: Array | None = None
+    point_forces: Array | None = None
+    point_force_positions: Array | None = None
+    point_force_contacts: tuple[str, ...] = ()
+    external_points_local: Array | None = None
+    external_points_world: Array | None = None
 
     def as_kwargs(self) -> dict[str, Any]:
         """The fields as keyword arguments (the names of ``Trajectory``'s constructor)."""
@@ -267,11 +306,16 @@ def parse_metadata(value: Any, source: str) -> tuple[dict[str, Any], bool]:
     return meta, estimated
 
 
-def dump_metadata(fields: LogFields, target: str) -> str:
-    """The ``metadata`` field as JSON text (``accelerations_estimated`` included)."""
+def dump_metadata(fields: LogFields, target: str, extra: dict[str, Any] | None = None) -> str:
+    """The ``metadata`` field as JSON text (``accelerations_estimated`` included, then the
+    reserved entries ``extra``: what a table format keeps in its metadata)."""
     try:
         return json.dumps(
-            {"accelerations_estimated": bool(fields.accelerations_estimated), **fields.metadata}
+            {
+                "accelerations_estimated": bool(fields.accelerations_estimated),
+                **fields.metadata,
+                **(extra or {}),
+            }
         )
     except (TypeError, ValueError) as exc:
         raise LogFormatError(f"{target}: metadata is not JSON-serialisable: {exc}") from exc
@@ -295,6 +339,30 @@ def check_names(names: Any, name: str, source: str) -> tuple[str, ...]:
     dup = [x for i, x in enumerate(out) if x in out[:i]] if len(set(out)) < len(out) else []
     if dup:
         raise LogFormatError(f"{source}: field {name!r} has duplicates {sorted(set(dup))}")
+    return out
+
+
+def check_labels(names: Any, name: str, source: str) -> tuple[str, ...]:
+    """A tuple of strings (repeats allowed: ``point_force_contacts``), or
+    :class:`LogFormatError` naming the field."""
+    if isinstance(names, np.ndarray):
+        if names.dtype.kind not in "UO" or names.ndim > 1:
+            raise LogFormatError(
+                f"{source}: field {name!r} must be a 1-D array of strings, got "
+                f"{names.dtype} with shape {names.shape}"
+            )
+        names = names.reshape(-1).tolist()
+    if isinstance(names, str):
+        names = [names]
+    try:
+        out = tuple(names)
+    except TypeError:
+        raise LogFormatError(
+            f"{source}: field {name!r} must be a sequence of strings, got {type(names).__name__}"
+        ) from None
+    bad = [x for x in out if not isinstance(x, str)]
+    if bad:
+        raise LogFormatError(f"{source}: field {name!r} must hold strings, got {bad[0]!r}")
     return out
 
 

@@ -20,10 +20,14 @@ from .base import FieldReader
 from .fields import (
     ACTIVE_FIELD,
     NAME_FIELDS,
+    POINT_FORCE_CONTACTS,
+    POINT_SAMPLE_FIELDS,
+    POINT_STATIC_FIELDS,
     REQUIRED,
     LogFields,
     as_bool_array,
     as_float_array,
+    check_labels,
     check_names,
     dump_metadata,
     parse_metadata,
@@ -33,7 +37,17 @@ from .safety import check_declared_size, output_file
 __all__ = ["Hdf5Reader", "write_hdf5"]
 
 MAX_TEXT_BYTES = 64 * 2**20
-NUMERIC = ("time", "q", "v", "a", "tau", "contact_wrenches", "external_wrenches", ACTIVE_FIELD)
+NUMERIC = (
+    "time",
+    "q",
+    "v",
+    "a",
+    "tau",
+    "contact_wrenches",
+    "external_wrenches",
+    ACTIVE_FIELD,
+    *POINT_SAMPLE_FIELDS,
+)
 
 
 def _h5py() -> Any:
@@ -161,6 +175,25 @@ class Hdf5Reader(FieldReader):
         self.joint_names = names["joint_names"]
         self.contact_names = names["contact_names"]
         self.external_frames = names["external_frames"] if self.has_external else ()
+        labels = self._text(POINT_FORCE_CONTACTS)
+        self.init_points(self._dsets, labels is not None)
+        if labels is not None:
+            self.point_force_contacts = check_labels(labels, POINT_FORCE_CONTACTS, self.source)
+        for name in POINT_STATIC_FIELDS:
+            dset = self._dataset(name)
+            if dset is not None:
+                check_declared_size(self.source, name, dset.shape, dset.dtype.itemsize or 8)
+                if self._h5py.check_string_dtype(dset.dtype) is not None:
+                    raise LogFormatError(
+                        f"{self.source}: field {name!r} holds strings; expected real numbers"
+                    )
+                try:
+                    value = dset[()]
+                except (OSError, ValueError, TypeError) as exc:
+                    raise LogFormatError(
+                        f"{self.source}: field {name!r} cannot be read: {type(exc).__name__}"
+                    ) from exc
+                setattr(self, name, as_float_array(value, name, self.source))
         declared: dict[str, tuple[int, ...]] = {}
         for name, dset in self._dsets.items():
             dtype = dset.dtype
@@ -211,7 +244,7 @@ class Hdf5Reader(FieldReader):
 
 def write_hdf5(fields: LogFields, path: Path) -> None:
     """Write ``fields`` as HDF5 datasets (names and metadata as UTF-8 strings,
-    ``contact_active`` as uint8 0/1)."""
+    ``contact_active`` as uint8 0/1, the point fields as float datasets)."""
     h5py = _h5py()
     text = h5py.string_dtype("utf-8")
     meta = dump_metadata(fields, str(path))
@@ -230,6 +263,11 @@ def write_hdf5(fields: LogFields, path: Path) -> None:
             names["external_frames"] = fields.external_frames
         if fields.contact_active is not None:
             f.create_dataset(ACTIVE_FIELD, data=np.asarray(fields.contact_active, np.uint8))
+        for name in POINT_STATIC_FIELDS + POINT_SAMPLE_FIELDS:
+            if getattr(fields, name) is not None:
+                f.create_dataset(name, data=getattr(fields, name))
+        if fields.point_forces is not None:
+            names[POINT_FORCE_CONTACTS] = fields.point_force_contacts
         for key, value in names.items():
             f.create_dataset(key, shape=(len(value),), dtype=text, data=list(value) or None)
         f.create_dataset("metadata", data=meta, dtype=text)

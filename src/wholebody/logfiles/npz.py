@@ -19,10 +19,14 @@ from .base import FieldReader
 from .fields import (
     ACTIVE_FIELD,
     NAME_FIELDS,
+    POINT_FORCE_CONTACTS,
+    POINT_SAMPLE_FIELDS,
+    POINT_STATIC_FIELDS,
     REQUIRED,
     LogFields,
     as_bool_array,
     as_float_array,
+    check_labels,
     check_names,
     dump_metadata,
     parse_metadata,
@@ -89,8 +93,18 @@ class NpzReader(FieldReader):
         self.joint_names = names["joint_names"]
         self.contact_names = names["contact_names"]
         self.external_frames = names["external_frames"] if self.has_external else ()
+        has_labels = POINT_FORCE_CONTACTS in self._members
+        self.init_points(self._members, has_labels)
+        if has_labels:
+            self.point_force_contacts = check_labels(
+                self._load(POINT_FORCE_CONTACTS, text=True), POINT_FORCE_CONTACTS, self.source
+            )
+        for name in POINT_STATIC_FIELDS:
+            if name in self._members:
+                setattr(self, name, self._load(name))
         declared: dict[str, tuple[int, ...]] = {}
-        for name in ("time", "q", "v", "a", "tau", "contact_wrenches", "external_wrenches"):
+        numeric = ("time", "q", "v", "a", "tau", "contact_wrenches", "external_wrenches")
+        for name in numeric + POINT_SAMPLE_FIELDS:
             if name in self._members:
                 shape, dtype = self._declared(name)
                 if dtype.kind not in "fiuMm" or (dtype.kind in "Mm" and name != "time"):
@@ -162,7 +176,7 @@ class NpzReader(FieldReader):
 
 def write_npz(fields: LogFields, path: Path) -> None:
     """Write ``fields`` as a compressed ``.npz`` (names as unicode arrays, metadata as one JSON
-    string, ``contact_active`` as bool)."""
+    string, ``contact_active`` as bool, the point fields as float arrays)."""
     arrays: dict[str, Any] = {
         "time": fields.time,
         "q": fields.q,
@@ -181,5 +195,10 @@ def write_npz(fields: LogFields, path: Path) -> None:
         arrays["external_wrenches"] = fields.external_wrenches
     if fields.contact_active is not None:
         arrays[ACTIVE_FIELD] = np.asarray(fields.contact_active, dtype=np.bool_)
+    for name in POINT_STATIC_FIELDS + POINT_SAMPLE_FIELDS:
+        if getattr(fields, name) is not None:
+            arrays[name] = getattr(fields, name)
+    if fields.point_forces is not None:
+        arrays[POINT_FORCE_CONTACTS] = np.array(fields.point_force_contacts, dtype=str)
     with output_file(path) as tmp, open(tmp, "wb") as fh:
         np.savez_compressed(fh, **arrays)

@@ -19,7 +19,7 @@ from .._optional import require
 from ..errors import LogFormatError
 from .fields import LogFields, dump_metadata, parse_metadata
 from .safety import check_declared_size, output_file
-from .table import ACTIVE_PREFIX, TableReader, table_columns
+from .table import ACTIVE_PREFIX, TableReader, table_columns, table_metadata
 
 __all__ = ["ParquetReader", "write_parquet", "ROW_GROUP"]
 
@@ -165,6 +165,7 @@ def write_parquet(fields: LogFields, path: Path) -> None:
 
     header, columns = table_columns(fields)
     table = pa.table(dict(zip(header, columns, strict=True)))
-    table = table.replace_schema_metadata({"wholebody": dump_metadata(fields, str(path))})
+    meta = dump_metadata(fields, str(path), table_metadata(fields))
+    table = table.replace_schema_metadata({"wholebody": meta})
     with output_file(path) as tmp:
         pq.write_table(table, tmp, row_group_size=ROW_GROUP)
