@@ -7,6 +7,7 @@ known centre of pressure); Pinocchio's Newton-Euler balance for the recorded hum
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import warnings
 from pathlib import Path
@@ -190,8 +191,11 @@ def test_repaired_inertias_are_the_same_in_mujoco_and_in_the_robot(stand_example
     assert not np.allclose(robot.mass_matrix(q)[base], M_mj[base], rtol=0, atol=1e-9)
 
 
-def test_bridge_adds_sole_boxes_and_sites_at_the_sole_frames(stand_example):
+@pytest.mark.parametrize("center", [(0.0, 0.0), (0.03, -0.01)])
+def test_bridge_adds_sole_boxes_and_sites_at_the_sole_frames(stand_example, center):
     robot, contacts, _ = stand_example.load_standing_robot("talos")
+    # An asymmetric sole: the box is centred on the rectangle, not on the frame origin.
+    contacts = [dataclasses.replace(c, center=center) for c in contacts]
     build = mujoco_spec_for_robot(robot, contacts, other_collisions=False)
     m = build.compile()
     d = mujoco.MjData(m)
@@ -209,10 +213,11 @@ def test_bridge_adds_sole_boxes_and_sites_at_the_sole_frames(stand_example):
         assert_allclose(d.site_xmat[site].reshape(3, 3), pose.rotation, rtol=0, atol=1e-12)
         geom = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, build.contact_geoms[c.name])
         assert_allclose(m.geom_size[geom], [0.10, 0.05, 0.005], rtol=0, atol=1e-15)
-        # The box's bottom face is the sole plane: its centre is half a thickness above it.
-        assert_allclose(
-            d.geom_xpos[geom], pose.translation + pose.rotation[:, 2] * 0.005, rtol=0, atol=1e-12
-        )
+        # The box's bottom face is the sole plane: its centre is half a thickness above the
+        # rectangle's centre.
+        R = pose.rotation
+        box_centre = pose.translation + R[:, 0] * center[0] + R[:, 1] * center[1] + R[:, 2] * 0.005
+        assert_allclose(d.geom_xpos[geom], box_centre, rtol=0, atol=1e-12)
         # MuJoCo merged the massless sole link into the ankle: the site's body is the ankle.
         body = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, m.site_bodyid[site])
         assert body == ("leg_left_6_link" if "left" in c.name else "leg_right_6_link")

@@ -47,6 +47,8 @@ _LAZY = {
     "ContactDynamics": "robot",
     "ContactDynamicsPass": "robot",
     "open_log": "io",
+    "read_rosbag": "recordings",
+    "read_lerobot": "recordings",
     "check_conventions": "conventions",
     "expected_residual_error": "conventions",
     "diagnose": "diagnosis",

@@ -210,6 +210,8 @@ def _check(args: argparse.Namespace) -> int:
             workers=workers,
             client=client,
             calibration=calibration,
+            recording=args.config,
+            episode=args.episode,
             out_dir=args.out,
             plot=args.plot,
             options=options,
@@ -236,11 +238,11 @@ def _check(args: argparse.Namespace) -> int:
 
 def _estimate(args: argparse.Namespace) -> int:
     from .analysis import estimate_trajectory
-    from .trajectory import Trajectory
+    from .io import read_log
 
     _writable_file(Path(args.output))
     robot, contacts, calibration = _setup(args)
-    traj = Trajectory.load(args.log)
+    traj = read_log(args.log, mapping=args.config, robot=robot, episode=args.episode)
     if calibration is not None:
         traj = calibration.apply(traj, robot)
     est = estimate_trajectory(
@@ -313,6 +315,12 @@ def build_parser() -> argparse.ArgumentParser:
             help="FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU or FRAME:point:MU (repeat)",
         )
         p.add_argument(
+            "--episode",
+            type=int,
+            default=0,
+            help="episode of a LeRobot dataset (default 0)",
+        )
+        p.add_argument(
             "--progress",
             action=argparse.BooleanOptionalAction,
             default=None,
@@ -325,7 +333,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES_HELP,
         help="check logs' contact wrenches against motion and friction",
     )
-    check.add_argument("logs", nargs="+", help="log files (.npz, .csv, .parquet, .h5)")
+    check.add_argument(
+        "logs",
+        nargs="+",
+        help="log files (.npz, .csv, .parquet, .h5); ROS 2 bags / MCAP and LeRobot datasets "
+        "with a --config mapping them (docs/recordings.md)",
+    )
     setup_args(check)
     check.add_argument("--out", help="folder for report.json, report.csv (and --plot)")
     check.add_argument("--plot", action="store_true", help="also write a figure per log")
@@ -392,7 +405,7 @@ def build_parser() -> argparse.ArgumentParser:
     estimate = sub.add_parser(
         "estimate", parents=[common], help="estimate contact wrenches of a log by QP"
     )
-    estimate.add_argument("log")
+    estimate.add_argument("log", help="a log file, a ROS 2 bag / MCAP or a LeRobot dataset")
     setup_args(estimate)
     estimate.add_argument(
         "--output", "-o", required=True, help="log file to write, with '<name>:estimated' contacts"

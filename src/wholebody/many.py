@@ -67,18 +67,20 @@ def _check_file(
     out_dir: str | None,
     plot: bool,
     calibration: Any = None,
+    recording: Any = None,
+    episode: int = 0,
 ) -> dict[str, Any]:
     """Check one log; a log that cannot be read is a row with its error."""
     from .analysis import check_log, check_trajectory
     from .errors import WholebodyError
-    from .trajectory import Trajectory
+    from .io import read_log
 
     try:
         if calibration is None and Path(path).suffix.lower() in STREAMED_SUFFIXES:
             # Read in row groups / slices: memory does not grow with the log's length.
             report = check_log(robot, path, contacts, **options)
         else:
-            traj = Trajectory.load(path)
+            traj = read_log(path, mapping=recording, robot=robot, episode=episode)
             if calibration is not None:
                 traj = calibration.apply(traj, robot)
             report = check_trajectory(robot, traj, contacts, **options)
@@ -126,8 +128,12 @@ def _task(
     out_dir: str | None,
     plot: bool,
     calibration: Any = None,
+    recording: Any = None,
+    episode: int = 0,
 ) -> dict[str, Any]:
-    return _check_file(robot, path, contacts, options, out_dir, plot, calibration)
+    return _check_file(
+        robot, path, contacts, options, out_dir, plot, calibration, recording, episode
+    )
 
 
 def connect(address: str, *, timeout: float = 10.0) -> Any:
@@ -176,6 +182,8 @@ def check_many(
     plot: bool = False,
     options: dict[str, Any] | None = None,
     calibration: Any = None,
+    recording: Any = None,
+    episode: int = 0,
 ) -> list[dict[str, Any]]:
     """Check many logs; one row (a dict) per log, in the order of ``paths``.
 
@@ -201,6 +209,11 @@ def check_many(
     calibration : Calibration, optional
         Sensor calibration applied to every log before it is checked
         (:meth:`wholebody.calibrate.Calibration.apply`; a profile's ``calibration`` key).
+    recording : RobotProfile, str or Path, optional
+        For ROS 2 bags / MCAP files and LeRobot datasets among ``paths``: the profile (or its
+        path) whose ``[recording]`` / ``[lerobot]`` section maps them (``docs/recordings.md``).
+    episode : int
+        The episode read from each LeRobot dataset.
 
     Returns
     -------
@@ -235,9 +248,12 @@ def check_many(
     out = None if out_dir is None else str(out_dir)
     contacts = list(contacts)
     if client is not None:
-        return _on_dask(client, names, robot, contacts, options, out, plot, calibration)
+        return _on_dask(
+            client, names, robot, contacts, options, out, plot, calibration, recording, episode
+        )
     chunks = [
-        ((i, i + 1), (p, contacts, options, out, plot, calibration)) for i, p in enumerate(names)
+        ((i, i + 1), (p, contacts, options, out, plot, calibration, recording, episode))
+        for i, p in enumerate(names)
     ]
     results = run_chunks(robot, _check_file, chunks, workers, item="log")
     return [
@@ -255,6 +271,8 @@ def _on_dask(
     out: str | None,
     plot: bool,
     calibration: Any = None,
+    recording: Any = None,
+    episode: int = 0,
 ) -> list[dict[str, Any]]:
     try:
         robot_future = client.scatter(robot, broadcast=True, hash=False)  # a fresh key per call
@@ -267,6 +285,8 @@ def _on_dask(
             out_dir=out,
             plot=plot,
             calibration=calibration,
+            recording=recording,
+            episode=episode,
             pure=False,
         )
     except Exception as exc:

@@ -443,7 +443,7 @@ def mujoco_spec_for_robot(
                 name=geom,
                 type=mujoco.mjtGeom.mjGEOM_BOX,
                 size=[c.half_length, c.half_width, sole_thickness / 2],
-                pos=p + R[:, 2] * sole_thickness / 2,
+                pos=p + R @ (c.center_point + [0.0, 0.0, sole_thickness / 2]),
                 quat=_quat_wxyz(R),
                 friction=[c.mu, 0.005, 0.0001],
                 contype=1,

@@ -80,11 +80,12 @@ def _setup(args: argparse.Namespace) -> tuple[Any, list[Any]]:
 def run_contacts_command(args: argparse.Namespace) -> int:
     """Infer the schedule of ``args.log`` and write it to ``args.output`` (and the figure to
     ``args.plot``); print a summary. Returns 0."""
+    from .io import read_log
     from .schedule import infer_contact_schedule, plot_schedule
-    from .trajectory import Trajectory
 
     robot, contacts = _setup(args)
-    traj = Trajectory.load(args.log)
+    traj = read_log(args.log, mapping=args.config, robot=robot)
+    traj = traj.at_frame_origins(robot, contacts)  # wrenches stated at other points
     q, v, a, tau = traj.for_robot(robot)
     options: dict[str, Any] = {"min_contact": args.min_contact, "min_flight": args.min_flight}
     if args.method in ("kinematic", "combined"):

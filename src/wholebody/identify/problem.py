@@ -221,6 +221,7 @@ def prepare_logs(
     out = []
     names = [c.name for c in contacts]
     for traj in logs:
+        traj = traj.at_frame_origins(robot, contacts)  # wrenches stated at other points
         missing = [n for n in names if n not in traj.contact_names]
         if missing:
             raise LogFormatError(

@@ -31,6 +31,7 @@ from typing import Any
 
 from ..errors import InvalidArgumentError
 from ..logfiles import SUFFIXES, FieldReader, open_fields
+from ..robot import Robot
 from ..trajectory import Trajectory
 
 __all__ = ["open_log", "LogReader", "read_log", "write_log", "SUFFIXES"]
@@ -89,12 +90,14 @@ class LogReader:
         doc="Whether the log holds a contact schedule ``contact_active``.",
     )
     has_points = property(
-        lambda self: bool(
-            self._fields.has_points
-            or self._fields.contact_points_local is not None
-            or self._fields.external_points_local is not None
-        )
-        and self._convert is None,
+        lambda self: (
+            bool(
+                self._fields.has_points
+                or self._fields.contact_points_local is not None
+                or self._fields.external_points_local is not None
+            )
+            and self._convert is None
+        ),
         doc="Whether the trajectories read hold wrenches about stated points (point fields; "
         "False once :meth:`at_frame_origins` converts them).",
     )
@@ -201,9 +204,49 @@ def open_log(path: str | Path) -> LogReader:
     return LogReader(open_fields(path))
 
 
-def read_log(path: str | Path) -> Trajectory:
-    """Read a whole log into a :class:`Trajectory` (same as :meth:`Trajectory.load`)."""
-    return Trajectory.load(path)
+def read_log(
+    path: str | Path,
+    *,
+    mapping: Any = None,
+    robot: Robot | None = None,
+    episode: int = 0,
+) -> Trajectory:
+    """Read a whole log into a :class:`Trajectory` (same as :meth:`Trajectory.load` for log
+    files); a recording is read through :mod:`wholebody.recordings`.
+
+    Parameters
+    ----------
+    path : str or Path
+        A log file (``.npz``, ``.csv``, ``.parquet``, ``.h5``), a ROS 2 bag / MCAP file
+        (``.mcap``, ``.db3``, ``.bag`` or a bag folder) or a LeRobot-style dataset folder.
+    mapping : RobotProfile, str or Path, or a mapping section, optional
+        Required for a recording: the profile (or its path) whose ``[recording]`` or
+        ``[lerobot]`` section maps topics or columns to fields (``docs/recordings.md``).
+        Ignored for log files.
+    robot : Robot, optional
+        For a recording: converts sensor-frame wrenches (default: the profile's robot).
+    episode : int
+        For a LeRobot dataset: which episode.
+
+    Raises
+    ------
+    InvalidArgumentError
+        A recording without ``mapping``.
+    LogFormatError, LogFileError
+        As :meth:`Trajectory.load`, and for recordings as :mod:`wholebody.recordings`.
+    """
+    from ..recordings import read_recording, recording_kind
+
+    kind = recording_kind(path)
+    if kind is None:
+        return Trajectory.load(path)
+    if mapping is None:
+        raise InvalidArgumentError(
+            f"{path} is a {'ROS bag' if kind == 'rosbag' else 'LeRobot dataset'}: give the "
+            "profile that maps its topics or columns to fields (mapping=..., or --config on "
+            "the command line; docs/recordings.md)"
+        )
+    return read_recording(path, mapping, robot, episode=episode)
 
 
 def write_log(traj: Trajectory, path: str | Path) -> None:

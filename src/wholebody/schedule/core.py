@@ -274,8 +274,7 @@ def contact_heights(
     speed = np.full((N, k), np.nan)
     for j, c in enumerate(contacts):
         if isinstance(c, SurfaceContact):
-            X, Y = c.half_length, c.half_width
-            corners = np.array([[X, Y, 0.0], [-X, Y, 0.0], [-X, -Y, 0.0], [X, -Y, 0.0]])
+            corners = c.corners  # offset by the sole's centre
         else:
             corners = np.zeros((1, 3))
         offsets = np.einsum("nij,cj->nci", kin.rotations[:, j], corners)  # world axes
