@@ -541,3 +541,29 @@ def test_contact_active_from_arrays_and_as_a_schedule(squat):
     np.testing.assert_array_equal(part.contact_active, traj.contact_active[100:150])
     picked = traj.select(traj.time > traj.time[900])
     np.testing.assert_array_equal(picked.contact_active, traj.contact_active[901:])
+
+
+@pytest.mark.parametrize("suffix", FORMATS)
+def test_a_saved_estimate_keeps_which_samples_had_which_status(tmp_path, humanoid, squat, suffix):
+    """Statuses per sample survive the file: a NaN sample is flagged, a sample with every
+    contact declared off cannot balance gravity (infeasible); the others are found."""
+    _format_available(suffix)
+    short = squat.select(slice(0, 40))
+    q = short.q.copy()
+    q[20, 0] = np.nan
+    active = np.ones((40, 2), dtype=bool)
+    active[10:12] = False
+    log = dataclasses.replace(short, q=q, contact_active=active)
+    est = estimate_trajectory(humanoid, log, FEET)
+    expected = {"infeasible": [10, 11], "flagged": [20]}
+    assert est.metadata["estimation_samples"] == expected
+    assert est.metadata["estimation_detailed_status"] == {
+        "found": 37,
+        "infeasible": 2,
+        "flagged": 1,
+    }
+    est.save(tmp_path / f"est{suffix}")
+    back = Trajectory.load(tmp_path / f"est{suffix}")
+    assert back.metadata["estimation_samples"] == expected
+    assert back.contact_names[2:] == ("left_sole:estimated", "right_sole:estimated")
+    np.testing.assert_array_equal(back.contact_wrenches, est.contact_wrenches)

@@ -336,7 +336,9 @@ def estimate_trajectory(
     and ``use_torques``, else Newton-Euler mode. The log's known external wrenches and its
     contact schedule (``contact_active``) are used. Statuses go to
     ``metadata["estimation_status"]`` (and ``"estimation_detailed_status"``: found,
-    underdetermined, infeasible, failed, flagged).
+    underdetermined, infeasible, failed, flagged), and the samples of every status but found to
+    ``metadata["estimation_samples"]`` (``{status: [sample indices]}``), so a saved estimate
+    keeps them in every format.
     """
     from .estimation import estimate_contact_wrenches_batch
 
@@ -380,5 +382,11 @@ def estimate_trajectory(
             "estimation_mode": batch.mode,
             "estimation_detailed_status": batch.status_counts(detailed=True),
             "estimation_status": status_counts,
+            # Which samples: every detailed status but "found", as sample indices.
+            "estimation_samples": {
+                s: np.flatnonzero(batch.detailed_status == s).tolist()
+                for s in batch.status_counts(detailed=True)
+                if s != "found"
+            },
         },
     )
