@@ -212,3 +212,15 @@ def test_profile_center_key(tmp_path):
         load_profile(write("center = [0.03, 0.0]", kind="point"))
     with pytest.raises(ProfileError, match="unknown key 'centre'; did you mean 'center'"):
         load_profile(write("centre = [0.03, 0.0]"))
+
+
+def test_command_line_contact_spec_takes_a_centre():
+    from wholebody.profile import parse_contact_spec
+
+    c = parse_contact_spec("left_sole:surface:0.12:0.05:0.8:0.03:-0.01")
+    assert c == SurfaceContact(
+        "left_sole", half_length=0.12, half_width=0.05, mu=0.8, center=(0.03, -0.01)
+    )
+    assert parse_contact_spec("left_sole:surface:0.12:0.05:0.8").center == (0.0, 0.0)
+    with pytest.raises(ProfileError, match=r"MU\[:CX:CY\]"):
+        parse_contact_spec("left_sole:surface:0.12:0.05:0.8:0.03")

@@ -312,7 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
             "--contact",
             action="append",
             metavar="SPEC",
-            help="FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU or FRAME:point:MU (repeat)",
+            help="FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU[:CX:CY] or FRAME:point:MU (repeat)",
         )
         p.add_argument(
             "--episode",

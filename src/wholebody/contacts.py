@@ -124,9 +124,10 @@ class SurfaceContact:
         the cone in the sole's frame turned so that its z axis is this normal (its x axis the
         sole's, projected on the ground): a slightly tilted, lightly loaded foot is then not
         "slipping" because of its tilt.
-    center : array of shape (2,), keyword-only
+    center : pair of float, keyword-only
         ``(c_x, c_y)``: the rectangle's centre in the frame's x-y plane [m] (contact frame
-        coordinates); default ``(0, 0)``, the frame's origin.
+        coordinates); default ``(0, 0)``, the frame's origin. Any 2-sequence is accepted and
+        stored as a tuple of floats (so contacts compare by value).
     """
 
     frame: str
@@ -135,7 +136,7 @@ class SurfaceContact:
     mu: float = field(kw_only=True)
     name: str = field(kw_only=True, default="")
     ground_normal: Array | None = field(kw_only=True, default=None)
-    center: Array = field(kw_only=True, default_factory=lambda: np.zeros(2))
+    center: tuple[float, float] = field(kw_only=True, default=(0.0, 0.0))
 
     #: Size of this contact's wrench unknowns: a wrench (f, tau).
     size = 6
@@ -155,7 +156,7 @@ class SurfaceContact:
                 f"{label}: center must be 2 finite numbers (c_x, c_y) [m] in the contact "
                 f"frame, got {self.center!r}"
             )
-        object.__setattr__(self, "center", c)
+        object.__setattr__(self, "center", (float(c[0]), float(c[1])))
         if not self.name:
             object.__setattr__(self, "name", self.frame)
 

@@ -163,6 +163,11 @@ def _number(value: Any, key: str, where: str, positive: bool = False) -> float:
     return float(value)
 
 
+def _pair(value: Any, key: str, where: str) -> tuple[float, float]:
+    x, y = _vector(value, key, where, n=2)
+    return (x, y)
+
+
 def _vector(value: Any, key: str, where: str, n: int = 3) -> list[float]:
     if not isinstance(value, list) or len(value) != n:
         raise ProfileError(
@@ -250,7 +255,7 @@ def _contact(entry: dict[str, Any], where: str) -> Contact:
                 ground_normal=ground,
                 half_length=_number(entry["half_length"], "half_length", where, positive=True),
                 half_width=_number(entry["half_width"], "half_width", where, positive=True),
-                center=np.array(_vector(entry.get("center", [0.0, 0.0]), "center", where, n=2)),
+                center=_pair(entry.get("center", [0.0, 0.0]), "center", where),
             )
         extra = [k for k in ("half_length", "half_width", "center") if k in entry]
         if extra:
@@ -397,8 +402,9 @@ def load_profile(path: str | Path) -> RobotProfile:
 
 
 def parse_contact_spec(spec: str) -> Contact:
-    """A contact from the command line: ``FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU`` or
-    ``FRAME:point:MU``.
+    """A contact from the command line: ``FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU``, with
+    ``:CX:CY`` appended for a sole whose centre is offset from the frame origin (contact frame
+    [m]), or ``FRAME:point:MU``.
 
     Raises
     ------
@@ -407,17 +413,20 @@ def parse_contact_spec(spec: str) -> Contact:
     """
     parts = spec.split(":")
     try:
-        if len(parts) == 5 and parts[1] == "surface":
+        if len(parts) in (5, 7) and parts[1] == "surface":
+            center = (float(parts[5]), float(parts[6])) if len(parts) == 7 else (0.0, 0.0)
             return SurfaceContact(
                 parts[0],
                 half_length=float(parts[2]),
                 half_width=float(parts[3]),
                 mu=float(parts[4]),
+                center=center,
             )
         if len(parts) == 3 and parts[1] == "point":
             return PointContact(parts[0], mu=float(parts[2]))
     except (ValueError, ContactError) as exc:
         raise ProfileError(f"contact {spec!r}: {exc}") from exc
     raise ProfileError(
-        f"contact {spec!r}: expected FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU or FRAME:point:MU"
+        f"contact {spec!r}: expected FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU[:CX:CY] or "
+        "FRAME:point:MU"
     )

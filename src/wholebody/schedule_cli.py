@@ -28,7 +28,7 @@ def add_contacts_command(subparsers: Any) -> argparse.ArgumentParser:
         "--contact",
         action="append",
         metavar="SPEC",
-        help="FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU or FRAME:point:MU (repeat)",
+        help="FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU[:CX:CY] or FRAME:point:MU (repeat)",
     )
     p.add_argument("--method", choices=("kinematic", "dynamic", "combined"), default="combined")
     p.add_argument(
