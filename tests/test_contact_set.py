@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
-from scipy.optimize import linprog, nnls
+from scipy.optimize import nnls
 from scipy.spatial.transform import Rotation
 
 from wholebody.balance import wrench_sum, wrenches_in_log_layout
@@ -25,6 +25,8 @@ from wholebody.friction import (
     normal_rotation,
 )
 
+from ._cone_reference import corner_lp_member
+
 X, Y = 0.11, 0.045
 SOLES = [
     SurfaceContact("left_sole", half_length=X, half_width=Y, mu=0.7),
@@ -32,34 +34,6 @@ SOLES = [
 ]
 POINTS = [PointContact("hand", mu=0.6, normal=[1.0, 0.2, 0.1]), PointContact("toe", mu=0.9)]
 MIXED = [SOLES[0], POINTS[0], SOLES[1], POINTS[1]]
-
-
-def skew(d):
-    return np.array([[0, -d[2], d[1]], [d[2], 0, -d[0]], [-d[1], d[0], 0]])
-
-
-def corner_lp_member(w_local, X, Y, mu):
-    """Is the wrench (contact frame, about the centre) made by four corner forces in their
-    pyramids |f_x|, |f_y| <= mu f_z? A feasibility LP, written here from scratch."""
-    A_eq, A_ub = np.zeros((6, 12)), []
-    for i, (cx, cy) in enumerate([(X, Y), (-X, Y), (-X, -Y), (X, -Y)]):
-        cols = slice(3 * i, 3 * i + 3)
-        A_eq[:3, cols] = np.eye(3)
-        A_eq[3:, cols] = skew([cx, cy, 0.0])
-        for row in ([1, 0, -mu], [-1, 0, -mu], [0, 1, -mu], [0, -1, -mu]):
-            r = np.zeros(12)
-            r[cols] = row
-            A_ub.append(r)
-    res = linprog(
-        np.zeros(12),
-        A_ub=np.array(A_ub),
-        b_ub=np.zeros(16),
-        A_eq=A_eq,
-        b_eq=w_local,
-        bounds=[(None, None)] * 12,
-        method="highs",
-    )
-    return res.status == 0
 
 
 def random_log(contacts, N, rng):

@@ -7,7 +7,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
-from scipy.optimize import linprog
 
 from wholebody.contacts import PointContact, SurfaceContact
 from wholebody.friction import (
@@ -21,34 +20,10 @@ from wholebody.friction import (
     wrench_cone_generators,
 )
 
+from ._cone_reference import corner_lp_member
+
 X, Y, MU = 0.12, 0.05, 0.7
 BOUNDARY = 1e-9  # samples this close to a face (relative) are not judged
-
-
-def corner_lp_member(w: np.ndarray) -> bool:
-    """Is w made by four corner forces with |f_x|, |f_y| <= mu f_z? (feasibility LP)."""
-    corners = [(X, Y), (-X, Y), (-X, -Y), (X, -Y)]
-    A_eq = np.zeros((6, 12))
-    A_ub = []
-    for i, (cx, cy) in enumerate(corners):
-        p = np.array([cx, cy, 0.0])
-        cols = slice(3 * i, 3 * i + 3)
-        A_eq[:3, cols] = np.eye(3)
-        A_eq[3:, cols] = np.array([[0, -p[2], p[1]], [p[2], 0, -p[0]], [-p[1], p[0], 0]])
-        for row in ([1, 0, -MU], [-1, 0, -MU], [0, 1, -MU], [0, -1, -MU]):
-            r = np.zeros(12)
-            r[cols] = row
-            A_ub.append(r)
-    res = linprog(
-        np.zeros(12),
-        A_ub=np.array(A_ub),
-        b_ub=np.zeros(16),
-        A_eq=A_eq,
-        b_eq=w,
-        bounds=[(None, None)] * 12,
-        method="highs",
-    )
-    return res.status == 0
 
 
 @pytest.mark.parametrize("n", [1_000, pytest.param(10_000, marks=pytest.mark.slow)])
@@ -68,7 +43,7 @@ def test_wrench_cone_equals_corner_forces_by_linear_programming(n):
         if np.min(np.abs(row_values)) < BOUNDARY * np.linalg.norm(w):
             continue
         judged += 1
-        agree += (row_values.max() <= 0) == corner_lp_member(w)
+        agree += (row_values.max() <= 0) == corner_lp_member(w, X, Y, MU)
     assert judged > 0.99 * n
     assert agree == judged
 

@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
-from scipy.optimize import linprog
 from scipy.spatial import ConvexHull
 from scipy.spatial.transform import Rotation
 
@@ -28,38 +27,11 @@ from wholebody.profile import load_profile
 from wholebody.support import static_equilibrium_polygon
 from wholebody.trajectory import Trajectory
 
+from ._cone_reference import corner_lp_member
+
 ROOT = Path(__file__).resolve().parents[1]
 X, Y, MU = 0.11, 0.045, 0.7
 CENTERS = [(0.0, 0.0), (0.04, 0.0), (-0.03, 0.02), (0.25, -0.1)]
-
-
-def skew(d):
-    return np.array([[0, -d[2], d[1]], [d[2], 0, -d[0]], [-d[1], d[0], 0]])
-
-
-def corner_lp_member(w_origin, X, Y, mu, center):
-    """Is the wrench (contact frame axes, about the frame origin) made by four forces at the
-    corners ``center ± (X, Y)``, each in its pyramid |f_x|, |f_y| <= mu f_z?"""
-    A_eq, A_ub = np.zeros((6, 12)), []
-    cx, cy = center
-    for i, (sx, sy) in enumerate([(1, 1), (-1, 1), (-1, -1), (1, -1)]):
-        cols = slice(3 * i, 3 * i + 3)
-        A_eq[:3, cols] = np.eye(3)
-        A_eq[3:, cols] = skew([cx + sx * X, cy + sy * Y, 0.0])
-        for row in ([1, 0, -mu], [-1, 0, -mu], [0, 1, -mu], [0, -1, -mu]):
-            r = np.zeros(12)
-            r[cols] = row
-            A_ub.append(r)
-    res = linprog(
-        np.zeros(12),
-        A_ub=np.array(A_ub),
-        b_ub=np.zeros(16),
-        A_eq=A_eq,
-        b_eq=w_origin,
-        bounds=[(None, None)] * 12,
-        method="highs",
-    )
-    return res.status == 0
 
 
 def _wrenches(rng, n, center):
