@@ -278,6 +278,39 @@ class RobotKinematics(RobotDynamics):
                 rotations[k] = placement.rotation
         return out
 
+    def _centroidal_sample(
+        self, q: Array, v: Array, a: Array, frame_ids: Sequence[int]
+    ) -> tuple[list[float], list[float], list[list[float]]]:
+        """:meth:`centroidal_pass` of one checked state as Python floats (the input of the
+        one-sample algebra): CoM (3), momentum rate (6), frame origins (k lists of 3)."""
+        ids = self._check_frame_ids(frame_ids)
+        m, d = self._model, self._data
+        rate = _momentum_rate(m, d, q, v, a).vector.tolist()  # also places the joints
+        positions = [_update_frame(m, d, fid).translation.tolist() for fid in ids]
+        return d.com[0].tolist(), rate, positions
+
+    def _frame_sample(self, q: ArrayLike, frame: str) -> tuple[list[list[float]], list[float]]:
+        """:meth:`frame_placement` as Python floats: rotation (3 rows of 3, world from frame)
+        and origin (3) [m]; ``q`` is checked."""
+        try:
+            fid = self._frame_ids[frame]
+        except (KeyError, TypeError):
+            raise self._frame_error(frame) from None
+        q = self.check_q(q)
+        m, d = self._model, self._data
+        _fk(m, d, q)  # the joints, then this frame only
+        placement = _update_frame(m, d, fid)
+        return placement.rotation.tolist(), placement.translation.tolist()
+
+    def _com_sample(
+        self, q: Array, frame_ids: Sequence[int]
+    ) -> tuple[list[float], list[list[float]]]:
+        """:meth:`com_and_frame_positions` of one checked ``q`` as Python floats."""
+        ids = self._check_frame_ids(frame_ids)
+        m, d = self._model, self._data
+        com = _com(m, d, q, False).tolist()  # also places the joints
+        return com, [_update_frame(m, d, fid).translation.tolist() for fid in ids]
+
     def contact_pass(
         self,
         q: Array,

@@ -43,6 +43,8 @@ from .newton_euler import (
     ExternalWrenches,
     Residual,
     ResidualBatch,
+    _residual_parts,
+    _wrench_sum_parts,
     beyond_physical_magnitude,
     check_sample_wrenches,
     newton_euler_residual_arrays,
@@ -53,7 +55,7 @@ from .newton_euler import (
 )
 from .reactions import joint_reaction_wrenches
 from .robot import Robot
-from .spatial import Wrench, cross
+from .spatial import Wrench
 
 __all__ = [
     "gravito_inertial_wrench",
@@ -104,13 +106,38 @@ def gravito_inertial_wrench(
         World axes [N, N m]. The contacts must supply its opposite.
     """
     q, v, a = robot.check_q(q), robot.check_v(v), robot.check_v(a, "a")
-    com, rate, _ = robot.centroidal_pass(q, v, a, [])
-    force = robot.mass * robot.gravity_vector - rate[:3]
-    moment = -rate[3:]
-    if isinstance(at, str) and at == "com":
-        return Wrench(force, moment, com)
-    point = _resolve_point(at, com)
-    return Wrench(force, moment + cross(com - point, force), point)
+    com, rate, _ = robot._centroidal_sample(q, v, a, ())
+    # The residual formula with no contact wrench: w_gi about the CoM or about ``at``.
+    point = None if isinstance(at, str) and at == "com" else _resolve_point(at, np.array(com))
+    force, moment = _residual_parts(
+        (), (), com, rate, robot._mg, None if point is None else point.tolist()
+    )
+    return Wrench._from_checked(
+        np.array(force), np.array(moment), np.array(com) if point is None else point
+    )
+
+
+def _sample_rows(contacts: Sequence[Contact], wrenches: Any, weight: float) -> list[list[float]]:
+    """One sample's contact wrenches as k rows ``(f, tau)`` of Python floats (a point
+    contact's moment is 0), checked: finite, within :data:`MAX_WRENCH_RELATIVE` m g."""
+    k = len(contacts)
+    rows: list[list[float]] = []
+    if isinstance(wrenches, (list, tuple)) and len(wrenches) == k:
+        for c, w in zip(contacts, wrenches, strict=True):
+            if type(w) is not np.ndarray or w.dtype != np.float64:
+                w = np.asarray(w, dtype=float)
+            if w.shape != (c.size,):
+                kind = "a force (3,)" if c.size == 3 else "a wrench (f, tau) (6,)"
+                raise StateError(f"contact {c.name!r} takes {kind} per sample, got shape {w.shape}")
+            rows.append(w.tolist() if c.size == 6 else w.tolist() + [0.0, 0.0, 0.0])
+    else:
+        W = stack_contact_wrenches(contacts, wrenches, 1)
+        rows = wrenches_in_log_layout(contacts, W)[0].tolist()
+    # |all entries| <= limit in one C call: hypot is NaN or inf for non-finite entries, and
+    # beyond the limit only if something may be; the slow check then says what and raises.
+    if k and not math.hypot(*[x for r in rows for x in r]) <= MAX_WRENCH_RELATIVE * weight:
+        check_sample_wrenches(np.array(rows), "contact wrenches", weight)
+    return rows
 
 
 def _sample_layout(
@@ -119,58 +146,51 @@ def _sample_layout(
     wrenches: Any,
     external: list[ExternalWrench],
     weight: float,
-) -> tuple[Array, list[int], list[Array]]:
-    """One sample's wrenches (k + e, 6), the frames to place, and the given points."""
-    k = len(contacts)
-    if isinstance(wrenches, (list, tuple)) and len(wrenches) == k:
-        layout = np.zeros((k + len(external), 6))
-        for j, (c, w) in enumerate(zip(contacts, wrenches, strict=True)):
-            w = np.asarray(w, dtype=float)
-            if w.shape != (c.size,):
-                kind = "a force (3,)" if c.size == 3 else "a wrench (f, tau) (6,)"
-                raise StateError(f"contact {c.name!r} takes {kind} per sample, got shape {w.shape}")
-            layout[j, : c.size] = w
-    else:
-        W = stack_contact_wrenches(contacts, wrenches, 1)
-        layout = np.concatenate(
-            [wrenches_in_log_layout(contacts, W)[0], np.zeros((len(external), 6))]
-        )
-    check_sample_wrenches(layout[:k], "contact wrenches", weight)
-    for j, e in enumerate(external):
+) -> tuple[list[list[float]], list[int], list[list[float]]]:
+    """One sample's wrenches (k + e rows of 6 floats), the frames to place (contacts, then
+    external wrenches at frame origins), and the points given with external wrenches."""
+    rows = _sample_rows(contacts, wrenches, weight)
+    for e in external:
         check_sample_wrenches(e.wrench, f"external wrench {e.name!r}", weight)
-        layout[k + j] = e.wrench[0]
+        rows.append(e.wrench[0].tolist())
     frames = [robot.frame_id(c.frame) for c in contacts]
     if external:
         frames += [robot.frame_id(e.name) for e in external if e.point is None]
-    return layout, frames, [e.point[0] for e in external if e.point is not None]
+    return rows, frames, [e.point[0].tolist() for e in external if e.point is not None]
 
 
 def _sample_points(
     contacts: Sequence[Contact],
     external: list[ExternalWrench],
-    positions: Array,
-    given: list[Array],
-) -> Array:
+    positions: list[list[float]],
+    given: list[list[float]],
+) -> list[list[float]]:
     """Points of the sample layout: contact origins, then each external wrench's point."""
     if not external:
         return positions
     k = len(contacts)
-    points, placed, taken = [positions[:k]], k, 0
+    points, placed, taken = positions[:k], k, 0
     for e in external:
         if e.point is None:
-            points.append(positions[placed : placed + 1])
+            points.append(positions[placed])
             placed += 1
         else:
-            points.append(given[taken][None])
+            points.append(given[taken])
             taken += 1
-    return np.concatenate(points, axis=0)
+    return points
 
 
-def _gravity_and_weight(robot: Robot) -> tuple[Array, float]:
-    """``robot.gravity_vector`` and ``robot.weight`` from one read of gravity (the same
-    values: ``m |g|`` with ``|g| = sqrt(g . g)``, as numpy's norm computes it)."""
-    g = robot.gravity_vector
-    return g, robot.mass * math.sqrt(float(g @ g))
+def _sample_external(
+    N: int,
+    external_wrenches: ExternalWrenches | None,
+    external: Sequence[Any] | None,
+    known_wrenches: Mapping[str, Any] | None = None,
+) -> list[ExternalWrench]:
+    if external_wrenches or external or known_wrenches:
+        return parse_external_wrenches(
+            external_wrenches, N, external=external, known_wrenches=known_wrenches
+        )
+    return []
 
 
 def contact_wrench(
@@ -206,18 +226,19 @@ def contact_wrench(
         World axes, about ``at`` [N, N m].
     """
     q = robot.check_q(q)
-    ext = (
-        parse_external_wrenches(external_wrenches, 1, external=external)
-        if external_wrenches or external
-        else []
-    )
-    _, weight = _gravity_and_weight(robot)
-    layout, frames, given = _sample_layout(robot, contacts, wrenches, ext, weight)
+    ext = _sample_external(1, external_wrenches, external)
+    rows, frames, given = _sample_layout(robot, contacts, wrenches, ext, robot._weight)
     # Positions only: the CoM and the frames' origins, without the momentum work of a pass.
-    com, positions = robot.com_and_frame_positions(q, frames)
-    point = _resolve_point(at, com)
-    force, moment = wrench_sum(layout, _sample_points(contacts, ext, positions, given), point)
-    return Wrench(force, moment, point)
+    com, positions = robot._com_sample(q, frames)
+    if isinstance(at, str) and at == "com":
+        point, about = np.array(com), com
+    else:
+        point = _resolve_point(at, np.array(com))
+        about = point.tolist()
+    parts = _wrench_sum_parts(rows, _sample_points(contacts, ext, positions, given), about)
+    if parts is None:
+        return Wrench._from_checked(np.zeros(3), np.zeros(3), point)
+    return Wrench._from_checked(np.array(parts[:3]), np.array(parts[3:]), point)
 
 
 def newton_euler_residual(
@@ -260,31 +281,26 @@ def newton_euler_residual(
     ------
     StateError
         Bad input (the batch form :func:`newton_euler_residuals` flags bad samples instead).
+
+    Notes
+    -----
+    The formula is :func:`wholebody.newton_euler.newton_euler_residual_arrays`' own, run on
+    the Python floats of one sample (no array machinery): the batch form gives the same
+    numbers.
     """
     q, v, a = robot.check_q(q), robot.check_v(v), robot.check_v(a, "a")
-    ext = (
-        parse_external_wrenches(
-            external_wrenches, 1, external=external, known_wrenches=known_wrenches
-        )
-        if external_wrenches or external or known_wrenches
-        else []
-    )
-    gravity, weight = _gravity_and_weight(robot)
-    layout, frames, given = _sample_layout(robot, contacts, wrenches, ext, weight)
-    com, rate, positions = robot.centroidal_pass(q, v, a, frames)
-    at_com = isinstance(at, str) and at == "com"
-    point = com if at_com else _resolve_point(at, com)
+    ext = _sample_external(1, external_wrenches, external, known_wrenches)
+    weight = robot._weight
+    rows, frames, given = _sample_layout(robot, contacts, wrenches, ext, weight)
+    com, rate, positions = robot._centroidal_sample(q, v, a, frames)
+    if isinstance(at, str) and at == "com":
+        point, about = np.array(com), None
+    else:
+        point = _resolve_point(at, np.array(com))
+        about = point.tolist()
     points = _sample_points(contacts, ext, positions, given)
-    force, moment = newton_euler_residual_arrays(
-        layout[None],
-        points[None],
-        com[None],
-        rate[None],
-        mass=robot.mass,
-        gravity=gravity,
-        at=None if at_com else point[None],
-    )
-    return Residual(force[0], moment[0], point, weight)
+    force, moment = _residual_parts(rows, points, com, rate, robot._mg, about)
+    return Residual(np.array(force), np.array(moment), point, weight)
 
 
 # --- batches ------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 
 from .contacts import Contact
 from .errors import InvalidArgumentError, StateError, WholebodyDeprecationWarning
-from .spatial import Wrench, cross
+from .spatial import Wrench
 
 __all__ = [
     "stack_contact_wrenches",
@@ -67,7 +67,7 @@ def stack_contact_wrenches(
         if len(wrenches) != len(contacts):
             raise StateError(f"{len(wrenches)} wrenches given for {len(contacts)} contacts")
         parts = []
-        for c, w in zip(contacts, wrenches):
+        for c, w in zip(contacts, wrenches, strict=True):
             w = np.asarray(w, dtype=float)
             w2 = w.reshape(1, -1) if w.ndim == 1 else w
             if w2.ndim != 2 or w2.shape[1] != c.size:
@@ -108,15 +108,92 @@ def wrenches_in_log_layout(contacts: Sequence[Contact], W: Array) -> Array:
     return out
 
 
+def _wrench_sum_parts(wrenches: Any, points: Any, at: Any) -> tuple[Any, ...] | None:
+    """Varignon's sum, component by component: the one place it is written.
+
+    ``wrenches`` is a sequence of k 6-sequences ``(f, tau)``, ``points`` of k 3-sequences,
+    ``at`` a 3-sequence. Every component is either a Python float (one sample: no array
+    machinery at all) or an array of one common shape (a batch, e.g. (N,)): the same
+    arithmetic, in the same order, serves both. Returns ``(f_x, f_y, f_z, tau_x, tau_y,
+    tau_z)``, the total force and the moment about ``at``; None when k = 0.
+    """
+    ax, ay, az = at
+    first, fx, fy, fz, tx, ty, tz = True, *((None,) * 6)
+    for (f1, f2, f3, t1, t2, t3), (p1, p2, p3) in zip(wrenches, points, strict=True):
+        l1, l2, l3 = p1 - ax, p2 - ay, p3 - az  # lever arm p_i - p_A
+        m1 = t1 + (l2 * f3 - l3 * f2)  # tau_i + (p_i - p_A) x f_i
+        m2 = t2 + (l3 * f1 - l1 * f3)
+        m3 = t3 + (l1 * f2 - l2 * f1)
+        if first:  # new objects only (never += : batch components are views of the input)
+            first, fx, fy, fz, tx, ty, tz = False, f1, f2, f3, m1, m2, m3
+        else:
+            fx, fy, fz = fx + f1, fy + f2, fz + f3
+            tx, ty, tz = tx + m1, ty + m2, tz + m3
+    return None if first else (fx, fy, fz, tx, ty, tz)
+
+
+def _residual_parts(
+    wrenches: Any, points: Any, com: Any, rate: Any, mg: Any, at: Any | None
+) -> tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]]:
+    """The Newton-Euler residual, component by component: the one place it is written.
+
+    Components as in :func:`_wrench_sum_parts` (floats for one sample, arrays for a batch);
+    ``rate`` is the 6 components of ``(dP/dt, dL_G/dt)``, ``mg`` the 3 of ``m g``, ``at``
+    None for the CoM. Returns the force and moment components of ``w_c + w_gi`` about ``at``.
+    """
+    about = com if at is None else at
+    parts = _wrench_sum_parts(wrenches, points, about)
+    if parts is None:
+        parts = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    fx, fy, fz, tx, ty, tz = parts
+    g1, g2, g3 = mg[0] - rate[0], mg[1] - rate[1], mg[2] - rate[2]  # f_gi = m g - dP/dt
+    force = (fx + g1, fy + g2, fz + g3)
+    if at is None:
+        return force, (tx - rate[3], ty - rate[4], tz - rate[5])
+    l1, l2, l3 = com[0] - at[0], com[1] - at[1], com[2] - at[2]  # p_G - p_A
+    return force, (
+        tx + (l2 * g3 - l3 * g2) - rate[3],
+        ty + (l3 * g1 - l1 * g3) - rate[4],
+        tz + (l1 * g2 - l2 * g1) - rate[5],
+    )
+
+
+def _columns(x: Array, n: int) -> list[Array]:
+    """The last-axis components of ``x`` (..., n) as n views (..., ) (no copies)."""
+    return [x[..., c] for c in range(n)]
+
+
+def _batch_parts(wrenches: Array, points: Array) -> tuple[list[list[Array]], list[list[Array]]]:
+    k = wrenches.shape[-2]
+    return (
+        [_columns(wrenches[..., j, :], 6) for j in range(k)],
+        [_columns(points[..., j, :], 3) for j in range(k)],
+    )
+
+
 def wrench_sum(wrenches: Array, points: Array, at: Array) -> tuple[Array, Array]:
     """Total force and moment about ``at`` of wrenches in the log layout (Varignon).
 
     ``wrenches`` (..., k, 6) world axes, each about its point in ``points`` (..., k, 3);
-    ``at`` (..., 3). Returns force (..., 3) [N] and moment (..., 3) [N m].
+    ``at`` (..., 3). Returns force (..., 3) [N] and moment (..., 3) [N m]. One sample
+    (``wrenches`` of shape (k, 6), ``at`` (3,)) is summed on Python floats, a batch on
+    arrays: the same arithmetic (:func:`_wrench_sum_parts`).
     """
-    f = wrenches[..., :3]
-    moment = (wrenches[..., 3:] + cross(points - at[..., None, :], f)).sum(axis=-2)
-    return f.sum(axis=-2), moment
+    wrenches = np.asarray(wrenches, dtype=float)
+    points = np.asarray(points, dtype=float)
+    at = np.asarray(at, dtype=float)
+    if wrenches.ndim == 2 and at.ndim == 1:
+        parts = _wrench_sum_parts(wrenches.tolist(), points.tolist(), at.tolist())
+        if parts is None:
+            return np.zeros(3), np.zeros(3)
+        return np.array(parts[:3]), np.array(parts[3:])
+    lead = np.broadcast_shapes(wrenches.shape[:-2], points.shape[:-2], at.shape[:-1])
+    W, P = _batch_parts(wrenches, points)
+    parts = _wrench_sum_parts(W, P, _columns(at, 3))
+    if parts is None:
+        return np.zeros(lead + (3,)), np.zeros(lead + (3,))
+    full = [np.broadcast_to(x, lead) for x in parts]
+    return np.stack(full[:3], axis=-1), np.stack(full[3:], axis=-1)
 
 
 def newton_euler_residual_arrays(
@@ -141,14 +218,14 @@ def newton_euler_residual_arrays(
 
     Parameters
     ----------
-    wrenches : ndarray, shape (N, k, 6)
+    wrenches : ndarray, shape (N, k, 6), or (k, 6) for one sample
         ``(f, tau)`` of every wrench acting on the robot from outside (contacts and known
         external wrenches alike), world axes, each about its own point [N, N m].
-    points : ndarray, shape (N, k, 3)
+    points : ndarray, shape (N, k, 3), or (k, 3)
         The point each wrench is taken about, world coordinates [m].
-    com : ndarray, shape (N, 3)
+    com : ndarray, shape (N, 3), or (3,)
         Centre of mass ``p_G`` [m].
-    momentum_rate : ndarray, shape (N, 6)
+    momentum_rate : ndarray, shape (N, 6), or (6,)
         ``(dP/dt, dL_G/dt)`` at the CoM, world axes [N, N m].
     mass : float
         Total mass [kg]; a diagnosis may pass a scaled one.
@@ -159,18 +236,34 @@ def newton_euler_residual_arrays(
 
     Returns
     -------
-    force : ndarray, shape (N, 3)
+    force : ndarray, shape (N, 3), or (3,)
         ``f_r``, world axes [N].
-    moment : ndarray, shape (N, 3)
+    moment : ndarray, shape (N, 3), or (3,)
         ``tau_r`` about ``at``, world axes [N m].
+
+    Notes
+    -----
+    One sample (``wrenches`` of shape (k, 6)) runs the formula on Python floats, a batch on
+    arrays of shape (N,): one formula (:func:`_residual_parts`), two kinds of numbers.
     """
-    f_gi = mass * np.asarray(gravity, dtype=float) - momentum_rate[:, :3]
-    if at is None:
-        force, moment = wrench_sum(wrenches, points, com)
-        return force + f_gi, moment - momentum_rate[:, 3:]
-    at = np.broadcast_to(np.asarray(at, dtype=float), com.shape)
-    force, moment = wrench_sum(wrenches, points, at)
-    return force + f_gi, moment + cross(com - at, f_gi) - momentum_rate[:, 3:]
+    gx, gy, gz = np.asarray(gravity, dtype=float).tolist()
+    mg = [mass * gx, mass * gy, mass * gz]  # Python floats: the same products as numpy's
+    if wrenches.ndim == 2:  # one sample
+        force, moment = _residual_parts(
+            wrenches.tolist(),
+            points.tolist(),
+            com.tolist(),
+            momentum_rate.tolist(),
+            mg,
+            None if at is None else np.asarray(at, dtype=float).tolist(),
+        )
+        return np.array(force), np.array(moment)
+    W, P = _batch_parts(wrenches, points)
+    A = None
+    if at is not None:
+        A = _columns(np.broadcast_to(np.asarray(at, dtype=float), com.shape), 3)
+    force, moment = _residual_parts(W, P, _columns(com, 3), _columns(momentum_rate, 6), mg, A)
+    return np.stack(force, axis=-1), np.stack(moment, axis=-1)
 
 
 # --- external wrenches ------------------------------------------------------------------------

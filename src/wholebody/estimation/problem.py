@@ -48,6 +48,7 @@ __all__ = [
 ]
 
 Array = NDArray[np.float64]
+_daqp: Any = None  # the daqp module, imported at the first solve that uses it
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,10 @@ class EstimationProblem:
         limit = self.tolerance * self.weight
         t0 = time.perf_counter()
         if solver == "daqp" and not options:
+            fast = self._solve_daqp_fast(limit)
+            if fast is not None:  # verified found: the rest is derived at first read
+                return self._found_estimate(fast, solver, time.perf_counter() - t0)
+        if solver == "daqp" and not options:
             x, why = self._solve_daqp()
         else:
             x, why = solve_backend(self.qp, solver, options)
@@ -173,8 +178,25 @@ class EstimationProblem:
     def _solve_daqp(self) -> tuple[Array | None, str]:
         """daqp called directly, on the rows qpsolvers would give it (cones then equations,
         stacked once per problem): the same call, without qpsolvers' per-call assembly."""
-        import daqp
+        H, f, rows, upper, lower, sense = self._solve_daqp_arrays()
+        try:
+            x, _, exitflag, _ = _daqp.solve(H, f, rows, upper, lower, sense.copy())
+        except Exception as exc:  # the backend's own error: a failed solve, with its reason
+            return None, f"{type(exc).__name__}: {exc}"
+        if exitflag <= 0:
+            return None, "daqp found no solution"
+        x = np.asarray(x, dtype=float)
+        if not math.isfinite(float(x @ x)):  # finite x @ x: every entry finite
+            return None, "daqp returned non-finite values"
+        return x, ""
 
+    def _solve_daqp_arrays(self) -> tuple[Any, ...]:
+        """daqp's arrays for this problem (made once): H, f, rows, upper, lower, sense."""
+        global _daqp
+        if _daqp is None:
+            import daqp
+
+            _daqp = daqp
         if "daqp" not in self._cache:
             G, E = self.cones, self.equations
             m_in = G.shape[0]
@@ -186,17 +208,84 @@ class EstimationProblem:
             lower = np.full(len(upper), -1e30)
             stacked = (np.asarray(P, dtype=float), q, rows, upper, lower, sense)
             self._cache["daqp"] = stacked
+        return self._cache["daqp"]
+
+    def _fast_setup(self, limit: float) -> tuple[Any, ...] | None:
+        """What :meth:`_solve_daqp_fast` needs, made once per problem: daqp's rows, and the
+        check rows ``S = [G / |g_r|; E; -E]`` with offsets ``c = [0; t; -t]``, so that
+        ``max(S x - c) <= limit / 2`` says every cone margin and every equation residual is
+        within half the limit. None when some contacts are inactive (their columns are
+        zeroed after the solve: the full path decides)."""
+        if self.active is not None and not self.active.all():
+            return None
+        self._solve_daqp_arrays()
+        G, E, t = self.cones, self.equations, self.target
+        cset = self._contact_set()
+        S = np.concatenate([G / cset.row_norms[:, None], E, -E])
+        c = np.concatenate([np.zeros(G.shape[0]), t, -t])
+        names = [c.name for c in self.contacts]
+        ident = (
+            np.full(len(names), self.identifiable)
+            if self.identifiable_by_contact is None
+            else self.identifiable_by_contact
+        )
+        plain = {
+            "mode": self.mode,
+            "rank": self.rank,
+            "identifiable": self.identifiable,
+            "friction": {c.name: c.mu for c in self.contacts},
+            "active": dict.fromkeys(names, True),
+            "identifiable_by_contact": dict(
+                zip(names, np.asarray(ident, bool).tolist(), strict=True)
+            ),
+        }
+        return (S, c, 0.5 * limit, limit, plain)
+
+    def _solve_daqp_fast(self, limit: float) -> Array | None:
+        """daqp, and a sufficient check of its answer: every cone margin and equation
+        residual within half the limit (one product; NaN fails it). None when that does not
+        hold, and the full path (:meth:`_solve_daqp`, :meth:`_verify`, the fallback) decides:
+        a found estimate from here is found there too, with the same ``x``."""
+        fast = self._cache.get("fast")
+        if fast is None or fast[3] != limit:
+            fast = self._cache["fast"] = self._fast_setup(limit) or (None, None, None, limit)
+        S, c, half = fast[0], fast[1], fast[2]
+        if S is None:
+            return None
         H, f, rows, upper, lower, sense = self._cache["daqp"]
         try:
-            x, _, exitflag, _ = daqp.solve(H, f, rows, upper, lower, sense.copy())
-        except Exception as exc:  # the backend's own error: a failed solve, with its reason
-            return None, f"{type(exc).__name__}: {exc}"
+            x, _, exitflag, _ = _daqp.solve(H, f, rows, upper, lower, sense.copy())
+        except Exception:  # the full path solves again and reports the backend's reason
+            return None
         if exitflag <= 0:
-            return None, "daqp found no solution"
-        x = np.asarray(x, dtype=float)
-        if not math.isfinite(float(x @ x)):  # finite x @ x: every entry finite
-            return None, "daqp returned non-finite values"
-        return x, ""
+            return None
+        z = S @ x
+        z -= c
+        if not z.max() <= half:  # False for NaN too
+            return None
+        return np.asarray(x, dtype=float)
+
+    def _found_estimate(self, x: Array, solver: str, elapsed: float) -> ContactEstimate:
+        """The estimate of a fast, verified solve: its wrenches, residuals and margins are
+        computed at first read, from a copy of ``x`` (as :func:`_make_estimate` would)."""
+        plain = self._cache["fast"][4]
+        kept = x.copy()
+        return ContactEstimate._derived_later(
+            lambda: _derived_fields(self, kept, None, None, None),
+            status="found",
+            mode=plain["mode"],
+            solver=solver,
+            solve_time=elapsed,
+            rank=plain["rank"],
+            identifiable=plain["identifiable"],
+            min_friction_scale=None,
+            x=x,
+            friction=dict(plain["friction"]),
+            reason="",
+            active=dict(plain["active"]),
+            identifiable_by_contact=dict(plain["identifiable_by_contact"]),
+            intervals=None,
+        )
 
     def _contact_set(self) -> ContactSet:
         return self.contact_set if self.contact_set is not None else ContactSet(self.contacts)
@@ -214,6 +303,67 @@ class EstimationProblem:
         )
 
 
+def _derived_fields(
+    problem: EstimationProblem,
+    x: Array,
+    eq_res: float | None,
+    data_res: float | None,
+    margins: Array | None,
+) -> dict[str, Any]:
+    """The fields of a :class:`ContactEstimate` that follow from ``x`` and the problem:
+    wrenches (world and contact axes), centres of pressure, the Newton-Euler residual, cone
+    margins, and the equation and data residuals (computed here when None)."""
+    cset = problem._contact_set()
+    wrenches, local, cops = {}, {}, {}
+    k = len(problem.contacts)
+    e = 0 if problem.known is None else len(problem.known)
+    W = np.zeros((k + e, 6))
+    if "block_rotations" not in problem._cache:  # each 3-vector of x with its rotation
+        sizes = [c.size // 3 for c in problem.contacts]
+        problem._cache["block_rotations"] = np.repeat(problem.rotations, sizes, axis=0)
+    # R^T w of every 3-block at once (w^T R), in the layout of x
+    x_local = np.matmul(x.reshape(-1, 1, 3), problem._cache["block_rotations"]).ravel()
+    for j, (c, cols) in enumerate(zip(problem.contacts, cset.cols, strict=True)):
+        w = x[cols]
+        wrenches[c.name] = w.copy()
+        W[j, : c.size] = w
+        local[c.name] = loc = x_local[cols]
+        if c.size == 6:
+            cops[c.name] = cop_in_contact_frame(loc)
+    if eq_res is None or margins is None:
+        eq_res, margins = problem._verify(x)
+    if data_res is None:
+        if problem.data_matrix is problem.equations and problem.data_target is problem.target:
+            data_res = eq_res  # Newton-Euler mode: the hard equations are the data
+        else:
+            data_res = float(np.abs(problem.data_matrix @ x - problem.data_target).max(initial=0.0))
+    assert problem.positions is not None and problem.momentum_rate is not None
+    assert problem.gravity is not None
+    points = problem.positions[:k]
+    if e:
+        assert problem.known is not None and problem.known_points is not None
+        W[k:] = problem.known
+        points = np.concatenate([points, problem.known_points])
+    f, m = newton_euler_residual_arrays(
+        W,
+        points,
+        problem.com,
+        problem.momentum_rate,
+        mass=problem.mass,
+        gravity=problem.gravity,
+    )
+    names = [c.name for c in problem.contacts]
+    return {
+        "wrenches": wrenches,
+        "wrenches_local": local,
+        "centres_of_pressure": cops,
+        "newton_euler_residual": Residual(f, m, problem.com, problem.weight),
+        "equations_residual": eq_res,
+        "data_residual": data_res,
+        "cone_margins": dict(zip(names, margins.tolist(), strict=True)),
+    }
+
+
 def _make_estimate(
     problem: EstimationProblem,
     x: Array,
@@ -226,41 +376,9 @@ def _make_estimate(
     scale: float | None,
     margins: Array | None = None,
 ) -> ContactEstimate:
-    cset = problem._contact_set()
-    wrenches, local, cops = {}, {}, {}
     k = len(problem.contacts)
-    e = 0 if problem.known is None else len(problem.known)
-    W = np.zeros((1, k + e, 6))
-    if "block_rotations" not in problem._cache:  # each 3-vector of x with its rotation
-        sizes = [c.size // 3 for c in problem.contacts]
-        problem._cache["block_rotations"] = np.repeat(problem.rotations, sizes, axis=0)
-    # R^T w of every 3-block at once (w^T R), in the layout of x
-    x_local = np.matmul(x.reshape(-1, 1, 3), problem._cache["block_rotations"]).ravel()
-    for j, (c, cols) in enumerate(zip(problem.contacts, cset.cols, strict=True)):
-        w = x[cols]
-        wrenches[c.name] = w.copy()
-        W[0, j, : c.size] = w
-        local[c.name] = loc = x_local[cols]
-        if c.size == 6:
-            cops[c.name] = cop_in_contact_frame(loc)
     if margins is None:
-        margins = cset.linear_margins(x, faces=problem.cones)
-    assert problem.positions is not None and problem.momentum_rate is not None
-    assert problem.gravity is not None
-    points = problem.positions[:k]
-    if e:
-        assert problem.known is not None and problem.known_points is not None
-        W[0, k:] = problem.known
-        points = np.concatenate([points, problem.known_points])
-    f, m = newton_euler_residual_arrays(
-        W,
-        points[None],
-        problem.com[None],
-        problem.momentum_rate[None],
-        mass=problem.mass,
-        gravity=problem.gravity,
-    )
-    residual = Residual(f[0], m[0], problem.com, problem.weight)
+        margins = problem._contact_set().linear_margins(x, faces=problem.cones)
     names = [c.name for c in problem.contacts]
     active = np.ones(k, dtype=bool) if problem.active is None else problem.active
     identifiable = problem.identifiable
@@ -271,13 +389,7 @@ def _make_estimate(
     )
     return ContactEstimate(
         status=status,
-        wrenches=wrenches,
-        wrenches_local=local,
-        centres_of_pressure=cops,
-        newton_euler_residual=residual,
-        equations_residual=eq_res,
-        data_residual=data_res,
-        cone_margins=dict(zip(names, margins.tolist(), strict=True)),
+        **_derived_fields(problem, x, eq_res, data_res, margins),
         mode=problem.mode,
         solver=solver,
         solve_time=elapsed,
