@@ -383,3 +383,52 @@ def test_infeasible_sample_takes_the_full_path(humanoid):
     assert est.status == "infeasible"
     assert "_derive" not in est.__dict__
     assert est.reason.startswith("no wrenches inside the cones meet the equations")
+
+
+# --- state checks -------------------------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in dot:RuntimeWarning")
+def test_state_checks_accept_exactly_the_finite_states_within_the_limit(humanoid):
+    """Whatever path a state takes (byte test, dot product, slow path), it is accepted iff
+    every entry is finite and within 1e8: checked against np.isfinite and abs directly."""
+    rng = np.random.default_rng(11)
+    specials = [
+        0.0,
+        -0.0,
+        5e-324,
+        131071.99,
+        131072.0,
+        -131072.0,
+        2.0**17 + 1,
+        5e6,
+        1e8,
+        -1e8,
+        1.0000001e8,
+        1e200,
+        np.inf,
+        -np.inf,
+        np.nan,
+    ]
+    q0 = humanoid.neutral()
+    for trial in range(300):
+        v = rng.normal(size=humanoid.nv) * 10.0 ** rng.integers(-3, 9, size=humanoid.nv)
+        if trial % 2:
+            v[rng.integers(humanoid.nv)] = specials[trial % len(specials)]
+        ok = bool(np.isfinite(v).all() and np.abs(v).max() <= 1e8)
+        try:
+            humanoid.check_v(v.copy())
+            accepted = True
+        except StateError:
+            accepted = False
+        assert accepted == ok, v
+        q = q0.copy()
+        q[:3] = v[:3]
+        q[7:] = v[3 : 3 + humanoid.nq - 7]
+        ok_q = bool(np.isfinite(q).all() and np.abs(q).max() <= 1e8)
+        try:
+            humanoid.check_q(q)
+            accepted = True
+        except StateError:
+            accepted = False
+        assert accepted == ok_q, q
