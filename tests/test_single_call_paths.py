@@ -323,7 +323,9 @@ def test_fast_solve_reads_as_the_full_path(humanoid, monkeypatch):
     problem, (q, v, a, feet) = standing_problem(humanoid)
     fast = problem.solve()
     assert "_derive" in fast.__dict__  # the derived fields wait for their first read
-    monkeypatch.setattr(problem_module.EstimationProblem, "_solve_daqp_fast", lambda s, lim: None)
+    monkeypatch.setattr(
+        problem_module.EstimationProblem, "_solve_daqp_fast", staticmethod(lambda fast: None)
+    )
     full = problem.solve()
     assert "_derive" not in full.__dict__
     assert fast.status == full.status == "found"

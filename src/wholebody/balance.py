@@ -122,6 +122,8 @@ def _sample_rows(contacts: Sequence[Contact], wrenches: Any, weight: float) -> l
     contact's moment is 0), checked: finite, within :data:`MAX_WRENCH_RELATIVE` m g."""
     k = len(contacts)
     rows: list[list[float]] = []
+    limit = MAX_WRENCH_RELATIVE * weight
+    small = True  # every row's norm within the limit (False for NaN and inf too)
     if isinstance(wrenches, (list, tuple)) and len(wrenches) == k:
         for c, w in zip(contacts, wrenches, strict=True):
             if type(w) is not np.ndarray or w.dtype != np.float64:
@@ -129,13 +131,14 @@ def _sample_rows(contacts: Sequence[Contact], wrenches: Any, weight: float) -> l
             if w.shape != (c.size,):
                 kind = "a force (3,)" if c.size == 3 else "a wrench (f, tau) (6,)"
                 raise StateError(f"contact {c.name!r} takes {kind} per sample, got shape {w.shape}")
-            rows.append(w.tolist() if c.size == 6 else w.tolist() + [0.0, 0.0, 0.0])
+            row = w.tolist()
+            small = small and math.hypot(*row) <= limit
+            rows.append(row if c.size == 6 else row + [0.0, 0.0, 0.0])
     else:
         W = stack_contact_wrenches(contacts, wrenches, 1)
         rows = wrenches_in_log_layout(contacts, W)[0].tolist()
-    # |all entries| <= limit in one C call: hypot is NaN or inf for non-finite entries, and
-    # beyond the limit only if something may be; the slow check then says what and raises.
-    if k and not math.hypot(*[x for r in rows for x in r]) <= MAX_WRENCH_RELATIVE * weight:
+        small = all(math.hypot(*row) <= limit for row in rows)
+    if not small:  # the full check says what is wrong (or passes: a norm beyond, no entry)
         check_sample_wrenches(np.array(rows), "contact wrenches", weight)
     return rows
 
@@ -300,7 +303,7 @@ def newton_euler_residual(
         about = point.tolist()
     points = _sample_points(contacts, ext, positions, given)
     force, moment = _residual_parts(rows, points, com, rate, robot._mg, about)
-    return Residual(np.array(force), np.array(moment), point, weight)
+    return Residual._one(np.array(force), np.array(moment), point, weight)
 
 
 # --- batches ------------------------------------------------------------------------------

@@ -472,6 +472,16 @@ class Residual:
         """One sample's residual from its wrench (world axes, about ``wrench.point``)."""
         return cls(wrench.force, wrench.moment, wrench.point, float(weight))
 
+    @classmethod
+    def _one(cls, force: Array, moment: Array, point: Array, weight: float) -> Residual:
+        """One sample's residual from the library's own float arrays of shape (3,), without
+        the generated ``__init__`` (the same fields: not flagged, no reasons)."""
+        r = object.__new__(cls)
+        r.__dict__.update(
+            force=force, moment=moment, point=point, weight=weight, flagged=False, reasons={}
+        )
+        return r
+
     @property
     def is_batch(self) -> bool:
         """True for N samples, False for one."""

@@ -49,6 +49,7 @@ __all__ = [
 
 Array = NDArray[np.float64]
 _daqp: Any = None  # the daqp module, imported at the first solve that uses it
+_clock = time.perf_counter
 
 
 @dataclass(frozen=True)
@@ -117,12 +118,17 @@ class EstimationProblem:
         """
         solver = solver or DEFAULT_SOLVER
         check_solver(solver)
+        if solver == "daqp" and not options:
+            fast = self._cache.get("fast")
+            if fast is None:
+                fast = self._cache["fast"] = self._fast_setup()
+            if fast:
+                t0 = _clock()
+                x = self._solve_daqp_fast(fast)
+                if x is not None:  # verified found: the rest is derived at first read
+                    return self._found_estimate(fast, x, solver, _clock() - t0)
         limit = self.tolerance * self.weight
         t0 = time.perf_counter()
-        if solver == "daqp" and not options:
-            fast = self._solve_daqp_fast(limit)
-            if fast is not None:  # verified found: the rest is derived at first read
-                return self._found_estimate(fast, solver, time.perf_counter() - t0)
         if solver == "daqp" and not options:
             x, why = self._solve_daqp()
         else:
@@ -210,15 +216,15 @@ class EstimationProblem:
             self._cache["daqp"] = stacked
         return self._cache["daqp"]
 
-    def _fast_setup(self, limit: float) -> tuple[Any, ...] | None:
-        """What :meth:`_solve_daqp_fast` needs, made once per problem: daqp's rows, and the
-        check rows ``S = [G / |g_r|; E; -E]`` with offsets ``c = [0; t; -t]``, so that
-        ``max(S x - c) <= limit / 2`` says every cone margin and every equation residual is
-        within half the limit. None when some contacts are inactive (their columns are
-        zeroed after the solve: the full path decides)."""
+    def _fast_setup(self) -> tuple[Any, ...]:
+        """What :meth:`_solve_daqp_fast` needs, made once per problem: daqp's arrays, and the
+        check rows ``S = [G / |g_r|; E; -E]`` (stored transposed) with offsets
+        ``c = [0; t; -t]``, so that ``max(S x - c) <= limit / 2`` says every cone margin and
+        every equation residual is within half the limit. Empty when some contacts are
+        inactive (their columns are zeroed after the solve: the full path decides)."""
         if self.active is not None and not self.active.all():
-            return None
-        self._solve_daqp_arrays()
+            return ()
+        daqp_arrays = self._solve_daqp_arrays()
         G, E, t = self.cones, self.equations, self.target
         cset = self._contact_set()
         S = np.concatenate([G / cset.row_norms[:, None], E, -E])
@@ -229,62 +235,58 @@ class EstimationProblem:
             if self.identifiable_by_contact is None
             else self.identifiable_by_contact
         )
-        plain = {
+        plain = {  # the fields of a found estimate that do not depend on x
+            "status": "found",
             "mode": self.mode,
             "rank": self.rank,
             "identifiable": self.identifiable,
-            "friction": {c.name: c.mu for c in self.contacts},
-            "active": dict.fromkeys(names, True),
-            "identifiable_by_contact": dict(
-                zip(names, np.asarray(ident, bool).tolist(), strict=True)
-            ),
+            "min_friction_scale": None,
+            "reason": "",
+            "intervals": None,
         }
-        return (S, c, 0.5 * limit, limit, plain)
+        per_estimate = (  # dictionaries: each estimate gets its own copy
+            {c.name: c.mu for c in self.contacts},
+            dict.fromkeys(names, True),
+            dict(zip(names, np.asarray(ident, bool).tolist(), strict=True)),
+        )
+        half = 0.5 * self.tolerance * self.weight
+        return (daqp_arrays, np.ascontiguousarray(S.T), c, half, plain, per_estimate)
 
-    def _solve_daqp_fast(self, limit: float) -> Array | None:
+    @staticmethod
+    def _solve_daqp_fast(fast: tuple[Any, ...]) -> Array | None:
         """daqp, and a sufficient check of its answer: every cone margin and equation
         residual within half the limit (one product; NaN fails it). None when that does not
         hold, and the full path (:meth:`_solve_daqp`, :meth:`_verify`, the fallback) decides:
         a found estimate from here is found there too, with the same ``x``."""
-        fast = self._cache.get("fast")
-        if fast is None or fast[3] != limit:
-            fast = self._cache["fast"] = self._fast_setup(limit) or (None, None, None, limit)
-        S, c, half = fast[0], fast[1], fast[2]
-        if S is None:
-            return None
-        H, f, rows, upper, lower, sense = self._cache["daqp"]
+        (H, f, rows, upper, lower, sense), ST, c, half = fast[:4]
         try:
             x, _, exitflag, _ = _daqp.solve(H, f, rows, upper, lower, sense.copy())
         except Exception:  # the full path solves again and reports the backend's reason
             return None
         if exitflag <= 0:
             return None
-        z = S @ x
+        z = x.dot(ST)  # S x
         z -= c
-        if not z.max() <= half:  # False for NaN too
+        if not z[z.argmax()] <= half:  # argmax finds a NaN first: False for NaN too
             return None
-        return np.asarray(x, dtype=float)
+        return x
 
-    def _found_estimate(self, x: Array, solver: str, elapsed: float) -> ContactEstimate:
+    def _found_estimate(
+        self, fast: tuple[Any, ...], x: Array, solver: str, elapsed: float
+    ) -> ContactEstimate:
         """The estimate of a fast, verified solve: its wrenches, residuals and margins are
         computed at first read, from a copy of ``x`` (as :func:`_make_estimate` would)."""
-        plain = self._cache["fast"][4]
+        plain, (friction, active, ident) = fast[4], fast[5]
         kept = x.copy()
+        fields = plain.copy()
+        fields["solver"] = solver
+        fields["solve_time"] = elapsed
+        fields["x"] = x
+        fields["friction"] = friction.copy()
+        fields["active"] = active.copy()
+        fields["identifiable_by_contact"] = ident.copy()
         return ContactEstimate._derived_later(
-            lambda: _derived_fields(self, kept, None, None, None),
-            status="found",
-            mode=plain["mode"],
-            solver=solver,
-            solve_time=elapsed,
-            rank=plain["rank"],
-            identifiable=plain["identifiable"],
-            min_friction_scale=None,
-            x=x,
-            friction=dict(plain["friction"]),
-            reason="",
-            active=dict(plain["active"]),
-            identifiable_by_contact=dict(plain["identifiable_by_contact"]),
-            intervals=None,
+            lambda: _derived_fields(self, kept, None, None, None), fields
         )
 
     def _contact_set(self) -> ContactSet:

@@ -226,11 +226,14 @@ class ContactEstimate:
     intervals: Any = None
 
     @classmethod
-    def _derived_later(cls, derive: Callable[[], dict[str, Any]], **fields: Any) -> ContactEstimate:
+    def _derived_later(
+        cls, derive: Callable[[], dict[str, Any]], fields: dict[str, Any]
+    ) -> ContactEstimate:
         """An estimate whose :class:`_Derived` fields ``derive()`` returns at first read;
-        ``fields`` are all the others."""
+        ``fields`` (taken over, not copied) holds all the others."""
         estimate = object.__new__(cls)
-        estimate.__dict__.update(fields, _derive=derive)
+        fields["_derive"] = derive
+        estimate.__dict__.update(fields)
         return estimate
 
     def __getstate__(self) -> dict[str, Any]:
