@@ -78,6 +78,8 @@ class RobotModel:
         self._index_names()
         self._mass = float(sum(model.inertias[j].mass for j in range(1, model.njoints)))
         self._cache_gravity()
+        # (data, data.com, data.dhg): Pinocchio's views of one Data, made at first use.
+        self._data_views: tuple[Any, ...] | None = None
         self._nograv: tuple[pin.Model, pin.Data] | None = None  # for C(q, v) v, made lazily
         # Frame-id sequences found valid (ids stay valid: frames are never removed).
         self._valid_ids: dict[tuple[Any, ...], tuple[int, ...]] = {}

@@ -55,7 +55,7 @@ from .newton_euler import (
 )
 from .reactions import joint_reaction_wrenches
 from .robot import Robot
-from .spatial import Wrench
+from .spatial import Wrench, cross
 
 __all__ = [
     "gravito_inertial_wrench",
@@ -105,16 +105,15 @@ def gravito_inertial_wrench(
     Wrench
         World axes [N, N m]. The contacts must supply its opposite.
     """
-    q, v, a = robot.check_q(q), robot.check_v(v), robot.check_v(a, "a")
-    com, rate, _ = robot._centroidal_sample(q, v, a, ())
-    # The residual formula with no contact wrench: w_gi about the CoM or about ``at``.
-    point = None if isinstance(at, str) and at == "com" else _resolve_point(at, np.array(com))
-    force, moment = _residual_parts(
-        (), (), com, rate, robot._mg, None if point is None else point.tolist()
-    )
-    return Wrench._from_checked(
-        np.array(force), np.array(moment), np.array(com) if point is None else point
-    )
+    q, v, a = robot._check_qva(q, v, a)
+    com, (r1, r2, r3, r4, r5, r6) = robot._momentum_rate_sample(q, v, a)
+    g1, g2, g3 = robot._mg
+    force = np.array([g1 - r1, g2 - r2, g3 - r3])  # m g - dP/dt
+    moment = np.array([-r4, -r5, -r6])  # -dL_G/dt, about the CoM
+    if isinstance(at, str) and at == "com":
+        return Wrench._from_checked(force, moment, np.array(com))
+    point = _resolve_point(at, np.array(com))
+    return Wrench._from_checked(force, moment + cross(np.array(com) - point, force), point)
 
 
 def _sample_rows(contacts: Sequence[Contact], wrenches: Any, weight: float) -> list[list[float]]:
@@ -291,7 +290,7 @@ def newton_euler_residual(
     the Python floats of one sample (no array machinery): the batch form gives the same
     numbers.
     """
-    q, v, a = robot.check_q(q), robot.check_v(v), robot.check_v(a, "a")
+    q, v, a = robot._check_qva(q, v, a)
     ext = _sample_external(1, external_wrenches, external, known_wrenches)
     weight = robot._weight
     rows, frames, given = _sample_layout(robot, contacts, wrenches, ext, weight)
