@@ -443,6 +443,7 @@ def test_state_checks_accept_exactly_the_finite_states_within_the_limit(humanoid
         assert accepted == ok_q, q
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered in dot:RuntimeWarning")
 def test_a_state_changed_in_place_is_checked_again(humanoid):
     """The checks remember the bytes of the last state that passed, not the array: a
     controller that writes a bad value into its buffer is caught at the next call."""
