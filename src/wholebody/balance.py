@@ -34,6 +34,7 @@ from ._balance_kinematics import (
     _resolve_point,
     kinematics_batch,
 )
+from ._newton_euler_formula import residual_parts, wrench_sum_parts
 from .contacts import Contact
 from .cop import CentreOfPressure, centre_of_pressure, cop_in_contact_frame, zmp
 from .errors import InvalidArgumentError, StateError
@@ -43,8 +44,6 @@ from .newton_euler import (
     ExternalWrenches,
     Residual,
     ResidualBatch,
-    _residual_parts,
-    _wrench_sum_parts,
     beyond_physical_magnitude,
     check_sample_wrenches,
     newton_euler_residual_arrays,
@@ -237,7 +236,7 @@ def contact_wrench(
     else:
         point = _resolve_point(at, np.array(com))
         about = point.tolist()
-    parts = _wrench_sum_parts(rows, _sample_points(contacts, ext, positions, given), about)
+    parts = wrench_sum_parts(rows, _sample_points(contacts, ext, positions, given), about)
     if parts is None:
         return Wrench._from_checked(np.zeros(3), np.zeros(3), point)
     return Wrench._from_checked(np.array(parts[:3]), np.array(parts[3:]), point)
@@ -301,7 +300,7 @@ def newton_euler_residual(
         point = _resolve_point(at, np.array(com))
         about = point.tolist()
     points = _sample_points(contacts, ext, positions, given)
-    force, moment = _residual_parts(rows, points, com, rate, robot._mg, about)
+    force, moment = residual_parts(rows, points, com, rate, robot._mg, about)
     return Residual._one(np.array(force), np.array(moment), point, weight)
 
 
