@@ -313,6 +313,16 @@ class RobotKinematics(RobotDynamics):
         _momentum_rate(m, d, q, v, a)
         return views[1][0].tolist(), views[2].vector.tolist()
 
+    def _gravito_inertial_sample(self, q: Array, v: Array, a: Array) -> tuple[Array, Array]:
+        """CoM (3,) and ``(m g - dP/dt, -dL_G/dt)`` (6,), world axes, of one checked state:
+        one Pinocchio pass and one subtraction from ``(m g, 0)``."""
+        m, d = self._model, self._data
+        views = self._data_views
+        if views is None or views[0] is not d:
+            views = self._data_views = (d, d.com, d.dhg)
+        _momentum_rate(m, d, q, v, a)
+        return views[1][0].copy(), np.subtract(self._mg6, views[2].vector)
+
     def _com_sample(
         self, q: Array, frame_ids: Sequence[int]
     ) -> tuple[list[float], list[list[float]]]:

@@ -329,6 +329,8 @@ class RobotModel:
         g.flags.writeable = False
         self._gravity = g
         self._mg = (self._mass * g).tolist()  # Python floats, for the one-sample algebra
+        self._mg6 = np.concatenate([self._mass * g, np.zeros(3)])  # (m g, 0): a wrench
+        self._mg6.flags.writeable = False
         self._weight = self._mass * float(np.linalg.norm(g))
 
     @property

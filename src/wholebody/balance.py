@@ -105,14 +105,12 @@ def gravito_inertial_wrench(
         World axes [N, N m]. The contacts must supply its opposite.
     """
     q, v, a = robot._check_qva(q, v, a)
-    com, (r1, r2, r3, r4, r5, r6) = robot._momentum_rate_sample(q, v, a)
-    g1, g2, g3 = robot._mg
-    force = np.array([g1 - r1, g2 - r2, g3 - r3])  # m g - dP/dt
-    moment = np.array([-r4, -r5, -r6])  # -dL_G/dt, about the CoM
+    com, w_gi = robot._gravito_inertial_sample(q, v, a)  # (m g - dP/dt, -dL_G/dt)
+    force, moment = w_gi[:3], w_gi[3:]
     if isinstance(at, str) and at == "com":
-        return Wrench._from_checked(force, moment, np.array(com))
-    point = _resolve_point(at, np.array(com))
-    return Wrench._from_checked(force, moment + cross(np.array(com) - point, force), point)
+        return Wrench._from_checked(force, moment, com)
+    point = _resolve_point(at, com)
+    return Wrench._from_checked(force, moment + cross(com - point, force), point)
 
 
 def _sample_rows(contacts: Sequence[Contact], wrenches: Any, weight: float) -> list[list[float]]:
