@@ -75,17 +75,33 @@ class RobotState(RobotModel):
             try:
                 if x.dtype is F64 and x.ndim == 1:
                     raw = x.tobytes()
-                    if raw == self._checked_q:
-                        return x
-                    if (
-                        not raw[_TOP::8].translate(None, _SMALL_TOP) or x.dot(x) <= MAX_STATE_NORM2
-                    ) and _is_normalized(self._model, x, QUAT_EXACT_TOL):
-                        self._checked_q = raw
+                    if raw == self._checked_q or self._new_q_passes(x, raw):
                         return x
             except (AttributeError, TypeError, ValueError, RuntimeError, RuntimeWarning):
                 pass  # not an array, a wrong size, an overflow: the slow path says which
             return self._check_q_slow(q)
         return q  # type: ignore[return-value]
+
+    def _new_q_passes(self, x: Any, raw: bytes) -> bool:
+        """The fast check of a float64 vector ``x`` (bytes ``raw``) not seen before: finite
+        and small entries (the byte test, else ``x.x``) and unit quaternions of the right
+        size (Pinocchio, in C++; a wrong size raises). Remembered when it passes."""
+        if (
+            not raw[_TOP::8].translate(None, _SMALL_TOP) or x.dot(x) <= MAX_STATE_NORM2
+        ) and _is_normalized(self._model, x, QUAT_EXACT_TOL):
+            self._checked_q = raw
+            return True
+        return False
+
+    def _new_v_passes(self, x: Any, raw: bytes, what: str) -> bool:
+        """:meth:`_new_q_passes` for a velocity-sized vector named ``what``: its length and
+        finite, small entries."""
+        if len(x) == self._nv and (
+            not raw[_TOP::8].translate(None, _SMALL_TOP) or x.dot(x) <= MAX_STATE_NORM2
+        ):
+            self._checked_v[what] = raw
+            return True
+        return False
 
     def _check_q_slow(self, q: ArrayLike) -> Array:
         arr = as_state_vector(q, self._nq, "q")
@@ -121,13 +137,7 @@ class RobotState(RobotModel):
             try:
                 if x.dtype is F64 and x.ndim == 1:
                     raw = x.tobytes()
-                    checked = self._checked_v
-                    if raw == checked.get(what):
-                        return x
-                    if len(x) == self._nv and (
-                        not raw[_TOP::8].translate(None, _SMALL_TOP) or x.dot(x) <= MAX_STATE_NORM2
-                    ):
-                        checked[what] = raw
+                    if raw == self._checked_v.get(what) or self._new_v_passes(x, raw, what):
                         return x
             except (AttributeError, TypeError, ValueError, RuntimeWarning):
                 pass  # RuntimeWarning: an overflow in dot, where warnings are errors
@@ -135,29 +145,25 @@ class RobotState(RobotModel):
         return v  # type: ignore[return-value]
 
     def _check_qv(self, q: ArrayLike, v: ArrayLike) -> tuple[Array, Array]:
-        """``check_q(q), check_v(v)``; a pair equal, byte for byte, to the last that passed
-        costs one method call (a controller tick asks several terms of one state)."""
+        """``check_q(q), check_v(v)`` in one call: each vector's bytes are read once, and a
+        pair equal to the last that passed costs two comparisons."""
         if not self.check_inputs:
             return q, v  # type: ignore[return-value]
         x: Any = q
         y: Any = v
         try:
-            if (
-                x.dtype is F64
-                and y.dtype is F64
-                and x.ndim == 1
-                and y.ndim == 1
-                and x.tobytes() == self._checked_q
-                and y.tobytes() == self._checked_v.get("v")
-            ):
-                return x, y
-        except AttributeError:
-            pass
+            if x.dtype is F64 and y.dtype is F64 and x.ndim == 1 and y.ndim == 1:
+                rq, rv = x.tobytes(), y.tobytes()
+                if (rq == self._checked_q or self._new_q_passes(x, rq)) and (
+                    rv == self._checked_v.get("v") or self._new_v_passes(y, rv, "v")
+                ):
+                    return x, y
+        except (AttributeError, TypeError, ValueError, RuntimeError, RuntimeWarning):
+            pass  # the separate checks say what is wrong
         return self.check_q(q), self.check_v(v)
 
     def _check_qva(self, q: ArrayLike, v: ArrayLike, a: ArrayLike) -> tuple[Array, Array, Array]:
-        """``check_q(q), check_v(v), check_v(a, "a")`` with the one-call path of
-        :meth:`_check_qv` for a state equal to the last that passed."""
+        """``check_q(q), check_v(v), check_v(a, "a")`` in one call, as :meth:`_check_qv`."""
         if not self.check_inputs:
             return q, v, a  # type: ignore[return-value]
         x: Any = q
@@ -171,13 +177,17 @@ class RobotState(RobotModel):
                 and x.ndim == 1
                 and y.ndim == 1
                 and z.ndim == 1
-                and x.tobytes() == self._checked_q
             ):
+                rq, rv, ra = x.tobytes(), y.tobytes(), z.tobytes()
                 checked = self._checked_v
-                if y.tobytes() == checked.get("v") and z.tobytes() == checked.get("a"):
+                if (
+                    (rq == self._checked_q or self._new_q_passes(x, rq))
+                    and (rv == checked.get("v") or self._new_v_passes(y, rv, "v"))
+                    and (ra == checked.get("a") or self._new_v_passes(z, ra, "a"))
+                ):
                     return x, y, z
-        except AttributeError:
-            pass
+        except (AttributeError, TypeError, ValueError, RuntimeError, RuntimeWarning):
+            pass  # the separate checks say what is wrong
         return self.check_q(q), self.check_v(v), self.check_v(a, "a")
 
     # --- arrays of samples ------------------------------------------------------------------
