@@ -32,10 +32,10 @@ from wholebody.spatial import cross
 
 TOL = 1e-12  # [N], [N m], [m]: the fast path and the batch path against each other
 TOL_REF = 1e-10  # [N], [N m]: against the independent references (sums of ~500 N terms)
-SOLE = dict(half_length=0.1, half_width=0.05, mu=0.8)
+HALF_LENGTH, HALF_WIDTH, MU = 0.1, 0.05, 0.8  # [m], [m], [-]
 CONTACTS = [
-    SurfaceContact("left_sole", **SOLE),
-    SurfaceContact("right_sole", **SOLE),
+    SurfaceContact("left_sole", half_length=HALF_LENGTH, half_width=HALF_WIDTH, mu=MU),
+    SurfaceContact("right_sole", half_length=HALF_LENGTH, half_width=HALF_WIDTH, mu=MU),
     PointContact("left_hand", mu=0.5),
 ]
 
@@ -122,7 +122,8 @@ def test_residual_with_external_wrenches_equals_reference(humanoid):
         q,
         v,
         a,
-        CONTACTS + [SurfaceContact("right_hand", **SOLE)],
+        CONTACTS
+        + [SurfaceContact("right_hand", half_length=HALF_LENGTH, half_width=HALF_WIDTH, mu=MU)],
         wrenches + [push],
     )
     f_ref = f_ref + force_only
@@ -371,7 +372,7 @@ def test_lazy_estimate_pickles_copies_and_replaces_with_values(humanoid):
         f"solve_time={reference.solve_time!r}", f"solve_time={lazy.solve_time!r}"
     )
     with pytest.raises(dataclasses.FrozenInstanceError):
-        lazy.wrenches = {}  # type: ignore[misc]
+        lazy.wrenches = {}
 
 
 def test_fast_solve_keeps_its_own_copy_of_x(humanoid):
