@@ -179,19 +179,6 @@ def _sample_points(
     return points
 
 
-def _sample_external(
-    N: int,
-    external_wrenches: ExternalWrenches | None,
-    external: Sequence[Any] | None,
-    known_wrenches: Mapping[str, Any] | None = None,
-) -> list[ExternalWrench]:
-    if external_wrenches or external or known_wrenches:
-        return parse_external_wrenches(
-            external_wrenches, N, external=external, known_wrenches=known_wrenches
-        )
-    return []
-
-
 def contact_wrench(
     robot: Robot,
     q: ArrayLike,
@@ -225,7 +212,11 @@ def contact_wrench(
         World axes, about ``at`` [N, N m].
     """
     q = robot.check_q(q)
-    ext = _sample_external(1, external_wrenches, external)
+    ext = (  # called here: a deprecation warning points at the caller's line
+        parse_external_wrenches(external_wrenches, 1, external=external)
+        if external_wrenches or external
+        else []
+    )
     rows, frames, given = _sample_layout(robot, contacts, wrenches, ext, robot._weight)
     # Positions only: the CoM and the frames' origins, without the momentum work of a pass.
     com, positions = robot._com_sample(q, frames)
@@ -288,7 +279,13 @@ def newton_euler_residual(
     numbers.
     """
     q, v, a = robot._check_qva(q, v, a)
-    ext = _sample_external(1, external_wrenches, external, known_wrenches)
+    ext = (  # called here: a deprecation warning points at the caller's line
+        parse_external_wrenches(
+            external_wrenches, 1, external=external, known_wrenches=known_wrenches
+        )
+        if external_wrenches or external or known_wrenches
+        else []
+    )
     weight = robot._weight
     rows, frames, given = _sample_layout(robot, contacts, wrenches, ext, weight)
     com, rate, positions = robot._centroidal_sample(q, v, a, frames)
