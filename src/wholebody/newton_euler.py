@@ -4,7 +4,9 @@ Every check, estimate and diagnosis computes its residual with
 :func:`newton_euler_residual_arrays` on the **log layout**: wrenches of shape (N, k, 6),
 ``(f, tau)`` in world axes, each about its own point (N, k, 3). Contacts and known external
 wrenches are entries of the same layout. The single-sample and batch API is in
-:mod:`wholebody.balance`.
+:mod:`wholebody.balance`. The arithmetic itself is written once, component by component, in
+:mod:`wholebody._newton_euler_formula`: on columns of shape (N,) for a batch, on Python
+floats for one sample (the single calls), the same operations in the same order.
 
 .. math::
 

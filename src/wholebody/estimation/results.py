@@ -136,11 +136,20 @@ class _Derived:
         try:
             return values[self.name]
         except KeyError:
-            values.update(values.pop("_derive")())
+            _derive_now(values)
             return values[self.name]
 
     def __set__(self, obj: Any, value: Any) -> None:
         obj.__dict__[self.name] = value
+
+
+def _derive_now(values: dict[str, Any]) -> None:
+    """Fill a :class:`ContactEstimate`'s derived fields from its recipe, if it still has one
+    (values first, then the recipe goes: a concurrent reader finds one or the other)."""
+    derive = values.get("_derive")
+    if derive is not None:
+        values.update(derive())
+        values.pop("_derive", None)
 
 
 @dataclass(frozen=True)
@@ -237,10 +246,8 @@ class ContactEstimate:
         return estimate
 
     def __getstate__(self) -> dict[str, Any]:
-        values = self.__dict__
-        if "_derive" in values:  # pickles and copies carry values, not the recipe
-            values.update(values.pop("_derive")())
-        return dict(values)
+        _derive_now(self.__dict__)  # pickles and copies carry values, not the recipe
+        return dict(self.__dict__)
 
     @property
     def found(self) -> bool:
