@@ -99,7 +99,7 @@ class RobotDynamics(RobotState):
 
     def coriolis_matrix(self, q: ArrayLike, v: ArrayLike) -> Array:
         """Coriolis matrix ``C(q, v)``, shape (nv, nv), with ``dM/dt - 2 C`` skew-symmetric."""
-        q, v = self.check_q(q), self.check_v(v)
+        q, v = self._check_qv(q, v)
         return _coriolis_matrix(self._model, self._data, q, v)
 
     def coriolis(self, q: ArrayLike, v: ArrayLike) -> Array:
@@ -110,7 +110,7 @@ class RobotDynamics(RobotState):
         copy does not follow later edits of the model's inertias or joints made through
         :attr:`model` directly).
         """
-        q, v = self.check_q(q), self.check_v(v)
+        q, v = self._check_qv(q, v)
         if self._nograv is None:
             self._nograv = self._zero_gravity_copy()
         return _rnea(self._nograv[0], self._nograv[1], q, v, self._zero_v)
@@ -130,7 +130,7 @@ class RobotDynamics(RobotState):
 
     def nonlinear_effects(self, q: ArrayLike, v: ArrayLike) -> Array:
         """``h = C(q, v) v + g(q)``, shape (nv,)."""
-        q, v = self.check_q(q), self.check_v(v)
+        q, v = self._check_qv(q, v)
         return _nle(self._model, self._data, q, v)
 
     def external_generalized_forces(self, q: ArrayLike, external_wrenches: External) -> Array:
@@ -202,7 +202,7 @@ class RobotDynamics(RobotState):
             The former name of ``external_wrenches``.
         """
         external = _renamed_external(external_wrenches, external)
-        q, v, a = self.check_q(q), self.check_v(v), self.check_v(a, "a")
+        q, v, a = self._check_qva(q, v, a)
         tau: Array = _rnea(self._model, self._data, q, v, a)
         if external:
             tau -= self.external_generalized_forces(q, external)
@@ -243,7 +243,7 @@ class RobotDynamics(RobotState):
         deprecated former name).
         """
         external = _renamed_external(external_wrenches, external)
-        q, v, a = self.check_q(q), self.check_v(v), self.check_v(a, "a")
+        q, v, a = self._check_qva(q, v, a)
         return TorqueTerms(
             inertial=self.mass_matrix(q) @ a,
             coriolis=self.coriolis(q, v),
@@ -283,7 +283,7 @@ class RobotDynamics(RobotState):
             The joint centres in world coordinates [m].
         """
         external = _renamed_external(external_wrenches, external)
-        q, v, a = self.check_q(q), self.check_v(v), self.check_v(a, "a")
+        q, v, a = self._check_qva(q, v, a)
         m, d = self._model, self._data
         pin.framesForwardKinematics(m, d, q)
         fext = [pin.Force.Zero() for _ in range(m.njoints)]

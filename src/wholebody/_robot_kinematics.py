@@ -172,7 +172,7 @@ class RobotKinematics(RobotDynamics):
     def frame_velocity(self, q: ArrayLike, v: ArrayLike, frame: str) -> Array:
         """Twist ``(v, omega)`` of the frame origin, world axes, shape (6,) [m/s, rad/s]."""
         fid = self._fid(frame)
-        q, v = self.check_q(q), self.check_v(v)
+        q, v = self._check_qv(q, v)
         _fk(self._model, self._data, q, v)
         return _frame_velocity(self._model, self._data, fid, _LWA).vector.copy()
 
@@ -186,7 +186,7 @@ class RobotKinematics(RobotDynamics):
             fid = self._frame_ids[frame]
         except (KeyError, TypeError):
             raise self._frame_error(frame) from None
-        q, v = self.check_q(q), self.check_v(v)
+        q, v = self._check_qv(q, v)
         m, d = self._model, self._data
         _fk(m, d, q, v, self._zero_v)
         return _frame_acc(m, d, fid, _LWA).vector.copy()
@@ -205,7 +205,7 @@ class RobotKinematics(RobotDynamics):
 
     def centroidal_momentum(self, q: ArrayLike, v: ArrayLike) -> Array:
         """Momentum at the CoM, world axes: ``(P, L_G)``, shape (6,) [kg m/s, kg m^2/s]."""
-        q, v = self.check_q(q), self.check_v(v)
+        q, v = self._check_qv(q, v)
         return _momentum(self._model, self._data, q, v).vector.copy()
 
     def centroidal_momentum_rate(self, q: ArrayLike, v: ArrayLike, a: ArrayLike) -> Array:
@@ -213,7 +213,7 @@ class RobotKinematics(RobotDynamics):
 
         Units [N, N m]. ``dP/dt = m * (CoM acceleration)``.
         """
-        q, v, a = self.check_q(q), self.check_v(v), self.check_v(a, "a")
+        q, v, a = self._check_qva(q, v, a)
         return _momentum_rate(self._model, self._data, q, v, a).vector.copy()
 
     # --- passes used by the balance and estimation modules ---------------------------------
@@ -277,6 +277,60 @@ class RobotKinematics(RobotDynamics):
                 positions[k] = placement.translation
                 rotations[k] = placement.rotation
         return out
+
+    def _centroidal_sample(
+        self, q: Array, v: Array, a: Array, frame_ids: Sequence[int]
+    ) -> tuple[list[float], list[float], list[list[float]]]:
+        """:meth:`centroidal_pass` of one checked state as Python floats (the input of the
+        one-sample algebra): CoM (3), momentum rate (6), frame origins (k lists of 3)."""
+        ids = self._check_frame_ids(frame_ids)
+        com, rate = self._momentum_rate_sample(q, v, a)  # also places the joints
+        m, d = self._model, self._data
+        return com, rate, [_update_frame(m, d, fid).translation.tolist() for fid in ids]
+
+    def _frame_sample(self, q: ArrayLike, frame: str) -> tuple[list[list[float]], list[float]]:
+        """:meth:`frame_placement` as Python floats: rotation (3 rows of 3, world from frame)
+        and origin (3) [m]; ``q`` is checked."""
+        try:
+            fid = self._frame_ids[frame]
+        except (KeyError, TypeError):
+            raise self._frame_error(frame) from None
+        q = self.check_q(q)
+        m, d = self._model, self._data
+        _fk(m, d, q)  # the joints, then this frame only
+        placement = _update_frame(m, d, fid)
+        return placement.rotation.tolist(), placement.translation.tolist()
+
+    def _momentum_rate_sample(
+        self, q: Array, v: Array, a: Array
+    ) -> tuple[list[float], list[float]]:
+        """CoM (3) and momentum rate ``(dP/dt, dL_G/dt)`` (6) of one checked state as Python
+        floats: one Pinocchio pass, read through views of ``data`` made once per ``Data``."""
+        m, d = self._model, self._data
+        views = self._data_views
+        if views is None or views[0] is not d:
+            views = self._data_views = (d, d.com, d.dhg)
+        _momentum_rate(m, d, q, v, a)
+        return views[1][0].tolist(), views[2].vector.tolist()
+
+    def _gravito_inertial_sample(self, q: Array, v: Array, a: Array) -> tuple[Array, Array]:
+        """CoM (3,) and ``(m g - dP/dt, -dL_G/dt)`` (6,), world axes, of one checked state:
+        one Pinocchio pass and one subtraction from ``(m g, 0)``."""
+        m, d = self._model, self._data
+        views = self._data_views
+        if views is None or views[0] is not d:
+            views = self._data_views = (d, d.com, d.dhg)
+        _momentum_rate(m, d, q, v, a)
+        return views[1][0].copy(), np.subtract(self._mg6, views[2].vector)
+
+    def _com_sample(
+        self, q: Array, frame_ids: Sequence[int]
+    ) -> tuple[list[float], list[list[float]]]:
+        """:meth:`com_and_frame_positions` of one checked ``q`` as Python floats."""
+        ids = self._check_frame_ids(frame_ids)
+        m, d = self._model, self._data
+        com = _com(m, d, q, False).tolist()  # also places the joints
+        return com, [_update_frame(m, d, fid).translation.tolist() for fid in ids]
 
     def contact_pass(
         self,

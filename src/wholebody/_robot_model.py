@@ -77,6 +77,9 @@ class RobotModel:
         self._nq, self._nv = int(model.nq), int(model.nv)
         self._index_names()
         self._mass = float(sum(model.inertias[j].mass for j in range(1, model.njoints)))
+        self._cache_gravity()
+        # (data, data.com, data.dhg): Pinocchio's views of one Data, made at first use.
+        self._data_views: tuple[Any, ...] | None = None
         self._nograv: tuple[pin.Model, pin.Data] | None = None  # for C(q, v) v, made lazily
         # Frame-id sequences found valid (ids stay valid: frames are never removed).
         self._valid_ids: dict[tuple[Any, ...], tuple[int, ...]] = {}
@@ -312,8 +315,23 @@ class RobotModel:
 
     @property
     def weight(self) -> float:
-        """Total weight ``m |g|`` [N]; the scale of relative residuals."""
-        return self.mass * float(np.linalg.norm(self.gravity_vector))
+        """Total weight ``m |g|`` [N]; the scale of relative residuals.
+
+        Computed when the robot is made and again when :attr:`gravity_vector` is set (like
+        :attr:`mass`, it does not follow edits made to :attr:`model` directly).
+        """
+        return self._weight
+
+    def _cache_gravity(self) -> None:
+        """Keep gravity, ``m g`` and ``m |g|`` of the model (at creation and on every change
+        of :attr:`gravity_vector`): single calls read them without touching Pinocchio."""
+        g = np.array(self._model.gravity.linear, dtype=float)
+        g.flags.writeable = False
+        self._gravity = g
+        self._mg = (self._mass * g).tolist()  # Python floats, for the one-sample algebra
+        self._mg6 = np.concatenate([self._mass * g, np.zeros(3)])  # (m g, 0): a wrench
+        self._mg6.flags.writeable = False
+        self._weight = self._mass * float(np.linalg.norm(g))
 
     @property
     def joint_names(self) -> list[str]:
@@ -333,12 +351,13 @@ class RobotModel:
         Setting it changes this robot's model only (a model from :meth:`from_model` is
         copied first).
         """
-        return np.array(self._model.gravity.linear)
+        return self._gravity.copy()
 
     @gravity_vector.setter
     def gravity_vector(self, value: ArrayLike) -> None:
         g = as_state_vector(value, 3, "gravity_vector")
         self._own_model().gravity = pin.Motion(g, np.zeros(3))
+        self._cache_gravity()
 
     def joint_id(self, name: str) -> int:
         """Pinocchio joint index of a named joint.

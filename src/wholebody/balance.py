@@ -34,6 +34,7 @@ from ._balance_kinematics import (
     _resolve_point,
     kinematics_batch,
 )
+from ._newton_euler_formula import residual_parts, wrench_sum_parts
 from .contacts import Contact
 from .cop import CentreOfPressure, centre_of_pressure, cop_in_contact_frame, zmp
 from .errors import InvalidArgumentError, StateError
@@ -103,14 +104,39 @@ def gravito_inertial_wrench(
     Wrench
         World axes [N, N m]. The contacts must supply its opposite.
     """
-    q, v, a = robot.check_q(q), robot.check_v(v), robot.check_v(a, "a")
-    com, rate, _ = robot.centroidal_pass(q, v, a, [])
-    force = robot.mass * robot.gravity_vector - rate[:3]
-    moment = -rate[3:]
+    q, v, a = robot._check_qva(q, v, a)
+    com, w_gi = robot._gravito_inertial_sample(q, v, a)  # (m g - dP/dt, -dL_G/dt)
+    force, moment = w_gi[:3], w_gi[3:]
     if isinstance(at, str) and at == "com":
-        return Wrench(force, moment, com)
+        return Wrench._from_checked(force, moment, com)
     point = _resolve_point(at, com)
-    return Wrench(force, moment + cross(com - point, force), point)
+    return Wrench._from_checked(force, moment + cross(com - point, force), point)
+
+
+def _sample_rows(contacts: Sequence[Contact], wrenches: Any, weight: float) -> list[list[float]]:
+    """One sample's contact wrenches as k rows ``(f, tau)`` of Python floats (a point
+    contact's moment is 0), checked: finite, within :data:`MAX_WRENCH_RELATIVE` m g."""
+    k = len(contacts)
+    rows: list[list[float]] = []
+    limit = MAX_WRENCH_RELATIVE * weight
+    small = True  # every row's norm within the limit (False for NaN and inf too)
+    if isinstance(wrenches, (list, tuple)) and len(wrenches) == k:
+        for c, w in zip(contacts, wrenches, strict=True):
+            if type(w) is not np.ndarray or w.dtype != np.float64:
+                w = np.asarray(w, dtype=float)
+            if w.shape != (c.size,):
+                kind = "a force (3,)" if c.size == 3 else "a wrench (f, tau) (6,)"
+                raise StateError(f"contact {c.name!r} takes {kind} per sample, got shape {w.shape}")
+            row = w.tolist()
+            small = small and math.hypot(*row) <= limit
+            rows.append(row if c.size == 6 else row + [0.0, 0.0, 0.0])
+    else:
+        W = stack_contact_wrenches(contacts, wrenches, 1)
+        rows = wrenches_in_log_layout(contacts, W)[0].tolist()
+        small = all(math.hypot(*row) <= limit for row in rows)
+    if not small:  # the full check says what is wrong (or passes: a norm beyond, no entry)
+        check_sample_wrenches(np.array(rows), "contact wrenches", weight)
+    return rows
 
 
 def _sample_layout(
@@ -119,58 +145,38 @@ def _sample_layout(
     wrenches: Any,
     external: list[ExternalWrench],
     weight: float,
-) -> tuple[Array, list[int], list[Array]]:
-    """One sample's wrenches (k + e, 6), the frames to place, and the given points."""
-    k = len(contacts)
-    if isinstance(wrenches, (list, tuple)) and len(wrenches) == k:
-        layout = np.zeros((k + len(external), 6))
-        for j, (c, w) in enumerate(zip(contacts, wrenches, strict=True)):
-            w = np.asarray(w, dtype=float)
-            if w.shape != (c.size,):
-                kind = "a force (3,)" if c.size == 3 else "a wrench (f, tau) (6,)"
-                raise StateError(f"contact {c.name!r} takes {kind} per sample, got shape {w.shape}")
-            layout[j, : c.size] = w
-    else:
-        W = stack_contact_wrenches(contacts, wrenches, 1)
-        layout = np.concatenate(
-            [wrenches_in_log_layout(contacts, W)[0], np.zeros((len(external), 6))]
-        )
-    check_sample_wrenches(layout[:k], "contact wrenches", weight)
-    for j, e in enumerate(external):
+) -> tuple[list[list[float]], list[int], list[list[float]]]:
+    """One sample's wrenches (k + e rows of 6 floats), the frames to place (contacts, then
+    external wrenches at frame origins), and the points given with external wrenches."""
+    rows = _sample_rows(contacts, wrenches, weight)
+    for e in external:
         check_sample_wrenches(e.wrench, f"external wrench {e.name!r}", weight)
-        layout[k + j] = e.wrench[0]
+        rows.append(e.wrench[0].tolist())
     frames = [robot.frame_id(c.frame) for c in contacts]
     if external:
         frames += [robot.frame_id(e.name) for e in external if e.point is None]
-    return layout, frames, [e.point[0] for e in external if e.point is not None]
+    return rows, frames, [e.point[0].tolist() for e in external if e.point is not None]
 
 
 def _sample_points(
     contacts: Sequence[Contact],
     external: list[ExternalWrench],
-    positions: Array,
-    given: list[Array],
-) -> Array:
+    positions: list[list[float]],
+    given: list[list[float]],
+) -> list[list[float]]:
     """Points of the sample layout: contact origins, then each external wrench's point."""
     if not external:
         return positions
     k = len(contacts)
-    points, placed, taken = [positions[:k]], k, 0
+    points, placed, taken = positions[:k], k, 0
     for e in external:
         if e.point is None:
-            points.append(positions[placed : placed + 1])
+            points.append(positions[placed])
             placed += 1
         else:
-            points.append(given[taken][None])
+            points.append(given[taken])
             taken += 1
-    return np.concatenate(points, axis=0)
-
-
-def _gravity_and_weight(robot: Robot) -> tuple[Array, float]:
-    """``robot.gravity_vector`` and ``robot.weight`` from one read of gravity (the same
-    values: ``m |g|`` with ``|g| = sqrt(g . g)``, as numpy's norm computes it)."""
-    g = robot.gravity_vector
-    return g, robot.mass * math.sqrt(float(g @ g))
+    return points
 
 
 def contact_wrench(
@@ -206,18 +212,23 @@ def contact_wrench(
         World axes, about ``at`` [N, N m].
     """
     q = robot.check_q(q)
-    ext = (
+    ext = (  # called here: a deprecation warning points at the caller's line
         parse_external_wrenches(external_wrenches, 1, external=external)
         if external_wrenches or external
         else []
     )
-    _, weight = _gravity_and_weight(robot)
-    layout, frames, given = _sample_layout(robot, contacts, wrenches, ext, weight)
+    rows, frames, given = _sample_layout(robot, contacts, wrenches, ext, robot._weight)
     # Positions only: the CoM and the frames' origins, without the momentum work of a pass.
-    com, positions = robot.com_and_frame_positions(q, frames)
-    point = _resolve_point(at, com)
-    force, moment = wrench_sum(layout, _sample_points(contacts, ext, positions, given), point)
-    return Wrench(force, moment, point)
+    com, positions = robot._com_sample(q, frames)
+    if isinstance(at, str) and at == "com":
+        point, about = np.array(com), com
+    else:
+        point = _resolve_point(at, np.array(com))
+        about = point.tolist()
+    parts = wrench_sum_parts(rows, _sample_points(contacts, ext, positions, given), about)
+    if parts is None:
+        return Wrench._from_checked(np.zeros(3), np.zeros(3), point)
+    return Wrench._from_checked(np.array(parts[:3]), np.array(parts[3:]), point)
 
 
 def newton_euler_residual(
@@ -260,31 +271,32 @@ def newton_euler_residual(
     ------
     StateError
         Bad input (the batch form :func:`newton_euler_residuals` flags bad samples instead).
+
+    Notes
+    -----
+    The formula is :func:`wholebody.newton_euler.newton_euler_residual_arrays`' own, run on
+    the Python floats of one sample (no array machinery): the batch form gives the same
+    numbers.
     """
-    q, v, a = robot.check_q(q), robot.check_v(v), robot.check_v(a, "a")
-    ext = (
+    q, v, a = robot._check_qva(q, v, a)
+    ext = (  # called here: a deprecation warning points at the caller's line
         parse_external_wrenches(
             external_wrenches, 1, external=external, known_wrenches=known_wrenches
         )
         if external_wrenches or external or known_wrenches
         else []
     )
-    gravity, weight = _gravity_and_weight(robot)
-    layout, frames, given = _sample_layout(robot, contacts, wrenches, ext, weight)
-    com, rate, positions = robot.centroidal_pass(q, v, a, frames)
-    at_com = isinstance(at, str) and at == "com"
-    point = com if at_com else _resolve_point(at, com)
+    weight = robot._weight
+    rows, frames, given = _sample_layout(robot, contacts, wrenches, ext, weight)
+    com, rate, positions = robot._centroidal_sample(q, v, a, frames)
+    if isinstance(at, str) and at == "com":
+        point, about = np.array(com), None
+    else:
+        point = _resolve_point(at, np.array(com))
+        about = point.tolist()
     points = _sample_points(contacts, ext, positions, given)
-    force, moment = newton_euler_residual_arrays(
-        layout[None],
-        points[None],
-        com[None],
-        rate[None],
-        mass=robot.mass,
-        gravity=gravity,
-        at=None if at_com else point[None],
-    )
-    return Residual(force[0], moment[0], point, weight)
+    force, moment = residual_parts(rows, points, com, rate, robot._mg, about)
+    return Residual._one(np.array(force), np.array(moment), point, weight)
 
 
 # --- batches ------------------------------------------------------------------------------

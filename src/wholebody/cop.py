@@ -50,6 +50,13 @@ class CentreOfPressure:
     normal_force: float
 
 
+def _cop_parts(fz: float, tau_x: float, tau_y: float) -> tuple[float, float]:
+    """``(-tau_y / f_z, tau_x / f_z)`` of one wrench on Python floats (NaN unless f_z > 0)."""
+    if fz > 0:
+        return -tau_y / fz, tau_x / fz
+    return math.nan, math.nan
+
+
 def cop_in_contact_frame(wrench_local: ArrayLike) -> Array:
     """Centre of pressure ``(-tau_y / f_z, tau_x / f_z)`` of wrenches in a contact frame.
 
@@ -64,11 +71,9 @@ def cop_in_contact_frame(wrench_local: ArrayLike) -> Array:
         ``(x, y)`` in the contact frame [m]; NaN where ``f_z <= 0`` (no pressure).
     """
     w = np.asarray(wrench_local, dtype=float)
-    if w.ndim == 1:  # one wrench: the same formula without the batch machinery
-        fz1 = w[2]
-        if fz1 > 0:
-            return np.array([-w[4] / fz1, w[3] / fz1])
-        return np.full(2, np.nan)
+    if w.ndim == 1:  # one wrench: the same formula on Python floats
+        _, _, fz1, tx, ty, _ = w.tolist()
+        return np.array(_cop_parts(fz1, tx, ty))
     fz = w[..., 2:3]
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(fz > 0, np.stack([-w[..., 4], w[..., 3]], axis=-1) / fz, np.nan)
@@ -93,17 +98,24 @@ def centre_of_pressure(
     CentreOfPressure
         In the contact frame (z normal) and in world coordinates.
     """
-    w = np.asarray(wrench, dtype=float)
+    w = wrench if type(wrench) is np.ndarray and wrench.dtype == np.float64 else None
+    if w is None:
+        w = np.asarray(wrench, dtype=float)
     if w.shape != (6,):
         raise StateError(f"a surface contact wrench must have shape (6,), got {w.shape}")
-    if not math.isfinite(float(w @ w)) and not np.isfinite(w).all():  # one test when finite
-        raise StateError(f"contact {contact.name!r}: wrench has non-finite values: {w}")
-    placement = robot.frame_placement(q, contact.frame)
-    R = placement.rotation
-    w_local = (w.reshape(2, 3) @ R).ravel()  # (R^T f, R^T tau)
-    local = cop_in_contact_frame(w_local)
-    world = placement.translation + R[:, :2] @ local
-    return CentreOfPressure(local, world, float(w_local[2]))
+    f1, f2, f3, t1, t2, t3 = w.tolist()
+    if not math.isfinite(math.hypot(f1, f2, f3, t1, t2, t3)):  # NaN or inf for non-finite
+        if not np.isfinite(w).all():
+            raise StateError(f"contact {contact.name!r}: wrench has non-finite values: {w}")
+    R, (p1, p2, p3) = robot._frame_sample(q, contact.frame)
+    (r11, r12, r13), (r21, r22, r23), (r31, r32, r33) = R
+    # (R^T f, R^T tau): the wrench in the contact frame's axes (its origin is the point)
+    fz = f1 * r13 + f2 * r23 + f3 * r33
+    tx = t1 * r11 + t2 * r21 + t3 * r31
+    ty = t1 * r12 + t2 * r22 + t3 * r32
+    x, y = _cop_parts(fz, tx, ty)
+    world = np.array([p1 + (r11 * x + r12 * y), p2 + (r21 * x + r22 * y), p3 + (r31 * x + r32 * y)])
+    return CentreOfPressure(np.array([x, y]), world, fz)
 
 
 def zmp(wrench: Wrench, *, height: float = 0.0) -> Array:

@@ -4,7 +4,9 @@ Every check, estimate and diagnosis computes its residual with
 :func:`newton_euler_residual_arrays` on the **log layout**: wrenches of shape (N, k, 6),
 ``(f, tau)`` in world axes, each about its own point (N, k, 3). Contacts and known external
 wrenches are entries of the same layout. The single-sample and batch API is in
-:mod:`wholebody.balance`.
+:mod:`wholebody.balance`. The arithmetic itself is written once, component by component, in
+:mod:`wholebody._newton_euler_formula`: on columns of shape (N,) for a batch, on Python
+floats for one sample (the single calls), the same operations in the same order.
 
 .. math::
 
@@ -23,9 +25,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ._newton_euler_formula import residual_parts, wrench_sum_parts
 from .contacts import Contact
 from .errors import InvalidArgumentError, StateError, WholebodyDeprecationWarning
-from .spatial import Wrench, cross
+from .spatial import Wrench
 
 __all__ = [
     "stack_contact_wrenches",
@@ -67,7 +70,7 @@ def stack_contact_wrenches(
         if len(wrenches) != len(contacts):
             raise StateError(f"{len(wrenches)} wrenches given for {len(contacts)} contacts")
         parts = []
-        for c, w in zip(contacts, wrenches):
+        for c, w in zip(contacts, wrenches, strict=True):
             w = np.asarray(w, dtype=float)
             w2 = w.reshape(1, -1) if w.ndim == 1 else w
             if w2.ndim != 2 or w2.shape[1] != c.size:
@@ -108,15 +111,42 @@ def wrenches_in_log_layout(contacts: Sequence[Contact], W: Array) -> Array:
     return out
 
 
+def _columns(x: Array, n: int) -> list[Array]:
+    """The last-axis components of ``x`` (..., n) as n views (..., ) (no copies)."""
+    return [x[..., c] for c in range(n)]
+
+
+def _batch_parts(wrenches: Array, points: Array) -> tuple[list[list[Array]], list[list[Array]]]:
+    k = wrenches.shape[-2]
+    return (
+        [_columns(wrenches[..., j, :], 6) for j in range(k)],
+        [_columns(points[..., j, :], 3) for j in range(k)],
+    )
+
+
 def wrench_sum(wrenches: Array, points: Array, at: Array) -> tuple[Array, Array]:
     """Total force and moment about ``at`` of wrenches in the log layout (Varignon).
 
     ``wrenches`` (..., k, 6) world axes, each about its point in ``points`` (..., k, 3);
-    ``at`` (..., 3). Returns force (..., 3) [N] and moment (..., 3) [N m].
+    ``at`` (..., 3). Returns force (..., 3) [N] and moment (..., 3) [N m]. One sample
+    (``wrenches`` of shape (k, 6), ``at`` (3,)) is summed on Python floats, a batch on
+    arrays: the same arithmetic (:func:`wholebody._newton_euler_formula.wrench_sum_parts`).
     """
-    f = wrenches[..., :3]
-    moment = (wrenches[..., 3:] + cross(points - at[..., None, :], f)).sum(axis=-2)
-    return f.sum(axis=-2), moment
+    wrenches = np.asarray(wrenches, dtype=float)
+    points = np.asarray(points, dtype=float)
+    at = np.asarray(at, dtype=float)
+    if wrenches.ndim == 2 and at.ndim == 1:
+        parts = wrench_sum_parts(wrenches.tolist(), points.tolist(), at.tolist())
+        if parts is None:
+            return np.zeros(3), np.zeros(3)
+        return np.array(parts[:3]), np.array(parts[3:])
+    lead = np.broadcast_shapes(wrenches.shape[:-2], points.shape[:-2], at.shape[:-1])
+    W, P = _batch_parts(wrenches, points)
+    parts = wrench_sum_parts(W, P, _columns(at, 3))
+    if parts is None:
+        return np.zeros(lead + (3,)), np.zeros(lead + (3,))
+    full = [np.broadcast_to(x, lead) for x in parts]
+    return np.stack(full[:3], axis=-1), np.stack(full[3:], axis=-1)
 
 
 def newton_euler_residual_arrays(
@@ -141,14 +171,14 @@ def newton_euler_residual_arrays(
 
     Parameters
     ----------
-    wrenches : ndarray, shape (N, k, 6)
+    wrenches : ndarray, shape (N, k, 6), or (k, 6) for one sample
         ``(f, tau)`` of every wrench acting on the robot from outside (contacts and known
         external wrenches alike), world axes, each about its own point [N, N m].
-    points : ndarray, shape (N, k, 3)
+    points : ndarray, shape (N, k, 3), or (k, 3)
         The point each wrench is taken about, world coordinates [m].
-    com : ndarray, shape (N, 3)
+    com : ndarray, shape (N, 3), or (3,)
         Centre of mass ``p_G`` [m].
-    momentum_rate : ndarray, shape (N, 6)
+    momentum_rate : ndarray, shape (N, 6), or (6,)
         ``(dP/dt, dL_G/dt)`` at the CoM, world axes [N, N m].
     mass : float
         Total mass [kg]; a diagnosis may pass a scaled one.
@@ -159,18 +189,35 @@ def newton_euler_residual_arrays(
 
     Returns
     -------
-    force : ndarray, shape (N, 3)
+    force : ndarray, shape (N, 3), or (3,)
         ``f_r``, world axes [N].
-    moment : ndarray, shape (N, 3)
+    moment : ndarray, shape (N, 3), or (3,)
         ``tau_r`` about ``at``, world axes [N m].
+
+    Notes
+    -----
+    One sample (``wrenches`` of shape (k, 6)) runs the formula on Python floats, a batch on
+    arrays of shape (N,): one formula
+    (:func:`wholebody._newton_euler_formula.residual_parts`), two kinds of numbers.
     """
-    f_gi = mass * np.asarray(gravity, dtype=float) - momentum_rate[:, :3]
-    if at is None:
-        force, moment = wrench_sum(wrenches, points, com)
-        return force + f_gi, moment - momentum_rate[:, 3:]
-    at = np.broadcast_to(np.asarray(at, dtype=float), com.shape)
-    force, moment = wrench_sum(wrenches, points, at)
-    return force + f_gi, moment + cross(com - at, f_gi) - momentum_rate[:, 3:]
+    gx, gy, gz = np.asarray(gravity, dtype=float).tolist()
+    mg = [mass * gx, mass * gy, mass * gz]  # Python floats: the same products as numpy's
+    if wrenches.ndim == 2:  # one sample
+        force, moment = residual_parts(
+            wrenches.tolist(),
+            points.tolist(),
+            com.tolist(),
+            momentum_rate.tolist(),
+            mg,
+            None if at is None else np.asarray(at, dtype=float).tolist(),
+        )
+        return np.array(force), np.array(moment)
+    W, P = _batch_parts(wrenches, points)
+    A = None
+    if at is not None:
+        A = _columns(np.broadcast_to(np.asarray(at, dtype=float), com.shape), 3)
+    force, moment = residual_parts(W, P, _columns(com, 3), _columns(momentum_rate, 6), mg, A)
+    return np.stack(force, axis=-1), np.stack(moment, axis=-1)
 
 
 # --- external wrenches ------------------------------------------------------------------------
@@ -378,6 +425,16 @@ class Residual:
     def from_wrench(cls, wrench: Wrench, weight: float) -> Residual:
         """One sample's residual from its wrench (world axes, about ``wrench.point``)."""
         return cls(wrench.force, wrench.moment, wrench.point, float(weight))
+
+    @classmethod
+    def _one(cls, force: Array, moment: Array, point: Array, weight: float) -> Residual:
+        """One sample's residual from the library's own float arrays of shape (3,), without
+        the generated ``__init__`` (the same fields: not flagged, no reasons)."""
+        r = object.__new__(cls)
+        r.__dict__.update(
+            force=force, moment=moment, point=point, weight=weight, flagged=False, reasons={}
+        )
+        return r
 
     @property
     def is_batch(self) -> bool:

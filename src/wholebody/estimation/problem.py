@@ -14,13 +14,11 @@ import numpy as np
 import qpsolvers
 from numpy.typing import ArrayLike, NDArray
 
-from ..balance import Residual
 from ..contacts import Contact
-from ..cop import cop_in_contact_frame
 from ..errors import StateError
 from ..friction import ContactSet
-from ..newton_euler import newton_euler_residual_arrays
 from ..robot import Robot
+from ._estimate_paths import fast_setup, found_estimate, make_estimate, solve_fast
 from .assembly import (
     assemble,
     column_mask,
@@ -48,6 +46,8 @@ __all__ = [
 ]
 
 Array = NDArray[np.float64]
+_daqp: Any = None  # the daqp module, imported at the first solve that uses it
+_clock = time.perf_counter
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,12 @@ class EstimationProblem:
     target_map: Array | None = field(repr=False, default=None)
     _cache: dict[str, Any] = field(init=False, repr=False, compare=False, default_factory=dict)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickles and copies carry the problem, not the solver workspace (made again).
+        state = dict(self.__dict__)
+        state["_cache"] = {}
+        return state
+
     @property
     def identifiable(self) -> bool:
         """Whether the equations alone determine every active contact's wrench."""
@@ -116,6 +122,15 @@ class EstimationProblem:
         """
         solver = solver or DEFAULT_SOLVER
         check_solver(solver)
+        if solver == "daqp" and not options:
+            fast = self._cache.get("fast")
+            if fast is None:
+                fast = self._cache["fast"] = self._fast_setup()
+            if fast:
+                t0 = _clock()
+                x = self._solve_daqp_fast(fast)
+                if x is not None:  # verified found: the rest is derived at first read
+                    return self._found_estimate(fast, x, solver, _clock() - t0)
         limit = self.tolerance * self.weight
         t0 = time.perf_counter()
         if solver == "daqp" and not options:
@@ -166,15 +181,32 @@ class EstimationProblem:
         scale = None
         if status == "infeasible" and friction_scale:
             scale = least_friction_scale(self.ne_matrix, self.ne_target, self._scaled_cones)
-        return _make_estimate(
+        return make_estimate(
             self, x, status, reason, solver, elapsed, eq_res, data_res, scale, margins
         )
 
     def _solve_daqp(self) -> tuple[Array | None, str]:
         """daqp called directly, on the rows qpsolvers would give it (cones then equations,
         stacked once per problem): the same call, without qpsolvers' per-call assembly."""
-        import daqp
+        H, f, rows, upper, lower, sense = self._solve_daqp_arrays()
+        try:
+            x, _, exitflag, _ = _daqp.solve(H, f, rows, upper, lower, sense.copy())
+        except Exception as exc:  # the backend's own error: a failed solve, with its reason
+            return None, f"{type(exc).__name__}: {exc}"
+        if exitflag <= 0:
+            return None, "daqp found no solution"
+        x = np.asarray(x, dtype=float)
+        if not math.isfinite(float(x @ x)):  # finite x @ x: every entry finite
+            return None, "daqp returned non-finite values"
+        return x, ""
 
+    def _solve_daqp_arrays(self) -> tuple[Any, ...]:
+        """daqp's arrays for this problem (made once): H, f, rows, upper, lower, sense."""
+        global _daqp
+        if _daqp is None:
+            import daqp
+
+            _daqp = daqp
         if "daqp" not in self._cache:
             G, E = self.cones, self.equations
             m_in = G.shape[0]
@@ -186,17 +218,20 @@ class EstimationProblem:
             lower = np.full(len(upper), -1e30)
             stacked = (np.asarray(P, dtype=float), q, rows, upper, lower, sense)
             self._cache["daqp"] = stacked
-        H, f, rows, upper, lower, sense = self._cache["daqp"]
-        try:
-            x, _, exitflag, _ = daqp.solve(H, f, rows, upper, lower, sense.copy())
-        except Exception as exc:  # the backend's own error: a failed solve, with its reason
-            return None, f"{type(exc).__name__}: {exc}"
-        if exitflag <= 0:
-            return None, "daqp found no solution"
-        x = np.asarray(x, dtype=float)
-        if not math.isfinite(float(x @ x)):  # finite x @ x: every entry finite
-            return None, "daqp returned non-finite values"
-        return x, ""
+        return self._cache["daqp"]
+
+    def _fast_setup(self) -> tuple[Any, ...]:
+        """See :func:`wholebody.estimation._estimate_paths.fast_setup` (made once)."""
+        arrays = self._solve_daqp_arrays()
+        return fast_setup(self, arrays, _daqp)
+
+    #: daqp on the problem's workspace with a sufficient check (see :func:`solve_fast`).
+    _solve_daqp_fast = staticmethod(solve_fast)
+
+    def _found_estimate(
+        self, fast: tuple[Any, ...], x: Array, solver: str, elapsed: float
+    ) -> ContactEstimate:
+        return found_estimate(self, fast, x, solver, elapsed)
 
     def _contact_set(self) -> ContactSet:
         return self.contact_set if self.contact_set is not None else ContactSet(self.contacts)
@@ -212,84 +247,6 @@ class EstimationProblem:
         return ContactSet(scaled, pyramid_faces=cset.pyramid_faces, inner=cset.inner).face_matrix(
             self.rotations
         )
-
-
-def _make_estimate(
-    problem: EstimationProblem,
-    x: Array,
-    status: str,
-    reason: str,
-    solver: str,
-    elapsed: float,
-    eq_res: float,
-    data_res: float,
-    scale: float | None,
-    margins: Array | None = None,
-) -> ContactEstimate:
-    cset = problem._contact_set()
-    wrenches, local, cops = {}, {}, {}
-    k = len(problem.contacts)
-    e = 0 if problem.known is None else len(problem.known)
-    W = np.zeros((1, k + e, 6))
-    if "block_rotations" not in problem._cache:  # each 3-vector of x with its rotation
-        sizes = [c.size // 3 for c in problem.contacts]
-        problem._cache["block_rotations"] = np.repeat(problem.rotations, sizes, axis=0)
-    # R^T w of every 3-block at once (w^T R), in the layout of x
-    x_local = np.matmul(x.reshape(-1, 1, 3), problem._cache["block_rotations"]).ravel()
-    for j, (c, cols) in enumerate(zip(problem.contacts, cset.cols, strict=True)):
-        w = x[cols]
-        wrenches[c.name] = w.copy()
-        W[0, j, : c.size] = w
-        local[c.name] = loc = x_local[cols]
-        if c.size == 6:
-            cops[c.name] = cop_in_contact_frame(loc)
-    if margins is None:
-        margins = cset.linear_margins(x, faces=problem.cones)
-    assert problem.positions is not None and problem.momentum_rate is not None
-    assert problem.gravity is not None
-    points = problem.positions[:k]
-    if e:
-        assert problem.known is not None and problem.known_points is not None
-        W[0, k:] = problem.known
-        points = np.concatenate([points, problem.known_points])
-    f, m = newton_euler_residual_arrays(
-        W,
-        points[None],
-        problem.com[None],
-        problem.momentum_rate[None],
-        mass=problem.mass,
-        gravity=problem.gravity,
-    )
-    residual = Residual(f[0], m[0], problem.com, problem.weight)
-    names = [c.name for c in problem.contacts]
-    active = np.ones(k, dtype=bool) if problem.active is None else problem.active
-    identifiable = problem.identifiable
-    ident = (
-        np.full(k, identifiable)
-        if problem.identifiable_by_contact is None
-        else problem.identifiable_by_contact
-    )
-    return ContactEstimate(
-        status=status,
-        wrenches=wrenches,
-        wrenches_local=local,
-        centres_of_pressure=cops,
-        newton_euler_residual=residual,
-        equations_residual=eq_res,
-        data_residual=data_res,
-        cone_margins=dict(zip(names, margins.tolist(), strict=True)),
-        mode=problem.mode,
-        solver=solver,
-        solve_time=elapsed,
-        rank=problem.rank,
-        identifiable=identifiable,
-        min_friction_scale=scale,
-        x=x,
-        friction={c.name: c.mu for c in problem.contacts},
-        reason=reason,
-        active=dict(zip(names, active.tolist(), strict=True)),
-        identifiable_by_contact=dict(zip(names, np.asarray(ident, bool).tolist(), strict=True)),
-    )
 
 
 def build_estimation_problem(

@@ -27,8 +27,9 @@ Inactive contacts (``active`` False) are fixed to zero and count as identifiable
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -120,6 +121,37 @@ def status_reason(
     return f"the problem is feasible but the backend failed it: {backend or 'no reason given'}"
 
 
+class _Derived:
+    """A field of :class:`ContactEstimate` that a verified fast solve leaves to be computed
+    on first read (all such fields at once, from the solution and the problem it keeps),
+    then kept. Set like any other field; the dataclass sees a field without a default."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            raise AttributeError(self.name)  # no class-level default: the field is required
+        values = obj.__dict__
+        try:
+            return values[self.name]
+        except KeyError:
+            _derive_now(values)
+            return values[self.name]
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.name] = value
+
+
+def _derive_now(values: dict[str, Any]) -> None:
+    """Fill a :class:`ContactEstimate`'s derived fields from its recipe, if it still has one
+    (values first, then the recipe goes: a concurrent reader finds one or the other)."""
+    derive = values.get("_derive")
+    if derive is not None:
+        values.update(derive())
+        values.pop("_derive", None)
+
+
 @dataclass(frozen=True)
 class ContactEstimate:
     """Estimated contact wrenches of one sample, with the evidence that they are right.
@@ -171,13 +203,24 @@ class ContactEstimate:
     """
 
     status: str
-    wrenches: dict[str, Array]
-    wrenches_local: dict[str, Array]
-    centres_of_pressure: dict[str, Array]
-    newton_euler_residual: Residual
-    equations_residual: float
-    data_residual: float
-    cone_margins: dict[str, float]
+    # Derived from x and the problem: after a fast solve, computed at first read (the values
+    # an eager computation gives). Type checkers see plain fields.
+    if TYPE_CHECKING:
+        wrenches: dict[str, Array]
+        wrenches_local: dict[str, Array]
+        centres_of_pressure: dict[str, Array]
+        newton_euler_residual: Residual
+        equations_residual: float
+        data_residual: float
+        cone_margins: dict[str, float]
+    else:
+        wrenches: dict[str, Array] = _Derived()
+        wrenches_local: dict[str, Array] = _Derived()
+        centres_of_pressure: dict[str, Array] = _Derived()
+        newton_euler_residual: Residual = _Derived()
+        equations_residual: float = _Derived()
+        data_residual: float = _Derived()
+        cone_margins: dict[str, float] = _Derived()
     mode: str
     solver: str
     solve_time: float
@@ -190,6 +233,21 @@ class ContactEstimate:
     active: dict[str, bool] = field(default_factory=dict)
     identifiable_by_contact: dict[str, bool] = field(default_factory=dict)
     intervals: Any = None
+
+    @classmethod
+    def _derived_later(
+        cls, derive: Callable[[], dict[str, Any]], fields: dict[str, Any]
+    ) -> ContactEstimate:
+        """An estimate whose :class:`_Derived` fields ``derive()`` returns at first read;
+        ``fields`` (taken over, not copied) holds all the others."""
+        estimate = object.__new__(cls)
+        fields["_derive"] = derive
+        estimate.__dict__.update(fields)
+        return estimate
+
+    def __getstate__(self) -> dict[str, Any]:
+        _derive_now(self.__dict__)  # pickles and copies carry values, not the recipe
+        return dict(self.__dict__)
 
     @property
     def found(self) -> bool:

@@ -1,0 +1,472 @@
+"""The one-sample fast paths against independent references and against the batch paths.
+
+The single-sample calls run the library's one formula on Python floats (no array machinery);
+the batch calls run it on arrays. Each is tied here to a reference that shares no code with
+either: raw Pinocchio calls and ``np.cross``, the RNEA base rows, hand-written rotations.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from numpy.testing import assert_allclose
+
+from wholebody.balance import (
+    centre_of_pressure,
+    contact_wrench,
+    gravito_inertial_wrench,
+    newton_euler_residual,
+    newton_euler_residuals,
+)
+from wholebody.contacts import PointContact, SurfaceContact
+from wholebody.errors import StateError
+from wholebody.estimation import build_estimation_problem
+from wholebody.estimation import problem as problem_module
+from wholebody.newton_euler import newton_euler_residual_arrays, wrench_sum
+from wholebody.spatial import cross
+
+TOL = 1e-12  # [N], [N m], [m]: the fast path and the batch path against each other
+TOL_REF = 1e-10  # [N], [N m]: against the independent references (sums of ~500 N terms)
+HALF_LENGTH, HALF_WIDTH, MU = 0.1, 0.05, 0.8  # [m], [m], [-]
+CONTACTS = [
+    SurfaceContact("left_sole", half_length=HALF_LENGTH, half_width=HALF_WIDTH, mu=MU),
+    SurfaceContact("right_sole", half_length=HALF_LENGTH, half_width=HALF_WIDTH, mu=MU),
+    PointContact("left_hand", mu=0.5),
+]
+
+
+def sample(robot, seed):
+    """A random state and random contact wrenches (world axes, at the frame origins)."""
+    rng = np.random.default_rng(seed)
+    q = robot.random_configuration(rng)
+    v, a = rng.normal(size=robot.nv), rng.normal(size=robot.nv)
+    wrenches = [
+        rng.normal(scale=100.0, size=6),
+        rng.normal(scale=100.0, size=6),
+        rng.normal(scale=20.0, size=3),
+    ]
+    return q, v, a, wrenches
+
+
+def reference_residual(robot, q, v, a, contacts, wrenches, point=None):
+    """Raw Pinocchio + np.cross: ``sum (f_i, tau_i + (p_i - A) x f_i) + w_gi(A)``."""
+    model = robot.model
+    data = model.createData()
+    pin.computeCentroidalMomentumTimeVariation(model, data, q, v, a)
+    com = data.com[0].copy()
+    dh = data.dhg.vector.copy()
+    A = com if point is None else np.asarray(point, dtype=float)
+    f_gi = robot.mass * model.gravity.linear - dh[:3]
+    force = f_gi.copy()
+    moment = np.cross(com - A, f_gi) - dh[3:]
+    for c, w in zip(contacts, wrenches, strict=True):
+        fid = model.getFrameId(c.frame)
+        p = pin.updateFramePlacement(model, data, fid).translation
+        f = np.asarray(w[:3], dtype=float)
+        tau = np.zeros(3) if c.size == 3 else np.asarray(w[3:], dtype=float)
+        force += f
+        moment += tau + np.cross(p - A, f)
+    return force, moment, com
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("at", ["com", "origin", (0.3, -0.2, 0.05)])
+def test_residual_fast_path_equals_reference_and_batch(humanoid, seed, at):
+    q, v, a, wrenches = sample(humanoid, seed)
+    point = None if at == "com" else (np.zeros(3) if at == "origin" else np.array(at))
+    f_ref, m_ref, com = reference_residual(humanoid, q, v, a, CONTACTS, wrenches, point)
+    one = newton_euler_residual(humanoid, q, v, a, CONTACTS, wrenches, at=at)
+    assert_allclose(one.force, f_ref, rtol=0, atol=TOL_REF)
+    assert_allclose(one.moment, m_ref, rtol=0, atol=TOL_REF)
+    assert_allclose(one.point, com if point is None else point, rtol=0, atol=TOL)
+    assert one.weight == humanoid.mass * np.linalg.norm(humanoid.model.gravity.linear)
+    # The batch path (arrays) on the same sample, in a batch of three: the same numbers.
+    stacked = np.concatenate(
+        [np.r_[w, np.zeros(6 - len(w))][: c.size] for c, w in zip(CONTACTS, wrenches, strict=True)]
+    )
+    batch = newton_euler_residuals(
+        humanoid,
+        np.stack([q, q, q]),
+        np.stack([v, v, v]),
+        np.stack([a, a, a]),
+        CONTACTS,
+        np.stack([stacked, stacked, stacked]),
+        at=at,
+    )
+    for i in range(3):
+        assert_allclose(batch.force[i], one.force, rtol=0, atol=TOL)
+        assert_allclose(batch.moment[i], one.moment, rtol=0, atol=TOL)
+
+
+def test_residual_with_external_wrenches_equals_reference(humanoid):
+    q, v, a, wrenches = sample(humanoid, 5)
+    push = np.array([30.0, -10.0, 5.0, 1.0, 2.0, -3.0])  # at the right hand's origin
+    given_point = np.array([0.1, 0.2, 0.9])
+    force_only = np.array([0.0, 15.0, -4.0])
+    one = newton_euler_residual(
+        humanoid,
+        q,
+        v,
+        a,
+        CONTACTS,
+        wrenches,
+        external_wrenches={"right_hand": push, "label": (force_only, given_point)},
+    )
+    f_ref, m_ref, _ = reference_residual(
+        humanoid,
+        q,
+        v,
+        a,
+        CONTACTS
+        + [SurfaceContact("right_hand", half_length=HALF_LENGTH, half_width=HALF_WIDTH, mu=MU)],
+        wrenches + [push],
+    )
+    f_ref = f_ref + force_only
+    m_ref = m_ref + np.cross(given_point - one.point, force_only)
+    assert_allclose(one.force, f_ref, rtol=0, atol=TOL_REF)
+    assert_allclose(one.moment, m_ref, rtol=0, atol=TOL_REF)
+
+
+def test_residual_accepts_mappings_and_stacked_arrays(humanoid):
+    q, v, a, wrenches = sample(humanoid, 3)
+    ref = newton_euler_residual(humanoid, q, v, a, CONTACTS, wrenches)
+    by_name = {c.name: w for c, w in zip(CONTACTS, wrenches, strict=True)}
+    stacked = np.concatenate(wrenches)
+    as_lists = [w.tolist() for w in wrenches]
+    for given in (by_name, stacked, as_lists, tuple(wrenches)):
+        other = newton_euler_residual(humanoid, q, v, a, CONTACTS, given)
+        assert_allclose(other.force, ref.force, rtol=0, atol=TOL)
+        assert_allclose(other.moment, ref.moment, rtol=0, atol=TOL)
+
+
+def test_gravito_inertial_wrench_is_minus_the_rnea_base_rows(humanoid):
+    """Independent route: rnea's first six rows are the base-frame wrench at the base
+    origin that the contacts must supply, i.e. ``-w_gi`` moved to the base."""
+    for q, v, a, _ in (sample(humanoid, s) for s in range(3)):
+        tau = pin.rnea(humanoid.model, humanoid.model.createData(), q, v, a)
+        base = pin.XYZQUATToSE3(q[:7])
+        w = gravito_inertial_wrench(humanoid, q, v, a, at=base.translation)
+        R = base.rotation
+        assert_allclose(R.T @ w.force, -tau[:3], rtol=0, atol=TOL_REF)
+        assert_allclose(R.T @ w.moment, -tau[3:6], rtol=0, atol=TOL_REF)
+        at_com = gravito_inertial_wrench(humanoid, q, v, a)
+        assert_allclose(at_com.shift_to(base.translation).moment, w.moment, rtol=0, atol=TOL_REF)
+
+
+def test_contact_wrench_equals_hand_sum(humanoid):
+    q, _, _, wrenches = sample(humanoid, 4)
+    model = humanoid.model
+    data = model.createData()
+    com = pin.centerOfMass(model, data, q).copy()
+    for at, A in (("com", com), ("origin", np.zeros(3)), ([0.1, 0.0, 0.4], np.r_[0.1, 0, 0.4])):
+        w = contact_wrench(humanoid, q, CONTACTS, wrenches, at=at)
+        f, m = np.zeros(3), np.zeros(3)
+        for c, x in zip(CONTACTS, wrenches, strict=True):
+            p = pin.updateFramePlacement(model, data, model.getFrameId(c.frame)).translation
+            f += x[:3]
+            m += (x[3:] if c.size == 6 else 0.0) + np.cross(p - A, x[:3])
+        assert_allclose(w.force, f, rtol=0, atol=TOL_REF)
+        assert_allclose(w.moment, m, rtol=0, atol=TOL_REF)
+        assert_allclose(w.point, A, rtol=0, atol=TOL)
+
+
+def test_wrench_sum_and_residual_arrays_one_sample_equal_batch_and_cross():
+    rng = np.random.default_rng(7)
+    W = rng.normal(scale=50.0, size=(4, 6))
+    P = rng.normal(size=(4, 3))
+    at = rng.normal(size=3)
+    com, rate = rng.normal(size=3), rng.normal(scale=10.0, size=6)
+    g = np.array([0.0, 0.0, -9.81])
+    f1, m1 = wrench_sum(W, P, at)
+    fb, mb = wrench_sum(W[None], P[None], at[None])
+    f_ref = W[:, :3].sum(axis=0)
+    m_ref = (W[:, 3:] + np.cross(P - at, W[:, :3])).sum(axis=0)
+    assert_allclose(f1, f_ref, rtol=0, atol=TOL)
+    assert_allclose(m1, m_ref, rtol=0, atol=TOL)
+    assert_allclose(fb[0], f1, rtol=0, atol=0)
+    assert_allclose(mb[0], m1, rtol=0, atol=0)
+    for point in (None, at):
+        r1 = newton_euler_residual_arrays(W, P, com, rate, mass=30.0, gravity=g, at=point)
+        rb = newton_euler_residual_arrays(
+            W[None],
+            P[None],
+            com[None],
+            rate[None],
+            mass=30.0,
+            gravity=g,
+            at=None if point is None else point[None],
+        )
+        A = com if point is None else point
+        f_gi = 30.0 * g - rate[:3]
+        assert_allclose(r1[0], f_ref + f_gi, rtol=0, atol=TOL)
+        m_expect = (W[:, 3:] + np.cross(P - A, W[:, :3])).sum(axis=0)
+        m_expect = m_expect + np.cross(com - A, f_gi) - rate[3:]
+        assert_allclose(r1[1], m_expect, rtol=0, atol=TOL)
+        assert_allclose(rb[0][0], r1[0], rtol=0, atol=0)  # one formula: bit for bit
+        assert_allclose(rb[1][0], r1[1], rtol=0, atol=0)
+    empty = wrench_sum(np.zeros((0, 6)), np.zeros((0, 3)), at)
+    assert_allclose(np.r_[empty[0], empty[1]], np.zeros(6), rtol=0, atol=0)
+
+
+def test_cross_of_two_vectors_equals_numpy():
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        a, b = rng.normal(size=3), rng.normal(size=3)
+        assert_allclose(cross(a, b), np.cross(a, b), rtol=0, atol=1e-15)
+        assert_allclose(cross(a[None], b[None])[0], np.cross(a, b), rtol=0, atol=1e-15)
+
+
+def test_centre_of_pressure_equals_rotation_by_hand(humanoid):
+    q, _, _, _ = sample(humanoid, 6)
+    model = humanoid.model
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, q)
+    M = data.oMf[model.getFrameId("left_sole")]
+    R, p = M.rotation, M.translation
+    local_wrench = np.array([3.0, -2.0, 400.0, 4.0, -6.0, 0.5])  # contact axes
+    world = np.r_[R @ local_wrench[:3], R @ local_wrench[3:]]
+    cop = centre_of_pressure(humanoid, q, CONTACTS[0], world)
+    expect_local = np.array([6.0 / 400.0, 4.0 / 400.0])
+    assert_allclose(cop.local, expect_local, rtol=0, atol=TOL)
+    assert_allclose(
+        cop.world, p + R[:, 0] * expect_local[0] + R[:, 1] * expect_local[1], rtol=0, atol=TOL
+    )
+    assert cop.normal_force == pytest.approx(400.0, abs=TOL_REF)
+    # About the world CoP the moment has no component along the sole's x and y axes.
+    m_at_cop = world[3:] + np.cross(p - cop.world, world[:3])
+    assert_allclose(R.T @ m_at_cop, [0.0, 0.0, R.T[2] @ m_at_cop], rtol=0, atol=TOL_REF)
+    pulling = np.r_[-R @ local_wrench[:3], R @ local_wrench[3:]]
+    lifted = centre_of_pressure(humanoid, q, CONTACTS[0], pulling)
+    assert np.isnan(lifted.local).all() and np.isnan(lifted.world).all()
+
+
+@pytest.mark.parametrize(
+    ("bad", "fragment"),
+    [
+        (np.array([1.0, np.nan, 3.0, 0.0, 0.0, 0.0]), "non-finite"),
+        (np.array([1e12, 0.0, 3.0, 0.0, 0.0, 0.0]), "beyond any physical magnitude"),
+        (np.zeros(5), "takes a wrench (f, tau) (6,) per sample, got shape (5,)"),
+    ],
+)
+def test_single_calls_refuse_bad_wrenches(humanoid, bad, fragment):
+    q, v, a, wrenches = sample(humanoid, 0)
+    given = [bad] + wrenches[1:]
+    with pytest.raises(StateError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+        newton_euler_residual(humanoid, q, v, a, CONTACTS, given)
+    with pytest.raises(StateError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+        contact_wrench(humanoid, q, CONTACTS, given)
+
+
+def test_centre_of_pressure_refuses_bad_wrenches(humanoid):
+    q = humanoid.neutral()
+    with pytest.raises(StateError, match="wrench has non-finite values"):
+        centre_of_pressure(humanoid, q, CONTACTS[0], [0, 0, np.inf, 0, 0, 0])
+    with pytest.raises(StateError, match=r"must have shape \(6,\), got \(3,\)"):
+        centre_of_pressure(humanoid, q, CONTACTS[0], [0, 0, 1])
+
+
+def test_weight_follows_gravity(humanoid):
+    robot = copy.deepcopy(humanoid)
+    assert robot.weight == pytest.approx(robot.mass * 9.81, rel=1e-15)
+    robot.gravity_vector = [0.0, 0.0, -1.62]
+    assert robot.weight == pytest.approx(robot.mass * 1.62, rel=1e-15)
+    assert_allclose(robot.gravity_vector, [0.0, 0.0, -1.62], rtol=0, atol=0)
+    q, v, a, wrenches = sample(robot, 1)
+    res = newton_euler_residual(robot, q, v, a, CONTACTS, wrenches)
+    f_ref, m_ref, _ = reference_residual(robot, q, v, a, CONTACTS, wrenches)
+    assert res.weight == robot.weight
+    assert_allclose(res.force, f_ref, rtol=0, atol=TOL_REF)
+    g = robot.gravity_vector
+    g[2] = 5.0  # a copy: the robot's gravity is unchanged
+    assert robot.gravity_vector[2] == -1.62
+
+
+# --- the estimate of a prebuilt problem --------------------------------------------------
+
+
+def standing_problem(robot, seed=0):
+    rng = np.random.default_rng(seed)
+    q = robot.neutral()
+    q[2] = -robot.frame_position(q, "left_sole")[2]
+    v, a = 0.05 * rng.normal(size=robot.nv), 0.05 * rng.normal(size=robot.nv)
+    feet = CONTACTS[:2]
+    return build_estimation_problem(robot, q, v, a, feet), (q, v, a, feet)
+
+
+FIELDS = [f.name for f in dataclasses.fields(problem_module.ContactEstimate)]
+
+
+def assert_same_estimate(x, y, atol=0.0):
+    """Every field equal (``atol`` on the numbers, [N, N m, m])."""
+    for name in FIELDS:
+        if name == "solve_time":
+            continue
+        a, b = getattr(x, name), getattr(y, name)
+        if name == "newton_euler_residual":
+            for part in ("force", "moment", "point"):
+                assert_allclose(getattr(a, part), getattr(b, part), rtol=0, atol=atol)
+            assert a.weight == b.weight
+        elif isinstance(a, dict):
+            assert a.keys() == b.keys(), name
+            for key in a:
+                assert_allclose(np.asarray(a[key]), np.asarray(b[key]), rtol=0, atol=atol)
+        elif isinstance(a, np.ndarray):
+            assert_allclose(a, b, rtol=0, atol=atol)
+        elif isinstance(a, float) and atol:
+            assert a == pytest.approx(b, abs=atol), name
+        else:
+            assert a == b, name
+
+
+def test_fast_solve_reads_as_the_full_path(humanoid, monkeypatch):
+    problem, (q, v, a, feet) = standing_problem(humanoid)
+    fast = problem.solve()
+    assert "_derive" in fast.__dict__  # the derived fields wait for their first read
+    monkeypatch.setattr(
+        problem_module.EstimationProblem, "_solve_daqp_fast", staticmethod(lambda fast: None)
+    )
+    full = problem.solve()
+    assert "_derive" not in full.__dict__
+    assert fast.status == full.status == "found"
+    # The fast path solves on daqp's set-up workspace, the full path with daqp.solve: the
+    # same QP, answers equal to rounding.
+    assert_same_estimate(fast, full, atol=TOL_REF)
+    # Independent checks of what was derived: the residual by the balance module, the local
+    # wrenches by hand, the equations by the problem's own rows.
+    res = newton_euler_residual(humanoid, q, v, a, feet, [fast.wrenches[c.name] for c in feet])
+    assert_allclose(fast.newton_euler_residual.force, res.force, rtol=0, atol=TOL_REF)
+    assert_allclose(fast.newton_euler_residual.moment, res.moment, rtol=0, atol=TOL_REF)
+    assert fast.equations_residual == float(
+        np.abs(problem.equations @ fast.x - problem.target).max()
+    )
+    for j, c in enumerate(feet):
+        R = problem.rotations[j]
+        w = fast.wrenches[c.name]
+        assert_allclose(
+            fast.wrenches_local[c.name], np.r_[R.T @ w[:3], R.T @ w[3:]], rtol=0, atol=TOL_REF
+        )
+    assert min(fast.cone_margins.values()) >= -problem.tolerance * problem.weight
+
+
+def test_lazy_estimate_pickles_copies_and_replaces_with_values(humanoid):
+    problem, _ = standing_problem(humanoid, seed=1)
+    reference = problem.solve()
+    _ = reference.wrenches  # derived now
+    for make in (
+        lambda e: pickle.loads(pickle.dumps(e)),
+        copy.deepcopy,
+        lambda e: dataclasses.replace(e, intervals=None),
+    ):
+        other = make(problem.solve())
+        assert "_derive" not in other.__dict__
+        assert_same_estimate(other, reference)
+    again = pickle.loads(pickle.dumps(problem))  # the problem travels without its workspace
+    assert_allclose(again.solve().x, reference.x, rtol=0, atol=0)
+    lazy = problem.solve()
+    assert repr(lazy) == repr(reference).replace(
+        f"solve_time={reference.solve_time!r}", f"solve_time={lazy.solve_time!r}"
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        lazy.wrenches = {}
+
+
+def test_fast_solve_keeps_its_own_copy_of_x(humanoid):
+    problem, _ = standing_problem(humanoid, seed=2)
+    est = problem.solve()
+    x = est.x.copy()
+    est.x[:] = 0.0  # the caller's array; the derived wrenches come from the solution
+    assert_allclose(np.concatenate(list(est.wrenches.values())), x, rtol=0, atol=0)
+
+
+def test_infeasible_sample_takes_the_full_path(humanoid):
+    q = humanoid.neutral()
+    q[2] = -humanoid.frame_position(q, "left_sole")[2]
+    a = np.zeros(humanoid.nv)
+    a[0] = 30.0  # a 3 g forward push with mu = 0.8: no wrench inside the cones gives it
+    problem = build_estimation_problem(humanoid, q, np.zeros(humanoid.nv), a, CONTACTS[:2])
+    est = problem.solve()
+    assert est.status == "infeasible"
+    assert "_derive" not in est.__dict__
+    assert est.reason.startswith("no wrenches inside the cones meet the equations")
+
+
+# --- state checks -------------------------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in dot:RuntimeWarning")
+def test_state_checks_accept_exactly_the_finite_states_within_the_limit(humanoid):
+    """Whatever path a state takes (byte test, dot product, slow path), it is accepted iff
+    every entry is finite and within 1e8: checked against np.isfinite and abs directly."""
+    rng = np.random.default_rng(11)
+    specials = [
+        0.0,
+        -0.0,
+        5e-324,
+        131071.99,
+        131072.0,
+        -131072.0,
+        2.0**17 + 1,
+        5e6,
+        1e8,
+        -1e8,
+        1.0000001e8,
+        1e200,
+        np.inf,
+        -np.inf,
+        np.nan,
+    ]
+    q0 = humanoid.neutral()
+    for trial in range(300):
+        v = rng.normal(size=humanoid.nv) * 10.0 ** rng.integers(-3, 9, size=humanoid.nv)
+        if trial % 2:
+            v[rng.integers(humanoid.nv)] = specials[trial % len(specials)]
+        ok = bool(np.isfinite(v).all() and np.abs(v).max() <= 1e8)
+        try:
+            humanoid.check_v(v.copy())
+            accepted = True
+        except StateError:
+            accepted = False
+        assert accepted == ok, v
+        q = q0.copy()
+        q[:3] = v[:3]
+        q[7:] = v[3 : 3 + humanoid.nq - 7]
+        ok_q = bool(np.isfinite(q).all() and np.abs(q).max() <= 1e8)
+        try:
+            humanoid.check_q(q)
+            accepted = True
+        except StateError:
+            accepted = False
+        assert accepted == ok_q, q
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in dot:RuntimeWarning")
+def test_a_state_changed_in_place_is_checked_again(humanoid):
+    """The checks remember the bytes of the last state that passed, not the array: a
+    controller that writes a bad value into its buffer is caught at the next call."""
+    q, v, a, _ = sample(humanoid, 9)
+    humanoid.inverse_dynamics(q, v, a)
+    humanoid.centroidal_momentum(q, v)
+    v[3] = np.nan
+    with pytest.raises(StateError, match=r"v has non-finite values at indices \[3\]"):
+        humanoid.inverse_dynamics(q, v, a)
+    with pytest.raises(StateError, match=r"v has non-finite values at indices \[3\]"):
+        humanoid.centroidal_momentum(q, v)
+    v[3] = 0.0
+    a[0] = 1e200
+    with pytest.raises(StateError, match=r"a\[0\] = 1e\+200 is beyond any physical magnitude"):
+        gravito_inertial_wrench(humanoid, q, v, a)
+    a[0] = 0.0
+    q[3:7] = [0.0, 0.0, 0.0, 2.0]
+    with pytest.raises(StateError, match="base quaternion q\\[3:7\\] has norm 2"):
+        humanoid.inverse_dynamics(q, v, a)
+    humanoid.check_inputs = False
+    try:
+        q2, v2 = humanoid._check_qv(q, v)
+        assert q2 is q and v2 is v  # unchecked: handed through
+    finally:
+        humanoid.check_inputs = True
