@@ -1,0 +1,227 @@
+"""Batch helpers that call Pinocchio for many samples of one robot, for the hot loops of batch
+estimation and of log checks; and the configuration difference of many samples on the manifold,
+vectorised in numpy. Plain functions taking a :class:`~wholebody.robot.Robot`.
+
+The per-sample pass reads its results through views that Pinocchio's ``Data`` keeps alive
+(``data.com[0]``, ``data.dhg.vector``, ``data.oMf[i].translation`` / ``.rotation`` refer to the
+data's own memory, overwritten by every pass): one small copy each, no Python objects built per
+sample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import NDArray
+
+from .errors import InvalidArgumentError
+
+__all__ = ["centroidal_frames_rows", "configuration_difference"]
+
+Array = NDArray[np.float64]
+
+_momentum_rate = pin.computeCentroidalMomentumTimeVariation
+_update_frame = pin.updateFramePlacement
+
+
+def centroidal_frames_rows(
+    robot: object,
+    Q: Array,
+    V: Array,
+    A: Array,
+    rows: Sequence[int],
+    frame_ids: Sequence[int],
+    com: Array,
+    rate: Array,
+    positions: Array,
+    rotations: Array | None = None,
+    n_rotations: int | None = None,
+) -> None:
+    """One Pinocchio pass per listed sample: CoM, momentum rate at the CoM and frame placements,
+    written into the given arrays at the same rows.
+
+    The states are **not checked** (callers check whole arrays with ``Robot.check_batch``).
+
+    Parameters
+    ----------
+    robot : Robot
+    Q : ndarray, shape (N, nq)
+    V, A : ndarray, shape (N, nv)
+    rows : sequence of int
+        The samples to compute, each in ``[0, N)``.
+    frame_ids : sequence of int
+        Frame indices in ``[0, nframes)``.
+    com : ndarray, shape (N, 3)
+        Out: centre of mass, world [m].
+    rate : ndarray, shape (N, 6)
+        Out: ``(dP/dt, dL_G/dt)`` at the CoM, world axes [N, N m]
+        (``computeCentroidalMomentumTimeVariation``).
+    positions : ndarray, shape (N, len(frame_ids), 3)
+        Out: frame origins, world [m].
+    rotations : ndarray, shape (N, r, 3, 3), optional
+        Out: world-from-frame rotations of the first ``r`` frames.
+    n_rotations : int, optional
+        ``r`` (default: every frame).
+
+    Raises
+    ------
+    InvalidArgumentError
+        A frame id outside ``[0, nframes)``.
+    """
+    model, data = robot.model, robot.data  # type: ignore[attr-defined]
+    ids = [int(f) for f in frame_ids]
+    bad = [f for f in ids if not 0 <= f < model.nframes]
+    if bad:
+        raise InvalidArgumentError(
+            f"frame ids {bad} are outside [0, {model.nframes}) for robot {model.name!r}"
+        )
+    r = len(ids) if n_rotations is None else int(n_rotations)
+    if rotations is None:
+        r = 0
+    # Live views into the data (see the module docstring); ids are unique per view.
+    com_view = data.com[0]
+    rate_view = data.dhg.vector
+    placed = [data.oMf[f] for f in ids]
+    trans = [p.translation for p in placed]
+    rots = [p.rotation for p in placed[:r]]
+    pairs = list(enumerate(ids))
+    for i in rows:
+        _momentum_rate(model, data, Q[i], V[i], A[i])
+        com[i] = com_view
+        rate[i] = rate_view
+        P = positions[i]
+        for j, f in pairs:
+            _update_frame(model, data, f)
+            P[j] = trans[j]
+        if r:
+            Ri = rotations[i]  # type: ignore[index]
+            for j in range(r):
+                Ri[j] = rots[j]
+
+
+# --- the configuration difference on the manifold, vectorised -------------------------------
+
+
+def _quaternion_log(quat: Array) -> Array:
+    """Rotation vectors (N, 3) of unit quaternions x-y-z-w (N, 4), the angle in [0, pi]."""
+    xyz, w = quat[:, :3], quat[:, 3]
+    s = np.linalg.norm(xyz, axis=1)
+    # The shorter way round: q and -q are the same rotation.
+    sign = np.where(w < 0, -1.0, 1.0)
+    angle = 2.0 * np.arctan2(s, np.abs(w))
+    # atan2 is accurate for tiny s: angle / s only needs s > 0 (the limit is 2 / |w|).
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = np.where(s > 0, angle / np.where(s > 0, s, 1.0), 2.0 / np.abs(w))
+    return (sign * scale)[:, None] * xyz
+
+
+def _rotation_matrices(quat: Array) -> Array:
+    x, y, z, w = quat.T
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        axis=1,
+    )
+
+
+def _quaternion_multiply(a: Array, b: Array) -> Array:
+    """Hamilton products a * b of quaternions x-y-z-w, (N, 4)."""
+    ax, ay, az, aw = a.T
+    bx, by, bz, bw = b.T
+    return np.stack(
+        [
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+            aw * bw - ax * bx - ay * by - az * bz,
+        ],
+        axis=1,
+    )
+
+
+def configuration_difference(robot: object, Q0: Array, Q1: Array) -> Array:
+    """``pin.difference(model, Q0[i], Q1[i])`` for every row, vectorised in numpy.
+
+    The tangent ``d`` with ``Q1 = integrate(Q0, d)``, in Pinocchio's joint conventions:
+
+    - free flyer: the SE(3) log of ``M0^{-1} M1``: ``(J^{-1}(omega) R0^T (p1 - p0), omega)``
+      with ``omega = log(R0^T R1)`` from the quaternion of the relative rotation (the
+      shorter way round), both in the base frame (``J``: SO(3)'s left Jacobian);
+    - revolute, prismatic, and other one-dof joints with ``nq == nv == 1``: ``q1 - q0``;
+    - continuous (unbounded revolute, ``nq = 2``, ``(cos, sin)``):
+      ``atan2(c0 s1 - s0 c1, c0 c1 + s0 s1)``;
+    - spherical joints: the SO(3) log; planar and other joints fall back to Pinocchio, row
+      by row.
+
+    Parameters
+    ----------
+    robot : Robot
+    Q0, Q1 : ndarray, shape (N, nq)
+
+    Returns
+    -------
+    ndarray, shape (N, nv)
+    """
+    model = robot.model  # type: ignore[attr-defined]
+    Q0 = np.asarray(Q0, dtype=float)
+    Q1 = np.asarray(Q1, dtype=float)
+    N = Q0.shape[0]
+    out = np.empty((N, model.nv))
+    for j in range(1, model.njoints):
+        joint = model.joints[j]
+        iq, iv, nq, nv = joint.idx_q, joint.idx_v, joint.nq, joint.nv
+        name = joint.shortname()
+        a, b = Q0[:, iq : iq + nq], Q1[:, iq : iq + nq]
+        if nq == 1 and nv == 1:
+            out[:, iv] = b[:, 0] - a[:, 0]
+        elif name.startswith("JointModelRUB") or (nq == 2 and nv == 1):
+            c0, s0, c1, s1 = a[:, 0], a[:, 1], b[:, 0], b[:, 1]
+            out[:, iv] = np.arctan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1)
+        elif name == "JointModelFreeFlyer":
+            out[:, iv : iv + 6] = _free_flyer_difference(a, b)
+        elif name == "JointModelSpherical":
+            rel = _quaternion_multiply(_conjugate(a), b)
+            out[:, iv : iv + 3] = _quaternion_log(rel)
+        else:  # planar, composite, ...: Pinocchio, row by row
+            for i in range(N):
+                d = pin.difference(model, Q0[i], Q1[i])
+                out[i, iv : iv + nv] = d[iv : iv + nv]
+    return out
+
+
+def _conjugate(quat: Array) -> Array:
+    out = quat.copy()
+    out[:, :3] *= -1.0
+    return out
+
+
+def _free_flyer_difference(a: Array, b: Array) -> Array:
+    """SE(3) log of ``M_a^{-1} M_b`` for free-flyer blocks ``[p, quat x-y-z-w]`` (N, 7)."""
+    qa = a[:, 3:7] / np.linalg.norm(a[:, 3:7], axis=1, keepdims=True)
+    qb = b[:, 3:7] / np.linalg.norm(b[:, 3:7], axis=1, keepdims=True)
+    rel = _quaternion_multiply(_conjugate(qa), qb)
+    omega = _quaternion_log(rel)
+    Ra = _rotation_matrices(qa)
+    dp = np.einsum("nji,nj->ni", Ra, b[:, :3] - a[:, :3])  # R_a^T (p_b - p_a), base axes
+    # SE(3) log: translation part is V(omega)^{-1} dp with
+    # V^{-1} = I - W/2 + c W^2, W = skew(omega), c = (1 - (t/2) cot(t/2)) / t^2 (written
+    # with sin(t/2)^2 = (1 - cos t) / 2, which keeps its precision as t -> 0; a series below
+    # 1e-3, error t^4 / 30240).
+    t = np.linalg.norm(omega, axis=1)
+    small = t < 1e-3
+    ts = np.where(small, 1.0, t)
+    half = 0.5 * ts
+    coef = np.where(
+        small,
+        1.0 / 12.0 + t * t / 720.0,
+        (1.0 - half * np.cos(half) / np.sin(half)) / (ts * ts),
+    )
+    wxd = np.cross(omega, dp)
+    wxwxd = np.cross(omega, wxd)
+    lin = dp - 0.5 * wxd + coef[:, None] * wxwxd
+    return np.concatenate([lin, omega], axis=1)
