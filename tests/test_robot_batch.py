@@ -127,7 +127,7 @@ def _sets() -> list[ContactSet]:
         ContactSet([PointContact(f"p{i}", mu=0.7) for i in range(4)]),
         ContactSet(
             [
-                PointContact("p", mu=0.5, normal=[0.1, 0.2, 1.0]),
+                PointContact("p", mu=0.5, normal=np.array([0.1, 0.2, 1.0])),
                 SurfaceContact("s", half_length=0.1, half_width=0.04, mu=0.7),
             ],
             pyramid_faces=6,
