@@ -117,18 +117,6 @@ def _quaternion_log(quat: Array) -> Array:
     return (sign * scale)[:, None] * xyz
 
 
-def _rotation_matrices(quat: Array) -> Array:
-    x, y, z, w = quat.T
-    return np.stack(
-        [
-            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-        ],
-        axis=1,
-    )
-
-
 def _quaternion_multiply(a: Array, b: Array) -> Array:
     """Hamilton products a * b of quaternions x-y-z-w, (N, 4)."""
     ax, ay, az, aw = a.T
@@ -172,14 +160,22 @@ def configuration_difference(robot: object, Q0: Array, Q1: Array) -> Array:
     Q1 = np.asarray(Q1, dtype=float)
     N = Q0.shape[0]
     out = np.empty((N, model.nv))
+    run: list[int] = []  # consecutive one-dof joints: (q start, v start, count)
     for j in range(1, model.njoints):
         joint = model.joints[j]
         iq, iv, nq, nv = joint.idx_q, joint.idx_v, joint.nq, joint.nv
         name = joint.shortname()
         a, b = Q0[:, iq : iq + nq], Q1[:, iq : iq + nq]
-        if nq == 1 and nv == 1:
-            out[:, iv] = b[:, 0] - a[:, 0]
-        elif name.startswith("JointModelRUB") or (nq == 2 and nv == 1):
+        if nq == 1 and nv == 1:  # revolute, prismatic: one subtraction per run of them
+            if run and run[0] + run[2] == iq and run[1] + run[2] == iv:
+                run[2] += 1
+            else:
+                _subtract_run(out, Q0, Q1, run)
+                run = [iq, iv, 1]
+            continue
+        _subtract_run(out, Q0, Q1, run)
+        run = []
+        if name.startswith("JointModelRUB") or (nq == 2 and nv == 1):
             c0, s0, c1, s1 = a[:, 0], a[:, 1], b[:, 0], b[:, 1]
             out[:, iv] = np.arctan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1)
         elif name == "JointModelFreeFlyer":
@@ -191,7 +187,14 @@ def configuration_difference(robot: object, Q0: Array, Q1: Array) -> Array:
             for i in range(N):
                 d = pin.difference(model, Q0[i], Q1[i])
                 out[i, iv : iv + nv] = d[iv : iv + nv]
+    _subtract_run(out, Q0, Q1, run)
     return out
+
+
+def _subtract_run(out: Array, Q0: Array, Q1: Array, run: list[int]) -> None:
+    if run:
+        iq, iv, n = run
+        np.subtract(Q1[:, iq : iq + n], Q0[:, iq : iq + n], out=out[:, iv : iv + n])
 
 
 def _conjugate(quat: Array) -> Array:
@@ -200,28 +203,55 @@ def _conjugate(quat: Array) -> Array:
     return out
 
 
+def _cross(a: tuple[Array, ...], b: tuple[Array, ...]) -> tuple[Array, Array, Array]:
+    """Cross products of vectors given by their component arrays."""
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
 def _free_flyer_difference(a: Array, b: Array) -> Array:
-    """SE(3) log of ``M_a^{-1} M_b`` for free-flyer blocks ``[p, quat x-y-z-w]`` (N, 7)."""
-    qa = a[:, 3:7] / np.linalg.norm(a[:, 3:7], axis=1, keepdims=True)
-    qb = b[:, 3:7] / np.linalg.norm(b[:, 3:7], axis=1, keepdims=True)
-    rel = _quaternion_multiply(_conjugate(qa), qb)
-    omega = _quaternion_log(rel)
-    Ra = _rotation_matrices(qa)
-    dp = np.einsum("nji,nj->ni", Ra, b[:, :3] - a[:, :3])  # R_a^T (p_b - p_a), base axes
+    """SE(3) log of ``M_a^{-1} M_b`` for free-flyer blocks ``[p, quat x-y-z-w]`` (N, 7),
+    component by component (N-long arrays: no (N, 3, 3) temporaries)."""
+    na = np.sqrt(np.einsum("ij,ij->i", a[:, 3:7], a[:, 3:7]))
+    nb = np.sqrt(np.einsum("ij,ij->i", b[:, 3:7], b[:, 3:7]))
+    ax, ay, az, aw = (a[:, 3 + i] / na for i in range(4))
+    bx, by, bz, bw = (b[:, 3 + i] / nb for i in range(4))
+    # The relative rotation conj(q_a) * q_b (Hamilton product, x-y-z-w).
+    rx = aw * bx - ax * bw - ay * bz + az * by
+    ry = aw * by + ax * bz - ay * bw - az * bx
+    rz = aw * bz - ax * by + ay * bx - az * bw
+    rw = aw * bw + ax * bx + ay * by + az * bz
+    # Its log, the shorter way round (q and -q are the same rotation); atan2 is accurate for
+    # tiny s, so angle / s only needs s > 0 (the limit is 2 / |w|).
+    s = np.sqrt(rx * rx + ry * ry + rz * rz)
+    angle = 2.0 * np.arctan2(s, np.abs(rw))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = np.where(s > 0, angle / np.where(s > 0, s, 1.0), 2.0 / np.abs(rw))
+    scale = np.where(rw < 0, -scale, scale)
+    omega = (scale * rx, scale * ry, scale * rz)
+    # R_a^T (p_b - p_a), base axes: rotate by conj(q_a) = (e, w) with e = -xyz_a:
+    # u + w t + e x t, t = 2 e x u.
+    u = (b[:, 0] - a[:, 0], b[:, 1] - a[:, 1], b[:, 2] - a[:, 2])
+    e = (-ax, -ay, -az)
+    t2 = tuple(2.0 * c for c in _cross(e, u))
+    ext = _cross(e, t2)
+    dp = tuple(u[i] + aw * t2[i] + ext[i] for i in range(3))
     # SE(3) log: translation part is V(omega)^{-1} dp with
     # V^{-1} = I - W/2 + c W^2, W = skew(omega), c = (1 - (t/2) cot(t/2)) / t^2 (written
     # with sin(t/2)^2 = (1 - cos t) / 2, which keeps its precision as t -> 0; a series below
     # 1e-3, error t^4 / 30240).
-    t = np.linalg.norm(omega, axis=1)
-    small = t < 1e-3
-    ts = np.where(small, 1.0, t)
+    th = np.abs(angle)
+    small = th < 1e-3
+    ts = np.where(small, 1.0, th)
     half = 0.5 * ts
     coef = np.where(
         small,
-        1.0 / 12.0 + t * t / 720.0,
+        1.0 / 12.0 + th * th / 720.0,
         (1.0 - half * np.cos(half) / np.sin(half)) / (ts * ts),
     )
-    wxd = np.cross(omega, dp)
-    wxwxd = np.cross(omega, wxd)
-    lin = dp - 0.5 * wxd + coef[:, None] * wxwxd
-    return np.concatenate([lin, omega], axis=1)
+    wxd = _cross(omega, dp)
+    wxwxd = _cross(omega, wxd)
+    out = np.empty((a.shape[0], 6))
+    for i in range(3):
+        out[:, i] = dp[i] - 0.5 * wxd[i] + coef * wxwxd[i]
+        out[:, 3 + i] = omega[i]
+    return out

@@ -117,14 +117,26 @@ def contact_checks(
     frames: list[str],
     ground: Ground | None,
     up: Array,
+    placements: tuple[Array, Array] | None = None,
 ) -> tuple[ConventionCheck, ConventionCheck]:
+    """The checks ``loaded_contacts_still`` and ``loaded_contacts_on_ground``.
+
+    ``placements``: (CoM (N, 3), contact frame origins (N, k, 3)), world [m], from a pass the
+    caller made (NaN where it made none); the missing samples are placed here.
+    """
     N, k = len(traj), len(frames)
     model = robot.model
     data = model.createData()
     fids = [robot.frame_id(f) for f in frames]
-    P = np.full((N, k, 3), np.nan)
-    com = np.full((N, 3), np.nan)
-    for i in np.flatnonzero(~bad):
+    if placements is None:
+        P = np.full((N, k, 3), np.nan)
+        com = np.full((N, 3), np.nan)
+        todo = ~bad
+    else:
+        com = np.where(bad[:, None], np.nan, placements[0])
+        P = np.where(bad[:, None, None], np.nan, placements[1])
+        todo = ~bad & ~(np.isfinite(com).all(axis=1) & np.isfinite(P).all(axis=(1, 2)))
+    for i in np.flatnonzero(todo):
         com[i] = pin.centerOfMass(model, data, q[i], False)
         for c, fid in enumerate(fids):
             P[i, c] = pin.updateFramePlacement(model, data, fid).translation
