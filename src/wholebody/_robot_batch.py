@@ -211,10 +211,11 @@ def _cross(a: tuple[Array, ...], b: tuple[Array, ...]) -> tuple[Array, Array, Ar
 def _free_flyer_difference(a: Array, b: Array) -> Array:
     """SE(3) log of ``M_a^{-1} M_b`` for free-flyer blocks ``[p, quat x-y-z-w]`` (N, 7),
     component by component (N-long arrays: no (N, 3, 3) temporaries)."""
-    na = np.sqrt(np.einsum("ij,ij->i", a[:, 3:7], a[:, 3:7]))
-    nb = np.sqrt(np.einsum("ij,ij->i", b[:, 3:7], b[:, 3:7]))
-    ax, ay, az, aw = (a[:, 3 + i] / na for i in range(4))
-    bx, by, bz, bw = (b[:, 3 + i] / nb for i in range(4))
+    a, b = np.ascontiguousarray(a.T), np.ascontiguousarray(b.T)  # (7, N): contiguous rows
+    na = np.sqrt(a[3] * a[3] + a[4] * a[4] + a[5] * a[5] + a[6] * a[6])
+    nb = np.sqrt(b[3] * b[3] + b[4] * b[4] + b[5] * b[5] + b[6] * b[6])
+    ax, ay, az, aw = (a[3 + i] / na for i in range(4))
+    bx, by, bz, bw = (b[3 + i] / nb for i in range(4))
     # The relative rotation conj(q_a) * q_b (Hamilton product, x-y-z-w).
     rx = aw * bx - ax * bw - ay * bz + az * by
     ry = aw * by + ax * bz - ay * bw - az * bx
@@ -230,7 +231,7 @@ def _free_flyer_difference(a: Array, b: Array) -> Array:
     omega = (scale * rx, scale * ry, scale * rz)
     # R_a^T (p_b - p_a), base axes: rotate by conj(q_a) = (e, w) with e = -xyz_a:
     # u + w t + e x t, t = 2 e x u.
-    u = (b[:, 0] - a[:, 0], b[:, 1] - a[:, 1], b[:, 2] - a[:, 2])
+    u = (b[0] - a[0], b[1] - a[1], b[2] - a[2])
     e = (-ax, -ay, -az)
     t2 = tuple(2.0 * c for c in _cross(e, u))
     ext = _cross(e, t2)
@@ -250,7 +251,7 @@ def _free_flyer_difference(a: Array, b: Array) -> Array:
     )
     wxd = _cross(omega, dp)
     wxwxd = _cross(omega, wxd)
-    out = np.empty((a.shape[0], 6))
+    out = np.empty((a.shape[1], 6))
     for i in range(3):
         out[:, i] = dp[i] - 0.5 * wxd[i] + coef * wxwxd[i]
         out[:, 3 + i] = omega[i]

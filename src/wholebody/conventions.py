@@ -208,30 +208,70 @@ def _contact_frames(traj: Trajectory, contacts: Sequence[Contact]) -> list[str]:
 # --- v against dq/dt ------------------------------------------------------------------------
 
 
-@dataclass
 class _Agreement:
-    """Per-column agreement of ``v`` with the manifold derivative ``d`` of ``q``."""
+    """Per-column agreement of ``v`` with the manifold derivative ``d`` of ``q``.
 
-    share: Array  # (nv,) share of samples beyond the bound
-    median_error: Array  # (nv,) median |v - d|
-    scale: Array  # (nv,) fitted v / d on the moving half of the samples
-    motion: Array  # (nv,) 90th percentile of |v|
-    fails: NDArray[np.bool_]  # (nv,)
+    ``share``, ``motion`` and ``fails`` are computed at once; ``median_error`` and ``scale``
+    (evidence and hypotheses of a failing check) on first use, from the arrays kept here.
+    """
+
+    def __init__(
+        self,
+        share: Array,
+        motion: Array,
+        fails: NDArray[np.bool_],
+        rows: tuple[Array, Array, Array, Array, NDArray[np.bool_]],
+    ):
+        self.share = share  # (nv,) share of samples beyond the bound
+        self.motion = motion  # (nv,) 90th percentile of |v|
+        self.fails = fails  # (nv,)
+        self._rows: tuple[Array, Array, Array, Array, NDArray[np.bool_]] | None = rows
+        self._error: Array | None = None
+        self._scale: Array | None = None
+
+    @property
+    def median_error(self) -> Array:
+        """(nv,) median |v - d|."""
+        self._evaluate()
+        assert self._error is not None
+        return self._error
+
+    @property
+    def scale(self) -> Array:
+        """(nv,) fitted v / d on the moving half of the samples."""
+        self._evaluate()
+        assert self._scale is not None
+        return self._scale
+
+    def _evaluate(self) -> None:
+        if self._rows is None:
+            return
+        vT, dT, abs_d, r, valid = self._rows
+        with np.errstate(invalid="ignore"):
+            scale = np.full(vT.shape[0], np.nan)
+            typical = _row_median(abs_d)  # per column, as nanmedian of that column alone
+            moving_all = valid & (abs_d >= typical[:, None]) & (abs_d > 0)
+            for j in np.flatnonzero(moving_all.sum(axis=1) >= 3):
+                moving = moving_all[j]
+                scale[j] = np.median(vT[j, moving] / dT[j, moving])
+            self._scale, self._error = scale, _row_median(r, scratch=True)
+        self._rows = None
 
 
-def _row_median(x: Array) -> Array:
+def _row_median(x: Array, *, scratch: bool = False) -> Array:
     """``np.nanmedian(x, axis=1)`` of a C-contiguous (m, N); without NaN, ``np.median`` gives
-    the same values several times faster (no per-row NaN removal)."""
+    the same values several times faster (no per-row NaN removal). ``scratch``: ``x`` may be
+    reordered (no copy)."""
     if np.isnan(x).any():
         return np.asarray(np.nanmedian(x, axis=1))
-    return np.asarray(np.median(x, axis=1))
+    return np.asarray(np.median(x, axis=1, overwrite_input=scratch))
 
 
-def _row_percentile(x: Array, p: float) -> Array:
+def _row_percentile(x: Array, p: float, *, scratch: bool = False) -> Array:
     """``np.nanpercentile(x, p, axis=1)`` of a C-contiguous (m, N), likewise."""
     if np.isnan(x).any():
         return np.asarray(np.nanpercentile(x, p, axis=1))
-    return np.asarray(np.percentile(x, p, axis=1))
+    return np.asarray(np.percentile(x, p, axis=1, overwrite_input=scratch))
 
 
 def _noise_sigma(x: Array) -> Array:
@@ -246,7 +286,7 @@ def _noise_sigma_rows(xT: Array) -> Array:
     if xT.shape[1] < 3:
         return np.zeros(xT.shape[0])
     d2 = xT[:, 2:] - 2 * xT[:, 1:-1] + xT[:, :-2]
-    return np.asarray(1.4826 * _row_median(np.abs(d2)) / math.sqrt(6.0))
+    return np.asarray(1.4826 * _row_median(np.abs(d2), scratch=True) / math.sqrt(6.0))
 
 
 def _velocities(robot: Robot, t: Array, q: Array) -> Array:
@@ -278,7 +318,7 @@ def _agreement(robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.bool_
     change[:, :-1] = np.fmax(change[:, :-1], dv)
     abs_d = np.abs(dT)
     with np.errstate(invalid="ignore"):
-        motion = np.fmax(_row_percentile(np.abs(vT), 90), _row_percentile(abs_d, 90))
+        motion = np.fmax(_row_percentile(np.abs(vT), 90, scratch=True), _row_percentile(abs_d, 90))
         eps = 1e3 * np.finfo(float).eps * (1.0 + np.nanmax(np.abs(q[:, 7:]), initial=1.0))
         floor = np.fmax(VELOCITY_RELATIVE_FLOOR * motion, NOISE_SIGMAS * _noise_sigma_rows(dT))
         change += floor[:, None]
@@ -286,14 +326,7 @@ def _agreement(robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.bool_
         over = r > change  # beyond the bound: change + floor + eps / dt
         valid = np.isfinite(r)
         share = over.sum(axis=1) / np.maximum(valid.sum(axis=1), 1)
-        scale = np.full(vT.shape[0], np.nan)
-        typical = _row_median(abs_d)  # per column, as nanmedian of that column alone
-        moving_all = valid & (abs_d >= typical[:, None]) & (abs_d > 0)
-        for j in np.flatnonzero(moving_all.sum(axis=1) >= 3):
-            moving = moving_all[j]
-            scale[j] = np.median(vT[j, moving] / dT[j, moving])
-        error = _row_median(r)
-    return _Agreement(share, error, scale, motion, share > MAX_DISAGREEING_SHARE)
+    return _Agreement(share, motion, share > MAX_DISAGREEING_SHARE, (vT, dT, abs_d, r, valid))
 
 
 def _rotations_xyzw(quat: Array) -> Array:
