@@ -289,33 +289,45 @@ def _noise_sigma_rows(xT: Array) -> Array:
     return np.asarray(1.4826 * _row_median(np.abs(d2), scratch=True) / math.sqrt(6.0))
 
 
-def _velocities(robot: Robot, t: Array, q: Array) -> Array:
+def _velocity_rows(robot: Robot, t: Array, q: Array) -> Array:
     """Velocities from configurations by central differences on the manifold, as
     :func:`wholebody.trajectory.estimate_velocities` (tangents between consecutive samples,
-    vectorised: :func:`wholebody._robot_batch.configuration_difference`)."""
-    d = configuration_difference(robot, q[:-1], q[1:])
-    dt = np.diff(t)[:, None]
-    fwd = d / dt
-    out = np.empty((q.shape[0], robot.nv))
-    out[0], out[-1] = fwd[0], fwd[-1]
+    vectorised: :func:`wholebody._robot_batch.configuration_difference`), transposed:
+    (nv, N), one column of ``v`` per contiguous row."""
+    fwd = np.ascontiguousarray(configuration_difference(robot, q[:-1], q[1:]).T)
+    dt = np.diff(t)
+    fwd /= dt
+    out = np.empty((robot.nv, q.shape[0]))
+    out[:, 0], out[:, -1] = fwd[:, 0], fwd[:, -1]
     # Central: average of the two one-sided differences, weighted for uneven steps.
     w = dt[1:] / (dt[:-1] + dt[1:])
-    out[1:-1] = w * fwd[:-1] + (1 - w) * fwd[1:]
+    middle = out[:, 1:-1]
+    np.multiply(w, fwd[:, :-1], out=middle)
+    middle += (1 - w) * fwd[:, 1:]
     return out
+
+
+def _velocities(robot: Robot, t: Array, q: Array) -> Array:
+    """:func:`_velocity_rows` as (N, nv)."""
+    return _velocity_rows(robot, t, q).T
 
 
 def _agreement(robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.bool_]) -> _Agreement:
     # Columns as contiguous rows (nv, N): the per-column statistics partition rows.
-    dT = np.ascontiguousarray(_velocities(robot, t, q).T)
+    dT = _velocity_rows(robot, t, q)
     vT = np.ascontiguousarray(v.T)
     if bad.any():
         dT[:, bad] = np.nan
         vT[:, bad] = np.nan
-    r = np.abs(vT - dT)
-    dv = np.abs(np.diff(vT, axis=1))
-    change = np.zeros_like(vT)
+    r = np.subtract(vT, dT)
+    np.abs(r, out=r)
+    dv = np.diff(vT, axis=1)
+    np.abs(dv, out=dv)
+    change = np.empty_like(vT)  # the larger adjacent change of v
+    change[:, 0] = 0.0
     change[:, 1:] = dv
-    change[:, :-1] = np.fmax(change[:, :-1], dv)
+    np.fmax(change[:, :-1], dv, out=change[:, :-1])
+    del dv
     abs_d = np.abs(dT)
     with np.errstate(invalid="ignore"):
         motion = np.fmax(_row_percentile(np.abs(vT), 90, scratch=True), _row_percentile(abs_d, 90))
