@@ -177,3 +177,38 @@ def test_world_face_rows_equal_contact_set(index):
         )
         got = np.einsum("nrc,nc->nr", out[:, rows], x)
         np.testing.assert_allclose(got, local @ L.T, rtol=0, atol=1e-12)
+
+
+def test_chunked_daqp_path_matches_another_backend(humanoid, monkeypatch):
+    """The chunked Newton-Euler daqp path (chunks of 7 here, so samples straddle chunk
+    boundaries) against quadprog through the per-sample loop, with a contact schedule (one
+    row with no active contact) and a known push at a point: the same least-norm wrenches
+    (1e-6 N), the same statuses."""
+    from wholebody.estimation import _daqp_batch, estimate_contact_wrenches_batch
+
+    monkeypatch.setattr(_daqp_batch, "CHUNK", 7)
+    robot = humanoid
+    feet = [
+        SurfaceContact(f, half_length=0.1, half_width=0.05, mu=0.8)
+        for f in ("left_sole", "right_sole")
+    ]
+    rng = np.random.default_rng(11)
+    N = 30
+    Q = np.array([robot.q_from_named({}, base_position=[0, 0, 0.94]) for _ in range(N)])
+    Q[:, 7:] += rng.uniform(-0.1, 0.1, size=(N, robot.nq - 7))
+    V = rng.normal(scale=0.2, size=(N, robot.nv))
+    A = rng.normal(scale=0.5, size=(N, robot.nv))
+    active = np.ones((N, 2), dtype=bool)
+    active[10:14, 1] = False
+    active[20] = False
+    push = {"torso": (rng.normal(scale=5.0, size=(N, 3)), rng.normal(size=(N, 3)))}
+    kw = {"active": active, "external_wrenches": push}
+    fast = estimate_contact_wrenches_batch(robot, Q, V, A, feet, **kw)
+    other = estimate_contact_wrenches_batch(robot, Q, V, A, feet, solver="quadprog", **kw)
+    assert list(fast.status) == list(other.status)
+    assert (fast.status == "found").sum() >= 20
+    found = fast.status == "found"
+    np.testing.assert_allclose(fast.wrenches[found], other.wrenches[found], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(
+        fast.residual_force[found], other.residual_force[found], rtol=0, atol=1e-6
+    )

@@ -182,6 +182,7 @@ class NewtonEulerDaqp:
             LB[:, :6] = T
             active_counts = n_active[idx].tolist()
             masked_rows = masked[idx].tolist()
+            wrenches, times = self.wrenches, self.times
             for c, i in enumerate(chunk):
                 if not all_soles:
                     self.rank[i], self.ident[i] = newton_euler_identifiability(cset, E[c], act[i])
@@ -195,10 +196,9 @@ class NewtonEulerDaqp:
                         model = daqp.Model()
                         model.setup(H, f, AB[c], UB[c], LB[c], sense)
                     else:
-                        model.update(A=AB[c], bupper=UB[c], blower=LB[c])
+                        model.update(None, None, AB[c], UB[c], LB[c])  # A, bupper, blower
                     x, _, flag, _ = model.solve()
-                    x = np.asarray(x)
-                    if not (flag > 0 and math.isfinite(float(x @ x))):
+                    if not (flag > 0 and math.isfinite(x.dot(x))):
                         model = None  # a failed solve may leave the workspace in a bad state
                         self.fallback[i] = True
                         # The least-squares fallback is ill-conditioned (its answer moves
@@ -213,6 +213,6 @@ class NewtonEulerDaqp:
                             limit,
                         )
                         self.why[i] = "; ".join(r for r in (f"daqp exit flag {flag}", soft) if r)
-                self.times[i] = perf_counter() - t0
+                times[i] = perf_counter() - t0
                 if x is not None:
-                    self.wrenches[i] = x * cmask[i] if masked_rows[c] else x
+                    wrenches[i] = x * cmask[i] if masked_rows[c] else x
