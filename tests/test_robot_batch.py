@@ -12,7 +12,11 @@ import pinocchio as pin
 import pytest
 
 import wholebody as wb
-from wholebody._robot_batch import centroidal_frames_rows, configuration_difference
+from wholebody._robot_batch import (
+    centroidal_frames_rows,
+    configuration_difference,
+    consecutive_differences,
+)
 from wholebody.contacts import PointContact, SurfaceContact
 from wholebody.errors import InvalidArgumentError
 from wholebody.estimation._daqp_batch import newton_euler_rows, world_face_rows
@@ -56,6 +60,18 @@ def test_configuration_difference_matches_pinocchio(which, humanoid):
         ref = np.array([pin.difference(robot.model, a, b) for a, b in zip(Q0, Q1, strict=True)])
         got = configuration_difference(robot, Q0, Q1)
         np.testing.assert_allclose(got, ref, rtol=0, atol=TOL)
+
+
+def test_consecutive_differences_match_pinocchio(humanoid):
+    """The tangents between consecutive samples of a log (rows of the result), including a
+    quaternion whose sign flips between samples."""
+    rng = np.random.default_rng(8)
+    Q = np.array([humanoid.random_configuration(rng) for _ in range(60)])
+    Q[7, 3:7] = -Q[6, 3:7]  # the same rotation as the sample before, the other sign
+    ref = np.array([pin.difference(humanoid.model, Q[i], Q[i + 1]) for i in range(59)])
+    got = consecutive_differences(humanoid, Q)
+    assert got.shape == (humanoid.nv, 59)
+    np.testing.assert_allclose(got.T, ref, rtol=0, atol=TOL)
 
 
 def test_configuration_difference_other_joints():

@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from .errors import InvalidArgumentError
 
-__all__ = ["centroidal_frames_rows", "configuration_difference"]
+__all__ = ["centroidal_frames_rows", "configuration_difference", "consecutive_differences"]
 
 Array = NDArray[np.float64]
 
@@ -103,132 +103,45 @@ def centroidal_frames_rows(
 
 # --- the configuration difference on the manifold, vectorised -------------------------------
 
-
-def _quaternion_log(quat: Array) -> Array:
-    """Rotation vectors (N, 3) of unit quaternions x-y-z-w (N, 4), the angle in [0, pi]."""
-    xyz, w = quat[:, :3], quat[:, 3]
-    s = np.linalg.norm(xyz, axis=1)
-    # The shorter way round: q and -q are the same rotation.
-    sign = np.where(w < 0, -1.0, 1.0)
-    angle = 2.0 * np.arctan2(s, np.abs(w))
-    # atan2 is accurate for tiny s: angle / s only needs s > 0 (the limit is 2 / |w|).
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scale = np.where(s > 0, angle / np.where(s > 0, s, 1.0), 2.0 / np.abs(w))
-    return (sign * scale)[:, None] * xyz
+Rows = tuple[Array, ...]
 
 
-def _quaternion_multiply(a: Array, b: Array) -> Array:
-    """Hamilton products a * b of quaternions x-y-z-w, (N, 4)."""
-    ax, ay, az, aw = a.T
-    bx, by, bz, bw = b.T
-    return np.stack(
-        [
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-            aw * bw - ax * bx - ay * by - az * bz,
-        ],
-        axis=1,
-    )
+def _normalized(x: Array, y: Array, z: Array, w: Array) -> Rows:
+    n = np.sqrt(x * x + y * y + z * z + w * w)
+    return x / n, y / n, z / n, w / n
 
 
-def configuration_difference(robot: object, Q0: Array, Q1: Array) -> Array:
-    """``pin.difference(model, Q0[i], Q1[i])`` for every row, vectorised in numpy.
-
-    The tangent ``d`` with ``Q1 = integrate(Q0, d)``, in Pinocchio's joint conventions:
-
-    - free flyer: the SE(3) log of ``M0^{-1} M1``: ``(J^{-1}(omega) R0^T (p1 - p0), omega)``
-      with ``omega = log(R0^T R1)`` from the quaternion of the relative rotation (the
-      shorter way round), both in the base frame (``J``: SO(3)'s left Jacobian);
-    - revolute, prismatic, and other one-dof joints with ``nq == nv == 1``: ``q1 - q0``;
-    - continuous (unbounded revolute, ``nq = 2``, ``(cos, sin)``):
-      ``atan2(c0 s1 - s0 c1, c0 c1 + s0 s1)``;
-    - spherical joints: the SO(3) log; planar and other joints fall back to Pinocchio, row
-      by row.
-
-    Parameters
-    ----------
-    robot : Robot
-    Q0, Q1 : ndarray, shape (N, nq)
-
-    Returns
-    -------
-    ndarray, shape (N, nv)
-    """
-    model = robot.model  # type: ignore[attr-defined]
-    Q0 = np.asarray(Q0, dtype=float)
-    Q1 = np.asarray(Q1, dtype=float)
-    N = Q0.shape[0]
-    out = np.empty((N, model.nv))
-    run: list[int] = []  # consecutive one-dof joints: (q start, v start, count)
-    for j in range(1, model.njoints):
-        joint = model.joints[j]
-        iq, iv, nq, nv = joint.idx_q, joint.idx_v, joint.nq, joint.nv
-        name = joint.shortname()
-        a, b = Q0[:, iq : iq + nq], Q1[:, iq : iq + nq]
-        if nq == 1 and nv == 1:  # revolute, prismatic: one subtraction per run of them
-            if run and run[0] + run[2] == iq and run[1] + run[2] == iv:
-                run[2] += 1
-            else:
-                _subtract_run(out, Q0, Q1, run)
-                run = [iq, iv, 1]
-            continue
-        _subtract_run(out, Q0, Q1, run)
-        run = []
-        if name.startswith("JointModelRUB") or (nq == 2 and nv == 1):
-            c0, s0, c1, s1 = a[:, 0], a[:, 1], b[:, 0], b[:, 1]
-            out[:, iv] = np.arctan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1)
-        elif name == "JointModelFreeFlyer":
-            out[:, iv : iv + 6] = _free_flyer_difference(a, b)
-        elif name == "JointModelSpherical":
-            rel = _quaternion_multiply(_conjugate(a), b)
-            out[:, iv : iv + 3] = _quaternion_log(rel)
-        else:  # planar, composite, ...: Pinocchio, row by row
-            for i in range(N):
-                d = pin.difference(model, Q0[i], Q1[i])
-                out[i, iv : iv + nv] = d[iv : iv + nv]
-    _subtract_run(out, Q0, Q1, run)
-    return out
-
-
-def _subtract_run(out: Array, Q0: Array, Q1: Array, run: list[int]) -> None:
-    if run:
-        iq, iv, n = run
-        np.subtract(Q1[:, iq : iq + n], Q0[:, iq : iq + n], out=out[:, iv : iv + n])
-
-
-def _conjugate(quat: Array) -> Array:
-    out = quat.copy()
-    out[:, :3] *= -1.0
-    return out
-
-
-def _cross(a: tuple[Array, ...], b: tuple[Array, ...]) -> tuple[Array, Array, Array]:
-    """Cross products of vectors given by their component arrays."""
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
-
-
-def _free_flyer_difference(a: Array, b: Array) -> Array:
-    """SE(3) log of ``M_a^{-1} M_b`` for free-flyer blocks ``[p, quat x-y-z-w]`` (N, 7),
-    component by component (N-long arrays: no (N, 3, 3) temporaries)."""
-    a, b = np.ascontiguousarray(a.T), np.ascontiguousarray(b.T)  # (7, N): contiguous rows
-    na = np.sqrt(a[3] * a[3] + a[4] * a[4] + a[5] * a[5] + a[6] * a[6])
-    nb = np.sqrt(b[3] * b[3] + b[4] * b[4] + b[5] * b[5] + b[6] * b[6])
-    ax, ay, az, aw = (a[3 + i] / na for i in range(4))
-    bx, by, bz, bw = (b[3 + i] / nb for i in range(4))
-    # The relative rotation conj(q_a) * q_b (Hamilton product, x-y-z-w).
+def _relative_log(a: Rows, b: Rows) -> tuple[Rows, Array]:
+    """Rotation vectors of ``conj(q_a) q_b`` (components x, y, z of N-long arrays) and their
+    angle, for unit quaternions x-y-z-w given by components; the shorter way round."""
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
     rx = aw * bx - ax * bw - ay * bz + az * by
     ry = aw * by + ax * bz - ay * bw - az * bx
     rz = aw * bz - ax * by + ay * bx - az * bw
     rw = aw * bw + ax * bx + ay * by + az * bz
-    # Its log, the shorter way round (q and -q are the same rotation); atan2 is accurate for
-    # tiny s, so angle / s only needs s > 0 (the limit is 2 / |w|).
+    # q and -q are the same rotation; atan2 is accurate for tiny s, so angle / s only needs
+    # s > 0 (the limit is 2 / |w|).
     s = np.sqrt(rx * rx + ry * ry + rz * rz)
     angle = 2.0 * np.arctan2(s, np.abs(rw))
     with np.errstate(invalid="ignore", divide="ignore"):
         scale = np.where(s > 0, angle / np.where(s > 0, s, 1.0), 2.0 / np.abs(rw))
     scale = np.where(rw < 0, -scale, scale)
-    omega = (scale * rx, scale * ry, scale * rz)
+    return (scale * rx, scale * ry, scale * rz), angle
+
+
+def _cross(a: Rows, b: Rows) -> tuple[Array, Array, Array]:
+    """Cross products of vectors given by their component arrays."""
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def _free_flyer_rows(a: Array, b: Array, out: Array) -> None:
+    """SE(3) log of ``M_a^{-1} M_b`` for free-flyer blocks given as rows ``[p, quat x-y-z-w]``
+    (7, N), written into ``out`` (6, N): component by component, no (N, 3, 3) temporaries."""
+    qa = _normalized(a[3], a[4], a[5], a[6])
+    qb = _normalized(b[3], b[4], b[5], b[6])
+    omega, angle = _relative_log(qa, qb)
+    ax, ay, az, aw = qa
     # R_a^T (p_b - p_a), base axes: rotate by conj(q_a) = (e, w) with e = -xyz_a:
     # u + w t + e x t, t = 2 e x u.
     u = (b[0] - a[0], b[1] - a[1], b[2] - a[2])
@@ -251,8 +164,72 @@ def _free_flyer_difference(a: Array, b: Array) -> Array:
     )
     wxd = _cross(omega, dp)
     wxwxd = _cross(omega, wxd)
-    out = np.empty((a.shape[1], 6))
     for i in range(3):
-        out[:, i] = dp[i] - 0.5 * wxd[i] + coef * wxwxd[i]
-        out[:, 3 + i] = omega[i]
+        out[i] = dp[i] - 0.5 * wxd[i] + coef * wxwxd[i]
+        out[3 + i] = omega[i]
+
+
+def _difference_rows(model: pin.Model, A: Array, B: Array) -> Array:
+    """The tangents from ``A[:, i]`` to ``B[:, i]``, configurations as rows (nq, N): (nv, N).
+    Each row of ``A`` and ``B`` must be contiguous (a row slice of a C-contiguous array)."""
+    N = A.shape[1]
+    out = np.empty((model.nv, N))
+    for j in range(1, model.njoints):
+        joint = model.joints[j]
+        iq, iv, nq, nv = joint.idx_q, joint.idx_v, joint.nq, joint.nv
+        name = joint.shortname()
+        a, b = A[iq : iq + nq], B[iq : iq + nq]
+        if nq == 1 and nv == 1:  # revolute, prismatic
+            np.subtract(b[0], a[0], out=out[iv])
+        elif name.startswith("JointModelRUB") or (nq == 2 and nv == 1):  # (cos, sin)
+            c0, s0, c1, s1 = a[0], a[1], b[0], b[1]
+            out[iv] = np.arctan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1)
+        elif name == "JointModelFreeFlyer":
+            _free_flyer_rows(a, b, out[iv : iv + 6])
+        elif name == "JointModelSpherical":
+            omega, _ = _relative_log(_normalized(*a), _normalized(*b))
+            out[iv : iv + 3] = omega
+        else:  # planar, composite, ...: Pinocchio, sample by sample
+            for i in range(N):
+                d = pin.difference(
+                    model, np.ascontiguousarray(A[:, i]), np.ascontiguousarray(B[:, i])
+                )
+                out[iv : iv + nv, i] = d[iv : iv + nv]
     return out
+
+
+def configuration_difference(robot: object, Q0: Array, Q1: Array) -> Array:
+    """``pin.difference(model, Q0[i], Q1[i])`` for every row, vectorised in numpy.
+
+    The tangent ``d`` with ``Q1 = integrate(Q0, d)``, in Pinocchio's joint conventions:
+
+    - free flyer: the SE(3) log of ``M0^{-1} M1``: ``(V^{-1}(omega) R0^T (p1 - p0), omega)``
+      with ``omega = log(R0^T R1)`` from the quaternion of the relative rotation (the
+      shorter way round), both in the base frame (``V``: SO(3)'s left Jacobian);
+    - revolute, prismatic, and other one-dof joints with ``nq == nv == 1``: ``q1 - q0``;
+    - continuous (unbounded revolute, ``nq = 2``, ``(cos, sin)``):
+      ``atan2(c0 s1 - s0 c1, c0 c1 + s0 s1)``;
+    - spherical joints: the SO(3) log; planar and other joints fall back to Pinocchio,
+      sample by sample.
+
+    Parameters
+    ----------
+    robot : Robot
+    Q0, Q1 : ndarray, shape (N, nq)
+
+    Returns
+    -------
+    ndarray, shape (N, nv)
+    """
+    model = robot.model  # type: ignore[attr-defined]
+    A = np.ascontiguousarray(np.asarray(Q0, dtype=float).T)
+    B = np.ascontiguousarray(np.asarray(Q1, dtype=float).T)
+    return _difference_rows(model, A, B).T
+
+
+def consecutive_differences(robot: object, Q: Array) -> Array:
+    """``pin.difference(model, Q[i], Q[i + 1])`` for ``i < N - 1``, as rows: shape
+    (nv, N - 1) (one velocity coordinate per contiguous row, the layout of per-column
+    statistics). See :func:`configuration_difference`."""
+    QT = np.ascontiguousarray(np.asarray(Q, dtype=float).T)
+    return _difference_rows(robot.model, QT[:, :-1], QT[:, 1:])  # type: ignore[attr-defined]

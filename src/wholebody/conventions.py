@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._robot_batch import configuration_difference
+from ._robot_batch import consecutive_differences
 from .contacts import Contact
 from .conventions_contacts import (
     GROUND_TOLERANCE_FRACTION,
@@ -292,9 +292,9 @@ def _noise_sigma_rows(xT: Array) -> Array:
 def _velocity_rows(robot: Robot, t: Array, q: Array) -> Array:
     """Velocities from configurations by central differences on the manifold, as
     :func:`wholebody.trajectory.estimate_velocities` (tangents between consecutive samples,
-    vectorised: :func:`wholebody._robot_batch.configuration_difference`), transposed:
+    vectorised: :func:`wholebody._robot_batch.consecutive_differences`), transposed:
     (nv, N), one column of ``v`` per contiguous row."""
-    fwd = np.ascontiguousarray(configuration_difference(robot, q[:-1], q[1:]).T)
+    fwd = consecutive_differences(robot, q)
     dt = np.diff(t)
     fwd /= dt
     out = np.empty((robot.nv, q.shape[0]))
