@@ -12,7 +12,7 @@ the shipped humanoid):
   feet's wrenches estimated by QP so that every sample balances inside the cones: no sample
   is inconsistent, the diagnosis does not run.
 
-In-process figures are the CPU time of this thread (one core), best of 2, interleaved with
+In-process figures are the CPU time of this thread (one core), best of 3, interleaved with
 ``newton_euler_residuals`` on the same arrays.
 
 Run: python benchmarks/bench_check.py [N]
@@ -20,6 +20,7 @@ Run: python benchmarks/bench_check.py [N]
 
 from __future__ import annotations
 
+import gc
 import os
 import resource
 import subprocess
@@ -41,6 +42,7 @@ from wholebody.trajectory import Trajectory
 
 warnings.simplefilter("ignore")
 HALF_LENGTH, HALF_WIDTH, MU = 0.1, 0.05, 0.8
+REPEATS = 3
 
 
 def consistent_log(robot: wb.Robot, feet: tuple[str, ...], n: int) -> Trajectory:
@@ -72,6 +74,7 @@ def consistent_log(robot: wb.Robot, feet: tuple[str, ...], n: int) -> Trajectory
 
 
 def cpu(fn, *args, **kwargs):
+    gc.collect()  # no collection of the previous variant's garbage inside this one
     t0 = time.thread_time()
     out = fn(*args, **kwargs)
     return time.thread_time() - t0, out
@@ -112,7 +115,7 @@ def main(n: int = 100_000) -> None:
     best = dict.fromkeys(variants, np.inf)
     best_resid = np.inf
     verdicts = {}
-    for _ in range(2):  # interleaved; the best of each
+    for _ in range(REPEATS):  # interleaved; the best of each
         for label, (log_, kw) in variants.items():
             s, report = cpu(check_trajectory, robot, log_, contacts, **kw)
             best[label] = min(best[label], s)
