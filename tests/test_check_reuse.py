@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from wholebody._conventions_core import _row_median, _row_percentile
 from wholebody.analysis import check_trajectory
-from wholebody.conventions import _row_median, _row_percentile, check_conventions
+from wholebody.conventions import check_conventions
 from wholebody.models import models_dir
 from wholebody.profile import load_profile
 from wholebody.trajectory import Trajectory

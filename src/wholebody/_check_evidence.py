@@ -57,7 +57,7 @@ def _chunk_conventions(
 ) -> Any:
     """The convention checks of one chunk's piece (:func:`_convention_piece`), reusing the
     CoM and contact origins of the chunk's pass (samples ``[start, stop)``) when given."""
-    from .conventions import _check_conventions
+    from ._conventions_core import run_conventions
 
     if placements is not None and lo < start:  # the samples before the chunk: placed there
         k = placements[1].shape[1]
@@ -65,7 +65,7 @@ def _chunk_conventions(
             np.concatenate([np.full((start - lo, 3), np.nan), placements[0]]),
             np.concatenate([np.full((start - lo, k, 3), np.nan), placements[1]]),
         )
-    return _check_conventions(robot, piece, contacts, ground=ground, placements=placements)
+    return run_conventions(robot, piece, contacts, ground=ground, placements=placements)
 
 
 def _merge_conventions(parts: list[tuple[int, int, Any]]) -> Any:

@@ -19,6 +19,7 @@ from .trajectory import Trajectory
 __all__ = [
     "Ground",
     "ConventionCheck",
+    "ConventionReport",
     "contact_checks",
     "LOAD_SHARE",
     "STILL_SPEED_FRACTION",
@@ -107,6 +108,44 @@ class ConventionCheck:
     fix: str = ""
     hypotheses: tuple[str, ...] = ()
     evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ConventionReport:
+    """All convention checks of one log.
+
+    Attributes
+    ----------
+    all_checks : tuple of ConventionCheck
+        Every check run, in order.
+    """
+
+    all_checks: tuple[ConventionCheck, ...]
+
+    @property
+    def findings(self) -> tuple[ConventionCheck, ...]:
+        """The checks that failed."""
+        return tuple(c for c in self.all_checks if not c.passed)
+
+    @property
+    def passed(self) -> bool:
+        """True when every check passed."""
+        return not self.findings
+
+    def __getitem__(self, name: str) -> ConventionCheck:
+        for c in self.all_checks:
+            if c.name == name:
+                return c
+        raise KeyError(f"no check {name!r}; checks: {[c.name for c in self.all_checks]}")
+
+    def format_summary(self) -> str:
+        """One line per check; failed checks with their fix."""
+        lines = []
+        for c in self.all_checks:
+            lines.append(f"{'ok  ' if c.passed else 'FAIL'} {c.name}: {c.message}")
+            if not c.passed and c.fix:
+                lines.append(f"     fix: {c.fix}")
+        return "\n".join(lines)
 
 
 def contact_checks(
