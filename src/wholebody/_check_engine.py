@@ -325,7 +325,7 @@ def _check_chunk(
     if progress:
         from ._progress import progress_bar
 
-        starts = progress_bar(starts, desc="checking", unit=f"{_PASS_BLOCK} samples")
+        starts = progress_bar(starts, desc="checking", unit="samples", unit_scale=_PASS_BLOCK)
     for s in starts:  # one Pinocchio pass per sample, results written through live views
         block = rows[s : s + _PASS_BLOCK]
         centroidal_frames_rows(robot, Q, V, A, block, ids, com, rate, positions, R, n_rotations=k)

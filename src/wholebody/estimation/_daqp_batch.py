@@ -135,7 +135,9 @@ class NewtonEulerDaqp:
         if progress:
             from .._progress import progress_bar
 
-            starts = progress_bar(starts, desc="estimating", total=len(starts), unit="chunk")
+            starts = progress_bar(
+                starts, desc="estimating", total=len(starts), unit="samples", unit_scale=CHUNK
+            )
         for start in starts:
             chunk = rows[start : start + CHUNK]
             idx = np.asarray(chunk, dtype=np.intp)
