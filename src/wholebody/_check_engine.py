@@ -11,12 +11,13 @@ from numpy.typing import NDArray
 
 from ._check_evidence import (
     _chunk_conventions,
+    _convention_piece,
     _covered_by_differentiation,
     _kept_samples,
     _merge_conventions,
 )
 from ._check_sources import _Differentiation, _Options, _read_part, _sample_checks, _Source
-from .balance import kinematics_batch
+from ._robot_batch import centroidal_frames_rows
 from .contacts import Contact, SurfaceContact, ground_aligned_rotations
 from .diagnosis import MAX_SAMPLES, DiagnosisData, Finding, diagnose
 from .friction import VIOLATION_NAMES, ContactSet, normal_rotation
@@ -94,6 +95,7 @@ def _check_source(
     reasons: dict[int, str] = {}
     convention_parts: list[tuple[int, int, Any]] = []
     run_conventions = conventions and N >= 3
+    pending: dict[int, tuple[int, Any]] = {}  # chunk start -> the convention checks' piece
     # Several chunks go to the workers at once: all of an in-memory log (its chunks are
     # views), ``workers`` of a file.
     group = len(bounds) if (workers > 1 and source.in_memory) else workers
@@ -104,14 +106,8 @@ def _check_source(
         jobs, shared = [], {}
         for c, (start, stop) in enumerate(bounds[g : g + group]):
             part, off = _read_part(source, start, stop, diff)
-            if run_conventions:
-                convention_parts.append(
-                    (
-                        start,
-                        stop,
-                        _chunk_conventions(robot, source, part, off, start, stop, contacts, ground),
-                    )
-                )
+            if run_conventions:  # checked once the chunk's pass is done (it reuses it)
+                pending[start] = _convention_piece(source, part, off, start, stop)
             here = slice(off, off + stop - start)
             piece = part if (off == 0 and len(part) == stop - start) else part.select(here)
             arrays, bad, why = _sample_checks(robot, piece)
@@ -167,6 +163,11 @@ def _check_source(
                 )
             else:
                 out.write(res, start, stop)
+            if run_conventions:
+                lo, conv_piece = pending.pop(start)
+                placed = None if isinstance(res, ChunkFailure) else (res.com, res.positions)
+                checks = _chunk_conventions(robot, conv_piece, lo, start, contacts, ground, placed)
+                convention_parts.append((start, stop, checks))
     # The samples the diagnosis may keep are chosen among those the sample checks passed.
     checked_ok = ~out.bad | _failed_chunk_rows(reasons, N)
     bad = out.bad
@@ -280,6 +281,9 @@ def _failed_chunk_rows(reasons: dict[int, str], n: int) -> NDArray[np.bool_]:
     return rows
 
 
+_PASS_BLOCK = 1000  # samples per step of the progress bar
+
+
 @dataclass
 class _ChunkOutput:
     """Per-sample results of one chunk."""
@@ -291,6 +295,8 @@ class _ChunkOutput:
     normal: Array
     cop: Array
     violated: NDArray[np.int16]
+    com: Array  # (n, 3) world [m], NaN on skipped samples: the convention checks reuse it
+    positions: Array  # (n, k, 3) contact frame origins, world [m], likewise
 
 
 def _check_chunk(
@@ -308,17 +314,28 @@ def _check_chunk(
     progress: bool,
 ) -> _ChunkOutput:
     """The residual and the cones of one chunk of samples (one Pinocchio pass each)."""
-    k = len(contacts)
-    kin = kinematics_batch(robot, Q, V, A, frames, skip, rotations=True, progress=progress)
-    assert kin.rotations is not None  # asked for
-    R = kin.rotations[:, :k]
+    k, N = len(contacts), Q.shape[0]
+    com = np.full((N, 3), np.nan)
+    rate = np.full((N, 6), np.nan)
+    positions = np.full((N, len(frames), 3), np.nan)
+    R = np.full((N, k, 3, 3), np.nan)
+    rows: Any = np.flatnonzero(~skip).tolist()
+    ids = [robot.frame_id(f) for f in frames]
+    starts: Any = range(0, len(rows), _PASS_BLOCK)
+    if progress:
+        from ._progress import progress_bar
+
+        starts = progress_bar(starts, desc="checking", unit="samples", unit_scale=_PASS_BLOCK)
+    for s in starts:  # one Pinocchio pass per sample, results written through live views
+        block = rows[s : s + _PASS_BLOCK]
+        centroidal_frames_rows(robot, Q, V, A, block, ids, com, rate, positions, R, n_rotations=k)
     # Contacts and known external wrenches, each about its own frame origin, in one layout.
     wrenches = W if E is None else np.concatenate([W, E], axis=1)
     r_f, r_m = newton_euler_residual_arrays(
         wrenches,
-        kin.positions[:, : k + e],
-        kin.com,
-        kin.momentum_rate,
+        positions[:, : k + e],
+        com,
+        rate,
         mass=robot.mass,
         gravity=robot.gravity_vector,
     )
@@ -339,7 +356,9 @@ def _check_chunk(
     with np.errstate(invalid="ignore"):
         outside = margin < -(cone_slack[0] + cone_slack[1] * np.abs(normal))
     violated = np.where(outside, cones.worst, -1).astype(np.int16)
-    return _ChunkOutput(r_f, r_m, margin, cones.utilisation, normal, cones.cop, violated)
+    return _ChunkOutput(
+        r_f, r_m, margin, cones.utilisation, normal, cones.cop, violated, com, positions[:, :k]
+    )
 
 
 MAX_EVENTS = 10_000  # per contact: a noisy log can chatter at every sample

@@ -30,18 +30,11 @@ Array = NDArray[np.float64]
 _MIN_CONVENTION_SAMPLES = 5
 
 
-def _chunk_conventions(
-    robot: Robot,
-    source: _Source,
-    part: Trajectory,
-    off: int,
-    start: int,
-    stop: int,
-    contacts: list[Contact],
-    ground: Any,
-) -> Any:
-    from .conventions import check_conventions
-
+def _convention_piece(
+    source: _Source, part: Trajectory, off: int, start: int, stop: int
+) -> tuple[int, Trajectory]:
+    """The samples ``[lo, stop)`` the convention checks of chunk ``[start, stop)`` read
+    (``lo < start`` only when the chunk is shorter than the checks need), and ``lo``."""
     lo = min(start, max(stop - _MIN_CONVENTION_SAMPLES, 0))
     base = start - off  # the sample index of part[0]
     if lo < base:
@@ -50,7 +43,29 @@ def _chunk_conventions(
         piece = part
     else:
         piece = part.select(slice(lo - base, stop - base))
-    return check_conventions(robot, piece, contacts, ground=ground)
+    return lo, piece
+
+
+def _chunk_conventions(
+    robot: Robot,
+    piece: Trajectory,
+    lo: int,
+    start: int,
+    contacts: list[Contact],
+    ground: Any,
+    placements: tuple[Array, Array] | None,
+) -> Any:
+    """The convention checks of one chunk's piece (:func:`_convention_piece`), reusing the
+    CoM and contact origins of the chunk's pass (samples ``[start, stop)``) when given."""
+    from ._conventions_core import run_conventions
+
+    if placements is not None and lo < start:  # the samples before the chunk: placed there
+        k = placements[1].shape[1]
+        placements = (
+            np.concatenate([np.full((start - lo, 3), np.nan), placements[0]]),
+            np.concatenate([np.full((start - lo, k, 3), np.nan), placements[1]]),
+        )
+    return run_conventions(robot, piece, contacts, ground=ground, placements=placements)
 
 
 def _merge_conventions(parts: list[tuple[int, int, Any]]) -> Any:

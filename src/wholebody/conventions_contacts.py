@@ -19,6 +19,7 @@ from .trajectory import Trajectory
 __all__ = [
     "Ground",
     "ConventionCheck",
+    "ConventionReport",
     "contact_checks",
     "LOAD_SHARE",
     "STILL_SPEED_FRACTION",
@@ -109,6 +110,44 @@ class ConventionCheck:
     evidence: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ConventionReport:
+    """All convention checks of one log.
+
+    Attributes
+    ----------
+    all_checks : tuple of ConventionCheck
+        Every check run, in order.
+    """
+
+    all_checks: tuple[ConventionCheck, ...]
+
+    @property
+    def findings(self) -> tuple[ConventionCheck, ...]:
+        """The checks that failed."""
+        return tuple(c for c in self.all_checks if not c.passed)
+
+    @property
+    def passed(self) -> bool:
+        """True when every check passed."""
+        return not self.findings
+
+    def __getitem__(self, name: str) -> ConventionCheck:
+        for c in self.all_checks:
+            if c.name == name:
+                return c
+        raise KeyError(f"no check {name!r}; checks: {[c.name for c in self.all_checks]}")
+
+    def format_summary(self) -> str:
+        """One line per check; failed checks with their fix."""
+        lines = []
+        for c in self.all_checks:
+            lines.append(f"{'ok  ' if c.passed else 'FAIL'} {c.name}: {c.message}")
+            if not c.passed and c.fix:
+                lines.append(f"     fix: {c.fix}")
+        return "\n".join(lines)
+
+
 def contact_checks(
     robot: Robot,
     traj: Trajectory,
@@ -117,14 +156,26 @@ def contact_checks(
     frames: list[str],
     ground: Ground | None,
     up: Array,
+    placements: tuple[Array, Array] | None = None,
 ) -> tuple[ConventionCheck, ConventionCheck]:
+    """The checks ``loaded_contacts_still`` and ``loaded_contacts_on_ground``.
+
+    ``placements``: (CoM (N, 3), contact frame origins (N, k, 3)), world [m], from a pass the
+    caller made (NaN where it made none); the missing samples are placed here.
+    """
     N, k = len(traj), len(frames)
     model = robot.model
     data = model.createData()
     fids = [robot.frame_id(f) for f in frames]
-    P = np.full((N, k, 3), np.nan)
-    com = np.full((N, 3), np.nan)
-    for i in np.flatnonzero(~bad):
+    if placements is None:
+        P = np.full((N, k, 3), np.nan)
+        com = np.full((N, 3), np.nan)
+        todo = ~bad
+    else:
+        com = np.where(bad[:, None], np.nan, placements[0])
+        P = np.where(bad[:, None, None], np.nan, placements[1])
+        todo = ~bad & ~(np.isfinite(com).all(axis=1) & np.isfinite(P).all(axis=(1, 2)))
+    for i in np.flatnonzero(todo):
         com[i] = pin.centerOfMass(model, data, q[i], False)
         for c, fid in enumerate(fids):
             P[i, c] = pin.updateFramePlacement(model, data, fid).translation

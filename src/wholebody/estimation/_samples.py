@@ -15,8 +15,8 @@ from ..contacts import Contact
 from ..friction import ContactSet
 from ..newton_euler import newton_euler_residual_arrays, wrenches_in_log_layout
 from ..robot import Robot
-from ..spatial import cross
-from .assembly import AssemblyBuffers, assemble, generalized_torque, newton_euler_identifiability
+from ._daqp_batch import NewtonEulerDaqp
+from .assembly import AssemblyBuffers, assemble, generalized_torque
 from .known import KnownWrenches
 from .problem import build_estimation_problem
 from .results import EstimationBatch, estimate_status, status_reason
@@ -97,104 +97,35 @@ def _estimate(
 
     rows = np.flatnonzero(~bad).tolist()
     iterator: Any = rows
-    if progress:
-        from .._progress import progress_bar
-
-        iterator = progress_bar(rows, desc="estimating", total=len(rows))
     perf_counter = time.perf_counter
     if solver == "daqp" and not full:
-        # The fast path: the pass writes straight into daqp's buffers (equation rows, then
-        # the cone rows updated in place), verification is vectorised after the loop.
-        qp.buffers(6)
-        E, G, target = qp.A_all[:6], qp.A_all[6:], qp.upper[:6]
-        E[...] = cset.newton_euler_matrix(np.zeros((k, 3)), np.zeros(3))
-        E_all = E.copy() if masked.any() else E
-        weight_force = mass * gravity
-        if e:
-            at_origin = np.isnan(known.point[:, :, 0])  # (N, e)
-            f_all = known.wrench[:, :, :3]
-            lever = np.where(at_origin[..., None], 0.0, known.point)
-            T0 = (known.wrench[:, :, 3:] + cross(lever, f_all)).sum(axis=1)
-            F_list, T0_list = f_all.sum(axis=1).tolist(), T0.tolist()
-            # Entries about their frame's origin (that frame's row among the pass frames);
-            # their force where they are (zero where a point is given instead).
-            origin_cols = [j for j in range(e) if at_origin[:, j].any()]
-            pass_row = np.cumsum(known.framed) - 1
-            origin_rows = [int(pass_row[j]) for j in origin_cols]
-            f_origin = np.where(
-                at_origin[:, origin_cols, None], f_all[:, origin_cols], 0.0
-            ).tolist()
-            frame_pos = np.full((N, len(known.frames), 3), np.nan)
+        # The fast path (chunked: passes, QP data in numpy, one daqp solve per sample);
+        # verification is vectorised after the loop.
         if all_soles:
             rank[~bad] = np.where(n_active[~bad] > 0, 6, 0)
             ident[~bad] = ~act[~bad] | (n_active[~bad] == 1)[:, None]
-        for i in iterator:
-            kin = robot.contact_pass(Q[i], V[i], A[i], frame_ids, jacobians=False)
-            positions[i, :k], rotations[i] = kin.positions[:k], kin.rotations[:k]
-            com[i], rate[i] = kin.com, kin.momentum_rate
-            if masked[i]:
-                cset.newton_euler_matrix(kin.positions[:k], kin.com, out=E_all)
-                np.multiply(E_all, cmask[i], out=E)
-            else:
-                cset.newton_euler_matrix(kin.positions[:k], kin.com, out=E_all)
-                if E_all is not E:
-                    E[...] = E_all
-            cset.face_matrix(kin.rotations[:k], out=G)
-            np.subtract(kin.momentum_rate[:3], weight_force, out=target[:3])
-            target[3:] = kin.momentum_rate[3:]
-            if e:
-                # The known wrenches' sum about the CoM, in Python floats (a few us):
-                # sum tau + sum p x f - c x F, with p from this pass for frame origins.
-                frame_pos[i] = kin.positions[k:]
-                Fx, Fy, Fz = F_list[i]
-                mx, my, mz = T0_list[i]
-                cx, cy, cz = kin.com.tolist()
-                mx -= cy * Fz - cz * Fy
-                my -= cz * Fx - cx * Fz
-                mz -= cx * Fy - cy * Fx
-                for r, f in zip(origin_rows, f_origin[i], strict=True):
-                    px, py, pz = kin.positions[k + r].tolist()
-                    mx += py * f[2] - pz * f[1]
-                    my += pz * f[0] - px * f[2]
-                    mz += px * f[1] - py * f[0]
-                target[0] -= Fx
-                target[1] -= Fy
-                target[2] -= Fz
-                target[3] -= mx
-                target[4] -= my
-                target[5] -= mz
-            if not all_soles:
-                rank[i], ident[i] = newton_euler_identifiability(cset, E, act[i])
-            t0 = perf_counter()
-            x: Array | None
-            if n_active[i] == 0:  # nothing can carry a wrench: zero, checked below
-                x, reason = np.zeros(n), ""
-                fallback[i] = float(np.abs(target).max()) > limit
-            else:
-                x, reason = qp.solve()
-                if x is None:
-                    fallback[i] = True
-                    x, soft = solve_soft(
-                        E.copy(),
-                        target.copy(),
-                        G.copy(),
-                        cset.row_norms,
-                        solver,
-                        regularization,
-                        limit,
-                    )
-                    why[i] = "; ".join(r for r in (reason, soft) if r)
-            times[i] = perf_counter() - t0
-            if x is not None:
-                wrenches[i] = x * cmask[i] if masked[i] else x
+        pass_positions = np.full((N, len(frame_ids), 3), np.nan)
+        NewtonEulerDaqp(
+            com, rate, pass_positions, rotations, wrenches, times, rank, ident, fallback, why
+        ).run(
+            robot, cset, Q, V, A, rows, frame_ids, known, act, masked, cmask, n_active,
+            regularization, limit, progress,
+        )  # fmt: skip
+        positions[:, :k] = pass_positions[:, :k]
         if e:
             known_w[:] = known.wrench
+            at_origin = np.isnan(known.point[:, :, 0])
             if known.frames:
-                framed_pos = frame_pos[:, np.maximum(pass_row, 0)]
+                pass_row = np.cumsum(known.framed) - 1
+                framed_pos = pass_positions[:, k:][:, np.maximum(pass_row, 0)]
                 positions[:, k:] = np.where(at_origin[..., None], framed_pos, known.point)
             else:
                 positions[:, k:] = known.point
         iterator = ()
+    elif progress:
+        from .._progress import progress_bar
+
+        iterator = progress_bar(rows, desc="estimating", total=len(rows))
     for i in iterator:
         tau_gen = generalized_torque(robot, checked["tau_in"][i]) if full else None
         kin = robot.contact_pass(Q[i], V[i], A[i], frame_ids, jacobians=full)
@@ -217,6 +148,7 @@ def _estimate(
         )
         rank[i], ident[i] = asm.rank, asm.identifiable
         t0 = perf_counter()
+        x: Array | None
         if n_active[i] == 0:
             x, reason = np.zeros(n), ""
             fallback[i] = float(np.abs(asm.data_target).max()) > limit
