@@ -231,8 +231,13 @@ def test_bridge_adds_sole_boxes_and_sites_at_the_sole_frames(stand_example, cent
 def test_contact_without_collision_geometry_warns(stand_example):
     robot, contacts, _ = stand_example.load_standing_robot("talos")
     build = mujoco_spec_for_robot(robot, contacts, contact_geoms=False)
-    with pytest.warns(ModelWarning, match="contact 'left_sole_link'.*no collision geometry"):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         build.compile()
+    messages = sorted(str(w.message) for w in caught if issubclass(w.category, ModelWarning))
+    assert len(messages) == 2  # one per sole, each naming its contact
+    for message, side in zip(messages, ("left", "right"), strict=True):
+        assert f"contact '{side}_sole_link'" in message and "no collision geometry" in message
 
 
 def test_bridge_options_are_checked(humanoid):

@@ -152,6 +152,8 @@ def test_a_log_checks_against_where_the_sole_is():
     bad = check_trajectory(profile.robot, squat, far, diagnose_causes=False)
     assert (bad.cone_margin < 0).all()
     assert all("tau_y" in r for r in bad.violated_row.ravel())
+    # The report keeps where each sole is, for the CoP figure.
+    assert bad.sole_centers == {c.name: (2 * Xh + 0.02, 0.0) for c in profile.contacts}
 
 
 # --- inputs ------------------------------------------------------------------------------------

@@ -214,6 +214,7 @@ def _check_source(
         conventions=convention_report,
         preset=opts.preset,
         cone_tolerance_relative=tol["cone_tolerance_relative"],
+        sole_centers={c.name: c.center for c in contacts if isinstance(c, SurfaceContact)},
     )
     over = report.over_tolerance
     if estimated and over.any() and N >= 3:

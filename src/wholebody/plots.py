@@ -95,7 +95,13 @@ def plot_report(report: Any, path: str | Path | None = None) -> Any:
             ax3.plot(cop[ok, 0], cop[ok, 1], ".", ms=2)
         if name in report.sole_half_sizes:
             X, Y = report.sole_half_sizes[name]
-            ax3.plot([X, -X, -X, X, X], [Y, Y, -Y, -Y, Y], "k-", lw=0.8)
+            cx, cy = report.sole_centers.get(name, (0.0, 0.0))
+            ax3.plot(
+                [cx + X, cx - X, cx - X, cx + X, cx + X],
+                [cy + Y, cy + Y, cy - Y, cy - Y, cy + Y],
+                "k-",
+                lw=0.8,
+            )
         ax3.set_title(f"CoP in {name} [m]", fontsize=9)
         ax3.set_aspect("equal", adjustable="datalim")
         ax3.grid(True, lw=0.3)

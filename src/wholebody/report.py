@@ -79,6 +79,9 @@ class Report:
         The tolerance preset used (``"simulation"`` or ``"measured"``).
     cone_tolerance_relative : float
         Cone slack relative to each contact's own normal force.
+    sole_centers : dict of str to (float, float)
+        Surface contacts' rectangle centres in their frames [m] (``SurfaceContact.center``;
+        (0, 0) for a sole centred on its frame).
     """
 
     robot: str
@@ -106,6 +109,7 @@ class Report:
     conventions: Any = None
     preset: str = "simulation"
     cone_tolerance_relative: float = 0.0
+    sole_centers: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.unreliable is None:
