@@ -168,12 +168,16 @@ def simulate(duration: float = 4.0, *, solver: str = "daqp") -> Run:
             ctrl.angular_momentum_task(-KD_ANGULAR * hg[3:], weight=WEIGHTS["angular_momentum"]),
             ctrl.posture_task(q0, kp=KP_POSTURE, kd=KD_POSTURE, weight=WEIGHTS["posture"]),
         ]
-        solution = qpsolvers.solve_problem(ctrl.problem(tasks), solver=solver)
+        if solver == "daqp":  # directly on the controller's buffers (InverseDynamicsQP.solve)
+            x = ctrl.solve(tasks)
+        else:  # any other qpsolvers backend, through the qpsolvers.Problem
+            solution = qpsolvers.solve_problem(ctrl.problem(tasks), solver=solver)
+            if not solution.found or solution.x is None:
+                raise RuntimeError(f"t = {t:.3f} s: the QP has no solution ({solver})")
+            x = solution.x
         tick_us[k] = 1e6 * (time.perf_counter() - start)
 
-        if not solution.found or solution.x is None:
-            raise RuntimeError(f"t = {t:.3f} s: the QP has no solution ({solver})")
-        _, w, tau = ctrl.split(solution.x)
+        _, w, tau = ctrl.split(x)
         W[k], R[k], P[k] = w.reshape(2, 6), cd.rotations, cd.positions
         com[k], com_ref[k] = c, ref
         d.qfrc_applied[:] = 0.0

@@ -15,7 +15,7 @@ import qpsolvers
 import wholebody as wb
 from wholebody.contacts import PointContact, SurfaceContact
 from wholebody.control import InverseDynamicsQP, Task
-from wholebody.errors import InvalidArgumentError, StateError
+from wholebody.errors import InvalidArgumentError, SolverError, StateError
 
 SOLES = ("left_sole", "right_sole")
 #: A CoM weight that makes the other terms' pull on it negligible (below 1e-6 relative).
@@ -46,6 +46,8 @@ def solve(ctrl: InverseDynamicsQP, q, v, com_acc, **weights):
     ]
     solution = qpsolvers.solve_problem(ctrl.problem(tasks), solver="daqp")
     assert solution.found and solution.x is not None
+    # The direct daqp path solves the same QP: same answer (daqp is exact: 1e-9).
+    np.testing.assert_allclose(ctrl.solve(tasks), solution.x, rtol=0, atol=1e-9)
     return ctrl.split(solution.x)
 
 
@@ -156,3 +158,23 @@ def test_bad_inputs(humanoid, two_link_arm):
         ctrl.problem([ctrl.com_task(np.zeros(3), weight=-1.0)])
     with pytest.raises(InvalidArgumentError, match=r"acceleration must have shape \(2,\)"):
         ctrl.acceleration_task("knees", slice(9, 11), np.zeros(3))
+
+
+def test_solve_names_an_infeasible_qp():
+    """Soles whose normals point down (frames turned upside down) can only pull the robot
+    down; with the joints' torques limited to nearly nothing the motion is the passive one,
+    which needs the floor to push up: no (a, w) meets the constraints, and the error says so."""
+    robot = wb.load("humanoid")
+    for side in ("left", "right"):
+        robot.add_frame(
+            f"{side}_flipped", f"{side}_sole", pin.SE3(pin.utils.rotate("x", np.pi), np.zeros(3))
+        )
+    flipped = [
+        SurfaceContact(f"{s}_flipped", half_length=0.1, half_width=0.05, mu=0.7)
+        for s in ("left", "right")
+    ]
+    ctrl = InverseDynamicsQP(robot, flipped, torque_limits=np.full(robot.nv - 6, 1e-3))
+    q, v = standing_state(robot)
+    ctrl.update(q, v)
+    with pytest.raises(SolverError, match="no solution at this state"):
+        ctrl.solve([ctrl.com_task(np.zeros(3))])

