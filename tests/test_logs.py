@@ -253,6 +253,23 @@ def test_velocities_from_configurations_survive_quaternion_sign_flips(humanoid, 
     assert np.abs(v[5:-5] - v_ref[5:-5]).max() < 0.02
 
 
+def test_velocities_from_configurations_equal_pinocchio_differences(humanoid, squat):
+    """Against the definition, sample by sample: one-sided pin.difference at the ends,
+    step-weighted central differences inside (uneven time steps)."""
+    import pinocchio as pin
+
+    q = squat.for_robot(humanoid)[0][:50]
+    t = squat.time[:50] + 1e-4 * np.sin(np.arange(50))  # uneven steps
+    v = estimate_velocities(humanoid, t, q)
+    fwd = [pin.difference(humanoid.model, q[i], q[i + 1]) / (t[i + 1] - t[i]) for i in range(49)]
+    ref = np.empty_like(v)
+    ref[0], ref[-1] = fwd[0], fwd[-1]
+    for i in range(1, 49):
+        h0, h1 = t[i] - t[i - 1], t[i + 1] - t[i]
+        ref[i] = (h1 * fwd[i - 1] + h0 * fwd[i]) / (h0 + h1)
+    np.testing.assert_allclose(v, ref, rtol=0, atol=1e-9)
+
+
 def test_report_outputs(tmp_path, humanoid, squat):
     report = check_trajectory(humanoid, squat, FEET)
     report.to_json(tmp_path / "r.json")

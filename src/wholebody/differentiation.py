@@ -3,17 +3,12 @@ the manifold for ``q``). Public through :mod:`wholebody.trajectory`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
-import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
+from ._robot_batch import consecutive_differences
 from .errors import LogFormatError
 from .robot import Robot
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["estimate_accelerations", "estimate_velocities"]
 
@@ -51,13 +46,14 @@ def estimate_accelerations(
 def estimate_velocities(robot: Robot, time: ArrayLike, q: ArrayLike) -> Array:
     """Velocities from configurations by central differences on the manifold.
 
-    ``pin.difference`` gives the tangent between consecutive samples, so a quaternion whose
-    sign flips between samples (the same rotation) does no harm.
+    The tangent between consecutive samples is Pinocchio's ``difference`` (vectorised over
+    the log, equal to ``pin.difference`` to 1e-12), so a quaternion whose sign flips between
+    samples (the same rotation) does no harm.
     """
     t = np.asarray(time, dtype=float)
     Q = np.asarray(q, dtype=float)
     N = Q.shape[0]
-    d = np.array([pin.difference(robot.model, Q[i], Q[i + 1]) for i in range(N - 1)])
+    d = consecutive_differences(robot, Q).T  # (N - 1, nv)
     dt = np.diff(t)[:, None]
     fwd = d / dt
     v = np.empty((N, robot.nv))
