@@ -15,6 +15,7 @@ topics at 1 kHz offset by -0.6 ms, in the ankle links (not the soles). Reference
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -128,6 +129,7 @@ def write_bag(
     *,
     odom_offset_ns: int = ODOM_OFFSET_NS,
     odom_type: str = "nav_msgs/msg/Odometry",
+    odom_hole: tuple[float, float] | None = None,
 ) -> None:
     with Writer(path, version=9, storage_plugin=storage) as w:
 
@@ -155,6 +157,8 @@ def write_bag(
             ),
         )
         od = grid(ODOM_RATE, odom_offset_ns, DURATION + 0.01)
+        if odom_hole is not None:  # messages lost in transit
+            od = od[(seconds(od) <= odom_hole[0]) | (seconds(od) >= odom_hole[1])]
         pos, quat = base_pose(seconds(od))
         tw = base_twist_base_axes(seconds(od))
         if odom_type == "nav_msgs/msg/Odometry":
@@ -439,3 +443,33 @@ def test_unset_header_stamps_fall_back_to_receive_times(tmp_path):
     assert rec.topic_times["/js"].used == "receive"
     assert np.isnan(rec.topic_times["/js"].header).all()
     assert rec.trajectory.metadata["base"].startswith("not recorded")
+
+
+def test_samples_inside_a_gap_are_flagged_not_made_up(tmp_path, robot):
+    """Odometry lost for 60 ms (12 messages at 200 Hz): the joint-state samples inside the
+    hole get NaN base values (the checks flag them) and a warning, not an interpolation
+    across the hole; the others are read as usual."""
+    from wholebody.analysis import check_trajectory
+    from wholebody.contacts import SurfaceContact
+    from wholebody.errors import StateWarning
+
+    path = tmp_path / "holes"
+    write_bag(path, StoragePlugin.MCAP, list(robot.joint_names), odom_hole=(0.1, 0.16))
+    with pytest.warns(StateWarning, match=r"/odom \(\d+ samples, longest gap 0.065 s\)"):
+        traj = read_rosbag(path, MAPPING, robot)
+    t = traj.time + seconds(np.array([grid(JS_RATE)[0]]))[0]
+    # Odometry stamps around the hole: the last before 0.1 s and the first after 0.16 s.
+    od = seconds(grid(ODOM_RATE, ODOM_OFFSET_NS, DURATION + 0.01))
+    before, after = od[od <= 0.1].max(), od[od >= 0.16].min()
+    inside = (t > before) & (t < after)
+    assert inside.sum() == traj.metadata["gaps"]["/odom"]["samples"] > 20
+    assert np.isnan(traj.q[inside, :7]).all() and np.isnan(traj.v[inside, :6]).all()
+    assert np.isfinite(traj.q[~inside]).all() and np.isfinite(traj.q[inside, 7:]).all()
+    soles = [SurfaceContact(c, half_length=0.1, half_width=0.05, mu=1.0) for c in SENSORS]
+    report = check_trajectory(robot, traj.with_accelerations(), soles, diagnose_causes=False)
+    assert report.flagged[inside].all() and report.n_checked >= (~inside).sum() - 4
+    # A larger max_gap accepts the hole (interpolated across, no NaN).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        wide = read_rosbag(path, {**MAPPING, "max_gap": 0.1}, robot)
+    assert np.isfinite(wide.q).all() and "gaps" not in wide.metadata

@@ -45,6 +45,9 @@ RECORDING_KEYS: dict[str, str] = {
     "tolerance": "number [s] >= 0: how far beyond a topic's first / last stamp the time "
     "base may reach (its end value is held) (default 0.005)",
     "crop": "bool: cut the time base to the span every topic covers (default false: error)",
+    "max_gap": "number [s] > 0: samples a topic would interpolate across a longer gap in its "
+    "stamps become NaN (flagged by the checks, listed in metadata['gaps']); default 5 times "
+    "the topic's median period",
     "differentiate": "bool: velocities missing from the messages come from finite "
     "differences of the positions (default false: error)",
 }
@@ -241,6 +244,9 @@ class RosbagMapping:
         Cut the time base to where every topic is available instead of raising.
     differentiate : bool
         Estimate velocities the messages lack by finite differences.
+    max_gap : float or None
+        [s] samples interpolated across a longer gap in a topic's stamps are made NaN;
+        None: 5 times the topic's median period.
     """
 
     joint_states: str
@@ -257,6 +263,7 @@ class RosbagMapping:
     tolerance: float = DEFAULT_TOLERANCE
     crop: bool = False
     differentiate: bool = False
+    max_gap: float | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], where: str = "[recording]") -> RosbagMapping:
@@ -289,6 +296,7 @@ class RosbagMapping:
             tolerance=_tolerance(data, where),
             crop=_bool(data, "crop", where, False),
             differentiate=_bool(data, "differentiate", where, False),
+            max_gap=_nonneg(data, "max_gap", where, positive=True),
         )
         if out.base_twist is not None and out.base_pose is None:
             raise ProfileError(f"{where}: 'base_twist' needs 'base_pose' (the orientation)")

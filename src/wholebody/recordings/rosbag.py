@@ -16,6 +16,7 @@ Example
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._optional import require
-from ..errors import LogFileError, LogFormatError, ProfileError, RecordingError
+from ..errors import LogFileError, LogFormatError, ProfileError, RecordingError, StateWarning
 from ..robot import Robot
 from ..trajectory import Trajectory
 from ._assemble import AlignedWrench, assemble, contact_frames_of, twist_in_base
@@ -35,6 +36,7 @@ from .timing import (
     base_twist_from_poses,
     check_coverage,
     differentiate,
+    gap_mask,
     interpolate_linear,
     interpolate_quaternions,
     sorted_stream,
@@ -346,11 +348,22 @@ def read_rosbag_recording(
     tol = m.tolerance
     hint = "" if m.crop else _EXTRAPOLATION_HINT
 
+    gaps: dict[str, dict[str, float]] = {}
+
+    def mark_gaps(topic: str, ts: Array, x: Array) -> Array:
+        """NaN where the topic would be interpolated across a gap (flagged, not made up)."""
+        mask, longest = gap_mask(ts, t, m.max_gap)
+        if mask.any():
+            x[mask] = np.nan
+            gaps[topic] = {"samples": int(mask.sum()), "longest_s": longest}
+        return x
+
     def aligned(topic: str, values: Array, quaternion: bool = False) -> Array:
         ns, x = sorted_stream(stamps[topic], values, topic)
         ts = seconds(ns)
         check_coverage(topic, ts, t, tol, hint)
-        return (interpolate_quaternions if quaternion else interpolate_linear)(ts, x, t)
+        interpolate = interpolate_quaternions if quaternion else interpolate_linear
+        return mark_gaps(topic, ts, interpolate(ts, x, t))
 
     js = streams[m.joint_states]
     names, P, V, E = _joint_arrays(js, m.joints)
@@ -398,7 +411,7 @@ def read_rosbag_recording(
                 q_at = interpolate_quaternions(seconds(pose_ns), pose_q, seconds(ns))
                 x = twist_in_base(x, q_at, "world")
             check_coverage(bt.topic, seconds(ns), t, tol, hint)
-            twist = interpolate_linear(seconds(ns), x, t)
+            twist = mark_gaps(bt.topic, seconds(ns), interpolate_linear(seconds(ns), x, t))
         elif m.differentiate:
             axes, twist = "base", base_twist_from_poses(t, pos, quat)
             estimated.append("base twist")
@@ -450,6 +463,18 @@ def read_rosbag_recording(
     metadata["time_origin"] = str(np.datetime_as_string(np.datetime64(origin, "ns"), unit="ns"))
     metadata["time_base"] = f"{m.rate} Hz" if m.rate else (m.time_base or m.joint_states)
     metadata["topic_times"] = {topic: tt.summary() for topic, tt in times.items()}
+    if gaps:
+        metadata["gaps"] = gaps
+        listed = ", ".join(
+            f"{topic} ({g['samples']} samples, longest gap {g['longest_s']:.3g} s)"
+            for topic, g in gaps.items()
+        )
+        warnings.warn(
+            f"{path}: samples inside gaps of {listed} are NaN (flagged by the checks), not "
+            "interpolated; raise max_gap in the [recording] section to accept longer gaps",
+            StateWarning,
+            stacklevel=2,
+        )
     if estimated:
         metadata["estimated"] = estimated
     traj = assemble(

@@ -20,6 +20,7 @@ __all__ = [
     "interpolate_linear",
     "interpolate_quaternions",
     "check_coverage",
+    "gap_mask",
     "differentiate",
     "base_twist_from_poses",
 ]
@@ -168,6 +169,23 @@ def interpolate_quaternions(t_src: Array, quat: Array, t: Array) -> Array:
     out[exact0], out[exact1] = q0[exact0], q1[exact1]
     out[~(exact0 | exact1)] /= np.linalg.norm(out[~(exact0 | exact1)], axis=1, keepdims=True)
     return out
+
+
+def gap_mask(t_src: Array, t: Array, max_gap: float | None) -> tuple[NDArray[np.bool_], float]:
+    """Which of the times ``t`` fall strictly inside a gap of the source stamps longer than
+    ``max_gap`` [s] (interpolation across it would make up the values), and the longest gap
+    [s] of ``t_src``. ``max_gap`` None: 5 times the source's median period.
+
+    Times at a source stamp, and times held at an end (within the coverage tolerance), are
+    never in a gap.
+    """
+    if t_src.size < 2:
+        return np.zeros(t.size, dtype=bool), 0.0
+    steps = np.diff(t_src)
+    limit = 5.0 * float(np.median(steps)) if max_gap is None else max_gap
+    i, w = _bracket(t_src, t)
+    mask = (steps[i] > limit) & (w > 0.0) & (w < 1.0)
+    return mask, float(steps.max())
 
 
 def check_coverage(name: str, t_src: Array, t: Array, tolerance: float, hint: str = "") -> None:
