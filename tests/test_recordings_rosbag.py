@@ -473,3 +473,55 @@ def test_samples_inside_a_gap_are_flagged_not_made_up(tmp_path, robot):
         warnings.simplefilter("error")
         wide = read_rosbag(path, {**MAPPING, "max_gap": 0.1}, robot)
     assert np.isfinite(wide.q).all() and "gaps" not in wide.metadata
+
+
+def test_imu_is_aligned_beside_the_trajectory(tmp_path):
+    """An IMU at 400 Hz, offset by 0.7 ms, on joint states at 500 Hz: the orientation is
+    slerped (a rotation about z at constant rate is exactly a slerp: 1e-12), rates and
+    accelerations interpolated linearly (exact for the linear signals written here); the IMU
+    frame is kept."""
+    path = tmp_path / "imu"
+    js, imu_ns = grid(JS_RATE), grid(400, 700_000, DURATION + 0.01)
+    rate = 0.8  # rad/s about z
+    with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as w:
+        con = w.add_connection("/js", "sensor_msgs/msg/JointState", typestore=TS)
+        for ns in js.tolist():
+            msg = T["sensor_msgs/msg/JointState"](
+                header=header(ns),
+                name=["a"],
+                position=np.zeros(1),
+                velocity=np.zeros(1),
+                effort=np.zeros(1),
+            )
+            w.write(con, ns, TS.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+        con = w.add_connection("/imu", "sensor_msgs/msg/Imu", typestore=TS)
+        for ns in imu_ns.tolist():
+            s = seconds(np.array([ns]))[0]
+            yaw = rate * s
+            msg = T["sensor_msgs/msg/Imu"](
+                header=header(ns, "imu_link"),
+                orientation=T["geometry_msgs/msg/Quaternion"](
+                    x=0.0, y=0.0, z=math.sin(yaw / 2), w=math.cos(yaw / 2)
+                ),
+                orientation_covariance=np.zeros(9),
+                angular_velocity=vec3([0.0, 0.0, rate]),
+                angular_velocity_covariance=np.zeros(9),
+                linear_acceleration=vec3([1.0 + 2.0 * s, 0.0, 9.81]),
+                linear_acceleration_covariance=np.zeros(9),
+            )
+            w.write(con, ns, TS.serialize_cdr(msg, "sensor_msgs/msg/Imu"))
+    rec = read_rosbag_recording(path, {"joint_states": "/js", "imu": "/imu"})
+    t = seconds(js)
+    assert rec.imu is not None and rec.trajectory.metadata["imu_frame"] == "imu_link"
+    quat = np.asarray(rec.imu["orientation"])
+    # The first joint-state sample precedes the IMU's first message by 0.7 ms: within the
+    # tolerance, the IMU's first value is held there (never extrapolated).
+    t_held = t.copy()
+    t_held[0] = seconds(imu_ns[:1])[0]
+    yaw = rate * t_held
+    ref = np.stack([0 * t, 0 * t, np.sin(yaw / 2), np.cos(yaw / 2)], 1)
+    np.testing.assert_allclose(quat * np.sign(quat[:, 3:]), ref, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(rec.imu["angular_velocity"][:, 2], rate, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(
+        rec.imu["linear_acceleration"][:, 0], 1.0 + 2.0 * t_held, rtol=0, atol=1e-12
+    )
