@@ -323,19 +323,7 @@ def dump_metadata(fields: LogFields, target: str, extra: dict[str, Any] | None =
 
 def check_names(names: Any, name: str, source: str) -> tuple[str, ...]:
     """A tuple of distinct strings, or :class:`LogFormatError` naming the field."""
-    if isinstance(names, np.ndarray):
-        if names.dtype.kind not in "UO" or names.ndim > 1:
-            raise LogFormatError(
-                f"{source}: field {name!r} must be a 1-D array of strings, got "
-                f"{names.dtype} with shape {names.shape}"
-            )
-        names = names.reshape(-1).tolist()
-    if isinstance(names, str):
-        names = [names]
-    out = tuple(names)
-    bad = [x for x in out if not isinstance(x, str)]
-    if bad:
-        raise LogFormatError(f"{source}: field {name!r} must hold strings, got {bad[0]!r}")
+    out = check_labels(names, name, source)
     dup = [x for i, x in enumerate(out) if x in out[:i]] if len(set(out)) < len(out) else []
     if dup:
         raise LogFormatError(f"{source}: field {name!r} has duplicates {sorted(set(dup))}")
