@@ -29,6 +29,7 @@ from wholebody.errors import (
     MissingDependencyError,
     ProfileError,
     RecordingError,
+    StateWarning,
 )
 
 rosbags = pytest.importorskip("rosbags")
@@ -525,3 +526,22 @@ def test_imu_is_aligned_beside_the_trajectory(tmp_path):
     np.testing.assert_allclose(
         rec.imu["linear_acceleration"][:, 0], 1.0 + 2.0 * t_held, rtol=0, atol=1e-12
     )
+
+
+def test_a_gap_in_poses_whose_twist_is_differentiated_stays_flagged(tmp_path, robot):
+    """PoseStamped with a hole and differentiate = true: the twist is differentiated on the
+    aligned poses; samples next to the hole are NaN (flagged), the rest finite."""
+    path = tmp_path / "pose_hole"
+    write_bag(
+        path,
+        StoragePlugin.MCAP,
+        list(robot.joint_names),
+        odom_type="geometry_msgs/msg/PoseStamped",
+        odom_hole=(0.1, 0.16),
+    )
+    with pytest.warns(StateWarning, match="/odom"):
+        traj = read_rosbag(path, {**MAPPING, "differentiate": True}, robot)
+    holes = np.isnan(traj.q[:, 0])
+    assert 20 < holes.sum() < 40 and np.isnan(traj.v[holes, :6]).all()
+    assert np.isfinite(traj.v[~holes, 3:6][2:-2]).sum() > 0
+    assert "base twist" in traj.metadata["estimated"]

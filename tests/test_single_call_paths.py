@@ -470,3 +470,21 @@ def test_a_state_changed_in_place_is_checked_again(humanoid):
         assert q2 is q and v2 is v  # unchecked: handed through
     finally:
         humanoid.check_inputs = True
+
+
+def test_wrench_sum_broadcasts_one_set_of_wrenches_over_per_sample_points():
+    """(k, 6) wrenches with (N, k, 3) points and (3,) or (N, 3) reference points: the Varignon
+    sum of each sample, against a loop with np.cross."""
+    from wholebody.newton_euler import wrench_sum
+
+    rng = np.random.default_rng(3)
+    for k in (2, 3):
+        W = rng.normal(size=(k, 6))
+        P = rng.normal(size=(4, k, 3))
+        for at in (rng.normal(size=3), rng.normal(size=(4, 3))):
+            f, m = wrench_sum(W, P, at)
+            A = np.broadcast_to(at, (4, 3))
+            for n in range(4):
+                np.testing.assert_allclose(f[n], W[:, :3].sum(0), rtol=0, atol=1e-12)
+                ref = sum(W[i, 3:] + np.cross(P[n, i] - A[n], W[i, :3]) for i in range(k))
+                np.testing.assert_allclose(m[n], ref, rtol=0, atol=1e-12)

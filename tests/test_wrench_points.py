@@ -329,6 +329,64 @@ def test_estimation_converts_the_points_first(profile, squat, soles):
     np.testing.assert_allclose(got.contact_wrenches, ref.contact_wrenches, rtol=0, atol=1e-9)
 
 
+def _as_point_forces(profile, squat) -> Trajectory:
+    """The squat with each sole's force given as one point force at the sole origin (its
+    moment left in contact_wrenches): physically the same log."""
+    robot = profile.robot
+    W = squat.contact_wrenches
+    N = len(squat)
+    origins = {
+        c.name: robot.frame_placements(squat.for_robot(robot)[0], [c.frame])[0][:, 0]
+        for c in profile.contacts
+    }
+    return Trajectory.from_arrays(
+        squat.time,
+        squat.q,
+        squat.v,
+        a=squat.a,
+        tau=squat.tau,
+        joint_names=squat.joint_names,
+        contact_wrenches={
+            n: np.c_[np.zeros((N, 3)), W[:, j, 3:]] for j, n in enumerate(squat.contact_names)
+        },
+        point_forces={n: W[:, j, :3] for j, n in enumerate(squat.contact_names)},
+        point_force_positions=origins,
+    )
+
+
+def test_convention_checks_and_calibration_convert_the_points_first(profile, squat):
+    """Every public consumer of a log's wrenches sees the same numbers for the same physics:
+    the convention checks (loaded contacts still and on the ground), the expected error of
+    differentiated accelerations, and a sensor calibration."""
+    from wholebody.calibrate import Calibration, ContactCalibration
+    from wholebody.conventions import check_conventions, expected_residual_error
+    from wholebody.errors import InvalidArgumentError
+
+    robot, contacts = profile.robot, profile.contacts
+    moved = _as_point_forces(profile, squat)
+    assert moved.has_points
+    ref, got = check_conventions(robot, squat, contacts), check_conventions(robot, moved, contacts)
+    for a, b in zip(ref.all_checks, got.all_checks, strict=True):
+        assert (a.name, a.passed, a.message) == (b.name, b.passed, b.message)
+    ea, eb = (
+        expected_residual_error(robot, squat, contacts),
+        expected_residual_error(robot, moved, contacts),
+    )
+    np.testing.assert_allclose(eb.force_error, ea.force_error, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(eb.moment_error, ea.moment_error, rtol=1e-9, atol=1e-9)
+    cal = Calibration(
+        contacts={c.name: ContactCalibration(gain=-0.2, axes="world") for c in contacts}
+    )
+    np.testing.assert_allclose(
+        cal.apply(moved, robot).contact_wrenches,
+        cal.apply(squat, robot).contact_wrenches,
+        rtol=0,
+        atol=1e-9,
+    )
+    with pytest.raises(InvalidArgumentError, match="pass robot="):
+        cal.apply(moved)
+
+
 # --- every point field round-trips in every format ------------------------------------------
 
 ODD = ["plain", "with,comma", 'with "quotes"', "with:colon", "épaule", "sp ace", "x:estimated"]

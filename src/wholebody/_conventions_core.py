@@ -61,6 +61,7 @@ def run_conventions(
     """:func:`wholebody.conventions.check_conventions`, reusing a pass the caller already
     made: ``placements`` = (CoM (N, 3), contact frame origins (N, k, 3) in the log's contact
     order), world [m], NaN on samples it did not compute (those are computed here)."""
+    traj = traj.at_frame_origins(robot, contacts)  # wrenches stated about other points
     frames = _contact_frames(traj, contacts)
     q, v, _, _ = traj.for_robot(robot)
     arrays, flagged, _ = robot.check_batch(q=q, v=v)

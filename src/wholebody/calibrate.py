@@ -177,14 +177,24 @@ class Calibration:
         Raises
         ------
         InvalidArgumentError
-            A calibrated contact or joint the log lacks, or a contact-axes calibration
-            without ``robot``.
+            A calibrated contact or joint the log lacks, or a contact-axes calibration (or a
+            log with wrenches stated about other points) without ``robot``.
         """
         missing = [n for n in self.contacts if n not in traj.contact_names]
         if missing:
             raise InvalidArgumentError(
                 f"{traj.source}: calibrated contacts {missing} are not in the log; "
                 f"its contacts: {list(traj.contact_names)}"
+            )
+        if traj.has_points:  # calibrations are fitted on wrenches at the frame origins
+            if robot is None:
+                raise InvalidArgumentError(
+                    f"{traj.source}: the log states its wrenches about other points (point "
+                    "fields): pass robot= to apply() so they are moved to the contact frame "
+                    "origins first"
+                )
+            traj = traj.at_frame_origins(
+                robot, {n: self.frames.get(n, n) for n in traj.contact_names}
             )
         W = traj.contact_wrenches.copy()
         rotations: dict[str, Array] = {}

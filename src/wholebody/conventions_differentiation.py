@@ -164,6 +164,7 @@ def expected_residual_error(
         raise LogFormatError(
             f"{traj.source}: differentiation needs at least 3 samples, the log has {N}"
         )
+    traj = traj.at_frame_origins(robot, contacts)  # wrenches stated about other points
     q, v, _, _ = traj.for_robot(robot)
     arrays, flagged, _ = robot.check_batch(q=q, v=v)
     q, v = arrays["q"], arrays["v"]

@@ -135,7 +135,7 @@ def wrench_sum(wrenches: Array, points: Array, at: Array) -> tuple[Array, Array]
     wrenches = np.asarray(wrenches, dtype=float)
     points = np.asarray(points, dtype=float)
     at = np.asarray(at, dtype=float)
-    if wrenches.ndim == 2 and at.ndim == 1:
+    if wrenches.ndim == 2 and points.ndim == 2 and at.ndim == 1:  # one sample
         parts = wrench_sum_parts(wrenches.tolist(), points.tolist(), at.tolist())
         if parts is None:
             return np.zeros(3), np.zeros(3)

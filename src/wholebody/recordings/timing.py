@@ -273,8 +273,12 @@ def base_twist_from_poses(t: Array, position: Array, quat_xyzw: Array) -> Array:
         return np.concatenate([v_lin, np.zeros_like(v_lin)], axis=1)
     from scipy.spatial.transform import Rotation
 
-    rel = Rotation.from_matrix(np.einsum("nji,njk->nik", R[:-1], R[1:]))
-    step = rel.as_rotvec() / np.diff(t)[:, None]
+    rel = np.einsum("nji,njk->nik", R[:-1], R[1:])
+    # Steps touching a NaN pose (a gap in the stamps) stay NaN: flagged, not made up.
+    finite = np.isfinite(rel).all(axis=(1, 2))
+    step = np.full((t.size - 1, 3), np.nan)
+    if finite.any():
+        step[finite] = Rotation.from_matrix(rel[finite]).as_rotvec() / np.diff(t)[finite, None]
     omega = np.empty_like(v_lin)
     omega[0], omega[-1] = step[0], step[-1]
     omega[1:-1] = 0.5 * (step[:-1] + step[1:])
