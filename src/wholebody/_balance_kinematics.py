@@ -4,7 +4,6 @@ public names."""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,12 +12,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .contacts import Contact
-from .errors import InvalidArgumentError, WholebodyDeprecationWarning
+from .errors import InvalidArgumentError
 from .newton_euler import (
     ExternalWrench,
-    newton_euler_residual_arrays,
-    parse_external_wrenches,
-    wrenches_in_log_layout,
 )
 from .robot import Robot
 
@@ -98,50 +94,6 @@ def kinematics_batch(
             rotations=None if rots is None else rots[i],
         )
     return KinematicsBatch(com, rate, positions, rots)
-
-
-def residual_from_kinematics(
-    robot: Robot,
-    contacts: Sequence[Contact],
-    W: Array,
-    kin: KinematicsBatch,
-    at: str | ArrayLike = "com",
-    external: Sequence[Any] = (),
-) -> tuple[Array, Array, Array]:
-    """Deprecated: use :func:`wholebody.newton_euler.newton_euler_residual_arrays`."""
-    warnings.warn(
-        "residual_from_kinematics is deprecated; use newton_euler_residual_arrays",
-        WholebodyDeprecationWarning,
-        stacklevel=2,
-    )
-    N = W.shape[0]
-    ext = parse_external_wrenches(None, N, external=None)
-    ext = [
-        ExternalWrench(
-            f"external[{i}]",
-            np.broadcast_to(np.asarray(w, float), (N, 6)),
-            np.broadcast_to(np.asarray(p, float), (N, 3)),
-        )
-        for i, (w, p) in enumerate(external)
-    ]
-    layout = wrenches_in_log_layout(contacts, W)
-    if ext:
-        layout = np.concatenate([layout, np.stack([e.wrench for e in ext], axis=1)], axis=1)
-    points = _batch_points(contacts, ext, kin.positions)
-    point = np.broadcast_to(_resolve_point(at, kin.com), (N, 3)).copy()
-    force, moment = newton_euler_residual_arrays(
-        layout,
-        points,
-        kin.com,
-        kin.momentum_rate,
-        mass=robot.mass,
-        gravity=robot.gravity_vector,
-        at=point,
-    )
-    return force, moment, point
-
-
-# --- helpers --------------------------------------------------------------------------------
 
 
 def _resolve_point(at: str | ArrayLike, com: Array) -> Array:

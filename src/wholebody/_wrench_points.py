@@ -28,18 +28,9 @@ from numpy.typing import NDArray
 
 from .errors import ContactNotFoundError, InvalidArgumentError
 from .robot import Robot
+from .spatial import cross
 
 Array = NDArray[np.float64]
-
-
-def cross(a: Array, b: Array) -> Array:
-    """Row-wise cross product of (..., 3) arrays (explicit terms: exact and without
-    ``np.cross``'s overhead)."""
-    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
-    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
-    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
-    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
-    return out
 
 
 def lever_moment(arm: Array, force: Array) -> Array:

@@ -273,6 +273,7 @@ def parse_external_wrenches(
     *,
     external: Sequence[Any] | None = None,
     known_wrenches: Mapping[str, Any] | None = None,
+    stacklevel: int = 3,
 ) -> list[ExternalWrench]:
     """Parse known external wrenches (and the deprecated ``external`` / ``known_wrenches``).
 
@@ -282,6 +283,8 @@ def parse_external_wrenches(
         See :data:`ExternalWrenches`.
     N : int
         Number of samples; constant values are broadcast.
+    stacklevel : int
+        Of the deprecation warnings, counted from this function (3: the caller's caller).
 
     Returns
     -------
@@ -294,7 +297,7 @@ def parse_external_wrenches(
             "the 'external' argument of the balance functions is deprecated; pass "
             "external_wrenches={name: Wrench or (wrench, point)} instead",
             WholebodyDeprecationWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
         merged.update(
             {
@@ -306,7 +309,7 @@ def parse_external_wrenches(
         warnings.warn(
             "'known_wrenches' is deprecated; pass external_wrenches={frame: wrench} instead",
             WholebodyDeprecationWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
         merged.update(known_wrenches)
     if external_wrenches is not None and not isinstance(external_wrenches, Mapping):

@@ -4,7 +4,6 @@ which contacts' wrenches the equations determine."""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,7 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..contacts import Contact
-from ..errors import InvalidArgumentError, StateError, WholebodyDeprecationWarning
+from ..errors import InvalidArgumentError, StateError
 from ..newton_euler import parse_external_wrenches
 from ..robot import Robot
 from ..spatial import cross
@@ -128,21 +127,9 @@ def prepare_known(
     StateError
         Bad shapes, or non-finite values (when ``finite``; a batch flags those samples).
     """
-    merged: dict[str, Any] = {}
-    if known_wrenches:
-        warnings.warn(
-            "'known_wrenches' is deprecated; pass external_wrenches={frame: wrench} instead",
-            WholebodyDeprecationWarning,
-            stacklevel=stacklevel,
-        )
-        merged.update(known_wrenches)
-    if external_wrenches is not None and not isinstance(external_wrenches, Mapping):
-        raise InvalidArgumentError(
-            "external_wrenches must be a mapping {frame or label: wrench}, got "
-            f"{type(external_wrenches).__name__}"
-        )
-    merged.update(external_wrenches or {})
-    items = parse_external_wrenches(merged, N) if merged else []
+    items = parse_external_wrenches(
+        external_wrenches, N, known_wrenches=known_wrenches, stacklevel=stacklevel + 1
+    )
     frame_names = set(robot.frame_names)
     e = len(items)
     wrench = np.zeros((N, e, 6))

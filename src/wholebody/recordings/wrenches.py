@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from ..errors import FrameNotFoundError, RecordingError
 from ..robot import Robot
+from ..spatial import shift_moment
 
 __all__ = ["wrench_at_contact_in_world"]
 
@@ -66,13 +67,5 @@ def wrench_at_contact_in_world(
     W = np.asarray(wrench_sensor, dtype=float)
     f = np.einsum("nij,nj->ni", R_ws, W[:, :3])
     tau = np.einsum("nij,nj->ni", R_ws, W[:, 3:])
-    r = positions[:, 0] - positions[:, 1]  # from the contact origin to the sensor origin
-    cross = np.stack(
-        [
-            r[:, 1] * f[:, 2] - r[:, 2] * f[:, 1],
-            r[:, 2] * f[:, 0] - r[:, 0] * f[:, 2],
-            r[:, 0] * f[:, 1] - r[:, 1] * f[:, 0],
-        ],
-        axis=1,
-    )
-    return np.concatenate([f, tau + cross], axis=1)
+    # Varignon: from the sensor origin to the contact origin.
+    return np.concatenate([f, shift_moment(f, tau, positions[:, 0], positions[:, 1])], axis=1)
