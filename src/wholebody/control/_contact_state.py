@@ -1,0 +1,140 @@
+"""A contact of a live controller: its phase, force ramp and drift stabilisation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import NDArray
+
+from ..contacts import Contact, PointContact
+from ..errors import InvalidArgumentError
+from ._tick import TickKinematics
+
+Array = NDArray[np.float64]
+
+
+class ContactState:
+    """One contact held by a :class:`~wholebody.control.WholeBodyController`.
+
+    While active, the contact frame's acceleration is constrained to
+    ``J a + dJ/dt v = kp e - kd J v`` (world-aligned axes at its origin; 3 rows for a point,
+    6 for a surface contact), ``e`` the frame's error to the placement it had when it became
+    active (``(p_ref - p, R log3(R^T R_ref))``): the PD stabilises the drift of a contact
+    held in simulation or on hardware (``kp = kd = 0`` asks for zero acceleration).
+
+    The normal force is bounded by ``f_min <= n^T f <= f_max(t)``. ``f_max(t)`` ramps:
+
+    * ``"ramp_up"`` (after :meth:`WholeBodyController.add_contact` with ``ramp > 0``):
+      ``min(max_normal_force, ramp_force (t - t0) / ramp)``, ``f_min`` zero;
+    * ``"ramp_down"`` (after :meth:`WholeBodyController.remove_contact` with ``ramp > 0``):
+      ``f_0 (1 - (t - t0) / ramp)`` from the normal force ``f_0`` of the last solution,
+      ``f_min`` zero; the contact is removed at the first update with ``t >= t0 + ramp``,
+      when ``f_max`` is zero, so its force leaves without a jump larger than
+      ``f_0 dt / ramp``;
+    * ``"active"``: ``[min_normal_force, max_normal_force]``.
+
+    Attributes
+    ----------
+    contact : PointContact or SurfaceContact
+    name : str
+    kp, kd : float
+        Drift stabilisation gains [1/s^2], [1/s].
+    min_normal_force, max_normal_force : float
+        [N]
+    phase : str
+        ``"ramp_up"``, ``"active"`` or ``"ramp_down"``.
+    reference : pinocchio.SE3 or None
+        The held placement (set at the first update while active).
+    columns : slice
+        The contact's wrench columns in ``x`` of the current layout.
+    jacobian, drift : ndarray, (r, nv), (r,)
+        World-aligned, r = 3 or 6, of the last update.
+    placement : pinocchio.SE3
+    normal : ndarray (3,)
+        The contact normal in the frame's axes.
+    """
+
+    def __init__(
+        self,
+        contact: Contact,
+        *,
+        kp: float,
+        kd: float,
+        min_normal_force: float,
+        max_normal_force: float,
+        ramp: float,
+        ramp_force: float,
+        time: float,
+        reference: pin.SE3 | None,
+    ):
+        self.contact = contact
+        self.name = contact.name
+        self.kp, self.kd = float(kp), float(kd)
+        for what, x in (("kp", self.kp), ("kd", self.kd)):
+            if not (np.isfinite(x) and x >= 0):
+                raise InvalidArgumentError(f"contact {self.name!r}: {what} must be >= 0, got {x}")
+        self.min_normal_force = float(min_normal_force)
+        self.max_normal_force = float(max_normal_force)
+        if not (0 <= self.min_normal_force <= self.max_normal_force):
+            raise InvalidArgumentError(
+                f"contact {self.name!r}: need 0 <= min_normal_force <= max_normal_force, got "
+                f"{self.min_normal_force} and {self.max_normal_force}"
+            )
+        self.point = isinstance(contact, PointContact)
+        self.size = 3 if self.point else 6
+        self.normal = (
+            np.asarray(contact.normal, float)
+            if isinstance(contact, PointContact)
+            else np.array([0.0, 0.0, 1.0])
+        )
+        self.ramp_force = float(ramp_force)
+        self.phase = "active"
+        self.t0, self.ramp, self.f0 = float(time), 0.0, 0.0
+        if ramp > 0:
+            self.phase, self.ramp = "ramp_up", float(ramp)
+        self.reference = None if reference is None else reference.copy()
+        self.columns = slice(0, 0)
+        self.fid = -1
+        self.placement = pin.SE3.Identity()
+        self.jacobian = np.zeros((self.size, 0))
+        self.drift = np.zeros(self.size)
+        self.desired = np.zeros(self.size)
+
+    def start_removal(self, time: float, ramp: float, normal_force: float) -> None:
+        """Begin the ramp down at ``time`` from ``normal_force`` [N] over ``ramp`` [s]."""
+        self.phase, self.t0, self.ramp = "ramp_down", float(time), float(ramp)
+        self.f0 = max(float(normal_force), 0.0)
+
+    def finished(self, time: float) -> bool:
+        """True when a ramp down is over (the contact leaves at this update)."""
+        return self.phase == "ramp_down" and time >= self.t0 + self.ramp - 1e-12
+
+    def normal_force_bounds(self, time: float) -> tuple[float, float]:
+        """``(f_min, f_max)`` [N] at ``time`` (see the class notes)."""
+        s = (time - self.t0) / self.ramp if self.ramp > 0 else 1.0
+        if self.phase == "ramp_down":
+            return 0.0, self.f0 * max(1.0 - s, 0.0)
+        if self.phase == "ramp_up":
+            if s >= 1.0:
+                self.phase = "active"
+            else:
+                return 0.0, min(self.max_normal_force, self.ramp_force * max(s, 0.0))
+        return self.min_normal_force, self.max_normal_force
+
+    def update(self, kin: TickKinematics) -> None:
+        """Jacobian, drift, placement and the PD's desired acceleration from the tick's pass."""
+        if self.fid < 0:
+            self.fid = kin.frame_id(self.contact.frame)
+        M = kin.placement(self.fid)
+        self.placement = M.copy()
+        if self.reference is None:
+            self.reference = M.copy()
+        n = self.size
+        J = kin.jacobian(self.fid)
+        self.jacobian = J[:n]
+        self.drift = kin.drift(self.fid)[:n]
+        ref = self.reference
+        err = np.empty(6)
+        err[:3] = ref.translation - M.translation
+        err[3:] = M.rotation @ pin.log3(M.rotation.T @ ref.rotation)
+        self.desired = self.kp * err[:n] - self.kd * (self.jacobian @ kin.v)

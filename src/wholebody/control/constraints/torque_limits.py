@@ -1,0 +1,58 @@
+"""Joint torque limits on the torques the QP's solution implies."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ...errors import InvalidArgumentError
+from ._base import Constraint
+
+if TYPE_CHECKING:
+    from .._controller import ControlLayout
+    from .._tick import TickKinematics
+
+Array = NDArray[np.float64]
+
+
+class TorqueLimits(Constraint):
+    """``-tau_max <= tau = S (M a + h - J_c^T w) <= tau_max`` for the limited joints.
+
+    Parameters
+    ----------
+    limits : array (nv - 6,)
+        ``tau_max`` [N m or N]; entries >= 1e10 or infinite (URDF's "no limit") are dropped.
+    """
+
+    name = "torque_limits"
+
+    def __init__(self, limits: ArrayLike):
+        lim = np.asarray(limits, dtype=float)
+        if lim.ndim != 1 or np.any(np.isnan(lim)) or np.any(lim <= 0):
+            raise InvalidArgumentError(
+                f"torque limits must be a vector of positive torques [N m], got {lim.tolist()}"
+            )
+        self.limits = lim
+        self._limited = np.flatnonzero(lim < 1e10)
+        self._rows = 6 + self._limited
+        self._tau_max = lim[self._limited]
+
+    def rows(self, kin: TickKinematics, layout: ControlLayout) -> int:
+        if self.limits.shape != (kin.nv - 6,):
+            raise InvalidArgumentError(
+                f"torque limits must have shape ({kin.nv - 6},), got {self.limits.shape}"
+            )
+        return len(self._limited)
+
+    def fill(
+        self, kin: TickKinematics, layout: ControlLayout, C: Array, lower: Array, upper: Array
+    ) -> None:
+        rows, nv = self._rows, kin.nv
+        C[:, :nv] = kin.mass_matrix[rows]
+        for c in layout.contacts:
+            C[:, c.columns] = -c.jacobian[:, rows].T
+        h = kin.nonlinear_effects[rows]
+        np.subtract(self._tau_max, h, out=upper)
+        np.subtract(-self._tau_max, h, out=lower)

@@ -1,0 +1,72 @@
+"""Centre-of-mass task, world axes."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._tick import TickKinematics
+from ._base import AccelerationTask, as_gains, as_vector
+
+
+class ComTask(AccelerationTask):
+    """Track the CoM position, velocity and acceleration (world axes, maskable).
+
+    Jacobian ``J_com = A_G[:3] / m`` and drift ``dP/dt|_{a=0} / m`` from the tick's pass; the
+    desired acceleration is ``a_ref + kp (c_ref - c) + kd (v_ref - J_com v)``.
+
+    Parameters
+    ----------
+    kp, kd : float or array (3,)
+        Gains [1/s^2], [1/s].
+    weight : float
+    mask : array of bool (3,), optional
+    name : str
+    """
+
+    def __init__(
+        self,
+        *,
+        kp: ArrayLike,
+        kd: ArrayLike,
+        weight: float = 1.0,
+        mask: ArrayLike | None = None,
+        name: str = "com",
+    ):
+        super().__init__(name, 3, weight=weight, mask=mask)
+        self.kp, self.kd = as_gains(kp, 3, "kp"), as_gains(kd, 3, "kd")
+        self.reference: np.ndarray | None = None
+        self.reference_velocity = np.zeros(3)
+        self.reference_acceleration = np.zeros(3)
+        self.position = np.zeros(3)
+        self.velocity = np.zeros(3)
+
+    def set_reference(
+        self,
+        position: ArrayLike,
+        velocity: ArrayLike | None = None,
+        acceleration: ArrayLike | None = None,
+    ) -> None:
+        """CoM reference [m], its velocity [m/s] and acceleration [m/s^2], world axes."""
+        self.reference = as_vector(position, 3, "position")
+        self.reference_velocity = (
+            np.zeros(3) if velocity is None else as_vector(velocity, 3, "velocity")
+        )
+        self.reference_acceleration = (
+            np.zeros(3) if acceleration is None else as_vector(acceleration, 3, "acceleration")
+        )
+
+    def update(self, kin: TickKinematics) -> None:
+        m = kin.mass
+        self.jacobian = kin.momentum_matrix[:3] / m
+        self.drift = kin.momentum_drift[:3] / m
+        self.position = kin.com.copy()
+        self.velocity = kin.momentum[:3] / m
+        if self.reference is None:
+            self.reference = self.position.copy()
+        self.error = self.reference - self.position
+        self.desired = (
+            self.reference_acceleration
+            + self.kp * self.error
+            + self.kd * (self.reference_velocity - self.velocity)
+        )

@@ -1,0 +1,66 @@
+"""Contact force task: regularise a contact's wrench, or track a reference wrench."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ...errors import InvalidArgumentError
+from ._base import as_gains, as_weight
+
+Array = NDArray[np.float64]
+
+
+class ContactForceTask:
+    """``weight * sum_k w_k (w_k - w_ref,k)^2`` on one contact's wrench unknowns.
+
+    The wrench is in world axes at the contact frame's origin (``(f, tau)`` (6) for a surface
+    contact, ``f`` (3) for a point contact). With a zero reference it regularises the force
+    (small wrenches, an even split); with a reference it tracks it. A task of a contact that
+    is not active at a tick adds nothing.
+
+    Parameters
+    ----------
+    contact : str
+        Name of the contact (as given to the controller).
+    weight : float
+    component_weights : float or array (3,) or (6,)
+        Per component weights ``w_k >= 0`` [1/N^2 or 1/(N m)^2 relative]; default ones.
+    reference : array (3,) or (6,), optional
+        Reference wrench [N, N m]; default zero.
+    name : str, optional
+    """
+
+    def __init__(
+        self,
+        contact: str,
+        *,
+        weight: float = 1e-5,
+        component_weights: ArrayLike = 1.0,
+        reference: ArrayLike | None = None,
+        name: str | None = None,
+    ):
+        self.contact = str(contact)
+        self.name = name or f"{contact}_force"
+        self.weight = as_weight(weight, f"task {self.name!r}: weight")
+        self._cw = component_weights
+        self.reference: Array | None = None if reference is None else np.asarray(reference, float)
+
+    def set_reference(self, wrench: ArrayLike) -> None:
+        """Reference wrench (3,) or (6,) [N, N m], world axes at the contact frame's origin."""
+        self.reference = np.asarray(wrench, dtype=float).copy()
+
+    def add_cost(self, P: Array, q: Array, columns: slice) -> None:
+        """Add the term to ``x^T P x / 2 + q^T x`` on the contact's ``columns`` of ``x``."""
+        size = columns.stop - columns.start
+        cw = as_gains(self._cw, size, f"task {self.name!r}: component_weights")
+        ref = np.zeros(size) if self.reference is None else self.reference
+        if ref.shape != (size,) or not np.all(np.isfinite(ref)):
+            raise InvalidArgumentError(
+                f"task {self.name!r}: reference must be a finite vector of {size} "
+                f"(contact {self.contact!r}), got shape {ref.shape}"
+            )
+        w = self.weight * cw
+        n = P.shape[0]
+        P.flat[columns.start * (n + 1) : columns.stop * (n + 1) : n + 1] += w
+        q[columns] -= w * ref

@@ -1,0 +1,102 @@
+"""Joint posture task with per-joint weights."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import ArrayLike, NDArray
+
+from ...errors import InvalidArgumentError
+from .._tick import TickKinematics
+from ._base import AccelerationTask, as_gains, as_vector
+
+Array = NDArray[np.float64]
+
+
+class PostureTask(AccelerationTask):
+    """PD of the actuated joints to a reference configuration (the base is left free).
+
+    Error ``difference(q, q_ref)[6:]`` (joint space, on the configuration manifold), desired
+    acceleration ``a_ref + kp e + kd (v_ref - v[6:])``; cost
+    ``weight * sum_j w_j (a_j - desired_j)^2``.
+
+    Parameters
+    ----------
+    kp, kd : float or array (nv - 6,)
+        Gains [1/s^2], [1/s].
+    weight : float
+    joint_weights : array (nv - 6,), optional
+        Per joint weights ``w_j >= 0`` (default ones); a zero frees that joint.
+    name : str
+    """
+
+    def __init__(
+        self,
+        *,
+        kp: ArrayLike,
+        kd: ArrayLike,
+        weight: float = 1.0,
+        joint_weights: ArrayLike | None = None,
+        name: str = "posture",
+    ):
+        super().__init__(name, 0, weight=weight)
+        self._kp, self._kd, self._jw = kp, kd, joint_weights
+        self.reference: Array | None = None
+        self.reference_velocity: Array | None = None
+        self.reference_acceleration: Array | None = None
+
+    def set_reference(
+        self,
+        q: ArrayLike,
+        velocity: ArrayLike | None = None,
+        acceleration: ArrayLike | None = None,
+    ) -> None:
+        """Reference configuration (nq,) (its base part is ignored), joint velocities and
+        accelerations (nv - 6,) [rad/s, rad/s^2]."""
+        self.reference = np.asarray(q, dtype=float).copy()
+        self.reference_velocity = None if velocity is None else np.asarray(velocity, float)
+        self.reference_acceleration = (
+            None if acceleration is None else np.asarray(acceleration, float)
+        )
+
+    def _bind(self, kin: TickKinematics) -> None:
+        nu = kin.nv - 6
+        self.size = nu
+        self.kp, self.kd = as_gains(self._kp, nu, "kp"), as_gains(self._kd, nu, "kd")
+        self.joint_weights = (
+            np.ones(nu) if self._jw is None else as_gains(self._jw, nu, "joint_weights")
+        )
+        self.mask = self.joint_weights > 0
+        self.jacobian = np.zeros((nu, kin.nv))
+        self.jacobian[:, 6:] = np.eye(nu)
+        self.drift = np.zeros(nu)
+
+    def update(self, kin: TickKinematics) -> None:
+        if self.jacobian.shape[1] != kin.nv:
+            self._bind(kin)
+        nu = self.size
+        if self.reference is None:
+            self.reference = kin.q.copy()
+        if self.reference.shape != (kin.nq,):
+            raise InvalidArgumentError(
+                f"task {self.name!r}: reference must have shape ({kin.nq},), "
+                f"got {self.reference.shape}"
+            )
+        vref = np.zeros(nu) if self.reference_velocity is None else self.reference_velocity
+        aref = np.zeros(nu) if self.reference_acceleration is None else self.reference_acceleration
+        vref = as_vector(vref, nu, "reference velocity")
+        aref = as_vector(aref, nu, "reference acceleration")
+        self.error = pin.difference(kin.model, kin.q, self.reference)[6:]
+        self.desired = aref + self.kp * self.error + self.kd * (vref - kin.v[6:])
+
+    def add_cost(self, P: Array, q: Array) -> None:
+        if self.weight == 0.0:
+            return
+        w = self.weight * self.joint_weights
+        n = P.shape[0]
+        nv = self.jacobian.shape[1]
+        P.flat[6 * (n + 1) : nv * (n + 1) : n + 1] += w
+        q[6:nv] -= w * self.desired
+
+    def residual(self, a: ArrayLike) -> Array:
+        return (np.asarray(a, dtype=float)[6:] - self.desired)[self.mask]
