@@ -25,7 +25,8 @@ class ContactState:
     The normal force is bounded by ``f_min <= n^T f <= f_max(t)``. ``f_max(t)`` ramps:
 
     * ``"ramp_up"`` (after :meth:`WholeBodyController.add_contact` with ``ramp > 0``):
-      ``min(max_normal_force, ramp_force (t - t0) / ramp)``, ``f_min`` zero;
+      ``min(max_normal_force, ramp_force (t - t0) / ramp)``, ``f_min`` zero, ``t0`` the
+      time of the first update after the call;
     * ``"ramp_down"`` (after :meth:`WholeBodyController.remove_contact` with ``ramp > 0``):
       ``f_0 (1 - (t - t0) / ramp)`` from the normal force ``f_0`` of the last solution,
       ``f_min`` zero; the contact is removed at the first update with ``t >= t0 + ramp``,
@@ -64,7 +65,6 @@ class ContactState:
         max_normal_force: float,
         ramp: float,
         ramp_force: float,
-        time: float,
         reference: pin.SE3 | None,
     ):
         self.contact = contact
@@ -89,7 +89,9 @@ class ContactState:
         )
         self.ramp_force = float(ramp_force)
         self.phase = "active"
-        self.t0, self.ramp, self.f0 = float(time), 0.0, 0.0
+        # A ramp starts at the first update after the call that began it.
+        self.t0: float | None = None
+        self.ramp, self.f0 = 0.0, 0.0
         if ramp > 0:
             self.phase, self.ramp = "ramp_up", float(ramp)
         self.reference = None if reference is None else reference.copy()
@@ -100,17 +102,23 @@ class ContactState:
         self.drift = np.zeros(self.size)
         self.desired = np.zeros(self.size)
 
-    def start_removal(self, time: float, ramp: float, normal_force: float) -> None:
-        """Begin the ramp down at ``time`` from ``normal_force`` [N] over ``ramp`` [s]."""
-        self.phase, self.t0, self.ramp = "ramp_down", float(time), float(ramp)
+    def start_removal(self, ramp: float, normal_force: float) -> None:
+        """Begin the ramp down at the next update, from ``normal_force`` [N] over ``ramp`` [s]."""
+        self.phase, self.t0, self.ramp = "ramp_down", None, float(ramp)
         self.f0 = max(float(normal_force), 0.0)
 
     def finished(self, time: float) -> bool:
         """True when a ramp down is over (the contact leaves at this update)."""
-        return self.phase == "ramp_down" and time >= self.t0 + self.ramp - 1e-12
+        return (
+            self.phase == "ramp_down"
+            and self.t0 is not None
+            and time >= self.t0 + self.ramp - 1e-12
+        )
 
     def normal_force_bounds(self, time: float) -> tuple[float, float]:
         """``(f_min, f_max)`` [N] at ``time`` (see the class notes)."""
+        if self.t0 is None:
+            self.t0 = float(time)
         s = (time - self.t0) / self.ramp if self.ramp > 0 else 1.0
         if self.phase == "ramp_down":
             return 0.0, self.f0 * max(1.0 - s, 0.0)

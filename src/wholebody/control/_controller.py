@@ -251,7 +251,6 @@ class WholeBodyController:
             max_normal_force=max_normal_force,
             ramp=ramp,
             ramp_force=self.robot.weight if ramp_force is None else ramp_force,
-            time=self._now(),
             reference=reference,
         )
         self._contacts[contact.name] = state
@@ -260,8 +259,9 @@ class WholeBodyController:
 
     def remove_contact(self, name: str, *, ramp: float = 0.0) -> None:
         """Remove a contact, at once (``ramp = 0``) or after ramping its maximum normal force
-        from the last solution's normal force to zero over ``ramp`` seconds (the contact stays
-        held meanwhile and leaves at the first update after the ramp)."""
+        from the last solution's normal force to zero over ``ramp`` seconds from the next
+        update (the contact stays held meanwhile and leaves at the first update at or after
+        the ramp's end, when the bound is zero)."""
         state = self._contacts.get(name)
         if state is None:
             raise InvalidArgumentError(
@@ -277,15 +277,12 @@ class WholeBodyController:
         if self._last is not None and name in self._last.wrenches:
             f = self._last.wrenches[name][:3]
             f0 = float(state.placement.rotation @ state.normal @ f)
-        state.start_removal(self._now(), ramp, f0)
+        state.start_removal(ramp, f0)
 
     @property
     def contacts(self) -> dict[str, ContactState]:
         """The active contacts (ramping ones included), by name, in column order."""
         return dict(self._contacts)
-
-    def _now(self) -> float:
-        return 0.0 if self.time is None else self.time
 
     # --- per tick ---------------------------------------------------------------------------
 
@@ -323,6 +320,7 @@ class WholeBodyController:
         layout = self.layout
         layout.time = t
         for s in layout.contacts:
+            s.normal_force_bounds(t)  # starts the ramps begun since the last update
             s.update(kin)
         for task in self.tasks:
             if isinstance(task, AccelerationTask):

@@ -33,8 +33,9 @@ class JointBounds(Constraint):
       ``(-(2 v + a_max dt) + sqrt(a_max (a_max dt^2 - 4 v dt + 8 (q_max - q)))) / (2 dt)``;
 
     the lower bound mirrors it. ``q_max`` and ``q_min`` are first moved inwards by
-    ``margin``. A joint whose state is already outside the viable set (lower above upper)
-    keeps its acceleration bounds only, so that the QP stays feasible and brakes.
+    ``margin``. A joint whose state is already outside the viable set (no acceleration
+    within ``a_max`` meets the bounds) gets ``lower = upper = -a_max sign(v)``: it brakes as
+    hard as it can, and the QP stays feasible.
 
     Parameters
     ----------
@@ -125,11 +126,13 @@ class JointBounds(Constraint):
         finite_up, finite_lo = np.isfinite(qmax), np.isfinite(qmin)
         up_all = np.where(finite_up, np.minimum(up, up_pos), up)
         lo_all = np.where(finite_lo, np.maximum(lo, lo_pos), lo)
-        # Outside the viable set: keep the acceleration bounds alone (the QP brakes).
+        # Outside the viable set (no acceleration within a_max keeps it): brake at a_max
+        # against the motion, the best the joint can do.
+        up_all = np.clip(up_all, -amax, amax)
+        lo_all = np.clip(lo_all, -amax, amax)
         bad = lo_all > up_all
-        up_all = np.where(bad, amax, up_all)
-        lo_all = np.where(bad, -amax, lo_all)
-        return lo_all, up_all
+        brake = np.where(v > 0, -amax, amax)
+        return np.where(bad, brake, lo_all), np.where(bad, brake, up_all)
 
     def rows(self, kin: TickKinematics, layout: ControlLayout) -> int:
         return kin.nv - 6

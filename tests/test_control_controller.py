@@ -1,0 +1,279 @@
+"""WholeBodyController: the QP's solutions against independent references, each constraint
+by a solution that breaks it being refused, contacts switched on a live controller.
+
+References: Pinocchio's RNEA and separately computed frame Jacobians (equations of motion),
+``forwardKinematics(q, v, a)`` classical accelerations (contacts held), the exact cone check
+of ``ContactSet.check``, a one-joint simulation of the discrete step (viability).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+import qpsolvers
+
+from wholebody.contacts import PointContact, SurfaceContact
+from wholebody.control import (
+    AngularMomentumTask,
+    ComTask,
+    ContactForceTask,
+    FrameTask,
+    JointBounds,
+    MinimumJerk,
+    PostureTask,
+    WholeBodyController,
+)
+from wholebody.errors import InvalidArgumentError, SolverError, StateError
+from wholebody.friction import ContactSet
+
+SOLES = ("left_sole", "right_sole")
+#: The QP's equations hold to this [N, N m, m/s^2] (daqp is an exact active-set solver).
+TOL = 1e-9
+
+
+def sole(frame, mu=0.7):
+    return SurfaceContact(frame, half_length=0.1, half_width=0.04, mu=mu)
+
+
+def standing(robot, seed=0, scale=0.1):
+    bent = {"hip_pitch": -0.25, "knee": 0.5, "ankle_pitch": -0.25}
+    q = robot.q_from_named({f"{s}_{j}": x for s in ("left", "right") for j, x in bent.items()})
+    return q, np.random.default_rng(seed).normal(scale=scale, size=robot.nv)
+
+
+def controller(robot, mu=0.7, **kwargs):
+    ctrl = WholeBodyController(robot, **kwargs)
+    for f in SOLES:
+        ctrl.add_contact(sole(f, mu), kp=10.0, kd=6.0)
+    ctrl.add_task(ComTask(kp=25.0, kd=10.0))
+    ctrl.add_task(AngularMomentumTask(kd=10.0, weight=1e-3))
+    ctrl.add_task(PostureTask(kp=50.0, kd=14.0, weight=1e-3))
+    for f in SOLES:
+        ctrl.add_task(ContactForceTask(f, weight=1e-6))
+    return ctrl
+
+
+def contact_jacobian(robot, q, frame, rows=6):
+    m = robot.model
+    return pin.computeFrameJacobian(
+        m, m.createData(), q, m.getFrameId(frame), pin.LOCAL_WORLD_ALIGNED
+    )[:rows]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_solution_obeys_equations_of_motion_cones_and_contacts(humanoid, seed):
+    robot = humanoid
+    ctrl = controller(robot)
+    hand = ctrl.add_task(FrameTask("left_hand", kp=100.0, kd=20.0, weight=0.1))
+    ctrl.add_constraint(JointBounds(robot, dt=1e-3, acceleration_limit=200.0, margin=0.01))
+    q, v = standing(robot, seed)
+    ctrl.update(q, v, 0.0)
+    hand.set_reference(hand.placement.act(pin.SE3(np.eye(3), np.array([0.1, 0.0, 0.1]))))
+    ctrl.update(q, v, 0.0)
+    sol = ctrl.solve()
+    m = robot.model
+    rhs = np.r_[np.zeros(6), sol.torque]
+    for f in SOLES:
+        rhs += contact_jacobian(robot, q, f).T @ sol.wrenches[f]
+    tau_rnea = pin.rnea(m, m.createData(), q, v, sol.acceleration)
+    np.testing.assert_allclose(tau_rnea, rhs, rtol=0, atol=TOL)
+    # The soles' classical accelerations are the drift-stabilising PD's (about 0 here).
+    d = m.createData()
+    pin.forwardKinematics(m, d, q, v, sol.acceleration)
+    for f in SOLES:
+        state = ctrl.contacts[f]
+        acc = pin.getFrameClassicalAcceleration(m, d, m.getFrameId(f), pin.LOCAL_WORLD_ALIGNED)
+        np.testing.assert_allclose(acc.vector, state.desired, rtol=0, atol=TOL)
+    cones = ContactSet([sole(f) for f in SOLES]).check(
+        np.array([sol.wrenches[f] for f in SOLES])[None],
+        np.array([ctrl.contacts[f].placement.rotation for f in SOLES])[None],
+        tol=TOL,
+    )
+    assert cones.margin.min() >= -TOL
+    assert all(v <= TOL for v in ctrl.violations(sol.x).values())
+    # A second exact solver (quadprog's dual active set) on the qpsolvers.Problem finds
+    # the same optimum.
+    if "quadprog" in qpsolvers.available_solvers:
+        other = qpsolvers.solve_problem(ctrl.problem(), solver="quadprog")
+        assert other.found
+        np.testing.assert_allclose(other.x, sol.x, rtol=0, atol=1e-7)
+
+
+def test_friction_cones_refuse_a_slipping_solution(humanoid):
+    """With mu = 2 the CoM task gets 1.7 m/s^2 sideways (the soles. CoP limits it); with
+    mu = 0.05 that solution breaks
+    the cones (refused), and the solution found keeps inside them."""
+    robot = humanoid
+    q, v = standing(robot, 0, scale=0.0)
+    lax, tight = controller(robot, mu=2.0), controller(robot, mu=0.05)
+    for ctrl in (lax, tight):
+        ctrl.task("com").set_reference(np.zeros(3), acceleration=[6.0, 0.0, 0.0])
+        ctrl.task("com").kp[:] = 0.0
+        ctrl.update(q, v, 0.0)
+    x_lax, x_tight = lax.solve().x, tight.solve().x
+    assert tight.violations(x_lax)["friction_cones"] > 1.0  # [N]
+    assert tight.violations(x_tight)["friction_cones"] <= TOL
+    assert lax.violations(x_lax)["friction_cones"] <= TOL
+
+
+def test_normal_force_bounds_and_torque_limits(humanoid):
+    robot = humanoid
+    q, v = standing(robot, 0, scale=0.0)
+    free = controller(robot)
+    free.update(q, v, 0.0)
+    x_free = free.solve()
+    assert x_free.wrenches["left_sole"][2] > 200.0  # the split is even: about 300 N each
+    bounded = WholeBodyController(robot)
+    bounded.add_contact(sole("left_sole"), max_normal_force=100.0)
+    bounded.add_contact(sole("right_sole"), min_normal_force=450.0)
+    for t in free.tasks:
+        bounded.add_task(t)
+    bounded.update(q, v, 0.0)
+    assert bounded.violations(x_free.x)["normal_force_bounds"] > 100.0
+    sol = bounded.solve()
+    assert sol.wrenches["left_sole"][2] <= 100.0 + TOL
+    assert sol.wrenches["right_sole"][2] >= 450.0 - TOL
+    # Torque limits: the free solution's largest torque, made a limit 30 % lower.
+    tau = np.abs(x_free.torque)
+    limits = np.where(tau > 0.5 * tau.max(), 0.7 * tau, 1e3)
+    limited = controller(robot, torque_limits=limits)
+    limited.update(q, v, 0.0)
+    assert limited.violations(x_free.x)["torque_limits"] > 0.1
+    sol = limited.solve()
+    assert np.all(np.abs(sol.torque) <= limits + TOL)
+    # Torques too small to carry the robot with the joints held still (feet held too): no
+    # solution, a typed error.
+    weak = controller(robot, torque_limits=np.full(robot.nv - 6, 1e-3))
+    weak.add_constraint(JointBounds(robot, dt=1e-3, acceleration_limit=1e-6))
+    weak.update(q, v, 0.0)
+    with pytest.raises(SolverError, match="no solution"):
+        weak.solve()
+
+
+def test_joint_bounds_refuse_a_solution_past_the_limit(humanoid):
+    robot = humanoid
+    q, v = standing(robot, 0, scale=0.0)
+    j = robot.model.getJointId("left_elbow")
+    iq, iv = robot.model.joints[j].idx_q, robot.model.joints[j].idx_v
+    q_max = robot.model.upperPositionLimit[iq]
+    q[iq], v[iv] = q_max - 0.02, 1.2  # close to the limit and moving towards it
+    bounds = JointBounds(robot, dt=1e-3, acceleration_limit=50.0, margin=0.005)
+    ctrl = controller(robot)
+    target = q.copy()
+    target[iq] = q_max + 1.0  # the posture task pulls past the limit
+    ctrl.task("posture").set_reference(target)
+    ctrl.task("posture").weight = 1.0
+    ctrl.update(q, v, 0.0)
+    x_free = ctrl.solve().x
+    ctrl.add_constraint(bounds)
+    ctrl.update(q, v, 0.0)
+    assert ctrl.violations(x_free)["joint_bounds"] > 1.0
+    a = ctrl.solve().acceleration
+    assert bounds.lower[iv - 6] - TOL <= a[iv] <= bounds.upper[iv - 6] + TOL
+    # It brakes: 1.2 rad/s, 15 mm from q_max - margin, only a_max = 50 rad/s^2 to stop.
+    assert a[iv] < -20.0
+
+
+def test_joint_bounds_keep_a_simulated_joint_viable(humanoid):
+    """Driving one joint at its upper bound every step (the discrete step of the bounds)
+    never leaves [q_min + margin, q_max - margin] nor the velocity and acceleration limits."""
+    bounds = JointBounds(
+        humanoid, dt=1e-3, acceleration_limit=20.0, velocity_limit=3.0, margin=0.01
+    )
+    nu = humanoid.nv - 6
+    lo, hi = bounds.position_lower + 0.01, bounds.position_upper - 0.01
+    rng = np.random.default_rng(3)
+    for trial in range(20):
+        q = lo + rng.uniform(0.2, 0.8, nu) * (hi - lo)
+        # Velocities from which braking at a_max still stops inside the range.
+        room = np.minimum(hi - q, q - lo)
+        v = rng.uniform(-1.0, 1.0, nu) * np.minimum(3.0, np.sqrt(2 * 20.0 * room))
+        sign = 1.0 if trial % 2 else -1.0
+        for _ in range(3000):
+            lower, upper = bounds.bounds(q, v)
+            assert np.all(lower <= upper + 1e-9)
+            a = upper if sign > 0 else lower
+            q = q + 1e-3 * v + 0.5e-6 * a
+            v = v + 1e-3 * a
+            assert np.all(q <= hi + 1e-9) and np.all(q >= lo - 1e-9)
+            assert np.all(np.abs(v) <= 3.0 + 1e-9) and np.all(np.abs(a) <= 20.0 + 1e-9)
+
+
+def closed_loop(ctrl, q, v, steps, dt=1e-3, t0=0.0, each=None):
+    """Integrate the QP's accelerations exactly (a perfect plant): returns (q, v, log)."""
+    log = []
+    for k in range(steps):
+        t = t0 + k * dt
+        if each is not None:
+            each(t)
+        ctrl.update(q, v, t)
+        sol = ctrl.solve()
+        log.append(sol)
+        v_next = v + dt * sol.acceleration
+        q = pin.integrate(ctrl.robot.model, q, dt * v_next)
+        v = v_next
+    return q, v, log
+
+
+def test_contact_switching_ramps_the_force(humanoid):
+    robot = humanoid
+    q, v = standing(robot, 0, scale=0.0)
+    ctrl = controller(robot)
+    ctrl.update(q, v, 0.0)
+    com = ctrl.task("com")
+    right = ctrl.contacts["right_sole"].placement.translation
+    c0 = com.position.copy()
+    shift = MinimumJerk(c0, np.r_[right[:2], c0[2]], duration=0.4)
+
+    def follow(t):
+        com.set_reference(*shift(t))
+
+    q, v, _ = closed_loop(ctrl, q, v, 450, each=follow)
+    n_before = ctrl.layout.n
+    f0 = ctrl.solve().wrenches["left_sole"][2]
+    ramp, dt = 0.05, 1e-3
+    ctrl.remove_contact("left_sole", ramp=ramp)
+    t0 = 0.45
+    q, v, log = closed_loop(ctrl, q, v, 60, t0=t0)
+    on = [s for s in log if "left_sole" in s.wrenches]
+    off = [s for s in log if "left_sole" not in s.wrenches]
+    assert len(on) == round(ramp / dt) and off  # removed at the first tick after the ramp
+    for s in on:  # below the ramp at each tick
+        assert s.wrenches["left_sole"][2] <= f0 * (1 - (s.time - t0) / ramp) + 1e-6
+    # The last force before removal is at most one ramp step: no jump at lift-off.
+    assert on[-1].wrenches["left_sole"][2] <= f0 * dt / ramp + 1e-6
+    assert ctrl.layout.n == n_before - 6
+    # The right foot carries the robot alone, in its cone.
+    assert abs(off[-1].wrenches["right_sole"][2] - robot.weight) < 0.05 * robot.weight
+    # Touch-down on the live controller, the bound rising from zero over 0.05 s.
+    ctrl.add_contact(sole("left_sole"), kp=10.0, kd=6.0, ramp=0.05, ramp_force=robot.weight)
+    t1 = 0.51
+    q, v, log = closed_loop(ctrl, q, v, 80, t0=t1)
+    for s in log:
+        bound = robot.weight * min(max((s.time - t1) / 0.05, 0.0), 1.0)
+        if s.time < t1 + 0.05:
+            assert s.wrenches["left_sole"][2] <= bound + 1e-6
+    assert ctrl.contacts["left_sole"].phase == "active"
+    assert ctrl.layout.n == n_before
+
+
+def test_bad_use(humanoid):
+    robot = humanoid
+    ctrl = WholeBodyController(robot)
+    with pytest.raises(StateError):
+        ctrl.solve()
+    ctrl.add_contact(sole("left_sole"))
+    with pytest.raises(InvalidArgumentError, match="already"):
+        ctrl.add_contact(sole("left_sole"))
+    with pytest.raises(InvalidArgumentError, match="no active contact"):
+        ctrl.remove_contact("right_sole")
+    with pytest.raises(InvalidArgumentError, match="min_normal_force"):
+        ctrl.add_contact(sole("right_sole"), min_normal_force=10.0, max_normal_force=5.0)
+    with pytest.raises(InvalidArgumentError, match="ramp"):
+        ctrl.add_contact(PointContact("right_hand", mu=0.5), ramp=-1.0)
+    ctrl.add_task(ComTask(kp=1.0, kd=1.0))
+    with pytest.raises(InvalidArgumentError, match="already"):
+        ctrl.add_task(ComTask(kp=1.0, kd=1.0))
+    with pytest.raises(InvalidArgumentError, match="no task"):
+        ctrl.task("nope")
