@@ -174,6 +174,7 @@ class SE3Spline:
         if t <= self.times[0] or t >= self.times[-1]:
             w, dw = np.zeros(3), np.zeros(3)
         else:
-            # RotationSpline's rates are in the world frame (of the rotation's outer axes).
-            w, dw = self._rot(t, 1), self._rot(t, 2)
+            # RotationSpline's rates are in the moving frame's own axes (checked by
+            # differences in the tests); d(R w)/dt = R dw/dt since w x w = 0.
+            w, dw = R @ self._rot(t, 1), R @ self._rot(t, 2)
         return pin.SE3(R, p), np.r_[v, w], np.r_[a, dw]
