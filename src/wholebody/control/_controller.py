@@ -390,11 +390,34 @@ class WholeBodyController:
         sense[: self._me] = _DAQP_EQUALITY
         x, _, flag, _ = daqp.solve(P, qv, self._C, self._upper, self._lower, sense)
         if flag <= 0:
+            culprits = self._culprits(P, qv) if flag == -1 else []
+            hint = (
+                f"without {' or '.join(culprits)} it has one"
+                if culprits
+                else "relax the tasks or constraints"
+            )
             raise SolverError(
                 f"WholeBodyController: daqp found no solution at t = {self.time} s (exit flag "
-                f"{flag}: {_DAQP_FLAGS.get(flag, 'failed')}); relax the tasks or constraints"
+                f"{flag}: {_DAQP_FLAGS.get(flag, 'failed')}); {hint}"
             )
         return self._solution(np.asarray(x, dtype=float))
+
+    def _culprits(self, P: Array, qv: Array) -> list[str]:
+        """The inequality groups whose removal alone makes the QP feasible (on failure only)."""
+        out = []
+        for name, rows in self._spans[2:]:
+            if rows.stop == rows.start:
+                continue
+            keep = np.ones(len(self._upper), dtype=bool)
+            keep[rows] = False
+            sense = np.zeros(int(keep.sum()), dtype=np.int32)
+            sense[: self._me] = _DAQP_EQUALITY
+            _, _, flag, _ = daqp.solve(
+                P, qv, self._C[keep], self._upper[keep], self._lower[keep], sense
+            )
+            if flag > 0:
+                out.append(name)
+        return out
 
     def _solution(self, x: Array) -> ControlSolution:
         layout, kin = self.layout, self.kin
