@@ -24,7 +24,7 @@ when the set of contacts changes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import daqp
@@ -80,6 +80,9 @@ class ControlLayout:
     contacts: list[ContactState]
     contact_set: ContactSet | None
     time: float = 0.0
+    #: Buffers of the cone rows: contact orientations (k, 3, 3), faces (rows, wrench columns).
+    rotations: Array = field(default_factory=lambda: np.zeros((0, 3, 3)))
+    faces: Array = field(default_factory=lambda: np.zeros((0, 0)))
 
 
 @dataclass(frozen=True)
@@ -305,7 +308,11 @@ class WholeBodyController:
             if states
             else None
         )
-        return ControlLayout(nv, start, slice(0, nv), slice(nv, start), states, cs)
+        layout = ControlLayout(nv, start, slice(0, nv), slice(nv, start), states, cs)
+        if cs is not None:
+            layout.rotations = np.zeros((len(states), 3, 3))
+            layout.faces = np.zeros((cs.n_rows, cs.n))
+        return layout
 
     def update(self, q: ArrayLike, v: ArrayLike, t: float | None = None) -> None:
         """One tick's pass at ``(q, v)`` and time ``t`` [s] (default: the last time + dt):

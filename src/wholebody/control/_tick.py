@@ -98,7 +98,11 @@ class TickKinematics:
         R = root.rotation
         f = R @ d.nle[:3]
         self.momentum_drift[:3] = f + self.mass * self.gravity
-        self.momentum_drift[3:] = R @ d.nle[3:6] + np.cross(root.translation - self.com, f)
+        r = root.translation - self.com
+        self.momentum_drift[3:] = R @ d.nle[3:6]
+        self.momentum_drift[3] += r[1] * f[2] - r[2] * f[1]
+        self.momentum_drift[4] += r[2] * f[0] - r[0] * f[2]
+        self.momentum_drift[5] += r[0] * f[1] - r[1] * f[0]
         self.tick += 1
 
     # --- frames, read from the pass -------------------------------------------------------

@@ -32,8 +32,10 @@ class FrictionCones(Constraint):
         cs = layout.contact_set
         if cs is None:
             return
-        rotations = np.array([c.placement.rotation for c in layout.contacts])
-        C[:, layout.wrench] = cs.face_matrix(rotations)
+        rotations = layout.rotations
+        for i, c in enumerate(layout.contacts):
+            rotations[i] = c.placement.rotation
+        C[:, layout.wrench] = cs.face_matrix(rotations, out=layout.faces)
         lower[:] = -UNBOUNDED
         upper[:] = 0.0
 

@@ -88,8 +88,10 @@ class AccelerationTask:
         :class:`~wholebody.control.InverseDynamicsQP`)."""
         if self.weight == 0.0:
             return
-        J = self.jacobian[self.mask]
-        r = (self.desired - self.drift)[self.mask]
+        r = self.desired - self.drift
+        J = self.jacobian
+        if not self.mask.all():
+            J, r = J[self.mask], r[self.mask]
         nv = J.shape[1]
         P[:nv, :nv] += self.weight * (J.T @ J)
         q[:nv] -= self.weight * (J.T @ r)

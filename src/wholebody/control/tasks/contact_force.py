@@ -44,6 +44,7 @@ class ContactForceTask:
         self.name = name or f"{contact}_force"
         self.weight = as_weight(weight, f"task {self.name!r}: weight")
         self._cw = component_weights
+        self._weights: dict[int, Array] = {}  # per wrench size, checked once
         self.reference: Array | None = None if reference is None else np.asarray(reference, float)
 
     def set_reference(self, wrench: ArrayLike) -> None:
@@ -53,14 +54,21 @@ class ContactForceTask:
     def add_cost(self, P: Array, q: Array, columns: slice) -> None:
         """Add the term to ``x^T P x / 2 + q^T x`` on the contact's ``columns`` of ``x``."""
         size = columns.stop - columns.start
-        cw = as_gains(self._cw, size, f"task {self.name!r}: component_weights")
-        ref = np.zeros(size) if self.reference is None else self.reference
+        cw = self._weights.get(size)
+        if cw is None:
+            cw = self._weights[size] = as_gains(
+                self._cw, size, f"task {self.name!r}: component_weights"
+            )
+        n = P.shape[0]
+        if self.reference is None:
+            P.flat[columns.start * (n + 1) : columns.stop * (n + 1) : n + 1] += self.weight * cw
+            return
+        ref = self.reference
         if ref.shape != (size,) or not np.all(np.isfinite(ref)):
             raise InvalidArgumentError(
                 f"task {self.name!r}: reference must be a finite vector of {size} "
                 f"(contact {self.contact!r}), got shape {ref.shape}"
             )
         w = self.weight * cw
-        n = P.shape[0]
         P.flat[columns.start * (n + 1) : columns.stop * (n + 1) : n + 1] += w
         q[columns] -= w * ref

@@ -82,12 +82,14 @@ class PostureTask(AccelerationTask):
                 f"task {self.name!r}: reference must have shape ({kin.nq},), "
                 f"got {self.reference.shape}"
             )
-        vref = np.zeros(nu) if self.reference_velocity is None else self.reference_velocity
-        aref = np.zeros(nu) if self.reference_acceleration is None else self.reference_acceleration
-        vref = as_vector(vref, nu, "reference velocity")
-        aref = as_vector(aref, nu, "reference acceleration")
         self.error = pin.difference(kin.model, kin.q, self.reference)[6:]
-        self.desired = aref + self.kp * self.error + self.kd * (vref - kin.v[6:])
+        if self.reference_velocity is None:
+            self.desired = self.kp * self.error - self.kd * kin.v[6:]
+        else:
+            vref = as_vector(self.reference_velocity, nu, "reference velocity")
+            self.desired = self.kp * self.error + self.kd * (vref - kin.v[6:])
+        if self.reference_acceleration is not None:
+            self.desired += as_vector(self.reference_acceleration, nu, "reference acceleration")
 
     def add_cost(self, P: Array, q: Array) -> None:
         if self.weight == 0.0:
