@@ -277,3 +277,75 @@ def test_bad_use(humanoid):
         ctrl.add_task(ComTask(kp=1.0, kd=1.0))
     with pytest.raises(InvalidArgumentError, match="no task"):
         ctrl.task("nope")
+
+
+def test_one_pinocchio_pass_per_tick(humanoid, monkeypatch):
+    """Every task type and constraint is refreshed from one ``computeAllTerms`` per tick: no
+    other pass over the tree (kinematics, Jacobians, CoM, momentum, RNEA) is run."""
+    from wholebody.control import LinearMomentumTask, RelativeFrameTask
+
+    robot = humanoid
+    ctrl = controller(robot)
+    ctrl.add_task(FrameTask("left_hand", kp=1.0, kd=1.0))
+    ctrl.add_task(RelativeFrameTask("left_hand", "right_hand", kp=1.0, kd=1.0))
+    ctrl.add_task(LinearMomentumTask(kd=1.0, weight=1e-3))
+    ctrl.add_constraint(JointBounds(robot, dt=1e-3, acceleration_limit=100.0))
+    q, v = standing(robot, 1)
+    ctrl.update(q, v, 0.0)  # first tick: frame ids resolved
+    calls: dict[str, int] = {}
+    passes = [
+        "computeAllTerms",
+        "forwardKinematics",
+        "framesForwardKinematics",
+        "computeJointJacobians",
+        "computeFrameJacobian",
+        "centerOfMass",
+        "jacobianCenterOfMass",
+        "ccrba",
+        "computeCentroidalMap",
+        "computeCentroidalMomentum",
+        "rnea",
+        "crba",
+        "nonLinearEffects",
+    ]
+    for name in passes:
+        original = getattr(pin, name)
+
+        def counted(*args, _f=original, _n=name, **kwargs):
+            calls[_n] = calls.get(_n, 0) + 1
+            return _f(*args, **kwargs)
+
+        monkeypatch.setattr(pin, name, counted)
+    ctrl.update(q, v, 1e-3)
+    ctrl.solve()
+    assert calls == {"computeAllTerms": 1}
+
+
+def test_point_contacts_obey_equations_of_motion_and_cones(humanoid):
+    """Point contacts (3 force unknowns, inner 4-face pyramids): RNEA with the contact forces
+    on 3-row Jacobians, forces inside the exact Coulomb cones (pyramids are inscribed)."""
+    robot = humanoid
+    ctrl = WholeBodyController(robot)
+    points = [PointContact(f, mu=0.5) for f in SOLES]
+    for c in points:
+        ctrl.add_contact(c, kp=5.0, kd=4.0)
+    ctrl.add_task(ComTask(kp=25.0, kd=10.0))
+    ctrl.add_task(PostureTask(kp=50.0, kd=14.0, weight=1e-2))
+    q, v = standing(robot, 4)
+    ctrl.update(q, v, 0.0)
+    ctrl.task("com").set_reference(ctrl.task("com").position, acceleration=[0.5, 0.3, 0.0])
+    ctrl.update(q, v, 0.0)
+    sol = ctrl.solve()
+    m = robot.model
+    rhs = np.r_[np.zeros(6), sol.torque]
+    for f in SOLES:
+        assert sol.wrenches[f].shape == (3,)
+        rhs += contact_jacobian(robot, q, f, rows=3).T @ sol.wrenches[f]
+    np.testing.assert_allclose(pin.rnea(m, m.createData(), q, v, sol.acceleration), rhs, atol=TOL)
+    cones = ContactSet(points).check(
+        np.array([np.r_[sol.wrenches[f], np.zeros(3)] for f in SOLES])[None],
+        np.array([ctrl.contacts[f].placement.rotation for f in SOLES])[None],
+        tol=TOL,
+    )
+    assert cones.margin.min() >= -TOL
+    assert np.all(cones.utilisation <= 1.0 + 1e-9)

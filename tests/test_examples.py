@@ -17,7 +17,10 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 # in process by test_logs (the MuJoCo simulation), test_identify (the repair) and
 # test_diagnosis (the lag).
 SLOW = {"mujoco_humanoid_simulation.py", "identify_and_repair.py", "validate_simulation_log.py"}
-SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py") if p.name != "whole_body_qp_control.py")
+# The controller examples have their own tests (test_control_example.py,
+# test_control_stepping_example.py, which also check their logs with `wholebody check`).
+OWN_TESTS = {"whole_body_qp_control.py", "humanoid_stepping_control.py"}
+SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py") if p.name not in OWN_TESTS)
 
 
 @pytest.mark.parametrize(

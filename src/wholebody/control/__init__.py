@@ -9,7 +9,8 @@
 """
 
 from ._contact_state import ContactState
-from ._controller import ControlLayout, ControlSolution, WholeBodyController
+from ._controller import ControlSolution, WholeBodyController
+from ._layout import ControlLayout
 from ._qp import InverseDynamicsQP, Task
 from ._tick import TickKinematics
 from .constraints import (

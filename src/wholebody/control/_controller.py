@@ -24,7 +24,7 @@ when the set of contacts changes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import daqp
@@ -38,6 +38,7 @@ from ..errors import InvalidArgumentError, SolverError, StateError
 from ..friction import ContactSet
 from ..robot import Robot
 from ._contact_state import ContactState
+from ._layout import ControlLayout
 from ._tick import TickKinematics
 from .constraints import (
     UNBOUNDED,
@@ -48,41 +49,11 @@ from .constraints import (
 )
 from .tasks import AccelerationTask, ContactForceTask
 
-__all__ = ["WholeBodyController", "ControlLayout", "ControlSolution"]
+__all__ = ["WholeBodyController", "ControlSolution"]
 
 Array = NDArray[np.float64]
 _DAQP_EQUALITY = 5
 _DAQP_FLAGS = {-1: "infeasible", -2: "cycling", -3: "unbounded", -4: "iteration limit"}
-
-
-@dataclass
-class ControlLayout:
-    """The columns of ``x = (a, w)`` for the current set of active contacts.
-
-    Attributes
-    ----------
-    nv, n : int
-        Velocity dimension and number of unknowns.
-    acc, wrench : slice
-        Columns of ``a`` and of all wrenches.
-    contacts : list of ContactState
-        Active contacts (ramping ones included), in column order.
-    contact_set : ContactSet or None
-        Their cones (None without contacts).
-    time : float
-        Time of the last update [s].
-    """
-
-    nv: int
-    n: int
-    acc: slice
-    wrench: slice
-    contacts: list[ContactState]
-    contact_set: ContactSet | None
-    time: float = 0.0
-    #: Buffers of the cone rows: contact orientations (k, 3, 3), faces (rows, wrench columns).
-    rotations: Array = field(default_factory=lambda: np.zeros((0, 3, 3)))
-    faces: Array = field(default_factory=lambda: np.zeros((0, 0)))
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 if TYPE_CHECKING:
-    from .._controller import ControlLayout
+    from .._layout import ControlLayout
     from .._tick import TickKinematics
 
 Array = NDArray[np.float64]

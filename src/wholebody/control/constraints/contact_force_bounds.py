@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 from ._base import UNBOUNDED, Constraint
 
 if TYPE_CHECKING:
-    from .._controller import ControlLayout
+    from .._layout import ControlLayout
     from .._tick import TickKinematics
 
 Array = NDArray[np.float64]

@@ -11,7 +11,7 @@ from ...errors import InvalidArgumentError
 from ._base import Constraint
 
 if TYPE_CHECKING:
-    from .._controller import ControlLayout
+    from .._layout import ControlLayout
     from .._tick import TickKinematics
 
 Array = NDArray[np.float64]
