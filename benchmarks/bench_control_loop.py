@@ -87,7 +87,7 @@ def new_controller(robot, planned, q0):
     posture.set_reference(q0)
     ctrl.add_task(FrameTask(HAND, kp=100.0, kd=20.0, weight=1e-1))
     for c in planned:
-        ctrl.add_task(ContactForceTask(c.name, weight=1e-5))
+        ctrl.add_task(ContactForceTask(c.name, weight=1e-6))
     return ctrl
 
 
@@ -188,7 +188,7 @@ def tsid_tick(robot, planned, q0):
         contact.setKp(10.0 * np.ones(6))
         contact.setKd(6.0 * np.ones(6))
         contact.setReference(wrapper.framePosition(data, model.getFrameId(c.frame)))
-        form.addRigidContact(contact, 1e-5)
+        form.addRigidContact(contact, 1e-6)
     com = tsid.TaskComEquality("com", wrapper)
     com.setKp(25.0 * np.ones(3))
     com.setKd(10.0 * np.ones(3))

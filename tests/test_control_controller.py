@@ -349,3 +349,32 @@ def test_point_contacts_obey_equations_of_motion_and_cones(humanoid):
     )
     assert cones.margin.min() >= -TOL
     assert np.all(cones.utilisation <= 1.0 + 1e-9)
+
+
+def test_contact_force_task_tracks_a_feasible_reference(humanoid):
+    """A reference split of the weight (70 % left) inside the cones is met to the ratio of the
+    task weights: the total is fixed by the dynamics, the split by the tracking task."""
+    robot = humanoid
+    q, v = standing(robot, 0, scale=0.0)
+    ctrl = WholeBodyController(robot)
+    for f in SOLES:
+        ctrl.add_contact(sole(f))
+    ctrl.add_task(ComTask(kp=25.0, kd=10.0))
+    ctrl.add_task(PostureTask(kp=50.0, kd=14.0, weight=1e-3))
+    W = robot.weight
+    left = ctrl.add_task(
+        ContactForceTask("left_sole", weight=1.0, reference=[0, 0, 0.7 * W, 0, 0, 0])
+    )
+    ctrl.add_task(ContactForceTask("right_sole", weight=1.0, reference=[0, 0, 0.3 * W, 0, 0, 0]))
+    ctrl.update(q, v, 0.0)
+    sol = ctrl.solve()
+    np.testing.assert_allclose(sol.wrenches["left_sole"][2], 0.7 * W, rtol=1e-2)
+    np.testing.assert_allclose(sol.wrenches["right_sole"][2], 0.3 * W, rtol=1e-2)
+    left.set_reference([0, 0, 0.5 * W, 0, 0, 0])
+    ctrl.update(q, v, 0.0)
+    sol = ctrl.solve()
+    assert abs(sol.wrenches["left_sole"][2] - 0.5 * W) < 0.05 * W
+    with pytest.raises(InvalidArgumentError, match="reference"):
+        left.set_reference([1.0, 2.0])
+        ctrl.update(q, v, 0.0)
+        ctrl.solve()
