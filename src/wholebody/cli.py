@@ -186,6 +186,11 @@ def _check(args: argparse.Namespace) -> int:
 
     if args.out is not None:
         _writable_dir(Path(args.out), create=True)
+    if args.html is not None:
+        from ._optional import require
+
+        _writable_dir(Path(args.html).parent, for_file=Path(args.html))
+        require("plotly", "html", "HTML reports")  # before the work, not after it
     robot, contacts, calibration = _setup(args)
     options: dict[str, Any] = {
         "preset": args.preset,
@@ -215,10 +220,15 @@ def _check(args: argparse.Namespace) -> int:
             out_dir=args.out,
             plot=args.plot,
             options=options,
+            html=args.html is not None,
         )
     finally:
         if client is not None:
             client.close()
+    if args.html is not None:
+        from .report_html import many_html
+
+        many_html(rows, args.html, sections=[r.pop("html", None) for r in rows])
     if args.json:
         print(json.dumps(rows, default=float))
     else:
@@ -342,6 +352,12 @@ def build_parser() -> argparse.ArgumentParser:
     setup_args(check)
     check.add_argument("--out", help="folder for report.json, report.csv (and --plot)")
     check.add_argument("--plot", action="store_true", help="also write a figure per log")
+    check.add_argument(
+        "--html",
+        metavar="FILE",
+        help="write the report as one HTML page that opens offline (verdict, diagnosis, "
+        "linked time plots; a table of files for several logs; needs wholebody[html])",
+    )
     check.add_argument(
         "--json", action="store_true", help="print the rows (one per log, fixed keys) as JSON"
     )

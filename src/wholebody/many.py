@@ -69,6 +69,7 @@ def _check_file(
     calibration: Any = None,
     recording: Any = None,
     episode: int = 0,
+    html: bool = False,
 ) -> dict[str, Any]:
     """Check one log; a log that cannot be read is a row with its error."""
     from .analysis import check_log, check_trajectory
@@ -117,6 +118,10 @@ def _check_file(
         "diagnosis": report.diagnosis[0].message if report.diagnosis else None,
         "text": report.format_summary(),
     }
+    if html:  # rendered where the report is, so only the page fragment travels back
+        from .report_html import anchor, report_section
+
+        return {k: row[k] for k in ROW_KEYS} | {"html": report_section(report, anchor(path))}
     return {k: row[k] for k in ROW_KEYS}
 
 
@@ -130,9 +135,10 @@ def _task(
     calibration: Any = None,
     recording: Any = None,
     episode: int = 0,
+    html: bool = False,
 ) -> dict[str, Any]:
     return _check_file(
-        robot, path, contacts, options, out_dir, plot, calibration, recording, episode
+        robot, path, contacts, options, out_dir, plot, calibration, recording, episode, html
     )
 
 
@@ -184,6 +190,7 @@ def check_many(
     calibration: Any = None,
     recording: Any = None,
     episode: int = 0,
+    html: bool = False,
 ) -> list[dict[str, Any]]:
     """Check many logs; one row (a dict) per log, in the order of ``paths``.
 
@@ -214,6 +221,10 @@ def check_many(
         path) whose ``[recording]`` / ``[lerobot]`` section maps them (``docs/recordings.md``).
     episode : int
         The episode read from each LeRobot dataset.
+    html : bool
+        Also render each readable log's HTML section
+        (:func:`wholebody.report_html.report_section`, the ``html`` extra) into one more
+        key of its row, ``"html"``, for :func:`wholebody.report_html.many_html`.
 
     Returns
     -------
@@ -249,10 +260,11 @@ def check_many(
     contacts = list(contacts)
     if client is not None:
         return _on_dask(
-            client, names, robot, contacts, options, out, plot, calibration, recording, episode
+            client, names, robot, contacts, options, out, plot, calibration, recording, episode,
+            html,
         )
     chunks = [
-        ((i, i + 1), (p, contacts, options, out, plot, calibration, recording, episode))
+        ((i, i + 1), (p, contacts, options, out, plot, calibration, recording, episode, html))
         for i, p in enumerate(names)
     ]
     results = run_chunks(robot, _check_file, chunks, workers, item="log")
@@ -273,6 +285,7 @@ def _on_dask(
     calibration: Any = None,
     recording: Any = None,
     episode: int = 0,
+    html: bool = False,
 ) -> list[dict[str, Any]]:
     try:
         robot_future = client.scatter(robot, broadcast=True, hash=False)  # a fresh key per call
@@ -287,6 +300,7 @@ def _on_dask(
             calibration=calibration,
             recording=recording,
             episode=episode,
+            html=html,
             pure=False,
         )
     except Exception as exc:
