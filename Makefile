@@ -15,7 +15,7 @@ $(BIN)/.installed-dev: pyproject.toml
 $(BIN)/.installed-demo: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[plot]'
+	$(BIN)/python -m pip install --quiet -e '.[plot,html]'
 	touch $@
 
 # The README's test command (.ci/run calls it): gates first, they take seconds.

@@ -68,6 +68,11 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _workers(text: str) -> int | str:
+    """argparse type: ``auto`` or a positive integer."""
+    return "auto" if text == "auto" else _positive_int(text)
+
+
 def _time(text: str) -> float:
     """argparse type: a finite time in seconds."""
     try:
@@ -166,6 +171,15 @@ def _info(args: argparse.Namespace) -> int:
     print(robot.summary())
     if args.frames:
         print("frame names:", ", ".join(robot.frame_names))
+    if args.links:  # the names `fit --link` takes, with what the model says of each
+        from .identify import robot_links
+
+        links = robot_links(robot)
+        print(f"{'link':30s} {'on joint':24s} {'mass [kg]':>10s}  CoM in link axes [m]")
+        for link in links:
+            com = " ".join(f"{x:+.4f}" for x in link.com)
+            print(f"{link.name:30s} {robot.model.names[link.joint]:24s} {link.mass:10.4g}  [{com}]")
+        print(f"{len(links)} links with mass, {sum(k.mass for k in links):.4f} kg in all")
     return EXIT_OK
 
 
@@ -296,6 +310,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="on an error, show the Python traceback instead of one line",
     )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"wholebody {__version__}")
     # Also accepted after the command; SUPPRESS keeps a value given before it.
     common = _Parser(add_help=False)
     common.add_argument(
@@ -313,6 +330,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     info.add_argument("robot", help=f"a URDF path or a name: {', '.join(available_robots())}")
     info.add_argument("--frames", action="store_true", help="also list every frame name")
+    info.add_argument(
+        "--links",
+        action="store_true",
+        help="also list each link with mass: its joint, mass and CoM (the names fit --link takes)",
+    )
     info.set_defaults(func=_info)
 
     def setup_args(p: argparse.ArgumentParser) -> None:
@@ -402,9 +424,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument(
         "--workers",
-        type=_positive_int,
-        default=1,
-        help="processes: over the samples of one log, or over the logs of many",
+        type=_workers,
+        default="auto",
+        help="processes: over the samples of one log, or over the logs of many (default "
+        "auto: one for a log under 20,000 samples or logs under 16 MB in all, where workers "
+        "would only cost time; else one per chunk or log up to the CPUs)",
     )
     check.add_argument(
         "--dask", metavar="ADDRESS", help="run on a Dask scheduler (tcp://host:8786)"
