@@ -165,3 +165,24 @@ def test_single_estimate_reuses_its_cones_by_value(monkeypatch, humanoid):
     slip = estimate_contact_wrenches(humanoid, q, v, a, slippery)
     assert [c.mu for c in built[1][0]] == [0.02, 0.02]  # a set of its own
     assert first.status == "found" and slip.status == "infeasible"
+
+
+def test_demo_figure_holds_the_clipped_utilisation(humanoid):
+    """A pulling foot (utilisation inf) is drawn at the top of the axis and marked, not cut."""
+    pytest.importorskip("matplotlib")
+    import dataclasses
+
+    import matplotlib.pyplot as plt
+
+    from wholebody.plots import plot_report
+
+    traj = Trajectory.load(LOG)
+    W = traj.contact_wrenches.copy()
+    W[:, 1] *= -1.0
+    report = check_trajectory(humanoid, dataclasses.replace(traj, contact_wrenches=W), FEET)
+    fig = plot_report(report)
+    ax = fig.axes[1]
+    assert ax.get_ylim()[1] >= 2.0
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert "right_sole above 2 (inf: pulling)" in labels
+    plt.close(fig)
