@@ -315,7 +315,7 @@ def _options(
     if workers == "auto":
         workers = 0  # chosen from the log's length (parallel.auto_workers) once it is known
     elif isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise InvalidArgumentError(f"workers must be an integer >= 1 or 'auto', got {workers!r}")
+        raise InvalidArgumentError(f"workers must be an integer >= 1, got {workers!r} (or 'auto')")
     if (
         isinstance(chunk_size, bool)
         or not isinstance(chunk_size, (int, np.integer))

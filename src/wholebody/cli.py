@@ -171,15 +171,10 @@ def _info(args: argparse.Namespace) -> int:
     print(robot.summary())
     if args.frames:
         print("frame names:", ", ".join(robot.frame_names))
-    if args.links:  # the names `fit --link` takes, with what the model says of each
-        from .identify import robot_links
+    if args.links:
+        from ._cli_info import format_links
 
-        links = robot_links(robot)
-        print(f"{'link':30s} {'on joint':24s} {'mass [kg]':>10s}  CoM in link axes [m]")
-        for link in links:
-            com = " ".join(f"{x:+.4f}" for x in link.com)
-            print(f"{link.name:30s} {robot.model.names[link.joint]:24s} {link.mass:10.4g}  [{com}]")
-        print(f"{len(links)} links with mass, {sum(k.mass for k in links):.4f} kg in all")
+        print(format_links(robot))
     return EXIT_OK
 
 
@@ -310,9 +305,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="on an error, show the Python traceback instead of one line",
     )
-    from . import __version__
+    import wholebody
 
-    parser.add_argument("--version", action="version", version=f"wholebody {__version__}")
+    parser.add_argument("--version", action="version", version=f"wholebody {wholebody.__version__}")
     # Also accepted after the command; SUPPRESS keeps a value given before it.
     common = _Parser(add_help=False)
     common.add_argument(
@@ -330,11 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     info.add_argument("robot", help=f"a URDF path or a name: {', '.join(available_robots())}")
     info.add_argument("--frames", action="store_true", help="also list every frame name")
-    info.add_argument(
-        "--links",
-        action="store_true",
-        help="also list each link with mass: its joint, mass and CoM (the names fit --link takes)",
-    )
+    info.add_argument("--links", action="store_true", help="also list links' mass and CoM")
     info.set_defaults(func=_info)
 
     def setup_args(p: argparse.ArgumentParser) -> None:
@@ -377,8 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--html",
         metavar="FILE",
-        help="write the report as one HTML page that opens offline (verdict, diagnosis, "
-        "linked time plots; a table of files for several logs; needs wholebody[html])",
+        help="also write the report as one HTML page that opens offline (wholebody[html])",
     )
     check.add_argument(
         "--json", action="store_true", help="print the rows (one per log, fixed keys) as JSON"
