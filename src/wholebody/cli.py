@@ -417,7 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_workers,
         default="auto",
         help="processes: over the samples of one log, or over the logs of many (default "
-        "auto: one for a log under 20,000 samples or logs under 16 MB in all, where workers "
+        "auto: one for a log under 50,000 samples or logs under 40 MB in all, where workers "
         "would only cost time; else one per chunk or log up to the CPUs)",
     )
     check.add_argument(

@@ -53,9 +53,9 @@ ROW_KEYS = (
 
 
 #: Bytes of log files in all below which ``workers="auto"`` checks many logs in one process
-#: (about :data:`wholebody.parallel.AUTO_MIN_SAMPLES` samples of a 30-dof robot): short logs
-#: check faster than worker processes start.
-AUTO_MIN_BYTES = 16_000_000
+#: (about :data:`wholebody.parallel.AUTO_MIN_SAMPLES` samples of a 35-dof robot in .npz, 870
+#: bytes each): short logs check faster than worker processes start.
+AUTO_MIN_BYTES = 40_000_000
 
 
 def _size(path: str) -> int:
