@@ -128,6 +128,20 @@ def test_unknown_summary_fields_are_shown(flipped_report, monkeypatch):
     assert 'data-key="evidence.bound_N"' in text and ">12.5<" in text
 
 
+def test_new_report_fields_are_shown(flipped_report):
+    """A scalar field added to Report (not yet in its summary) appears in the evidence."""
+    import dataclasses as dc
+
+    from wholebody.report import Report
+
+    Extended = dc.make_dataclass(
+        "Extended", [("noise_floor_N", float, dc.field(default=3.25))], bases=(Report,)
+    )
+    rep = Extended(**{f.name: getattr(flipped_report, f.name) for f in dc.fields(Report)})
+    text = rh.report_section(rep)
+    assert 'data-key="noise_floor_N"' in text and ">3.25<" in text
+
+
 def test_excused_samples_are_shaded_with_their_reasons(flipped_report):
     rep = dataclasses.replace(flipped_report)
     rep.flagged = rep.flagged.copy()

@@ -24,7 +24,6 @@ linking to that log's section.
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -35,6 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._optional import require
+from ._report_cells import cell, esc, exact, flatten, lookup, new_fields
 from ._report_figure import MAX_POINTS, Reducer, cop_margin, excused, figure, fmt
 from .errors import OutputError
 
@@ -119,53 +119,6 @@ section.log{border-top:3px solid #ccc;margin-top:22px;padding-top:6px}
 """
 
 
-# --- formatting ------------------------------------------------------------------------------
-
-
-def _esc(x: Any) -> str:
-    return html.escape(str(x), quote=True)
-
-
-def _exact(value: Any) -> str:
-    """The exact value for ``data-value`` (JSON, as ``--json`` writes it)."""
-    return json.dumps(value, default=float)
-
-
-def _shown(key: str, value: Any) -> str:
-    """A figure as the text report shows it (a share of samples as a percentage)."""
-    if key.endswith("fraction_over_tolerance") and isinstance(value, (int, float)):
-        return f"{100 * value:.2f} %"
-    return fmt(value)
-
-
-def _cell(value: Any, key: str = "") -> str:
-    numeric = isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
-    attrs = f' data-key="{_esc(key)}"' if key else ""
-    attrs += f" data-value='{_esc(_exact(value))}'"
-    cls = ' class="num"' if numeric else ""
-    title = f' title="{_esc(repr(value))}"' if numeric else ""
-    return f"<td{cls}{attrs}{title}>{_esc(_shown(key, value))}</td>"
-
-
-def _flatten(prefix: str, value: Any) -> list[tuple[str, Any]]:
-    """Nested dicts of a summary as dotted keys; lists of scalars kept whole."""
-    if isinstance(value, Mapping):
-        out: list[tuple[str, Any]] = []
-        for k, v in value.items():
-            out += _flatten(f"{prefix}.{k}" if prefix else str(k), v)
-        return out
-    if isinstance(value, (list, tuple)) and any(isinstance(v, (Mapping, list)) for v in value):
-        return [(prefix, f"{len(value)} entries")]
-    return [(prefix, value)]
-
-
-def _lookup(summary: Mapping[str, Any], path: str) -> Any:
-    value: Any = summary
-    for part in path.split("."):
-        value = value[part]
-    return value
-
-
 # --- the sections ----------------------------------------------------------------------------
 
 
@@ -174,8 +127,8 @@ def _verdict_banner(verdict: str) -> str:
     text = _VERDICT_TEXT.get(verdict, verdict.replace("_", " ").upper())
     return (
         f'<div class="banner {cls}">verdict: '
-        f'<span class="verdict" data-key="verdict" data-value=\'{_esc(_exact(verdict))}\'>'
-        f"{_esc(text)}</span></div>"
+        f'<span class="verdict" data-key="verdict" data-value=\'{esc(exact(verdict))}\'>'
+        f"{esc(text)}</span></div>"
     )
 
 
@@ -184,7 +137,7 @@ def _evidence(summary: Mapping[str, Any]) -> str:
     for key, path, label, unit in _ROW_FIGURES:
         if path:
             try:
-                value = _lookup(summary, path)
+                value = lookup(summary, path)
             except (KeyError, TypeError):
                 continue
             if (
@@ -196,15 +149,15 @@ def _evidence(summary: Mapping[str, Any]) -> str:
                 value = None
         else:
             value = sum(int(c.get("violations", 0)) for c in summary.get("contacts", {}).values())
-        rows.append(f"<tr><th>{_esc(label)}</th>{_cell(value, key)}<td>{_esc(unit)}</td></tr>")
+        rows.append(f"<tr><th>{esc(label)}</th>{cell(value, key)}<td>{esc(unit)}</td></tr>")
     for name, c in summary.get("contacts", {}).items():
         for field_, label in (("violations", "cone violations"), ("max_utilisation", "max util.")):
             if field_ in c:
                 note = c.get("most_violated") if field_ == "violations" else ""
                 rows.append(
-                    f"<tr><th>{_esc(name)}: {label}</th>"
-                    f"{_cell(c[field_], f'contacts.{name}.{field_}')}<td>"
-                    + (_esc(f"mostly {note}") if note else "")
+                    f"<tr><th>{esc(name)}: {label}</th>"
+                    f"{cell(c[field_], f'contacts.{name}.{field_}')}<td>"
+                    + (esc(f"mostly {note}") if note else "")
                     + "</td></tr>"
                 )
     # Every other scalar of the summary: fields this page does not know (new evidence) first,
@@ -213,8 +166,8 @@ def _evidence(summary: Mapping[str, Any]) -> str:
     for top_key, value in summary.items():
         if top_key in _SHOWN_ELSEWHERE:
             continue
-        for key, v in _flatten(top_key, value):
-            row = f"<tr><th>{_esc(key.replace('_', ' '))}</th>{_cell(v, key)}<td></td></tr>"
+        for key, v in flatten(top_key, value):
+            row = f"<tr><th>{esc(key.replace('_', ' '))}</th>{cell(v, key)}<td></td></tr>"
             (more if top_key in _DETAIL else rows).append(row)
     return (
         "<section><h2>Evidence</h2><table class='evidence'>"
@@ -251,15 +204,15 @@ def _diagnosis(summary: Mapping[str, Any]) -> str:
     parts = [
         "<section><h2>Diagnosis</h2>",
         f"<div class='cause best' data-key='diagnosis.0.cause' "
-        f"data-value='{_esc(_exact(best.get('cause')))}'><b>most likely:</b> "
-        f"<span class='message'>{_esc(best.get('message', ''))}</span> "
+        f"data-value='{esc(exact(best.get('cause')))}'><b>most likely:</b> "
+        f"<span class='message'>{esc(best.get('message', ''))}</span> "
         f"(explains {fmt(100 * float(best.get('explained', 0.0)))} % of the residual)",
     ]
     params = _param_text(best)
     if params:
-        parts.append(f"<div class='muted'>fitted: {_esc(params)}</div>")
+        parts.append(f"<div class='muted'>fitted: {esc(params)}</div>")
     for alternative in best.get("alternatives") or []:
-        parts.append(f"<div>or, equally well: {_esc(alternative)}</div>")
+        parts.append(f"<div>or, equally well: {esc(alternative)}</div>")
     parts.append("</div>")
     runner = next(
         (
@@ -273,15 +226,15 @@ def _diagnosis(summary: Mapping[str, Any]) -> str:
     )
     if runner is not None:
         parts.append(
-            f"<div class='cause runner'><b>runner-up:</b> {_esc(runner.get('message', ''))} "
+            f"<div class='cause runner'><b>runner-up:</b> {esc(runner.get('message', ''))} "
             f"(explains {fmt(100 * float(runner.get('explained', 0.0)))} %)</div>"
         )
     rows = []
     for i, f in enumerate(findings):
         rows.append(
-            f"<tr><td>{_esc(str(f.get('cause', '')).replace('_', ' '))}</td>"
-            f"{_cell(100 * float(f.get('explained', 0.0)), f'diagnosis.{i}.explained_percent')}"
-            f"<td>{_esc(_param_text(f))}</td></tr>"
+            f"<tr><td>{esc(str(f.get('cause', '')).replace('_', ' '))}</td>"
+            f"{cell(100 * float(f.get('explained', 0.0)), f'diagnosis.{i}.explained_percent')}"
+            f"<td>{esc(_param_text(f))}</td></tr>"
         )
     parts.append(
         f"<details><summary>every tested cause ({len(findings)})</summary><table>"
@@ -297,9 +250,9 @@ def _conventions(summary: Mapping[str, Any]) -> str:
     if not checks:
         return ""
     rows = "".join(
-        f"<tr><td>{_esc(c.get('check'))}</td><td>{'passed' if c.get('passed') else 'FAILED'}"
-        f"</td><td>{_esc(c.get('message', ''))}"
-        + (f"; fix: {_esc(c['fix'])}" if c.get("fix") else "")
+        f"<tr><td>{esc(c.get('check'))}</td><td>{'passed' if c.get('passed') else 'FAILED'}"
+        f"</td><td>{esc(c.get('message', ''))}"
+        + (f"; fix: {esc(c['fix'])}" if c.get("fix") else "")
         + "</td></tr>"
         for c in checks
     )
@@ -323,9 +276,9 @@ def _reasons_table(report: Any) -> str:
     rows = []
     for (kind, why), idx in sorted(groups.items(), key=lambda kv: -len(kv[1]))[:50]:
         rows.append(
-            f"<tr><td>{_esc(kind.replace('_', ' '))}</td><td class='num'>{len(idx)}</td>"
+            f"<tr><td>{esc(kind.replace('_', ' '))}</td><td class='num'>{len(idx)}</td>"
             f"<td>{idx[0]}..{idx[-1]} ({t[idx[0]]:.3f}..{t[idx[-1]]:.3f} s)</td>"
-            f"<td>{_esc(why)}</td></tr>"
+            f"<td>{esc(why)}</td></tr>"
         )
     return (
         "<details><summary>flagged and excused samples, by reason</summary><table>"
@@ -352,6 +305,7 @@ def report_section(report: Any, anchor: str = "log") -> str:
     """
     fig = figure(report)
     summary = json.loads(report.to_json())
+    summary.update(new_fields(report, summary))
     import plotly.io as pio
 
     plot = pio.to_html(
@@ -362,9 +316,9 @@ def report_section(report: Any, anchor: str = "log") -> str:
         config={"displaylogo": False, "responsive": True},
     )
     return (
-        f"<section class='log' id='{_esc(anchor)}'>"
-        f"<h1>{_esc(report.source)}</h1>"
-        f"<div class='muted'>{_esc(report.robot)}, weight {report.weight:.1f} N, "
+        f"<section class='log' id='{esc(anchor)}'>"
+        f"<h1>{esc(report.source)}</h1>"
+        f"<div class='muted'>{esc(report.robot)}, weight {report.weight:.1f} N, "
         f"{report.n_samples} samples"
         + (", accelerations estimated from v" if report.accelerations_estimated else "")
         + "</div>"
@@ -392,7 +346,7 @@ def _page(title: str, body: str) -> str:
     script = offline.get_plotlyjs()
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-        f"<title>{_esc(title)}</title><style>{_CSS}</style>"
+        f"<title>{esc(title)}</title><style>{_CSS}</style>"
         f"<script type='text/javascript'>{script}</script></head>"
         f"<body><main>{body}</main></body></html>\n"
     )
@@ -435,29 +389,29 @@ def report_html(report: Any, path: str | Path | None = None) -> str:
 def _files_table(rows: Sequence[Mapping[str, Any]], anchors: Sequence[str | None]) -> str:
     head = (
         "<tr><th>log</th><th>verdict</th>"
-        + "".join(f"<th>{_esc(label)}</th>" for _, _, label, _ in _ROW_FIGURES)
+        + "".join(f"<th>{esc(label)}</th>" for _, _, label, _ in _ROW_FIGURES)
         + "<th>diagnosis or error</th></tr>"
     )
     body = []
     for i, (r, anchor) in enumerate(zip(rows, anchors)):
-        name = _esc(Path(str(r.get("path", ""))).name)
-        link = f"<a href='#{_esc(anchor)}'>{name}</a>" if anchor else name
+        name = esc(Path(str(r.get("path", ""))).name)
+        link = f"<a href='#{esc(anchor)}'>{name}</a>" if anchor else name
         verdict = str(r.get("verdict"))
         cls = _VERDICT_CLASS.get(verdict, "other")
-        cells = "".join(_cell(r.get(key), f"rows.{i}.{key}") for key, _, _, _ in _ROW_FIGURES)
+        cells = "".join(cell(r.get(key), f"rows.{i}.{key}") for key, _, _, _ in _ROW_FIGURES)
         said = r.get("error") or r.get("diagnosis") or ""
         body.append(
-            f"<tr class='file' data-path='{_esc(r.get('path', ''))}'><td>{link}</td>"
+            f"<tr class='file' data-path='{esc(r.get('path', ''))}'><td>{link}</td>"
             f"<td class='{cls}' data-key='rows.{i}.verdict' "
-            f"data-value='{_esc(_exact(verdict))}'>{_esc(verdict)}</td>"
-            f"{cells}<td>{_esc(said)}</td></tr>"
+            f"data-value='{esc(exact(verdict))}'>{esc(verdict)}</td>"
+            f"{cells}<td>{esc(said)}</td></tr>"
         )
     count: dict[str, int] = {}
     for r in rows:
         count[str(r.get("verdict"))] = count.get(str(r.get("verdict")), 0) + 1
     said = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in sorted(count.items()))
     return (
-        f"<h1>{len(rows)} logs checked</h1><div class='muted'>{_esc(said)}</div>"
+        f"<h1>{len(rows)} logs checked</h1><div class='muted'>{esc(said)}</div>"
         f"<table class='files'>{head}{''.join(body)}</table>"
     )
 
