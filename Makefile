@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: test test-all pytest check lint typecheck docs demo bench clean
+.PHONY: test test-all pytest check lint typecheck docs demo bench clean chromium
 
 $(BIN)/.installed-dev: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,18 +15,31 @@ $(BIN)/.installed-dev: pyproject.toml
 $(BIN)/.installed-demo: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[plot]'
+	$(BIN)/python -m pip install --quiet -e '.[plot,html]'
 	touch $@
 
 # The README's test command (.ci/run calls it): gates first, they take seconds.
 test: check pytest
 
-test-all: check
+test-all: check chromium
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m "slow or not slow"
 
 # Two processes (pytest-xdist): the suite is CPU-bound and the machine has two cores.
-pytest: $(BIN)/.installed-dev
+pytest: $(BIN)/.installed-dev chromium
 	$(BIN)/python -m pytest -n 2 --dist loadfile
+
+# The browser test (tests/test_report_html.py) drives Debian's chromium through Playwright
+# (never `playwright install`). Installed here when missing, as root or with sudo; without
+# it the browser test skips (and fails under WHOLEBODY_REQUIRE_BROWSER, as in .ci/run).
+CHROMIUM := /usr/bin/chromium
+chromium:
+	@test -x $(CHROMIUM) || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO="sudo -n"; fi; \
+	  command -v apt-get >/dev/null && \
+	  $$SUDO apt-get update -qq >/dev/null 2>&1 && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends \
+	    chromium >/dev/null 2>&1; \
+	  test -x $(CHROMIUM) || echo "chromium could not be installed: the browser test skips"; }
 
 check: lint typecheck docs
 

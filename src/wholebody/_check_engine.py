@@ -3,7 +3,7 @@ events; then verdict evidence and the diagnosis. Private to :mod:`wholebody.anal
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import numpy as np
@@ -17,6 +17,7 @@ from ._check_evidence import (
     _merge_conventions,
 )
 from ._check_sources import _Differentiation, _Options, _read_part, _sample_checks, _Source
+from ._progress import advance, run_progress
 from ._robot_batch import centroidal_frames_rows
 from .contacts import Contact, SurfaceContact, ground_aligned_rotations
 from .diagnosis import MAX_SAMPLES, DiagnosisData, Finding, diagnose
@@ -24,7 +25,7 @@ from .friction import VIOLATION_NAMES, ContactSet, normal_rotation
 from .newton_euler import (
     newton_euler_residual_arrays,
 )
-from .parallel import ChunkFailure, Shared, chunk_bounds, run_chunks
+from .parallel import ChunkFailure, Shared, auto_workers, chunk_bounds, run_chunks
 from .report import CONTACT_THRESHOLD, Report
 from .robot import Robot
 
@@ -69,6 +70,17 @@ class _Results:
 
 
 def _check_source(
+    robot: Robot, source: _Source, contacts: list[Contact], opts: _Options, **kwargs: Any
+) -> Report:
+    """:func:`check_trajectory` and :func:`check_log`: the log worked through in chunks, with
+    one progress bar for the whole log (not one per chunk)."""
+    if opts.workers == 0:  # workers="auto": from the log's length
+        opts = replace(opts, workers=auto_workers(source.n, opts.chunk_size))
+    with run_progress(source.n, kwargs["progress"], desc="checking", unit="samples"):
+        return _check_chunks(robot, source, contacts, opts, **kwargs)
+
+
+def _check_chunks(
     robot: Robot,
     source: _Source,
     contacts: list[Contact],
@@ -80,7 +92,7 @@ def _check_source(
     diagnose_causes: bool,
     progress: bool,
 ) -> Report:
-    """:func:`check_trajectory` and :func:`check_log`: the log worked through in chunks."""
+    """The body of :func:`_check_source`."""
     tol, workers = opts.tol, opts.workers
     N, k, e = source.n, len(contacts), len(source.external_frames)
     diff = None if source.has_accelerations else _Differentiation.from_time(source.time(), savgol)
@@ -150,6 +162,8 @@ def _check_source(
             )
             del part, piece, arrays
         results = run_chunks(robot, _check_chunk, jobs, workers, shared=shared)
+        if workers > 1:  # the workers' chunks, counted here as they come back
+            advance(sum(stop - start for (start, stop), _ in jobs))
         del shared
         for ((start, stop), _), res in zip(jobs, results, strict=True):
             if isinstance(res, ChunkFailure):
@@ -322,14 +336,13 @@ def _check_chunk(
     R = np.full((N, k, 3, 3), np.nan)
     rows: Any = np.flatnonzero(~skip).tolist()
     ids = [robot.frame_id(f) for f in frames]
-    starts: Any = range(0, len(rows), _PASS_BLOCK)
-    if progress:
-        from ._progress import progress_bar
-
-        starts = progress_bar(starts, desc="checking", unit="samples", unit_scale=_PASS_BLOCK)
-    for s in starts:  # one Pinocchio pass per sample, results written through live views
+    for s in range(0, len(rows), _PASS_BLOCK):  # one Pinocchio pass per sample
         block = rows[s : s + _PASS_BLOCK]
         centroidal_frames_rows(robot, Q, V, A, block, ids, com, rate, positions, R, n_rotations=k)
+        if progress:  # the run's one bar (run_progress), in this process
+            advance(len(block))
+    if progress:
+        advance(N - len(rows))  # the skipped samples are done too
     # Contacts and known external wrenches, each about its own frame origin, in one layout.
     wrenches = W if E is None else np.concatenate([W, E], axis=1)
     r_f, r_m = newton_euler_residual_arrays(

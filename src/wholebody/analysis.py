@@ -120,9 +120,12 @@ _CHECK_DOC = """
         Smoothing of estimated accelerations (only when the log has none).
     diagnose_causes : bool
         Run :func:`wholebody.diagnosis.diagnose` when some samples are inconsistent.
-    workers : int
+    workers : int or "auto"
         Processes for the per-sample work (one Pinocchio pass each); results are identical
-        to ``workers=1``. A chunk that fails flags its samples with the error.
+        to ``workers=1``. A chunk that fails flags its samples with the error. ``"auto"``:
+        one process for a log shorter than :data:`wholebody.parallel.AUTO_MIN_SAMPLES` or
+        of one chunk (workers would only cost time), else one per chunk up to the CPUs
+        (:func:`wholebody.parallel.auto_workers`).
     chunk_size : int
         Samples per chunk: the work memory grows with it, not with the log. The convention
         checks and the noise of ``v`` (for the expected error of differentiated
@@ -154,7 +157,7 @@ def check_trajectory(
     conventions: bool = True,
     savgol: tuple[int, int] | None = None,
     diagnose_causes: bool = True,
-    workers: int = 1,
+    workers: int | str = 1,
     chunk_size: int = 50_000,
     progress: bool = False,
 ) -> Report:
@@ -215,7 +218,7 @@ def check_log(
     conventions: bool = True,
     savgol: tuple[int, int] | None = None,
     diagnose_causes: bool = True,
-    workers: int = 1,
+    workers: int | str = 1,
     chunk_size: int = 50_000,
     progress: bool = False,
 ) -> Report:
@@ -309,8 +312,10 @@ def _options(
         for name, value in given.items()
     }
     validate_tolerances(**tol)
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise InvalidArgumentError(f"workers must be an integer >= 1, got {workers!r}")
+    if workers == "auto":
+        workers = 0  # chosen from the log's length (parallel.auto_workers) once it is known
+    elif isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise InvalidArgumentError(f"workers must be an integer >= 1, got {workers!r} (or 'auto')")
     if (
         isinstance(chunk_size, bool)
         or not isinstance(chunk_size, (int, np.integer))

@@ -68,6 +68,11 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _workers(text: str) -> int | str:
+    """argparse type: ``auto`` or a positive integer."""
+    return "auto" if text == "auto" else _positive_int(text)
+
+
 def _time(text: str) -> float:
     """argparse type: a finite time in seconds."""
     try:
@@ -166,6 +171,10 @@ def _info(args: argparse.Namespace) -> int:
     print(robot.summary())
     if args.frames:
         print("frame names:", ", ".join(robot.frame_names))
+    if args.links:
+        from ._cli_info import format_links
+
+        print(format_links(robot))
     return EXIT_OK
 
 
@@ -186,6 +195,11 @@ def _check(args: argparse.Namespace) -> int:
 
     if args.out is not None:
         _writable_dir(Path(args.out), create=True)
+    if args.html is not None:
+        from ._optional import require
+
+        _writable_dir(Path(args.html).parent, for_file=Path(args.html))
+        require("plotly", "html", "HTML reports")  # before the work, not after it
     robot, contacts, calibration = _setup(args)
     options: dict[str, Any] = {
         "preset": args.preset,
@@ -215,10 +229,15 @@ def _check(args: argparse.Namespace) -> int:
             out_dir=args.out,
             plot=args.plot,
             options=options,
+            html=args.html is not None,
         )
     finally:
         if client is not None:
             client.close()
+    if args.html is not None:
+        from .report_html import many_html
+
+        many_html(rows, args.html, sections=[r.pop("html", None) for r in rows])
     if args.json:
         print(json.dumps(rows, default=float))
     else:
@@ -286,6 +305,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="on an error, show the Python traceback instead of one line",
     )
+    import wholebody
+
+    parser.add_argument("--version", action="version", version=f"wholebody {wholebody.__version__}")
     # Also accepted after the command; SUPPRESS keeps a value given before it.
     common = _Parser(add_help=False)
     common.add_argument(
@@ -303,6 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     info.add_argument("robot", help=f"a URDF path or a name: {', '.join(available_robots())}")
     info.add_argument("--frames", action="store_true", help="also list every frame name")
+    info.add_argument("--links", action="store_true", help="also list links' mass and CoM")
     info.set_defaults(func=_info)
 
     def setup_args(p: argparse.ArgumentParser) -> None:
@@ -342,6 +365,11 @@ def build_parser() -> argparse.ArgumentParser:
     setup_args(check)
     check.add_argument("--out", help="folder for report.json, report.csv (and --plot)")
     check.add_argument("--plot", action="store_true", help="also write a figure per log")
+    check.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write the report as one HTML page that opens offline (wholebody[html])",
+    )
     check.add_argument(
         "--json", action="store_true", help="print the rows (one per log, fixed keys) as JSON"
     )
@@ -386,9 +414,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument(
         "--workers",
-        type=_positive_int,
-        default=1,
-        help="processes: over the samples of one log, or over the logs of many",
+        type=_workers,
+        default="auto",
+        help="processes: over the samples of one log, or over the logs of many (default "
+        "auto: one for a log under 50,000 samples or logs under 40 MB in all, where workers "
+        "would only cost time; else one per chunk or log up to the CPUs)",
     )
     check.add_argument(
         "--dask", metavar="ADDRESS", help="run on a Dask scheduler (tcp://host:8786)"

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from .analysis import check_trajectory
+from .errors import MissingDependencyError
 from .models import data_dir, models_dir
 from .profile import load_profile
 from .trajectory import Trajectory
@@ -55,5 +56,12 @@ def run_demo(out_dir: Path) -> int:
         written.append("report_sign_flip.png")
     except ImportError:
         pass
-    print(f"\nwrote {', '.join(written)} to {out_dir}")
+    hint = ""
+    try:  # the page people open in a browser (``html`` extra)
+        report.to_html(out_dir / "report.html")
+        bad.to_html(out_dir / "report_sign_flip.html")
+        written += ["report.html", "report_sign_flip.html"]
+    except MissingDependencyError:
+        hint = " (for the HTML reports: pip install 'wholebody[html]')"
+    print(f"\nwrote {', '.join(written)} to {out_dir}{hint}")
     return 0 if report.consistent and not bad.consistent else 1

@@ -25,7 +25,14 @@ from .errors import ClusterError
 from .parallel import ChunkFailure, run_chunks
 from .robot import Robot
 
-__all__ = ["ROW_KEYS", "check_many", "connect", "format_table"]
+__all__ = [
+    "ROW_KEYS",
+    "check_many",
+    "connect",
+    "format_table",
+    "auto_log_workers",
+    "AUTO_MIN_BYTES",
+]
 
 #: The keys of every row of :func:`check_many`, in order, readable log or not.
 ROW_KEYS = (
@@ -43,6 +50,33 @@ ROW_KEYS = (
     "diagnosis",
     "text",
 )
+
+
+#: Bytes of log files in all below which ``workers="auto"`` checks many logs in one process
+#: (about :data:`wholebody.parallel.AUTO_MIN_SAMPLES` samples of a 35-dof robot in .npz, 870
+#: bytes each): short logs check faster than worker processes start.
+AUTO_MIN_BYTES = 40_000_000
+
+
+def _size(path: str) -> int:
+    p = Path(path)
+    try:
+        if p.is_dir():  # a LeRobot dataset
+            return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+        return p.stat().st_size
+    except OSError:
+        return 0  # its row will say why it cannot be read
+
+
+def auto_log_workers(paths: Sequence[str | Path]) -> int:
+    """Processes for ``check_many(..., workers="auto")``: one per log up to the CPUs, or one
+    in all for a single log or logs under :data:`AUTO_MIN_BYTES` in all."""
+    from .parallel import default_workers
+
+    names = [str(p) for p in paths]
+    if len(names) < 2 or sum(_size(p) for p in names) < AUTO_MIN_BYTES:
+        return 1
+    return max(1, min(default_workers(), len(names)))
 
 
 def _error_row(path: str, error: str) -> dict[str, Any]:
@@ -69,6 +103,7 @@ def _check_file(
     calibration: Any = None,
     recording: Any = None,
     episode: int = 0,
+    html: bool = False,
 ) -> dict[str, Any]:
     """Check one log; a log that cannot be read is a row with its error."""
     from .analysis import check_log, check_trajectory
@@ -117,6 +152,10 @@ def _check_file(
         "diagnosis": report.diagnosis[0].message if report.diagnosis else None,
         "text": report.format_summary(),
     }
+    if html:  # rendered where the report is, so only the page fragment travels back
+        from .report_html import anchor, report_section
+
+        return {k: row[k] for k in ROW_KEYS} | {"html": report_section(report, anchor(path))}
     return {k: row[k] for k in ROW_KEYS}
 
 
@@ -130,9 +169,10 @@ def _task(
     calibration: Any = None,
     recording: Any = None,
     episode: int = 0,
+    html: bool = False,
 ) -> dict[str, Any]:
     return _check_file(
-        robot, path, contacts, options, out_dir, plot, calibration, recording, episode
+        robot, path, contacts, options, out_dir, plot, calibration, recording, episode, html
     )
 
 
@@ -176,7 +216,7 @@ def check_many(
     robot: Robot,
     contacts: Sequence[Contact],
     *,
-    workers: int = 1,
+    workers: int | str = 1,
     client: Any = None,
     out_dir: str | Path | None = None,
     plot: bool = False,
@@ -184,6 +224,7 @@ def check_many(
     calibration: Any = None,
     recording: Any = None,
     episode: int = 0,
+    html: bool = False,
 ) -> list[dict[str, Any]]:
     """Check many logs; one row (a dict) per log, in the order of ``paths``.
 
@@ -196,8 +237,9 @@ def check_many(
     robot : Robot
     contacts : sequence of Contact
         Declared contacts, matched to each log's contacts by name.
-    workers : int
-        Local processes, one log at a time each (ignored with ``client``).
+    workers : int or "auto"
+        Local processes, one log at a time each (ignored with ``client``); ``"auto"``:
+        :func:`auto_log_workers`.
     client : dask.distributed.Client, optional
         Run on this Dask cluster instead (the ``dask`` extra; see :func:`connect`).
     out_dir, plot
@@ -214,6 +256,10 @@ def check_many(
         path) whose ``[recording]`` / ``[lerobot]`` section maps them (``docs/recordings.md``).
     episode : int
         The episode read from each LeRobot dataset.
+    html : bool
+        Also render each readable log's HTML section
+        (:func:`wholebody.report_html.report_section`, the ``html`` extra) into one more
+        key of its row, ``"html"``, for :func:`wholebody.report_html.many_html`.
 
     Returns
     -------
@@ -249,13 +295,24 @@ def check_many(
     contacts = list(contacts)
     if client is not None:
         return _on_dask(
-            client, names, robot, contacts, options, out, plot, calibration, recording, episode
+            client,
+            names,
+            robot,
+            contacts,
+            options,
+            out,
+            plot,
+            calibration,
+            recording,
+            episode,
+            html,
         )
+    processes = auto_log_workers(names) if workers == "auto" else workers
     chunks = [
-        ((i, i + 1), (p, contacts, options, out, plot, calibration, recording, episode))
+        ((i, i + 1), (p, contacts, options, out, plot, calibration, recording, episode, html))
         for i, p in enumerate(names)
     ]
-    results = run_chunks(robot, _check_file, chunks, workers, item="log")
+    results = run_chunks(robot, _check_file, chunks, processes, item="log")  # type: ignore[arg-type]
     return [
         _error_row(p, r.error) if isinstance(r, ChunkFailure) else r
         for p, r in zip(names, results, strict=True)
@@ -273,6 +330,7 @@ def _on_dask(
     calibration: Any = None,
     recording: Any = None,
     episode: int = 0,
+    html: bool = False,
 ) -> list[dict[str, Any]]:
     try:
         robot_future = client.scatter(robot, broadcast=True, hash=False)  # a fresh key per call
@@ -287,6 +345,7 @@ def _on_dask(
             calibration=calibration,
             recording=recording,
             episode=episode,
+            html=html,
             pure=False,
         )
     except Exception as exc:

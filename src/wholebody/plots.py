@@ -81,9 +81,27 @@ def plot_report(report: Any, path: str | Path | None = None) -> Any:
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="upper right")
     ax2 = fig.add_subplot(grid[1, :], sharex=ax)
+    top = 2.0  # utilisation above is drawn at the top, marked (inf: a pulling contact)
     for j, name in enumerate(report.contact_names):
-        ax2.plot(t, np.clip(report.utilisation[:, j], 0, 2), label=name)
+        u = report.utilisation[:, j]
+        (line,) = ax2.plot(t, np.minimum(u, top), label=name)
+        with np.errstate(invalid="ignore"):
+            above = u > top
+        if above.any():
+            ax2.plot(
+                t[above],
+                np.full(above.sum(), top),
+                "^",
+                color=line.get_color(),
+                ms=3,
+                label=f"{name} above {top:g} (inf: pulling)",
+            )
     ax2.axhline(1.0, color="k", lw=0.8, ls="--")
+    # The axis holds every value drawn: the clipped ones at the top and the line at 1.
+    with np.errstate(invalid="ignore"):
+        finite = report.utilisation[np.isfinite(report.utilisation)]
+        drawn = top if (report.utilisation > top).any() else (finite.max() if finite.size else 1)
+    ax2.set_ylim(0, 1.1 * max(1.0, float(drawn)))
     ax2.set_ylabel("friction utilisation |f_t| / (mu f_n)")
     ax2.set_xlabel("time [s]")
     ax2.legend(fontsize=8)

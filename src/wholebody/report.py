@@ -1,5 +1,5 @@
 """The result of a log check: per-sample arrays, a verdict with its evidence, a summary,
-and writers (JSON, CSV, DataFrame, figures).
+and writers (JSON, CSV, DataFrame, figures, HTML).
 
 The verdict has four values:
 
@@ -156,6 +156,13 @@ class Report:
                 self.normal_force
             )
             return self.cone_margin < -slack
+
+    @property
+    def contact_closed(self) -> NDArray[np.bool_]:
+        """(N, k) bool: normal force above :data:`CONTACT_THRESHOLD` of the weight (the test
+        of ``events``; False on flagged samples)."""
+        with np.errstate(invalid="ignore"):
+            return self.normal_force > CONTACT_THRESHOLD * self.weight
 
     @property
     def conventions_passed(self) -> bool:
@@ -398,6 +405,13 @@ class Report:
         for j, name in enumerate(self.contact_names):
             df[f"{name}:violated"] = self.violated_row[:, j]
         return df
+
+    def to_html(self, path: str | Path | None = None) -> str:
+        """The report as one self-contained HTML page (``html`` extra: Plotly); written to
+        ``path`` when given (:func:`wholebody.report_html.report_html`)."""
+        from .report_html import report_html
+
+        return report_html(self, path)
 
     def plot(self, path: str | Path | None = None) -> Any:
         """Residuals over time, friction utilisation and CoP in the soles (``plot`` extra)."""

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import math
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -310,7 +312,7 @@ def build_estimation_problem(
     kin = robot.contact_pass(q, v, a, frame_ids, jacobians=tau_gen is not None)
     wk, pk = known.sample(0, kin.positions[k:])
     at_origins = known.at_frame_origins(0, kin.positions[k:]) if tau_gen is not None else None
-    cset = ContactSet(contacts, pyramid_faces=pyramid_faces)
+    cset = _contact_set(contacts, pyramid_faces)
     asm = assemble(
         kin,
         cset,
@@ -354,6 +356,43 @@ def build_estimation_problem(
         identifiable_by_contact=asm.identifiable,
         target_map=asm.target_map,
     )
+
+
+# Contact sets already built, per thread (a ContactSet keeps scratch buffers), by value of
+# the contacts: building one (cone faces, generators) was most of a single-sample estimate.
+_CONTACT_SETS = threading.local()
+_CONTACT_SETS_KEPT = 32
+
+
+def _frozen(x: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        return (x.dtype.str, x.shape, x.tobytes())
+    return x
+
+
+def _contact_set(contacts: Sequence[Contact], pyramid_faces: int) -> ContactSet:
+    """``ContactSet(contacts, pyramid_faces=...)``, built once per thread and set of contacts
+    (compared by value, so a changed contact gets a new set)."""
+    if not all(dataclasses.is_dataclass(c) for c in contacts):
+        return ContactSet(contacts, pyramid_faces=pyramid_faces)  # it says what is wrong
+    key = (
+        pyramid_faces,
+        tuple(
+            (type(c), tuple(_frozen(getattr(c, f.name)) for f in dataclasses.fields(c)))
+            for c in contacts
+        ),
+    )
+    cache = getattr(_CONTACT_SETS, "cache", None)
+    if cache is None:
+        cache = _CONTACT_SETS.cache = collections.OrderedDict()
+    cset = cache.get(key)
+    if cset is None:
+        cset = cache[key] = ContactSet(contacts, pyramid_faces=pyramid_faces)
+        if len(cache) > _CONTACT_SETS_KEPT:
+            cache.popitem(last=False)
+    else:
+        cache.move_to_end(key)
+    return cset
 
 
 def estimate_contact_wrenches(
