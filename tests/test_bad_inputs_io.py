@@ -15,7 +15,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wholebody.errors import LogFileError, LogFormatError, OutputError, ProfileError
+from wholebody.errors import (
+    LogFileError,
+    LogFormatError,
+    MJCFParseError,
+    ModelFileNotFoundError,
+    OutputError,
+    OutsideInputError,
+    ProfileError,
+    SizeLimitError,
+)
 from wholebody.io import open_log
 from wholebody.profile import load_profile
 from wholebody.trajectory import Trajectory
@@ -1095,7 +1104,7 @@ PROFILE_CASES: list[tuple[str, Callable, str]] = [
     (
         "robot-and-urdf",
         lambda t: _profile(t, HUMANOID + 'urdf = "x.urdf"\n' + CONTACT),
-        "give 'robot' (a name) or 'urdf' (a path), not both",
+        "give one of 'robot' (a name), 'urdf' or 'mjcf' (a path), not 'robot' and 'urdf'",
     ),
     (
         "validate-with-name",
@@ -1229,3 +1238,132 @@ def test_schedule_kinds_that_are_accepted(tmp_path):
             ),
         )
         np.testing.assert_array_equal(Trajectory.load(path).contact_active, mask)
+
+
+# --- MJCF: includes confined to the model's folder, masses, sizes (issue 26) ---------------
+
+_BODY = (
+    '<body name="torso"><freejoint/>'
+    '<inertial pos="0 0 0" mass="{mass}" diaginertia="1 1 1"/></body>'
+)
+
+
+def _mjcf(tmp: Path, body: str = "", name: str = "m.xml", inside: str = "") -> Path:
+    (tmp / name).write_text(f"<mujoco><worldbody>{body}</worldbody>{inside}</mujoco>")
+    return tmp / name
+
+
+def _chain(n: int) -> str:
+    one = (
+        '<body name="b{i}"><joint name="j{i}"/><inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>'
+    )
+    return "".join(one.format(i=i) for i in range(n)) + "</body>" * n
+
+
+def _outside_include(tmp: Path) -> Path:
+    (tmp / "elsewhere").mkdir()
+    (tmp / "elsewhere" / "leg.xml").write_text("<mujoco><worldbody/></mujoco>")
+    (tmp / "model").mkdir()
+    return _mjcf(tmp / "model", inside='<include file="../elsewhere/leg.xml"/>')
+
+
+def _symlinked_include(tmp: Path) -> Path:
+    (tmp / "model").mkdir()
+    (tmp / "model" / "link.xml").symlink_to("/etc/passwd")
+    return _mjcf(tmp / "model", inside='<include file="link.xml"/>')
+
+
+def _cycle(tmp: Path) -> Path:
+    (tmp / "b.xml").write_text('<mujoco><include file="m.xml"/></mujoco>')
+    return _mjcf(tmp, inside='<include file="b.xml"/>')
+
+
+MJCF_CASES: list[tuple[str, Callable[[Path], Path], type, str]] = [
+    (
+        "include-absolute",
+        lambda t: _mjcf(t, inside='<include file="/etc/passwd"/>'),
+        OutsideInputError,
+        "<include file='/etc/passwd'> leaves the model's folder",
+    ),
+    ("include-dotdot", _outside_include, OutsideInputError, "'../elsewhere/leg.xml'> leaves"),
+    ("include-symlink", _symlinked_include, OutsideInputError, "'link.xml'> resolves to"),
+    (
+        "include-missing",
+        lambda t: _mjcf(t, inside='<include file="nope.xml"/>'),
+        ModelFileNotFoundError,
+        "<include file='nope.xml'>: no such file",
+    ),
+    (
+        "include-itself",
+        lambda t: _mjcf(t, inside='<include file="m.xml"/>'),
+        MJCFParseError,
+        "<include file='m.xml'> includes",
+    ),
+    ("include-cycle", _cycle, MJCFParseError, "MuJoCo allows each file once"),
+    (
+        "include-no-file",
+        lambda t: _mjcf(t, inside="<include/>"),
+        MJCFParseError,
+        "<include> without a 'file' attribute",
+    ),
+    (
+        "mass-negative",
+        lambda t: _mjcf(t, _BODY.format(mass=-2)),
+        MJCFParseError,
+        "body 'torso': <inertial mass='-2'> is negative",
+    ),
+    (
+        "mass-nan",
+        lambda t: _mjcf(t, _BODY.format(mass="nan")),
+        MJCFParseError,
+        "body 'torso': <inertial mass>: 'nan' is not finite",
+    ),
+    (
+        "mass-text",
+        lambda t: _mjcf(t, _BODY.format(mass="heavy")),
+        MJCFParseError,
+        "body 'torso': <inertial mass>: 'heavy' is not a list of numbers",
+    ),
+    (
+        "inertia-negative",
+        lambda t: _mjcf(t, _BODY.format(mass=1).replace('"1 1 1"', '"1 -1 1"')),
+        MJCFParseError,
+        "body 'torso': <inertial diaginertia> has a negative entry",
+    ),
+    (
+        "inertia-two-numbers",
+        lambda t: _mjcf(t, _BODY.format(mass=1).replace('"1 1 1"', '"1 1"')),
+        MJCFParseError,
+        "body 'torso': <inertial diaginertia>: expected 3 numbers",
+    ),
+    (
+        "geom-mass-negative",
+        lambda t: _mjcf(t, '<body name="arm"><geom type="sphere" size="0.1" mass="-1"/></body>'),
+        MJCFParseError,
+        "body 'arm': <geom mass='-1'> is negative",
+    ),
+    ("chain-1000", lambda t: _mjcf(t, _chain(1000)), SizeLimitError, "limit model_depth = 100"),
+    (
+        "bodies-1000",
+        lambda t: _mjcf(t, "".join(f'<body name="b{i}"/>' for i in range(1000))),
+        SizeLimitError,
+        "limit model_bodies = 300",
+    ),
+    (
+        "not-mujoco",
+        lambda t: (t / "r.xml").write_text("<robot/>") and t / "r.xml",
+        MJCFParseError,
+        "r.xml: the root element is <robot>",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", MJCF_CASES, ids=[c[0] for c in MJCF_CASES])
+def test_bad_mjcf(tmp_path, case):
+    from wholebody.robot import Robot
+
+    _, build, error, fragment = case
+    path = build(tmp_path)
+    with pytest.raises(error) as info:
+        Robot.from_mjcf(path)
+    assert fragment in str(info.value)

@@ -139,8 +139,9 @@ def _writable_dir(folder: Path, for_file: Path | None = None, create: bool = Fal
 
 
 def _robot(spec: str) -> Robot:
-    if spec.endswith(".urdf") or Path(spec).is_file():
-        return Robot.from_urdf(spec, validate="warn")
+    """A robot name, or a URDF or MJCF file (told apart by its root element)."""
+    if Path(spec).suffix.lower() in (".urdf", ".xml", ".mjcf") or Path(spec).is_file():
+        return load(Path(spec), validate="warn")
     return load(spec)
 
 
@@ -301,13 +302,15 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES_HELP,
         help="print a robot's mass, sizes, joints and frames",
     )
-    info.add_argument("robot", help=f"a URDF path or a name: {', '.join(available_robots())}")
+    info.add_argument(
+        "robot", help=f"a URDF or MJCF path, or a name: {', '.join(available_robots())}"
+    )
     info.add_argument("--frames", action="store_true", help="also list every frame name")
     info.set_defaults(func=_info)
 
     def setup_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--config", help="robot profile (TOML): robot, frames, contacts")
-        p.add_argument("--robot", help="robot name or URDF (without --config)")
+        p.add_argument("--robot", help="robot name, URDF or MJCF (without --config)")
         p.add_argument(
             "--contact",
             action="append",

@@ -23,7 +23,7 @@ def add_contacts_command(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("log", help="log file (npz, csv, parquet, h5)")
     p.add_argument("--config", help="robot profile (TOML): robot, frames, contacts")
-    p.add_argument("--robot", help="robot name or URDF (without --config)")
+    p.add_argument("--robot", help="robot name, URDF or MJCF (without --config)")
     p.add_argument(
         "--contact",
         action="append",
@@ -62,17 +62,19 @@ def add_contacts_command(subparsers: Any) -> argparse.ArgumentParser:
 def _setup(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     from .loading import load
     from .profile import ProfileError, load_profile, parse_contact_spec
-    from .robot import Robot
 
     if args.config:
         profile = load_profile(args.config)
         return profile.robot, list(profile.contacts)
     if not args.robot or not args.contact:
         raise ProfileError("give --config PROFILE.toml, or --robot and at least one --contact")
+    from pathlib import Path
+
+    spec = args.robot
     robot = (
-        Robot.from_urdf(args.robot, validate="warn")
-        if args.robot.endswith(".urdf")
-        else load(args.robot)
+        load(Path(spec), validate="warn")
+        if Path(spec).suffix.lower() in (".urdf", ".xml", ".mjcf") or Path(spec).is_file()
+        else load(spec)
     )
     return robot, [parse_contact_spec(s) for s in args.contact]
 
