@@ -23,6 +23,7 @@ from wholebody.errors import (
     OutputError,
     OutsideInputError,
     ProfileError,
+    RecordingError,
     SizeLimitError,
 )
 from wholebody.io import open_log
@@ -1367,3 +1368,253 @@ def test_bad_mjcf(tmp_path, case):
     with pytest.raises(error) as info:
         Robot.from_mjcf(path)
     assert fragment in str(info.value)
+
+
+# --- LeRobot datasets: reading confined to the folder, info.json schema, columns ------------
+
+LEROBOT_MAP = {"q": "observation.state", "joints": ["j0", "j1"], "differentiate": True}
+V2_PATH = "data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet"
+
+
+def _episode_table(n: int = 5, **columns):
+    pa = pytest.importorskip("pyarrow")
+    cols = {
+        "timestamp": pa.array(np.arange(n) * 0.02),
+        "observation.state": pa.array([[0.1 * i, -0.1 * i] for i in range(n)]),
+        "episode_index": pa.array(np.zeros(n, dtype=np.int64)),
+    }
+    cols.update(columns)
+    return pa.table({k: v for k, v in cols.items() if v is not None})
+
+
+def _dataset(tmp: Path, table=None, file: str | None = None, **info) -> Path:
+    """A one-episode dataset; ``info`` entries replace those of meta/info.json."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    import json
+
+    root = tmp / "ds"
+    (root / "meta").mkdir(parents=True)
+    doc = {"codebase_version": "v2.1", "fps": 50, "chunks_size": 1000, "total_episodes": 1}
+    doc |= {"data_path": V2_PATH, "features": {}}
+    doc.update(info)
+    (root / "meta" / "info.json").write_text(json.dumps(doc))
+    path = root / (file or "data/chunk-000/episode_000000.parquet")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(_episode_table() if table is None else table, path)
+    return root
+
+
+def _outside_episode(tmp: Path) -> Path:
+    pq = pytest.importorskip("pyarrow.parquet")
+    (tmp / "elsewhere").mkdir()
+    pq.write_table(_episode_table(), tmp / "elsewhere" / "episode_000000.parquet")
+    return _dataset(tmp, data_path="../elsewhere/episode_{episode_index:06d}.parquet")
+
+
+def _symlinked_episode(tmp: Path) -> Path:
+    pq = pytest.importorskip("pyarrow.parquet")
+    root = _dataset(tmp, file="data/x.parquet")
+    pq.write_table(_episode_table(), tmp / "outside.parquet")
+    (root / "data" / "chunk-000").mkdir(parents=True)
+    (root / "data" / "chunk-000" / "episode_000000.parquet").symlink_to(tmp / "outside.parquet")
+    return root
+
+
+def _truncated_v3(tmp: Path) -> Path:
+    root = _dataset(
+        tmp,
+        file="data/chunk-000/file-000.parquet",
+        data_path="data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet",
+    )
+    f = root / "data/chunk-000/file-000.parquet"
+    f.write_bytes(f.read_bytes()[:-40])
+    return root
+
+
+def _list_of_lists():
+    pa = pytest.importorskip("pyarrow")
+    return pa.array([[[0.0, 1.0]] for _ in range(5)])
+
+
+def _struct():
+    pa = pytest.importorskip("pyarrow")
+    return pa.array([{"a": 0.0, "b": 1.0} for _ in range(5)])
+
+
+V3 = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
+LEROBOT_CASES: list[tuple[str, Callable[[Path], Path], dict, type, str]] = [
+    ("data-path-dotdot", _outside_episode, {}, OutsideInputError, "'data_path' '../elsewhere"),
+    (
+        "data-path-absolute",
+        lambda t: _dataset(t, data_path="/etc/passwd{episode_index:06d}"),
+        {},
+        OutsideInputError,
+        "'data_path' '/etc/passwd{episode_index:06d}' leaves the dataset's folder",
+    ),
+    (
+        "data-path-conversion",
+        lambda t: _dataset(t, data_path="/etc/passwd{episode_index!s:.0}"),
+        {},
+        LogFormatError,
+        "placeholder {episode_index!s:.0} is not one of LeRobot's",
+    ),
+    (
+        "data-path-unknown-placeholder",
+        lambda t: _dataset(t, data_path="data/{episode}.parquet"),
+        {},
+        LogFormatError,
+        "placeholder {episode} is not one of LeRobot's",
+    ),
+    (
+        "data-path-attribute",
+        lambda t: _dataset(t, data_path="data/{episode_index.__class__}.parquet"),
+        {},
+        LogFormatError,
+        "placeholder {episode_index.__class__} is not one of LeRobot's",
+    ),
+    ("data-file-symlink", _symlinked_episode, {}, OutsideInputError, "outside the dataset's"),
+    (
+        "info-list",
+        lambda t: _dataset(t),
+        {"info": [1]},
+        LogFormatError,
+        "must be a JSON object, got a list",
+    ),
+    (
+        "features-list",
+        lambda t: _dataset(t, features=["observation.state"]),
+        {},
+        LogFormatError,
+        "info.json: 'features' must be an object, got a list",
+    ),
+    (
+        "feature-shape-text",
+        lambda t: _dataset(t, features={"observation.state": {"shape": "2"}}),
+        {},
+        LogFormatError,
+        "features['observation.state']: 'shape' must be a list of integers",
+    ),
+    (
+        "chunks-size-zero",
+        lambda t: _dataset(t, chunks_size=0),
+        {},
+        LogFormatError,
+        "info.json: 'chunks_size' must be a positive integer, got an integer 0",
+    ),
+    (
+        "chunks-size-text",
+        lambda t: _dataset(t, chunks_size="big"),
+        {},
+        LogFormatError,
+        "'chunks_size' must be a positive integer, got a string 'big'",
+    ),
+    (
+        "fps-negative",
+        lambda t: _dataset(t, fps=-50),
+        {},
+        LogFormatError,
+        "info.json: 'fps' must be a positive number, got -50",
+    ),
+    (
+        "total-episodes-huge",
+        lambda t: _dataset(t, total_episodes=10**12),
+        {},
+        SizeLimitError,
+        "'total_episodes' exceeds the limit episodes",
+    ),
+    (
+        "not-utf8",
+        lambda t: _dataset(t),
+        {"info_bytes": b'{"fps": "\xff"}'},
+        LogFormatError,
+        "info.json: not readable JSON",
+    ),
+    (
+        "v3-truncated",
+        _truncated_v3,
+        {},
+        LogFormatError,
+        "file-000.parquet: not a readable Parquet file",
+    ),
+    (
+        "v3-no-episode-index",
+        lambda t: _dataset(
+            t,
+            _episode_table(episode_index=None),
+            file="data/chunk-000/file-000.parquet",
+            data_path=V3,
+        ),
+        {},
+        RecordingError,
+        "no column 'episode_index' (for telling episodes apart)",
+    ),
+    (
+        "time-strings",
+        lambda t: _dataset(t, _episode_table(timestamp=np.array([f"{i}" for i in range(5)]))),
+        {},
+        RecordingError,
+        "column 'timestamp' (for time) holds string",
+    ),
+    (
+        "state-struct",
+        lambda t: _dataset(t, _episode_table(**{"observation.state": _struct()})),
+        {},
+        RecordingError,
+        "column 'observation.state' (for q) holds struct",
+    ),
+    (
+        "state-list-of-lists",
+        lambda t: _dataset(t, _episode_table(**{"observation.state": _list_of_lists()})),
+        {},
+        RecordingError,
+        "column 'observation.state' (for q) holds list<element: list",
+    ),
+    (
+        "slice-past-width",
+        lambda t: _dataset(t),
+        {"mapping": dict(LEROBOT_MAP, q="observation.state[0:5]", joints=None)},
+        RecordingError,
+        "q 'observation.state[0:5]' reaches past the column's 2 values per row",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", LEROBOT_CASES, ids=[c[0] for c in LEROBOT_CASES])
+def test_bad_lerobot_datasets(tmp_path, case):
+    from wholebody.recordings import read_lerobot
+
+    _, build, extra, error, fragment = case
+    root = build(tmp_path)
+    if "info" in extra:
+        (root / "meta" / "info.json").write_text(repr(extra["info"]))
+    if "info_bytes" in extra:
+        (root / "meta" / "info.json").write_bytes(extra["info_bytes"])
+    mapping = {k: v for k, v in extra.get("mapping", LEROBOT_MAP).items() if v is not None}
+    with pytest.raises(error) as info:
+        read_lerobot(root, mapping)
+    assert fragment in str(info.value)
+
+
+def test_only_mapped_columns_are_decoded(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    from wholebody.limits import set_limits
+    from wholebody.recordings import read_lerobot
+
+    big = pa.array([np.zeros(1000) for _ in range(5)], type=pa.list_(pa.float64()))
+    root = _dataset(tmp_path, _episode_table(action=big))
+    with set_limits(decoded_values=100):  # the unused 5000-value column is never decoded
+        traj = read_lerobot(root, LEROBOT_MAP)
+        np.testing.assert_array_equal(traj.q[:, 7:], [[0.1 * i, -0.1 * i] for i in range(5)])
+        with pytest.raises(SizeLimitError, match="the mapped columns hold 5,015 values"):
+            read_lerobot(root, dict(LEROBOT_MAP, v="action[0:2]"))
+
+
+def test_total_episodes_is_not_a_loop_bound(tmp_path):
+    import time
+
+    from wholebody.recordings import LerobotDataset
+
+    root = _dataset(tmp_path, total_episodes=999_999)
+    start = time.perf_counter()
+    assert LerobotDataset(root, LEROBOT_MAP).episodes == (0,)
+    assert time.perf_counter() - start < 2.0
