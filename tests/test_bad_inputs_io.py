@@ -1618,3 +1618,93 @@ def test_total_episodes_is_not_a_loop_bound(tmp_path):
     start = time.perf_counter()
     assert LerobotDataset(root, LEROBOT_MAP).episodes == (0,)
     assert time.perf_counter() - start < 2.0
+
+
+# --- calibration files: one strict schema step ---------------------------------------------
+
+CAL_HEAD = 'format = "wholebody-calibration"\nversion = 1\n'
+CAL_CONTACT = '[contacts.left_sole]\naxes = "contact"\nforce_offset = [1.0, 0.0, 0.0]\n'
+CALIBRATION_CASES: list[tuple[str, bytes, str]] = [
+    (
+        "unknown-table",
+        (CAL_HEAD + CAL_CONTACT + "[torque_offset]\nleft_knee = 3.0\n").encode(),
+        "c.toml: unknown key 'torque_offset'; did you mean 'torque_offsets'?",
+    ),
+    ("version-99", CAL_HEAD.replace("1", "99").encode(), "c.toml: 'version' is 99"),
+    ("format-other", b'format = "urdf"\n', "c.toml: 'format' is 'urdf'"),
+    (
+        "gain-true",
+        (CAL_HEAD + CAL_CONTACT + "gain = true\n").encode(),
+        "contacts.left_sole: 'gain' must be a number, got bool True",
+    ),
+    (
+        "gain-nan",
+        (CAL_HEAD + CAL_CONTACT + "gain = nan\n").encode(),
+        "contacts.left_sole: 'gain' must be a finite number, got nan",
+    ),
+    (
+        "gain-string",
+        (CAL_HEAD + CAL_CONTACT + 'gain = "0.1"\n').encode(),
+        "contacts.left_sole: 'gain' must be a number, got str '0.1'",
+    ),
+    (
+        "offset-true",
+        (CAL_HEAD + "[contacts.left_sole]\nforce_offset = [true, 0.0, 0.0]\n").encode(),
+        "contacts.left_sole: 'force_offset'[0] must be a number, got bool True",
+    ),
+    (
+        "torque-nan",
+        (CAL_HEAD + "[torque_offsets]\nleft_knee = nan\n").encode(),
+        "torque_offsets.left_knee must be a finite number, got nan",
+    ),
+    (
+        "torque-true",
+        (CAL_HEAD + "[torque_offsets]\nleft_knee = true\n").encode(),
+        "torque_offsets.left_knee must be a number, got bool True",
+    ),
+    ("not-utf8", CAL_HEAD.encode() + b"# \xff\xfe\n", "c.toml: not UTF-8 text"),
+    ("contacts-number", (CAL_HEAD + "contacts = 5\n").encode(), "'contacts' must be a table"),
+    (
+        "entry-not-table",
+        (CAL_HEAD + "[contacts]\nleft_sole = 3\n").encode(),
+        "contacts.left_sole must be a table ([contacts.left_sole]), got int 3",
+    ),
+    (
+        "unknown-contact-key",
+        (CAL_HEAD + CAL_CONTACT + "offset = [1, 2, 3]\n").encode(),
+        "contacts.left_sole: unknown key 'offset'",
+    ),
+    (
+        "axes-other",
+        (CAL_HEAD + '[contacts.left_sole]\naxes = "sensor"\n').encode(),
+        "contacts.left_sole: 'axes' must be 'contact' or 'world', got 'sensor'",
+    ),
+    ("torques-number", (CAL_HEAD + "torque_offsets = 2\n").encode(), "'torque_offsets' must be"),
+]
+
+
+@pytest.mark.parametrize("case", CALIBRATION_CASES, ids=[c[0] for c in CALIBRATION_CASES])
+def test_bad_calibration_files(tmp_path, case):
+    from wholebody.calibrate import Calibration
+
+    _, content, fragment = case
+    (tmp_path / "c.toml").write_bytes(content)
+    with pytest.raises(ProfileError) as info:
+        Calibration.load(tmp_path / "c.toml")
+    assert fragment in str(info.value)
+
+
+def test_a_written_calibration_reads_back(tmp_path):
+    from wholebody.calibrate import Calibration, ContactCalibration
+
+    cal = Calibration(
+        {"left_sole": ContactCalibration([1.0, 2.0, 3.0], [0.1, 0.2, 0.3], 0.05, axes="world")},
+        {"left_knee": 0.3},
+        {"left_sole": "left_ankle"},
+    )
+    cal.save(tmp_path / "c.toml")
+    back = Calibration.load(tmp_path / "c.toml")
+    np.testing.assert_array_equal(
+        back.contacts["left_sole"].offset, cal.contacts["left_sole"].offset
+    )
+    assert back.torque_offsets == {"left_knee": 0.3} and back.frames == {"left_sole": "left_ankle"}
