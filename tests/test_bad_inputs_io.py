@@ -1708,3 +1708,89 @@ def test_a_written_calibration_reads_back(tmp_path):
         back.contacts["left_sole"].offset, cal.contacts["left_sole"].offset
     )
     assert back.torque_offsets == {"left_knee": 0.3} and back.frames == {"left_sole": "left_ankle"}
+
+
+# --- ROS 2 bags: message definitions, grid size, the bag's own files -----------------------
+
+
+def _joint_state_bag(tmp: Path, definition: str | None = None, name: str = "bag") -> Path:
+    """A 5-message JointState bag (MCAP storage); ``definition`` replaces the standard one."""
+    pytest.importorskip("rosbags")
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+    standard = get_typestore(Stores.LATEST)
+    store = get_typestore(Stores.EMPTY)
+    msgtype = "sensor_msgs/msg/JointState"
+    store.register({k: v for k, v in standard.fielddefs.items() if k != msgtype})
+    store.register(
+        get_types_from_msg(definition, msgtype)
+        if definition
+        else {msgtype: standard.fielddefs[msgtype]}
+    )
+    T = store.types
+    path = tmp / name
+    with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as w:
+        con = w.add_connection("/js", msgtype, typestore=store)
+        for i in range(5):
+            ns = 10**18 + i * 10_000_000
+            head = T["std_msgs/msg/Header"](
+                stamp=T["builtin_interfaces/msg/Time"](sec=ns // 10**9, nanosec=ns % 10**9),
+                frame_id="",
+            )
+            fields = (
+                {"q": np.zeros(2)}
+                if definition
+                else {
+                    "name": ["a", "b"],
+                    "position": np.full(2, 0.1 * i),
+                    "velocity": np.zeros(2),
+                    "effort": np.zeros(2),
+                }
+            )
+            w.write(con, ns, store.serialize_cdr(T[msgtype](header=head, **fields), msgtype))
+    return path
+
+
+def test_a_bag_defining_joint_state_with_other_fields_is_named(tmp_path):
+    from wholebody.recordings import read_rosbag
+
+    path = _joint_state_bag(tmp_path, "std_msgs/Header header\nfloat64[] q\n")
+    with pytest.raises(RecordingError) as info:
+        read_rosbag(path, {"joint_states": "/js"})
+    assert "topic '/js': the bag defines sensor_msgs/msg/JointState with field 'name'" in str(
+        info.value
+    )
+    assert info.value.name == "/js"
+
+
+def test_a_huge_rate_is_refused_before_the_grid_is_built(tmp_path):
+    import time
+
+    from wholebody.recordings import read_rosbag
+
+    path = _joint_state_bag(tmp_path)
+    assert len(read_rosbag(path, {"joint_states": "/js", "rate": 1000.0})) == 41
+    start = time.perf_counter()
+    with pytest.raises(SizeLimitError) as info:
+        read_rosbag(path, {"joint_states": "/js", "rate": 1e12})
+    assert time.perf_counter() - start < 5.0
+    assert "[recording] rate: rate = 1e+12 Hz over 0.04 s is a time grid of" in str(info.value)
+    assert "limit grid_samples" in str(info.value)
+
+
+def test_a_bag_reads_only_its_own_files(tmp_path):
+    import shutil
+
+    from wholebody.recordings import read_rosbag
+
+    path = _joint_state_bag(tmp_path)
+    (tmp_path / "elsewhere").mkdir()
+    shutil.move(path / "bag.mcap", tmp_path / "elsewhere" / "bag.mcap")
+    meta = (path / "metadata.yaml").read_text().replace("bag.mcap", "../elsewhere/bag.mcap")
+    (path / "metadata.yaml").write_text(meta)
+    with pytest.raises(OutsideInputError) as info:
+        read_rosbag(path, {"joint_states": "/js"})
+    assert "metadata.yaml: lists '../elsewhere/bag.mcap', outside the bag's folder" in str(
+        info.value
+    )

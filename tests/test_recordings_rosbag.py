@@ -358,18 +358,34 @@ def test_wrong_message_type_names_the_topic(bag, robot):
 def test_extrapolation_is_refused_naming_the_topic(tmp_path, robot):
     path = tmp_path / "late_odom"  # odometry 20 ms late
     write_bag(path, StoragePlugin.SQLITE3, list(robot.joint_names), odom_offset_ns=20_000_000)
+    uncropped = dict(MAPPING, crop=False)
     with pytest.raises(ExtrapolationError, match="topic '/odom' starts 0.02 s after") as e:
-        read_rosbag(path, MAPPING, robot)
+        read_rosbag(path, uncropped, robot)
     assert e.value.name == "/odom"
     assert e.value.covered[0] == pytest.approx(0.02, abs=1e-12)
-    # Within the tolerance: accepted; or cropped to the span covered.
-    assert len(read_rosbag(path, dict(MAPPING, tolerance=0.021), robot)) == len(grid(JS_RATE))
-    # Cropped: from the first joint stamp within the 5 ms tolerance of the odometry's first,
-    # 16 ms, which becomes the time origin.
-    cropped = read_rosbag(path, dict(MAPPING, crop=True), robot)
-    assert cropped.time[0] == 0.0
-    assert cropped.metadata["time_origin"] == str(np.datetime64(T0_NS + 16_000_000, "ns"))
-    assert len(cropped) == len(grid(JS_RATE)) - 8
+    # Within the tolerance: accepted (end values held), only when crop = false.
+    assert len(read_rosbag(path, dict(uncropped, tolerance=0.021), robot)) == len(grid(JS_RATE))
+
+
+def test_the_default_crop_holds_no_end_value_and_says_what_it_cut(tmp_path, robot):
+    """Streams that start and end at different times: the time base keeps only the joint
+    stamps where every topic has started and not ended (nothing held), and the metadata and a
+    warning say how many samples were cut at each end and because of which topic."""
+    path = tmp_path / "late_odom"
+    write_bag(path, StoragePlugin.SQLITE3, list(robot.joint_names), odom_offset_ns=20_000_000)
+    js = grid(JS_RATE)
+    with pytest.warns(StateWarning, match="cropped .* before '/odom' starts"):
+        traj = read_rosbag(path, MAPPING, robot)
+    first_odom = T0_NS + 20_000_000
+    ends = [grid(FT_RATE, FT_OFFSET_NS, DURATION + 0.002)[-1], js[-1]]
+    kept = js[(js >= first_odom) & (js <= min(ends))]
+    assert len(traj) == kept.size
+    assert traj.metadata["time_origin"] == str(np.datetime64(int(kept[0]), "ns"))
+    cut = traj.metadata["cropped"]
+    assert cut["samples_before"] == int((js < first_odom).sum()) == 10
+    assert cut["samples_after"] == js.size - 10 - kept.size
+    assert cut["started_last"] == "/odom"
+    assert cut["start_s"] == pytest.approx(0.02, abs=1e-12)
 
 
 def test_wrenches_in_sensor_frames_need_a_robot(bag):
@@ -511,7 +527,11 @@ def test_imu_is_aligned_beside_the_trajectory(tmp_path):
                 linear_acceleration_covariance=np.zeros(9),
             )
             w.write(con, ns, TS.serialize_cdr(msg, "sensor_msgs/msg/Imu"))
-    rec = read_rosbag_recording(path, {"joint_states": "/js", "imu": "/imu"})
+    # The default crop leaves out the one joint sample before the IMU's first message.
+    with pytest.warns(StateWarning, match="1 samples"):
+        cropped = read_rosbag_recording(path, {"joint_states": "/js", "imu": "/imu"})
+    assert len(cropped.trajectory) == js.size - 1
+    rec = read_rosbag_recording(path, {"joint_states": "/js", "imu": "/imu", "crop": False})
     t = seconds(js)
     assert rec.imu is not None and rec.trajectory.metadata["imu_frame"] == "imu_link"
     quat = np.asarray(rec.imu["orientation"])

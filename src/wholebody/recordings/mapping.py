@@ -42,9 +42,11 @@ RECORDING_KEYS: dict[str, str] = {
     "time_base": "a mapped topic whose stamps are the samples (default: joint_states)",
     "rate": "number [Hz]: a uniform time base over the span every topic covers, instead",
     "stamps": "'header' (default; receive time where a topic's stamps are all zero) or 'receive'",
-    "tolerance": "number [s] >= 0: how far beyond a topic's first / last stamp the time "
-    "base may reach (its end value is held) (default 0.005)",
-    "crop": "bool: cut the time base to the span every topic covers (default false: error)",
+    "tolerance": "number [s] >= 0: with crop = false, how far beyond a topic's first / last "
+    "stamp the time base may reach (its end value is held) (default 0.005)",
+    "crop": "bool: cut the time base to the span every topic covers, so that no end value is "
+    "held (default true; metadata['cropped'] says what was cut); false: keep it, holding end "
+    "values within tolerance, and refuse a longer reach",
     "max_gap": "number [s] > 0: samples a topic would interpolate across a longer gap in its "
     "stamps become NaN (flagged by the checks, listed in metadata['gaps']); default 5 times "
     "the topic's median period",
@@ -241,7 +243,9 @@ class RosbagMapping:
     tolerance : float
         [s] how far the time base may reach beyond a topic's first or last stamp.
     crop : bool
-        Cut the time base to where every topic is available instead of raising.
+        Cut the time base to where every topic has started and not yet ended (default), so
+        no end value is held; ``metadata["cropped"]`` says what was cut. False: keep it,
+        holding end values within ``tolerance``, and refuse a longer reach.
     differentiate : bool
         Estimate velocities the messages lack by finite differences.
     max_gap : float or None
@@ -261,7 +265,7 @@ class RosbagMapping:
     rate: float | None = None
     stamps: str = "header"
     tolerance: float = DEFAULT_TOLERANCE
-    crop: bool = False
+    crop: bool = True
     differentiate: bool = False
     max_gap: float | None = None
 
@@ -294,7 +298,7 @@ class RosbagMapping:
             rate=_nonneg(data, "rate", where, positive=True),
             stamps=_choice(data, "stamps", where, ("header", "receive")) or "header",
             tolerance=_tolerance(data, where),
-            crop=_bool(data, "crop", where, False),
+            crop=_bool(data, "crop", where, True),
             differentiate=_bool(data, "differentiate", where, False),
             max_gap=_nonneg(data, "max_gap", where, positive=True),
         )

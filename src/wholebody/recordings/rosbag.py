@@ -30,6 +30,7 @@ from ..errors import LogFileError, LogFormatError, ProfileError, RecordingError,
 from ..robot import Robot
 from ..trajectory import Trajectory
 from ._assemble import AlignedWrench, assemble, contact_frames_of, twist_in_base
+from ._rosbag_schema import check_bag_files, check_definition, check_grid
 from .mapping import RosbagMapping
 from .timing import (
     TopicTimes,
@@ -154,6 +155,7 @@ def _read_streams(path: Path, kinds: Mapping[str, str]) -> dict[str, _Stream]:
     typesys = require("rosbags.typesys", "ros", "ROS 2 bags and MCAP files")
     if not path.exists():
         raise LogFileError(f"{path}: no such bag or MCAP file")
+    check_bag_files(path)  # a bag folder reads only its own files
     try:
         reader = highlevel.AnyReader(
             [path], default_typestore=typesys.get_typestore(typesys.Stores.LATEST)
@@ -181,6 +183,7 @@ def _read_streams(path: Path, kinds: Mapping[str, str]) -> dict[str, _Stream]:
                     topic,
                 )
             streams[topic] = _Stream(topic, kind, next(iter(available[topic])))
+            check_definition(reader.typestore.fielddefs, streams[topic].msgtype, topic, path)
         connections = [c for c in reader.connections if c.topic in streams]
         for con, receive_ns, raw in reader.messages(connections=connections):
             s = streams[con.topic]
@@ -192,7 +195,14 @@ def _read_streams(path: Path, kinds: Mapping[str, str]) -> dict[str, _Stream]:
                     f"{con.msgtype}: {exc}",
                     con.topic,
                 ) from exc
-            row, frame = _row(con.msgtype, msg)
+            try:
+                row, frame = _row(con.msgtype, msg)
+            except (AttributeError, TypeError, ValueError) as exc:  # a non-standard definition
+                raise RecordingError(
+                    f"{path}: topic {con.topic!r}: message {len(s.rows)} of {con.msgtype} lacks "
+                    f"a field the reader uses: {exc}",
+                    con.topic,
+                ) from exc
             s.header.append(_ns(msg.header.stamp))
             s.receive.append(int(receive_ns))
             s.rows.append(row)
@@ -257,27 +267,42 @@ def _joint_arrays(
     return names, P, V, E
 
 
-def _time_base(m: RosbagMapping, times: dict[str, NDArray[np.int64]]) -> NDArray[np.int64]:
+def _time_base(
+    m: RosbagMapping, times: dict[str, NDArray[np.int64]], where: str
+) -> tuple[NDArray[np.int64], dict[str, Any] | None]:
     """The time base [ns]: a topic's sorted stamps, or a uniform grid at ``rate`` over the span
-    every topic covers; with ``crop``, cut to where every topic is available."""
+    every topic covers; with ``crop`` (the default), cut to where every topic has started and
+    not yet ended, so no end value is held. Also what was cropped (None: nothing)."""
+    start = max(int(t[0]) for t in times.values())
+    end = min(int(t[-1]) for t in times.values())
     if m.rate is not None:
-        start = max(int(t[0]) for t in times.values())
-        end = min(int(t[-1]) for t in times.values())
         if end < start:
             raise RecordingError("the mapped topics share no common time span", "")
+        n = check_grid(m.rate, start, end, f"{where}: [recording] rate")
         step = 1e9 / m.rate
-        n = int(np.floor((end - start) / step + 1e-9)) + 1
-        return start + np.round(np.arange(n) * step).astype(np.int64)
+        n = min(n, int(np.floor((end - start) / step + 1e-9)) + 1)
+        base = start + np.round(np.arange(n) * step).astype(np.int64)
+        return base, None
     base = times[m.time_base or m.joint_states]
-    if m.crop:
-        tol = round(m.tolerance * 1e9)
-        keep = np.ones(base.size, dtype=bool)
-        for x in times.values():
-            keep &= (base >= x[0] - tol) & (base <= x[-1] + tol)
-        if not keep.any():
-            raise RecordingError("the mapped topics share no common time span", "")
-        base = base[keep]
-    return base
+    if not m.crop:
+        return base, None
+    keep = (base >= start) & (base <= end)
+    if not keep.any():
+        raise RecordingError("the mapped topics share no common time span", "")
+    if keep.all():
+        return base, None
+    first = min(times, key=lambda k: -int(times[k][0]))
+    last = min(times, key=lambda k: int(times[k][-1]))
+    before, after = int((base < start).sum()), int((base > end).sum())
+    cropped = {
+        "samples_before": before,
+        "samples_after": after,
+        "start_s": (start - int(base[0])) * 1e-9,
+        "end_s": (int(base[-1]) - end) * 1e-9,
+        "started_last": first,
+        "ended_first": last,
+    }
+    return base[keep], cropped
 
 
 def read_rosbag_recording(
@@ -338,7 +363,7 @@ def read_rosbag_recording(
     for topic, s in streams.items():
         stamps[topic], used[topic] = _stamps(s, m.stamps)
     sorted_ns = {t: np.sort(x) for t, x in stamps.items()}
-    base_ns = _time_base(m, sorted_ns)
+    base_ns, cropped = _time_base(m, sorted_ns, str(path))
     origin = int(base_ns[0])
 
     def seconds(ns: NDArray[np.int64]) -> Array:
@@ -472,6 +497,17 @@ def read_rosbag_recording(
         warnings.warn(
             f"{path}: samples inside gaps of {listed} are NaN (flagged by the checks), not "
             "interpolated; raise max_gap in the [recording] section to accept longer gaps",
+            StateWarning,
+            stacklevel=2,
+        )
+    if cropped is not None:
+        metadata["cropped"] = cropped
+        warnings.warn(
+            f"{path}: the time base is cropped to where every mapped topic has data: "
+            f"{cropped['samples_before']} samples ({cropped['start_s']:.6g} s) before "
+            f"{cropped['started_last']!r} starts and {cropped['samples_after']} samples "
+            f"({cropped['end_s']:.6g} s) after {cropped['ended_first']!r} ends are left out, "
+            "not held (crop = false keeps them within tolerance)",
             StateWarning,
             stacklevel=2,
         )
