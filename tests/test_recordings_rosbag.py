@@ -408,7 +408,7 @@ def test_mapping_errors_name_the_key():
         RosbagMapping.from_dict({"joint_states": "/js", "joint_state": "/js"})
     with pytest.raises(ProfileError, match="'twist_axes' must be one of 'base', 'world'"):
         RosbagMapping.from_dict({"joint_states": "/js", "twist_axes": "odom"})
-    with pytest.raises(ProfileError, match=r"wrenches\[0\]: missing key 'contact'"):
+    with pytest.raises(ProfileError, match=r"wrenches\[0\]: give 'contact' .* or 'external'"):
         RosbagMapping.from_dict({"joint_states": "/js", "wrenches": [{"topic": "/ft"}]})
 
 
@@ -565,3 +565,79 @@ def test_a_gap_in_poses_whose_twist_is_differentiated_stays_flagged(tmp_path, ro
     assert 20 < holes.sum() < 40 and np.isnan(traj.v[holes, :6]).all()
     assert np.isfinite(traj.v[~holes, 3:6][2:-2]).sum() > 0
     assert "base twist" in traj.metadata["estimated"]
+
+
+def test_a_wrench_topic_maps_as_an_external_wrench(bag, robot):
+    """A force-torque topic mapped with ``external``: stored as the external wrench at that
+    frame's origin in world axes (reference: Pinocchio's SE3 action of the sensor reading),
+    not as a contact."""
+    mapping = dict(
+        MAPPING,
+        wrenches=[
+            {"topic": "/left_ft", "contact": "left_sole"},
+            {"topic": "/right_ft", "external": "right_ankle_link"},
+        ],
+    )
+    traj = read_rosbag(bag, mapping, robot)
+    assert traj.contact_names == ("left_sole",)
+    assert traj.external_frames == ("right_ankle_link",)
+    assert traj.metadata["topic_times"]["/right_ft"]["field"] == "external:right_ankle_link"
+    q_robot = traj.for_robot(robot)[0]
+    ws = sensor_wrench(traj.time, 1)
+    # Per-component interpolation bound; a rotation mixes components: sqrt(3) times it.
+    tol = interpolation_bound(lambda x: sensor_wrench(x, 1), 1e-3) * math.sqrt(3)
+    for i in range(0, len(traj), 11):
+        oMs = robot.frame_placement(q_robot[i], "right_ankle_link")
+        world = pin.SE3(oMs.rotation, np.zeros(3)).act(pin.Force(ws[i, :3], ws[i, 3:]))
+        expected = np.concatenate([world.linear, world.angular])
+        np.testing.assert_allclose(traj.external_wrenches[i, 0], expected, rtol=0, atol=tol)
+    with pytest.raises(ProfileError, match="'contact_frame' applies with 'contact'"):
+        read_rosbag(
+            bag,
+            dict(
+                MAPPING,
+                wrenches=[{"topic": "/left_ft", "external": "x", "contact_frame": "y"}],
+            ),
+            robot,
+        )
+
+
+def test_contact_frame_is_honoured_with_every_axes_value(robot):
+    """axes = 'world' with a contact_frame other than the contact's: the moment is moved from
+    that frame's origin to the contact frame's (reference: Pinocchio's SE3 action); axes =
+    'sensor' with a contact_frame that contradicts the profile's contact is refused."""
+    from wholebody.recordings._assemble import AlignedWrench, assemble
+    from wholebody.recordings.mapping import WrenchSource
+
+    rng = np.random.default_rng(3)
+    N = 6
+    qj = 0.2 * rng.standard_normal((N, robot.nv - 6))
+    base = (np.zeros((N, 3)), np.tile([0.0, 0.0, 0.0, 1.0], (N, 1)), np.zeros((N, 6)))
+    W = 50 * rng.standard_normal((N, 6))
+    spec = WrenchSource("left_sole", "/f", contact_frame="left_ankle_link", axes="world")
+    args = (np.arange(N) * 0.01, robot.joint_names, qj, np.zeros_like(qj), None, base)
+    traj = assemble(
+        *args,
+        [AlignedWrench(spec, W, None)],
+        robot=robot,
+        contact_frames={"left_sole": "left_sole"},
+        metadata={},
+        source="test",
+    )
+    q_robot = traj.for_robot(robot)[0]
+    for i in range(N):
+        p_a = robot.frame_placement(q_robot[i], "left_ankle_link").translation
+        p_s = robot.frame_placement(q_robot[i], "left_sole").translation
+        moved = pin.SE3(np.eye(3), p_a - p_s).act(pin.Force(W[i, :3], W[i, 3:]))
+        expected = np.concatenate([moved.linear, moved.angular])
+        np.testing.assert_allclose(traj.contact_wrench("left_sole")[i], expected, atol=1e-12)
+    sensor = WrenchSource("left_sole", "/f", contact_frame="left_ankle_link", frame="pelvis")
+    with pytest.raises(ProfileError, match="contact_frame 'left_ankle_link' is not the frame"):
+        assemble(
+            *args,
+            [AlignedWrench(sensor, W, "pelvis")],
+            robot=robot,
+            contact_frames={"left_sole": "left_sole"},
+            metadata={},
+            source="test",
+        )

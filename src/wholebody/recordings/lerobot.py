@@ -180,7 +180,7 @@ class LerobotDataset:
                 out.setdefault(value.column, key)
         for w in m.wrenches:
             column = ColumnSlice.parse(w.source, "[lerobot]", "column").column
-            out.setdefault(column, f"wrench of {w.contact!r}")
+            out.setdefault(column, w.label)
         return out
 
     def _table(self, episode: int) -> Any:
@@ -329,7 +329,7 @@ class LerobotDataset:
         wrenches = []
         for w in m.wrenches:
             sel = ColumnSlice.parse(w.source, "[lerobot]", "column")
-            values = self._column(table, sel, 6, f"wrench of {w.contact!r}")
+            values = self._column(table, sel, 6, w.label)
             wrenches.append(AlignedWrench(w, values, w.frame))
         metadata: dict[str, Any] = {
             "recording": "lerobot",

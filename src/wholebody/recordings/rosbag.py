@@ -472,7 +472,7 @@ def read_rosbag_recording(
             "linear_acceleration": aligned(im.topic, rows[:, 7:]),
         }
         metadata["imu_frame"] = sorted(im.frames)[0] if im.frames else ""
-    labels = {w.source: f"wrench:{w.contact}" for w in m.wrenches}
+    labels = {w.source: w.label for w in m.wrenches}
     times = {
         topic: TopicTimes(
             topic,
