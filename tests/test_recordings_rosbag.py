@@ -432,11 +432,14 @@ def test_the_docs_profile_sections_parse():
     blocks = [tomllib.loads(b) for b in re.findall(r"```toml\n(.*?)```", text, re.S)]
     assert len(blocks) == 2
     rec = RosbagMapping.from_dict(blocks[0]["recording"])
-    assert rec.topics() == ("/joint_states", "/odom", "/imu", "/left_foot/ft", "/right_foot/ft")
+    topics = ("/joint_states", "/odom", "/imu", "/left_foot/ft", "/right_foot/ft", "/push")
+    assert rec.topics() == topics
     assert rec.wrenches[0].frame == "left_ft_sensor" and rec.wrenches[1].frame is None
+    assert rec.wrenches[2].external == "torso_link" and rec.wrenches[2].contact == ""
     le = LerobotMapping.from_dict(blocks[1]["lerobot"])
     assert (le.q.column, le.q.start, le.q.stop) == ("observation.state", 7, 36)
     assert le.wrenches[1].frame == "right_ft_sensor"
+    assert le.wrenches[2].external == "right_hand"
 
 
 def test_unset_header_stamps_fall_back_to_receive_times(tmp_path):
