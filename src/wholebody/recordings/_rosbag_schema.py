@@ -1,6 +1,6 @@
 """The strict step of ROS bags: a bag folder reads only its own files, each mapped topic's
 message definition (as the bag itself defines it) holds the fields the reader uses, and a
-uniform time grid is bounded before it is built."""
+uniform time grid is bounded before it is built; the time base, cropped by default."""
 
 from __future__ import annotations
 
@@ -8,8 +8,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 from ..errors import LogFormatError, OutsideInputError, RecordingError
 from ..limits import check_limit
+from .mapping import RosbagMapping
 
 _HEADER = ("header.stamp.sec:int", "header.stamp.nanosec:int", "header.frame_id:string")
 _XYZ = ("x", "y", "z")
@@ -167,3 +171,41 @@ def check_grid(rate: float, start_ns: int, end_ns: int, where: str) -> int:
         f"about {n * 8 * 64 / 1e9:.3g} GB for 64 numbers per sample",
     )
     return n
+
+
+def time_base(
+    m: RosbagMapping, times: dict[str, NDArray[np.int64]], where: str
+) -> tuple[NDArray[np.int64], dict[str, Any] | None]:
+    """The time base [ns]: a topic's sorted stamps, or a uniform grid at ``rate`` over the span
+    every topic covers; with ``crop`` (the default), cut to where every topic has started and
+    not yet ended, so no end value is held. Also what was cropped (None: nothing)."""
+    start = max(int(t[0]) for t in times.values())
+    end = min(int(t[-1]) for t in times.values())
+    if m.rate is not None:
+        if end < start:
+            raise RecordingError("the mapped topics share no common time span", "")
+        n = check_grid(m.rate, start, end, f"{where}: [recording] rate")
+        step = 1e9 / m.rate
+        n = min(n, int(np.floor((end - start) / step + 1e-9)) + 1)
+        base = start + np.round(np.arange(n) * step).astype(np.int64)
+        return base, None
+    base = times[m.time_base or m.joint_states]
+    if not m.crop:
+        return base, None
+    keep = (base >= start) & (base <= end)
+    if not keep.any():
+        raise RecordingError("the mapped topics share no common time span", "")
+    if keep.all():
+        return base, None
+    first = min(times, key=lambda k: -int(times[k][0]))
+    last = min(times, key=lambda k: int(times[k][-1]))
+    before, after = int((base < start).sum()), int((base > end).sum())
+    cropped = {
+        "samples_before": before,
+        "samples_after": after,
+        "start_s": (start - int(base[0])) * 1e-9,
+        "end_s": (int(base[-1]) - end) * 1e-9,
+        "started_last": first,
+        "ended_first": last,
+    }
+    return base[keep], cropped

@@ -30,7 +30,7 @@ from ..errors import LogFileError, LogFormatError, ProfileError, RecordingError,
 from ..robot import Robot
 from ..trajectory import Trajectory
 from ._assemble import AlignedWrench, assemble, contact_frames_of, twist_in_base
-from ._rosbag_schema import check_bag_files, check_definition, check_grid
+from ._rosbag_schema import check_bag_files, check_definition, time_base
 from .mapping import RosbagMapping
 from .timing import (
     TopicTimes,
@@ -267,44 +267,6 @@ def _joint_arrays(
     return names, P, V, E
 
 
-def _time_base(
-    m: RosbagMapping, times: dict[str, NDArray[np.int64]], where: str
-) -> tuple[NDArray[np.int64], dict[str, Any] | None]:
-    """The time base [ns]: a topic's sorted stamps, or a uniform grid at ``rate`` over the span
-    every topic covers; with ``crop`` (the default), cut to where every topic has started and
-    not yet ended, so no end value is held. Also what was cropped (None: nothing)."""
-    start = max(int(t[0]) for t in times.values())
-    end = min(int(t[-1]) for t in times.values())
-    if m.rate is not None:
-        if end < start:
-            raise RecordingError("the mapped topics share no common time span", "")
-        n = check_grid(m.rate, start, end, f"{where}: [recording] rate")
-        step = 1e9 / m.rate
-        n = min(n, int(np.floor((end - start) / step + 1e-9)) + 1)
-        base = start + np.round(np.arange(n) * step).astype(np.int64)
-        return base, None
-    base = times[m.time_base or m.joint_states]
-    if not m.crop:
-        return base, None
-    keep = (base >= start) & (base <= end)
-    if not keep.any():
-        raise RecordingError("the mapped topics share no common time span", "")
-    if keep.all():
-        return base, None
-    first = min(times, key=lambda k: -int(times[k][0]))
-    last = min(times, key=lambda k: int(times[k][-1]))
-    before, after = int((base < start).sum()), int((base > end).sum())
-    cropped = {
-        "samples_before": before,
-        "samples_after": after,
-        "start_s": (start - int(base[0])) * 1e-9,
-        "end_s": (int(base[-1]) - end) * 1e-9,
-        "started_last": first,
-        "ended_first": last,
-    }
-    return base[keep], cropped
-
-
 def read_rosbag_recording(
     path: str | Path, mapping: Any, robot: Robot | None = None
 ) -> RosbagRecording:
@@ -363,7 +325,7 @@ def read_rosbag_recording(
     for topic, s in streams.items():
         stamps[topic], used[topic] = _stamps(s, m.stamps)
     sorted_ns = {t: np.sort(x) for t, x in stamps.items()}
-    base_ns, cropped = _time_base(m, sorted_ns, str(path))
+    base_ns, cropped = time_base(m, sorted_ns, str(path))
     origin = int(base_ns[0])
 
     def seconds(ns: NDArray[np.int64]) -> Array:
