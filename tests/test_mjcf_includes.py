@@ -125,3 +125,34 @@ def test_a_menagerie_humanoid_and_its_scene():
     scene = wholebody.Robot.from_mjcf(folder / "scene.xml")
     assert scene.joint_names == robot.joint_names
     assert scene.mass == pytest.approx(robot.mass, rel=1e-12)
+
+
+def test_check_and_contacts_run_on_an_mjcf_scene(model_dir, tmp_path, capsys):
+    """A standing log of the scene's robot, its sole carrying the weight (force m g up, moment
+    (c - p) x f about the sole's origin, from the CoM and the sole's position): `check --robot
+    scene.xml` finds it consistent and `contacts` writes a schedule."""
+    robot = wholebody.Robot.from_mjcf(model_dir / "scene.xml")
+    N = 20
+    q0 = np.zeros(robot.nq)
+    q0[6] = 1.0  # identity quaternion (x, y, z, w)
+    c = np.asarray(robot.com(q0)).reshape(3)
+    p = robot.frame_placement(q0, "sole").translation
+    f = np.array([0.0, 0.0, robot.mass * 9.81])
+    wrench = np.concatenate([f, np.cross(c - p, f)])
+    log = wholebody.Trajectory(
+        time=np.arange(N) * 0.01,
+        q=np.tile(q0, (N, 1)),
+        v=np.zeros((N, robot.nv)),
+        a=np.zeros((N, robot.nv)),
+        tau=None,
+        joint_names=robot.joint_names,
+        contact_names=("sole",),
+        contact_wrenches=np.tile(wrench, (N, 1, 1)),
+    )
+    log.save(tmp_path / "stand.npz")
+    argv = ["--robot", str(model_dir / "scene.xml"), "--contact", "sole:surface:0.1:0.1:1.0"]
+    assert main(["check", str(tmp_path / "stand.npz"), *argv]) == 0
+    assert "consistent" in capsys.readouterr().out
+    out = tmp_path / "s.npz"
+    assert main(["contacts", str(tmp_path / "stand.npz"), *argv, "-o", str(out)]) == 0
+    assert out.is_file()
