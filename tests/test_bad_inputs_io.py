@@ -1343,6 +1343,21 @@ MJCF_CASES: list[tuple[str, Callable[[Path], Path], type, str]] = [
         MJCFParseError,
         "body 'arm': <geom mass='-1'> is negative",
     ),
+    (
+        "body-pos-nan",
+        lambda t: _mjcf(
+            t,
+            _BODY.format(mass=1).replace('<body name="torso"', '<body name="torso" pos="nan 0 0"'),
+        ),
+        MJCFParseError,
+        "body 'torso': <body pos>: 'nan 0 0' is not finite",
+    ),
+    (
+        "joint-axis-zero",
+        lambda t: _mjcf(t, '<body name="arm"><joint name="j" axis="0 0 0"/></body>'),
+        MJCFParseError,
+        "body 'arm': <joint name='j' axis='0 0 0'> has no direction",
+    ),
     ("chain-1000", lambda t: _mjcf(t, _chain(1000)), SizeLimitError, "limit model_depth = 100"),
     (
         "bodies-1000",

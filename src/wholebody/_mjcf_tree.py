@@ -214,8 +214,19 @@ def _check_attributes(root: ET.Element, shown: str) -> None:
                         shown,
                         f"bodies nested {depth + 1} deep (body {child.get('name')!r})",
                     )
+                for key, n in (("pos", 3), ("quat", 4), ("euler", 3), ("axisangle", 4)):
+                    if key in child.attrib:
+                        who = f"{shown}: body {_body_name(child, counter)}"
+                        _numbers(child.get(key, ""), n, f"{who}: <body {key}>")
                 stack.append((child, child, depth + 1))
                 continue
+            if child.tag == "joint" and "axis" in child.attrib:
+                who = f"{shown}: body {_body_name(body, counter)}"
+                axis = _numbers(child.get("axis", ""), 3, f"{who}: <joint axis>")
+                if not any(axis):
+                    raise MJCFParseError(
+                        f"{who}: <joint name={child.get('name')!r} axis='0 0 0'> has no direction"
+                    )
             if child.tag in ("inertial", "geom"):
                 _check_element(child, f"{shown}: body {_body_name(body, counter)}")
             stack.append((child, body, depth))
