@@ -1451,6 +1451,11 @@ def _list_of_lists():
     return pa.array([[[0.0, 1.0]] for _ in range(5)])
 
 
+def _booleans():
+    pa = pytest.importorskip("pyarrow")
+    return pa.array([[True, False] for _ in range(5)])
+
+
 def _struct():
     pa = pytest.importorskip("pyarrow")
     return pa.array([{"a": 0.0, "b": 1.0} for _ in range(5)])
@@ -1583,6 +1588,27 @@ LEROBOT_CASES: list[tuple[str, Callable[[Path], Path], dict, type, str]] = [
         {},
         RecordingError,
         "column 'observation.state' (for q) holds list<element: list",
+    ),
+    (
+        "time-nan",
+        lambda t: _dataset(t, _episode_table(timestamp=np.array([0.0, np.nan, 0.04, 0.06, 0.08]))),
+        {},
+        RecordingError,
+        "column 'timestamp' (time) is not finite at 1 rows (first: row 1)",
+    ),
+    (
+        "time-backwards",
+        lambda t: _dataset(t, _episode_table(timestamp=np.array([0.0, 0.04, 0.02, 0.06, 0.08]))),
+        {},
+        RecordingError,
+        "column 'timestamp' (time) is not strictly increasing (row 2",
+    ),
+    (
+        "state-booleans",
+        lambda t: _dataset(t, _episode_table(**{"observation.state": _booleans()})),
+        {},
+        RecordingError,
+        "column 'observation.state' (for q) holds list<element: bool>",
     ),
     (
         "slice-past-width",

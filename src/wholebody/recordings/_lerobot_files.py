@@ -237,7 +237,7 @@ def template_files(root: Path, template: str, where: str) -> list[tuple[Path, di
 def _numeric(kind: Any) -> bool:
     from pyarrow import types
 
-    return bool(types.is_integer(kind) or types.is_floating(kind) or types.is_boolean(kind))
+    return bool(types.is_integer(kind) or types.is_floating(kind))
 
 
 def check_columns(file: Path, pq: Any, needed: Mapping[str, str]) -> None:

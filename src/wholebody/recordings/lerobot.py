@@ -292,6 +292,21 @@ class LerobotDataset:
         if table.num_rows == 0:
             raise RecordingError(f"{self.path}: episode {episode} has no rows", str(episode))
         t = self._column(table, ColumnSlice(m.time), 1, "time")[:, 0]
+        bad = np.flatnonzero(~np.isfinite(t))
+        if bad.size:
+            raise RecordingError(
+                f"{self.path}: episode {episode}: column {m.time!r} (time) is not finite at "
+                f"{bad.size} rows (first: row {int(bad[0])})",
+                m.time,
+            )
+        back = np.flatnonzero(np.diff(t) <= 0)
+        if back.size:
+            k = int(back[0]) + 1
+            raise RecordingError(
+                f"{self.path}: episode {episode}: column {m.time!r} (time) is not strictly "
+                f"increasing (row {k}: {t[k]!r} after {t[k - 1]!r})",
+                m.time,
+            )
         qj = self._column(table, m.q, None, "q")
         nj = qj.shape[1]
         names = self._names(m.q, nj)
