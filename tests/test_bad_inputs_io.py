@@ -1721,6 +1721,11 @@ CALIBRATION_CASES: list[tuple[str, bytes, str]] = [
         "contacts.left_sole: 'axes' must be 'contact' or 'world', got 'sensor'",
     ),
     ("torques-number", (CAL_HEAD + "torque_offsets = 2\n").encode(), "'torque_offsets' must be"),
+    (
+        "gain-minus-one",
+        (CAL_HEAD + CAL_CONTACT + "gain = -1.0\n").encode(),
+        "contacts.left_sole: 'gain' must be > -1 (a relative error), got -1.0",
+    ),
 ]
 
 

@@ -88,10 +88,13 @@ def check_calibration(data: dict[str, Any], source: str) -> dict[str, Any]:
         if not isinstance(frame, str) or not frame:
             raise ProfileError(f"{where}: 'frame' must be a non-empty string, got {frame!r}")
         zero = [0.0, 0.0, 0.0]
+        gain = _number(entry.get("gain", 0.0), f"{where}: 'gain'")
+        if gain <= -1.0:  # the reading would be 1 / (1 + gain) times the truth
+            raise ProfileError(f"{where}: 'gain' must be > -1 (a relative error), got {gain!r}")
         out["contacts"][name] = {
             "force_offset": _vector(entry.get("force_offset", zero), f"{where}: 'force_offset'"),
             "moment_offset": _vector(entry.get("moment_offset", zero), f"{where}: 'moment_offset'"),
-            "gain": _number(entry.get("gain", 0.0), f"{where}: 'gain'"),
+            "gain": gain,
             "rotation": _vector(entry.get("rotation", zero), f"{where}: 'rotation'"),
             "axes": axes,
             "frame": frame,
