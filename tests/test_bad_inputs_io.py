@@ -1366,6 +1366,19 @@ MJCF_CASES: list[tuple[str, Callable[[Path], Path], type, str]] = [
         "limit model_bodies = 300",
     ),
     (
+        "two-fixed-roots",
+        lambda t: _mjcf(t, '<body name="a"/><body name="box"/>'),
+        MJCFParseError,
+        "2 bodies under <worldbody> ('a', 'box'), 0 of them with a free joint",
+    ),
+    ("no-body", lambda t: _mjcf(t), MJCFParseError, "no <body> under <worldbody>"),
+    (
+        "duplicate-body",
+        lambda t: _mjcf(t, '<body name="a"><body name="a"/></body>'),
+        MJCFParseError,
+        "two bodies are named 'a'",
+    ),
+    (
         "not-mujoco",
         lambda t: (t / "r.xml").write_text("<robot/>") and t / "r.xml",
         MJCFParseError,

@@ -12,7 +12,7 @@ import pytest
 
 import wholebody
 from wholebody.cli import main
-from wholebody.errors import ProfileError, SizeLimitError
+from wholebody.errors import ModelWarning, ProfileError, SizeLimitError
 from wholebody.limits import LIMITS, set_limits
 from wholebody.profile import load_profile
 
@@ -156,3 +156,18 @@ def test_check_and_contacts_run_on_an_mjcf_scene(model_dir, tmp_path, capsys):
     out = tmp_path / "s.npz"
     assert main(["contacts", str(tmp_path / "stand.npz"), *argv, "-o", str(out)]) == 0
     assert out.is_file()
+
+
+def test_a_scene_with_objects_keeps_the_free_floating_robot(model_dir):
+    """Pinocchio builds only the first body under <worldbody>: a box placed before the robot
+    would silently replace it. The free-floating root body is kept, the others named."""
+    scene = SCENE.replace(
+        "<light",
+        '<body name="table" pos="1 0 0.4"><geom type="box" size="0.5 0.5 0.4"/></body>\n    <light',
+    ).replace('<include file="robot.xml"/>', "")
+    scene = scene.replace("</worldbody>", '</worldbody>\n  <include file="robot.xml"/>')
+    (model_dir / "objects.xml").write_text(scene)
+    with pytest.warns(ModelWarning, match=r"the other root bodies \['table'\] are scene objects"):
+        robot = wholebody.Robot.from_mjcf(model_dir / "objects.xml")
+    assert list(robot.joint_names) == ["hip", "knee"]
+    assert robot.mass == pytest.approx(14.0, abs=1e-12)

@@ -11,11 +11,12 @@ refuses it. Every refusal is raised before a byte of the offending file is read.
 from __future__ import annotations
 
 import math
+import warnings
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from .errors import MJCFParseError, ModelFileNotFoundError, OutsideInputError
+from .errors import MJCFParseError, ModelFileNotFoundError, ModelWarning, OutsideInputError
 from .limits import LIMITS, check_limit
 
 # Sections MuJoCo concatenates when a file has several (the main file and its includes).
@@ -264,6 +265,52 @@ def _check_element(child: ET.Element, who: str) -> None:
                 )
 
 
+def _is_free(body: ET.Element) -> bool:
+    return body.find("freejoint") is not None or any(
+        j.get("type") == "free" for j in body.findall("joint")
+    )
+
+
+def _one_tree(root: ET.Element, shown: str) -> bool:
+    """Pinocchio builds the first body under <worldbody> and silently drops the others: keep
+    the one free-floating root body (the robot of a scene with objects) and say which were
+    left out, or refuse when it is not clear which is the robot. Returns whether the tree
+    changed."""
+    world = root.find("worldbody")
+    roots = [] if world is None else [b for b in world if b.tag == "body"]
+    names = [b.get("name") or f"#{i}" for i, b in enumerate(roots)]
+    if not roots:
+        raise MJCFParseError(f"{shown}: no <body> under <worldbody>: there is no robot to build")
+    seen: set[str] = set()
+    for body in root.iter("body"):
+        name = body.get("name")
+        if name and name in seen:
+            raise MJCFParseError(f"{shown}: two bodies are named {name!r}")
+        if name:
+            seen.add(name)
+    if len(roots) == 1:
+        return False
+    free = [b for b in roots if _is_free(b)]
+    if len(free) != 1:
+        raise MJCFParseError(
+            f"{shown}: {len(roots)} bodies under <worldbody> ({', '.join(map(repr, names))}), "
+            f"{len(free)} of them with a free joint: wholebody builds one robot, the single "
+            "free-floating root body of a scene; put the robot in a file of its own"
+        )
+    left = [n for b, n in zip(roots, names, strict=True) if b is not free[0]]
+    assert world is not None
+    for b in roots:
+        if b is not free[0]:
+            world.remove(b)
+    warnings.warn(
+        f"{shown}: the robot is root body {free[0].get('name')!r} (its free joint); the other "
+        f"root bodies {left} are scene objects and are left out",
+        ModelWarning,
+        stacklevel=4,
+    )
+    return True
+
+
 def read_mjcf_tree(path: Path) -> MjcfTree:
     """Read ``path`` and everything it includes as one ``<mujoco>`` element.
 
@@ -295,6 +342,7 @@ def read_mjcf_tree(path: Path) -> MjcfTree:
     if changed:
         _absolute_dirs(root, folder)
     _check_attributes(root, str(path))
+    changed = _one_tree(root, str(path)) or changed
     own = root.get("model")
     robot = None
     if not has_bodies and len(bodies) == 1 and bodies[0]:
