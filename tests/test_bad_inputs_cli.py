@@ -260,6 +260,12 @@ CASES = [
         "nothing to infer: every sample has a NaN or infinite joint angle",
     ),
     (
+        "estimate-all-nan",
+        ["estimate", "{all_nan}", "--config", "{profile}", "-o", "{tmp}/e.npz"],
+        3,
+        "nothing could be estimated: every sample is flagged",
+    ),
+    (
         "info-mjcf-missing-include",
         ["info", "{tmp}/bad_include.xml"],
         2,

@@ -11,7 +11,7 @@ Exit codes:
 2    bad input: a log unreadable, a bad argument, profile, robot, contact or output path,
      an unreachable Dask scheduler
 3    nothing could be checked: a log whose verdict is "unchecked" (every sample flagged),
-     and no log inconsistent
+     and no log inconsistent; ``estimate`` or ``contacts`` on a log with no usable sample
 4    internal error (a bug: rerun with ``--traceback`` and report it)
 130  interrupted (Ctrl-C)
 ===  =====================================================================================
@@ -265,6 +265,14 @@ def _estimate(args: argparse.Namespace) -> int:
         f"({est.metadata['estimation_mode']}): {est.metadata['estimation_status']}; "
         f"written to {args.output}"
     )
+    status = est.metadata.get("estimation_status")
+    if isinstance(status, dict) and status and set(status) == {"flagged"}:
+        print(
+            f"wholebody: error: {args.log}: nothing could be estimated: every sample is flagged "
+            "(non-finite joint angles, velocities or accelerations)",
+            file=sys.stderr,
+        )
+        return EXIT_UNCHECKED
     return EXIT_OK
 
 
