@@ -1853,3 +1853,17 @@ def test_a_bag_reads_only_its_own_files(tmp_path):
     assert "metadata.yaml: lists '../elsewhere/bag.mcap', outside the bag's folder" in str(
         info.value
     )
+
+
+def test_text_files_are_bounded_before_they_are_read(tmp_path):
+    from wholebody.limits import set_limits
+    from wholebody.recordings import read_lerobot
+    from wholebody.robot import Robot
+
+    root = _dataset(tmp_path)
+    model = _mjcf(tmp_path, _BODY.format(mass=1))
+    with set_limits(text_bytes=50):
+        with pytest.raises(SizeLimitError, match=r"info.json: a file of [\d,]+ bytes"):
+            read_lerobot(root, LEROBOT_MAP)
+        with pytest.raises(SizeLimitError, match=r"m.xml: a file of [\d,]+ bytes .*text_bytes"):
+            Robot.from_mjcf(model)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from .errors import MJCFParseError, ModelFileNotFoundError, ModelWarning, OutsideInputError
-from .limits import LIMITS, check_limit
+from .limits import LIMITS, check_file_size, check_limit
 
 # Sections MuJoCo concatenates when a file has several (the main file and its includes).
 _MERGED = (
@@ -54,6 +54,7 @@ def _parse(path: Path, shown: str) -> ET.Element:
     """Parse one file, counting elements as they come so a huge file stops early."""
     if not path.is_file():
         raise ModelFileNotFoundError(f"MJCF file not found: {shown}")
+    check_file_size(path, shown)
     count = 0
     try:
         for _event, _elem in ET.iterparse(path, events=("start",)):

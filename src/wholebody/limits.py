@@ -24,10 +24,11 @@ import math
 import os
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields, replace
+from pathlib import Path
 
 from .errors import InvalidArgumentError, SizeLimitError
 
-__all__ = ["Limits", "LIMITS", "set_limits", "check_limit"]
+__all__ = ["Limits", "LIMITS", "set_limits", "check_limit", "check_file_size"]
 
 
 @dataclass
@@ -56,6 +57,10 @@ class Limits:
         deep.
     include_files : int
         Files an MJCF may include, directly or through others.
+    text_bytes : int
+        Bytes of a text file read whole: an MJCF or a file it includes, a dataset's
+        ``meta/info.json``, a bag's ``metadata.yaml`` (100 MB; Menagerie's largest models
+        are about 1 MB).
     """
 
     grid_samples: int = 20_000_000
@@ -65,6 +70,7 @@ class Limits:
     model_bodies: int = 300
     model_depth: int = 100
     include_files: int = 1_000
+    text_bytes: int = 100_000_000
 
 
 def _from_environment() -> Limits:
@@ -122,6 +128,16 @@ def set_limits(**values: int) -> AbstractContextManager[Limits]:
     for key, value in values.items():
         setattr(LIMITS, key, value)
     return _Restore(old)
+
+
+def check_file_size(path: Path, source: str | None = None) -> None:
+    """Refuse a text file larger than :data:`LIMITS` ``.text_bytes`` before it is read (a
+    missing file passes: the reader names it)."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return
+    check_limit("text_bytes", size, source or str(path), f"a file of {size:,} bytes")
 
 
 def check_limit(name: str, value: float, source: str, what: str, cost: str = "") -> None:

@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import LogFormatError, OutsideInputError, RecordingError
-from ..limits import check_limit
+from ..limits import check_file_size, check_limit
 from .mapping import RosbagMapping
 
 _HEADER = ("header.stamp.sec:int", "header.stamp.nanosec:int", "header.frame_id:string")
@@ -137,6 +137,7 @@ def check_bag_files(path: Path) -> None:
         )
     import yaml
 
+    check_file_size(meta)
     try:
         doc = yaml.safe_load(meta.read_text(encoding="utf-8"))
     except (OSError, ValueError, yaml.YAMLError) as exc:

@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 
 from .._optional import require
 from ..errors import LogFileError, LogFormatError, ProfileError, RecordingError
-from ..limits import check_limit
+from ..limits import check_file_size, check_limit
 from ..robot import Robot
 from ..trajectory import Trajectory
 from ._assemble import AlignedWrench, assemble, contact_frames_of, twist_in_base
@@ -104,6 +104,7 @@ class LerobotDataset:
         if not info.is_file():
             raise LogFormatError(f"{self.path}: not a LeRobot dataset (no meta/info.json)")
         confined(self.path, "meta/info.json", str(self.path))
+        check_file_size(info)
         try:
             raw = json.loads(info.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
