@@ -644,3 +644,29 @@ def test_contact_frame_is_honoured_with_every_axes_value(robot):
             metadata={},
             source="test",
         )
+
+
+def test_an_external_wrench_enters_the_check_as_the_same_physics(bag, robot):
+    """The same force-torque stream mapped as a contact (at the right sole) or as an external
+    wrench (at the right ankle): the Newton-Euler residual of the check is the same to
+    round-off, so the external wrench reaches the check at its own frame's origin."""
+    from wholebody.analysis import check_trajectory
+    from wholebody.contacts import SurfaceContact
+
+    left = SurfaceContact("left_sole", half_length=0.12, half_width=0.05, mu=1.0)
+    right = SurfaceContact("right_sole", half_length=0.12, half_width=0.05, mu=1.0)
+    as_contact = read_rosbag(bag, MAPPING, robot).with_accelerations()
+    pushed = dict(
+        MAPPING,
+        wrenches=[
+            {"topic": "/left_ft", "contact": "left_sole"},
+            {"topic": "/right_ft", "external": "right_ankle_link"},
+        ],
+    )
+    as_external = read_rosbag(bag, pushed, robot).with_accelerations()
+    a = check_trajectory(robot, as_contact, [left, right], diagnose_causes=False)
+    b = check_trajectory(robot, as_external, [left], diagnose_causes=False)
+    scale = robot.mass * 9.81
+    assert np.isfinite(a.residual_force).all() and np.isfinite(b.residual_moment).all()
+    np.testing.assert_allclose(b.residual_force, a.residual_force, rtol=0, atol=1e-9 * scale)
+    np.testing.assert_allclose(b.residual_moment, a.residual_moment, rtol=0, atol=1e-9 * scale)
