@@ -670,3 +670,44 @@ def test_an_external_wrench_enters_the_check_as_the_same_physics(bag, robot):
     assert np.isfinite(a.residual_force).all() and np.isfinite(b.residual_moment).all()
     np.testing.assert_allclose(b.residual_force, a.residual_force, rtol=0, atol=1e-9 * scale)
     np.testing.assert_allclose(b.residual_moment, a.residual_moment, rtol=0, atol=1e-9 * scale)
+
+
+def test_an_unstamped_push_topic_maps_as_an_external_wrench(tmp_path):
+    """A push recorded as geometry_msgs/msg/Wrench (no header): taken at its receive times,
+    interpolated onto the joint stamps (exact for a force linear in time), kept in world axes
+    at the external frame's origin; the trajectory's range is cropped to the push's."""
+    path = tmp_path / "push"
+    js = grid(JS_RATE)
+    push_ns = grid(100, 1_000_000, DURATION)  # 100 Hz, 1 ms after the joint states start
+    with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as w:
+        con = w.add_connection("/js", "sensor_msgs/msg/JointState", typestore=TS)
+        for ns in js.tolist():
+            msg = T["sensor_msgs/msg/JointState"](
+                header=header(ns),
+                name=["a"],
+                position=np.zeros(1),
+                velocity=np.zeros(1),
+                effort=np.zeros(1),
+            )
+            w.write(con, ns, TS.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+        con = w.add_connection("/push", "geometry_msgs/msg/Wrench", typestore=TS)
+        for ns in push_ns.tolist():
+            s = seconds(np.array([ns]))[0]
+            msg = T["geometry_msgs/msg/Wrench"](
+                force=vec3([10.0 + 100.0 * s, 0.0, 0.0]), torque=vec3([0.0, 0.0, 1.0])
+            )
+            w.write(con, ns, TS.serialize_cdr(msg, "geometry_msgs/msg/Wrench"))
+    mapping = {
+        "joint_states": "/js",
+        "wrenches": [{"topic": "/push", "external": "torso", "axes": "world"}],
+    }
+    with pytest.warns(StateWarning, match="cropped"):
+        traj = read_rosbag(path, mapping)
+    assert traj.external_frames == ("torso",) and traj.contact_names == ()
+    assert traj.metadata["topic_times"]["/push"]["stamps"] == "receive"
+    origin = np.datetime64(traj.metadata["time_origin"], "ns") - np.datetime64(T0_NS, "ns")
+    t = traj.time + origin.astype(np.int64) * 1e-9  # seconds since the first joint stamp
+    np.testing.assert_allclose(traj.external_wrenches[:, 0, 0], 10.0 + 100.0 * t, atol=1e-9)
+    np.testing.assert_allclose(traj.external_wrenches[:, 0, 5], 1.0, atol=1e-15)
+    with pytest.raises(RecordingError, match="give the sensor frame as 'frame'"):
+        read_rosbag(path, dict(mapping, wrenches=[{"topic": "/push", "external": "torso"}]))

@@ -44,6 +44,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     + _vec("twist.twist.linear")
     + _vec("twist.twist.angular"),
     "geometry_msgs/msg/WrenchStamped": _HEADER + _vec("wrench.force") + _vec("wrench.torque"),
+    "geometry_msgs/msg/Wrench": _vec("force") + _vec("torque"),
     "sensor_msgs/msg/Imu": _HEADER
     + _vec("orientation", ("x", "y", "z", "w"))
     + _vec("angular_velocity")

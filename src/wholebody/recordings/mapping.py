@@ -71,7 +71,8 @@ LEROBOT_KEYS: dict[str, str] = {
 }
 #: Keys of a ``[[recording.wrenches]]`` or ``[[lerobot.wrenches]]`` entry.
 WRENCH_KEYS: dict[str, str] = {
-    "topic": "ROS: topic of geometry_msgs/msg/WrenchStamped",
+    "topic": "ROS: topic of geometry_msgs/msg/WrenchStamped (or an unstamped "
+    "geometry_msgs/msg/Wrench, taken at its receive time; give 'frame' or axes = 'world')",
     "column": "LeRobot: column[slice] of 6 numbers (fx, fy, fz, tx, ty, tz)",
     "contact": "name of the contact the wrench acts on (a [[contacts]] name)",
     "external": "instead of 'contact': the robot frame a known non-contact wrench acts at (a "

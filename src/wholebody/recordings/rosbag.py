@@ -60,7 +60,7 @@ MESSAGE_TYPES: dict[str, tuple[str, ...]] = {
         "geometry_msgs/msg/TwistWithCovarianceStamped",
     ),
     "imu": ("sensor_msgs/msg/Imu",),
-    "wrench": ("geometry_msgs/msg/WrenchStamped",),
+    "wrench": ("geometry_msgs/msg/WrenchStamped", "geometry_msgs/msg/Wrench"),
 }
 _EXTRAPOLATION_HINT = (
     "; set crop = true to cut the time base to the span every topic covers, or raise tolerance"
@@ -130,6 +130,8 @@ def _row(msgtype: str, msg: Any) -> tuple[Any, str]:
         return _xyz(tw.linear) + _xyz(tw.angular), msg.header.frame_id
     if msgtype == "geometry_msgs/msg/WrenchStamped":
         return _xyz(msg.wrench.force) + _xyz(msg.wrench.torque), msg.header.frame_id
+    if msgtype == "geometry_msgs/msg/Wrench":  # no header: no frame, receive time
+        return _xyz(msg.force) + _xyz(msg.torque), ""
     o = msg.orientation  # sensor_msgs/msg/Imu
     row = [o.x, o.y, o.z, o.w] + _xyz(msg.angular_velocity) + _xyz(msg.linear_acceleration)
     return row, msg.header.frame_id
@@ -203,7 +205,8 @@ def _read_streams(path: Path, kinds: Mapping[str, str]) -> dict[str, _Stream]:
                     f"a field the reader uses: {exc}",
                     con.topic,
                 ) from exc
-            s.header.append(_ns(msg.header.stamp))
+            # An unstamped message (geometry_msgs/msg/Wrench) is taken at its receive time.
+            s.header.append(_ns(msg.header.stamp) if hasattr(msg, "header") else 0)
             s.receive.append(int(receive_ns))
             s.rows.append(row)
             s.frames.add(frame)
