@@ -165,12 +165,19 @@ def _merge_sections(root: ET.Element) -> None:
 
 
 def _absolute_dirs(root: ET.Element, folder: Path) -> None:
-    """Asset folders made absolute, so the merged copy resolves them as the original did."""
-    for compiler in root.iter("compiler"):
+    """Asset folders made absolute, so the merged copy resolves files as the original did
+    (without any, files are relative to the model's folder: that becomes ``assetdir``)."""
+    compilers = list(root.iter("compiler"))
+    if not compilers:
+        compilers = [ET.Element("compiler")]
+        root.insert(0, compilers[0])
+    for compiler in compilers:
         for key in _DIR_KEYS:
             value = compiler.get(key)
             if value is not None and not Path(value).is_absolute():
                 compiler.set(key, str(folder / value))
+    if not any(c.get("assetdir") or c.get("meshdir") for c in compilers):
+        compilers[0].set("assetdir", str(folder))
 
 
 def _numbers(text: str, n: int | None, what: str) -> list[float]:
@@ -340,10 +347,10 @@ def read_mjcf_tree(path: Path) -> MjcfTree:
     check_limit("model_elements", count, str(path), f"{count:,} XML elements (includes counted)")
     _merge_sections(root)
     changed = bool(included) or len(root) != sections
-    if changed:
-        _absolute_dirs(root, folder)
     _check_attributes(root, str(path))
     changed = _one_tree(root, str(path)) or changed
+    if changed:  # the copy Pinocchio reads lives elsewhere: asset folders made absolute
+        _absolute_dirs(root, folder)
     own = root.get("model")
     robot = None
     if not has_bodies and len(bodies) == 1 and bodies[0]:
