@@ -57,6 +57,8 @@ def files(tmp_path_factory) -> dict[str, str]:
     )
     short.save(tmp / "short.npz")
     dataclasses.replace(traj, q=np.full_like(traj.q, np.nan)).save(tmp / "all_nan.npz")
+    (tmp / "bad_include.xml").write_text('<mujoco><include file="nowhere.xml"/></mujoco>')
+    (tmp / "outside.xml").write_text('<mujoco><include file="/etc/passwd"/></mujoco>')
     return {
         "tmp": str(tmp),
         "folder": str(tmp / "folder"),
@@ -214,6 +216,67 @@ CASES = [
         2,
         "missing does not exist",
     ),
+    # contacts: options and outputs refused before any work, naming the option (issue 26).
+    (
+        "contacts-plot-format",
+        ["contacts", "{short}", "--config", "{profile}", "-o", "{tmp}/s.npz", "--plot", "x.xyz"],
+        2,
+        "--plot 'x.xyz': unknown figure format '.xyz'",
+    ),
+    (
+        "contacts-min-contact-negative",
+        ["contacts", "{short}", "--config", "{profile}", "--min-contact", "-1"],
+        2,
+        "argument --min-contact: must be >= 0, got '-1'",
+    ),
+    (
+        "contacts-min-flight-nan",
+        ["contacts", "{short}", "--config", "{profile}", "--min-flight", "nan"],
+        2,
+        "argument --min-flight: expected a finite number, got 'nan'",
+    ),
+    (
+        "contacts-residual-zero",
+        ["contacts", "{short}", "--config", "{profile}", "--residual-tolerance", "0"],
+        2,
+        "argument --residual-tolerance: must be > 0, got '0'",
+    ),
+    (
+        "contacts-output-not-npz",
+        ["contacts", "{short}", "--config", "{profile}", "-o", "{tmp}/schedule"],
+        2,
+        "--output '{tmp}/schedule': a schedule is written as .npz",
+    ),
+    (
+        "contacts-output-folder-missing",
+        ["contacts", "{short}", "--config", "{profile}", "-o", "{tmp}/missing/s.npz"],
+        2,
+        "the folder {tmp}/missing does not exist",
+    ),
+    (
+        "contacts-all-nan",
+        ["contacts", "{all_nan}", "--config", "{profile}", "-o", "{tmp}/s.npz"],
+        3,
+        "nothing to infer: every sample has a NaN or infinite joint angle",
+    ),
+    (
+        "estimate-all-nan",
+        ["estimate", "{all_nan}", "--config", "{profile}", "-o", "{tmp}/e.npz"],
+        3,
+        "nothing could be estimated: every sample is flagged",
+    ),
+    (
+        "info-mjcf-missing-include",
+        ["info", "{tmp}/bad_include.xml"],
+        2,
+        "<include file='nowhere.xml'>: no such file",
+    ),
+    (
+        "check-robot-mjcf-outside",
+        ["check", "{short}", "--robot", "{tmp}/outside.xml", "--contact", "left_sole:point:1"],
+        2,
+        "<include file='/etc/passwd'> leaves the model's folder",
+    ),
 ]
 
 
@@ -343,3 +406,15 @@ def test_no_traceback_reaches_the_user(files, case):
     assert result.stderr.startswith("wholebody: error: ")
     assert fragment.format(**files) in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_contacts_writes_where_it_says(files, capsys, tmp_path):
+    """``-o FOLDER`` writes FOLDER/schedule.npz and prints that path; a .npz name is written
+    as given (no suffix appended behind the user's back)."""
+    assert main(["contacts", files["short"], "--config", PROFILE, "-o", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"written to {tmp_path / 'schedule.npz'}" in out
+    assert (tmp_path / "schedule.npz").is_file()
+    target = tmp_path / "s.npz"
+    assert main(["contacts", files["short"], "--config", PROFILE, "-o", str(target)]) == 0
+    assert f"written to {target}\n" in capsys.readouterr().out and target.is_file()

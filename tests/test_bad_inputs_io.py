@@ -15,7 +15,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wholebody.errors import LogFileError, LogFormatError, OutputError, ProfileError
+from wholebody.errors import (
+    LogFileError,
+    LogFormatError,
+    MJCFParseError,
+    ModelFileNotFoundError,
+    OutputError,
+    OutsideInputError,
+    ProfileError,
+    RecordingError,
+    SizeLimitError,
+)
 from wholebody.io import open_log
 from wholebody.profile import load_profile
 from wholebody.trajectory import Trajectory
@@ -1095,7 +1105,7 @@ PROFILE_CASES: list[tuple[str, Callable, str]] = [
     (
         "robot-and-urdf",
         lambda t: _profile(t, HUMANOID + 'urdf = "x.urdf"\n' + CONTACT),
-        "give 'robot' (a name) or 'urdf' (a path), not both",
+        "give one of 'robot' (a name), 'urdf' or 'mjcf' (a path), not 'robot' and 'urdf'",
     ),
     (
         "validate-with-name",
@@ -1229,3 +1239,631 @@ def test_schedule_kinds_that_are_accepted(tmp_path):
             ),
         )
         np.testing.assert_array_equal(Trajectory.load(path).contact_active, mask)
+
+
+# --- MJCF: includes confined to the model's folder, masses, sizes (issue 26) ---------------
+
+_BODY = (
+    '<body name="torso"><freejoint/>'
+    '<inertial pos="0 0 0" mass="{mass}" diaginertia="1 1 1"/></body>'
+)
+
+
+def _mjcf(tmp: Path, body: str = "", name: str = "m.xml", inside: str = "") -> Path:
+    (tmp / name).write_text(f"<mujoco><worldbody>{body}</worldbody>{inside}</mujoco>")
+    return tmp / name
+
+
+def _chain(n: int) -> str:
+    one = (
+        '<body name="b{i}"><joint name="j{i}"/><inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>'
+    )
+    return "".join(one.format(i=i) for i in range(n)) + "</body>" * n
+
+
+def _outside_include(tmp: Path) -> Path:
+    (tmp / "elsewhere").mkdir()
+    (tmp / "elsewhere" / "leg.xml").write_text("<mujoco><worldbody/></mujoco>")
+    (tmp / "model").mkdir()
+    return _mjcf(tmp / "model", inside='<include file="../elsewhere/leg.xml"/>')
+
+
+def _symlinked_include(tmp: Path) -> Path:
+    (tmp / "model").mkdir()
+    (tmp / "model" / "link.xml").symlink_to("/etc/passwd")
+    return _mjcf(tmp / "model", inside='<include file="link.xml"/>')
+
+
+def _cycle(tmp: Path) -> Path:
+    (tmp / "b.xml").write_text('<mujoco><include file="m.xml"/></mujoco>')
+    return _mjcf(tmp, inside='<include file="b.xml"/>')
+
+
+MJCF_CASES: list[tuple[str, Callable[[Path], Path], type, str]] = [
+    (
+        "include-absolute",
+        lambda t: _mjcf(t, inside='<include file="/etc/passwd"/>'),
+        OutsideInputError,
+        "<include file='/etc/passwd'> leaves the model's folder",
+    ),
+    ("include-dotdot", _outside_include, OutsideInputError, "'../elsewhere/leg.xml'> leaves"),
+    ("include-symlink", _symlinked_include, OutsideInputError, "'link.xml'> resolves to"),
+    (
+        "include-missing",
+        lambda t: _mjcf(t, inside='<include file="nope.xml"/>'),
+        ModelFileNotFoundError,
+        "<include file='nope.xml'>: no such file",
+    ),
+    (
+        "include-itself",
+        lambda t: _mjcf(t, inside='<include file="m.xml"/>'),
+        MJCFParseError,
+        "<include file='m.xml'> includes",
+    ),
+    ("include-cycle", _cycle, MJCFParseError, "MuJoCo allows each file once"),
+    (
+        "include-no-file",
+        lambda t: _mjcf(t, inside="<include/>"),
+        MJCFParseError,
+        "<include> without a 'file' attribute",
+    ),
+    (
+        "mass-negative",
+        lambda t: _mjcf(t, _BODY.format(mass=-2)),
+        MJCFParseError,
+        "body 'torso': <inertial mass='-2'> is negative",
+    ),
+    (
+        "mass-nan",
+        lambda t: _mjcf(t, _BODY.format(mass="nan")),
+        MJCFParseError,
+        "body 'torso': <inertial mass>: 'nan' is not finite",
+    ),
+    (
+        "mass-text",
+        lambda t: _mjcf(t, _BODY.format(mass="heavy")),
+        MJCFParseError,
+        "body 'torso': <inertial mass>: 'heavy' is not a list of numbers",
+    ),
+    (
+        "inertia-negative",
+        lambda t: _mjcf(t, _BODY.format(mass=1).replace('"1 1 1"', '"1 -1 1"')),
+        MJCFParseError,
+        "body 'torso': <inertial diaginertia> has a negative entry",
+    ),
+    (
+        "inertia-two-numbers",
+        lambda t: _mjcf(t, _BODY.format(mass=1).replace('"1 1 1"', '"1 1"')),
+        MJCFParseError,
+        "body 'torso': <inertial diaginertia>: expected 3 numbers",
+    ),
+    (
+        "geom-mass-negative",
+        lambda t: _mjcf(t, '<body name="arm"><geom type="sphere" size="0.1" mass="-1"/></body>'),
+        MJCFParseError,
+        "body 'arm': <geom mass='-1'> is negative",
+    ),
+    (
+        "body-pos-nan",
+        lambda t: _mjcf(
+            t,
+            _BODY.format(mass=1).replace('<body name="torso"', '<body name="torso" pos="nan 0 0"'),
+        ),
+        MJCFParseError,
+        "body 'torso': <body pos>: 'nan 0 0' is not finite",
+    ),
+    (
+        "joint-axis-zero",
+        lambda t: _mjcf(t, '<body name="arm"><joint name="j" axis="0 0 0"/></body>'),
+        MJCFParseError,
+        "body 'arm': <joint name='j' axis='0 0 0'> has no direction",
+    ),
+    ("chain-1000", lambda t: _mjcf(t, _chain(1000)), SizeLimitError, "limit model_depth = 100"),
+    (
+        "bodies-1000",
+        lambda t: _mjcf(t, "".join(f'<body name="b{i}"/>' for i in range(1000))),
+        SizeLimitError,
+        "limit model_bodies = 300",
+    ),
+    (
+        "two-fixed-roots",
+        lambda t: _mjcf(t, '<body name="a"/><body name="box"/>'),
+        MJCFParseError,
+        "2 bodies under <worldbody> ('a', 'box'), 0 of them with a free joint",
+    ),
+    ("no-body", lambda t: _mjcf(t), MJCFParseError, "no <body> under <worldbody>"),
+    (
+        "duplicate-body",
+        lambda t: _mjcf(t, '<body name="a"><body name="a"/></body>'),
+        MJCFParseError,
+        "two bodies are named 'a'",
+    ),
+    (
+        "not-mujoco",
+        lambda t: (t / "r.xml").write_text("<robot/>") and t / "r.xml",
+        MJCFParseError,
+        "r.xml: the root element is <robot>",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", MJCF_CASES, ids=[c[0] for c in MJCF_CASES])
+def test_bad_mjcf(tmp_path, case):
+    from wholebody.robot import Robot
+
+    _, build, error, fragment = case
+    path = build(tmp_path)
+    with pytest.raises(error) as info:
+        Robot.from_mjcf(path)
+    assert fragment in str(info.value)
+
+
+# --- LeRobot datasets: reading confined to the folder, info.json schema, columns ------------
+
+LEROBOT_MAP = {"q": "observation.state", "joints": ["j0", "j1"], "differentiate": True}
+V2_PATH = "data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet"
+
+
+def _episode_table(n: int = 5, **columns):
+    pa = pytest.importorskip("pyarrow")
+    cols = {
+        "timestamp": pa.array(np.arange(n) * 0.02),
+        "observation.state": pa.array([[0.1 * i, -0.1 * i] for i in range(n)]),
+        "episode_index": pa.array(np.zeros(n, dtype=np.int64)),
+    }
+    cols.update(columns)
+    return pa.table({k: v for k, v in cols.items() if v is not None})
+
+
+def _dataset(tmp: Path, table=None, file: str | None = None, **info) -> Path:
+    """A one-episode dataset; ``info`` entries replace those of meta/info.json."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    import json
+
+    root = tmp / "ds"
+    (root / "meta").mkdir(parents=True)
+    doc = {"codebase_version": "v2.1", "fps": 50, "chunks_size": 1000, "total_episodes": 1}
+    doc |= {"data_path": V2_PATH, "features": {}}
+    doc.update(info)
+    (root / "meta" / "info.json").write_text(json.dumps(doc))
+    path = root / (file or "data/chunk-000/episode_000000.parquet")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(_episode_table() if table is None else table, path)
+    return root
+
+
+def _outside_episode(tmp: Path) -> Path:
+    pq = pytest.importorskip("pyarrow.parquet")
+    (tmp / "elsewhere").mkdir()
+    pq.write_table(_episode_table(), tmp / "elsewhere" / "episode_000000.parquet")
+    return _dataset(tmp, data_path="../elsewhere/episode_{episode_index:06d}.parquet")
+
+
+def _symlinked_episode(tmp: Path) -> Path:
+    pq = pytest.importorskip("pyarrow.parquet")
+    root = _dataset(tmp, file="data/x.parquet")
+    pq.write_table(_episode_table(), tmp / "outside.parquet")
+    (root / "data" / "chunk-000").mkdir(parents=True)
+    (root / "data" / "chunk-000" / "episode_000000.parquet").symlink_to(tmp / "outside.parquet")
+    return root
+
+
+def _truncated_v3(tmp: Path) -> Path:
+    root = _dataset(
+        tmp,
+        file="data/chunk-000/file-000.parquet",
+        data_path="data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet",
+    )
+    f = root / "data/chunk-000/file-000.parquet"
+    f.write_bytes(f.read_bytes()[:-40])
+    return root
+
+
+def _list_of_lists():
+    pa = pytest.importorskip("pyarrow")
+    return pa.array([[[0.0, 1.0]] for _ in range(5)])
+
+
+def _booleans():
+    pa = pytest.importorskip("pyarrow")
+    return pa.array([[True, False] for _ in range(5)])
+
+
+def _struct():
+    pa = pytest.importorskip("pyarrow")
+    return pa.array([{"a": 0.0, "b": 1.0} for _ in range(5)])
+
+
+V3 = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
+LEROBOT_CASES: list[tuple[str, Callable[[Path], Path], dict, type, str]] = [
+    ("data-path-dotdot", _outside_episode, {}, OutsideInputError, "'data_path' '../elsewhere"),
+    (
+        "data-path-absolute",
+        lambda t: _dataset(t, data_path="/etc/passwd{episode_index:06d}"),
+        {},
+        OutsideInputError,
+        "'data_path' '/etc/passwd{episode_index:06d}' leaves the dataset's folder",
+    ),
+    (
+        "data-path-conversion",
+        lambda t: _dataset(t, data_path="/etc/passwd{episode_index!s:.0}"),
+        {},
+        LogFormatError,
+        "placeholder {episode_index!s:.0} is not one of LeRobot's",
+    ),
+    (
+        "data-path-unknown-placeholder",
+        lambda t: _dataset(t, data_path="data/{episode}.parquet"),
+        {},
+        LogFormatError,
+        "placeholder {episode} is not one of LeRobot's",
+    ),
+    (
+        "data-path-attribute",
+        lambda t: _dataset(t, data_path="data/{episode_index.__class__}.parquet"),
+        {},
+        LogFormatError,
+        "placeholder {episode_index.__class__} is not one of LeRobot's",
+    ),
+    ("data-file-symlink", _symlinked_episode, {}, OutsideInputError, "outside the dataset's"),
+    (
+        "info-list",
+        lambda t: _dataset(t),
+        {"info": [1]},
+        LogFormatError,
+        "must be a JSON object, got a list",
+    ),
+    (
+        "features-list",
+        lambda t: _dataset(t, features=["observation.state"]),
+        {},
+        LogFormatError,
+        "info.json: 'features' must be an object, got a list",
+    ),
+    (
+        "feature-shape-text",
+        lambda t: _dataset(t, features={"observation.state": {"shape": "2"}}),
+        {},
+        LogFormatError,
+        "features['observation.state']: 'shape' must be a list of integers",
+    ),
+    (
+        "chunks-size-zero",
+        lambda t: _dataset(t, chunks_size=0),
+        {},
+        LogFormatError,
+        "info.json: 'chunks_size' must be a positive integer, got an integer 0",
+    ),
+    (
+        "chunks-size-text",
+        lambda t: _dataset(t, chunks_size="big"),
+        {},
+        LogFormatError,
+        "'chunks_size' must be a positive integer, got a string 'big'",
+    ),
+    (
+        "fps-negative",
+        lambda t: _dataset(t, fps=-50),
+        {},
+        LogFormatError,
+        "info.json: 'fps' must be a positive number, got -50",
+    ),
+    (
+        "total-episodes-huge",
+        lambda t: _dataset(t, total_episodes=10**12),
+        {},
+        SizeLimitError,
+        "'total_episodes' exceeds the limit episodes",
+    ),
+    (
+        "not-utf8",
+        lambda t: _dataset(t),
+        {"info_bytes": b'{"fps": "\xff"}'},
+        LogFormatError,
+        "info.json: not readable JSON",
+    ),
+    (
+        "v3-truncated",
+        _truncated_v3,
+        {},
+        LogFormatError,
+        "file-000.parquet: not a readable Parquet file",
+    ),
+    (
+        "v3-no-episode-index",
+        lambda t: _dataset(
+            t,
+            _episode_table(episode_index=None),
+            file="data/chunk-000/file-000.parquet",
+            data_path=V3,
+        ),
+        {},
+        RecordingError,
+        "no column 'episode_index' (for telling episodes apart)",
+    ),
+    (
+        "time-strings",
+        lambda t: _dataset(t, _episode_table(timestamp=np.array([f"{i}" for i in range(5)]))),
+        {},
+        RecordingError,
+        "column 'timestamp' (for time) holds string",
+    ),
+    (
+        "state-struct",
+        lambda t: _dataset(t, _episode_table(**{"observation.state": _struct()})),
+        {},
+        RecordingError,
+        "column 'observation.state' (for q) holds struct",
+    ),
+    (
+        "state-list-of-lists",
+        lambda t: _dataset(t, _episode_table(**{"observation.state": _list_of_lists()})),
+        {},
+        RecordingError,
+        "column 'observation.state' (for q) holds list<element: list",
+    ),
+    (
+        "time-nan",
+        lambda t: _dataset(t, _episode_table(timestamp=np.array([0.0, np.nan, 0.04, 0.06, 0.08]))),
+        {},
+        RecordingError,
+        "column 'timestamp' (time) is not finite at 1 rows (first: row 1)",
+    ),
+    (
+        "time-backwards",
+        lambda t: _dataset(t, _episode_table(timestamp=np.array([0.0, 0.04, 0.02, 0.06, 0.08]))),
+        {},
+        RecordingError,
+        "column 'timestamp' (time) is not strictly increasing (row 2",
+    ),
+    (
+        "state-booleans",
+        lambda t: _dataset(t, _episode_table(**{"observation.state": _booleans()})),
+        {},
+        RecordingError,
+        "column 'observation.state' (for q) holds list<element: bool>",
+    ),
+    (
+        "slice-past-width",
+        lambda t: _dataset(t),
+        {"mapping": dict(LEROBOT_MAP, q="observation.state[0:5]", joints=None)},
+        RecordingError,
+        "q 'observation.state[0:5]' reaches past the column's 2 values per row",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", LEROBOT_CASES, ids=[c[0] for c in LEROBOT_CASES])
+def test_bad_lerobot_datasets(tmp_path, case):
+    from wholebody.recordings import read_lerobot
+
+    _, build, extra, error, fragment = case
+    root = build(tmp_path)
+    if "info" in extra:
+        (root / "meta" / "info.json").write_text(repr(extra["info"]))
+    if "info_bytes" in extra:
+        (root / "meta" / "info.json").write_bytes(extra["info_bytes"])
+    mapping = {k: v for k, v in extra.get("mapping", LEROBOT_MAP).items() if v is not None}
+    with pytest.raises(error) as info:
+        read_lerobot(root, mapping)
+    assert fragment in str(info.value)
+
+
+def test_only_mapped_columns_are_decoded(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    from wholebody.limits import set_limits
+    from wholebody.recordings import read_lerobot
+
+    big = pa.array([np.zeros(1000) for _ in range(5)], type=pa.list_(pa.float64()))
+    root = _dataset(tmp_path, _episode_table(action=big))
+    with set_limits(decoded_values=100):  # the unused 5000-value column is never decoded
+        traj = read_lerobot(root, LEROBOT_MAP)
+        np.testing.assert_array_equal(traj.q[:, 7:], [[0.1 * i, -0.1 * i] for i in range(5)])
+        with pytest.raises(SizeLimitError, match="the mapped columns hold 5,015 values"):
+            read_lerobot(root, dict(LEROBOT_MAP, v="action[0:2]"))
+
+
+def test_total_episodes_is_not_a_loop_bound(tmp_path):
+    import time
+
+    from wholebody.recordings import LerobotDataset
+
+    root = _dataset(tmp_path, total_episodes=999_999)
+    start = time.perf_counter()
+    assert LerobotDataset(root, LEROBOT_MAP).episodes == (0,)
+    assert time.perf_counter() - start < 2.0
+
+
+# --- calibration files: one strict schema step ---------------------------------------------
+
+CAL_HEAD = 'format = "wholebody-calibration"\nversion = 1\n'
+CAL_CONTACT = '[contacts.left_sole]\naxes = "contact"\nforce_offset = [1.0, 0.0, 0.0]\n'
+CALIBRATION_CASES: list[tuple[str, bytes, str]] = [
+    (
+        "unknown-table",
+        (CAL_HEAD + CAL_CONTACT + "[torque_offset]\nleft_knee = 3.0\n").encode(),
+        "c.toml: unknown key 'torque_offset'; did you mean 'torque_offsets'?",
+    ),
+    ("version-99", CAL_HEAD.replace("1", "99").encode(), "c.toml: 'version' is 99"),
+    ("format-other", b'format = "urdf"\n', "c.toml: 'format' is 'urdf'"),
+    (
+        "gain-true",
+        (CAL_HEAD + CAL_CONTACT + "gain = true\n").encode(),
+        "contacts.left_sole: 'gain' must be a number, got bool True",
+    ),
+    (
+        "gain-nan",
+        (CAL_HEAD + CAL_CONTACT + "gain = nan\n").encode(),
+        "contacts.left_sole: 'gain' must be a finite number, got nan",
+    ),
+    (
+        "gain-string",
+        (CAL_HEAD + CAL_CONTACT + 'gain = "0.1"\n').encode(),
+        "contacts.left_sole: 'gain' must be a number, got str '0.1'",
+    ),
+    (
+        "offset-true",
+        (CAL_HEAD + "[contacts.left_sole]\nforce_offset = [true, 0.0, 0.0]\n").encode(),
+        "contacts.left_sole: 'force_offset'[0] must be a number, got bool True",
+    ),
+    (
+        "torque-nan",
+        (CAL_HEAD + "[torque_offsets]\nleft_knee = nan\n").encode(),
+        "torque_offsets.left_knee must be a finite number, got nan",
+    ),
+    (
+        "torque-true",
+        (CAL_HEAD + "[torque_offsets]\nleft_knee = true\n").encode(),
+        "torque_offsets.left_knee must be a number, got bool True",
+    ),
+    ("not-utf8", CAL_HEAD.encode() + b"# \xff\xfe\n", "c.toml: not UTF-8 text"),
+    ("contacts-number", (CAL_HEAD + "contacts = 5\n").encode(), "'contacts' must be a table"),
+    (
+        "entry-not-table",
+        (CAL_HEAD + "[contacts]\nleft_sole = 3\n").encode(),
+        "contacts.left_sole must be a table ([contacts.left_sole]), got int 3",
+    ),
+    (
+        "unknown-contact-key",
+        (CAL_HEAD + CAL_CONTACT + "offset = [1, 2, 3]\n").encode(),
+        "contacts.left_sole: unknown key 'offset'",
+    ),
+    (
+        "axes-other",
+        (CAL_HEAD + '[contacts.left_sole]\naxes = "sensor"\n').encode(),
+        "contacts.left_sole: 'axes' must be 'contact' or 'world', got 'sensor'",
+    ),
+    ("torques-number", (CAL_HEAD + "torque_offsets = 2\n").encode(), "'torque_offsets' must be"),
+    (
+        "gain-minus-one",
+        (CAL_HEAD + CAL_CONTACT + "gain = -1.0\n").encode(),
+        "contacts.left_sole: 'gain' must be > -1 (a relative error), got -1.0",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CALIBRATION_CASES, ids=[c[0] for c in CALIBRATION_CASES])
+def test_bad_calibration_files(tmp_path, case):
+    from wholebody.calibrate import Calibration
+
+    _, content, fragment = case
+    (tmp_path / "c.toml").write_bytes(content)
+    with pytest.raises(ProfileError) as info:
+        Calibration.load(tmp_path / "c.toml")
+    assert fragment in str(info.value)
+
+
+def test_a_written_calibration_reads_back(tmp_path):
+    from wholebody.calibrate import Calibration, ContactCalibration
+
+    cal = Calibration(
+        {"left_sole": ContactCalibration([1.0, 2.0, 3.0], [0.1, 0.2, 0.3], 0.05, axes="world")},
+        {"left_knee": 0.3},
+        {"left_sole": "left_ankle"},
+    )
+    cal.save(tmp_path / "c.toml")
+    back = Calibration.load(tmp_path / "c.toml")
+    np.testing.assert_array_equal(
+        back.contacts["left_sole"].offset, cal.contacts["left_sole"].offset
+    )
+    assert back.torque_offsets == {"left_knee": 0.3} and back.frames == {"left_sole": "left_ankle"}
+
+
+# --- ROS 2 bags: message definitions, grid size, the bag's own files -----------------------
+
+
+def _joint_state_bag(tmp: Path, definition: str | None = None, name: str = "bag") -> Path:
+    """A 5-message JointState bag (MCAP storage); ``definition`` replaces the standard one."""
+    pytest.importorskip("rosbags")
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+    standard = get_typestore(Stores.LATEST)
+    store = get_typestore(Stores.EMPTY)
+    msgtype = "sensor_msgs/msg/JointState"
+    store.register({k: v for k, v in standard.fielddefs.items() if k != msgtype})
+    store.register(
+        get_types_from_msg(definition, msgtype)
+        if definition
+        else {msgtype: standard.fielddefs[msgtype]}
+    )
+    T = store.types
+    path = tmp / name
+    with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as w:
+        con = w.add_connection("/js", msgtype, typestore=store)
+        for i in range(5):
+            ns = 10**18 + i * 10_000_000
+            head = T["std_msgs/msg/Header"](
+                stamp=T["builtin_interfaces/msg/Time"](sec=ns // 10**9, nanosec=ns % 10**9),
+                frame_id="",
+            )
+            fields = (
+                {"q": np.zeros(2)}
+                if definition
+                else {
+                    "name": ["a", "b"],
+                    "position": np.full(2, 0.1 * i),
+                    "velocity": np.zeros(2),
+                    "effort": np.zeros(2),
+                }
+            )
+            w.write(con, ns, store.serialize_cdr(T[msgtype](header=head, **fields), msgtype))
+    return path
+
+
+def test_a_bag_defining_joint_state_with_other_fields_is_named(tmp_path):
+    from wholebody.recordings import read_rosbag
+
+    path = _joint_state_bag(tmp_path, "std_msgs/Header header\nfloat64[] q\n")
+    with pytest.raises(RecordingError) as info:
+        read_rosbag(path, {"joint_states": "/js"})
+    assert "topic '/js': the bag defines sensor_msgs/msg/JointState with field 'name'" in str(
+        info.value
+    )
+    assert info.value.name == "/js"
+
+
+def test_a_huge_rate_is_refused_before_the_grid_is_built(tmp_path):
+    import time
+
+    from wholebody.recordings import read_rosbag
+
+    path = _joint_state_bag(tmp_path)
+    assert len(read_rosbag(path, {"joint_states": "/js", "rate": 1000.0})) == 41
+    start = time.perf_counter()
+    with pytest.raises(SizeLimitError) as info:
+        read_rosbag(path, {"joint_states": "/js", "rate": 1e12})
+    assert time.perf_counter() - start < 5.0
+    assert "[recording] rate: rate = 1e+12 Hz over 0.04 s is a time grid of" in str(info.value)
+    assert "limit grid_samples" in str(info.value)
+
+
+def test_a_bag_reads_only_its_own_files(tmp_path):
+    import shutil
+
+    from wholebody.recordings import read_rosbag
+
+    path = _joint_state_bag(tmp_path)
+    (tmp_path / "elsewhere").mkdir()
+    shutil.move(path / "bag.mcap", tmp_path / "elsewhere" / "bag.mcap")
+    meta = (path / "metadata.yaml").read_text().replace("bag.mcap", "../elsewhere/bag.mcap")
+    (path / "metadata.yaml").write_text(meta)
+    with pytest.raises(OutsideInputError) as info:
+        read_rosbag(path, {"joint_states": "/js"})
+    assert "metadata.yaml: lists '../elsewhere/bag.mcap', outside the bag's folder" in str(
+        info.value
+    )
+
+
+def test_text_files_are_bounded_before_they_are_read(tmp_path):
+    from wholebody.limits import set_limits
+    from wholebody.recordings import read_lerobot
+    from wholebody.robot import Robot
+
+    root = _dataset(tmp_path)
+    model = _mjcf(tmp_path, _BODY.format(mass=1))
+    with set_limits(text_bytes=50):
+        with pytest.raises(SizeLimitError, match=r"info.json: a file of [\d,]+ bytes"):
+            read_lerobot(root, LEROBOT_MAP)
+        with pytest.raises(SizeLimitError, match=r"m.xml: a file of [\d,]+ bytes .*text_bytes"):
+            Robot.from_mjcf(model)

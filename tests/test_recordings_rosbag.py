@@ -358,18 +358,34 @@ def test_wrong_message_type_names_the_topic(bag, robot):
 def test_extrapolation_is_refused_naming_the_topic(tmp_path, robot):
     path = tmp_path / "late_odom"  # odometry 20 ms late
     write_bag(path, StoragePlugin.SQLITE3, list(robot.joint_names), odom_offset_ns=20_000_000)
+    uncropped = dict(MAPPING, crop=False)
     with pytest.raises(ExtrapolationError, match="topic '/odom' starts 0.02 s after") as e:
-        read_rosbag(path, MAPPING, robot)
+        read_rosbag(path, uncropped, robot)
     assert e.value.name == "/odom"
     assert e.value.covered[0] == pytest.approx(0.02, abs=1e-12)
-    # Within the tolerance: accepted; or cropped to the span covered.
-    assert len(read_rosbag(path, dict(MAPPING, tolerance=0.021), robot)) == len(grid(JS_RATE))
-    # Cropped: from the first joint stamp within the 5 ms tolerance of the odometry's first,
-    # 16 ms, which becomes the time origin.
-    cropped = read_rosbag(path, dict(MAPPING, crop=True), robot)
-    assert cropped.time[0] == 0.0
-    assert cropped.metadata["time_origin"] == str(np.datetime64(T0_NS + 16_000_000, "ns"))
-    assert len(cropped) == len(grid(JS_RATE)) - 8
+    # Within the tolerance: accepted (end values held), only when crop = false.
+    assert len(read_rosbag(path, dict(uncropped, tolerance=0.021), robot)) == len(grid(JS_RATE))
+
+
+def test_the_default_crop_holds_no_end_value_and_says_what_it_cut(tmp_path, robot):
+    """Streams that start and end at different times: the time base keeps only the joint
+    stamps where every topic has started and not ended (nothing held), and the metadata and a
+    warning say how many samples were cut at each end and because of which topic."""
+    path = tmp_path / "late_odom"
+    write_bag(path, StoragePlugin.SQLITE3, list(robot.joint_names), odom_offset_ns=20_000_000)
+    js = grid(JS_RATE)
+    with pytest.warns(StateWarning, match="cropped .* before '/odom' starts"):
+        traj = read_rosbag(path, MAPPING, robot)
+    first_odom = T0_NS + 20_000_000
+    ends = [grid(FT_RATE, FT_OFFSET_NS, DURATION + 0.002)[-1], js[-1]]
+    kept = js[(js >= first_odom) & (js <= min(ends))]
+    assert len(traj) == kept.size
+    assert traj.metadata["time_origin"] == str(np.datetime64(int(kept[0]), "ns"))
+    cut = traj.metadata["cropped"]
+    assert cut["samples_before"] == int((js < first_odom).sum()) == 10
+    assert cut["samples_after"] == js.size - 10 - kept.size
+    assert cut["started_last"] == "/odom"
+    assert cut["start_s"] == pytest.approx(0.02, abs=1e-12)
 
 
 def test_wrenches_in_sensor_frames_need_a_robot(bag):
@@ -392,7 +408,7 @@ def test_mapping_errors_name_the_key():
         RosbagMapping.from_dict({"joint_states": "/js", "joint_state": "/js"})
     with pytest.raises(ProfileError, match="'twist_axes' must be one of 'base', 'world'"):
         RosbagMapping.from_dict({"joint_states": "/js", "twist_axes": "odom"})
-    with pytest.raises(ProfileError, match=r"wrenches\[0\]: missing key 'contact'"):
+    with pytest.raises(ProfileError, match=r"wrenches\[0\]: give 'contact' .* or 'external'"):
         RosbagMapping.from_dict({"joint_states": "/js", "wrenches": [{"topic": "/ft"}]})
 
 
@@ -416,11 +432,14 @@ def test_the_docs_profile_sections_parse():
     blocks = [tomllib.loads(b) for b in re.findall(r"```toml\n(.*?)```", text, re.S)]
     assert len(blocks) == 2
     rec = RosbagMapping.from_dict(blocks[0]["recording"])
-    assert rec.topics() == ("/joint_states", "/odom", "/imu", "/left_foot/ft", "/right_foot/ft")
+    topics = ("/joint_states", "/odom", "/imu", "/left_foot/ft", "/right_foot/ft", "/push")
+    assert rec.topics() == topics
     assert rec.wrenches[0].frame == "left_ft_sensor" and rec.wrenches[1].frame is None
+    assert rec.wrenches[2].external == "torso_link" and rec.wrenches[2].contact == ""
     le = LerobotMapping.from_dict(blocks[1]["lerobot"])
     assert (le.q.column, le.q.start, le.q.stop) == ("observation.state", 7, 36)
     assert le.wrenches[1].frame == "right_ft_sensor"
+    assert le.wrenches[2].external == "right_hand"
 
 
 def test_unset_header_stamps_fall_back_to_receive_times(tmp_path):
@@ -511,7 +530,11 @@ def test_imu_is_aligned_beside_the_trajectory(tmp_path):
                 linear_acceleration_covariance=np.zeros(9),
             )
             w.write(con, ns, TS.serialize_cdr(msg, "sensor_msgs/msg/Imu"))
-    rec = read_rosbag_recording(path, {"joint_states": "/js", "imu": "/imu"})
+    # The default crop leaves out the one joint sample before the IMU's first message.
+    with pytest.warns(StateWarning, match="1 samples"):
+        cropped = read_rosbag_recording(path, {"joint_states": "/js", "imu": "/imu"})
+    assert len(cropped.trajectory) == js.size - 1
+    rec = read_rosbag_recording(path, {"joint_states": "/js", "imu": "/imu", "crop": False})
     t = seconds(js)
     assert rec.imu is not None and rec.trajectory.metadata["imu_frame"] == "imu_link"
     quat = np.asarray(rec.imu["orientation"])
@@ -545,3 +568,146 @@ def test_a_gap_in_poses_whose_twist_is_differentiated_stays_flagged(tmp_path, ro
     assert 20 < holes.sum() < 40 and np.isnan(traj.v[holes, :6]).all()
     assert np.isfinite(traj.v[~holes, 3:6][2:-2]).sum() > 0
     assert "base twist" in traj.metadata["estimated"]
+
+
+def test_a_wrench_topic_maps_as_an_external_wrench(bag, robot):
+    """A force-torque topic mapped with ``external``: stored as the external wrench at that
+    frame's origin in world axes (reference: Pinocchio's SE3 action of the sensor reading),
+    not as a contact."""
+    mapping = dict(
+        MAPPING,
+        wrenches=[
+            {"topic": "/left_ft", "contact": "left_sole"},
+            {"topic": "/right_ft", "external": "right_ankle_link"},
+        ],
+    )
+    traj = read_rosbag(bag, mapping, robot)
+    assert traj.contact_names == ("left_sole",)
+    assert traj.external_frames == ("right_ankle_link",)
+    assert traj.metadata["topic_times"]["/right_ft"]["field"] == "external:right_ankle_link"
+    q_robot = traj.for_robot(robot)[0]
+    ws = sensor_wrench(traj.time, 1)
+    # Per-component interpolation bound; a rotation mixes components: sqrt(3) times it.
+    tol = interpolation_bound(lambda x: sensor_wrench(x, 1), 1e-3) * math.sqrt(3)
+    for i in range(0, len(traj), 11):
+        oMs = robot.frame_placement(q_robot[i], "right_ankle_link")
+        world = pin.SE3(oMs.rotation, np.zeros(3)).act(pin.Force(ws[i, :3], ws[i, 3:]))
+        expected = np.concatenate([world.linear, world.angular])
+        np.testing.assert_allclose(traj.external_wrenches[i, 0], expected, rtol=0, atol=tol)
+    with pytest.raises(ProfileError, match="'contact_frame' applies with 'contact'"):
+        read_rosbag(
+            bag,
+            dict(
+                MAPPING,
+                wrenches=[{"topic": "/left_ft", "external": "x", "contact_frame": "y"}],
+            ),
+            robot,
+        )
+
+
+def test_contact_frame_is_honoured_with_every_axes_value(robot):
+    """axes = 'world' with a contact_frame other than the contact's: the moment is moved from
+    that frame's origin to the contact frame's (reference: Pinocchio's SE3 action); axes =
+    'sensor' with a contact_frame that contradicts the profile's contact is refused."""
+    from wholebody.recordings._assemble import AlignedWrench, assemble
+    from wholebody.recordings.mapping import WrenchSource
+
+    rng = np.random.default_rng(3)
+    N = 6
+    qj = 0.2 * rng.standard_normal((N, robot.nv - 6))
+    base = (np.zeros((N, 3)), np.tile([0.0, 0.0, 0.0, 1.0], (N, 1)), np.zeros((N, 6)))
+    W = 50 * rng.standard_normal((N, 6))
+    spec = WrenchSource("left_sole", "/f", contact_frame="left_ankle_link", axes="world")
+    args = (np.arange(N) * 0.01, robot.joint_names, qj, np.zeros_like(qj), None, base)
+    traj = assemble(
+        *args,
+        [AlignedWrench(spec, W, None)],
+        robot=robot,
+        contact_frames={"left_sole": "left_sole"},
+        metadata={},
+        source="test",
+    )
+    q_robot = traj.for_robot(robot)[0]
+    for i in range(N):
+        p_a = robot.frame_placement(q_robot[i], "left_ankle_link").translation
+        p_s = robot.frame_placement(q_robot[i], "left_sole").translation
+        moved = pin.SE3(np.eye(3), p_a - p_s).act(pin.Force(W[i, :3], W[i, 3:]))
+        expected = np.concatenate([moved.linear, moved.angular])
+        np.testing.assert_allclose(traj.contact_wrench("left_sole")[i], expected, atol=1e-12)
+    sensor = WrenchSource("left_sole", "/f", contact_frame="left_ankle_link", frame="pelvis")
+    with pytest.raises(ProfileError, match="contact_frame 'left_ankle_link' is not the frame"):
+        assemble(
+            *args,
+            [AlignedWrench(sensor, W, "pelvis")],
+            robot=robot,
+            contact_frames={"left_sole": "left_sole"},
+            metadata={},
+            source="test",
+        )
+
+
+def test_an_external_wrench_enters_the_check_as_the_same_physics(bag, robot):
+    """The same force-torque stream mapped as a contact (at the right sole) or as an external
+    wrench (at the right ankle): the Newton-Euler residual of the check is the same to
+    round-off, so the external wrench reaches the check at its own frame's origin."""
+    from wholebody.analysis import check_trajectory
+    from wholebody.contacts import SurfaceContact
+
+    left = SurfaceContact("left_sole", half_length=0.12, half_width=0.05, mu=1.0)
+    right = SurfaceContact("right_sole", half_length=0.12, half_width=0.05, mu=1.0)
+    as_contact = read_rosbag(bag, MAPPING, robot).with_accelerations()
+    pushed = dict(
+        MAPPING,
+        wrenches=[
+            {"topic": "/left_ft", "contact": "left_sole"},
+            {"topic": "/right_ft", "external": "right_ankle_link"},
+        ],
+    )
+    as_external = read_rosbag(bag, pushed, robot).with_accelerations()
+    a = check_trajectory(robot, as_contact, [left, right], diagnose_causes=False)
+    b = check_trajectory(robot, as_external, [left], diagnose_causes=False)
+    scale = robot.mass * 9.81
+    assert np.isfinite(a.residual_force).all() and np.isfinite(b.residual_moment).all()
+    np.testing.assert_allclose(b.residual_force, a.residual_force, rtol=0, atol=1e-9 * scale)
+    np.testing.assert_allclose(b.residual_moment, a.residual_moment, rtol=0, atol=1e-9 * scale)
+
+
+def test_an_unstamped_push_topic_maps_as_an_external_wrench(tmp_path):
+    """A push recorded as geometry_msgs/msg/Wrench (no header): taken at its receive times,
+    interpolated onto the joint stamps (exact for a force linear in time), kept in world axes
+    at the external frame's origin; the trajectory's range is cropped to the push's."""
+    path = tmp_path / "push"
+    js = grid(JS_RATE)
+    push_ns = grid(100, 1_000_000, DURATION)  # 100 Hz, 1 ms after the joint states start
+    with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as w:
+        con = w.add_connection("/js", "sensor_msgs/msg/JointState", typestore=TS)
+        for ns in js.tolist():
+            msg = T["sensor_msgs/msg/JointState"](
+                header=header(ns),
+                name=["a"],
+                position=np.zeros(1),
+                velocity=np.zeros(1),
+                effort=np.zeros(1),
+            )
+            w.write(con, ns, TS.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+        con = w.add_connection("/push", "geometry_msgs/msg/Wrench", typestore=TS)
+        for ns in push_ns.tolist():
+            s = seconds(np.array([ns]))[0]
+            msg = T["geometry_msgs/msg/Wrench"](
+                force=vec3([10.0 + 100.0 * s, 0.0, 0.0]), torque=vec3([0.0, 0.0, 1.0])
+            )
+            w.write(con, ns, TS.serialize_cdr(msg, "geometry_msgs/msg/Wrench"))
+    mapping = {
+        "joint_states": "/js",
+        "wrenches": [{"topic": "/push", "external": "torso", "axes": "world"}],
+    }
+    with pytest.warns(StateWarning, match="cropped"):
+        traj = read_rosbag(path, mapping)
+    assert traj.external_frames == ("torso",) and traj.contact_names == ()
+    assert traj.metadata["topic_times"]["/push"]["stamps"] == "receive"
+    origin = np.datetime64(traj.metadata["time_origin"], "ns") - np.datetime64(T0_NS, "ns")
+    t = traj.time + origin.astype(np.int64) * 1e-9  # seconds since the first joint stamp
+    np.testing.assert_allclose(traj.external_wrenches[:, 0, 0], 10.0 + 100.0 * t, atol=1e-9)
+    np.testing.assert_allclose(traj.external_wrenches[:, 0, 5], 1.0, atol=1e-15)
+    with pytest.raises(RecordingError, match="give the sensor frame as 'frame'"):
+        read_rosbag(path, dict(mapping, wrenches=[{"topic": "/push", "external": "torso"}]))

@@ -47,6 +47,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._calibration_schema import check_calibration
 from .errors import InvalidArgumentError, OutputError, ProfileError
 from .robot import Robot
 from .trajectory import Trajectory
@@ -268,47 +269,35 @@ class Calibration:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise ProfileError(f"{source}: not valid TOML: {exc}") from exc
-        if data.get("format", FORMAT) != FORMAT:
-            raise ProfileError(f"{source}: format is {data['format']!r}, expected {FORMAT!r}")
+        except RecursionError as exc:
+            raise ProfileError(f"{source}: not valid TOML: nested too deeply") from exc
+        checked = check_calibration(data, source)
         contacts, frames = {}, {}
-        for name, entry in data.get("contacts", {}).items():
-            unknown = set(entry) - {
-                "axes",
-                "frame",
-                "force_offset",
-                "moment_offset",
-                "gain",
-                "rotation",
-            }
-            if unknown:
-                raise ProfileError(f"{source}: contacts.{name}: unknown keys {sorted(unknown)}")
+        for name, entry in checked["contacts"].items():
             try:
                 contacts[name] = ContactCalibration(
-                    entry.get("force_offset", [0.0] * 3),
-                    entry.get("moment_offset", [0.0] * 3),
-                    entry.get("gain", 0.0),
-                    entry.get("rotation", [0.0] * 3),
-                    entry.get("axes", "contact"),
+                    entry["force_offset"],
+                    entry["moment_offset"],
+                    entry["gain"],
+                    entry["rotation"],
+                    entry["axes"],
                 )
             except InvalidArgumentError as exc:
                 raise ProfileError(f"{source}: contacts.{name}: {exc}") from exc
-            frames[name] = entry.get("frame", name)
-        torques = {}
-        for joint, value in data.get("torque_offsets", {}).items():
-            if not isinstance(value, (int, float)):
-                raise ProfileError(
-                    f"{source}: torque_offsets.{joint} must be a number, got {value!r}"
-                )
-            torques[joint] = float(value)
-        return cls(contacts, torques, frames)
+            frames[name] = entry["frame"]
+        return cls(contacts, checked["torque_offsets"], frames)
 
     @classmethod
     def load(cls, path: str | Path) -> Calibration:
         """Read a TOML calibration file."""
         try:
-            text = Path(path).read_text()
+            text = Path(path).read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise ProfileError(f"{path}: not UTF-8 text: {exc}") from exc
         except OSError as exc:
-            raise ProfileError(f"{path}: cannot read the calibration: {exc}") from exc
+            raise ProfileError(
+                f"{path}: cannot read the calibration: {exc.strerror or exc}"
+            ) from exc
         return cls.from_toml(text, str(path))
 
 

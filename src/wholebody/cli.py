@@ -11,7 +11,7 @@ Exit codes:
 2    bad input: a log unreadable, a bad argument, profile, robot, contact or output path,
      an unreachable Dask scheduler
 3    nothing could be checked: a log whose verdict is "unchecked" (every sample flagged),
-     and no log inconsistent
+     and no log inconsistent; ``estimate`` or ``contacts`` on a log with no usable sample
 4    internal error (a bug: rerun with ``--traceback`` and report it)
 130  interrupted (Ctrl-C)
 ===  =====================================================================================
@@ -144,8 +144,9 @@ def _writable_dir(folder: Path, for_file: Path | None = None, create: bool = Fal
 
 
 def _robot(spec: str) -> Robot:
-    if spec.endswith(".urdf") or Path(spec).is_file():
-        return Robot.from_urdf(spec, validate="warn")
+    """A robot name, or a URDF or MJCF file (told apart by its root element)."""
+    if Path(spec).suffix.lower() in (".urdf", ".xml", ".mjcf") or Path(spec).is_file():
+        return load(Path(spec), validate="warn")
     return load(spec)
 
 
@@ -283,6 +284,14 @@ def _estimate(args: argparse.Namespace) -> int:
         f"({est.metadata['estimation_mode']}): {est.metadata['estimation_status']}; "
         f"written to {args.output}"
     )
+    status = est.metadata.get("estimation_status")
+    if isinstance(status, dict) and status and set(status) == {"flagged"}:
+        print(
+            f"wholebody: error: {args.log}: nothing could be estimated: every sample is flagged "
+            "(non-finite joint angles, velocities or accelerations)",
+            file=sys.stderr,
+        )
+        return EXIT_UNCHECKED
     return EXIT_OK
 
 
@@ -323,14 +332,16 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES_HELP,
         help="print a robot's mass, sizes, joints and frames",
     )
-    info.add_argument("robot", help=f"a URDF path or a name: {', '.join(available_robots())}")
+    info.add_argument(
+        "robot", help=f"a URDF or MJCF path, or a name: {', '.join(available_robots())}"
+    )
     info.add_argument("--frames", action="store_true", help="also list every frame name")
     info.add_argument("--links", action="store_true", help="also list links' mass and CoM")
     info.set_defaults(func=_info)
 
     def setup_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--config", help="robot profile (TOML): robot, frames, contacts")
-        p.add_argument("--robot", help="robot name or URDF (without --config)")
+        p.add_argument("--robot", help="robot name, URDF or MJCF (without --config)")
         p.add_argument(
             "--contact",
             action="append",

@@ -34,6 +34,8 @@ __all__ = [
     "ProfileError",
     "RecordingError",
     "ExtrapolationError",
+    "OutsideInputError",
+    "SizeLimitError",
     "SolverNotAvailableError",
     "SolverError",
     "ProjectionError",
@@ -210,6 +212,40 @@ class ExtrapolationError(RecordingError):
         super().__init__(message, name)
         self.covered = covered
         self.requested = requested
+
+
+class OutsideInputError(WholebodyError, PermissionError):
+    """A file that an input names (a dataset's ``data_path``, an MJCF ``<include>``, a bag's
+    file) lies outside what the user gave: refused before any byte of it is read.
+
+    Attributes
+    ----------
+    path : str
+        The path that leaves, as the input wrote it.
+    """
+
+    def __init__(self, message: str, path: str = ""):
+        super().__init__(message)
+        self.path = path
+
+    def __str__(self) -> str:  # PermissionError would format its own (errno, text) message
+        return str(self.args[0])
+
+
+class SizeLimitError(WholebodyError, ValueError):
+    """An input whose size (samples of a time grid, episodes, bodies or nesting depth of a
+    model, decoded values) exceeds a limit of :mod:`wholebody.limits`, refused before the
+    work starts; the message says what it would have cost and which limit to raise.
+
+    Attributes
+    ----------
+    limit : str
+        The name of the limit (a field of :class:`wholebody.limits.Limits`).
+    """
+
+    def __init__(self, message: str, limit: str = ""):
+        super().__init__(message)
+        self.limit = limit
 
 
 # --- solvers and workers ------------------------------------------------------------------

@@ -127,6 +127,8 @@ def _corrected_profile(config: Path, urdf: Path | None, calibration: Path) -> st
         lines.append(f'urdf = "{urdf.resolve()}"')
     elif "urdf" in data:
         lines.append(f'urdf = "{(config.parent / data["urdf"]).resolve()}"')
+    elif "mjcf" in data:  # an MJCF robot: the profile points at the same model
+        lines.append(f'mjcf = "{(config.parent / data["mjcf"]).resolve()}"')
     else:
         lines.append(f'robot = "{data["robot"]}"')
     if "floating_base" in data:

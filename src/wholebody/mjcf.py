@@ -14,29 +14,28 @@ need with :meth:`~wholebody.Robot.add_frame`.
 
 from __future__ import annotations
 
+import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pinocchio as pin
 
 from . import _validation
-from .errors import MJCFParseError, ModelFileNotFoundError
+from ._mjcf_tree import read_mjcf_tree
+from .errors import MJCFParseError
 
 __all__ = ["model_from_mjcf"]
 
 _FREE_FLYER = "JointModelFreeFlyer"
 
 
-def _read_mjcf(path: Path) -> ET.Element:
-    if not path.is_file():
-        raise ModelFileNotFoundError(f"MJCF file not found: {path}")
+def _build(file: Path, shown: Path, root_joint: bool) -> pin.Model:
     try:
-        root = ET.parse(path).getroot()
-    except ET.ParseError as exc:
-        raise MJCFParseError(f"{path}: not well-formed XML: {exc}") from exc
-    if root.tag != "mujoco":
-        raise MJCFParseError(f"{path}: the root element is <{root.tag}>, expected <mujoco>")
-    return root
+        if root_joint:
+            return pin.buildModelFromMJCF(str(file), pin.JointModelFreeFlyer())
+        return pin.buildModelFromMJCF(str(file))
+    except (RuntimeError, ValueError) as exc:
+        raise MJCFParseError(f"{shown}: Pinocchio cannot build the model: {exc}") from exc
 
 
 def model_from_mjcf(
@@ -53,23 +52,24 @@ def model_from_mjcf(
     """
     _validation.check_policy(validate)
     path = Path(path)
-    root = _read_mjcf(path)
-    try:
-        model = pin.buildModelFromMJCF(str(path))
-    except (RuntimeError, ValueError) as exc:
-        raise MJCFParseError(f"{path}: Pinocchio cannot build the model: {exc}") from exc
+    # Includes, sizes and masses first: Pinocchio drops includes and clamps masses silently.
+    tree = read_mjcf_tree(path)
+    with tempfile.TemporaryDirectory() as tmp:
+        file = path
+        if tree.changed:  # Pinocchio reads one file: hand it the merged copy
+            file = Path(tmp) / path.name
+            ET.ElementTree(tree.root).write(file, encoding="utf-8")
+        model = _build(file, path, False)
+        has_free = model.njoints > 1 and model.joints[1].shortname() == _FREE_FLYER
+        if floating_base and not has_free:
+            model = _build(file, path, True)
     has_free = model.njoints > 1 and model.joints[1].shortname() == _FREE_FLYER
     if floating_base is False and has_free:
         raise MJCFParseError(
             f"{path}: the root body has a free joint but floating_base=False was asked; "
             "remove the free joint from the file or pass floating_base=None"
         )
-    if floating_base and not has_free:
-        try:
-            model = pin.buildModelFromMJCF(str(path), pin.JointModelFreeFlyer())
-        except (RuntimeError, ValueError) as exc:
-            raise MJCFParseError(f"{path}: Pinocchio cannot build the model: {exc}") from exc
     _validation.apply_policy(
         _validation.model_problems(model, check_bodies=True), validate, str(path)
     )
-    return model, root.get("model")
+    return model, tree.robot_name

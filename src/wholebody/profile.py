@@ -4,8 +4,9 @@
 
     robot = "humanoid"              # a name known to wholebody.load, or:
     # urdf = "robots/my_robot.urdf" # relative to this file
-    # floating_base = true          # with urdf only
-    # validate = "warn"             # with urdf only: "raise", "warn" or "ignore"
+    # mjcf = "g1/scene.xml"         # or an MJCF (a Menagerie scene: the robot it includes)
+    # floating_base = true          # with urdf or mjcf only
+    # validate = "warn"             # with urdf or mjcf only: "raise", "warn" or "ignore"
 
     [[frames]]                      # optional: frames the URDF lacks
     name = "left_sole"
@@ -59,8 +60,10 @@ SCHEMA: dict[str, dict[str, str]] = {
     "top": {
         "robot": "a robot name known to wholebody.load",
         "urdf": "path of a URDF, relative to the profile",
-        "floating_base": "bool, with urdf: add a free-flyer root (default true)",
-        "validate": "'raise', 'warn' or 'ignore', with urdf (default 'warn')",
+        "mjcf": "path of an MJCF (MuJoCo XML, a Menagerie scene.xml too), relative to the profile",
+        "floating_base": "bool, with urdf (default true) or mjcf (default: as the file says): "
+        "add a free-flyer root",
+        "validate": "'raise', 'warn' or 'ignore', with urdf or mjcf (default 'warn')",
         "frames": "array of tables: frames to add",
         "contacts": "array of tables: the contacts",
         "calibration": "path of a calibration file (TOML, wholebody.calibrate), relative to the "
@@ -291,21 +294,26 @@ def _read(path: Path) -> dict[str, Any]:
 
 def _robot(data: dict[str, Any], path: Path) -> Robot:
     where = str(path)
-    if "urdf" in data and "robot" in data:
-        raise ProfileError(f"{where}: give 'robot' (a name) or 'urdf' (a path), not both")
+    given = [k for k in ("robot", "urdf", "mjcf") if k in data]
+    if len(given) > 1:
+        raise ProfileError(
+            f"{where}: give one of 'robot' (a name), 'urdf' or 'mjcf' (a path), not "
+            f"{' and '.join(map(repr, given))}"
+        )
     if "robot" in data:
         for key in ("floating_base", "validate"):
             if key in data:
                 raise ProfileError(
-                    f"{where}: {key!r} applies with 'urdf'; a named robot is "
+                    f"{where}: {key!r} applies with 'urdf' or 'mjcf'; a named robot is "
                     "loaded as wholebody.load makes it"
                 )
         return load(_string(data["robot"], "robot", where))
-    if "urdf" not in data:
-        raise ProfileError(f"{where}: give 'robot' (a name) or 'urdf' (a path)")
-    urdf = _string(data["urdf"], "urdf", where)
-    floating = data.get("floating_base", True)
-    if not isinstance(floating, bool):
+    if not given:
+        raise ProfileError(f"{where}: give 'robot' (a name), 'urdf' or 'mjcf' (a path)")
+    key = given[0]
+    file = path.parent / _string(data[key], key, where)
+    floating = data.get("floating_base", True if key == "urdf" else None)
+    if floating is not None and not isinstance(floating, bool):
         raise ProfileError(
             f"{where}: 'floating_base' must be true or false, got "
             f"{_type_name(floating)} {floating!r}"
@@ -317,7 +325,36 @@ def _robot(data: dict[str, Any], path: Path) -> Robot:
         raise ProfileError(
             f"{where}: 'validate' must be 'raise', 'warn' or 'ignore', got {validate!r}{hint}"
         )
-    return Robot.from_urdf(path.parent / urdf, floating_base=floating, validate=validate)
+    root = _root_element(file, key, where)
+    if key == "urdf" and root == "mujoco":
+        raise ProfileError(
+            f"{where}: 'urdf' names {file}, an MJCF file (<mujoco> root); write mjcf = "
+            f"{data[key]!r} instead"
+        )
+    if key == "mjcf" and root != "mujoco":
+        raise ProfileError(
+            f"{where}: 'mjcf' names {file}, whose root element is <{root}>, not <mujoco>"
+            + ("; write urdf = ... for a URDF" if root == "robot" else "")
+        )
+    if key == "mjcf":
+        return Robot.from_mjcf(file, floating_base=floating, validate=validate)
+    return Robot.from_urdf(file, floating_base=bool(floating), validate=validate)
+
+
+def _root_element(file: Path, key: str, where: str) -> str:
+    """The root element's tag of a robot file (read up to it, no further)."""
+    import xml.etree.ElementTree as ET
+
+    if not file.is_file():
+        raise ProfileError(f"{where}: {key!r}: no such file {file}")
+    try:
+        for _event, elem in ET.iterparse(file, events=("start",)):
+            return str(elem.tag)
+    except (ET.ParseError, UnicodeDecodeError) as exc:
+        raise ProfileError(f"{where}: {key!r}: {file} is not well-formed XML: {exc}") from exc
+    except OSError as exc:
+        raise ProfileError(f"{where}: {key!r}: cannot read {file}: {exc.strerror}") from exc
+    raise ProfileError(f"{where}: {key!r}: {file} has no XML element")
 
 
 def load_profile(path: str | Path) -> RobotProfile:

@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import InvalidArgumentError
+from ..errors import FrameNotFoundError, InvalidArgumentError, ProfileError, RecordingError
 from ..robot import Robot
+from ..spatial import shift_moment
 from ..trajectory import Trajectory
 from .mapping import WrenchSource
 from .timing import rotations_xyzw
@@ -63,7 +64,7 @@ def assemble(
 
     ``base`` is (position (N, 3) world [m], quaternion x-y-z-w (N, 4), twist (N, 6) in base
     axes) or None (identity pose, zero twist, noted in the metadata). Wrenches of one contact
-    are summed at its frame's origin, world axes.
+    are summed at its frame's origin, world axes; external ones (a push) at their frame's.
     """
     N = time.shape[0]
     if base is None:
@@ -77,26 +78,42 @@ def assemble(
         time, q, v, joint_names=joint_names, contact_wrenches={}, tau=tau, metadata=metadata
     )
     sums: dict[str, Array] = {}
+    externals: dict[str, Array] = {}
     q_robot: Array | None = None
+
+    def configurations(what: str) -> Array:
+        nonlocal q_robot
+        if robot is None:
+            raise InvalidArgumentError(f"{what}; this needs the robot: pass robot= (or a profile)")
+        if q_robot is None:
+            q_robot = traj.for_robot(robot)[0]
+        return q_robot
+
     for w in wrenches:
-        if w.spec.axes == "world":
+        spec = w.spec
+        target = spec.external or _contact_frame(spec, contact_frames)
+        if spec.axes == "world":
             W = w.values
-        else:
-            if robot is None:
-                raise InvalidArgumentError(
-                    f"{w.spec.source}: the wrench is in sensor frame {w.frame!r}; converting it "
-                    "to world axes at the contact needs the robot: pass robot= (or a profile)"
+            stated = spec.contact_frame
+            if stated is not None and stated != target:  # moment about another origin
+                qr = configurations(
+                    f"{spec.source}: the wrench is stated about frame {stated!r}'s origin and "
+                    f"is moved to contact frame {target!r}'s"
                 )
-            if q_robot is None:
-                q_robot = traj.for_robot(robot)[0]
-            contact_frame = w.spec.contact_frame or contact_frames.get(
-                w.spec.contact, w.spec.contact
+                W = _moved(robot, qr, W, stated, target, spec.source)
+        else:
+            qr = configurations(
+                f"{spec.source}: the wrench is in sensor frame {w.frame!r}; converting it to "
+                "world axes at the contact"
             )
+            assert robot is not None
             W = wrench_at_contact_in_world(
-                robot, q_robot, w.values, str(w.frame), contact_frame, name=w.spec.source
+                robot, qr, w.values, str(w.frame), target, name=spec.source
             )
-        sums[w.spec.contact] = sums[w.spec.contact] + W if w.spec.contact in sums else W
-    if sums:
+        into = externals if spec.external else sums
+        key = spec.external or spec.contact
+        into[key] = into[key] + W if key in into else W
+    if sums or externals:
         traj = Trajectory.from_arrays(
             time,
             q,
@@ -105,5 +122,34 @@ def assemble(
             contact_wrenches=sums,
             tau=tau,
             metadata=metadata,
+            external_wrenches=externals or None,
         )
     return replace(traj, source=source)
+
+
+def _contact_frame(spec: WrenchSource, contact_frames: Mapping[str, str]) -> str:
+    """The frame at whose origin a contact's wrench is stored: the profile contact's frame;
+    a ``contact_frame`` that contradicts it with sensor axes is refused (the checks would
+    read the wrench at the profile's frame)."""
+    profile = contact_frames.get(spec.contact)
+    if profile is None:
+        return spec.contact_frame or spec.contact
+    if spec.axes == "sensor" and spec.contact_frame not in (None, profile):
+        raise ProfileError(
+            f"{spec.source}: contact_frame {spec.contact_frame!r} is not the frame {profile!r} "
+            f"of contact {spec.contact!r} in the profile; the wrench is converted to the "
+            "contact's frame: remove contact_frame, or use axes = 'world' for a wrench stated "
+            "about another frame's origin"
+        )
+    return profile
+
+
+def _moved(robot: Robot | None, q: Array, W: Array, stated: str, target: str, name: str) -> Array:
+    """World-axes wrenches about ``stated``'s origin, moved to ``target``'s origin."""
+    assert robot is not None
+    try:
+        positions, _ = robot.frame_placements(q, [stated, target])
+    except FrameNotFoundError as exc:
+        raise RecordingError(f"{name}: {exc}", name) from exc
+    f = W[:, :3]
+    return np.concatenate([f, shift_moment(f, W[:, 3:], positions[:, 0], positions[:, 1])], 1)

@@ -29,9 +29,11 @@ from numpy.typing import NDArray
 
 from .._optional import require
 from ..errors import LogFileError, LogFormatError, ProfileError, RecordingError
+from ..limits import check_file_size, check_limit
 from ..robot import Robot
 from ..trajectory import Trajectory
 from ._assemble import AlignedWrench, assemble, contact_frames_of, twist_in_base
+from ._lerobot_files import check_columns, check_info, check_template, confined, template_files
 from .mapping import ColumnSlice, LerobotMapping
 from .timing import base_twist_from_poses, differentiate
 
@@ -99,45 +101,57 @@ class LerobotDataset:
         if not self.path.is_dir():
             raise LogFileError(f"{self.path}: no such dataset folder")
         info = self.path / "meta" / "info.json"
+        if not info.is_file():
+            raise LogFormatError(f"{self.path}: not a LeRobot dataset (no meta/info.json)")
+        confined(self.path, "meta/info.json", str(self.path))
+        check_file_size(info)
         try:
-            self.info: dict[str, Any] = json.loads(info.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise LogFormatError(
-                f"{self.path}: not a LeRobot dataset (no meta/info.json)"
-            ) from None
-        except (OSError, ValueError) as exc:
+            raw = json.loads(info.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
             raise LogFormatError(f"{info}: not readable JSON: {exc}") from exc
+        except RecursionError as exc:
+            raise LogFormatError(f"{info}: not readable JSON: nested too deeply") from exc
+        self.info: dict[str, Any] = check_info(raw, str(info))
         self._template = str(self.info.get("data_path") or DEFAULT_DATA_PATH)
+        self._fields = check_template(self._template, str(info))
+        self._per_episode = "episode_index" in self._fields
+        self._chunks = int(self.info.get("chunks_size", 1000))
         self._files: dict[int, list[Path]] | None = None
 
     # --- episodes ---------------------------------------------------------------------------
 
     def _index(self) -> dict[int, list[Path]]:
-        """Episode -> files holding it."""
+        """Episode -> files holding it: the files matching the template (one walk of the
+        data folder, never a look-up per declared episode)."""
         if self._files is None:
             files: dict[int, list[Path]] = {}
-            if "{episode_index" in self._template:
-                size = int(self.info.get("chunks_size", 1000))
-                n = self.info.get("total_episodes")
-                episodes = range(int(n)) if n is not None else self._episodes_in_files()
-                for ep in episodes:
-                    rel = self._template.format(episode_chunk=ep // size, episode_index=ep)
-                    if (self.path / rel).is_file():
-                        files[ep] = [self.path / rel]
-            else:
-                for file in sorted((self.path / "data").rglob("*.parquet")):
-                    col = self._pq.read_table(file, columns=["episode_index"]).column(0)
-                    for ep in np.unique(col.to_numpy()):
-                        files.setdefault(int(ep), []).append(file)
+            where = f"{self.path / 'meta' / 'info.json'}: 'data_path'"
+            for file, numbers in template_files(self.path, self._template, where):
+                if self._per_episode:
+                    files.setdefault(numbers["episode_index"], []).append(file)
+                else:
+                    for ep in self._episodes_of(file):
+                        files.setdefault(ep, []).append(file)
+                check_limit("episodes", len(files), str(self.path), f"{len(files):,} episodes")
             self._files = dict(sorted(files.items()))
         return self._files
 
-    def _episodes_in_files(self) -> list[int]:
-        out: set[int] = set()
-        for file in (self.path / "data").rglob("*.parquet"):
+    def _episodes_of(self, file: Path) -> list[int]:
+        check_columns(file, self._pq, {"episode_index": "telling episodes apart"})
+        try:
             col = self._pq.read_table(file, columns=["episode_index"]).column(0)
-            out.update(int(e) for e in np.unique(col.to_numpy()))
-        return sorted(out)
+            return [int(e) for e in np.unique(col.to_numpy())]
+        except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ...
+            raise LogFormatError(f"{file}: not a readable Parquet file: {exc}") from exc
+
+    def _episode_files(self, episode: int) -> list[Path]:
+        if self._per_episode:  # the one file the template names, confined to the folder
+            rel = self._template.format(
+                episode_chunk=episode // self._chunks, episode_index=episode
+            )
+            file = confined(self.path, rel, f"{self.path / 'meta' / 'info.json'}: 'data_path'")
+            return [file] if file.is_file() else []
+        return self._index().get(episode, [])
 
     @property
     def episodes(self) -> tuple[int, ...]:
@@ -153,31 +167,50 @@ class LerobotDataset:
 
     # --- one episode ------------------------------------------------------------------------
 
+    def _needed(self) -> dict[str, str]:
+        """The columns the mapping uses (only these are decoded) -> the field they fill."""
+        m = self.mapping
+        out: dict[str, str] = {}
+        for key in ("time", "q", "v", "tau", "base_position", "base_orientation"):
+            value = getattr(m, key)
+            if value is not None:
+                out.setdefault(value if isinstance(value, str) else value.column, key)
+        for key in ("base_linear_velocity", "base_angular_velocity"):
+            value = getattr(m, key)
+            if value is not None:
+                out.setdefault(value.column, key)
+        for w in m.wrenches:
+            column = ColumnSlice.parse(w.source, "[lerobot]", "column").column
+            out.setdefault(column, w.label)
+        return out
+
     def _table(self, episode: int) -> Any:
-        files = self._index().get(episode)
+        if isinstance(episode, bool) or not isinstance(episode, (int, np.integer)):
+            raise RecordingError(f"{self.path}: episode must be an integer, got {episode!r}")
+        files = self._episode_files(int(episode))
         if not files:
             raise RecordingError(
                 f"{self.path}: no episode {episode} (episodes: {list(self.episodes)[:20]})",
                 str(episode),
             )
+        needed = self._needed()
+        if not self._per_episode:
+            needed.setdefault("episode_index", "telling episodes apart")
+        columns = list(needed)
+        for f in files:
+            check_columns(f, self._pq, needed)
         try:
-            tables = [self._pq.read_table(f) for f in files]
+            tables = [self._pq.read_table(f, columns=columns) for f in files]
+            pa = require("pyarrow", "parquet", "LeRobot datasets")
+            table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+            if not self._per_episode:  # v3 files hold several episodes
+                mask = np.asarray(table.column("episode_index").to_numpy()) == episode
+                table = table.filter(pa.array(mask))
         except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ...
             raise LogFormatError(f"{files[0]}: not a readable Parquet file: {exc}") from exc
-        pa = require("pyarrow", "parquet", "LeRobot datasets")
-        table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-        if "episode_index" in table.column_names:  # v3 files hold several episodes
-            mask = np.asarray(table.column("episode_index").to_numpy()) == episode
-            table = table.filter(pa.array(mask))
         return table
 
     def _column(self, table: Any, sel: ColumnSlice, width: int | None, what: str) -> Array:
-        if sel.column not in table.column_names:
-            raise RecordingError(
-                f"{self.path}: no column {sel.column!r} (for {what}); columns: "
-                f"{', '.join(table.column_names)}",
-                sel.column,
-            )
         arr = table.column(sel.column).combine_chunks()
         if arr.null_count:
             raise RecordingError(
@@ -198,6 +231,13 @@ class LerobotDataset:
         else:
             X = np.asarray(arr.to_numpy(zero_copy_only=False), dtype=float).reshape(n, 1)
         total = X.shape[1]
+        for bound in (sel.start, sel.stop):
+            if bound is not None and not -total <= bound <= total:
+                raise RecordingError(
+                    f"{self.path}: {what} {str(sel)!r} reaches past the column's {total} "
+                    "values per row",
+                    sel.column,
+                )
         X = X[:, sel.start : sel.stop]
         if X.shape[1] == 0 or (width is not None and X.shape[1] != width):
             need = f"{width}" if width is not None else "at least 1"
@@ -253,6 +293,21 @@ class LerobotDataset:
         if table.num_rows == 0:
             raise RecordingError(f"{self.path}: episode {episode} has no rows", str(episode))
         t = self._column(table, ColumnSlice(m.time), 1, "time")[:, 0]
+        bad = np.flatnonzero(~np.isfinite(t))
+        if bad.size:
+            raise RecordingError(
+                f"{self.path}: episode {episode}: column {m.time!r} (time) is not finite at "
+                f"{bad.size} rows (first: row {int(bad[0])})",
+                m.time,
+            )
+        back = np.flatnonzero(np.diff(t) <= 0)
+        if back.size:
+            k = int(back[0]) + 1
+            raise RecordingError(
+                f"{self.path}: episode {episode}: column {m.time!r} (time) is not strictly "
+                f"increasing (row {k}: {t[k]!r} after {t[k - 1]!r})",
+                m.time,
+            )
         qj = self._column(table, m.q, None, "q")
         nj = qj.shape[1]
         names = self._names(m.q, nj)
@@ -290,7 +345,7 @@ class LerobotDataset:
         wrenches = []
         for w in m.wrenches:
             sel = ColumnSlice.parse(w.source, "[lerobot]", "column")
-            values = self._column(table, sel, 6, f"wrench of {w.contact!r}")
+            values = self._column(table, sel, 6, w.label)
             wrenches.append(AlignedWrench(w, values, w.frame))
         metadata: dict[str, Any] = {
             "recording": "lerobot",

@@ -42,9 +42,11 @@ RECORDING_KEYS: dict[str, str] = {
     "time_base": "a mapped topic whose stamps are the samples (default: joint_states)",
     "rate": "number [Hz]: a uniform time base over the span every topic covers, instead",
     "stamps": "'header' (default; receive time where a topic's stamps are all zero) or 'receive'",
-    "tolerance": "number [s] >= 0: how far beyond a topic's first / last stamp the time "
-    "base may reach (its end value is held) (default 0.005)",
-    "crop": "bool: cut the time base to the span every topic covers (default false: error)",
+    "tolerance": "number [s] >= 0: with crop = false, how far beyond a topic's first / last "
+    "stamp the time base may reach (its end value is held) (default 0.005)",
+    "crop": "bool: cut the time base to the span every topic covers, so that no end value is "
+    "held (default true; metadata['cropped'] says what was cut); false: keep it, holding end "
+    "values within tolerance, and refuse a longer reach",
     "max_gap": "number [s] > 0: samples a topic would interpolate across a longer gap in its "
     "stamps become NaN (flagged by the checks, listed in metadata['gaps']); default 5 times "
     "the topic's median period",
@@ -69,11 +71,16 @@ LEROBOT_KEYS: dict[str, str] = {
 }
 #: Keys of a ``[[recording.wrenches]]`` or ``[[lerobot.wrenches]]`` entry.
 WRENCH_KEYS: dict[str, str] = {
-    "topic": "ROS: topic of geometry_msgs/msg/WrenchStamped",
+    "topic": "ROS: topic of geometry_msgs/msg/WrenchStamped (or an unstamped "
+    "geometry_msgs/msg/Wrench, taken at its receive time; give 'frame' or axes = 'world')",
     "column": "LeRobot: column[slice] of 6 numbers (fx, fy, fz, tx, ty, tz)",
     "contact": "name of the contact the wrench acts on (a [[contacts]] name)",
-    "contact_frame": "robot frame of the contact (default: the profile contact's frame, or "
-    "the contact name)",
+    "external": "instead of 'contact': the robot frame a known non-contact wrench acts at (a "
+    "push, the load on a hand sensor); stored as an external wrench at that frame's origin",
+    "contact_frame": "with 'contact': the robot frame at whose origin the wrench is stated "
+    "(default: the profile contact's frame, or the contact name); with axes = 'world' a "
+    "moment about another frame's origin is moved to the contact's; with axes = 'sensor' it "
+    "must be the contact's frame",
     "frame": "sensor frame: the wrench's axes and the point it is taken at (ROS default: the "
     "message's header.frame_id)",
     "axes": "'sensor' (default: convert from the sensor frame) or 'world' (already world "
@@ -165,8 +172,11 @@ class WrenchSource:
         The sensor frame: the axes of the recorded wrench and the point its moment is taken
         about. None: the message's ``header.frame_id`` (ROS).
     axes : {"sensor", "world"}
-        ``"world"``: the recorded wrench is already in world axes at the contact frame's
-        origin, and is not converted.
+        ``"world"``: the recorded wrench is already in world axes, about the origin of
+        ``contact_frame`` (or of the contact's frame), and only its moment is moved.
+    external : str or None
+        A robot frame: the wrench is a known external wrench acting there (a push), stored
+        in world axes at that frame's origin; ``contact`` is then empty.
     """
 
     contact: str
@@ -174,6 +184,12 @@ class WrenchSource:
     contact_frame: str | None = None
     frame: str | None = None
     axes: str = "sensor"
+    external: str | None = None
+
+    @property
+    def label(self) -> str:
+        """``contact:NAME`` or ``external:FRAME``, for messages and topic summaries."""
+        return f"external:{self.external}" if self.external else f"wrench:{self.contact}"
 
     @classmethod
     def from_dict(cls, entry: Mapping[str, Any], where: str, source_key: str) -> WrenchSource:
@@ -184,9 +200,18 @@ class WrenchSource:
             raise ProfileError(f"{where}: must be a table, got {entry!r}")
         other = "column" if source_key == "topic" else "topic"
         _keys(entry, {k: v for k, v in WRENCH_KEYS.items() if k != other}, where)
-        for key in (source_key, "contact"):
-            if key not in entry:
-                raise ProfileError(f"{where}: missing key {key!r}")
+        if source_key not in entry:
+            raise ProfileError(f"{where}: missing key {source_key!r}")
+        if ("contact" in entry) == ("external" in entry):
+            raise ProfileError(
+                f"{where}: give 'contact' (a contact's name) or 'external' (the frame of a "
+                "known non-contact wrench), one of them"
+            )
+        if "external" in entry and "contact_frame" in entry:
+            raise ProfileError(
+                f"{where}: 'contact_frame' applies with 'contact'; an external wrench is "
+                "stated at the 'external' frame's origin"
+            )
         axes = _choice(entry, "axes", where, ("sensor", "world")) or "sensor"
         frame = _str(entry, "frame", where)
         if axes == "world" and frame is not None:
@@ -194,11 +219,12 @@ class WrenchSource:
         if source_key == "column" and axes == "sensor" and frame is None:
             raise ProfileError(f"{where}: give 'frame' (the sensor frame) or axes = 'world'")
         return cls(
-            contact=_str(entry, "contact", where),
+            contact=_str(entry, "contact", where) if "contact" in entry else "",
             source=_str(entry, source_key, where),
             contact_frame=_str(entry, "contact_frame", where),
             frame=frame,
             axes=axes,
+            external=_str(entry, "external", where),
         )
 
 
@@ -241,7 +267,9 @@ class RosbagMapping:
     tolerance : float
         [s] how far the time base may reach beyond a topic's first or last stamp.
     crop : bool
-        Cut the time base to where every topic is available instead of raising.
+        Cut the time base to where every topic has started and not yet ended (default), so
+        no end value is held; ``metadata["cropped"]`` says what was cut. False: keep it,
+        holding end values within ``tolerance``, and refuse a longer reach.
     differentiate : bool
         Estimate velocities the messages lack by finite differences.
     max_gap : float or None
@@ -261,7 +289,7 @@ class RosbagMapping:
     rate: float | None = None
     stamps: str = "header"
     tolerance: float = DEFAULT_TOLERANCE
-    crop: bool = False
+    crop: bool = True
     differentiate: bool = False
     max_gap: float | None = None
 
@@ -294,7 +322,7 @@ class RosbagMapping:
             rate=_nonneg(data, "rate", where, positive=True),
             stamps=_choice(data, "stamps", where, ("header", "receive")) or "header",
             tolerance=_tolerance(data, where),
-            crop=_bool(data, "crop", where, False),
+            crop=_bool(data, "crop", where, True),
             differentiate=_bool(data, "differentiate", where, False),
             max_gap=_nonneg(data, "max_gap", where, positive=True),
         )

@@ -30,6 +30,7 @@ from ..errors import LogFileError, LogFormatError, ProfileError, RecordingError,
 from ..robot import Robot
 from ..trajectory import Trajectory
 from ._assemble import AlignedWrench, assemble, contact_frames_of, twist_in_base
+from ._rosbag_schema import check_bag_files, check_definition, time_base
 from .mapping import RosbagMapping
 from .timing import (
     TopicTimes,
@@ -59,7 +60,7 @@ MESSAGE_TYPES: dict[str, tuple[str, ...]] = {
         "geometry_msgs/msg/TwistWithCovarianceStamped",
     ),
     "imu": ("sensor_msgs/msg/Imu",),
-    "wrench": ("geometry_msgs/msg/WrenchStamped",),
+    "wrench": ("geometry_msgs/msg/WrenchStamped", "geometry_msgs/msg/Wrench"),
 }
 _EXTRAPOLATION_HINT = (
     "; set crop = true to cut the time base to the span every topic covers, or raise tolerance"
@@ -129,6 +130,8 @@ def _row(msgtype: str, msg: Any) -> tuple[Any, str]:
         return _xyz(tw.linear) + _xyz(tw.angular), msg.header.frame_id
     if msgtype == "geometry_msgs/msg/WrenchStamped":
         return _xyz(msg.wrench.force) + _xyz(msg.wrench.torque), msg.header.frame_id
+    if msgtype == "geometry_msgs/msg/Wrench":  # no header: no frame, receive time
+        return _xyz(msg.force) + _xyz(msg.torque), ""
     o = msg.orientation  # sensor_msgs/msg/Imu
     row = [o.x, o.y, o.z, o.w] + _xyz(msg.angular_velocity) + _xyz(msg.linear_acceleration)
     return row, msg.header.frame_id
@@ -154,6 +157,7 @@ def _read_streams(path: Path, kinds: Mapping[str, str]) -> dict[str, _Stream]:
     typesys = require("rosbags.typesys", "ros", "ROS 2 bags and MCAP files")
     if not path.exists():
         raise LogFileError(f"{path}: no such bag or MCAP file")
+    check_bag_files(path)  # a bag folder reads only its own files
     try:
         reader = highlevel.AnyReader(
             [path], default_typestore=typesys.get_typestore(typesys.Stores.LATEST)
@@ -181,6 +185,7 @@ def _read_streams(path: Path, kinds: Mapping[str, str]) -> dict[str, _Stream]:
                     topic,
                 )
             streams[topic] = _Stream(topic, kind, next(iter(available[topic])))
+            check_definition(reader.typestore.fielddefs, streams[topic].msgtype, topic, path)
         connections = [c for c in reader.connections if c.topic in streams]
         for con, receive_ns, raw in reader.messages(connections=connections):
             s = streams[con.topic]
@@ -192,8 +197,16 @@ def _read_streams(path: Path, kinds: Mapping[str, str]) -> dict[str, _Stream]:
                     f"{con.msgtype}: {exc}",
                     con.topic,
                 ) from exc
-            row, frame = _row(con.msgtype, msg)
-            s.header.append(_ns(msg.header.stamp))
+            try:
+                row, frame = _row(con.msgtype, msg)
+            except (AttributeError, TypeError, ValueError) as exc:  # a non-standard definition
+                raise RecordingError(
+                    f"{path}: topic {con.topic!r}: message {len(s.rows)} of {con.msgtype} lacks "
+                    f"a field the reader uses: {exc}",
+                    con.topic,
+                ) from exc
+            # An unstamped message (geometry_msgs/msg/Wrench) is taken at its receive time.
+            s.header.append(_ns(msg.header.stamp) if hasattr(msg, "header") else 0)
             s.receive.append(int(receive_ns))
             s.rows.append(row)
             s.frames.add(frame)
@@ -257,29 +270,6 @@ def _joint_arrays(
     return names, P, V, E
 
 
-def _time_base(m: RosbagMapping, times: dict[str, NDArray[np.int64]]) -> NDArray[np.int64]:
-    """The time base [ns]: a topic's sorted stamps, or a uniform grid at ``rate`` over the span
-    every topic covers; with ``crop``, cut to where every topic is available."""
-    if m.rate is not None:
-        start = max(int(t[0]) for t in times.values())
-        end = min(int(t[-1]) for t in times.values())
-        if end < start:
-            raise RecordingError("the mapped topics share no common time span", "")
-        step = 1e9 / m.rate
-        n = int(np.floor((end - start) / step + 1e-9)) + 1
-        return start + np.round(np.arange(n) * step).astype(np.int64)
-    base = times[m.time_base or m.joint_states]
-    if m.crop:
-        tol = round(m.tolerance * 1e9)
-        keep = np.ones(base.size, dtype=bool)
-        for x in times.values():
-            keep &= (base >= x[0] - tol) & (base <= x[-1] + tol)
-        if not keep.any():
-            raise RecordingError("the mapped topics share no common time span", "")
-        base = base[keep]
-    return base
-
-
 def read_rosbag_recording(
     path: str | Path, mapping: Any, robot: Robot | None = None
 ) -> RosbagRecording:
@@ -338,7 +328,7 @@ def read_rosbag_recording(
     for topic, s in streams.items():
         stamps[topic], used[topic] = _stamps(s, m.stamps)
     sorted_ns = {t: np.sort(x) for t, x in stamps.items()}
-    base_ns = _time_base(m, sorted_ns)
+    base_ns, cropped = time_base(m, sorted_ns, str(path))
     origin = int(base_ns[0])
 
     def seconds(ns: NDArray[np.int64]) -> Array:
@@ -447,7 +437,7 @@ def read_rosbag_recording(
             "linear_acceleration": aligned(im.topic, rows[:, 7:]),
         }
         metadata["imu_frame"] = sorted(im.frames)[0] if im.frames else ""
-    labels = {w.source: f"wrench:{w.contact}" for w in m.wrenches}
+    labels = {w.source: w.label for w in m.wrenches}
     times = {
         topic: TopicTimes(
             topic,
@@ -472,6 +462,17 @@ def read_rosbag_recording(
         warnings.warn(
             f"{path}: samples inside gaps of {listed} are NaN (flagged by the checks), not "
             "interpolated; raise max_gap in the [recording] section to accept longer gaps",
+            StateWarning,
+            stacklevel=2,
+        )
+    if cropped is not None:
+        metadata["cropped"] = cropped
+        warnings.warn(
+            f"{path}: the time base is cropped to where every mapped topic has data: "
+            f"{cropped['samples_before']} samples ({cropped['start_s']:.6g} s) before "
+            f"{cropped['started_last']!r} starts and {cropped['samples_after']} samples "
+            f"({cropped['end_s']:.6g} s) after {cropped['ended_first']!r} ends are left out, "
+            "not held (crop = false keeps them within tolerance)",
             StateWarning,
             stacklevel=2,
         )
