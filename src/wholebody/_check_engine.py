@@ -233,7 +233,8 @@ def _check_source(
             for c in convention_report.findings
         ]
     inconsistent = report.inconsistent_samples
-    if diagnose_causes and inconsistent.any():
+
+    def diagnosis_data() -> DiagnosisData:
         # Valid samples whose kinematics the diagnosis keeps (at most MAX_SAMPLES, evenly spread).
         valid = np.flatnonzero(checked_ok)
         keep = (
@@ -243,32 +244,46 @@ def _check_source(
         )
         rows = keep[~bad[keep]]
         kept = _kept_samples(robot, source, bounds, contacts, parents, rows, bad, diff)
-        findings += diagnose(
-            DiagnosisData(
-                weight=robot.weight,
-                mass=robot.mass,
-                gravity=robot.gravity_vector,
-                time=out.time[rows],
-                wrenches=kept.wrenches,
-                positions=kept.positions,
-                rotations=kept.rotations,
-                joint_centres=kept.joints,
-                com=kept.com,
-                momentum_rate=kept.rate,
-                external=kept.ext,
-                names=names,
-                over=inconsistent[rows],
-                log_wrenches=cast(Array, kept.log_wrenches),
-                rows=rows,
-                log_time=out.time,
-                tolerance=(
-                    tol["force_tolerance"] * robot.weight,
-                    tol["moment_tolerance"] * robot.weight,
-                ),
-                contacts=contacts,
-                cone_tolerance=tol["cone_tolerance"] * robot.weight,
-            )
+        euler = False
+        if estimated:  # is v an Euler integrator's? (the lag fit's basis)
+            from .diagnosis.causes_timing import semi_implicit_euler
+
+            head, _ = _read_part(source, 0, min(source.n, 2000), None)
+            euler = semi_implicit_euler(*head.for_robot(robot)[:2])
+        return DiagnosisData(
+            weight=robot.weight,
+            mass=robot.mass,
+            gravity=robot.gravity_vector,
+            time=out.time[rows],
+            wrenches=kept.wrenches,
+            positions=kept.positions,
+            rotations=kept.rotations,
+            joint_centres=kept.joints,
+            com=kept.com,
+            momentum_rate=kept.rate,
+            external=kept.ext,
+            names=names,
+            over=inconsistent[rows],
+            log_wrenches=cast(Array, kept.log_wrenches),
+            rows=rows,
+            log_time=out.time,
+            tolerance=(
+                tol["force_tolerance"] * robot.weight,
+                tol["moment_tolerance"] * robot.weight,
+            ),
+            contacts=contacts,
+            cone_tolerance=tol["cone_tolerance"] * robot.weight,
+            accelerations_estimated=estimated,
+            euler_velocities=euler,
         )
+
+    if diagnose_causes and inconsistent.any():
+        findings += diagnose(diagnosis_data())
+    elif diagnose_causes and contacts and report.n_checked >= 8:
+        # A log within tolerance whose small residual one parameter removes: a note.
+        from .diagnosis.notes import consistent_log_notes
+
+        report.notes = consistent_log_notes(diagnosis_data())
     report.diagnosis = findings
     return report
 

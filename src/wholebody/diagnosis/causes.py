@@ -20,8 +20,8 @@ from .causes_fitted import (
     missing_forces,
     sensor_offsets,
     stale_forces,
-    time_offset,
 )
+from .causes_timing import force_lag
 
 __all__ = ["CAUSES"]
 
@@ -30,7 +30,7 @@ CAUSES = (
     axis_conventions,
     swapped_contacts,
     wrong_points,
-    time_offset,
+    force_lag,  # supersedes causes_fitted.time_offset (no central-difference bias)
     mass_error,
     gravity_sign,
     com_offset,

@@ -128,6 +128,14 @@ class DiagnosisData:
         The contacts (friction, sole sizes): with them, friction-cone evidence counts too.
     cone_tolerance : float
         Cone slack [N] (the check's absolute cone tolerance).
+    accelerations_estimated : bool
+        Whether the accelerations were differentiated from ``v`` (the lag fit's basis).
+    euler_velocities : bool
+        Whether ``v`` is a semi-implicit Euler integrator's at the log's step
+        (:func:`wholebody.diagnosis.causes_timing.semi_implicit_euler`).
+    links : LinkMotion or None
+        Motion of the model's links that have no ``<inertial>`` (for the cause that gives
+        them the mass a simulator does); None when the model has none or it is unknown.
     """
 
     weight: float
@@ -149,6 +157,9 @@ class DiagnosisData:
     tolerance: tuple[float, float] = (np.inf, np.inf)
     contacts: Any = None
     cone_tolerance: float = 0.0
+    accelerations_estimated: bool = False
+    euler_velocities: bool = False
+    links: Any = None
 
     def __post_init__(self) -> None:
         self.score_rows = (

@@ -1,0 +1,26 @@
+"""Notes beside a consistent verdict: a residual within tolerance that one parameter removes
+almost entirely is not noise but a finding (a simulator's contact forces read one step before
+its state: 7.7e-3 N of residual that a one-sample shift brings to 1e-11 N).
+
+The verdict is not changed; the notes are said beside it (``Report.notes``, the JSON's
+``notes``, the summary's ``note`` lines).
+"""
+
+from __future__ import annotations
+
+from .causes_timing import lag_notes
+from .core import DiagnosisData, Finding
+
+__all__ = ["consistent_log_notes", "NOTES"]
+
+#: The one-parameter corrections tried on a log within tolerance.
+NOTES = (lag_notes,)
+
+
+def consistent_log_notes(d: DiagnosisData) -> list[Finding]:
+    """Every note on a log within tolerance (``d`` built over its valid samples, none over
+    tolerance), best first."""
+    out: list[Finding] = []
+    for note in NOTES:
+        out.extend(note(d))
+    return sorted(out, key=lambda f: -f.explained)
