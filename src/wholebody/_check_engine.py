@@ -250,6 +250,7 @@ def _check_source(
 
             head, _ = _read_part(source, 0, min(source.n, 2000), None)
             euler = semi_implicit_euler(*head.for_robot(robot)[:2])
+        links = _link_motion(robot, source, bounds, rows, diff)
         return DiagnosisData(
             weight=robot.weight,
             mass=robot.mass,
@@ -275,6 +276,7 @@ def _check_source(
             cone_tolerance=tol["cone_tolerance"] * robot.weight,
             accelerations_estimated=estimated,
             euler_velocities=euler,
+            links=links,
         )
 
     if diagnose_causes and inconsistent.any():
@@ -286,6 +288,29 @@ def _check_source(
         report.notes = consistent_log_notes(diagnosis_data())
     report.diagnosis = findings
     return report
+
+
+def _link_motion(
+    robot: Robot,
+    source: _Source,
+    bounds: list[tuple[int, int]],
+    rows: NDArray[np.intp],
+    diff: _Differentiation | None,
+) -> Any:
+    """The motion of the links without ``<inertial>`` at ``rows`` (None when there are none)."""
+    from ._check_links import inertialess_links, link_motion
+
+    names = inertialess_links(robot)
+    if not names or not len(rows):
+        return None
+
+    def read(start: int, stop: int) -> tuple[Array, Array, Array, int]:
+        part, off = _read_part(source, start, stop, diff)
+        q, v, a, _ = part.for_robot(robot)
+        assert a is not None  # read with accelerations (_read_part)
+        return q, v, a, off
+
+    return link_motion(robot, read, bounds, rows, names)
 
 
 def _failed_chunk_rows(reasons: dict[int, str], n: int) -> NDArray[np.bool_]:

@@ -2,19 +2,21 @@
 almost entirely is not noise but a finding (a simulator's contact forces read one step before
 its state: 7.7e-3 N of residual that a one-sample shift brings to 1e-11 N).
 
-The verdict is not changed; the notes are said beside it (``Report.notes``, the JSON's
-``notes``, the summary's ``note`` lines).
+Held readings (a stream that ended, held by the resampler) are noted there too, their
+samples listed with the reason. The verdict is not changed; the notes are said beside it
+(``Report.notes``, the JSON's ``notes``, the summary's ``note`` lines).
 """
 
 from __future__ import annotations
 
+from .causes_artefacts import held_stream_notes
 from .causes_timing import lag_notes
 from .core import DiagnosisData, Finding
 
 __all__ = ["consistent_log_notes", "NOTES"]
 
 #: The one-parameter corrections tried on a log within tolerance.
-NOTES = (lag_notes,)
+NOTES = (lag_notes, held_stream_notes)
 
 
 def consistent_log_notes(d: DiagnosisData) -> list[Finding]:
