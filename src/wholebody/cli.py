@@ -259,11 +259,9 @@ def _estimate(args: argparse.Namespace) -> int:
         if isinstance(exc, WholebodyError):
             raise
         raise OutputError(f"cannot write {args.output}: {exc}") from exc
-    print(
-        f"estimated {len(contacts)} contacts over {len(traj)} samples "
-        f"({est.metadata['estimation_mode']}): {est.metadata['estimation_status']}; "
-        f"written to {args.output}"
-    )
+    from .estimate_report import format_estimate_report
+
+    print(format_estimate_report(est, contacts, args.output))
     return EXIT_OK
 
 

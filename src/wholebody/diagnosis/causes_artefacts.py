@@ -35,6 +35,9 @@ Array = NDArray[np.float64]
 ZERO_TANGENTIAL = 1e-7
 #: A share of the weight above which a contact counts as loaded.
 LOADED = 0.02
+#: A fitted mass at the links without <inertial> over this share of the robot's is no engine's
+#: default (units, gains, pushes: other causes).
+MAX_EXTRA_MASS = 0.3
 #: A reading repeated (bit for bit) this many samples in a row is a held value when the
 #: balance needs it to change.
 MIN_HELD_SAMPLES = 5
@@ -246,8 +249,18 @@ def inertialess_link_mass(d: DiagnosisData) -> list[Finding]:
     col = np.concatenate([f.sum(axis=1), tau.sum(axis=1)], axis=1)[:, :, None]
     fit = linear_fit(d.base_residual, col, d.all_rows)
     m, se = float(fit.theta[0]), float(fit.std_error[0])
-    corrected = d.base_residual + m * col[:, :, 0]
     total = m * len(links.names)
+    if not (m > 0 and total <= MAX_EXTRA_MASS * d.mass):
+        return [
+            Finding(
+                "inertialess_links",
+                0.0,
+                f"a fitted mass of {m:.3g} kg at each link without <inertial> is not a mass an "
+                f"engine gives them (negative, or over {100 * MAX_EXTRA_MASS:.0f} % of the robot)",
+                {"link_mass": m, "links": list(links.names)},
+            )
+        ]
+    corrected = d.base_residual + m * col[:, :, 0]
     engine = ""
     if abs(m - 1.0) < max(3 * se, 0.05):
         engine = " (1 kg each: PyBullet's default for a link without <inertial>)"
