@@ -236,3 +236,36 @@ def test_g1_warns_of_its_links_without_inertia():
             wb.load("g1")
         except wb.MissingDependencyError:
             pytest.skip("example-robot-data is not installed")
+
+
+@pytest.fixture(scope="module", params=["g1", "talos"])
+def third_party(request):
+    pytest.importorskip("mujoco")
+    try:
+        wb.load(request.param)
+    except wb.MissingDependencyError:
+        pytest.skip("example-robot-data is not installed")
+    sys.path.insert(0, str(ROOT / "examples"))
+    import mujoco_any_humanoid
+
+    build, traj, report = mujoco_any_humanoid.stand(request.param, 0.3)
+    assert report.verdict == "consistent" and report.notes == [], report.format_summary()
+    return build.robot, list(build.contacts), traj
+
+
+def test_third_party_artefacts_are_named(third_party):
+    """On G1 and Talos standing in MuJoCo: a one-step force lag (a note, or the cause),
+    normal-only forces, a held stream."""
+    robot, contacts, traj = third_party
+    W0 = traj.contact_wrenches
+    dt = float(np.median(np.diff(traj.time)))
+    late = dataclasses.replace(traj, contact_wrenches=W0[np.r_[0, np.arange(len(W0) - 1)]])
+    report = check_trajectory(robot, late, contacts)
+    found = report.diagnosis[0] if report.diagnosis else report.notes[0]
+    assert found.cause == "time_offset", report.format_summary()
+    assert found.parameters["lag_seconds"] == pytest.approx(dt, abs=0.05 * dt)
+    W = W0.copy()
+    W[..., :2] = 0.0
+    W[..., 5] = 0.0
+    best, report = _diagnose(robot, traj, W, contacts)
+    assert best.cause == "normal_force_only", report.format_summary()

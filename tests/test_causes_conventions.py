@@ -76,10 +76,14 @@ def test_joints_beyond_limits_are_flagged_per_sample(humanoid, logs):  # noqa: F
     j = 7 + list(traj.joint_names).index("left_knee")
     q[100:110, j] = -0.5  # a knee bent backwards: beyond [0, ...]
     check = check_conventions(humanoid, dataclasses.replace(traj, q=q), FEET)[CHECK_NAME]
-    assert not check.passed and check.hypotheses == ()
+    assert check.passed and check.hypotheses == ()  # not degrees: flagged, not a failure
     flagged = check.evidence["flagged"]
     assert sorted(flagged) == list(range(100, 110))
     assert all("left_knee" in why for why in flagged.values())
+    report = check_trajectory(humanoid, dataclasses.replace(traj, q=q), FEET)
+    (note,) = [n for n in report.notes if n.cause == "joint_limits"]
+    assert sorted(note.parameters["flagged"]) == list(range(100, 110))
+    assert "left_knee" in report.format_summary()
     # Clean logs pass (simulated within the limits).
     for name in RATES:
         assert check_conventions(humanoid, logs[name], FEET)[CHECK_NAME].passed

@@ -64,11 +64,11 @@ def test_force_schedule_agrees_with_the_simulator_on_single_support(humanoid, ev
     assert truth[:, 1].mean() < 0.8  # the right foot is in the air for a while
     agreement = schedule.parameters["agreement"]
     assert set(agreement) == {"left_sole", "right_sole"} and agreement["left_sole"] == 1.0
-    # The same through the dispatcher.
-    same = infer_contact_schedule(
-        humanoid, q, v, None, FEET, time=traj.time, method="force", wrenches=traj.contact_wrenches
+    # Force and truth agree better than the kinematics alone (the 5 mm band lags lift-off).
+    kinematic = infer_contact_schedule(
+        humanoid, q, v, None, FEET, time=traj.time, method="kinematic"
     )
-    assert np.array_equal(same.active, schedule.active)
+    assert (schedule.active == truth).mean() > (kinematic.active == truth).mean()
 
 
 def test_kinematics_overrule_a_force_in_the_air(humanoid):

@@ -234,7 +234,7 @@ def _check_source(
         ]
     inconsistent = report.inconsistent_samples
 
-    def diagnosis_data() -> DiagnosisData:
+    def diagnosis_data(with_links: bool = True) -> DiagnosisData:
         # Valid samples whose kinematics the diagnosis keeps (at most MAX_SAMPLES, evenly spread).
         valid = np.flatnonzero(checked_ok)
         keep = (
@@ -250,7 +250,7 @@ def _check_source(
 
             head, _ = _read_part(source, 0, min(source.n, 2000), None)
             euler = semi_implicit_euler(*head.for_robot(robot)[:2])
-        links = _link_motion(robot, source, bounds, rows, diff)
+        links = _link_motion(robot, source, bounds, rows, diff) if with_links else None
         return DiagnosisData(
             weight=robot.weight,
             mass=robot.mass,
@@ -285,7 +285,10 @@ def _check_source(
         # A log within tolerance whose small residual one parameter removes: a note.
         from .diagnosis.notes import consistent_log_notes
 
-        report.notes = consistent_log_notes(diagnosis_data())
+        report.notes = consistent_log_notes(diagnosis_data(with_links=False))
+    from .diagnosis.notes import limit_notes
+
+    report.notes += limit_notes(convention_report)
     report.diagnosis = findings
     return report
 

@@ -4,7 +4,10 @@ A log whose joint angles, velocities and accelerations are all in degrees still 
 equal to ``dq/dt`` (the velocity check passes); the robot it describes is then folded far
 beyond its joints' limits, and its contacts seem to move at tens of m/s. This check flags
 each sample whose joint is beyond its limits (with the joint), and names the degrees when
-reading the angles as degrees puts every joint within them.
+reading the angles as degrees puts every joint within them (a failed check). Joints beyond
+their limits otherwise pass the check (the balance is not at stake: a simulator may not
+enforce a URDF's limits), flagged per sample in its evidence and said as a note beside the
+verdict (:func:`wholebody.diagnosis.notes.limit_notes`).
 
 Model: a joint is beyond its limits when its position is outside ``[lower - s, upper + s]``,
 ``s = LIMIT_SLACK_RAD + LIMIT_SLACK_SHARE * (upper - lower)`` (simulators enforce limits
@@ -151,12 +154,16 @@ def joint_limit_check(
             ("joint_angles_in_degrees",),
             evidence,
         )
+    # Beyond the limits, not degrees: the balance is not at stake (a simulator may not enforce
+    # a URDF's limits; a start at the neutral pose may be outside them). The check passes; the
+    # samples are flagged in the evidence and said as a note beside the verdict.
     return ConventionCheck(
         CHECK_NAME,
-        False,
+        True,
         f"joints beyond their URDF limits on {int(rows_beyond.sum())} samples{when}: "
-        f"{shown}{more} (flagged per sample in the evidence)",
-        "check the joint order and offsets against the URDF (or the URDF's limits)",
+        f"{shown}{more} (flagged per sample in the evidence; check the joint order and "
+        "offsets against the URDF, or the URDF's limits)",
+        "",
         (),
         evidence,
     )

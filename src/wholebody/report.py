@@ -339,8 +339,13 @@ class Report:
                 )
         for note in self.notes:
             lines.append(
-                f"note      {note.message} (removes {100 * note.explained:.4g} % of the "
-                "residual, which is within tolerance)"
+                f"note      {note.message}"
+                + (
+                    f" (removes {100 * note.explained:.4g} % of the residual, which is within "
+                    "tolerance)"
+                    if note.explained > 0
+                    else ""
+                )
             )
         if self.conventions is not None:
             for check in self.conventions.findings:

@@ -137,9 +137,14 @@ def run_contacts_command(args: argparse.Namespace) -> int:
             options["external_wrenches"] = {
                 f: traj.external_wrenches[:, j] for j, f in enumerate(traj.external_frames)
             }
-    schedule = infer_contact_schedule(
-        robot, q, v, a, contacts, time=traj.time, method=args.method, **options
-    )
+    if args.method == "force":
+        from .schedule import infer_schedule_force
+
+        schedule = infer_schedule_force(robot, q, v, contacts, time=traj.time, **options)
+    else:
+        schedule = infer_contact_schedule(
+            robot, q, v, a, contacts, time=traj.time, method=args.method, **options
+        )
     schedule.save(args.output)
     print(schedule.summary())
     if wrenches is not None:  # the force and kinematic evidence side by side, per contact

@@ -29,7 +29,7 @@ __all__ = [
 Array = NDArray[np.float64]
 Bools = NDArray[np.bool_]
 #: Inference methods.
-METHODS = ("kinematic", "dynamic", "combined", "force")
+METHODS = ("kinematic", "dynamic", "combined")
 #: Dynamic inference tries every subset: at most this many candidate contacts.
 MAX_SUBSET_CONTACTS = 6
 

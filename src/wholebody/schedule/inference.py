@@ -508,10 +508,6 @@ def infer_contact_schedule(
     :func:`infer_schedule_combined` (``a`` is not used by the kinematic method)."""
     if method == "kinematic":
         return infer_schedule_kinematic(robot, q, v, contacts, time=time, **options)
-    if method == "force":  # wrenches= or normal_force= in options
-        from .force import infer_schedule_force
-
-        return infer_schedule_force(robot, q, v, contacts, time=time, **options)
     if a is None:
         raise StateError(f"the {method!r} method needs accelerations a (N, nv)")
     if method == "dynamic":
