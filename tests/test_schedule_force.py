@@ -99,6 +99,12 @@ def test_a_hovering_swing_foot_carries_no_force_in_the_estimate(humanoid, every)
     fz_all = declared.contact_wrenches[:, declared.contact_names.index("right_sole:estimated"), 2]
     assert np.abs(fz_all[hovering]).max() > 1.0
     assert "Schmitt" in est.metadata["estimation_schedule"]["schedule"]
+    # A log that declares both feet in contact throughout: the hovering foot still gets none.
+    claimed = dataclasses.replace(traj, contact_active=np.ones((len(traj), 2), dtype=bool))
+    est = estimate_trajectory(humanoid, claimed, FEET, use_torques=False)
+    fz = est.contact_wrenches[:, est.contact_names.index("right_sole:estimated"), 2]
+    assert np.abs(fz[hovering]).max() <= 1.0
+    assert "within the log's schedule" in est.metadata["estimation_schedule"]["schedule"]
 
 
 def test_estimate_and_contacts_commands_report(humanoid, tmp_path, capsys):
@@ -128,6 +134,7 @@ def test_estimate_and_contacts_commands_report(humanoid, tmp_path, capsys):
     )
     text = capsys.readouterr().out
     assert "evidence  right_sole: force and kinematics agree on" in text
+    assert "contact schedule (force" in text  # auto: the log has the wrenches
     assert main(
         ["contacts", str(log), "--config", str(profile), "--method", "force", "-o",
          str(tmp_path / "f.npz")]

@@ -38,30 +38,38 @@ def schedule_for_estimate(
     """The active mask (N, k) for an estimate of ``traj`` (in ``contacts`` order) and what it
     rests on; ``(None, ...)`` where every declared contact may carry force.
 
-    The log's own schedule (``contact_active``) wins; then logged wrenches that carry the
-    robot give the force-and-kinematics schedule; else none.
+    Logged wrenches that carry the robot give the force-and-kinematics schedule; a schedule
+    in the log (``contact_active``) is kept where that one agrees (a contact declared active
+    whose logged force is nil and whose foot is off the ground carries nothing); without
+    usable forces, the log's schedule, else none.
     """
-    if traj.contact_active is not None:
-        return np.asarray(traj.contact_active, dtype=bool), {"schedule": "the log's"}
+    declared = None if traj.contact_active is None else np.asarray(traj.contact_active, bool)
     names = [c.name for c in contacts]
     W = traj.contact_wrenches
+    fallback = "the log's" if declared is not None else "every declared contact"
     if W is None or not len(traj) or not set(names) <= set(traj.contact_names):
-        return None, {"schedule": "every declared contact"}
+        return declared, {"schedule": fallback}
     cols = [traj.contact_names.index(n) for n in names]
     W = np.asarray(W, dtype=float)[:, cols]
     up = -robot.gravity_vector / np.linalg.norm(robot.gravity_vector)
     carried = np.nansum(np.maximum(W[..., :3] @ up, 0.0), axis=1)
     if not np.isfinite(carried).any() or np.nanmedian(carried) < CARRIED_SHARE * robot.weight:
-        return None, {"schedule": "every declared contact (the logged forces carry too little)"}
+        return declared, {"schedule": f"{fallback} (the logged forces carry too little)"}
     from .schedule import infer_schedule_force
 
     q, v, _, _ = traj.for_robot(robot)
     schedule = infer_schedule_force(robot, q, v, contacts, time=traj.time, wrenches=W)
-    return schedule.active, {
-        "schedule": "from the logged normal forces (Schmitt trigger) and the kinematics",
+    active = schedule.active
+    text = "from the logged normal forces (Schmitt trigger) and the kinematics"
+    if declared is not None and declared.shape == active.shape:
+        dropped = int((declared & ~active).sum())
+        active = declared & active
+        text += f", within the log's schedule ({dropped} declared samples carry nothing)"
+    return active, {
+        "schedule": text,
         "agreement": schedule.parameters["agreement"],
         "inactive_samples": dict(
-            zip(names, (~schedule.active).sum(axis=0).astype(int).tolist(), strict=True)
+            zip(names, (~active).sum(axis=0).astype(int).tolist(), strict=True)
         ),
     }
 

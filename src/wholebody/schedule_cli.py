@@ -32,9 +32,10 @@ def add_contacts_command(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--method",
-        choices=("kinematic", "dynamic", "combined", "force"),
-        default="combined",
-        help="force: the log's normal forces (Schmitt trigger) gated by the kinematics",
+        choices=("auto", "kinematic", "dynamic", "combined", "force"),
+        default="auto",
+        help="force: the log's normal forces (Schmitt trigger) gated by the kinematics; "
+        "auto (default): force when the log has the contacts' wrenches, else combined",
     )
     p.add_argument("--force-on", type=float, default=None, help="force trigger on [N]")
     p.add_argument("--force-off", type=float, default=None, help="force trigger off [N]")
@@ -107,6 +108,8 @@ def run_contacts_command(args: argparse.Namespace) -> int:
     traj = read_log(args.log, mapping=args.config, robot=robot)
     traj = traj.at_frame_origins(robot, contacts)  # wrenches stated at other points
     q, v, a, tau = traj.for_robot(robot)
+    if args.method == "auto":
+        args.method = "force" if _logged_wrenches(traj, contacts) is not None else "combined"
     dwell = (0.0, 0.0) if args.method == "force" else (0.02, 0.02)
     if args.min_contact is None:
         args.min_contact = dwell[0]
