@@ -67,7 +67,8 @@ def test_joint_angles_velocities_and_accelerations_in_degrees(humanoid, logs, na
     assert not limits.passed and limits.hypotheses == ("joint_angles_in_degrees",)
     assert "left_knee" in limits.evidence["joints"]
     full = check_trajectory(humanoid, traj, FEET)
-    assert any(f.cause == f"convention:{CHECK_NAME}" for f in full.diagnosis)
+    assert full.diagnosis[0].cause == f"convention:{CHECK_NAME}", full.format_summary()
+    assert "degrees" in full.diagnosis[0].message
 
 
 def test_joints_beyond_limits_are_flagged_per_sample(humanoid, logs):  # noqa: F811

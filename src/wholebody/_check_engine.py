@@ -230,7 +230,8 @@ def _check_source(
                 c.message + (f"; fix: {c.fix}" if c.fix else ""),
                 {"hypotheses": list(c.hypotheses), "evidence": c.evidence},
             )
-            for c in convention_report.findings
+            # A named mistake first (degrees explain contacts that seem to move).
+            for c in sorted(convention_report.findings, key=lambda c: not c.hypotheses)
         ]
     inconsistent = report.inconsistent_samples
 
