@@ -35,7 +35,7 @@ NOTE_REDUCTION = 100.0
 #: this share, with an interval that excludes zero.
 NOTE_SHARE_ESTIMATED = 0.5
 #: A note's lag search reaches this many samples each way.
-NOTE_LAG_SAMPLES = 20
+NOTE_LAG_SAMPLES = 10
 #: Residuals below this share of the weight (median force) are numerical round-off: no note.
 NOTE_FLOOR = 1e-9
 #: The lag's standard error is at least this share of a step: the error of the four-point
