@@ -40,7 +40,7 @@ def known_sample(robot, rng, contacts=FEET):
     """
     joints = {n: rng.uniform(-0.2, 0.2) for n in robot.joint_names}
     joints |= {"left_knee": rng.uniform(0.1, 0.6), "right_knee": rng.uniform(0.1, 0.6)}
-    q = robot.q_from_named(joints, base_position=[0.0, 0.0, H])
+    q = robot.q_from_named(joints, base_position=[0.0, 0.0, H], beyond_limits=True)
     v = rng.normal(scale=0.3, size=robot.nv)
     truth, ext = [], {}
     for c in contacts:
@@ -205,7 +205,7 @@ def tipping_sample(robot, rng):
     """A random state with a large random acceleration: no wrenches inside the cones
     (mu = 0.1) can produce it."""
     joints = {n: rng.uniform(-0.3, 0.3) for n in robot.joint_names}
-    q = robot.q_from_named(joints, base_position=[0.0, 0.0, H])
+    q = robot.q_from_named(joints, base_position=[0.0, 0.0, H], beyond_limits=True)
     a = rng.normal(scale=20.0, size=robot.nv)
     a[0] = 15.0  # a large forward acceleration of the base
     return q, rng.normal(scale=0.5, size=robot.nv), a

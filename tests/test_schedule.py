@@ -378,6 +378,8 @@ def test_contacts_command_writes_the_schedule_and_figure(humanoid, step_log, tmp
             "0.005",
             "--residual-tolerance",
             "1.0",
+            "--method",  # the default (auto) would take the log's forces
+            "combined",
             "-o",
             str(out),
         ]

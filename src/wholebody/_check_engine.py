@@ -244,10 +244,12 @@ def _check_chunks(
                 c.message + (f"; fix: {c.fix}" if c.fix else ""),
                 {"hypotheses": list(c.hypotheses), "evidence": c.evidence},
             )
-            for c in convention_report.findings
+            # A named mistake first (degrees explain contacts that seem to move).
+            for c in sorted(convention_report.findings, key=lambda c: not c.hypotheses)
         ]
     inconsistent = report.inconsistent_samples
-    if diagnose_causes and inconsistent.any():
+
+    def diagnosis_data(with_links: bool = True) -> DiagnosisData:
         # Valid samples whose kinematics the diagnosis keeps (at most MAX_SAMPLES, evenly spread).
         valid = np.flatnonzero(checked_ok)
         keep = (
@@ -257,34 +259,76 @@ def _check_chunks(
         )
         rows = keep[~bad[keep]]
         kept = _kept_samples(robot, source, bounds, contacts, parents, rows, bad, diff)
-        findings += diagnose(
-            DiagnosisData(
-                weight=robot.weight,
-                mass=robot.mass,
-                gravity=robot.gravity_vector,
-                time=out.time[rows],
-                wrenches=kept.wrenches,
-                positions=kept.positions,
-                rotations=kept.rotations,
-                joint_centres=kept.joints,
-                com=kept.com,
-                momentum_rate=kept.rate,
-                external=kept.ext,
-                names=names,
-                over=inconsistent[rows],
-                log_wrenches=cast(Array, kept.log_wrenches),
-                rows=rows,
-                log_time=out.time,
-                tolerance=(
-                    tol["force_tolerance"] * robot.weight,
-                    tol["moment_tolerance"] * robot.weight,
-                ),
-                contacts=contacts,
-                cone_tolerance=tol["cone_tolerance"] * robot.weight,
-            )
+        euler = False
+        if estimated:  # is v an Euler integrator's? (the lag fit's basis)
+            from .diagnosis.causes_timing import semi_implicit_euler
+
+            head, _ = _read_part(source, 0, min(source.n, 2000), None)
+            euler = semi_implicit_euler(*head.for_robot(robot)[:2])
+        links = _link_motion(robot, source, bounds, rows, diff) if with_links else None
+        return DiagnosisData(
+            weight=robot.weight,
+            mass=robot.mass,
+            gravity=robot.gravity_vector,
+            time=out.time[rows],
+            wrenches=kept.wrenches,
+            positions=kept.positions,
+            rotations=kept.rotations,
+            joint_centres=kept.joints,
+            com=kept.com,
+            momentum_rate=kept.rate,
+            external=kept.ext,
+            names=names,
+            over=inconsistent[rows],
+            log_wrenches=cast(Array, kept.log_wrenches),
+            rows=rows,
+            log_time=out.time,
+            tolerance=(
+                tol["force_tolerance"] * robot.weight,
+                tol["moment_tolerance"] * robot.weight,
+            ),
+            contacts=contacts,
+            cone_tolerance=tol["cone_tolerance"] * robot.weight,
+            accelerations_estimated=estimated,
+            euler_velocities=euler,
+            links=links,
         )
+
+    if diagnose_causes and inconsistent.any():
+        findings += diagnose(diagnosis_data())
+    elif diagnose_causes and contacts and report.n_checked >= 8:
+        # A log within tolerance whose small residual one parameter removes: a note.
+        from .diagnosis.notes import consistent_log_notes
+
+        report.notes = consistent_log_notes(diagnosis_data(with_links=False))
+    from .diagnosis.notes import limit_notes
+
+    report.notes += limit_notes(convention_report)
     report.diagnosis = findings
     return report
+
+
+def _link_motion(
+    robot: Robot,
+    source: _Source,
+    bounds: list[tuple[int, int]],
+    rows: NDArray[np.intp],
+    diff: _Differentiation | None,
+) -> Any:
+    """The motion of the links without ``<inertial>`` at ``rows`` (None when there are none)."""
+    from ._check_links import inertialess_links, link_motion
+
+    names = inertialess_links(robot)
+    if not names or not len(rows):
+        return None
+
+    def read(start: int, stop: int) -> tuple[Array, Array, Array, int]:
+        part, off = _read_part(source, start, stop, diff)
+        q, v, a, _ = part.for_robot(robot)
+        assert a is not None  # read with accelerations (_read_part)
+        return q, v, a, off
+
+    return link_motion(robot, read, bounds, rows, names)
 
 
 def _failed_chunk_rows(reasons: dict[int, str], n: int) -> NDArray[np.bool_]:

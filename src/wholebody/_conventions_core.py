@@ -20,6 +20,7 @@ from ._robot_batch import consecutive_differences
 from .contacts import Contact
 from .conventions_contacts import ConventionCheck, ConventionReport, Ground, contact_checks
 from .conventions_differentiation import quiet_empty_slices
+from .conventions_limits import joint_limit_check
 from .errors import InvalidArgumentError, LogFormatError
 from .robot import Robot
 from .trajectory import Trajectory
@@ -79,7 +80,8 @@ def run_conventions(
     names = list(_BASE_COLUMNS) + list(robot.joint_names)
     velocity = velocity_check(robot, traj.time, q, v, bad, names)
     still, on_ground = contact_checks(robot, traj, q, bad, frames, ground, up, placements)
-    return ConventionReport((velocity, still, on_ground))
+    limits = joint_limit_check(robot, q, bad, traj.time)
+    return ConventionReport((velocity, still, on_ground, limits))
 
 
 def _contact_frames(traj: Trajectory, contacts: Sequence[Contact]) -> list[str]:
@@ -253,7 +255,19 @@ _BASE_HYPOTHESES = {
     "the base frame (v_lin = R^T v_world)",
     "base_angular_velocity_in_world": "the base angular velocity is in world axes; express it "
     "in the base frame (omega = R^T omega_world)",
+    # A value already in base axes converted as if it were in world axes (R^T applied once too
+    # often; Genesis gives the base angular velocity in base axes): undo with R.
+    "base_linear_velocity_rotated_twice": "the base linear velocity was already in base axes "
+    "and was converted again as if in world axes; drop that conversion (v_lin = R v_logged)",
+    "base_angular_velocity_rotated_twice": "the base angular velocity was already in base axes "
+    "and was converted again as if in world axes (as a Genesis logger that treats its base-axes "
+    "angular velocity as world); drop that conversion (omega = R omega_logged)",
 }
+# Hypotheses that exclude each other (one conversion of one part at a time).
+_EXCLUSIVE = (
+    {"base_linear_velocity_in_world", "base_linear_velocity_rotated_twice"},
+    {"base_angular_velocity_in_world", "base_angular_velocity_rotated_twice"},
+)
 
 
 def _fix_base(q: Array, v: Array, names: tuple[str, ...]) -> tuple[Array, Array]:
@@ -265,6 +279,10 @@ def _fix_base(q: Array, v: Array, names: tuple[str, ...]) -> tuple[Array, Array]
         v[:, :3] = np.einsum("nji,nj->ni", R, v[:, :3])
     if "base_angular_velocity_in_world" in names:
         v[:, 3:6] = np.einsum("nji,nj->ni", R, v[:, 3:6])
+    if "base_linear_velocity_rotated_twice" in names:
+        v[:, :3] = np.einsum("nij,nj->ni", R, v[:, :3])
+    if "base_angular_velocity_rotated_twice" in names:
+        v[:, 3:6] = np.einsum("nij,nj->ni", R, v[:, 3:6])
     return q, v
 
 
@@ -322,11 +340,12 @@ def velocity_check(
     if current.fails[:6].any():
         best = None
         keys = list(_BASE_HYPOTHESES)
-        combos = [
+        subsets = [
             tuple(k for b, k in zip(bits, keys, strict=True) if b)
-            for bits in np.ndindex(2, 2, 2)
+            for bits in np.ndindex(*(2,) * len(keys))
             if any(bits)
         ]
+        combos = [c for c in subsets if all(len(pair & set(c)) < 2 for pair in _EXCLUSIVE)]
         for combo in sorted(combos, key=len):
             qb, vb = _fix_base(q_fix, v_fix, combo)
             trial = _agreement(robot, t_fix, qb, vb, bad)

@@ -150,7 +150,7 @@ class RobotModel:
         path = Path(path)
         _, root = _validation.read_urdf(path)
         _validation.check_urdf_tree(root, str(path))
-        problems = _validation.urdf_problems(root)
+        problems = _validation.urdf_problems(root) + _validation.inertia_notes(root, path)
         # Pinocchio may crash on the impossible cases: refuse them before building.
         _validation.apply_policy(
             [p for p in problems if p.error_type is not None], validate, str(path)

@@ -328,6 +328,7 @@ class RobotState(RobotModel):
         *,
         base_position: ArrayLike | None = None,
         base_quaternion_xyzw: ArrayLike | None = None,
+        beyond_limits: bool = False,
     ) -> Array:
         """Build ``q`` from joint values given by name; unnamed joints stay neutral.
 
@@ -340,6 +341,10 @@ class RobotState(RobotModel):
             Base origin in world [m] (floating base only).
         base_quaternion_xyzw : array of shape (4,), optional
             Base orientation, x-y-z-w, unit norm (floating base only).
+        beyond_limits : bool
+            Accept positions outside the URDF's joint limits (default: a :class:`StateError`
+            naming the joint, its limits, and "degrees?" when the value read as degrees is
+            within them).
 
         Returns
         -------
@@ -364,6 +369,8 @@ class RobotState(RobotModel):
             if not np.isfinite(value):
                 raise StateError(f"joint {name!r}: position is not finite ({value})")
             if jm.nq == 1:
+                if not beyond_limits:
+                    _within_limits(m, name, jm.idx_q, value)
                 q[jm.idx_q] = value
             elif jm.idx_q in self._unit_pairs:
                 q[jm.idx_q : jm.idx_q + 2] = np.cos(value), np.sin(value)
@@ -389,6 +396,27 @@ class RobotState(RobotModel):
             elif jm.idx_q in self._unit_pairs:
                 out[name] = float(np.arctan2(q[jm.idx_q + 1], q[jm.idx_q]))
         return out
+
+
+def _within_limits(model: Any, name: str, index: int, value: float) -> None:
+    """Raise :class:`StateError` when ``value`` is outside joint ``name``'s limits (those the
+    model has: finite and not both zero)."""
+    lo, hi = float(model.lowerPositionLimit[index]), float(model.upperPositionLimit[index])
+    if not (np.isfinite(lo) and np.isfinite(hi)) or lo == hi == 0.0 or lo > hi:
+        return
+    slack = 1e-9 * max(1.0, abs(lo), abs(hi))
+    if lo - slack <= value <= hi + slack:
+        return
+    hint = ""
+    if lo <= np.radians(value) <= hi:
+        hint = (
+            f"; read as degrees it is {np.radians(value):.4g} rad, within them: give radians "
+            "(np.radians)"
+        )
+    raise StateError(
+        f"joint {name!r}: position {value:g} is beyond its limits [{lo:.4g}, {hi:.4g}] "
+        f"(rad or m){hint}; pass beyond_limits=True to accept it"
+    )
 
 
 def _mask(n: int, rows: NDArray[np.intp]) -> NDArray[np.bool_]:

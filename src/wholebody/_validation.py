@@ -32,6 +32,7 @@ from .errors import (
     ModelWarning,
     URDFParseError,
 )
+from .model_warnings import inertia_note, mimic_joints
 
 VALIDATE_POLICIES = ("raise", "warn", "ignore")
 _URDF_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
@@ -233,7 +234,6 @@ def urdf_problems(root: ET.Element) -> list[Problem]:
         )
         problems += inertia_problems(f"link {name!r}", mass, inertia)
 
-    mimic = []
     for joint in root.iter("joint"):
         name = joint.get("name", "?")
         jtype = joint.get("type", "")
@@ -247,8 +247,7 @@ def urdf_problems(root: ET.Element) -> list[Problem]:
         limit = joint.find("limit")
         if jtype in ("revolute", "prismatic") and limit is not None:
             problems += _limit_problems(name, limit)
-        if joint.find("mimic") is not None:
-            mimic.append(name)
+    mimic = mimic_joints(root)  # movable joints only: a fixed joint's <mimic> binds nothing
     if mimic:
         problems.append(
             Problem(
@@ -258,6 +257,23 @@ def urdf_problems(root: ET.Element) -> list[Problem]:
             )
         )
     return problems
+
+
+def inertia_notes(root: ET.Element, path: Path | None = None) -> list[Problem]:
+    """The note on links without ``<inertial>`` (:func:`wholebody.model_warnings.inertia_note`),
+    for models other than those the library ships (whose massless sole and hand frames are
+    part of their documented design)."""
+    if path is not None:
+        # The shipped models' folder (wholebody.models.models_dir, not imported: a cycle).
+        here = Path(__file__).resolve()
+        shipped = {here.parent / "_models", here.parents[2] / "models"}
+        try:
+            if Path(path).resolve().parent in shipped:
+                return []
+        except OSError:
+            pass
+    note = inertia_note(root)
+    return [Problem(None, note)] if note else []
 
 
 def _limit_problems(joint: str, limit: ET.Element) -> list[Problem]:

@@ -333,8 +333,14 @@ def estimate_trajectory(
     use_torques: bool = True,
     solver: str | None = None,
     progress: bool = False,
+    schedule: str = "auto",
 ) -> Trajectory:
     """Estimate the contact wrenches of a log by QP; returns a copy with them beside the log's.
+
+    ``schedule="auto"``: the log's contact schedule, else one from its logged forces and
+    kinematics (:func:`wholebody.estimate_report.schedule_for_estimate`: a foot in the air
+    carries no force), else every declared contact; ``"declared"``: the log's schedule or
+    every declared contact. What was used is ``metadata["estimation_schedule"]``.
 
     The estimates are stored as contacts named ``"<name>:estimated"`` (so a check or a plot
     can compare them with the logged ones). Full-dynamics mode when the log has joint torques
@@ -357,6 +363,14 @@ def estimate_trajectory(
     external = None
     if traj.external_wrenches is not None:
         external = {f: traj.external_wrenches[:, j] for j, f in enumerate(traj.external_frames)}
+    from .estimate_report import schedule_for_estimate
+
+    if schedule not in ("auto", "declared"):
+        raise InvalidArgumentError(f"schedule must be 'auto' or 'declared', got {schedule!r}")
+    if schedule == "auto":
+        mask, used = schedule_for_estimate(robot, traj, contacts)
+    else:
+        mask, used = traj.contact_active, {"schedule": "the log's or every declared contact"}
     batch = estimate_contact_wrenches_batch(
         robot,
         q,
@@ -367,7 +381,7 @@ def estimate_trajectory(
         solver=solver,
         progress=progress,
         external_wrenches=external,
-        active=traj.contact_active,
+        active=mask,
     )
     N = len(traj)
     est = np.zeros((N, len(contacts), 6))
@@ -387,6 +401,17 @@ def estimate_trajectory(
             "estimation_mode": batch.mode,
             "estimation_detailed_status": batch.status_counts(detailed=True),
             "estimation_status": status_counts,
+            "estimation_schedule": used,
+            # Per contact: active samples whose wrench the equations do not determine.
+            "estimation_unidentified": {
+                c.name: int(
+                    np.sum(
+                        ~np.asarray(batch.identifiable_by_contact, bool)[:, j]
+                        & (True if mask is None else np.asarray(mask, bool)[:, j])
+                    )
+                )
+                for j, c in enumerate(contacts)
+            },
             # Which samples: every detailed status but "found", as sample indices.
             "estimation_samples": {
                 s: np.flatnonzero(batch.detailed_status == s).tolist()

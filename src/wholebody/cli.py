@@ -279,11 +279,9 @@ def _estimate(args: argparse.Namespace) -> int:
         if isinstance(exc, WholebodyError):
             raise
         raise OutputError(f"cannot write {args.output}: {exc}") from exc
-    print(
-        f"estimated {len(contacts)} contacts over {len(traj)} samples "
-        f"({est.metadata['estimation_mode']}): {est.metadata['estimation_status']}; "
-        f"written to {args.output}"
-    )
+    from .estimate_report import format_estimate_report
+
+    print(format_estimate_report(est, contacts, args.output))
     status = est.metadata.get("estimation_status")
     if isinstance(status, dict) and status and set(status) == {"flagged"}:
         print(

@@ -82,6 +82,10 @@ class Report:
     sole_centers : dict of str to (float, float)
         Surface contacts' rectangle centres in their frames [m] (``SurfaceContact.center``;
         (0, 0) for a sole centred on its frame).
+    notes : list of Finding
+        On a log within tolerance: one-parameter corrections that remove almost all of its
+        small residual (a force stream one step late), said beside the verdict, which they
+        do not change (:mod:`wholebody.diagnosis.notes`).
     """
 
     robot: str
@@ -110,6 +114,7 @@ class Report:
     preset: str = "simulation"
     cone_tolerance_relative: float = 0.0
     sole_centers: dict[str, tuple[float, float]] = field(default_factory=dict)
+    notes: list[Finding] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.unreliable is None:
@@ -270,6 +275,16 @@ class Report:
                 }
                 for f in self.diagnosis
             ],
+            "notes": [
+                {
+                    "cause": f.cause,
+                    "explained": f.explained,
+                    "message": f.message,
+                    "parameters": f.parameters,
+                    "uncertainty": f.uncertainty,
+                }
+                for f in self.notes
+            ],
         }
 
     def _near_events(self, over: NDArray[np.bool_], window: float = 0.02) -> float:
@@ -329,6 +344,16 @@ class Report:
                     f"          also tested: {', '.join(others[:6])}"
                     + (", ..." if len(others) > 6 else "")
                 )
+        for note in self.notes:
+            lines.append(
+                f"note      {note.message}"
+                + (
+                    f" (removes {100 * note.explained:.4g} % of the residual, which is within "
+                    "tolerance)"
+                    if note.explained > 0
+                    else ""
+                )
+            )
         if self.conventions is not None:
             for check in self.conventions.findings:
                 lines.append(

@@ -32,7 +32,15 @@ def add_contacts_command(subparsers: Any) -> argparse.ArgumentParser:
         metavar="SPEC",
         help="FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU[:CX:CY] or FRAME:point:MU (repeat)",
     )
-    p.add_argument("--method", choices=("kinematic", "dynamic", "combined"), default="combined")
+    p.add_argument(
+        "--method",
+        choices=("auto", "kinematic", "dynamic", "combined", "force"),
+        default="auto",
+        help="force: the log's normal forces (Schmitt trigger) gated by the kinematics; "
+        "auto (default): force when the log has the contacts' wrenches, else combined",
+    )
+    p.add_argument("--force-on", type=float, default=None, help="force trigger on [N]")
+    p.add_argument("--force-off", type=float, default=None, help="force trigger off [N]")
     p.add_argument(
         "--no-torques",
         action="store_true",
@@ -47,8 +55,12 @@ def add_contacts_command(subparsers: Any) -> argparse.ArgumentParser:
         default=0.05,
         help="rising speed that ends a contact above --height-on [m/s]",
     )
-    p.add_argument("--min-contact", type=_non_negative, default=0.02, help="shortest contact [s]")
-    p.add_argument("--min-flight", type=_non_negative, default=0.02, help="shortest gap [s]")
+    p.add_argument(
+        "--min-contact", type=_non_negative, default=None, help="shortest contact [s] (0.02; force: 0)"
+    )
+    p.add_argument(
+        "--min-flight", type=_non_negative, default=None, help="shortest gap [s] (0.02; force: 0)"
+    )
     p.add_argument(
         "--residual-tolerance",
         type=_positive,
@@ -164,11 +176,20 @@ def _setup(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     return robot, [parse_contact_spec(s) for s in args.contact]
 
 
+def _logged_wrenches(traj: Any, contacts: list[Any]) -> Any:
+    """The log's wrenches (N, k, 6) in ``contacts`` order, or None when it lacks some."""
+    names = [c.name for c in contacts]
+    if traj.contact_wrenches is None or not set(names) <= set(traj.contact_names):
+        return None
+    return np.asarray(traj.contact_wrenches)[:, [traj.contact_names.index(n) for n in names]]
+
+
 def run_contacts_command(args: argparse.Namespace) -> int:
     """Infer the schedule of ``args.log`` and write it to ``args.output`` (and the figure to
     ``args.plot``); print a summary. Returns 0, or 3 when no sample has finite joint angles
     and velocities (nothing to infer)."""
     from .io import read_log
+    from .profile import ProfileError
     from .schedule import infer_contact_schedule, plot_schedule
 
     output, plot = _outputs(args)
@@ -184,8 +205,23 @@ def run_contacts_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 3
+    if args.method == "auto":
+        args.method = "force" if _logged_wrenches(traj, contacts) is not None else "combined"
+    dwell = (0.0, 0.0) if args.method == "force" else (0.02, 0.02)
+    if args.min_contact is None:
+        args.min_contact = dwell[0]
+    if args.min_flight is None:
+        args.min_flight = dwell[1]
     options: dict[str, Any] = {"min_contact": args.min_contact, "min_flight": args.min_flight}
-    if args.method in ("kinematic", "combined"):
+    wrenches = _logged_wrenches(traj, contacts)
+    if args.method == "force":
+        if wrenches is None:
+            raise ProfileError(
+                f"{args.log}: --method force needs the log's contact wrenches for "
+                f"{[c.name for c in contacts]}"
+            )
+        options |= {"wrenches": wrenches, "force_on": args.force_on, "force_off": args.force_off}
+    if args.method in ("kinematic", "combined", "force"):
         options |= {
             "ground_height": args.ground_height,
             "height_on": args.height_on,
@@ -201,11 +237,44 @@ def run_contacts_command(args: argparse.Namespace) -> int:
             options["external_wrenches"] = {
                 f: traj.external_wrenches[:, j] for j, f in enumerate(traj.external_frames)
             }
-    schedule = infer_contact_schedule(
-        robot, q, v, a, contacts, time=traj.time, method=args.method, **options
-    )
+    if args.method == "force":
+        from .schedule import infer_schedule_force
+
+        schedule = infer_schedule_force(robot, q, v, contacts, time=traj.time, **options)
+    else:
+        schedule = infer_contact_schedule(
+            robot, q, v, a, contacts, time=traj.time, method=args.method, **options
+        )
     schedule.save(output)
     print(schedule.summary())
+    if wrenches is not None:  # the force and kinematic evidence side by side, per contact
+        from .schedule import infer_schedule_force
+
+        both = (
+            schedule
+            if schedule.method == "force"
+            else infer_schedule_force(
+                robot,
+                q,
+                v,
+                contacts,
+                time=traj.time,
+                wrenches=wrenches,
+                ground_height=args.ground_height,
+                height_on=args.height_on,
+                height_off=args.height_off,
+                lift_speed=args.lift_speed,
+            )
+        )
+        agreement = both.parameters["agreement"]
+        for j, name in enumerate(both.contact_names):
+            force_state = both.evidence["force_state"][:, j]
+            kin_state = both.evidence["kinematic_state"][:, j]
+            print(
+                f"evidence  {name}: force and kinematics agree on {100 * agreement[name]:.1f} % "
+                f"of samples (force only {int((force_state & ~kin_state).sum())}, kinematics "
+                f"only {int((kin_state & ~force_state).sum())})"
+            )
     print(f"written to {output}")
     if plot is not None:
         forces = None

@@ -4,10 +4,10 @@ discrete ones (:mod:`.causes_discrete`) and the fitted ones (:mod:`.causes_fitte
 
 from __future__ import annotations
 
+from .causes_artefacts import held_streams, inertialess_link_mass, tangential_force_missing
 from .causes_discrete import (
     axis_conventions,
     gravity_sign,
-    normal_force_only,
     sign_flips,
     swapped_contacts,
     wrong_points,
@@ -20,8 +20,8 @@ from .causes_fitted import (
     missing_forces,
     sensor_offsets,
     stale_forces,
-    time_offset,
 )
+from .causes_timing import force_lag
 
 __all__ = ["CAUSES"]
 
@@ -30,13 +30,15 @@ CAUSES = (
     axis_conventions,
     swapped_contacts,
     wrong_points,
-    time_offset,
+    force_lag,  # supersedes causes_fitted.time_offset (no central-difference bias)
+    inertialess_link_mass,  # before mass_error: the specific mass wins an exact tie
     mass_error,
     gravity_sign,
     com_offset,
     sensor_offsets,
     force_gains,
-    normal_force_only,
+    tangential_force_missing,  # supersedes normal_force_only (ground normal's axes, fitted)
+    held_streams,
     stale_forces,
     missing_contacts,
     missing_forces,

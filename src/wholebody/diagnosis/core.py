@@ -50,7 +50,8 @@ class Finding:
         ``"wrong_point"``, ``"swapped_contacts"``, ``"time_offset"``, ``"mass_error"``,
         ``"gravity_sign"``, ``"com_offset"``, ``"sensor_offset"``, ``"force_gain"``,
         ``"normal_force_only"``, ``"stale_force"``, ``"missing_force"``, ``"unexplained"``,
-        ``"acceleration_estimate"``.
+        ``"acceleration_estimate"``, ``"held_stream"``, ``"inertialess_links"``; as notes
+        beside a consistent verdict also ``"joint_limits"``.
     explained : float
         Share of the residual score the correction removes (1 = all of it).
     message : str
@@ -128,6 +129,14 @@ class DiagnosisData:
         The contacts (friction, sole sizes): with them, friction-cone evidence counts too.
     cone_tolerance : float
         Cone slack [N] (the check's absolute cone tolerance).
+    accelerations_estimated : bool
+        Whether the accelerations were differentiated from ``v`` (the lag fit's basis).
+    euler_velocities : bool
+        Whether ``v`` is a semi-implicit Euler integrator's at the log's step
+        (:func:`wholebody.diagnosis.causes_timing.semi_implicit_euler`).
+    links : LinkMotion or None
+        Motion of the model's links that have no ``<inertial>`` (for the cause that gives
+        them the mass a simulator does); None when the model has none or it is unknown.
     """
 
     weight: float
@@ -149,6 +158,9 @@ class DiagnosisData:
     tolerance: tuple[float, float] = (np.inf, np.inf)
     contacts: Any = None
     cone_tolerance: float = 0.0
+    accelerations_estimated: bool = False
+    euler_velocities: bool = False
+    links: Any = None
 
     def __post_init__(self) -> None:
         self.score_rows = (

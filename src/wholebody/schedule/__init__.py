@@ -27,6 +27,11 @@ When a log has no schedule, three methods infer one (``docs/schedule.md``):
     replaces it by the nearest consistent subset where it is not, and flags samples no
     subset explains.
 
+``"force"`` (:func:`infer_schedule_force`)
+    The measured (or estimated) normal force through a Schmitt trigger, gated by the
+    kinematics (a contact in the air is inactive whatever its force), with minimum dwell
+    times; the agreement of force and kinematic evidence per contact is kept.
+
 :func:`infer_contact_schedule` dispatches on ``method``; :func:`plot_schedule` draws the
 Gantt-style timeline beside the vertical force.
 """
@@ -40,6 +45,7 @@ from .core import (
     contact_heights,
     enforce_min_durations,
 )
+from .force import force_kinematic_agreement, infer_schedule_force, schmitt_trigger
 from .inference import (
     infer_contact_schedule,
     infer_schedule_combined,
@@ -54,6 +60,9 @@ __all__ = [
     "infer_schedule_kinematic",
     "infer_schedule_dynamic",
     "infer_schedule_combined",
+    "infer_schedule_force",
+    "schmitt_trigger",
+    "force_kinematic_agreement",
     "contact_heights",
     "enforce_min_durations",
     "plot_schedule",

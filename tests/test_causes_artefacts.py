@@ -1,0 +1,271 @@
+"""Artefacts of simulators and recorders, injected into clean simulated logs (the shipped
+humanoid at 1 kHz and 500 Hz, with and without logged accelerations, and G1 from
+example-robot-data): each is named with its fitted value within its interval, and clean logs
+give no finding.
+
+- links without ``<inertial>`` given 1 kg each (PyBullet): the contact forces of the heavier
+  robot are computed from physics (each point mass's ``m (a - g)`` added to the wrench the
+  ground must supply), not fitted;
+- normal-only contact forces (PhysX-style): the tangential part dropped in the ground
+  normal's axes;
+- a held stream: the wrench topic ends early and its last value is repeated.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import wholebody as wb
+from wholebody._check_links import inertialess_links
+from wholebody.analysis import check_trajectory
+from wholebody.model_warnings import leaf_links, links_without_inertia, mimic_joints
+
+from ._artefact_logs import ROOT, cut, fine_run
+from .test_diagnosis import FEET
+
+RATES = [pytest.param(2, id="1kHz"), pytest.param(4, id="500Hz")]
+ACC = [pytest.param(True, id="a"), pytest.param(False, id="no-a")]
+
+
+@pytest.fixture(scope="module")
+def fine():
+    pytest.importorskip("mujoco")
+    return fine_run()
+
+
+def _log(fine, every, logged_a):
+    traj = cut(fine, every)
+    return traj if logged_a else dataclasses.replace(traj, a=None)
+
+
+def _with_link_masses(robot, traj, names, mass, contact=0):
+    """The contact wrenches of the same motion with ``mass`` [kg] at each link origin: the
+    ground supplies ``m (a_i - g)`` more, about the world origin, moved to contact ``contact``."""
+    q, v, a, _ = traj.for_robot(robot)
+    if a is None:
+        a = np.gradient(v, traj.time, axis=0)
+    model, data = robot.model, robot.model.createData()
+    ids = [model.getFrameId(n, pin.FrameType.BODY) for n in names]
+    frame = traj.contact_names[contact]
+    W = traj.contact_wrenches.copy()
+    g = robot.gravity_vector
+    for i in range(len(q)):
+        pin.forwardKinematics(model, data, q[i], v[i], a[i])
+        F, M = np.zeros(3), np.zeros(3)
+        for fid in ids:
+            pin.updateFramePlacement(model, data, fid)
+            p = data.oMf[fid].translation
+            acc = pin.getFrameClassicalAcceleration(
+                model, data, fid, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+            ).linear
+            f = mass * (acc - g)
+            F += f
+            M += np.cross(p, f)
+        origin = robot.frame_position(q[i], frame)
+        W[i, contact, :3] += F
+        W[i, contact, 3:] += M - np.cross(origin, F)
+    return W
+
+
+def _diagnose(robot, traj, W, contacts=FEET):
+    report = check_trajectory(robot, dataclasses.replace(traj, contact_wrenches=W), contacts)
+    assert report.verdict == "inconsistent", report.format_summary()
+    return report.diagnosis[0], report
+
+
+@pytest.mark.parametrize("logged_a", ACC)
+@pytest.mark.parametrize("every", RATES)
+def test_links_without_inertia_given_1_kg(humanoid, fine, every, logged_a):
+    traj = _log(fine, every, logged_a)
+    names = inertialess_links(humanoid)
+    assert names == ["left_hand", "left_sole", "right_hand", "right_sole"]
+    best, report = _diagnose(humanoid, traj, _with_link_masses(humanoid, traj, names, 1.0))
+    assert best.cause == "inertialess_links", report.format_summary()
+    se = best.uncertainty["link_mass"]
+    assert abs(best.parameters["link_mass"] - 1.0) <= max(3 * se, 0.02), best.message
+    assert best.parameters["total_mass"] == pytest.approx(4.0, abs=max(12 * se, 0.08))
+    assert best.parameters["links"] == names and "PyBullet" in best.message
+
+
+@pytest.mark.parametrize("logged_a", ACC)
+@pytest.mark.parametrize("every", RATES)
+def test_normal_only_forces_in_the_ground_normal_axes(humanoid, fine, every, logged_a):
+    traj = _log(fine, every, logged_a)
+    W = traj.contact_wrenches.copy()
+    W[..., :2] = 0.0  # the tangential (friction) force along the ground, world z up
+    W[..., 5] = 0.0  # and the moment about the normal
+    best, report = _diagnose(humanoid, traj, W)
+    assert best.cause == "normal_force_only", report.format_summary()
+    assert best.parameters["axes"] == "ground" and best.explained > 0.95
+
+
+@pytest.mark.parametrize("logged_a", ACC)
+@pytest.mark.parametrize("every", RATES)
+def test_a_held_stream_is_flagged_not_a_missing_force(humanoid, every, logged_a):
+    from wholebody.trajectory import Trajectory
+
+    squat = Trajectory.load(ROOT / "data" / "humanoid_squat.npz")  # 2 s at 500 Hz
+    if every == 2:  # 1 kHz: the same motion resampled (forces and states together)
+        t = np.arange(squat.time[0], squat.time[-1], 1e-3)
+        squat = _resampled(squat, t)
+    traj = squat if logged_a else dataclasses.replace(squat, a=None)
+    W = traj.contact_wrenches.copy()
+    n = len(W) // 5  # the wrench topic ends 0.4 s early; its last value is held
+    W[-n:] = W[-n - 1]
+    best, report = _diagnose(humanoid, traj, W)
+    assert best.cause == "held_stream", report.format_summary()
+    flagged = best.parameters["flagged"]
+    assert min(flagged) >= len(W) - n - 1 and "stale" in next(iter(flagged.values()))
+    assert best.explained > 0.95
+
+
+def _resampled(traj, t):
+    def interp(x):
+        flat = x.reshape(len(traj.time), -1)
+        out = np.stack([np.interp(t, traj.time, c) for c in flat.T], axis=1)
+        return out.reshape((len(t),) + x.shape[1:])
+
+    q = interp(traj.q)
+    q[:, 3:7] /= np.linalg.norm(q[:, 3:7], axis=1, keepdims=True)
+    return dataclasses.replace(
+        traj,
+        time=t,
+        q=q,
+        v=interp(traj.v),
+        a=interp(traj.a),
+        tau=None if traj.tau is None else interp(traj.tau),
+        contact_wrenches=interp(traj.contact_wrenches),
+    )
+
+
+@pytest.mark.parametrize("logged_a", ACC)
+@pytest.mark.parametrize("every", RATES)
+def test_clean_logs_raise_no_finding_and_no_note(humanoid, fine, every, logged_a):
+    report = check_trajectory(humanoid, _log(fine, every, logged_a), FEET)
+    assert report.diagnosis == [] and report.notes == [], report.format_summary()
+
+
+def test_held_stream_within_tolerance_is_a_note(humanoid, fine):
+    traj = cut(fine, 2)
+    W = traj.contact_wrenches.copy()
+    W[-60:] = W[-61]
+    report = check_trajectory(humanoid, dataclasses.replace(traj, contact_wrenches=W), FEET)
+    assert report.verdict == "consistent"
+    (note,) = [n for n in report.notes if n.cause == "held_stream"]
+    assert note.parameters["note"] and len(note.parameters["flagged"]) == 60
+
+
+# --- third-party robots ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def g1_standing():
+    pytest.importorskip("mujoco")
+    try:
+        wb.load("g1")
+    except wb.MissingDependencyError:
+        pytest.skip("example-robot-data is not installed")
+    sys.path.insert(0, str(ROOT / "examples"))
+    import mujoco_any_humanoid
+
+    build, traj, report = mujoco_any_humanoid.stand("g1", 0.3)
+    return build.robot, list(build.contacts), traj
+
+
+def test_g1_links_without_inertia_and_normal_only(g1_standing):
+    robot, contacts, traj = g1_standing
+    names = inertialess_links(robot)
+    assert sorted(names) == ["d435_link", "imu_in_pelvis", "imu_in_torso", "mid360_link"]
+    best, report = _diagnose(robot, traj, _with_link_masses(robot, traj, names, 1.0), contacts)
+    assert best.cause == "inertialess_links", report.format_summary()
+    assert best.parameters["total_mass"] == pytest.approx(4.0, abs=0.08)
+    W = traj.contact_wrenches.copy()
+    W[..., :2] = 0.0
+    W[..., 5] = 0.0
+    best, report = _diagnose(robot, traj, W, contacts)
+    assert best.cause == "normal_force_only", report.format_summary()
+
+
+def test_load_time_notes(recwarn):
+    import xml.etree.ElementTree as ET
+
+    urdf = ET.fromstring(
+        """<robot name="r">
+          <link name="base"><inertial><mass value="1"/>
+            <inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+          <link name="sensor"/>
+          <link name="finger"><inertial><mass value="1"/>
+            <inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+          <link name="finger2"><inertial><mass value="1"/>
+            <inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+          <joint name="s" type="fixed"><parent link="base"/><child link="sensor"/></joint>
+          <joint name="f" type="revolute"><parent link="base"/><child link="finger"/>
+            <limit lower="0" upper="1" effort="1" velocity="1"/></joint>
+          <joint name="f2" type="fixed"><parent link="base"/><child link="finger2"/>
+            <mimic joint="f"/></joint>
+          <transmission name="t"><joint name="f"><mimic joint="x"/></joint></transmission>
+        </robot>"""
+    )
+    assert links_without_inertia(urdf) == ["sensor"]
+    assert leaf_links(urdf) == {"sensor", "finger", "finger2"}
+    assert mimic_joints(urdf) == []  # a fixed joint's <mimic> and a transmission's are none
+
+
+def test_talos_loads_without_a_false_mimic_warning():
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            wb.load("talos")
+        except wb.MissingDependencyError:
+            pytest.skip("example-robot-data is not installed")
+    assert not [w for w in caught if "mimic" in str(w.message)]
+
+
+def test_g1_warns_of_its_links_without_inertia():
+    from wholebody.errors import ModelWarning
+
+    with pytest.warns(ModelWarning, match=r"4 links have no <inertial>.*pybullet: 1 kg"):
+        try:
+            wb.load("g1")
+        except wb.MissingDependencyError:
+            pytest.skip("example-robot-data is not installed")
+
+
+@pytest.fixture(scope="module", params=["g1", "talos"])
+def third_party(request):
+    pytest.importorskip("mujoco")
+    try:
+        wb.load(request.param)
+    except wb.MissingDependencyError:
+        pytest.skip("example-robot-data is not installed")
+    sys.path.insert(0, str(ROOT / "examples"))
+    import mujoco_any_humanoid
+
+    build, traj, report = mujoco_any_humanoid.stand(request.param, 0.3)
+    assert report.verdict == "consistent" and report.notes == [], report.format_summary()
+    return build.robot, list(build.contacts), traj
+
+
+def test_third_party_artefacts_are_named(third_party):
+    """On G1 and Talos standing in MuJoCo: a one-step force lag (a note, or the cause),
+    normal-only forces, a held stream."""
+    robot, contacts, traj = third_party
+    W0 = traj.contact_wrenches
+    dt = float(np.median(np.diff(traj.time)))
+    late = dataclasses.replace(traj, contact_wrenches=W0[np.r_[0, np.arange(len(W0) - 1)]])
+    report = check_trajectory(robot, late, contacts)
+    found = report.diagnosis[0] if report.diagnosis else report.notes[0]
+    assert found.cause == "time_offset", report.format_summary()
+    assert found.parameters["lag_seconds"] == pytest.approx(dt, abs=0.05 * dt)
+    W = W0.copy()
+    W[..., :2] = 0.0
+    W[..., 5] = 0.0
+    best, report = _diagnose(robot, traj, W, contacts)
+    assert best.cause == "normal_force_only", report.format_summary()
