@@ -116,12 +116,32 @@ def _covered_by_differentiation(
     """Samples over tolerance whose residual the expected error of differentiating ``v``
     covers (:func:`wholebody.conventions.expected_residual_error`), chunk by chunk with the
     neighbours the differences use."""
+    e_f, e_m = _differentiation_bounds(robot, source, bounds, contacts, report, over)
+    w = report.weight
+    with np.errstate(invalid="ignore"):
+        return (
+            over
+            & (report.force_norm <= report.force_tolerance * w + e_f)
+            & (report.moment_norm <= report.moment_tolerance * w + e_m)
+        )
+
+
+def _differentiation_bounds(
+    robot: Robot,
+    source: _Source,
+    bounds: list[tuple[int, int]],
+    contacts: Sequence[Contact],
+    report: Report,
+    need: NDArray[np.bool_],
+) -> tuple[Array, Array]:
+    """The expected error of differentiated accelerations [N], [N m] at the samples
+    ``need`` (``inf`` elsewhere), chunk by chunk with the neighbours the differences use."""
     from .conventions import expected_residual_error
 
-    w = report.weight
-    covered = np.zeros(report.n_samples, dtype=bool)
+    e_f = np.full(report.n_samples, np.inf)
+    e_m = np.full(report.n_samples, np.inf)
     for start, stop in bounds:
-        idx = np.flatnonzero(over[start:stop]) + start
+        idx = np.flatnonzero(need[start:stop]) + start
         if not len(idx):
             continue
         part, off = _read_part(source, start, stop, None, margin=2)
@@ -134,12 +154,8 @@ def _covered_by_differentiation(
             moment_tolerance=report.moment_tolerance,
             samples=idx - lo,
         )
-        fe, me = expected.force_error[idx - lo], expected.moment_error[idx - lo]
-        with np.errstate(invalid="ignore"):
-            covered[idx] = (report.force_norm[idx] <= report.force_tolerance * w + fe) & (
-                report.moment_norm[idx] <= report.moment_tolerance * w + me
-            )
-    return covered
+        e_f[idx], e_m[idx] = expected.force_error[idx - lo], expected.moment_error[idx - lo]
+    return e_f, e_m
 
 
 # --- what the diagnosis keeps ------------------------------------------------------------------

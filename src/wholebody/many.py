@@ -308,6 +308,7 @@ _VERDICT_SHOWN = {
     "inconsistent": "INCONSISTENT",
     "unchecked": "UNCHECKED",
     "consistent_except_unreliable": "consistent*",
+    "inconclusive": "INCONCLUSIVE",
 }
 
 
@@ -328,11 +329,13 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
         )
     count = {
         v: sum(r["verdict"] == v for r in rows)
-        for v in ("consistent", "inconsistent", "unchecked", "error")
+        for v in ("consistent", "inconsistent", "unchecked", "inconclusive", "error")
     }
     # "consistent except samples whose differentiated accelerations are unreliable" (*)
     count["consistent"] += sum(r["verdict"] == "consistent_except_unreliable" for r in rows)
     unchecked = f"{count['unchecked']} unchecked, " if count["unchecked"] else ""
+    if count["inconclusive"]:
+        unchecked += f"{count['inconclusive']} inconclusive, "
     lines.append(
         f"{len(rows)} logs: {count['consistent']} consistent, "
         f"{count['inconsistent']} inconsistent, {unchecked}{count['error']} unreadable"

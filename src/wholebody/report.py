@@ -1,18 +1,25 @@
 """The result of a log check: per-sample arrays, a verdict with its evidence, a summary,
 and writers (JSON, CSV, DataFrame, figures).
 
-The verdict has four values:
+The verdict has five values:
 
 ``"consistent"``
-    Every checked sample balances within tolerance and respects its friction cones, and the
-    log passed the convention checks.
+    Enough samples checked (:attr:`Evidence.min_checked_share`), every checked sample
+    balances within tolerance and respects its friction cones, no systematic error shows in
+    the window-averaged residual, and the log passed the convention checks.
 ``"consistent_except_unreliable"``
     The same, except samples over tolerance where the accelerations were differentiated from
     ``v`` and the expected error of that differentiation (impacts, the log's ends, noise)
-    covers the residual; they are listed (:attr:`Report.unreliable`). Exit code 0.
+    covers the residual; they are listed (:attr:`Report.unreliable`), and they are at most
+    :attr:`Evidence.max_waived_share` of the checked samples. Exit code 0.
 ``"inconsistent"``
-    Some sample is over tolerance beyond what differentiation explains, a cone is violated,
-    or a convention check failed; the diagnosis says why.
+    Some sample is over tolerance beyond its bound, the window-averaged residual shows a
+    systematic error beyond tolerance plus its bound, a cone is violated, a convention check
+    failed, or samples hold values beyond physical magnitudes; the diagnosis says why.
+``"inconclusive"``
+    Nothing inconsistent was found, but the evidence is too thin to call the log consistent:
+    too small a share checked, too many samples waived, or an achieved bound wider than the
+    tolerance (:attr:`Report.evidence` says which). Exit code 5.
 ``"unchecked"``
     No sample could be checked: no evidence, no verdict.
 """
@@ -27,14 +34,21 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ._check_verdict import Evidence
 from ._optional import require
 from .diagnosis import Finding
 
-__all__ = ["Report", "VERDICTS", "CONTACT_THRESHOLD"]
+__all__ = ["Report", "VERDICTS", "CONTACT_THRESHOLD", "Evidence"]
 
 Array = NDArray[np.float64]
 #: The values of :attr:`Report.verdict`.
-VERDICTS = ("consistent", "consistent_except_unreliable", "inconsistent", "unchecked")
+VERDICTS = (
+    "consistent",
+    "consistent_except_unreliable",
+    "inconsistent",
+    "inconclusive",
+    "unchecked",
+)
 #: Normal force below this share of the weight: the contact is open (for make/break events).
 CONTACT_THRESHOLD = 0.02
 
@@ -82,6 +96,19 @@ class Report:
     sole_centers : dict of str to (float, float)
         Surface contacts' rectangle centres in their frames [m] (``SurfaceContact.center``;
         (0, 0) for a sole centred on its frame).
+    systematic : (N,) bool
+        Samples of windows whose averaged residual exceeds tolerance plus its bound: a
+        systematic error (gain, mass, offset, lag) that single samples within their
+        differentiation error hide.
+    implausible : (N,) bool
+        Flagged samples with values beyond physical magnitudes (they make the log
+        inconsistent).
+    bound_force, bound_moment : (N,)
+        The per-sample bound on the residual's error the check achieved [N], [N m]:
+        differentiation (when ``a`` was estimated) and storage resolution (``inf`` where not
+        computed).
+    evidence : Evidence
+        Share checked, share waived, achieved bounds, the systematic-error test, thresholds.
     """
 
     robot: str
@@ -110,10 +137,33 @@ class Report:
     preset: str = "simulation"
     cone_tolerance_relative: float = 0.0
     sole_centers: dict[str, tuple[float, float]] = field(default_factory=dict)
+    systematic: Any = None
+    implausible: Any = None
+    bound_force: Any = None
+    bound_moment: Any = None
+    evidence: Any = None
 
     def __post_init__(self) -> None:
+        n = len(self.time)
         if self.unreliable is None:
-            self.unreliable = np.zeros(len(self.time), dtype=bool)
+            self.unreliable = np.zeros(n, dtype=bool)
+        if self.systematic is None:
+            self.systematic = np.zeros(n, dtype=bool)
+        if self.implausible is None:
+            self.implausible = np.zeros(n, dtype=bool)
+        if self.bound_force is None:
+            self.bound_force = np.zeros(n)
+        if self.bound_moment is None:
+            self.bound_moment = np.zeros(n)
+        if self.evidence is None:
+            checked = int((~self.flagged).sum())
+            self.evidence = Evidence(
+                n_samples=n,
+                n_checked=checked,
+                n_waived=int(self.unreliable.sum()),
+                share_checked=checked / max(n, 1),
+                share_waived=int(self.unreliable.sum()) / max(checked, 1),
+            )
 
     # --- per sample ---------------------------------------------------------------------
 
@@ -144,8 +194,9 @@ class Report:
 
     @property
     def inconsistent_samples(self) -> NDArray[np.bool_]:
-        """(N,) bool: over tolerance and not covered by the differentiation error."""
-        return self.over_tolerance & ~self.unreliable
+        """(N,) bool: over tolerance and not covered by the differentiation error, or part
+        of a window with a systematic error (:attr:`systematic`)."""
+        return (self.over_tolerance & ~self.unreliable) | (self.systematic & ~self.flagged)
 
     @property
     def cone_violation(self) -> NDArray[np.bool_]:
@@ -169,17 +220,49 @@ class Report:
     @property
     def verdict(self) -> str:
         """One of :data:`VERDICTS` (see the module docstring)."""
-        if self.n_checked == 0:
+        if self.n_checked == 0 and not self.implausible.any():
             return "unchecked"
         if (
             not self.conventions_passed
+            or self.implausible.any()
             or self.inconsistent_samples.any()
             or self.cone_violation.any()
         ):
             return "inconsistent"
+        if self.inconclusive_because():
+            return "inconclusive"
         if self.over_tolerance.any():
             return "consistent_except_unreliable"
         return "consistent"
+
+    def inconclusive_because(self) -> list[str]:
+        """Why the evidence is too thin for "consistent" (empty when it is not), in words."""
+        ev = self.evidence
+        why = []
+        share = self.n_checked / max(self.n_samples, 1)
+        if share < ev.min_checked_share:
+            why.append(
+                f"only {100 * share:.1f} % of the samples checked "
+                f"(minimum {100 * ev.min_checked_share:g} %)"
+            )
+        waived = int(self.unreliable.sum()) / max(self.n_checked, 1)
+        if waived > ev.max_waived_share:
+            why.append(
+                f"{100 * waived:.1f} % of the checked samples waived: over tolerance but within "
+                f"the expected error of differentiated accelerations (maximum "
+                f"{100 * ev.max_waived_share:g} %)"
+            )
+        w = self.weight
+        for label, bound, tol, unit in (
+            ("force", ev.bound_force, self.force_tolerance * w, "N"),
+            ("moment", ev.bound_moment, self.moment_tolerance * w, "N m"),
+        ):
+            if np.isfinite(bound) and bound > tol:
+                why.append(
+                    f"the achieved bound on the residual {label} ({bound:.3g} {unit}, median) "
+                    f"is wider than the tolerance ({tol:.3g} {unit})"
+                )
+        return why
 
     # --- summary --------------------------------------------------------------------------
 
@@ -234,6 +317,11 @@ class Report:
             "fraction_over_tolerance": float(over.sum() / max(self.n_checked, 1)),
             "unreliable_samples": np.flatnonzero(self.unreliable)[:200].tolist(),
             "n_unreliable": int(self.unreliable.sum()),
+            "evidence": {
+                **self.evidence.as_dict(),
+                "inconclusive_because": self.inconclusive_because(),
+                "n_systematic": int(self.systematic.sum()),
+            },
             "conventions": None
             if self.conventions is None
             else [
@@ -256,6 +344,8 @@ class Report:
                 {
                     "cause": f.cause,
                     "explained": f.explained,
+                    "n_parameters": f.n_parameters,
+                    "criterion": f.criterion,
                     "message": f.message,
                     "parameters": f.parameters,
                     "uncertainty": f.uncertainty,
@@ -307,9 +397,17 @@ class Report:
             lines.append(f"flagged   sample {i}: {why}")
         if self.diagnosis:
             best = self.diagnosis[0]
-            lines.append(
-                f"diagnosis {best.message} (explains {100 * best.explained:.0f} % of the residual)"
+            of = (
+                "of the samples that failed the check"
+                if best.cause.startswith("convention:")
+                else "of the residual"
             )
+            lines.append(f"diagnosis {best.message} (explains {100 * best.explained:.0f} % {of})")
+            if best.runner_up and np.isfinite(best.margin):
+                lines.append(
+                    f"          runner-up: {best.runner_up.replace('_', ' ')}, "
+                    f"{best.margin:.3g} behind on the evidence criterion"
+                )
             for alternative in best.alternatives:
                 lines.append(f"          or: {alternative}")
             others, seen = [], {best.cause}
@@ -328,6 +426,7 @@ class Report:
                     f"convention {check.name}: {check.message}"
                     + (f"; fix: {check.fix}" if check.fix else "")
                 )
+        lines += self._evidence_lines()
         n_unreliable = int(self.unreliable.sum())
         verdict = self.verdict
         if verdict == "consistent_except_unreliable":
@@ -337,6 +436,8 @@ class Report:
                 f"({t.min():.3f} .. {t.max():.3f} s) whose differentiated accelerations are "
                 "unreliable (impacts, the log's ends)"
             )
+        elif verdict == "inconclusive":
+            lines.append("verdict   INCONCLUSIVE: " + "; ".join(self.inconclusive_because()))
         else:
             lines.append(
                 "verdict   "
@@ -347,6 +448,35 @@ class Report:
                 }[verdict]
             )
         return "\n".join(lines)
+
+    def _evidence_lines(self) -> list[str]:
+        """The evidence figures in words (share checked, bounds, the systematic test)."""
+        ev = self.evidence
+        n = max(self.n_samples, 1)
+        lines = [
+            f"evidence  {100 * self.n_checked / n:.1f} % of samples checked, "
+            f"{100 * int(self.unreliable.sum()) / max(self.n_checked, 1):.1f} % of those "
+            f"waived; achieved bound (median) {ev.bound_force:.3g} N, {ev.bound_moment:.3g} N m"
+            + (" (float32 log)" if ev.float32 else "")
+        ]
+        if np.isfinite(ev.window_seconds):
+            lines.append(
+                f"          averaged over {ev.window_seconds:.3g} s windows: bound "
+                f"{ev.window_bound_force:.3g} N, {ev.window_bound_moment:.3g} N m; "
+                + (
+                    f"a systematic error in {ev.systematic_windows} windows "
+                    f"({int(self.systematic.sum())} samples, up to "
+                    f"{ev.systematic_ratio:.3g} x the tolerance beyond the bound)"
+                    if ev.systematic_windows
+                    else "no systematic error"
+                )
+            )
+        if ev.n_implausible:
+            lines.append(
+                f"          {ev.n_implausible} samples hold values beyond physical magnitudes: "
+                "the log is inconsistent (a diverged simulation or wrong units)"
+            )
+        return lines
 
     # --- output -----------------------------------------------------------------------------
 
@@ -364,6 +494,10 @@ class Report:
             "residual_tz": self.residual_moment[:, 2],
             "residual_force": self.force_norm,
             "residual_moment": self.moment_norm,
+            "bound_force": np.asarray(self.bound_force, dtype=float),
+            "bound_moment": np.asarray(self.bound_moment, dtype=float),
+            "waived": np.asarray(self.unreliable, dtype=float),
+            "systematic": np.asarray(self.systematic, dtype=float),
         }
         for j, name in enumerate(self.contact_names):
             cols[f"{name}:normal_force"] = self.normal_force[:, j]

@@ -1,0 +1,250 @@
+"""The evidence behind a verdict: how much of the log was checked, how tight the check was,
+and whether the residual carries a systematic error that no single sample shows.
+
+Private to :mod:`wholebody.analysis`; the figures land in :attr:`wholebody.report.Report.evidence`
+and the model is explained in ``docs/diagnosis.md`` ("Evidence").
+
+**Share checked.** A sample is checked when it is not flagged; it is *waived* when its
+residual is over tolerance but within tolerance plus the expected error of differentiated
+accelerations (:func:`wholebody.conventions.expected_residual_error`).
+
+**Achieved bound.** The per-sample bound on the residual's error that the check achieved:
+the expected error of differentiation (jumps, noise of ``v``, the log's ends) where
+accelerations were differentiated, plus the storage resolution of the logged values
+(:func:`storage_resolution`: float32 logs round at 6e-8 relative). Its median over the
+checked samples is reported, for force [N] and moment [N m].
+
+**Systematic error (bias).** Differentiation noise does not survive averaging: the mean of
+central differences over ``M`` consecutive samples telescopes to the difference of ``v`` at
+the window's two ends, so the residual averaged over a window has error at most
+``(E_first + E_last) / M`` (``E`` the per-sample expected error, which holds its noise at
+:data:`~wholebody.conventions.NOISE_SIGMAS` standard deviations at each end), while a gain,
+a mass error, an offset or a lag averages to itself. Windows of ``M`` = 4, 8, 16, ... samples
+(up to half the log), sliding by the smallest, are tested: a window whose mean residual
+exceeds the tolerance plus its bound is a systematic error, and its samples are
+inconsistent (the diagnosis runs on them) even when every single sample is waived.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+Array = NDArray[np.float64]
+
+#: Default minimum share of the log's samples that must be checked (not flagged) for a
+#: verdict other than "inconclusive".
+MIN_CHECKED_SHARE = 0.5
+#: Default largest share of the checked samples that may be waived (over tolerance, within
+#: the expected error of differentiation) for a verdict other than "inconclusive".
+MAX_WAIVED_SHARE = 0.1
+#: The smallest window of the systematic-error test [samples].
+MIN_WINDOW = 4
+#: At most this many window starts per scale (longer logs slide by more than the smallest
+#: window: the test's cost does not grow with the log beyond it).
+MAX_WINDOW_STARTS = 20_000
+
+
+@dataclass
+class Evidence:
+    """What a check's verdict rests on (see the module docstring).
+
+    Attributes
+    ----------
+    n_samples, n_checked, n_waived : int
+        Samples in the log (window), not flagged, and over tolerance but within the expected
+        error of differentiation.
+    share_checked, share_waived : float
+        ``n_checked / n_samples`` and ``n_waived / n_checked``.
+    n_implausible : int
+        Flagged samples whose values are beyond physical magnitudes (a diverged simulation,
+        wrong units): evidence of an inconsistent log, not samples to drop.
+    bound_force, bound_moment : float
+        Median over the checked samples of the per-sample bound on the residual's error [N],
+        [N m] (differentiation and storage resolution).
+    window_bound_force, window_bound_moment : float
+        Median bound of the residual averaged over the longest windows tested [N], [N m]
+        (NaN when accelerations were logged: no averaging needed).
+    window_seconds : float
+        Duration of the longest windows tested [s] (NaN when not tested).
+    systematic_windows : int
+        Windows whose mean residual exceeds tolerance plus bound.
+    systematic_ratio : float
+        The largest ``(|mean residual| - bound) / tolerance`` over the windows (force or
+        moment); above 1 is a systematic error (NaN when not tested).
+    resolution_force, resolution_moment : float
+        Median storage-resolution part of the bound [N], [N m].
+    float32 : bool
+        Whether the log's values are stored in single precision (detected from the data).
+    min_checked_share, max_waived_share : float
+        The thresholds used.
+    inconclusive_because : list of str
+        Why the verdict is "inconclusive" (empty otherwise).
+    """
+
+    n_samples: int = 0
+    n_checked: int = 0
+    n_waived: int = 0
+    n_implausible: int = 0
+    share_checked: float = float("nan")
+    share_waived: float = 0.0
+    bound_force: float = 0.0
+    bound_moment: float = 0.0
+    window_bound_force: float = float("nan")
+    window_bound_moment: float = float("nan")
+    window_seconds: float = float("nan")
+    systematic_windows: int = 0
+    systematic_ratio: float = float("nan")
+    resolution_force: float = 0.0
+    resolution_moment: float = 0.0
+    float32: bool = False
+    min_checked_share: float = MIN_CHECKED_SHARE
+    max_waived_share: float = MAX_WAIVED_SHARE
+    inconclusive_because: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The figures as a JSON-ready dict."""
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def is_float32(x: Array) -> bool:
+    """Whether every finite value of ``x`` is exactly a float32 (a log stored in single
+    precision; a float64 value of 6 or more significant digits almost never is)."""
+    x = np.asarray(x)
+    if x.dtype == np.float32:
+        return True
+    finite = x[np.isfinite(x)]
+    if finite.size < 16 or not np.any(finite != np.round(finite)):
+        return False  # integers and tiny arrays say nothing
+    with np.errstate(over="ignore"):
+        return bool(np.all(finite.astype(np.float32).astype(np.float64) == finite))
+
+
+def storage_resolution(x: Array, float32: bool | None = None) -> Array:
+    """The rounding step of each value of ``x`` in its storage precision: ``spacing(|x|)``
+    in float32 when the data are float32 (:func:`is_float32`), else in float64. Same
+    shape; NaN stays NaN."""
+    x = np.asarray(x, dtype=np.float64)
+    single = is_float32(x) if float32 is None else float32
+    if single:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.spacing(np.abs(x).astype(np.float32)).astype(np.float64)
+    return np.spacing(np.abs(x))
+
+
+def residual_resolution(
+    wrenches: Array, rate_scale: Array, single: bool, weight: float
+) -> tuple[Array, Array]:
+    """Per-sample bound [N], [N m] on the residual from rounding the stored values: each
+    wrench component's step, and the momentum rate's (``rate_scale`` (N,) its magnitude
+    [N], with the weight) at the storage precision."""
+    W = np.nan_to_num(np.asarray(wrenches, dtype=np.float64).reshape(len(wrenches), -1, 6))
+    with np.errstate(over="ignore", invalid="ignore"):
+        step = storage_resolution(W, single)
+        eps = float(np.finfo(np.float32 if single else np.float64).eps)
+        f = np.abs(step[..., :3]).sum(axis=(1, 2)) + eps * (rate_scale + weight)
+        m = np.abs(step[..., 3:]).sum(axis=(1, 2))
+    return f, m
+
+
+@dataclass
+class BiasTest:
+    """The systematic-error test (module docstring): the samples of significant windows,
+    and the figures for :class:`Evidence`."""
+
+    systematic: NDArray[np.bool_]
+    windows: int
+    ratio: float
+    bound_force: float
+    bound_moment: float
+    seconds: float
+    smoothing: int
+
+
+def window_edges(n: int) -> NDArray[np.intp]:
+    """The samples whose expected error the bias test reads (the windows' first and last)."""
+    step = _step(n)
+    starts = np.arange(0, n, step)
+    return np.unique(np.clip(np.concatenate([starts, starts - 1, [n - 1]]), 0, n - 1))
+
+
+def _step(n: int) -> int:
+    return max(MIN_WINDOW, int(math.ceil(n / MAX_WINDOW_STARTS)))
+
+
+def bias_test(
+    time: Array,
+    r_f: Array,
+    r_m: Array,
+    e_f: Array,
+    e_m: Array,
+    bad: NDArray[np.bool_],
+    tol_f: float,
+    tol_m: float,
+) -> BiasTest:
+    """Window-averaged residuals against their bounds (module docstring).
+
+    ``r_f``, ``r_m`` (N, 3) residuals [N], [N m] (NaN where flagged); ``e_f``, ``e_m`` (N,)
+    per-sample expected errors (needed at :func:`window_edges`; ``inf`` where unknown);
+    ``bad`` (N,) flagged. Returns the samples of windows over tolerance plus bound.
+    """
+    n = len(time)
+    systematic = np.zeros(n, dtype=bool)
+    nan = float("nan")
+    if n < 2 * MIN_WINDOW:
+        return BiasTest(systematic, 0, nan, nan, nan, nan, 1)
+    step = _step(n)
+    valid = ~bad & np.isfinite(r_f).all(axis=1) & np.isfinite(r_m).all(axis=1)
+    zero = np.zeros(3)
+    cf = np.vstack([zero, np.cumsum(np.where(valid[:, None], r_f, 0.0), axis=0)])
+    cm = np.vstack([zero, np.cumsum(np.where(valid[:, None], r_m, 0.0), axis=0)])
+    cbad = np.concatenate([[0], np.cumsum(~valid)])
+    windows, ratio = 0, -np.inf
+    last = (nan, nan, nan)
+    M = step
+    smoothing = 1
+    while M <= max(n // 2, step):
+        a = np.arange(0, n - M + 1, step)
+        b = a + M  # exclusive
+        clean = (cbad[b] - cbad[a]) == 0
+        a, b = a[clean], b[clean]
+        if len(a):
+            mean_f = np.linalg.norm(cf[b] - cf[a], axis=1) / M
+            mean_m = np.linalg.norm(cm[b] - cm[a], axis=1) / M
+            with np.errstate(invalid="ignore"):
+                bf = (e_f[a] + e_f[b - 1]) / M
+                bm = (e_m[a] + e_m[b - 1]) / M
+                rf = (mean_f - bf) / tol_f if tol_f > 0 else np.where(mean_f > bf, np.inf, 0.0)
+                rm = (mean_m - bm) / tol_m if tol_m > 0 else np.where(mean_m > bm, np.inf, 0.0)
+                over = (rf > 1) | (rm > 1)
+            known = np.isfinite(bf) & np.isfinite(bm)
+            if known.any():
+                ratio = max(ratio, float(np.nanmax(np.fmax(rf, rm)[known])))
+                last = (
+                    float(np.median(bf[known])),
+                    float(np.median(bm[known])),
+                    float(np.median(time[b[known] - 1] - time[a[known]])),
+                )
+                # The smallest window whose bound is within a tenth of the tolerance: the
+                # diagnosis averages its residuals over it.
+                if smoothing == 1 and last[0] <= 0.1 * tol_f and last[1] <= 0.1 * tol_m:
+                    smoothing = M
+            for s, e in zip(a[over & known], b[over & known]):
+                systematic[s:e] = True
+            windows += int((over & known).sum())
+        M *= 2
+    if smoothing == 1 and np.isfinite(last[0]):
+        smoothing = M // 2  # the longest window tested when none reached a tenth
+    return BiasTest(
+        systematic & valid,
+        windows,
+        ratio if np.isfinite(ratio) else nan,
+        last[0],
+        last[1],
+        last[2],
+        smoothing,
+    )
