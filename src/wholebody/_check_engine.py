@@ -250,7 +250,9 @@ def _check_source(
         need = over.copy() if N > _ALL_BOUNDS else np.ones(N, dtype=bool)
         need[window_edges(N)] = True
         need &= ~bad
-        d_f, d_m = _differentiation_bounds(robot, source, bounds, contacts, report, need)
+        d_f, d_m, slow_f, slow_m = _differentiation_bounds(
+            robot, source, bounds, contacts, report, need
+        )
         e_f += d_f
         e_m += d_m
         w = robot.weight
@@ -263,8 +265,8 @@ def _check_source(
             out.time,
             out.r_f,
             out.r_m,
-            e_f,
-            e_m,
+            slow_f + res_f,
+            slow_m + res_m,
             bad,
             tol["force_tolerance"] * w,
             tol["moment_tolerance"] * w,

@@ -207,6 +207,15 @@ def bias_test(
     last = (nan, nan, nan)
     M = step
     smoothing = 1
+    marking = 0  # the scale whose centred windows mark the systematic samples
+    first_hit: list[tuple[int, int]] = []  # significant windows of the smallest such scale
+
+    def ratios(mean_f: Array, mean_m: Array, bf: Array, bm: Array) -> Array:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rf = (mean_f - bf) / tol_f if tol_f > 0 else np.where(mean_f > bf, np.inf, 0.0)
+            rm = (mean_m - bm) / tol_m if tol_m > 0 else np.where(mean_m > bm, np.inf, 0.0)
+        return np.asarray(np.fmax(rf, rm))
+
     while M <= max(n // 2, step):
         a = np.arange(0, n - M + 1, step)
         b = a + M  # exclusive
@@ -218,12 +227,11 @@ def bias_test(
             with np.errstate(invalid="ignore"):
                 bf = (e_f[a] + e_f[b - 1]) / M
                 bm = (e_m[a] + e_m[b - 1]) / M
-                rf = (mean_f - bf) / tol_f if tol_f > 0 else np.where(mean_f > bf, np.inf, 0.0)
-                rm = (mean_m - bm) / tol_m if tol_m > 0 else np.where(mean_m > bm, np.inf, 0.0)
-                over = (rf > 1) | (rm > 1)
+            rho = ratios(mean_f, mean_m, bf, bm)
             known = np.isfinite(bf) & np.isfinite(bm)
+            over = known & (rho > 1)
             if known.any():
-                ratio = max(ratio, float(np.nanmax(np.fmax(rf, rm)[known])))
+                ratio = max(ratio, float(np.max(rho[known])))
                 last = (
                     float(np.median(bf[known])),
                     float(np.median(bm[known])),
@@ -233,12 +241,31 @@ def bias_test(
                 # diagnosis averages its residuals over it.
                 if smoothing == 1 and last[0] <= 0.1 * tol_f and last[1] <= 0.1 * tol_m:
                     smoothing = M
-            for s, e in zip(a[over & known], b[over & known]):
-                systematic[s:e] = True
-            windows += int((over & known).sum())
+                # The smallest window whose bound is within the tolerance: the resolution at
+                # which single stretches of the log are judged (and marked).
+                if not marking and last[0] <= tol_f and last[1] <= tol_m:
+                    marking = M
+            if over.any() and not first_hit:
+                first_hit = list(zip(a[over].tolist(), b[over].tolist()))
+            windows += int(over.sum())
         M *= 2
     if smoothing == 1 and np.isfinite(last[0]):
         smoothing = M // 2  # the longest window tested when none reached a tenth
+    if windows:
+        # Samples whose centred window at the marking scale is beyond tolerance plus bound.
+        M = marking or M // 2
+        i = np.arange(n)
+        lo = np.clip(i - M // 2, 0, n - M)
+        hi = lo + M
+        clean = (cbad[hi] - cbad[lo]) == 0
+        mean_f = np.linalg.norm(cf[hi] - cf[lo], axis=1) / M
+        mean_m = np.linalg.norm(cm[hi] - cm[lo], axis=1) / M
+        with np.errstate(invalid="ignore"):
+            rho = ratios(mean_f, mean_m, (e_f[lo] + e_f[hi - 1]) / M, (e_m[lo] + e_m[hi - 1]) / M)
+        systematic = clean & np.isfinite(rho) & (rho > 1)
+        if not systematic.any():  # seen at longer windows only: all of the first ones
+            for s, e in first_hit:
+                systematic[s:e] = True
     return BiasTest(
         systematic & valid,
         windows,

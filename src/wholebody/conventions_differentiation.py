@@ -86,7 +86,13 @@ class ExpectedResidualError:
     force_parts, moment_parts : dict of str to ndarray (N,)
         The parts ``"jump"``, ``"noise"``, ``"edge"`` (the error is their sum) [N], [N m].
     velocity_noise : ndarray, shape (nv,)
-        The estimated noise std of each column of ``v`` (robot order) [m/s, rad/s].
+        The estimated noise std of each column of ``v`` (robot order) [m/s, rad/s], from
+        its second differences of neighbouring samples (the noise a central difference
+        sees).
+    slow_force_error, slow_moment_error : ndarray, shape (N,)
+        The same bounds with the noise estimated at the lags :data:`NOISE_LAGS` (the largest
+        estimate): the error of ``v`` at one sample, noise correlated over a few samples
+        included, which bounds averages of the residual over windows [N], [N m].
     """
 
     force_error: Array
@@ -95,6 +101,8 @@ class ExpectedResidualError:
     force_parts: dict[str, Array]
     moment_parts: dict[str, Array]
     velocity_noise: Array
+    slow_force_error: Array | None = None
+    slow_moment_error: Array | None = None
 
 
 def quiet_empty_slices(fn: Callable[P, T]) -> Callable[P, T]:
@@ -178,8 +186,10 @@ def expected_residual_error(
     model = robot.model
     data = model.createData()
     fids = [robot.frame_id(f) for f in frames]
-    sigma = _noise_sigma(np.where(bad[:, None], np.nan, v))
+    sigma = _noise_sigma(np.where(bad[:, None], np.nan, v), lags=FAST_NOISE_LAGS)
+    sigma_slow = np.fmax(sigma, _noise_sigma(np.where(bad[:, None], np.nan, v)))
     noise_f, noise_m = np.zeros(N), np.zeros(N)
+    slow_f, slow_m = np.zeros(N), np.zeros(N)
     W = np.zeros((N, 6))  # total external wrench at the CoM, gravity excluded (constant)
     need = np.ones(N, dtype=bool)
     if samples is not None:
@@ -194,6 +204,9 @@ def expected_residual_error(
         As = Ag * sigma[None, :]
         noise_f[i] = math.sqrt(float(np.sum(As[:3] ** 2)))
         noise_m[i] = math.sqrt(float(np.sum(As[3:] ** 2)))
+        As = Ag * sigma_slow[None, :]
+        slow_f[i] = math.sqrt(float(np.sum(As[:3] ** 2)))
+        slow_m[i] = math.sqrt(float(np.sum(As[3:] ** 2)))
         for c, fid in enumerate(fids):
             f, tau = wrenches[i, c, :3], wrenches[i, c, 3:]
             W[i, :3] += f
@@ -225,20 +238,42 @@ def expected_residual_error(
         }
     force = sum(parts["force"].values(), np.zeros(N))
     moment = sum(parts["moment"].values(), np.zeros(N))
+    slow_force = force + (slow_f - noise_f) * scale
+    slow_moment = moment + (slow_m - noise_m) * scale
     # A flagged sample has no residual; its neighbours' differences use it: unknown error.
     near_bad = bad.copy()
     near_bad[1:] |= bad[:-1]
     near_bad[:-1] |= bad[1:]
-    force[near_bad] = np.inf
-    moment[near_bad] = np.inf
+    for x in (force, moment, slow_force, slow_moment):
+        x[near_bad] = np.inf
     weight = robot.weight
     unreliable = (force > force_tolerance * weight) | (moment > moment_tolerance * weight)
-    return ExpectedResidualError(force, moment, unreliable, parts["force"], parts["moment"], sigma)
+    return ExpectedResidualError(
+        force, moment, unreliable, parts["force"], parts["moment"], sigma, slow_force, slow_moment
+    )
 
 
-def _noise_sigma(v: Array) -> Array:
-    """Robust white-noise std of each column from its second differences (var = 6 sigma^2)."""
-    d2 = v[2:] - 2 * v[1:-1] + v[:-2]
-    with np.errstate(invalid="ignore"):
-        s = 1.4826 * np.nanmedian(np.abs(d2), axis=0) / math.sqrt(6.0)
-    return np.nan_to_num(np.asarray(s, dtype=float))
+#: Lags [samples] of the second differences the noise a central difference sees is estimated
+#: from (the largest estimate): lag 2 too, since a central difference spans two samples and
+#: noise correlated over neighbours hides from lag-1 second differences.
+FAST_NOISE_LAGS = (1, 2)
+#: Lags [samples] of the second differences the slow noise of ``v`` (for averages over
+#: windows) is estimated from: the largest estimate counts, so that noise correlated over a
+#: few samples (a filtered encoder, a state estimator) is not taken for smooth motion. Noise
+#: correlated over longer times is motion as far as the log can tell.
+NOISE_LAGS = (1, 2, 4, 8)
+
+
+def _noise_sigma(v: Array, lags: Sequence[int] = NOISE_LAGS) -> Array:
+    """Robust noise std of each column from its second differences at ``lags``
+    (``var(v_{i+2k} - 2 v_{i+k} + v_i) = 6 sigma^2`` for noise uncorrelated over ``k``
+    samples); the largest over the lags."""
+    out = np.zeros(v.shape[1])
+    for k in lags:
+        if len(v) < 2 * k + 1:
+            break
+        d2 = v[2 * k :] - 2 * v[k:-k] + v[: -2 * k]
+        with np.errstate(invalid="ignore"):
+            s = 1.4826 * np.nanmedian(np.abs(d2), axis=0) / math.sqrt(6.0)
+        out = np.fmax(out, np.nan_to_num(np.asarray(s, dtype=float)))
+    return out

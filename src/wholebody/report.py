@@ -403,10 +403,16 @@ class Report:
                 else "of the residual"
             )
             lines.append(f"diagnosis {best.message} (explains {100 * best.explained:.0f} % {of})")
-            if best.runner_up and np.isfinite(best.margin):
+            runner = next((f for f in self.diagnosis[1:] if f.cause == best.runner_up), None)
+            if runner is not None:
                 lines.append(
-                    f"          runner-up: {best.runner_up.replace('_', ' ')}, "
-                    f"{best.margin:.3g} behind on the evidence criterion"
+                    f"          runner-up: {runner.cause.replace('_', ' ')} (explains "
+                    f"{100 * runner.explained:.0f} %)"
+                    + (
+                        f", {best.margin:.3g} behind on the evidence criterion"
+                        if np.isfinite(best.margin)
+                        else ""
+                    )
                 )
             for alternative in best.alternatives:
                 lines.append(f"          or: {alternative}")

@@ -104,11 +104,13 @@ def diagnose(data: DiagnosisData) -> list[Finding]:
     pool = fitted if best.cause not in DESCRIPTIVE_CAUSES else findings
     runner = next((f for f in pool if f.cause != best.cause), None)
     if runner is not None:
-        best = dataclasses.replace(
-            best,
-            runner_up=runner.cause,
-            margin=float(runner.criterion - best.criterion),
+        # A descriptive cause is not compared on the criterion (its freedom is per sample).
+        margin = (
+            float(runner.criterion - best.criterion)
+            if best.cause not in DESCRIPTIVE_CAUSES
+            else float("nan")
         )
+        best = dataclasses.replace(best, runner_up=runner.cause, margin=margin)
     if best.cause not in DESCRIPTIVE_CAUSES:
         price = float(np.log(max(data.n_independent, 2.0)))  # one parameter's price
         ties = [

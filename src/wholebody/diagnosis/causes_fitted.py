@@ -31,6 +31,8 @@ def time_offset(d: DiagnosisData) -> list[Finding]:
         if lag == 0:
             continue
         inside = d.score_rows[(rows[d.score_rows] + lag >= 0) & (rows[d.score_rows] + lag < N)]
+        if 2 * len(inside) < len(d.score_rows):  # most samples shifted out of the log
+            continue
         W = d.log_wrenches[np.clip(rows + lag, 0, N - 1)]
         s = d.score(d.residual(W), inside)
         if s < best_score:
