@@ -250,7 +250,7 @@ def _check_source(
         need = over.copy() if N > _ALL_BOUNDS else np.ones(N, dtype=bool)
         need[window_edges(N)] = True
         need &= ~bad
-        d_f, d_m, slow_f, slow_m = _differentiation_bounds(
+        d_f, d_m, slow_f, slow_m, total = _differentiation_bounds(
             robot, source, bounds, contacts, report, need
         )
         e_f += d_f
@@ -267,6 +267,7 @@ def _check_source(
             out.r_m,
             slow_f + res_f,
             slow_m + res_m,
+            total,
             bad,
             tol["force_tolerance"] * w,
             tol["moment_tolerance"] * w,

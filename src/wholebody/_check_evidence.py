@@ -116,7 +116,7 @@ def _covered_by_differentiation(
     """Samples over tolerance whose residual the expected error of differentiating ``v``
     covers (:func:`wholebody.conventions.expected_residual_error`), chunk by chunk with the
     neighbours the differences use."""
-    e_f, e_m, _, _ = _differentiation_bounds(robot, source, bounds, contacts, report, over)
+    e_f, e_m, _, _, _ = _differentiation_bounds(robot, source, bounds, contacts, report, over)
     w = report.weight
     with np.errstate(invalid="ignore"):
         return (
@@ -133,16 +133,18 @@ def _differentiation_bounds(
     contacts: Sequence[Contact],
     report: Report,
     need: NDArray[np.bool_],
-) -> tuple[Array, Array, Array, Array]:
+) -> tuple[Array, Array, Array, Array, Array]:
     """The expected error of differentiated accelerations [N], [N m] at the samples
     ``need`` (``inf`` elsewhere), chunk by chunk with the neighbours the differences use;
-    then the same with the slow noise model (for averages over windows)."""
+    then the same with the slow noise model (for averages over windows), and the total
+    external wrench at the CoM (N, 6) (NaN where not computed)."""
     from .conventions import expected_residual_error
 
     e_f = np.full(report.n_samples, np.inf)
     e_m = np.full(report.n_samples, np.inf)
     s_f = np.full(report.n_samples, np.inf)
     s_m = np.full(report.n_samples, np.inf)
+    total = np.full((report.n_samples, 6), np.nan)
     for start, stop in bounds:
         idx = np.flatnonzero(need[start:stop]) + start
         if not len(idx):
@@ -161,7 +163,11 @@ def _differentiation_bounds(
         assert expected.slow_force_error is not None and expected.slow_moment_error is not None
         s_f[idx] = expected.slow_force_error[idx - lo]
         s_m[idx] = expected.slow_moment_error[idx - lo]
-    return e_f, e_m, s_f, s_m
+        assert expected.total_wrench is not None
+        # The differences read the neighbours: their wrenches are known too.
+        near = np.unique(np.clip(np.concatenate([idx - 1, idx, idx + 1]), start, stop - 1))
+        total[near] = expected.total_wrench[near - lo]
+    return e_f, e_m, s_f, s_m, total
 
 
 # --- what the diagnosis keeps ------------------------------------------------------------------

@@ -17,8 +17,10 @@ checked samples is reported, for force [N] and moment [N m].
 **Systematic error (bias).** Differentiation noise does not survive averaging: the mean of
 central differences over ``M`` consecutive samples telescopes to the difference of ``v`` at
 the window's two ends, so the residual averaged over a window has error at most
-``(E_first + E_last) / M`` (``E`` the per-sample expected error, which holds its noise at
-:data:`~wholebody.conventions.NOISE_SIGMAS` standard deviations at each end), while a gain,
+``(E_first + E_last + |Delta W|) / M`` (``E`` the per-sample expected error, which holds its
+noise at :data:`~wholebody.conventions.NOISE_SIGMAS` standard deviations at each end, and
+``Delta W`` the change of the total external wrench across the window: the accelerations at
+the two ends weigh half a sample each), while a gain,
 a mass error, an offset or a lag averages to itself. Windows of ``M`` = 4, 8, 16, ... samples
 (up to half the log), sliding by the smallest, are tested: a window whose mean residual
 exceeds the tolerance plus its bound is a systematic error, and its samples are
@@ -182,6 +184,7 @@ def bias_test(
     r_m: Array,
     e_f: Array,
     e_m: Array,
+    wrench: Array,
     bad: NDArray[np.bool_],
     tol_f: float,
     tol_m: float,
@@ -190,7 +193,10 @@ def bias_test(
 
     ``r_f``, ``r_m`` (N, 3) residuals [N], [N m] (NaN where flagged); ``e_f``, ``e_m`` (N,)
     per-sample expected errors (needed at :func:`window_edges`; ``inf`` where unknown);
-    ``bad`` (N,) flagged. Returns the samples of windows over tolerance plus bound.
+    ``wrench`` (N, 6) the total external wrench at the CoM (NaN where unknown): a window's
+    mean is also off by half the wrench's change across it (the accelerations at its two
+    ends, held or sampled, weigh half a sample each); ``bad`` (N,) flagged. Returns the
+    samples of windows over tolerance plus bound.
     """
     n = len(time)
     systematic = np.zeros(n, dtype=bool)
@@ -210,6 +216,15 @@ def bias_test(
     marking = 0  # the scale whose centred windows mark the systematic samples
     first_hit: list[tuple[int, int]] = []  # significant windows of the smallest such scale
 
+    def level(a: NDArray[np.intp], b: NDArray[np.intp]) -> tuple[Array, Array]:
+        """The change of the wrench across windows ``[a, b)``: the larger of
+        ``W[b-1] - W[a-1]`` and ``W[b] - W[a]`` (indices clipped to the log)."""
+        out = []
+        for i, j in ((a - 1, b - 1), (a, b)):
+            d = wrench[np.clip(j, 0, n - 1)] - wrench[np.clip(i, 0, n - 1)]
+            out.append((np.linalg.norm(d[:, :3], axis=1), np.linalg.norm(d[:, 3:], axis=1)))
+        return np.fmax(out[0][0], out[1][0]), np.fmax(out[0][1], out[1][1])
+
     def ratios(mean_f: Array, mean_m: Array, bf: Array, bm: Array) -> Array:
         with np.errstate(invalid="ignore", divide="ignore"):
             rf = (mean_f - bf) / tol_f if tol_f > 0 else np.where(mean_f > bf, np.inf, 0.0)
@@ -224,9 +239,10 @@ def bias_test(
         if len(a):
             mean_f = np.linalg.norm(cf[b] - cf[a], axis=1) / M
             mean_m = np.linalg.norm(cm[b] - cm[a], axis=1) / M
+            lf, lm = level(a, b)
             with np.errstate(invalid="ignore"):
-                bf = (e_f[a] + e_f[b - 1]) / M
-                bm = (e_m[a] + e_m[b - 1]) / M
+                bf = (e_f[a] + e_f[b - 1] + lf) / M
+                bm = (e_m[a] + e_m[b - 1] + lm) / M
             rho = ratios(mean_f, mean_m, bf, bm)
             known = np.isfinite(bf) & np.isfinite(bm)
             over = known & (rho > 1)
@@ -260,8 +276,11 @@ def bias_test(
         clean = (cbad[hi] - cbad[lo]) == 0
         mean_f = np.linalg.norm(cf[hi] - cf[lo], axis=1) / M
         mean_m = np.linalg.norm(cm[hi] - cm[lo], axis=1) / M
+        lf, lm = level(lo, hi)
         with np.errstate(invalid="ignore"):
-            rho = ratios(mean_f, mean_m, (e_f[lo] + e_f[hi - 1]) / M, (e_m[lo] + e_m[hi - 1]) / M)
+            rho = ratios(
+                mean_f, mean_m, (e_f[lo] + e_f[hi - 1] + lf) / M, (e_m[lo] + e_m[hi - 1] + lm) / M
+            )
         systematic = clean & np.isfinite(rho) & (rho > 1)
         if not systematic.any():  # seen at longer windows only: all of the first ones
             for s, e in first_hit:

@@ -93,6 +93,9 @@ class ExpectedResidualError:
         The same bounds with the noise estimated at the lags :data:`NOISE_LAGS` (the largest
         estimate): the error of ``v`` at one sample, noise correlated over a few samples
         included, which bounds averages of the residual over windows [N], [N m].
+    total_wrench : ndarray, shape (N, 6)
+        The total external wrench at the CoM, gravity excluded, world axes [N, N m] (NaN
+        where not computed): averages over windows are off by half its change across them.
     """
 
     force_error: Array
@@ -103,6 +106,7 @@ class ExpectedResidualError:
     velocity_noise: Array
     slow_force_error: Array | None = None
     slow_moment_error: Array | None = None
+    total_wrench: Array | None = None
 
 
 def quiet_empty_slices(fn: Callable[P, T]) -> Callable[P, T]:
@@ -249,7 +253,15 @@ def expected_residual_error(
     weight = robot.weight
     unreliable = (force > force_tolerance * weight) | (moment > moment_tolerance * weight)
     return ExpectedResidualError(
-        force, moment, unreliable, parts["force"], parts["moment"], sigma, slow_force, slow_moment
+        force,
+        moment,
+        unreliable,
+        parts["force"],
+        parts["moment"],
+        sigma,
+        slow_force,
+        slow_moment,
+        W,
     )
 
 
