@@ -294,3 +294,68 @@ def bias_test(
         last[2],
         smoothing,
     )
+
+
+# --- the verdict's words --------------------------------------------------------------------
+
+
+def inconclusive_reasons(report: Any) -> list[str]:
+    """Why the evidence of a :class:`~wholebody.report.Report` is too thin for "consistent"
+    (empty when it is not), in words."""
+    ev = report.evidence
+    why = []
+    share = report.n_checked / max(report.n_samples, 1)
+    if share < ev.min_checked_share:
+        why.append(
+            f"only {100 * share:.1f} % of the samples checked "
+            f"(minimum {100 * ev.min_checked_share:g} %)"
+        )
+    waived = int(report.unreliable.sum()) / max(report.n_checked, 1)
+    if waived > ev.max_waived_share:
+        why.append(
+            f"{100 * waived:.1f} % of the checked samples waived: over tolerance but within "
+            f"the expected error of differentiated accelerations (maximum "
+            f"{100 * ev.max_waived_share:g} %)"
+        )
+    w = report.weight
+    for label, bound, tol, unit in (
+        ("force", ev.bound_force, report.force_tolerance * w, "N"),
+        ("moment", ev.bound_moment, report.moment_tolerance * w, "N m"),
+    ):
+        if np.isfinite(bound) and bound > tol:
+            why.append(
+                f"the achieved bound on the residual {label} ({bound:.3g} {unit}, median) "
+                f"is wider than the tolerance ({tol:.3g} {unit})"
+            )
+    return why
+
+
+def evidence_lines(report: Any) -> list[str]:
+    """The evidence figures of a :class:`~wholebody.report.Report` in words (share checked,
+    bounds, the systematic test)."""
+    ev = report.evidence
+    n = max(report.n_samples, 1)
+    lines = [
+        f"evidence  {100 * report.n_checked / n:.1f} % of samples checked, "
+        f"{100 * int(report.unreliable.sum()) / max(report.n_checked, 1):.1f} % of those "
+        f"waived; achieved bound (median) {ev.bound_force:.3g} N, {ev.bound_moment:.3g} N m"
+        + (" (float32 log)" if ev.float32 else "")
+    ]
+    if np.isfinite(ev.window_seconds):
+        lines.append(
+            f"          averaged over {ev.window_seconds:.3g} s windows: bound "
+            f"{ev.window_bound_force:.3g} N, {ev.window_bound_moment:.3g} N m; "
+            + (
+                f"a systematic error in {ev.systematic_windows} windows "
+                f"({int(report.systematic.sum())} samples, up to "
+                f"{ev.systematic_ratio:.3g} x the tolerance beyond the bound)"
+                if ev.systematic_windows
+                else "no systematic error"
+            )
+        )
+    if ev.n_implausible:
+        lines.append(
+            f"          {ev.n_implausible} samples hold values beyond physical magnitudes: "
+            "the log is inconsistent (a diverged simulation or wrong units)"
+        )
+    return lines

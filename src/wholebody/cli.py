@@ -97,11 +97,8 @@ def _tolerance(text: str) -> float:
 
 
 def _share(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (0.0 <= value <= 1.0):
+    value = _tolerance(text)
+    if value > 1:
         raise argparse.ArgumentTypeError(f"must be a share between 0 and 1, got {text!r}")
     return value
 
@@ -395,22 +392,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="cone margin below which a contact violates, relative to m g "
         "(simulation preset: 1e-4)",
     )
-    check.add_argument(
-        "--min-checked-share",
-        type=_share,
-        default=None,
-        metavar="SHARE",
-        help="below this share of samples checked (not flagged) the verdict is inconclusive "
-        "(default 0.5)",
-    )
-    check.add_argument(
-        "--max-waived-share",
-        type=_share,
-        default=None,
-        metavar="SHARE",
-        help="beyond this share of checked samples waived (within the expected error of "
-        "differentiated accelerations) the verdict is inconclusive (default 0.1)",
-    )
+    for flag, default, what in (
+        ("--min-checked-share", 0.5, "below this share of samples checked (not flagged)"),
+        ("--max-waived-share", 0.1, "beyond this share of checked samples waived"),
+    ):
+        help_ = f"{what} the verdict is inconclusive (default {default:g})"
+        check.add_argument(flag, type=_share, default=None, metavar="SHARE", help=help_)
     check.add_argument(
         "--t-start",
         type=_time,

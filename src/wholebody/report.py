@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._check_verdict import Evidence
+from ._check_verdict import Evidence, evidence_lines, inconclusive_reasons
 from ._optional import require
 from .diagnosis import Finding
 
@@ -237,32 +237,7 @@ class Report:
 
     def inconclusive_because(self) -> list[str]:
         """Why the evidence is too thin for "consistent" (empty when it is not), in words."""
-        ev = self.evidence
-        why = []
-        share = self.n_checked / max(self.n_samples, 1)
-        if share < ev.min_checked_share:
-            why.append(
-                f"only {100 * share:.1f} % of the samples checked "
-                f"(minimum {100 * ev.min_checked_share:g} %)"
-            )
-        waived = int(self.unreliable.sum()) / max(self.n_checked, 1)
-        if waived > ev.max_waived_share:
-            why.append(
-                f"{100 * waived:.1f} % of the checked samples waived: over tolerance but within "
-                f"the expected error of differentiated accelerations (maximum "
-                f"{100 * ev.max_waived_share:g} %)"
-            )
-        w = self.weight
-        for label, bound, tol, unit in (
-            ("force", ev.bound_force, self.force_tolerance * w, "N"),
-            ("moment", ev.bound_moment, self.moment_tolerance * w, "N m"),
-        ):
-            if np.isfinite(bound) and bound > tol:
-                why.append(
-                    f"the achieved bound on the residual {label} ({bound:.3g} {unit}, median) "
-                    f"is wider than the tolerance ({tol:.3g} {unit})"
-                )
-        return why
+        return inconclusive_reasons(self)
 
     # --- summary --------------------------------------------------------------------------
 
@@ -432,7 +407,7 @@ class Report:
                     f"convention {check.name}: {check.message}"
                     + (f"; fix: {check.fix}" if check.fix else "")
                 )
-        lines += self._evidence_lines()
+        lines += evidence_lines(self)
         n_unreliable = int(self.unreliable.sum())
         verdict = self.verdict
         if verdict == "consistent_except_unreliable":
@@ -454,35 +429,6 @@ class Report:
                 }[verdict]
             )
         return "\n".join(lines)
-
-    def _evidence_lines(self) -> list[str]:
-        """The evidence figures in words (share checked, bounds, the systematic test)."""
-        ev = self.evidence
-        n = max(self.n_samples, 1)
-        lines = [
-            f"evidence  {100 * self.n_checked / n:.1f} % of samples checked, "
-            f"{100 * int(self.unreliable.sum()) / max(self.n_checked, 1):.1f} % of those "
-            f"waived; achieved bound (median) {ev.bound_force:.3g} N, {ev.bound_moment:.3g} N m"
-            + (" (float32 log)" if ev.float32 else "")
-        ]
-        if np.isfinite(ev.window_seconds):
-            lines.append(
-                f"          averaged over {ev.window_seconds:.3g} s windows: bound "
-                f"{ev.window_bound_force:.3g} N, {ev.window_bound_moment:.3g} N m; "
-                + (
-                    f"a systematic error in {ev.systematic_windows} windows "
-                    f"({int(self.systematic.sum())} samples, up to "
-                    f"{ev.systematic_ratio:.3g} x the tolerance beyond the bound)"
-                    if ev.systematic_windows
-                    else "no systematic error"
-                )
-            )
-        if ev.n_implausible:
-            lines.append(
-                f"          {ev.n_implausible} samples hold values beyond physical magnitudes: "
-                "the log is inconsistent (a diverged simulation or wrong units)"
-            )
-        return lines
 
     # --- output -----------------------------------------------------------------------------
 

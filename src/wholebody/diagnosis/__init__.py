@@ -102,7 +102,8 @@ def diagnose(data: DiagnosisData) -> list[Finding]:
     if best.explained < EXPLAINED_THRESHOLD and described:
         best = described[0]
     pool = fitted if best.cause not in DESCRIPTIVE_CAUSES else findings
-    runner = next((f for f in pool if f.cause != best.cause), None)
+    # The runner-up: the best-ranked other cause that explains something.
+    runner = next((f for f in pool if f.cause != best.cause and f.explained > 0), None)
     if runner is not None:
         # A descriptive cause is not compared on the criterion (its freedom is per sample).
         margin = (

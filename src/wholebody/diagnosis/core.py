@@ -285,11 +285,15 @@ class DiagnosisData:
         :attr:`smoothing` samples: with noisy differentiated accelerations, the noise is in
         ``r0`` and, for the mass, in ``D`` too (the same noise: an unsmoothed fit would be
         biased towards it); averaged, it is gone and the fault is not."""
-        if int(self.smoothing) > 1:
-            S, six, p = D.shape
-            r0 = self.smoothed(r0)
-            D = self.smoothed(D.reshape(S, six * p)).reshape(S, six, p)
-        return linear_fit(r0, D, rows, rtol=rtol)
+        M = int(self.smoothing)
+        if M <= 1:
+            return linear_fit(r0, D, rows, rtol=rtol)
+        S, six, p = D.shape
+        r0 = self.smoothed(r0)
+        D = self.smoothed(D.reshape(S, six * p)).reshape(S, six, p)
+        fit = linear_fit(r0, D, rows, rtol=rtol)
+        # Averages over M samples are not independent: M times fewer, the error sqrt(M) wider.
+        return LinearFit(fit.theta, fit.std_error * np.sqrt(M), fit.observable)
 
     def cone_violation_share(self, W: Array) -> float:
         """Share of the samples over tolerance where some contact of ``W`` is outside its
