@@ -374,3 +374,29 @@ def test_causes_report_runner_up_and_margin(humanoid, squat):
     assert best.runner_up and best.runner_up != "force_gain" and best.margin > 0
     assert np.isfinite(best.criterion)
     assert "runner-up" in report.format_summary()
+
+
+# --- the command line ------------------------------------------------------------------------
+
+
+def test_cli_exit_codes_of_the_new_verdicts(humanoid, squat, tmp_path):
+    """The issue's runs as a user types them: the noisy-v gain log exits 1 naming the gain;
+    one sample of a thousand exits 5; --min-checked-share 0 accepts it (exit 0)."""
+    from .test_cli import PROFILE, run
+
+    traj = _noisy(humanoid, squat, 0.005)
+    faulty = tmp_path / "gain.npz"
+    dataclasses.replace(traj, contact_wrenches=1.5 * traj.contact_wrenches).save(faulty)
+    result = run("check", str(faulty), "--config", str(PROFILE))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "need a gain" in result.stdout and "systematic error" in result.stdout
+    W = squat.contact_wrenches.copy()
+    W[1:] = np.nan
+    sparse = tmp_path / "sparse.npz"
+    dataclasses.replace(squat, contact_wrenches=W).save(sparse)
+    result = run("check", str(sparse), "--config", str(PROFILE))
+    assert result.returncode == 5 and "INCONCLUSIVE" in result.stdout
+    result = run("check", str(sparse), "--config", str(PROFILE), "--min-checked-share", "0")
+    assert result.returncode == 0, result.stdout
+    result = run("check", str(sparse), "--config", str(PROFILE), "--max-waived-share", "2")
+    assert result.returncode == 2 and "share between 0 and 1" in result.stderr
