@@ -277,15 +277,20 @@ NOISE_LAGS = (1, 2, 4, 8)
 
 
 def _noise_sigma(v: Array, lags: Sequence[int] = NOISE_LAGS) -> Array:
-    """Robust noise std of each column from its second differences at ``lags``
-    (``var(v_{i+2k} - 2 v_{i+k} + v_i) = 6 sigma^2`` for noise uncorrelated over ``k``
-    samples); the largest over the lags."""
+    """Robust noise std of each column from its second differences at ``lags`` (increasing;
+    ``var(v_{i+2k} - 2 v_{i+k} + v_i) = 6 sigma^2`` for noise uncorrelated over ``k``
+    samples). Noise correlated over a few samples grows with the lag and then stays; smooth
+    motion grows as ``k^2``: from one lag to the next the estimate may grow at most in
+    proportion to the lag (what grows faster is motion, not noise)."""
     out = np.zeros(v.shape[1])
+    prev = 0
     for k in lags:
         if len(v) < 2 * k + 1:
             break
         d2 = v[2 * k :] - 2 * v[k:-k] + v[: -2 * k]
         with np.errstate(invalid="ignore"):
             s = 1.4826 * np.nanmedian(np.abs(d2), axis=0) / math.sqrt(6.0)
-        out = np.fmax(out, np.nan_to_num(np.asarray(s, dtype=float)))
+        s = np.nan_to_num(np.asarray(s, dtype=float))
+        out = s if not prev else np.fmax(out, np.fmin(s, out * (k / prev)))
+        prev = k
     return out
