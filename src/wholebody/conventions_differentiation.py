@@ -69,6 +69,7 @@ Array = NDArray[np.float64]
 #: Standard deviations of the noise of ``v`` counted in the expected error (a 4-sigma
 #: excursion has probability 6e-5 per sample).
 NOISE_SIGMAS = 4.0
+_BLOCK = 2048  # samples per block of the batched algebra
 
 
 @dataclass(frozen=True)
@@ -201,20 +202,27 @@ def expected_residual_error(
         need[:] = False
         for shift in (-1, 0, 1):
             need[np.clip(idx + shift, 0, N - 1)] = True
-    for i in np.flatnonzero(~bad & need):
-        Ag = pin.computeCentroidalMap(model, data, q[i])
-        pin.updateFramePlacements(model, data)
-        G = data.com[0]
-        As = Ag * sigma[None, :]
-        noise_f[i] = math.sqrt(float(np.sum(As[:3] ** 2)))
-        noise_m[i] = math.sqrt(float(np.sum(As[3:] ** 2)))
-        As = Ag * sigma_slow[None, :]
-        slow_f[i] = math.sqrt(float(np.sum(As[:3] ** 2)))
-        slow_m[i] = math.sqrt(float(np.sum(As[3:] ** 2)))
-        for c, fid in enumerate(fids):
-            f, tau = wrenches[i, c, :3], wrenches[i, c, 3:]
-            W[i, :3] += f
-            W[i, 3:] += tau + np.cross(data.oMf[fid].translation - G, f)
+    # One Pinocchio pass per sample (A_G, the CoM, the frames), the algebra batched after,
+    # in blocks (the work memory does not grow with the log).
+    all_rows = np.flatnonzero(~bad & need)
+    for b in range(0, len(all_rows), _BLOCK):
+        rows = all_rows[b : b + _BLOCK]
+        Ag = np.empty((len(rows), 6, model.nv))
+        G = np.empty((len(rows), 3))
+        P = np.empty((len(rows), len(fids), 3))
+        for r, i in enumerate(rows):
+            Ag[r] = pin.computeCentroidalMap(model, data, q[i])
+            pin.updateFramePlacements(model, data)
+            G[r] = data.com[0]
+            for c, fid in enumerate(fids):
+                P[r, c] = data.oMf[fid].translation
+        for s_, (out_f, out_m) in ((sigma, (noise_f, noise_m)), (sigma_slow, (slow_f, slow_m))):
+            As = Ag * s_[None, None, :]
+            out_f[rows] = np.sqrt(np.sum(As[:, :3] ** 2, axis=(1, 2)))
+            out_m[rows] = np.sqrt(np.sum(As[:, 3:] ** 2, axis=(1, 2)))
+        f = wrenches[rows, :, :3]
+        W[rows, :3] = f.sum(axis=1)
+        W[rows, 3:] = (wrenches[rows, :, 3:] + np.cross(P - G[:, None], f)).sum(axis=1)
     W[bad | ~need] = np.nan
 
     dt = np.diff(traj.time)
