@@ -105,27 +105,6 @@ def _merge_conventions(parts: list[tuple[int, int, Any]]) -> Any:
     return ConventionReport(tuple(merged))
 
 
-def _covered_by_differentiation(
-    robot: Robot,
-    source: _Source,
-    bounds: list[tuple[int, int]],
-    contacts: Sequence[Contact],
-    report: Report,
-    over: NDArray[np.bool_],
-) -> NDArray[np.bool_]:
-    """Samples over tolerance whose residual the expected error of differentiating ``v``
-    covers (:func:`wholebody.conventions.expected_residual_error`), chunk by chunk with the
-    neighbours the differences use."""
-    e_f, e_m, _, _, _ = _differentiation_bounds(robot, source, bounds, contacts, report, over)
-    w = report.weight
-    with np.errstate(invalid="ignore"):
-        return (
-            over
-            & (report.force_norm <= report.force_tolerance * w + e_f)
-            & (report.moment_norm <= report.moment_tolerance * w + e_m)
-        )
-
-
 def _differentiation_bounds(
     robot: Robot,
     source: _Source,
