@@ -400,3 +400,16 @@ def test_cli_exit_codes_of_the_new_verdicts(humanoid, squat, tmp_path):
     assert result.returncode == 0, result.stdout
     result = run("check", str(sparse), "--config", str(PROFILE), "--max-waived-share", "2")
     assert result.returncode == 2 and "share between 0 and 1" in result.stderr
+
+
+def test_catch_all_does_not_beat_the_simple_cause(humanoid, squat):
+    """A 5 % heavier robot with 8 ms late forces: the per-sample "missing forces" describe the
+    residual too (88 %), but the one-parameter mass error is named, with the common gain as
+    its tie (the same correction, one parameter more)."""
+    W = _lagged(1.05 * squat.contact_wrenches, 4)
+    for traj in (squat, dataclasses.replace(squat, a=None)):
+        report = check_trajectory(humanoid, dataclasses.replace(traj, contact_wrenches=W), FEET)
+        best = report.diagnosis[0]
+        assert best.cause == "mass_error", report.format_summary()
+        assert best.parameters["alternative_causes"] == ["force_gain"]
+        assert best.margin <= np.log(len(squat)) + 1e-9  # within one parameter's price

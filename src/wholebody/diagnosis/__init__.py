@@ -41,7 +41,8 @@ __all__ = [
 Array = NDArray[np.float64]
 #: A correction must remove this share of the residual score to be named a cause.
 EXPLAINED_THRESHOLD = 0.8
-#: Causes whose explained shares differ by less than this are a tie (said, not decided).
+#: Unused since causes are ranked by the evidence criterion (a tie is now a criterion within
+#: one parameter's price, ``log n``); kept so that code importing it still runs.
 TIE_MARGIN = 0.02
 #: A residual read as more missing-force events than this is not named as missing forces
 #: (many events describe a residual that nothing fits; "unexplained" says so).
