@@ -47,8 +47,10 @@ def test_diverged_samples_are_flagged_as_such_not_explained(humanoid, squat):
     assert time.perf_counter() - start < 20.0
     assert sorted(report.reasons) == [*range(500, 510), 700]
     assert all("beyond physical magnitudes" in why for why in report.reasons.values())
-    # The rest of the log is checked and consistent; the flagged samples carry no residual.
-    assert report.n_checked == len(squat) - 11 and report.verdict == "consistent"
+    # The rest of the log is checked; the flagged samples carry no residual, but values
+    # beyond physical magnitudes are evidence of a bad log: never "consistent".
+    assert report.n_checked == len(squat) - 11 and report.verdict == "inconsistent"
+    assert report.evidence.n_implausible == 11
     assert np.isnan(report.force_norm[500:510]).all() and not report.diagnosis
 
 

@@ -114,6 +114,9 @@ ROW_KEYS = [
     "max_residual_moment_Nm",
     "fraction_over_tolerance",
     "cone_violations",
+    "share_checked",
+    "bound_force_N",
+    "bound_moment_Nm",
     "diagnosis",
     "text",
 ]

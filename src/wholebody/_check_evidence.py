@@ -105,23 +105,27 @@ def _merge_conventions(parts: list[tuple[int, int, Any]]) -> Any:
     return ConventionReport(tuple(merged))
 
 
-def _covered_by_differentiation(
+def _differentiation_bounds(
     robot: Robot,
     source: _Source,
     bounds: list[tuple[int, int]],
     contacts: Sequence[Contact],
     report: Report,
-    over: NDArray[np.bool_],
-) -> NDArray[np.bool_]:
-    """Samples over tolerance whose residual the expected error of differentiating ``v``
-    covers (:func:`wholebody.conventions.expected_residual_error`), chunk by chunk with the
-    neighbours the differences use."""
+    need: NDArray[np.bool_],
+) -> tuple[Array, Array, Array, Array, Array]:
+    """The expected error of differentiated accelerations [N], [N m] at the samples
+    ``need`` (``inf`` elsewhere), chunk by chunk with the neighbours the differences use;
+    then the same with the slow noise model (for averages over windows), and the total
+    external wrench at the CoM (N, 6) (NaN where not computed)."""
     from .conventions import expected_residual_error
 
-    w = report.weight
-    covered = np.zeros(report.n_samples, dtype=bool)
+    e_f = np.full(report.n_samples, np.inf)
+    e_m = np.full(report.n_samples, np.inf)
+    s_f = np.full(report.n_samples, np.inf)
+    s_m = np.full(report.n_samples, np.inf)
+    total = np.full((report.n_samples, 6), np.nan)
     for start, stop in bounds:
-        idx = np.flatnonzero(over[start:stop]) + start
+        idx = np.flatnonzero(need[start:stop]) + start
         if not len(idx):
             continue
         part, off = _read_part(source, start, stop, None, margin=2)
@@ -134,12 +138,15 @@ def _covered_by_differentiation(
             moment_tolerance=report.moment_tolerance,
             samples=idx - lo,
         )
-        fe, me = expected.force_error[idx - lo], expected.moment_error[idx - lo]
-        with np.errstate(invalid="ignore"):
-            covered[idx] = (report.force_norm[idx] <= report.force_tolerance * w + fe) & (
-                report.moment_norm[idx] <= report.moment_tolerance * w + me
-            )
-    return covered
+        e_f[idx], e_m[idx] = expected.force_error[idx - lo], expected.moment_error[idx - lo]
+        assert expected.slow_force_error is not None and expected.slow_moment_error is not None
+        s_f[idx] = expected.slow_force_error[idx - lo]
+        s_m[idx] = expected.slow_moment_error[idx - lo]
+        assert expected.total_wrench is not None
+        # The differences read the neighbours: their wrenches are known too.
+        near = np.unique(np.clip(np.concatenate([idx - 1, idx, idx + 1]), start, stop - 1))
+        total[near] = expected.total_wrench[near - lo]
+    return e_f, e_m, s_f, s_m, total
 
 
 # --- what the diagnosis keeps ------------------------------------------------------------------

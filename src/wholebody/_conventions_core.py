@@ -45,6 +45,9 @@ NOISE_SIGMAS = 4.0
 #: A column disagrees when more than this share of its samples is beyond that bound (a few
 #: impact samples do not make a disagreement).
 MAX_DISAGREEING_SHARE = 0.05
+#: The velocity check needs this many samples where ``v`` and ``dq/dt`` are both known; with
+#: fewer it says it could not run (it neither passes nor fails the log on them).
+MIN_VELOCITY_SAMPLES = 10
 _BASE_COLUMNS = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
 _DEG = 180.0 / math.pi
 _SCALE_MATCH = 0.1  # a fitted scale "is" 180/pi or 1000 within 10 %
@@ -115,6 +118,7 @@ class _Agreement:
         self.share = share  # (nv,) share of samples beyond the bound
         self.motion = motion  # (nv,) 90th percentile of |v|
         self.fails = fails  # (nv,)
+        self.n_valid = int(rows[4].sum(axis=1).max(initial=0))  # samples with v and dq/dt
         self._rows: tuple[Array, Array, Array, Array, NDArray[np.bool_]] | None = rows
         self._error: Array | None = None
         self._scale: Array | None = None
@@ -225,10 +229,42 @@ def _agreement(robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.bool_
         floor = np.fmax(VELOCITY_RELATIVE_FLOOR * motion, NOISE_SIGMAS * _noise_sigma_rows(dT))
         change += floor[:, None]
         change += eps / float(np.median(np.diff(t)))
+        # The data's own resolution: rounding of q (float32: 6e-8 of a base height of 1 m)
+        # divided by the step, and of v itself.
+        change += _rounding_bound(q, vT, t)
         over = r > change  # beyond the bound: change + floor + eps / dt
         valid = np.isfinite(r)
         share = over.sum(axis=1) / np.maximum(valid.sum(axis=1), 1)
     return _Agreement(share, motion, share > MAX_DISAGREEING_SHARE, (vT, dT, abs_d, r, valid))
+
+
+def _rounding_bound(q: Array, vT: Array, t: Array) -> Array:
+    """(nv, N) bound on ``|v - dq/dt|`` from the storage rounding of ``q``, ``v`` and time:
+    a central difference of positions rounded by ``s/2`` each is off by up to ``s / (2 dt)``
+    per sample pair (``s`` the step of float32 or float64 at the values' magnitude), base
+    translations mixed by the rotation (their largest step), the quaternion's step per
+    unit norm for the angular velocity."""
+    from ._check_verdict import is_float32, storage_resolution
+
+    single = is_float32(q) or is_float32(vT)
+    step_q = storage_resolution(q, single)  # (N, nq)
+    dt = np.diff(t)
+    dt_i = np.empty(len(t))
+    if len(dt):
+        dt_i[1:-1] = 0.5 * (dt[:-1] + dt[1:]) if len(dt) > 1 else dt[0]
+        dt_i[0], dt_i[-1] = dt[0], dt[-1]
+    else:
+        dt_i[:] = np.inf
+    nv = vT.shape[0]
+    per = np.empty((nv, len(t)))
+    per[:3] = np.nanmax(step_q[:, :3], axis=1)
+    per[3:6] = 2.0 * np.nanmax(step_q[:, 3:7], axis=1)
+    per[6:] = step_q[:, 7 : 7 + nv - 6].T
+    # A time step rounded too: the velocity times its relative error.
+    step_t = storage_resolution(t, single)
+    bound = per / dt_i + np.abs(vT) * (step_t / dt_i)
+    bound += storage_resolution(vT, single)
+    return np.nan_to_num(bound, nan=0.0, posinf=0.0)
 
 
 def _rotations_xyzw(quat: Array) -> Array:
@@ -292,6 +328,15 @@ def velocity_check(
     name = "velocity_matches_configuration"
     dt = float(np.median(np.diff(t)))
     given = _agreement(robot, t, q, v, bad)
+    n_valid = given.n_valid
+    if n_valid < MIN_VELOCITY_SAMPLES:
+        return ConventionCheck(
+            name,
+            True,
+            f"could not run: {n_valid} samples where v and dq/dt are both known "
+            f"(needs {MIN_VELOCITY_SAMPLES})",
+            evidence={"ran": False, "valid_samples": n_valid, "dt": dt},
+        )
     stated = {
         "bound": "adjacent change of v + max(1 % of the column's 90th-percentile |v|, "
         f"{NOISE_SIGMAS:g} noise sigmas of dq/dt)",
@@ -400,6 +445,11 @@ def velocity_check(
                 )
 
     failing = [names[j] for j in np.flatnonzero(given.fails)]
+    # The share of the disagreement (samples beyond the bound in the failing columns) the
+    # named corrections repair: the finding's explained share.
+    before = float(given.share[given.fails].sum())
+    after = float(current.share[given.fails].sum()) if hypotheses else before
+    evidence["explained"] = max(0.0, 1.0 - after / before) if before > 0 else 0.0
     if hypotheses and not current.fails.any():
         return ConventionCheck(
             name,

@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from ._check_engine import _check_source
 from ._check_sources import _LogSource, _Options, _TrajectorySource
+from ._check_verdict import MAX_WAIVED_SHARE, MIN_CHECKED_SHARE
 from .contacts import Contact
 from .errors import InvalidArgumentError, LogFormatError
 from .report import Report
@@ -132,6 +133,12 @@ _CHECK_DOC = """
         accelerations) are estimated per chunk.
     progress : bool
         A progress bar (tqdm) over the samples (``workers=1``).
+    min_checked_share : float
+        Below this share of the samples checked (not flagged) the verdict is
+        ``"inconclusive"`` (default 0.5).
+    max_waived_share : float
+        Beyond this share of the checked samples waived (over tolerance, within the expected
+        error of differentiated accelerations) the verdict is ``"inconclusive"`` (default 0.1).
 
     Returns
     -------
@@ -160,6 +167,8 @@ def check_trajectory(
     workers: int | str = 1,
     chunk_size: int = 50_000,
     progress: bool = False,
+    min_checked_share: float = MIN_CHECKED_SHARE,
+    max_waived_share: float = MAX_WAIVED_SHARE,
 ) -> Report:
     """Check a log's contact wrenches against its motion and the friction cones.
 
@@ -199,6 +208,7 @@ def check_trajectory(
         savgol=savgol,
         diagnose_causes=diagnose_causes,
         progress=progress,
+        **_evidence_options(min_checked_share, max_waived_share),
     )
 
 
@@ -221,6 +231,8 @@ def check_log(
     workers: int | str = 1,
     chunk_size: int = 50_000,
     progress: bool = False,
+    min_checked_share: float = MIN_CHECKED_SHARE,
+    max_waived_share: float = MAX_WAIVED_SHARE,
 ) -> Report:
     """Check a log file, read chunk by chunk: :func:`check_trajectory` without loading it.
 
@@ -279,6 +291,7 @@ def check_log(
             savgol=savgol,
             diagnose_causes=diagnose_causes,
             progress=progress,
+            **_evidence_options(min_checked_share, max_waived_share),
         )
 
 
@@ -286,6 +299,20 @@ check_trajectory.__doc__ = (check_trajectory.__doc__ or "") + _CHECK_DOC
 check_log.__doc__ = (check_log.__doc__ or "").replace(
     "\n    Raises\n", _CHECK_DOC.rstrip() + "\n\n    Raises\n", 1
 )
+
+
+def _evidence_options(min_checked_share: Any, max_waived_share: Any) -> dict[str, float]:
+    """The evidence thresholds, validated: shares in [0, 1]."""
+    out = {}
+    for name, value in (
+        ("min_checked_share", min_checked_share),
+        ("max_waived_share", max_waived_share),
+    ):
+        validate_tolerances(**{name: value})
+        if value > 1:
+            raise InvalidArgumentError(f"{name} must be a share between 0 and 1, got {value!r}")
+        out[name] = float(value)
+    return out
 
 
 def _options(

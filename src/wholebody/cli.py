@@ -13,11 +13,15 @@ Exit codes:
 3    nothing could be checked: a log whose verdict is "unchecked" (every sample flagged),
      and no log inconsistent; ``estimate`` or ``contacts`` on a log with no usable sample
 4    internal error (a bug: rerun with ``--traceback`` and report it)
+5    inconclusive: nothing inconsistent found, but too little evidence for "consistent" (too
+     small a share checked, too many samples waived, or an achieved bound wider than the
+     tolerance; ``--min-checked-share``, ``--max-waived-share``), and no log inconsistent
 130  interrupted (Ctrl-C)
 ===  =====================================================================================
 
 With several logs of mixed outcomes: 2 if any is unreadable, else 1 if any is inconsistent,
-else 3 if any is unchecked, else 0.
+else 3 if any is unchecked, else 5 if any is inconclusive, else 0. Codes 0 and 1 keep their
+meaning; 5 is new, so a script that tests ``== 0`` for "consistent" stays right.
 """
 
 from __future__ import annotations
@@ -37,13 +41,16 @@ from .loading import available_robots, load
 from .robot import Robot
 
 EXIT_OK, EXIT_INCONSISTENT, EXIT_BAD_INPUT, EXIT_UNCHECKED, EXIT_INTERNAL = 0, 1, 2, 3, 4
+EXIT_INCONCLUSIVE = 5
 EXIT_INTERRUPTED = 130
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 every log consistent (or success); 1 some log inconsistent; 2 bad input "
     "(a log unreadable, bad arguments); 3 nothing could be checked (a log whose every sample is "
-    "flagged, none inconsistent); 4 internal error; 130 interrupted. With several logs: 2 if "
-    "any unreadable, else 1 if any inconsistent, else 3 if any unchecked, else 0."
+    "flagged, none inconsistent); 4 internal error; 5 inconclusive (too little evidence: "
+    "too small a share checked, too many samples waived, a bound wider than the tolerance); "
+    "130 interrupted. With several logs: 2 if any unreadable, else 1 if any inconsistent, "
+    "else 3 if any unchecked, else 5 if any inconclusive, else 0."
 )
 
 
@@ -91,6 +98,13 @@ def _tolerance(text: str) -> float:
         value = math.nan
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    return value
+
+
+def _share(text: str) -> float:
+    value = _tolerance(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"must be a share between 0 and 1, got {text!r}")
     return value
 
 
@@ -188,6 +202,8 @@ def exit_code(rows: Sequence[dict[str, Any]]) -> int:
         return EXIT_INCONSISTENT
     if "unchecked" in verdicts:
         return EXIT_UNCHECKED
+    if "inconclusive" in verdicts:
+        return EXIT_INCONCLUSIVE
     return EXIT_OK
 
 
@@ -207,7 +223,13 @@ def _check(args: argparse.Namespace) -> int:
         "t_start": args.t_start,
         "t_stop": args.t_stop,
     }
-    for name in ("force_tolerance", "moment_tolerance", "cone_tolerance"):
+    for name in (
+        "force_tolerance",
+        "moment_tolerance",
+        "cone_tolerance",
+        "min_checked_share",
+        "max_waived_share",
+    ):
         if getattr(args, name) is not None:
             options[name] = getattr(args, name)
     client = connect(args.dask, timeout=args.dask_timeout) if args.dask else None
@@ -407,6 +429,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="cone margin below which a contact violates, relative to m g "
         "(simulation preset: 1e-4)",
     )
+    for flag, default, what in (
+        ("--min-checked-share", 0.5, "below this share of samples checked (not flagged)"),
+        ("--max-waived-share", 0.1, "beyond this share of checked samples waived"),
+    ):
+        help_ = f"{what} the verdict is inconclusive (default {default:g})"
+        check.add_argument(flag, type=_share, default=None, metavar="SHARE", help=help_)
     check.add_argument(
         "--t-start",
         type=_time,

@@ -69,6 +69,7 @@ Array = NDArray[np.float64]
 #: Standard deviations of the noise of ``v`` counted in the expected error (a 4-sigma
 #: excursion has probability 6e-5 per sample).
 NOISE_SIGMAS = 4.0
+_BLOCK = 2048  # samples per block of the batched algebra
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,16 @@ class ExpectedResidualError:
     force_parts, moment_parts : dict of str to ndarray (N,)
         The parts ``"jump"``, ``"noise"``, ``"edge"`` (the error is their sum) [N], [N m].
     velocity_noise : ndarray, shape (nv,)
-        The estimated noise std of each column of ``v`` (robot order) [m/s, rad/s].
+        The estimated noise std of each column of ``v`` (robot order) [m/s, rad/s], from
+        its second differences of neighbouring samples (the noise a central difference
+        sees).
+    slow_force_error, slow_moment_error : ndarray, shape (N,)
+        The same bounds with the noise estimated at the lags :data:`NOISE_LAGS` (the largest
+        estimate): the error of ``v`` at one sample, noise correlated over a few samples
+        included, which bounds averages of the residual over windows [N], [N m].
+    total_wrench : ndarray, shape (N, 6)
+        The total external wrench at the CoM, gravity excluded, world axes [N, N m] (NaN
+        where not computed): averages over windows are off by half its change across them.
     """
 
     force_error: Array
@@ -95,6 +105,9 @@ class ExpectedResidualError:
     force_parts: dict[str, Array]
     moment_parts: dict[str, Array]
     velocity_noise: Array
+    slow_force_error: Array | None = None
+    slow_moment_error: Array | None = None
+    total_wrench: Array | None = None
 
 
 def quiet_empty_slices(fn: Callable[P, T]) -> Callable[P, T]:
@@ -178,8 +191,10 @@ def expected_residual_error(
     model = robot.model
     data = model.createData()
     fids = [robot.frame_id(f) for f in frames]
-    sigma = _noise_sigma(np.where(bad[:, None], np.nan, v))
+    sigma = _noise_sigma(np.where(bad[:, None], np.nan, v), lags=FAST_NOISE_LAGS)
+    sigma_slow = np.fmax(sigma, _noise_sigma(np.where(bad[:, None], np.nan, v)))
     noise_f, noise_m = np.zeros(N), np.zeros(N)
+    slow_f, slow_m = np.zeros(N), np.zeros(N)
     W = np.zeros((N, 6))  # total external wrench at the CoM, gravity excluded (constant)
     need = np.ones(N, dtype=bool)
     if samples is not None:
@@ -187,17 +202,27 @@ def expected_residual_error(
         need[:] = False
         for shift in (-1, 0, 1):
             need[np.clip(idx + shift, 0, N - 1)] = True
-    for i in np.flatnonzero(~bad & need):
-        Ag = pin.computeCentroidalMap(model, data, q[i])
-        pin.updateFramePlacements(model, data)
-        G = data.com[0]
-        As = Ag * sigma[None, :]
-        noise_f[i] = math.sqrt(float(np.sum(As[:3] ** 2)))
-        noise_m[i] = math.sqrt(float(np.sum(As[3:] ** 2)))
-        for c, fid in enumerate(fids):
-            f, tau = wrenches[i, c, :3], wrenches[i, c, 3:]
-            W[i, :3] += f
-            W[i, 3:] += tau + np.cross(data.oMf[fid].translation - G, f)
+    # One Pinocchio pass per sample (A_G, the CoM, the frames), the algebra batched after,
+    # in blocks (the work memory does not grow with the log).
+    all_rows = np.flatnonzero(~bad & need)
+    for b in range(0, len(all_rows), _BLOCK):
+        rows = all_rows[b : b + _BLOCK]
+        Ag = np.empty((len(rows), 6, model.nv))
+        G = np.empty((len(rows), 3))
+        P = np.empty((len(rows), len(fids), 3))
+        for r, i in enumerate(rows):
+            Ag[r] = pin.computeCentroidalMap(model, data, q[i])
+            pin.updateFramePlacements(model, data)
+            G[r] = data.com[0]
+            for c, fid in enumerate(fids):
+                P[r, c] = data.oMf[fid].translation
+        for s_, (out_f, out_m) in ((sigma, (noise_f, noise_m)), (sigma_slow, (slow_f, slow_m))):
+            As = Ag * s_[None, None, :]
+            out_f[rows] = np.sqrt(np.sum(As[:, :3] ** 2, axis=(1, 2)))
+            out_m[rows] = np.sqrt(np.sum(As[:, 3:] ** 2, axis=(1, 2)))
+        f = wrenches[rows, :, :3]
+        W[rows, :3] = f.sum(axis=1)
+        W[rows, 3:] = (wrenches[rows, :, 3:] + np.cross(P - G[:, None], f)).sum(axis=1)
     W[bad | ~need] = np.nan
 
     dt = np.diff(traj.time)
@@ -225,20 +250,55 @@ def expected_residual_error(
         }
     force = sum(parts["force"].values(), np.zeros(N))
     moment = sum(parts["moment"].values(), np.zeros(N))
+    slow_force = force + (slow_f - noise_f) * scale
+    slow_moment = moment + (slow_m - noise_m) * scale
     # A flagged sample has no residual; its neighbours' differences use it: unknown error.
     near_bad = bad.copy()
     near_bad[1:] |= bad[:-1]
     near_bad[:-1] |= bad[1:]
-    force[near_bad] = np.inf
-    moment[near_bad] = np.inf
+    for x in (force, moment, slow_force, slow_moment):
+        x[near_bad] = np.inf
     weight = robot.weight
     unreliable = (force > force_tolerance * weight) | (moment > moment_tolerance * weight)
-    return ExpectedResidualError(force, moment, unreliable, parts["force"], parts["moment"], sigma)
+    return ExpectedResidualError(
+        force,
+        moment,
+        unreliable,
+        parts["force"],
+        parts["moment"],
+        sigma,
+        slow_force,
+        slow_moment,
+        W,
+    )
 
 
-def _noise_sigma(v: Array) -> Array:
-    """Robust white-noise std of each column from its second differences (var = 6 sigma^2)."""
-    d2 = v[2:] - 2 * v[1:-1] + v[:-2]
-    with np.errstate(invalid="ignore"):
-        s = 1.4826 * np.nanmedian(np.abs(d2), axis=0) / math.sqrt(6.0)
-    return np.nan_to_num(np.asarray(s, dtype=float))
+#: Lags [samples] of the second differences the noise a central difference sees is estimated
+#: from (the largest estimate): lag 2 too, since a central difference spans two samples and
+#: noise correlated over neighbours hides from lag-1 second differences.
+FAST_NOISE_LAGS = (1, 2)
+#: Lags [samples] of the second differences the slow noise of ``v`` (for averages over
+#: windows) is estimated from: the largest estimate counts, so that noise correlated over a
+#: few samples (a filtered encoder, a state estimator) is not taken for smooth motion. Noise
+#: correlated over longer times is motion as far as the log can tell.
+NOISE_LAGS = (1, 2, 4, 8)
+
+
+def _noise_sigma(v: Array, lags: Sequence[int] = NOISE_LAGS) -> Array:
+    """Robust noise std of each column from its second differences at ``lags`` (increasing;
+    ``var(v_{i+2k} - 2 v_{i+k} + v_i) = 6 sigma^2`` for noise uncorrelated over ``k``
+    samples). Noise correlated over a few samples grows with the lag and then stays; smooth
+    motion grows as ``k^2``: from one lag to the next the estimate may grow at most in
+    proportion to the lag (what grows faster is motion, not noise)."""
+    out = np.zeros(v.shape[1])
+    prev = 0
+    for k in lags:
+        if len(v) < 2 * k + 1:
+            break
+        d2 = v[2 * k :] - 2 * v[k:-k] + v[: -2 * k]
+        with np.errstate(invalid="ignore"):
+            s = 1.4826 * np.nanmedian(np.abs(d2), axis=0) / math.sqrt(6.0)
+        s = np.nan_to_num(np.asarray(s, dtype=float))
+        out = s if not prev else np.fmax(out, np.fmin(s, out * (k / prev)))
+        prev = k
+    return out

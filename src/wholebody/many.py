@@ -47,6 +47,9 @@ ROW_KEYS = (
     "max_residual_moment_Nm",
     "fraction_over_tolerance",
     "cone_violations",
+    "share_checked",
+    "bound_force_N",
+    "bound_moment_Nm",
     "diagnosis",
     "text",
 )
@@ -149,6 +152,9 @@ def _check_file(
         "max_residual_moment_Nm": _finite(s["residual_moment_Nm"]["max"]),
         "fraction_over_tolerance": None if unchecked else s["fraction_over_tolerance"],
         "cone_violations": sum(c["violations"] for c in s["contacts"].values()),
+        "share_checked": report.evidence.share_checked,
+        "bound_force_N": _finite(report.evidence.bound_force),
+        "bound_moment_Nm": _finite(report.evidence.bound_moment),
         "diagnosis": report.diagnosis[0].message if report.diagnosis else None,
         "text": report.format_summary(),
     }
@@ -271,8 +277,9 @@ def check_many(
           ``TYPE: message`` for an unexpected failure or a Dask task that failed, ``worker
           process died ...`` for a worker that died twice);
         - ``verdict`` (str): ``"consistent"``, ``"consistent_except_unreliable"`` (shown
-          ``consistent*``), ``"inconsistent"``, ``"unchecked"`` (no sample
-          could be checked: every sample flagged) or ``"error"`` (``error`` says why);
+          ``consistent*``), ``"inconsistent"``, ``"inconclusive"`` (too little evidence),
+          ``"unchecked"`` (no sample could be checked: every sample flagged) or ``"error"``
+          (``error`` says why);
         - ``consistent`` (bool or None): True only for ``"consistent"``; None with an error;
         - ``samples_in``, ``checked``, ``flagged`` (int): samples in the log, checked, and
           flagged (not checkable: non-finite values, bad quaternions, ...);
@@ -281,6 +288,9 @@ def check_many(
         - ``fraction_over_tolerance`` (float): share of the checked samples over tolerance
           (None when none was checked);
         - ``cone_violations`` (int): sample-contact pairs outside their friction cone;
+        - ``share_checked`` (float): samples checked over samples in the log;
+        - ``bound_force_N`` [N], ``bound_moment_Nm`` [N m] (float or None): the median bound
+          on the residual's error the check achieved (``Report.evidence``);
         - ``diagnosis`` (str or None): the most likely cause of an inconsistency;
         - ``text`` (str): the report summary as the CLI prints it, or ``PATH: error: ...``.
 
@@ -367,6 +377,7 @@ _VERDICT_SHOWN = {
     "inconsistent": "INCONSISTENT",
     "unchecked": "UNCHECKED",
     "consistent_except_unreliable": "consistent*",
+    "inconclusive": "INCONCLUSIVE",
 }
 
 
@@ -387,11 +398,13 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
         )
     count = {
         v: sum(r["verdict"] == v for r in rows)
-        for v in ("consistent", "inconsistent", "unchecked", "error")
+        for v in ("consistent", "inconsistent", "unchecked", "inconclusive", "error")
     }
     # "consistent except samples whose differentiated accelerations are unreliable" (*)
     count["consistent"] += sum(r["verdict"] == "consistent_except_unreliable" for r in rows)
     unchecked = f"{count['unchecked']} unchecked, " if count["unchecked"] else ""
+    if count["inconclusive"]:
+        unchecked += f"{count['inconclusive']} inconclusive, "
     lines.append(
         f"{len(rows)} logs: {count['consistent']} consistent, "
         f"{count['inconsistent']} inconsistent, {unchecked}{count['error']} unreadable"

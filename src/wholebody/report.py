@@ -1,18 +1,25 @@
 """The result of a log check: per-sample arrays, a verdict with its evidence, a summary,
 and writers (JSON, CSV, DataFrame, figures, HTML).
 
-The verdict has four values:
+The verdict has five values:
 
 ``"consistent"``
-    Every checked sample balances within tolerance and respects its friction cones, and the
-    log passed the convention checks.
+    Enough samples checked (:attr:`Evidence.min_checked_share`), every checked sample
+    balances within tolerance and respects its friction cones, no systematic error shows in
+    the window-averaged residual, and the log passed the convention checks.
 ``"consistent_except_unreliable"``
     The same, except samples over tolerance where the accelerations were differentiated from
     ``v`` and the expected error of that differentiation (impacts, the log's ends, noise)
-    covers the residual; they are listed (:attr:`Report.unreliable`). Exit code 0.
+    covers the residual; they are listed (:attr:`Report.unreliable`), and they are at most
+    :attr:`Evidence.max_waived_share` of the checked samples. Exit code 0.
 ``"inconsistent"``
-    Some sample is over tolerance beyond what differentiation explains, a cone is violated,
-    or a convention check failed; the diagnosis says why.
+    Some sample is over tolerance beyond its bound, the window-averaged residual shows a
+    systematic error beyond tolerance plus its bound, a cone is violated, a convention check
+    failed, or samples hold values beyond physical magnitudes; the diagnosis says why.
+``"inconclusive"``
+    Nothing inconsistent was found, but the evidence is too thin to call the log consistent:
+    too small a share checked, too many samples waived, or an achieved bound wider than the
+    tolerance (:attr:`Report.evidence` says which). Exit code 5.
 ``"unchecked"``
     No sample could be checked: no evidence, no verdict.
 """
@@ -27,14 +34,21 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ._check_verdict import Evidence, evidence_lines, inconclusive_reasons
 from ._optional import require
 from .diagnosis import Finding
 
-__all__ = ["Report", "VERDICTS", "CONTACT_THRESHOLD"]
+__all__ = ["Report", "VERDICTS", "CONTACT_THRESHOLD", "Evidence"]
 
 Array = NDArray[np.float64]
 #: The values of :attr:`Report.verdict`.
-VERDICTS = ("consistent", "consistent_except_unreliable", "inconsistent", "unchecked")
+VERDICTS = (
+    "consistent",
+    "consistent_except_unreliable",
+    "inconsistent",
+    "inconclusive",
+    "unchecked",
+)
 #: Normal force below this share of the weight: the contact is open (for make/break events).
 CONTACT_THRESHOLD = 0.02
 
@@ -86,6 +100,19 @@ class Report:
         On a log within tolerance: one-parameter corrections that remove almost all of its
         small residual (a force stream one step late), said beside the verdict, which they
         do not change (:mod:`wholebody.diagnosis.notes`).
+    systematic : (N,) bool
+        Samples of windows whose averaged residual exceeds tolerance plus its bound: a
+        systematic error (gain, mass, offset, lag) that single samples within their
+        differentiation error hide.
+    implausible : (N,) bool
+        Flagged samples with values beyond physical magnitudes (they make the log
+        inconsistent).
+    bound_force, bound_moment : (N,)
+        The per-sample bound on the residual's error the check achieved [N], [N m]:
+        differentiation (when ``a`` was estimated) and storage resolution (``inf`` where not
+        computed).
+    evidence : Evidence
+        Share checked, share waived, achieved bounds, the systematic-error test, thresholds.
     """
 
     robot: str
@@ -115,10 +142,33 @@ class Report:
     cone_tolerance_relative: float = 0.0
     sole_centers: dict[str, tuple[float, float]] = field(default_factory=dict)
     notes: list[Finding] = field(default_factory=list)
+    systematic: Any = None
+    implausible: Any = None
+    bound_force: Any = None
+    bound_moment: Any = None
+    evidence: Any = None
 
     def __post_init__(self) -> None:
+        n = len(self.time)
         if self.unreliable is None:
-            self.unreliable = np.zeros(len(self.time), dtype=bool)
+            self.unreliable = np.zeros(n, dtype=bool)
+        if self.systematic is None:
+            self.systematic = np.zeros(n, dtype=bool)
+        if self.implausible is None:
+            self.implausible = np.zeros(n, dtype=bool)
+        if self.bound_force is None:
+            self.bound_force = np.zeros(n)
+        if self.bound_moment is None:
+            self.bound_moment = np.zeros(n)
+        if self.evidence is None:
+            checked = int((~self.flagged).sum())
+            self.evidence = Evidence(
+                n_samples=n,
+                n_checked=checked,
+                n_waived=int(self.unreliable.sum()),
+                share_checked=checked / max(n, 1),
+                share_waived=int(self.unreliable.sum()) / max(checked, 1),
+            )
 
     # --- per sample ---------------------------------------------------------------------
 
@@ -149,8 +199,9 @@ class Report:
 
     @property
     def inconsistent_samples(self) -> NDArray[np.bool_]:
-        """(N,) bool: over tolerance and not covered by the differentiation error."""
-        return self.over_tolerance & ~self.unreliable
+        """(N,) bool: over tolerance and not covered by the differentiation error, or part
+        of a window with a systematic error (:attr:`systematic`)."""
+        return (self.over_tolerance & ~self.unreliable) | (self.systematic & ~self.flagged)
 
     @property
     def cone_violation(self) -> NDArray[np.bool_]:
@@ -181,17 +232,24 @@ class Report:
     @property
     def verdict(self) -> str:
         """One of :data:`VERDICTS` (see the module docstring)."""
-        if self.n_checked == 0:
+        if self.n_checked == 0 and not self.implausible.any():
             return "unchecked"
         if (
             not self.conventions_passed
+            or self.implausible.any()
             or self.inconsistent_samples.any()
             or self.cone_violation.any()
         ):
             return "inconsistent"
+        if self.inconclusive_because():
+            return "inconclusive"
         if self.over_tolerance.any():
             return "consistent_except_unreliable"
         return "consistent"
+
+    def inconclusive_because(self) -> list[str]:
+        """Why the evidence is too thin for "consistent" (empty when it is not), in words."""
+        return inconclusive_reasons(self)
 
     # --- summary --------------------------------------------------------------------------
 
@@ -246,6 +304,11 @@ class Report:
             "fraction_over_tolerance": float(over.sum() / max(self.n_checked, 1)),
             "unreliable_samples": np.flatnonzero(self.unreliable)[:200].tolist(),
             "n_unreliable": int(self.unreliable.sum()),
+            "evidence": {
+                **self.evidence.as_dict(),
+                "inconclusive_because": self.inconclusive_because(),
+                "n_systematic": int(self.systematic.sum()),
+            },
             "conventions": None
             if self.conventions is None
             else [
@@ -268,6 +331,8 @@ class Report:
                 {
                     "cause": f.cause,
                     "explained": f.explained,
+                    "n_parameters": f.n_parameters,
+                    "criterion": f.criterion,
                     "message": f.message,
                     "parameters": f.parameters,
                     "uncertainty": f.uncertainty,
@@ -329,9 +394,23 @@ class Report:
             lines.append(f"flagged   sample {i}: {why}")
         if self.diagnosis:
             best = self.diagnosis[0]
-            lines.append(
-                f"diagnosis {best.message} (explains {100 * best.explained:.0f} % of the residual)"
+            of = (
+                "of the samples that failed the check"
+                if best.cause.startswith("convention:")
+                else "of the residual"
             )
+            lines.append(f"diagnosis {best.message} (explains {100 * best.explained:.0f} % {of})")
+            runner = next((f for f in self.diagnosis[1:] if f.cause == best.runner_up), None)
+            if runner is not None:
+                lines.append(
+                    f"          runner-up: {runner.cause.replace('_', ' ')} (explains "
+                    f"{100 * runner.explained:.0f} %)"
+                    + (
+                        f", {best.margin:.3g} behind on the evidence criterion"
+                        if np.isfinite(best.margin)
+                        else ""
+                    )
+                )
             for alternative in best.alternatives:
                 lines.append(f"          or: {alternative}")
             others, seen = [], {best.cause}
@@ -360,6 +439,7 @@ class Report:
                     f"convention {check.name}: {check.message}"
                     + (f"; fix: {check.fix}" if check.fix else "")
                 )
+        lines += evidence_lines(self)
         n_unreliable = int(self.unreliable.sum())
         verdict = self.verdict
         if verdict == "consistent_except_unreliable":
@@ -369,6 +449,8 @@ class Report:
                 f"({t.min():.3f} .. {t.max():.3f} s) whose differentiated accelerations are "
                 "unreliable (impacts, the log's ends)"
             )
+        elif verdict == "inconclusive":
+            lines.append("verdict   INCONCLUSIVE: " + "; ".join(self.inconclusive_because()))
         else:
             lines.append(
                 "verdict   "
@@ -396,6 +478,10 @@ class Report:
             "residual_tz": self.residual_moment[:, 2],
             "residual_force": self.force_norm,
             "residual_moment": self.moment_norm,
+            "bound_force": np.asarray(self.bound_force, dtype=float),
+            "bound_moment": np.asarray(self.bound_moment, dtype=float),
+            "waived": np.asarray(self.unreliable, dtype=float),
+            "systematic": np.asarray(self.systematic, dtype=float),
         }
         for j, name in enumerate(self.contact_names):
             cols[f"{name}:normal_force"] = self.normal_force[:, j]

@@ -56,7 +56,10 @@ def add_contacts_command(subparsers: Any) -> argparse.ArgumentParser:
         help="rising speed that ends a contact above --height-on [m/s]",
     )
     p.add_argument(
-        "--min-contact", type=_non_negative, default=None, help="shortest contact [s] (0.02; force: 0)"
+        "--min-contact",
+        type=_non_negative,
+        default=None,
+        help="shortest contact [s] (0.02; force: 0)",
     )
     p.add_argument(
         "--min-flight", type=_non_negative, default=None, help="shortest gap [s] (0.02; force: 0)"

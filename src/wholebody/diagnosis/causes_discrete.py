@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..spatial import cross
-from .core import DiagnosisData, Finding, finding_of, linear_fit, skew_batch
+from .core import DiagnosisData, Finding, finding_of, skew_batch
 
 Array = NDArray[np.float64]
 
@@ -201,7 +201,7 @@ def wrong_points(d: DiagnosisData) -> list[Finding]:
     D = np.zeros((len(d.time), 6, 3 * d.k))
     for j in range(d.k):
         D[:, 3:, 3 * j : 3 * j + 3] = -skew_batch(f[:, j]) @ d.rotations[:, j]
-    fit = linear_fit(d.base_residual, D, d.all_rows)
+    fit = d.fit(d.base_residual, D, d.all_rows)
     offsets = fit.theta.reshape(d.k, 3)
     if np.abs(offsets).max(initial=0.0) > MAX_OFFSET:
         return out + [

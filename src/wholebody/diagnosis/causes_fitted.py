@@ -8,7 +8,7 @@ from numpy.typing import NDArray
 
 from ..spatial import cross
 from .causes_discrete import MAX_OFFSET
-from .core import DiagnosisData, Finding, finding_of, format_value, linear_fit, skew_batch
+from .core import DiagnosisData, Finding, finding_of, format_value, skew_batch
 
 Array = NDArray[np.float64]
 
@@ -31,6 +31,8 @@ def time_offset(d: DiagnosisData) -> list[Finding]:
         if lag == 0:
             continue
         inside = d.score_rows[(rows[d.score_rows] + lag >= 0) & (rows[d.score_rows] + lag < N)]
+        if 2 * len(inside) < len(d.score_rows):  # most samples shifted out of the log
+            continue
         W = d.log_wrenches[np.clip(rows + lag, 0, N - 1)]
         s = d.score(d.residual(W), inside)
         if s < best_score:
@@ -49,7 +51,7 @@ def time_offset(d: DiagnosisData) -> list[Finding]:
     inside = d.score_rows[
         (rows[d.score_rows] + best_lag - 1 >= 0) & (rows[d.score_rows] + best_lag + 1 < N)
     ]
-    fit = linear_fit(r0, D, inside)
+    fit = d.fit(r0, D, inside)
     delta = float(np.clip(fit.theta[0], -0.5, 0.5))
     W = W0 + delta * dW
     dt = d.dt
@@ -73,7 +75,7 @@ def time_offset(d: DiagnosisData) -> list[Finding]:
 def mass_error(d: DiagnosisData) -> list[Finding]:
     """The true gravito-inertial wrench is ``s`` times the model's (mass and inertia)."""
     gi = d.residual(np.zeros_like(d.wrenches)) - d.external  # the gravito-inertial wrench
-    fit = linear_fit(d.base_residual, gi[:, :, None], d.all_rows)
+    fit = d.fit(d.base_residual, gi[:, :, None], d.all_rows)
     beta, se = float(fit.theta[0]), float(fit.std_error[0])
     if abs(beta) > MAX_MASS_ERROR:
         return [
@@ -106,7 +108,7 @@ def com_offset(d: DiagnosisData) -> list[Finding]:
     f_c = d.wrenches[..., :3].sum(axis=1) + d.external[:, :3]
     D = np.zeros((len(d.time), 6, 3))
     D[:, 3:, :] = skew_batch(f_c)  # -dc x f = f x dc
-    fit = linear_fit(d.base_residual, D, d.all_rows, rtol=0.05)
+    fit = d.fit(d.base_residual, D, d.all_rows, rtol=0.05)
     dc = np.where(fit.observable, fit.theta, 0.0)
     if np.abs(dc).max(initial=0.0) > MAX_OFFSET:
         return [
@@ -144,7 +146,7 @@ def sensor_offsets(d: DiagnosisData) -> list[Finding]:
         D[:, :3, 6 * j : 6 * j + 3] = np.eye(3)
         D[:, 3:, 6 * j + 3 : 6 * j + 6] = np.eye(3)
         D[:, 3:, 6 * j : 6 * j + 3] = skew_batch(d.positions[:, j] - d.com)
-    fit = linear_fit(d.base_residual, D, d.all_rows)
+    fit = d.fit(d.base_residual, D, d.all_rows)
     offsets = fit.theta.reshape(d.k, 6)
     W = d.wrenches + offsets[None]
     parts = [f"{n!r} {np.array2string(-o, precision=2)}" for n, o in zip(d.names, offsets)]
@@ -166,7 +168,7 @@ def force_gains(d: DiagnosisData) -> list[Finding]:
     """Each contact's readings scaled by a gain: kN instead of N, double counting, a
     mis-calibrated sensor."""
     terms = d.contact_wrench_terms()  # (S, k, 6)
-    fit = linear_fit(d.base_residual, np.swapaxes(terms, 1, 2), d.all_rows)
+    fit = d.fit(d.base_residual, np.swapaxes(terms, 1, 2), d.all_rows)
     gains = 1.0 + fit.theta  # true = gain * logged
     if np.any(np.abs(gains + 1.0) < 0.05):  # a sign flip, named by its own cause
         return [

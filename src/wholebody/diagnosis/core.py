@@ -69,6 +69,14 @@ class Finding:
     cone_violations : float
         Share of the samples over tolerance where, after the correction, a contact is outside
         its friction cone (0 when the contacts are not known).
+    criterion : float
+        The evidence criterion the causes are ranked by (lower is better; NaN until ranked):
+        ``n log(remaining share) + p log(n)`` with ``n`` independent samples scored and
+        ``p`` = :attr:`n_parameters` (:func:`wholebody.diagnosis.diagnose`).
+    runner_up : str
+        On the first finding: the cause ranked second ("" when none).
+    margin : float
+        On the first finding: the runner-up's criterion minus its own (NaN when none).
     """
 
     cause: str
@@ -79,6 +87,9 @@ class Finding:
     alternatives: list[str] = field(default_factory=list)
     n_parameters: int = 0
     cone_violations: float = 0.0
+    criterion: float = float("nan")
+    runner_up: str = ""
+    margin: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -137,6 +148,13 @@ class DiagnosisData:
     links : LinkMotion or None
         Motion of the model's links that have no ``<inertial>`` (for the cause that gives
         them the mass a simulator does); None when the model has none or it is unknown.
+    bound : ndarray, shape (S, 2), optional
+        Per-sample bound on the residual's error [N], [N m] (differentiated accelerations,
+        storage resolution); a correction spoils a sample only beyond tolerance plus it.
+    smoothing : int
+        Residuals are scored averaged over this many consecutive samples (the systematic
+        test's window when accelerations were differentiated from noisy ``v``: noise averages
+        out, a gain or a lag does not); 1 scores each sample.
     """
 
     weight: float
@@ -161,8 +179,13 @@ class DiagnosisData:
     accelerations_estimated: bool = False
     euler_velocities: bool = False
     links: Any = None
+    bound: Any = None
+    smoothing: int = 1
 
     def __post_init__(self) -> None:
+        if self.bound is None:
+            self.bound = np.zeros((len(self.time), 2))
+        self.bound = np.where(np.isfinite(self.bound), self.bound, np.inf)
         self.score_rows = (
             np.flatnonzero(self.over) if self.over.any() else np.arange(len(self.time))
         )
@@ -171,6 +194,28 @@ class DiagnosisData:
         self.base_residual = self.residual()
         self.base_score = self.score(self.base_residual)
         self.base_cone_share = self.cone_violation_share(self.wrenches)
+
+    @property
+    def n_independent(self) -> float:
+        """Independent samples scored: samples over tolerance over the smoothing window."""
+        return max(len(self.score_rows) / max(int(self.smoothing), 1), 1.0)
+
+    @property
+    def floor(self) -> float:
+        """The smallest remaining share the criterion tells apart: a residual a tenth of the
+        tolerance (within it, every correction is as good), relative to the logged score."""
+        if self.base_score <= 0 or not np.all(np.isfinite(self.tolerance)):
+            return 1e-6
+        tol = self.tolerance[0] / self.weight + self.tolerance[1] / (self.weight * LENGTH_SCALE)
+        return float(min(1.0, max(0.1 * tol / self.base_score, 1e-6)))
+
+    def criterion(self, explained: float, n_parameters: int) -> float:
+        """The evidence criterion of a correction (lower is better): ``n log(remaining) + p
+        log(n)``, a Bayesian information criterion with the score as the residual's scale
+        (``n`` = :attr:`n_independent`, remaining = ``max(1 - explained, floor)``)."""
+        n = self.n_independent
+        remaining = max(1.0 - float(explained), self.floor)
+        return float(n * np.log(remaining) + n_parameters * np.log(max(n, 2.0)))
 
     @property
     def k(self) -> int:
@@ -229,9 +274,38 @@ class DiagnosisData:
         rows = self.score_rows if rows is None else rows
         if not len(rows):
             return 0.0
+        r = self.smoothed(r)
         f = np.linalg.norm(r[rows, :3], axis=1)
         m = np.linalg.norm(r[rows, 3:], axis=1)
         return float(np.median(f) / self.weight + np.median(m) / (self.weight * LENGTH_SCALE))
+
+    def smoothed(self, r: Array) -> Array:
+        """``r`` (S, 6) averaged over :attr:`smoothing` consecutive samples (centred; the
+        window shrinks at the ends); ``r`` itself when ``smoothing`` is 1."""
+        M = int(self.smoothing)
+        if M <= 1 or len(r) < 2:
+            return r
+        S = len(r)
+        c = np.vstack([np.zeros((1, r.shape[1])), np.cumsum(np.nan_to_num(r), axis=0)])
+        i = np.arange(S)
+        lo = np.clip(i - M // 2, 0, S)
+        hi = np.clip(i - M // 2 + M, 0, S)
+        return (c[hi] - c[lo]) / (hi - lo)[:, None]
+
+    def fit(self, r0: Array, D: Array, rows: NDArray[np.intp], *, rtol: float = 1e-3) -> LinearFit:
+        """:func:`linear_fit` of ``r0 + D theta`` on the residuals averaged over
+        :attr:`smoothing` samples: with noisy differentiated accelerations, the noise is in
+        ``r0`` and, for the mass, in ``D`` too (the same noise: an unsmoothed fit would be
+        biased towards it); averaged, it is gone and the fault is not."""
+        M = int(self.smoothing)
+        if M <= 1:
+            return linear_fit(r0, D, rows, rtol=rtol)
+        S, six, p = D.shape
+        r0 = self.smoothed(r0)
+        D = self.smoothed(D.reshape(S, six * p)).reshape(S, six, p)
+        fit = linear_fit(r0, D, rows, rtol=rtol)
+        # Averages over M samples are not independent: M times fewer, the error sqrt(M) wider.
+        return LinearFit(fit.theta, fit.std_error * np.sqrt(M), fit.observable)
 
     def cone_violation_share(self, W: Array) -> float:
         """Share of the samples over tolerance where some contact of ``W`` is outside its
@@ -276,11 +350,24 @@ class DiagnosisData:
         gain = max(0.0, 1.0 - self.score(r) / self.base_score)
         clean = ~self.over
         if clean.any():
+            # A sample is spoiled when it was within tolerance plus its bound and the
+            # correction takes it beyond: samples already beyond (impacts whose
+            # differentiated accelerations are off) neither count nor veto. The penalty is
+            # the share of all samples spoiled: a cause must fix the log, not move the fault.
+            rs, r0 = self.smoothed(r), self.smoothed(self.base_residual)
+            # The bound of an average over M samples: its two ends' (telescoped noise).
+            shrink = min(1.0, 2.0 / max(int(self.smoothing), 1))
+            lim_f = self.tolerance[0] + self.bound[:, 0] * shrink
+            lim_m = self.tolerance[1] + self.bound[:, 1] * shrink
             with np.errstate(invalid="ignore"):
-                spoiled = (np.linalg.norm(r[clean, :3], axis=1) > self.tolerance[0]) | (
-                    np.linalg.norm(r[clean, 3:], axis=1) > self.tolerance[1]
+                beyond = (np.linalg.norm(rs[:, :3], axis=1) > lim_f) | (
+                    np.linalg.norm(rs[:, 3:], axis=1) > lim_m
                 )
-            gain *= 1.0 - float(spoiled.mean())
+                within = (np.linalg.norm(r0[:, :3], axis=1) <= lim_f) & (
+                    np.linalg.norm(r0[:, 3:], axis=1) <= lim_m
+                )
+            spoiled = clean & beyond & within
+            gain *= 1.0 - float(spoiled.sum()) / len(r)
         cone_share = self.base_cone_share
         # The cones can change the ranking only of causes that explain much of the residual:
         # they are evaluated for those alone (the check is the costly part of a hypothesis).
