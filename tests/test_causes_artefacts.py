@@ -105,6 +105,21 @@ def test_normal_only_forces_in_the_ground_normal_axes(humanoid, fine, every, log
 
 
 @pytest.mark.parametrize("logged_a", ACC)
+def test_zero_friction_does_not_excuse_another_fault(humanoid, fine, logged_a):
+    # Failing direction of the structural evidence that normal-only forces carry: the same
+    # normal-only log with a force-sensor gain of 1.5 is named a gain (the zero friction
+    # explains a few newtons of a residual of hundreds), never "normal force only".
+    traj = _log(fine, 2, logged_a)
+    W = traj.contact_wrenches.copy()
+    W[..., :2] = 0.0
+    W[..., 5] = 0.0
+    best, report = _diagnose(humanoid, traj, 1.5 * W)
+    assert best.cause != "normal_force_only", report.format_summary()
+    only = [f for f in report.diagnosis if f.cause == "normal_force_only"]
+    assert not only or only[0].structural_evidence == 0.0
+
+
+@pytest.mark.parametrize("logged_a", ACC)
 @pytest.mark.parametrize("every", RATES)
 def test_a_held_stream_is_flagged_not_a_missing_force(humanoid, every, logged_a):
     from wholebody.trajectory import Trajectory

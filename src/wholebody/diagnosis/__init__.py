@@ -70,7 +70,9 @@ def diagnose(data: DiagnosisData) -> list[Finding]:
         for cause in CAUSES:
             findings.extend(cause(data))
     findings = [
-        dataclasses.replace(f, criterion=data.criterion(f.explained, f.n_parameters))
+        dataclasses.replace(
+            f, criterion=data.criterion(f.explained, f.n_parameters, f.structural_evidence)
+        )
         for f in findings
     ]
     # Best first by the criterion; among equals, the one leaving fewer cone violations, then

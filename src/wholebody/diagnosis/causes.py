@@ -31,8 +31,8 @@ CAUSES = (
     swapped_contacts,
     wrong_points,
     force_lag,  # supersedes causes_fitted.time_offset (no central-difference bias)
-    inertialess_link_mass,  # before mass_error: the specific mass wins an exact tie
     mass_error,
+    inertialess_link_mass,  # after mass_error: an engine's default mass costs no parameter
     gravity_sign,
     com_offset,
     sensor_offsets,

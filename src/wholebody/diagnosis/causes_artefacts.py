@@ -121,7 +121,11 @@ def tangential_force_missing(d: DiagnosisData) -> list[Finding]:
         f"contacts {names} log only a normal force (tangential part exactly zero in {words} "
         "on every loaded sample): the friction forces are missing from the log (a "
         "simulator's net normal force, as PhysX-style contact reports)",
-        n_parameters=3 * int(loaded.any(axis=1).sum()),
+        # 3 values per loaded sample scored, counted per independent sample like the
+        # criterion's n (averaged windows on noisy logs carry one sample's freedom each).
+        n_parameters=int(
+            np.ceil(3 * loaded[d.score_rows].any(axis=1).sum() / max(int(d.smoothing), 1))
+        ),
         contacts=names,
         axes=axes,
     )
@@ -129,8 +133,20 @@ def tangential_force_missing(d: DiagnosisData) -> list[Finding]:
     # the logged moments are missing too (then no fit of friction alone closes them).
     legacy = _share_of_horizontal(d) if axes == "contact" else []
     horizontal = float(max((f.explained for f in legacy), default=0.0))
-    if horizontal > finding.explained:
+    moments_missing = horizontal > finding.explained
+    if moments_missing:
         finding = dataclasses.replace(finding, explained=horizontal)
+    # Tangential parts within ZERO_TANGENTIAL of zero on every loaded sample are themselves
+    # evidence: with friction of an ordinary tenth of the normal force, each loaded contact
+    # and sample would land there with a probability of about (ZERO_TANGENTIAL / 0.1)^2.
+    # Counted only for a correction that explains the residual (zero friction is no evidence
+    # for this cause against another fault that the correction leaves in place), or where the
+    # log lacks the moments too: then it holds too little to name any other fault.
+    n_zero = int(np.sum(fn[:, only] > LOADED * d.weight))
+    if finding.explained >= 0.8 or moments_missing:  # 0.8: the ranking's threshold
+        finding = dataclasses.replace(
+            finding, structural_evidence=2.0 * n_zero * float(np.log(0.1 / ZERO_TANGENTIAL))
+        )
     return [finding]
 
 
@@ -273,7 +289,9 @@ def inertialess_link_mass(d: DiagnosisData) -> list[Finding]:
             f"{len(links.names)} links without <inertial> ({', '.join(links.names[:6])}"
             f"{', ...' if len(links.names) > 6 else ''}), {total:.2f} kg in all{engine}; "
             "the model gives them none",
-            n_parameters=1,
+            # A mass that is an engine's known default is not a free value: the cause then
+            # fits no parameter (it names a fact); any other mass is one free value.
+            n_parameters=0 if engine else 1,
             uncertainty={"link_mass": se, "total_mass": se * len(links.names)},
             link_mass=m,
             total_mass=total,

@@ -73,6 +73,13 @@ class Finding:
         The evidence criterion the causes are ranked by (lower is better; NaN until ranked):
         ``n log(remaining share) + p log(n)`` with ``n`` independent samples scored and
         ``p`` = :attr:`n_parameters` (:func:`wholebody.diagnosis.diagnose`).
+    structural_evidence : float
+        Evidence [nats] from an exact structural fact of the log that the cause predicts and
+        the absence of the cause makes improbable (for example tangential forces zero to a
+        relative 1e-7 on every loaded sample, where friction of a tenth of the normal force
+        is ordinary: a log-likelihood ratio of ``2 log(0.1 / 1e-7)`` per loaded contact and
+        sample), brought to independent samples and subtracted from :attr:`criterion`. 0 for
+        causes read from the residual alone.
     runner_up : str
         On the first finding: the cause ranked second ("" when none).
     margin : float
@@ -88,6 +95,7 @@ class Finding:
     n_parameters: int = 0
     cone_violations: float = 0.0
     criterion: float = float("nan")
+    structural_evidence: float = 0.0
     runner_up: str = ""
     margin: float = float("nan")
 
@@ -209,13 +217,20 @@ class DiagnosisData:
         tol = self.tolerance[0] / self.weight + self.tolerance[1] / (self.weight * LENGTH_SCALE)
         return float(min(1.0, max(0.1 * tol / self.base_score, 1e-6)))
 
-    def criterion(self, explained: float, n_parameters: int) -> float:
+    def criterion(
+        self, explained: float, n_parameters: int, structural_evidence: float = 0.0
+    ) -> float:
         """The evidence criterion of a correction (lower is better): ``n log(remaining) + p
-        log(n)``, a Bayesian information criterion with the score as the residual's scale
-        (``n`` = :attr:`n_independent`, remaining = ``max(1 - explained, floor)``)."""
+        log(n) - e``, a Bayesian information criterion with the score as the residual's scale
+        (``n`` = :attr:`n_independent`, remaining = ``max(1 - explained, floor)``), less the
+        structural evidence ``e`` [nats] per scored sample (:attr:`Finding.structural_evidence`)
+        brought to independent samples."""
         n = self.n_independent
         remaining = max(1.0 - float(explained), self.floor)
-        return float(n * np.log(remaining) + n_parameters * np.log(max(n, 2.0)))
+        per_sample = structural_evidence / max(len(self.time), 1)
+        return float(
+            n * np.log(remaining) + n_parameters * np.log(max(n, 2.0)) - n * per_sample
+        )
 
     @property
     def k(self) -> int:
