@@ -31,8 +31,16 @@ def humanoid_text() -> str:
     return (models_dir() / "humanoid.urdf").read_text()
 
 
-def perturbed_urdf(text: str, link: str, mass_scale: float = 1.0, com_shift=(0.0, 0.0, 0.0)) -> str:
-    """The URDF with one link's mass (and inertia, same density) scaled and its CoM moved."""
+def perturbed_urdf(
+    text: str,
+    link: str,
+    mass_scale: float = 1.0,
+    com_shift=(0.0, 0.0, 0.0),
+    inertia_scale=1.0,
+) -> str:
+    """The URDF with one link's mass scaled, its CoM moved and its inertia (about the CoM)
+    scaled by ``inertia_scale``: a number, or a (3,) per diagonal entry (ixx, iyy, izz; the
+    products scaled by the geometric mean of their pair)."""
     block = _search(r'<link name="%s">.*?</link>' % link, text).group(0)
     xyz = np.array([float(x) for x in _search(r'<origin xyz="([^"]+)"', block).group(1).split()])
     new = re.sub(
@@ -46,9 +54,18 @@ def perturbed_urdf(text: str, link: str, mass_scale: float = 1.0, com_shift=(0.0
         new,
         count=1,
     )
+    k = np.broadcast_to(np.asarray(inertia_scale, dtype=float), (3,))
+    factor = {
+        "xx": k[0],
+        "yy": k[1],
+        "zz": k[2],
+        "xy": np.sqrt(k[0] * k[1]),
+        "xz": np.sqrt(k[0] * k[2]),
+        "yz": np.sqrt(k[1] * k[2]),
+    }
     new = re.sub(
-        r'(i(?:xx|xy|xz|yy|yz|zz)=")([^"]+)',
-        lambda m: m.group(1) + repr(float(m.group(2)) * mass_scale),
+        r'(i(xx|xy|xz|yy|yz|zz)=")([^"]+)',
+        lambda m: m.group(1) + repr(float(m.group(3)) * float(factor[m.group(2)])),
         new,
     )
     return text.replace(block, new)

@@ -56,12 +56,13 @@ from .parameters import (
     Identifiability,
     ParameterEstimate,
 )
-from .result import IdentificationResult
+from .result import CrossValidation, IdentificationResult
 
 __all__ = [
     "fit_inertial_parameters",
     "fit_calibration",
     "IdentificationResult",
+    "CrossValidation",
     "ParameterEstimate",
     "Identifiability",
     "DEFAULT_PRIOR_STD",

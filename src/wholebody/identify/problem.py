@@ -37,7 +37,20 @@ Array = NDArray[np.float64]
 
 
 class Problem:
-    """Parameters, their map to ``x = (pi, sensor parameters, 1)`` and its derivative."""
+    """Parameters, their map to ``x = (pi, sensor parameters, 1)`` and its derivative.
+
+    Each link's rigid body is parametrised so that it stays physically consistent for every
+    ``theta`` (positive-definite pseudo-inertia, Wensing, Kim, Slotine 2017):
+
+    * mass ``m = m_0 e^s`` (per group of links), positive;
+    * CoM ``c = c_0 + d`` in link axes;
+    * the second moment of the mass about the CoM, ``Sigma = tr(I_C)/2 1 - I_C``, as
+      ``Sigma = A expm(S) A`` with ``A = Sigma_0^(1/2)`` and ``S`` symmetric (6 parameters),
+      positive definite for every ``S``; ``I_C = tr(Sigma) 1 - Sigma``.
+
+    Mass and rotational inertia are separate (the inertia about the CoM is kept when only the
+    mass is fitted) unless ``density=True`` (the inertia scales with the mass).
+    """
 
     def __init__(
         self,
@@ -49,12 +62,26 @@ class Problem:
         sensors: SensorModel | None,
         use_torques: bool,
         prior_std: Mapping[str, float],
+        inertia_links: Sequence[int] = (),
+        density: bool = False,
+        log_names: Sequence[str] = ("log",),
     ):
         self.robot, self.links = robot, links
         self.mass_groups, self.com_links = mass_groups, com_links
+        self.inertia_links = list(inertia_links)
+        self.density = density
         self.contacts = contacts
         nb = robot.model.njoints - 1
         self.n_pi = 10 * nb
+        # Second moments about the CoM: the URDF's, and a positive-definite one to start from.
+        self.sigma0: dict[int, Array] = {}
+        self.inconsistent: list[str] = []
+        for i in sorted(set(com_links) | set(self.inertia_links)):
+            sig, ok = second_moment(links[i].mass, links[i].inertia_com)
+            self.sigma0[i] = sig
+            if not ok:
+                self.inconsistent.append(links[i].name)
+        self.sqrt_sigma0 = {i: _sqrtm(s) for i, s in self.sigma0.items()}
         params: list[Param] = []
         for gname, _ in mass_groups:
             params.append(Param(f"{gname}.mass", "mass", gname, "kg", prior_std["mass"]))
@@ -65,42 +92,63 @@ class Problem:
                         f"{links[i].name}.com_{ax}", "com", links[i].name, "m", prior_std["com"], a
                     )
                 )
+        for i in self.inertia_links:
+            for a, comp in enumerate(INERTIA_COMPONENTS):
+                params.append(
+                    Param(
+                        f"{links[i].name}.inertia_{comp}",
+                        "inertia",
+                        links[i].name,
+                        "kg m^2",
+                        prior_std["inertia"],
+                        a,
+                    )
+                )
         self.n_inertial = len(params)
         names = [c.name for c in contacts]
         self.sensor_axes: dict[str, str] = {}
+        per_log = sensors is not None and sensors.per_log and len(log_names) > 1
+        self.log_names = list(log_names)
+        log_ids: list[int | None] = list(range(len(log_names))) if per_log else [None]
+
+        def prefixed(n: str, log: int | None) -> str:
+            return n if log is None else f"{self.log_names[log]}:{n}"
+
         if sensors is not None:
-            for n in sensors.contacts_for("offsets", names):
-                self.sensor_axes[n] = sensors.axes_of(n)
-                for a, ax in enumerate("xyz"):
+            for log in log_ids:
+                for n in sensors.contacts_for("offsets", names):
+                    self.sensor_axes[n] = sensors.axes_of(n)
+                    for kind, unit in (("force_offset", "N"), ("moment_offset", "N m")):
+                        for a, ax in enumerate("xyz"):
+                            params.append(
+                                Param(
+                                    prefixed(f"{n}.{kind}_{ax}", log),
+                                    kind,
+                                    n,
+                                    unit,
+                                    prior_std[kind],
+                                    a,
+                                    log,
+                                )
+                            )
+                for n in sensors.contacts_for("gains", names):
                     params.append(
-                        Param(
-                            f"{n}.force_offset_{ax}",
-                            "force_offset",
-                            n,
-                            "N",
-                            prior_std["force_offset"],
-                            a,
+                        Param(prefixed(f"{n}.gain", log), "gain", n, "", prior_std["gain"], 0, log)
+                    )
+                for n in sensors.contacts_for("rotations", names):
+                    self.sensor_axes[n] = sensors.axes_of(n)
+                    for a, ax in enumerate("xyz"):
+                        params.append(
+                            Param(
+                                prefixed(f"{n}.rotation_{ax}", log),
+                                "rotation",
+                                n,
+                                "rad",
+                                prior_std["rotation"],
+                                a,
+                                log,
+                            )
                         )
-                    )
-                for a, ax in enumerate("xyz"):
-                    params.append(
-                        Param(
-                            f"{n}.moment_offset_{ax}",
-                            "moment_offset",
-                            n,
-                            "N m",
-                            prior_std["moment_offset"],
-                            a,
-                        )
-                    )
-            for n in sensors.contacts_for("gains", names):
-                params.append(Param(f"{n}.gain", "gain", n, "", prior_std["gain"]))
-            for n in sensors.contacts_for("rotations", names):
-                self.sensor_axes[n] = sensors.axes_of(n)
-                for a, ax in enumerate("xyz"):
-                    params.append(
-                        Param(f"{n}.rotation_{ax}", "rotation", n, "rad", prior_std["rotation"], a)
-                    )
             if sensors.torque_offsets is not False:
                 if not use_torques:
                     raise InvalidArgumentError(
@@ -128,11 +176,17 @@ class Problem:
         self.params = params
         self.p = len(params)
         self.sigma = np.array([p.prior_std for p in params])
+        self.prior_factor = self._prior_factor()
+        self.prior_factor_inv = np.linalg.inv(self.prior_factor)
         # Links touched by inertial parameters, and the fixed rest of pi.
-        touched = sorted({i for _, ids in mass_groups for i in ids} | set(com_links))
+        touched = sorted(
+            {i for _, ids in mass_groups for i in ids} | set(com_links) | set(self.inertia_links)
+        )
         self.touched = touched
         self.link_group = {i: g for g, (_, ids) in enumerate(mass_groups) for i in ids}
         self.link_com = {i: len(mass_groups) + 3 * k for k, i in enumerate(com_links)}
+        first_inertia = len(mass_groups) + 3 * len(com_links)
+        self.link_inertia = {i: first_inertia + 6 * k for k, i in enumerate(self.inertia_links)}
         model = robot.model
         pi0 = np.concatenate(
             [model.inertias[j].toDynamicParameters() for j in range(1, model.njoints)]
@@ -143,6 +197,26 @@ class Problem:
             self.pi_fixed[10 * (lk.joint - 1) : 10 * lk.joint] -= lk.transform @ link_parameters(
                 lk.mass, lk.com, lk.inertia_com
             )
+
+    def _prior_factor(self) -> Array:
+        """``L`` (p, p) with the prior ``theta ~ N(0, L L^T)`` (block diagonal).
+
+        Mass: ``sigma_mass`` on the log scale. CoM of link ``i``: covariance
+        ``sigma_com^2 Sigma_0 / m_0`` (the link's own extent along each principal axis, at
+        least 1 cm). Inertia: ``sigma_inertia`` on each coordinate of ``S``. With
+        ``sigma_mass = sigma_inertia = sigma`` and ``sigma_com = sigma / sqrt 2`` this is the
+        second-order expansion of the entropic (log-det) divergence of Lee, Wensing, Park 2020
+        between the link's pseudo-inertia and the URDF's, divided by ``sigma^2 / 2``.
+        """
+        L = np.diag(self.sigma.astype(float))
+        for k, i in enumerate(self.com_links):
+            lk = self.links[i]
+            block = self.sigma0[i] / lk.mass
+            w, V = np.linalg.eigh(block)
+            w = np.maximum(w, _MIN_EXTENT**2)
+            col = len(self.mass_groups) + 3 * k
+            L[col : col + 3, col : col + 3] = self.sigma[col] * (V * np.sqrt(w)) @ V.T
+        return L
 
     @property
     def n_columns(self) -> int:
@@ -155,7 +229,34 @@ class Problem:
         com = lk.com + (
             theta[self.link_com[i] : self.link_com[i] + 3] if i in self.link_com else 0.0
         )
-        return lk.mass * scale, com, lk.inertia_com * scale
+        if i in self.link_inertia:
+            A = self.sqrt_sigma0[i]
+            S = _symmetric(theta[self.link_inertia[i] : self.link_inertia[i] + 6])
+            w, V = np.linalg.eigh(S)
+            sig = A @ (V * np.exp(w)) @ V.T @ A
+            inertia = np.trace(sig) * np.eye(3) - sig
+        elif self.density:
+            inertia = lk.inertia_com * scale
+        else:
+            inertia = lk.inertia_com
+        return lk.mass * scale, com, inertia
+
+    def inertia_derivatives(self, theta: Array, i: int) -> Array:
+        """``d I_C / d theta`` (6, 3, 3) of link ``i``'s six inertia coordinates."""
+        A = self.sqrt_sigma0[i]
+        S = _symmetric(theta[self.link_inertia[i] : self.link_inertia[i] + 6])
+        w, V = np.linalg.eigh(S)
+        ew = np.exp(w)
+        diff = w[:, None] - w[None, :]
+        same = np.abs(diff) < 1e-12
+        phi = np.where(same, ew[:, None], (ew[:, None] - ew[None, :]) / np.where(same, 1, diff))
+        out = np.empty((6, 3, 3))
+        for k in range(6):
+            E = _symmetric(np.eye(6)[k])
+            dexp = V @ ((V.T @ E @ V) * phi) @ V.T  # Frechet derivative of expm at S along E
+            dsig = A @ dexp @ A
+            out[k] = np.trace(dsig) * np.eye(3) - dsig
+        return out
 
     def x_and_derivative(self, theta: Array) -> tuple[Array, Array]:
         """``x(theta)`` (C,) and ``dx/dtheta`` (C, p)."""
@@ -163,6 +264,7 @@ class Problem:
         x = np.zeros(C)
         D = np.zeros((C, self.p))
         x[: self.n_pi] = self.pi_fixed
+        zero = np.zeros((3, 3))
         for i in self.touched:
             lk = self.links[i]
             m, c, inertia_c = self.link_state(theta, i)
@@ -170,7 +272,10 @@ class Problem:
             rows = slice(10 * (lk.joint - 1), 10 * lk.joint)
             x[rows] += lk.transform @ pi_l
             if i in self.link_group:
-                D[rows, self.link_group[i]] += lk.transform @ pi_l
+                d_mass = link_parameters(m, c, zero)
+                if self.density and i not in self.link_inertia:
+                    d_mass = pi_l
+                D[rows, self.link_group[i]] += lk.transform @ d_mass
             if i in self.link_com:
                 for k in range(3):
                     e = np.zeros(3)
@@ -180,10 +285,64 @@ class Problem:
                         [0.0, *(m * e), dI[0, 0], dI[0, 1], dI[1, 1], dI[0, 2], dI[1, 2], dI[2, 2]]
                     )
                     D[rows, self.link_com[i] + k] += lk.transform @ d
+            if i in self.link_inertia:
+                for k, dI in enumerate(self.inertia_derivatives(theta, i)):
+                    d = link_parameters(0.0, c, dI)
+                    D[rows, self.link_inertia[i] + k] += lk.transform @ d
         x[self.n_pi : C - 1] = theta[ni:]
         D[self.n_pi : C - 1, ni:] = np.eye(self.p - ni)
         x[-1] = 1.0
         return x, D
+
+
+#: Order of the six inertia coordinates (the symmetric ``S`` and ``I_C``'s entries).
+INERTIA_COMPONENTS = ("xx", "yy", "zz", "xy", "xz", "yz")
+_PAIRS = ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))
+#: Smallest RMS extent of a link assumed by the CoM prior and the consistency repair [m].
+_MIN_EXTENT = 0.01
+
+
+def _symmetric(v: Array) -> Array:
+    """The symmetric 3x3 of six coordinates (orthonormal basis: off-diagonal ones / sqrt 2)."""
+    S = np.zeros((3, 3))
+    for k, (a, b) in enumerate(_PAIRS):
+        if a == b:
+            S[a, a] = v[k]
+        else:
+            S[a, b] = S[b, a] = v[k] / math.sqrt(2.0)
+    return S
+
+
+def _sqrtm(S: Array) -> Array:
+    w, V = np.linalg.eigh(S)
+    return (V * np.sqrt(np.clip(w, 0.0, None))) @ V.T
+
+
+def second_moment(mass: float, inertia_com: Array) -> tuple[Array, bool]:
+    """``Sigma = tr(I_C)/2 1 - I_C`` (3, 3) [kg m^2] of a link, and whether the URDF's is
+    physically consistent (positive definite: the pseudo-inertia is).
+
+    An inconsistent one is replaced by the nearest with eigenvalues at least
+    ``mass * (1 cm)^2`` (so that fits of it start from a real rigid body).
+    """
+    sig = 0.5 * np.trace(inertia_com) * np.eye(3) - inertia_com
+    w, V = np.linalg.eigh(0.5 * (sig + sig.T))
+    floor = mass * _MIN_EXTENT**2 * 1e-4
+    ok = bool(w.min() > floor)
+    if not ok:
+        sig = (V * np.maximum(w, mass * _MIN_EXTENT**2)) @ V.T
+    return sig, ok
+
+
+def pseudo_inertia(mass: float, com: Array, inertia_com: Array) -> Array:
+    """The 4x4 pseudo-inertia ``[[Sigma_O, h], [h^T, m]]`` about the link origin."""
+    c = np.asarray(com, dtype=float)
+    sig_c = 0.5 * np.trace(inertia_com) * np.eye(3) - inertia_com
+    J = np.empty((4, 4))
+    J[:3, :3] = sig_c + mass * np.outer(c, c)
+    J[:3, 3] = J[3, :3] = mass * c
+    J[3, 3] = mass
+    return J
 
 
 # --- per-sample features ----------------------------------------------------------------------
@@ -205,6 +364,7 @@ class PreparedLog:
     contact_order: list[int]  # problem contact index -> log column
     source: str
     n_bad: int
+    t: Array | None = None  # sample times [s]
 
 
 def prepare_logs(
@@ -262,13 +422,17 @@ def prepare_logs(
                 [traj.contact_names.index(n) for n in names],
                 traj.source,
                 int(bad.sum()),
+                np.asarray(traj.time, dtype=float)[ok],
             )
         )
     return out
 
 
-def features(problem: Problem, log: PreparedLog, start: int, stop: int, rows: int) -> Array:
-    """``F`` (n, rows, C) of samples ``start:stop``: ``r = F x`` is the residual of each row."""
+def features(
+    problem: Problem, log: PreparedLog, start: int, stop: int, rows: int, log_index: int = 0
+) -> Array:
+    """``F`` (n, rows, C) of samples ``start:stop`` of the log ``log_index``: ``r = F x`` is
+    the residual of each row."""
     robot = problem.robot
     model, data = robot.model, robot.model.createData()
     contacts = problem.contacts
@@ -299,6 +463,9 @@ def features(problem: Problem, log: PreparedLog, start: int, stop: int, rows: in
     cols = []
     names = [c.name for c in contacts]
     for p in problem.params[problem.n_inertial :]:
+        if p.log is not None and p.log != log_index:
+            cols.append(np.zeros((n, rows)))
+            continue
         if p.kind == "torque_offset":
             col = np.zeros((n, rows))
             col[:, model.joints[robot.joint_id(p.target)].idx_v] = 1.0
@@ -335,11 +502,14 @@ def row_groups(rows: int) -> list[tuple[str, slice]]:
     )
 
 
-def fitted_calibration(problem: Problem, theta: Array) -> Calibration:
-    """The sensor :class:`~wholebody.calibrate.Calibration` of the parameters ``theta`` (p,)."""
+def fitted_calibration(problem: Problem, theta: Array, log: int = 0) -> Calibration:
+    """The sensor :class:`~wholebody.calibrate.Calibration` of log ``log`` at the parameters
+    ``theta`` (p,) (shared sensor parameters and that log's own)."""
     contacts: dict[str, dict[str, Any]] = {}
     torques: dict[str, float] = {}
     for k, p in enumerate(problem.params[problem.n_inertial :], start=problem.n_inertial):
+        if p.log is not None and p.log != log:
+            continue
         if p.kind == "torque_offset":
             torques[p.target] = float(theta[k])
             continue
