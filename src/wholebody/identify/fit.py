@@ -248,7 +248,7 @@ class _Solver:
                 step = step / 2
             progress = current - new_cost
             theta, current = trial, new_cost
-            if np.abs(step).max() < 1e-11 or progress <= 1e-15 * current:
+            if np.abs(step).max() < 1e-9 or progress <= 1e-12 * current:
                 break
         return theta
 

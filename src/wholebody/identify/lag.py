@@ -58,8 +58,9 @@ def estimate_lag(problem: Problem, log: PreparedLog, max_lag: float) -> float:
         q = log.q[i]
         Y = pin.computeJointTorqueRegressor(model, data, q, log.v[i], log.a[i])[:6]
         pin.computeJointJacobians(model, data, q)
-        y[s] = Y @ x0[: problem.n_pi]
-        N[s, :, : problem.n_inertial] = Y @ Dp
+        Yu = Y[:, problem.used]
+        y[s] = Yu @ x0[: problem.n_pi] + Y[:, problem.unused] @ problem.pi_unused
+        N[s, :, : problem.n_inertial] = Yu @ Dp
         for c, fid in enumerate(fids):
             G[s, c] = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)[:, :6].T
             R = pin.updateFramePlacement(model, data, fid).rotation

@@ -76,7 +76,8 @@ class Problem:
         # Second moments about the CoM: the URDF's, and a positive-definite one to start from.
         self.sigma0: dict[int, Array] = {}
         self.inconsistent: list[str] = []
-        for i in sorted(set(com_links) | set(self.inertia_links)):
+        every = {i for _, ids in mass_groups for i in ids} | set(com_links) | set(inertia_links)
+        for i in sorted(every):
             sig, ok = second_moment(links[i].mass, links[i].inertia_com)
             self.sigma0[i] = sig
             if not ok:
@@ -197,6 +198,17 @@ class Problem:
             self.pi_fixed[10 * (lk.joint - 1) : 10 * lk.joint] -= lk.transform @ link_parameters(
                 lk.mass, lk.com, lk.inertia_com
             )
+        # Only the bodies the parameters touch keep their regressor columns; the others'
+        # (fixed) parameters are folded into the constant column.
+        bodies = sorted({links[i].joint for i in touched})
+        self.used = np.array([10 * (j - 1) + k for j in bodies for k in range(10)], dtype=int)
+        mask = np.ones(len(pi0), dtype=bool)
+        mask[self.used] = False
+        self.unused = np.flatnonzero(mask)
+        self.pi_unused = pi0[self.unused]
+        self.n_pi_full = len(pi0)
+        self.n_pi = len(self.used)
+        self._cache: tuple[bytes, Array, Array] | None = None
 
     def _prior_factor(self) -> Array:
         """``L`` (p, p) with the prior ``theta ~ N(0, L L^T)`` (block diagonal).
@@ -235,10 +247,13 @@ class Problem:
             w, V = np.linalg.eigh(S)
             sig = A @ (V * np.exp(w)) @ V.T @ A
             inertia = np.trace(sig) * np.eye(3) - sig
-        elif self.density:
-            inertia = lk.inertia_com * scale
+        elif lk.name in self.inconsistent:  # the URDF's is no rigid body: the nearest one
+            sig = self.sigma0[i]
+            inertia = np.trace(sig) * np.eye(3) - sig
         else:
             inertia = lk.inertia_com
+        if self.density and i not in self.link_inertia:
+            inertia = inertia * scale
         return lk.mass * scale, com, inertia
 
     def inertia_derivatives(self, theta: Array, i: int) -> Array:
@@ -259,11 +274,28 @@ class Problem:
         return out
 
     def x_and_derivative(self, theta: Array) -> tuple[Array, Array]:
-        """``x(theta)`` (C,) and ``dx/dtheta`` (C, p)."""
-        C, ni = self.n_columns, self.n_inertial
-        x = np.zeros(C)
+        """``x(theta)`` (C,) and ``dx/dtheta`` (C, p): the touched bodies' dynamic
+        parameters, the sensor parameters and 1."""
+        key = np.asarray(theta, dtype=float).tobytes()
+        if self._cache is not None and self._cache[0] == key:
+            return self._cache[1].copy(), self._cache[2].copy()
+        ni = self.n_inertial
+        full, D_full = self._pi_and_derivative(theta)
+        C = self.n_columns
+        x = np.empty(C)
         D = np.zeros((C, self.p))
-        x[: self.n_pi] = self.pi_fixed
+        x[: self.n_pi] = full[self.used]
+        D[: self.n_pi] = D_full[self.used]
+        x[self.n_pi : C - 1] = theta[ni:]
+        D[self.n_pi : C - 1, ni:] = np.eye(self.p - ni)
+        x[-1] = 1.0
+        self._cache = (key, x, D)
+        return x.copy(), D.copy()
+
+    def _pi_and_derivative(self, theta: Array) -> tuple[Array, Array]:
+        """All bodies' dynamic parameters (10 nb,) and their derivative (10 nb, p)."""
+        x = self.pi_fixed.copy()
+        D = np.zeros((self.n_pi_full, self.p))
         zero = np.zeros((3, 3))
         for i in self.touched:
             lk = self.links[i]
@@ -289,9 +321,6 @@ class Problem:
                 for k, dI in enumerate(self.inertia_derivatives(theta, i)):
                     d = link_parameters(0.0, c, dI)
                     D[rows, self.link_inertia[i] + k] += lk.transform @ d
-        x[self.n_pi : C - 1] = theta[ni:]
-        D[self.n_pi : C - 1, ni:] = np.eye(self.p - ni)
-        x[-1] = 1.0
         return x, D
 
 
@@ -441,7 +470,7 @@ def features(
     ]
     n, k = stop - start, len(contacts)
     nf = len(frame_ids)
-    Y = np.empty((n, rows, problem.n_pi))
+    Y = np.empty((n, rows, problem.n_pi_full))
     J = np.empty((n, nf, 6, rows))
     Rot = np.empty((n, k, 3, 3))
     for s in range(n):
@@ -488,10 +517,10 @@ def features(
             w6[:, 3:] = -np.cross(direction, W[:, j, 3:])
         cols.append(np.einsum("nrs,ns->nr", JT[:, j], w6))
     F = np.empty((n, rows, problem.n_columns))
-    F[:, :, : problem.n_pi] = Y
+    F[:, :, : problem.n_pi] = Y[:, :, problem.used]
     for c, col in enumerate(cols):
         F[:, :, problem.n_pi + c] = col
-    F[:, :, -1] = -b
+    F[:, :, -1] = Y[:, :, problem.unused] @ problem.pi_unused - b
     return F
 
 
