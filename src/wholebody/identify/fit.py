@@ -208,7 +208,7 @@ class _Solver:
         self.L, self.Li = problem.prior_factor, problem.prior_factor_inv
 
     def cost(self, factors: dict[str, Array], noise: dict[str, float], th: Array) -> float:
-        xx, _ = self.problem.x_and_derivative(th)
+        xx = self.problem.x_only(th)
         data = sum(float(np.sum((R @ xx) ** 2)) / noise[g] ** 2 for g, R in factors.items())
         return data + self.w * float(np.sum((self.Li @ th) ** 2))
 
@@ -240,12 +240,16 @@ class _Solver:
                 r.append(R @ x / noise[g])
             step = -V_obs @ np.linalg.lstsq(np.vstack(A) @ V_obs, np.concatenate(r), rcond=None)[0]
             trial, new_cost = theta, current
-            for _half in range(30):  # backtracking: the mass and the inertia enter nonlinearly
+            accepted = False
+            for _half in range(40):  # backtracking: the mass and the inertia enter nonlinearly
                 trial = theta + self.L @ step
                 new_cost = self.cost(factors, noise, trial)
                 if new_cost <= current * (1 + 1e-12) + 1e-300:
+                    accepted = True
                     break
                 step = step / 2
+            if not accepted:  # no descent left (rounding): converged
+                break
             progress = current - new_cost
             theta, current = trial, new_cost
             if np.abs(step).max() < 1e-9 or progress <= 1e-12 * current:

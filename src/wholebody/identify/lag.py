@@ -2,10 +2,15 @@
 wrenches trail the motion (``w_log(t) = w_true(t - delta)``).
 
 On the floating-base rows, the residual of each candidate ``delta`` (the wrenches read at
-``t + delta``, linearly interpolated) is taken after projecting out the fit's own unknowns,
-linearised at the URDF (the chosen inertial parameters) and a constant 6D offset per contact,
-so that neither a mass error nor a sensor offset can pose as a lag. The residual is minimised
-over a grid of half-sample steps within ``+- max_lag``, then refined between grid points.
+``t + delta``) is taken after projecting out a few nuisance directions: a constant 6D offset
+per contact, a scale of the whole robot's mass and the mass and first moment of the base body
+(where a CoM error anywhere shows in quasi-static motion) and, for a targeted fit (at most
+:data:`MAX_OWN_COLUMNS` parameters), the fit's own inertial parameters, so that neither a
+sensor offset nor a mass error can pose as a lag. Every link's inertial parameters would be
+too many: their dynamic columns absorb most of what a lag changes. The fit then estimates the
+lags again with its fitted model, and refits when they moved. The residual is minimised
+over whole-sample shifts within ``+- max_lag`` and refined by a parabola through the best
+three.
 """
 
 from __future__ import annotations
@@ -14,11 +19,12 @@ import dataclasses
 
 import numpy as np
 import pinocchio as pin
-import scipy.optimize
 from numpy.typing import NDArray
 
 from .problem import PreparedLog, Problem
 
+#: The fit's own inertial parameters join the nuisance up to this many (a targeted fit).
+MAX_OWN_COLUMNS = 24
 __all__ = ["estimate_lag", "shift_wrenches"]
 
 Array = NDArray[np.float64]
@@ -33,9 +39,12 @@ def _interpolate(t: Array, W: Array, at: Array) -> Array:
     return out.reshape((len(at),) + W.shape[1:])
 
 
-def estimate_lag(problem: Problem, log: PreparedLog, max_lag: float) -> float:
+def estimate_lag(
+    problem: Problem, log: PreparedLog, max_lag: float, theta: Array | None = None
+) -> float:
     """The lag [s] of ``log``'s contact wrenches behind its motion, within ``+- max_lag``
-    (0 when the log is too short or has no time stamps)."""
+    (0 when the log is too short or has no time stamps), with the model of the parameters
+    ``theta`` (default: the URDF)."""
     t = log.t
     if t is None or len(t) < 20:
         return 0.0
@@ -48,28 +57,31 @@ def estimate_lag(problem: Problem, log: PreparedLog, max_lag: float) -> float:
     contacts = problem.contacts
     fids = [robot.frame_id(c.frame) for c in contacts]
     ext = [robot.frame_id(f) for f in log.ext_frames]
-    x0, D0 = problem.x_and_derivative(np.zeros(problem.p))
-    Dp = D0[: problem.n_pi, : problem.n_inertial]
+    pi0 = problem.pi_full(np.zeros(problem.p) if theta is None else theta)
     n, k = len(inside), len(contacts)
     y = np.empty((n, 6))
     G = np.empty((n, k, 6, 6))  # base rows of J^T per contact
-    N = np.empty((n, 6, problem.n_inertial + 6 * k))
+    # Nuisance: whole-robot mass scale, base body mass and first moment, and the fit's own
+    # inertial parameters when they are few (a targeted fit).
+    own = problem.n_inertial <= MAX_OWN_COLUMNS
+    x0, D0 = problem.x_and_derivative(np.zeros(problem.p) if theta is None else theta)
+    Dp = D0[: problem.n_pi, : problem.n_inertial]
+    n_mass = 5 + (problem.n_inertial if own else 0)
+    N = np.empty((n, 6, n_mass + 6 * k))
     for s, i in enumerate(inside):
         q = log.q[i]
         Y = pin.computeJointTorqueRegressor(model, data, q, log.v[i], log.a[i])[:6]
         pin.computeJointJacobians(model, data, q)
-        Yu = Y[:, problem.used]
-        y[s] = Yu @ x0[: problem.n_pi] + Y[:, problem.unused] @ problem.pi_unused
-        N[s, :, : problem.n_inertial] = Yu @ Dp
+        y[s] = Y @ pi0
+        N[s, :, 0] = y[s]
+        N[s, :, 1:5] = Y[:, 0:4]
+        if own:
+            N[s, :, 5:n_mass] = Y[:, problem.used] @ Dp
         for c, fid in enumerate(fids):
             G[s, c] = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)[:, :6].T
             R = pin.updateFramePlacement(model, data, fid).rotation
-            N[s, :, problem.n_inertial + 6 * c : problem.n_inertial + 6 * c + 3] = (
-                G[s, c][:, :3] @ R
-            )
-            N[s, :, problem.n_inertial + 6 * c + 3 : problem.n_inertial + 6 * c + 6] = (
-                G[s, c][:, 3:] @ R
-            )
+            N[s, :, n_mass + 6 * c : n_mass + 6 * c + 3] = G[s, c][:, :3] @ R
+            N[s, :, n_mass + 6 * c + 3 : n_mass + 6 * c + 6] = G[s, c][:, 3:] @ R
         if log.E is not None:
             for e, fid in enumerate(ext):
                 Je = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)[:, :6]
@@ -96,16 +108,19 @@ def estimate_lag(problem: Problem, log: PreparedLog, max_lag: float) -> float:
         r = (residual(delta) * weight).reshape(-1)
         return float(r @ r - np.sum((U.T @ r) ** 2))
 
-    grid = np.arange(-max_lag, max_lag + 1e-12, dt / 2)
+    # Whole-sample shifts only: interpolating noisy wrenches between samples smooths the
+    # noise and so favours half-sample shifts. The minimum is refined by a parabola through
+    # the three best neighbouring shifts.
+    steps = int(max_lag / dt)
+    grid = np.arange(-steps, steps + 1) * dt
     values = np.array([cost(float(d)) for d in grid])
     j = int(np.argmin(values))
-    lo, hi = grid[max(j - 1, 0)], grid[min(j + 1, len(grid) - 1)]
-    if hi <= lo:
-        return float(grid[j])
-    res = scipy.optimize.minimize_scalar(
-        cost, bounds=(float(lo), float(hi)), method="bounded", options={"xatol": dt * 1e-3}
-    )
-    return float(res.x) if res.fun <= values[j] else float(grid[j])
+    if 0 < j < len(grid) - 1:
+        a, b, c = values[j - 1], values[j], values[j + 1]
+        curvature = a - 2 * b + c
+        if curvature > 0:
+            return float(grid[j] + 0.5 * dt * (a - c) / curvature)
+    return float(grid[j])
 
 
 def _basis(N: Array) -> Array:

@@ -267,7 +267,7 @@ class Problem:
         phi = np.where(same, ew[:, None], (ew[:, None] - ew[None, :]) / np.where(same, 1, diff))
         out = np.empty((6, 3, 3))
         for k in range(6):
-            E = _symmetric(np.eye(6)[k])
+            E = _BASIS[k]
             dexp = V @ ((V.T @ E @ V) * phi) @ V.T  # Frechet derivative of expm at S along E
             dsig = A @ dexp @ A
             out[k] = np.trace(dsig) * np.eye(3) - dsig
@@ -292,36 +292,80 @@ class Problem:
         self._cache = (key, x, D)
         return x.copy(), D.copy()
 
+    def pi_full(self, theta: Array) -> Array:
+        """All bodies' dynamic parameters (10 nb,) at ``theta`` (no derivative)."""
+        x = self.pi_fixed.copy()
+        for i in self.touched:
+            lk = self.links[i]
+            m, c, inertia_c = self.link_state(theta, i)
+            x[10 * (lk.joint - 1) : 10 * lk.joint] += lk.transform @ _dynamic(m, c, inertia_c)
+        return x
+
+    def x_only(self, theta: Array) -> Array:
+        """``x(theta)`` (C,) without its derivative."""
+        full = self.pi_full(theta)
+        x = np.empty(self.n_columns)
+        x[: self.n_pi] = full[self.used]
+        x[self.n_pi : -1] = theta[self.n_inertial :]
+        x[-1] = 1.0
+        return x
+
     def _pi_and_derivative(self, theta: Array) -> tuple[Array, Array]:
         """All bodies' dynamic parameters (10 nb,) and their derivative (10 nb, p)."""
         x = self.pi_fixed.copy()
         D = np.zeros((self.n_pi_full, self.p))
-        zero = np.zeros((3, 3))
         for i in self.touched:
             lk = self.links[i]
             m, c, inertia_c = self.link_state(theta, i)
-            pi_l = link_parameters(m, c, inertia_c)
+            pi_l = _dynamic(m, c, inertia_c)
             rows = slice(10 * (lk.joint - 1), 10 * lk.joint)
             x[rows] += lk.transform @ pi_l
+            cols: list[int] = []
+            local: list[Array] = []
             if i in self.link_group:
-                d_mass = link_parameters(m, c, zero)
-                if self.density and i not in self.link_inertia:
-                    d_mass = pi_l
-                D[rows, self.link_group[i]] += lk.transform @ d_mass
+                d_mass = _dynamic(m, c, _ZERO3) if not self.density else pi_l
+                if self.density and i in self.link_inertia:
+                    d_mass = _dynamic(m, c, _ZERO3)
+                cols.append(self.link_group[i])
+                local.append(d_mass)
             if i in self.link_com:
                 for k in range(3):
-                    e = np.zeros(3)
-                    e[k] = 1.0
-                    dI = m * (2 * c[k] * np.eye(3) - np.outer(e, c) - np.outer(c, e))
-                    d = np.array(
-                        [0.0, *(m * e), dI[0, 0], dI[0, 1], dI[1, 1], dI[0, 2], dI[1, 2], dI[2, 2]]
-                    )
-                    D[rows, self.link_com[i] + k] += lk.transform @ d
+                    # d/dc_k of m c and of m (|c|^2 1 - c c^T)
+                    dI = 2 * c[k] * _EYE3
+                    dI[k, :] -= c
+                    dI[:, k] -= c
+                    dI *= m
+                    d = np.zeros(10)
+                    d[1 + k] = m
+                    d[4:] = dI[_ROWS, _COLS]
+                    cols.append(self.link_com[i] + k)
+                    local.append(d)
             if i in self.link_inertia:
                 for k, dI in enumerate(self.inertia_derivatives(theta, i)):
-                    d = link_parameters(0.0, c, dI)
-                    D[rows, self.link_inertia[i] + k] += lk.transform @ d
+                    d = np.zeros(10)
+                    d[4:] = dI[_ROWS, _COLS]
+                    cols.append(self.link_inertia[i] + k)
+                    local.append(d)
+            if cols:
+                D[rows, cols] += lk.transform @ np.array(local).T
         return x, D
+
+
+_EYE3 = np.eye(3)
+_ZERO3 = np.zeros((3, 3))
+#: Pinocchio's order of the inertia entries (xx, xy, yy, xz, yz, zz).
+_ROWS = np.array([0, 0, 1, 0, 1, 2])
+_COLS = np.array([0, 1, 1, 2, 2, 2])
+
+
+def _dynamic(m: float, c: Array, inertia_c: Array) -> Array:
+    """:func:`link_parameters` without its checks and temporaries (the fit's inner loop)."""
+    inertia = inertia_c + m * ((c @ c) * _EYE3 - np.multiply.outer(c, c))
+    out = np.empty(10)
+    out[0] = m
+    out[1:4] = m * c
+    out[4:] = inertia[_ROWS, _COLS]
+    return out
 
 
 #: Order of the six inertia coordinates (the symmetric ``S`` and ``I_C``'s entries).
@@ -340,6 +384,9 @@ def _symmetric(v: Array) -> Array:
         else:
             S[a, b] = S[b, a] = v[k] / math.sqrt(2.0)
     return S
+
+
+_BASIS = [_symmetric(np.eye(6)[k]) for k in range(6)]
 
 
 def _sqrtm(S: Array) -> Array:
