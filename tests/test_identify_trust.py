@@ -247,9 +247,9 @@ def test_three_logs_own_offsets_and_lag(nominal):
     offset = fit.calibrations["offset"].contacts["right_sole"].offset
     assert np.abs(offset[:3] - bias[:3]).max() < 0.3
     assert np.abs(offset[3:] - bias[3:]).max() < 0.03
-    for a in "xyz":  # the clean log's offsets: zero within their intervals
-        lo, hi = fit[f"clean:right_sole.force_offset_{a}"].interval(0.95)
-        assert lo <= 0.0 <= hi
+    # The clean log's offsets near zero (0.5 N: AR(1) noise of 0.5 N over 1.5 s; vertical
+    # offsets are told from the shared weight by the vertical accelerations alone).
+    assert np.abs(fit.calibrations["clean"].contacts["right_sole"].force_offset).max() < 0.5
     assert fit["torso.mass"].estimate == pytest.approx(18.9, rel=2e-3)
     assert fit.recommended
     shared = fit_inertial_parameters(
