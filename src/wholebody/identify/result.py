@@ -22,6 +22,8 @@ from .parameters import Identifiability, ParameterEstimate
 __all__ = ["IdentificationResult", "CrossValidation", "REPORT_LEVEL"]
 
 Array = NDArray[np.float64]
+#: Directions of each kind listed in the text report (all are in ``to_dict``).
+_SHOWN = 8
 #: Level of the intervals printed by :meth:`IdentificationResult.format_report`.
 REPORT_LEVEL = 0.95
 
@@ -49,8 +51,9 @@ class CrossValidation:
 
     @property
     def better(self) -> bool:
-        """The fit predicts the held-out windows at least as well as the URDF."""
-        return self.cost_fitted <= self.cost_nominal
+        """The fit predicts the held-out windows at least as well as the URDF (ties within
+        a relative 1e-6, as when the fit changed nothing, count as not worse)."""
+        return self.cost_fitted <= self.cost_nominal * (1 + 1e-6)
 
 
 @dataclass
@@ -297,7 +300,7 @@ class IdentificationResult:
                     f"  {target}: {', '.join(yes)}: identified; {', '.join(no)}: "
                     "not identified, kept at the prior (URDF)"
                 )
-        for d in idf.unobservable + idf.weak:
+        for d in (idf.unobservable + idf.weak)[:_SHOWN]:
             names = list(d)
             if len(names) >= 2:
                 lines.append(
@@ -374,14 +377,30 @@ class IdentificationResult:
             + (f"; NOT: {', '.join(bad)}" if bad else "")
         )
         lines.append(f"rank      {idf.rank} of {idf.n_parameters}, condition {idf.condition:.3g}")
-        for d in idf.unobservable:
+        if idf.rank < idf.n_parameters:
+            unseen = [p.name for p in self.parameters if p.data_share == 0.0]
+            lines.append(
+                f"excitation the logs excite {idf.rank} of {idf.n_parameters} parameter "
+                f"combinations; {len(unseen)} parameters are not excited at all and keep their "
+                "URDF (or uncalibrated) value"
+                + (
+                    ": " + ", ".join(unseen[:12]) + (" ..." if len(unseen) > 12 else "")
+                    if unseen
+                    else ""
+                )
+            )
+        for d in idf.unobservable[:_SHOWN]:
             lines.append(
                 "not excited: "
                 + ", ".join(f"{k} ({v:+.2f})" for k, v in d.items())
                 + " (the logs cannot see this combination; it stays at the prior)"
             )
-        for d in idf.weak:
+        if len(idf.unobservable) > _SHOWN:
+            lines.append(f"not excited: ... and {len(idf.unobservable) - _SHOWN} more (fit.json)")
+        for d in idf.weak[:_SHOWN]:
             lines.append("weakly excited: " + ", ".join(f"{k} ({v:+.2f})" for k, v in d.items()))
+        if len(idf.weak) > _SHOWN:
+            lines.append(f"weakly excited: ... and {len(idf.weak) - _SHOWN} more (fit.json)")
         lines.append("changes:" if self.changes() else "changes:  none")
         lines += ["  " + c for c in self.changes()]
         lines.append("identified:")
