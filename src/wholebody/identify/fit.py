@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 from numpy.typing import NDArray
 
 from ..calibrate import SensorModel
@@ -40,7 +39,7 @@ __all__ = ["fit_inertial_parameters", "fit_calibration"]
 Array = NDArray[np.float64]
 
 #: Samples per chunk of features.
-_CHUNK = 2000
+_CHUNK = 500
 #: The features of all samples are kept between the passes up to this size [bytes].
 _KEEP_BYTES = 256 * 2**20
 _PAIRS = ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))
@@ -192,12 +191,13 @@ def _log_names(sources: list[str]) -> list[str]:
     return stems
 
 
-def _qr_append(R: Array, block: Array, C: int) -> Array:
-    if not len(block):
-        return R
-    return scipy.linalg.qr(np.vstack([R, block]), mode="r", overwrite_a=True, check_finite=False)[
-        0
-    ][:C]
+def _square_root(G: Array) -> Array:
+    """``R`` (C, C) with ``R^T R = G`` for a Gram matrix ``G`` (columns equilibrated first, so
+    that columns of very different scales keep their information)."""
+    d = np.sqrt(np.clip(np.diag(G), 0.0, None))
+    d[d == 0] = 1.0
+    w, V = np.linalg.eigh(G / np.outer(d, d))
+    return (np.sqrt(np.clip(w, 0.0, None))[:, None] * V.T) * d[None, :]
 
 
 class _Solver:
@@ -295,17 +295,19 @@ def _fit(
             li, _, start, stop = seg
             yield seg, features(problem, prepared[li], start, stop, rows, li)
 
-    # Pass 1: triangular factors of each row group's stacked features, per fold (QR).
-    fold_factors = [{g: np.zeros((0, C)) for g, _ in groups_rows} for _ in range(n_folds)]
-    fold_counts = [dict.fromkeys(fold_factors[0], 0) for _ in range(n_folds)]
+    # Pass 1: each row group's Gram matrix of the stacked features, per fold (BLAS-3, half
+    # the work of a QR), factored once into a square root R (R^T R = F^T F).
+    grams = [{g: np.zeros((C, C)) for g, _ in groups_rows} for _ in range(n_folds)]
+    fold_counts = [dict.fromkeys(grams[0], 0) for _ in range(n_folds)]
     for (_, f, _, _), F in chunks():
         if keep:
             kept.append(F)
         for g, sl in groups_rows:
             block = F[:, sl].reshape(-1, C)
             fold_counts[f][g] += len(block)
-            fold_factors[f][g] = _qr_append(fold_factors[f][g], block, C)
-    factors = _combine(fold_factors, range(n_folds), C)
+            grams[f][g] += block.T @ block
+    fold_factors = [{g: _square_root(G) for g, G in fg.items()} for fg in grams]
+    factors = _combine(grams, range(n_folds), C)
     counts = {g: sum(fc[g] for fc in fold_counts) for g in factors}
 
     # Gauss-Newton in prior-whitened parameters, noise levels re-estimated.
@@ -373,7 +375,9 @@ def _fit(
 
     estimates = _estimates(problem, theta, cov, prior_var, share, dof)
     calibrations = {names[k]: fitted_calibration(problem, theta, k) for k in range(len(prepared))}
-    cross = _cross_validate(solver, problem, fold_factors, fold_counts, noise, theta, n_folds, C)
+    cross = _cross_validate(
+        solver, problem, grams, fold_factors, fold_counts, noise, theta, n_folds, C
+    )
 
     def rms(parts: dict[str, list[Array]]) -> dict[str, float]:
         return {
@@ -407,17 +411,16 @@ def _fit(
     )
 
 
-def _combine(fold_factors: list[dict[str, Array]], which: Any, C: int) -> dict[str, Array]:
+def _combine(grams: list[dict[str, Array]], which: Any, C: int) -> dict[str, Array]:
+    """The square roots of the Gram matrices summed over the folds ``which``."""
     chosen = list(which)
-    return {
-        g: _qr_append(np.zeros((0, C)), np.vstack([fold_factors[f][g] for f in chosen]), C)
-        for g in fold_factors[0]
-    }
+    return {g: _square_root(sum(grams[f][g] for f in chosen)) for g in grams[0]}
 
 
 def _cross_validate(
     solver: _Solver,
     problem: Problem,
+    grams: list[dict[str, Array]],
     fold_factors: list[dict[str, Array]],
     fold_counts: list[dict[str, int]],
     noise: dict[str, float],
@@ -434,7 +437,7 @@ def _cross_validate(
     rss_fit = dict.fromkeys(noise, 0.0)
     rss_nom = dict.fromkeys(noise, 0.0)
     for f in range(n_folds):
-        train = _combine(fold_factors, [k for k in range(n_folds) if k != f], C)
+        train = _combine(grams, [k for k in range(n_folds) if k != f], C)
         th = solver.solve(train, noise, theta.copy())
         th_nom = np.zeros(problem.p)
         if sensor.any():
