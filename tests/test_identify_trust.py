@@ -285,3 +285,77 @@ def test_pseudo_inertia_of_urdf_links_checked(nominal):
             rtol=0,
             atol=1e-12,
         )
+
+
+@pytest.fixture(scope="module")
+def talos():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return wb.load("talos")
+        except wb.MissingDependencyError:
+            pytest.skip("example-robot-data not installed")
+
+
+TALOS_FEET = ["left_sole_link", "right_sole_link"]
+
+
+def _talos_truth(talos):
+    """Talos with torso_2_link 5 % heavier and its CoM 2 cm off in x (inertia kept)."""
+    text = Path(talos.source).read_text()
+    return wb.Robot.from_urdf_string(perturbed_urdf(text, "torso_2_link", 1.05, (0.02, 0, 0)))
+
+
+def _talos_contacts():
+    from wholebody.contacts import SurfaceContact
+
+    return [SurfaceContact(f, half_length=0.1, half_width=0.05, mu=1.0) for f in TALOS_FEET]
+
+
+def test_talos_targeted_fit_within_judged_bounds(talos):
+    """A third-party robot: Talos, a 1 kHz log with AR(1) noise (1 N, 0.1 N m, 0.1 N m, 0.9):
+    torso_2_link mass within 0.2 %, CoM within 1 mm, and every 95 % interval contains the
+    truth."""
+    truth = _talos_truth(talos)
+    log = smooth_log(truth, TALOS_FEET, 2000, seed=1, noise=(1.0, 0.1, 0.1), rho=0.9)
+    fit = fit_inertial_parameters(
+        talos, log, _talos_contacts(), parameters="mass_com", links=["torso_2_link"]
+    )
+    mass = 17.55011 * 1.05
+    assert abs(fit["torso_2_link.mass"].estimate / mass - 1) < 2e-3
+    com = np.array([-0.04551 + 0.02, -0.00053, 0.16386])
+    for a, value in zip("xyz", com, strict=True):
+        p = fit[f"torso_2_link.com_{a}"]
+        assert abs(p.estimate - value) < 1e-3
+        lo, hi = p.interval(0.95)
+        assert lo <= value <= hi
+    lo, hi = fit["torso_2_link.mass"].interval(0.95)
+    assert lo <= mass <= hi
+    assert fit.recommended
+
+
+def _gravity_rms(truth, model, n=100):
+    """RMS over random postures of the base-force part of the gravity vector error [N]."""
+    rng = np.random.default_rng(5)
+    errors = []
+    for _ in range(n):
+        q = pin.randomConfiguration(truth.model, -np.ones(truth.nq), np.ones(truth.nq))
+        q[:3], q[3:7] = 0.0, [0, 0, 0, 1]
+        g_true = pin.computeGeneralizedGravity(truth.model, truth.model.createData(), q)
+        g_fit = pin.computeGeneralizedGravity(model.model, model.model.createData(), q)
+        errors.append(np.linalg.norm(g_true[:6] - g_fit[:6]))
+    return float(np.sqrt(np.mean(np.square(errors))))
+
+
+@pytest.mark.slow
+def test_talos_all_links_gravity_and_physics(talos):
+    """Every link's mass and CoM of Talos (224 parameters) from one noisy log: the gravity
+    error over random postures at most 0.1 x the URDF's, and every link a rigid body."""
+    truth = _talos_truth(talos)
+    log = smooth_log(truth, TALOS_FEET, 2000, seed=1, noise=(1.0, 0.1, 0.1), rho=0.9)
+    fit = fit_inertial_parameters(talos, log, _talos_contacts(), parameters="mass_com")
+    assert _gravity_rms(truth, fit.corrected_robot()) <= 0.1 * _gravity_rms(truth, talos)
+    assert min(fit.physically_consistent().values()) > 0
+    assert len(fit.physically_consistent()) == 56
