@@ -16,7 +16,8 @@ import wholebody as wb
 from wholebody.calibrate import SensorModel
 from wholebody.identify import fit_inertial_parameters, robot_links
 from wholebody.identify.parameters import DEFAULT_PRIOR_STD
-from wholebody.identify.problem import Problem, pseudo_inertia
+from wholebody.identify.problem import Problem
+from wholebody.identify.rigid import pseudo_inertia
 
 from ._identify_logs import (
     FEET,

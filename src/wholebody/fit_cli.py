@@ -260,8 +260,10 @@ def add_fit_command(subparsers: argparse._SubParsersAction) -> argparse.Argument
     )
     fit.add_argument(
         "--lag",
-        action="store_true",
-        help="estimate each log's wrench lag behind the motion first, fit the logs shifted back",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="estimate each log's wrench lag behind the motion first and fit the logs shifted "
+        "back (default; --no-lag: take the logs as timed)",
     )
     fit.add_argument(
         "--max-lag", type=float, default=20.0, help="largest lag searched [ms] (default 20)"

@@ -18,6 +18,8 @@ from ..errors import InvalidArgumentError, StateError
 from ..robot import Robot
 from ..trajectory import Trajectory
 from ._threads import blas_threads
+from .features import features, fitted_calibration
+from .features import row_groups as _row_groups
 from .intervals import batch_means_meat
 from .lag import estimate_lag, shift_wrenches
 from .links import robot_links
@@ -30,9 +32,9 @@ from .parameters import (
     parse_selection,
     pinv_sym,
 )
-from .problem import INERTIA_COMPONENTS, Problem, features, fitted_calibration, prepare_logs
-from .problem import row_groups as _row_groups
-from .result import CrossValidation, IdentificationResult
+from .problem import INERTIA_COMPONENTS, Problem, prepare_logs
+from .result import IdentificationResult
+from .solver import Solver, combine, cross_validate, square_root
 
 __all__ = ["fit_inertial_parameters", "fit_calibration"]
 
@@ -191,72 +193,6 @@ def _log_names(sources: list[str]) -> list[str]:
     return stems
 
 
-def _square_root(G: Array) -> Array:
-    """``R`` (C, C) with ``R^T R = G`` for a Gram matrix ``G`` (columns equilibrated first, so
-    that columns of very different scales keep their information)."""
-    d = np.sqrt(np.clip(np.diag(G), 0.0, None))
-    d[d == 0] = 1.0
-    w, V = np.linalg.eigh(G / np.outer(d, d))
-    return (np.sqrt(np.clip(w, 0.0, None))[:, None] * V.T) * d[None, :]
-
-
-class _Solver:
-    """Gauss-Newton on triangular factors, in prior-whitened coordinates ``u = L^-1 theta``."""
-
-    def __init__(self, problem: Problem, prior_weight: float, max_iterations: int):
-        self.problem, self.w, self.max_iterations = problem, prior_weight, max_iterations
-        self.L, self.Li = problem.prior_factor, problem.prior_factor_inv
-
-    def cost(self, factors: dict[str, Array], noise: dict[str, float], th: Array) -> float:
-        xx = self.problem.x_only(th)
-        data = sum(float(np.sum((R @ xx) ** 2)) / noise[g] ** 2 for g, R in factors.items())
-        return data + self.w * float(np.sum((self.Li @ th) ** 2))
-
-    def solve(
-        self,
-        factors: dict[str, Array],
-        noise: dict[str, float],
-        theta: Array,
-        free: NDArray[np.bool_] | None = None,
-    ) -> Array:
-        p = self.problem.p
-        free = np.ones(p, dtype=bool) if free is None else free
-        if not free.any():
-            return theta
-        x, D = self.problem.x_and_derivative(theta)
-        blocks = {g: ((R @ D) @ self.L)[:, free] for g, R in factors.items()}
-        V_obs = np.zeros((p, 0))
-        basis = observable_basis(blocks)[0]
-        V_obs = np.zeros((p, basis.shape[1]))
-        V_obs[free] = basis
-        current = self.cost(factors, noise, theta)
-        for _ in range(self.max_iterations):
-            x, D = self.problem.x_and_derivative(theta)
-            DL = D @ self.L
-            A = [math.sqrt(self.w) * np.eye(p)]
-            r = [math.sqrt(self.w) * (self.Li @ theta)]
-            for g, R in factors.items():
-                A.append((R @ DL) / noise[g])
-                r.append(R @ x / noise[g])
-            step = -V_obs @ np.linalg.lstsq(np.vstack(A) @ V_obs, np.concatenate(r), rcond=None)[0]
-            trial, new_cost = theta, current
-            accepted = False
-            for _half in range(40):  # backtracking: the mass and the inertia enter nonlinearly
-                trial = theta + self.L @ step
-                new_cost = self.cost(factors, noise, trial)
-                if new_cost <= current * (1 + 1e-12) + 1e-300:
-                    accepted = True
-                    break
-                step = step / 2
-            if not accepted:  # no descent left (rounding): converged
-                break
-            progress = current - new_cost
-            theta, current = trial, new_cost
-            if np.abs(step).max() < 1e-9 or progress <= 1e-12 * current:
-                break
-        return theta
-
-
 def _fit(
     problem: Problem,
     prepared: list[Any],
@@ -306,12 +242,12 @@ def _fit(
             block = F[:, sl].reshape(-1, C)
             fold_counts[f][g] += len(block)
             grams[f][g] += block.T @ block
-    fold_factors = [{g: _square_root(G) for g, G in fg.items()} for fg in grams]
-    factors = _combine(grams, range(n_folds), C)
+    fold_factors = [{g: square_root(G) for g, G in fg.items()} for fg in grams]
+    factors = combine(grams, range(n_folds), C)
     counts = {g: sum(fc[g] for fc in fold_counts) for g in factors}
 
     # Gauss-Newton in prior-whitened parameters, noise levels re-estimated.
-    solver = _Solver(problem, prior_weight, max_iterations)
+    solver = Solver(problem, prior_weight, max_iterations)
     theta0 = np.zeros(problem.p)
     x0, _ = problem.x_and_derivative(theta0)
     rss0 = {g: float(np.sum((R @ x0) ** 2)) for g, R in factors.items()}
@@ -375,7 +311,7 @@ def _fit(
 
     estimates = _estimates(problem, theta, cov, prior_var, share, dof)
     calibrations = {names[k]: fitted_calibration(problem, theta, k) for k in range(len(prepared))}
-    cross = _cross_validate(
+    cross = cross_validate(
         solver, problem, grams, fold_factors, fold_counts, noise, theta, n_folds, C
     )
 
@@ -408,53 +344,6 @@ def _fit(
         batch_length=batch,
         n_batches=n_batches,
         inconsistent_urdf_links=list(problem.inconsistent),
-    )
-
-
-def _combine(grams: list[dict[str, Array]], which: Any, C: int) -> dict[str, Array]:
-    """The square roots of the Gram matrices summed over the folds ``which``."""
-    chosen = list(which)
-    return {g: _square_root(sum(grams[f][g] for f in chosen)) for g in grams[0]}
-
-
-def _cross_validate(
-    solver: _Solver,
-    problem: Problem,
-    grams: list[dict[str, Array]],
-    fold_factors: list[dict[str, Array]],
-    fold_counts: list[dict[str, int]],
-    noise: dict[str, float],
-    theta: Array,
-    n_folds: int,
-    C: int,
-) -> CrossValidation | None:
-    """Fit on all windows but one, score the held-out one; the nominal model (URDF inertias,
-    sensor parameters fitted on the same windows) scored alike."""
-    if n_folds < 2:
-        return None
-    sensor = np.zeros(problem.p, dtype=bool)
-    sensor[problem.n_inertial :] = True
-    rss_fit = dict.fromkeys(noise, 0.0)
-    rss_nom = dict.fromkeys(noise, 0.0)
-    for f in range(n_folds):
-        train = _combine(grams, [k for k in range(n_folds) if k != f], C)
-        th = solver.solve(train, noise, theta.copy())
-        th_nom = np.zeros(problem.p)
-        if sensor.any():
-            th_nom[sensor] = theta[sensor]
-            th_nom = solver.solve(train, noise, th_nom, free=sensor)
-        xf, _ = problem.x_and_derivative(th)
-        xn, _ = problem.x_and_derivative(th_nom)
-        for g, R in fold_factors[f].items():
-            rss_fit[g] += float(np.sum((R @ xf) ** 2))
-            rss_nom[g] += float(np.sum((R @ xn) ** 2))
-    counts = {g: sum(fc[g] for fc in fold_counts) for g in noise}
-    return CrossValidation(
-        n_folds=n_folds,
-        rms_nominal={g: math.sqrt(rss_nom[g] / max(counts[g], 1)) for g in noise},
-        rms_fitted={g: math.sqrt(rss_fit[g] / max(counts[g], 1)) for g in noise},
-        cost_nominal=sum(rss_nom[g] / noise[g] ** 2 for g in noise),
-        cost_fitted=sum(rss_fit[g] / noise[g] ** 2 for g in noise),
     )
 
 

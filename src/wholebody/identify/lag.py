@@ -119,7 +119,11 @@ def estimate_lag(
         a, b, c = values[j - 1], values[j], values[j + 1]
         curvature = a - 2 * b + c
         if curvature > 0:
-            return float(grid[j] + 0.5 * dt * (a - c) / curvature)
+            refined = float(grid[j] + 0.5 * dt * (a - c) / curvature)
+            # Kept only where the residual agrees: between unrelated samples (a log of
+            # independent states) the cost is no parabola.
+            if cost(refined) <= b:
+                return refined
     return float(grid[j])
 
 

@@ -1,33 +1,41 @@
 """The identification problem: the parameters' map to Pinocchio's dynamic parameters and
-the sensor parameters (``x(theta)`` and its derivative), the logs' usable samples, and each
-sample's features (``r = F x`` is the residual of its rows)."""
+the sensor parameters (``x(theta)`` and its derivative), and the logs' usable samples (each
+sample's features are in :mod:`~wholebody.identify.features`)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
-import pinocchio as pin
 from numpy.typing import NDArray
 
-from ..calibrate import Calibration, ContactCalibration, SensorModel
+from ..calibrate import SensorModel
 from ..contacts import Contact
 from ..errors import InvalidArgumentError, LogFormatError
 from ..robot import Robot
 from ..trajectory import Trajectory
 from .links import LinkInertia, link_parameters
 from .parameters import Param
+from .rigid import (
+    EYE3,
+    INERTIA_COMPONENTS,
+    MIN_EXTENT,
+    PIN_COLS,
+    PIN_ROWS,
+    SYM_BASIS,
+    ZERO3,
+    dynamic,
+    second_moment,
+    sqrtm_psd,
+    symmetric,
+)
 
 __all__ = [
     "Problem",
     "PreparedLog",
     "prepare_logs",
-    "features",
-    "row_groups",
-    "fitted_calibration",
 ]
 
 Array = NDArray[np.float64]
@@ -82,7 +90,7 @@ class Problem:
             self.sigma0[i] = sig
             if not ok:
                 self.inconsistent.append(links[i].name)
-        self.sqrt_sigma0 = {i: _sqrtm(s) for i, s in self.sigma0.items()}
+        self.sqrt_sigma0 = {i: sqrtm_psd(s) for i, s in self.sigma0.items()}
         params: list[Param] = []
         for gname, _ in mass_groups:
             params.append(Param(f"{gname}.mass", "mass", gname, "kg", prior_std["mass"]))
@@ -225,7 +233,7 @@ class Problem:
             lk = self.links[i]
             block = self.sigma0[i] / lk.mass
             w, V = np.linalg.eigh(block)
-            w = np.maximum(w, _MIN_EXTENT**2)
+            w = np.maximum(w, MIN_EXTENT**2)
             col = len(self.mass_groups) + 3 * k
             L[col : col + 3, col : col + 3] = self.sigma[col] * (V * np.sqrt(w)) @ V.T
         return L
@@ -243,7 +251,7 @@ class Problem:
         )
         if i in self.link_inertia:
             A = self.sqrt_sigma0[i]
-            S = _symmetric(theta[self.link_inertia[i] : self.link_inertia[i] + 6])
+            S = symmetric(theta[self.link_inertia[i] : self.link_inertia[i] + 6])
             w, V = np.linalg.eigh(S)
             sig = A @ (V * np.exp(w)) @ V.T @ A
             inertia = np.trace(sig) * np.eye(3) - sig
@@ -259,7 +267,7 @@ class Problem:
     def inertia_derivatives(self, theta: Array, i: int) -> Array:
         """``d I_C / d theta`` (6, 3, 3) of link ``i``'s six inertia coordinates."""
         A = self.sqrt_sigma0[i]
-        S = _symmetric(theta[self.link_inertia[i] : self.link_inertia[i] + 6])
+        S = symmetric(theta[self.link_inertia[i] : self.link_inertia[i] + 6])
         w, V = np.linalg.eigh(S)
         ew = np.exp(w)
         diff = w[:, None] - w[None, :]
@@ -267,7 +275,7 @@ class Problem:
         phi = np.where(same, ew[:, None], (ew[:, None] - ew[None, :]) / np.where(same, 1, diff))
         out = np.empty((6, 3, 3))
         for k in range(6):
-            E = _BASIS[k]
+            E = SYM_BASIS[k]
             dexp = V @ ((V.T @ E @ V) * phi) @ V.T  # Frechet derivative of expm at S along E
             dsig = A @ dexp @ A
             out[k] = np.trace(dsig) * np.eye(3) - dsig
@@ -298,7 +306,7 @@ class Problem:
         for i in self.touched:
             lk = self.links[i]
             m, c, inertia_c = self.link_state(theta, i)
-            x[10 * (lk.joint - 1) : 10 * lk.joint] += lk.transform @ _dynamic(m, c, inertia_c)
+            x[10 * (lk.joint - 1) : 10 * lk.joint] += lk.transform @ dynamic(m, c, inertia_c)
         return x
 
     def x_only(self, theta: Array) -> Array:
@@ -317,108 +325,38 @@ class Problem:
         for i in self.touched:
             lk = self.links[i]
             m, c, inertia_c = self.link_state(theta, i)
-            pi_l = _dynamic(m, c, inertia_c)
+            pi_l = dynamic(m, c, inertia_c)
             rows = slice(10 * (lk.joint - 1), 10 * lk.joint)
             x[rows] += lk.transform @ pi_l
             cols: list[int] = []
             local: list[Array] = []
             if i in self.link_group:
-                d_mass = _dynamic(m, c, _ZERO3) if not self.density else pi_l
+                d_mass = dynamic(m, c, ZERO3) if not self.density else pi_l
                 if self.density and i in self.link_inertia:
-                    d_mass = _dynamic(m, c, _ZERO3)
+                    d_mass = dynamic(m, c, ZERO3)
                 cols.append(self.link_group[i])
                 local.append(d_mass)
             if i in self.link_com:
                 for k in range(3):
                     # d/dc_k of m c and of m (|c|^2 1 - c c^T)
-                    dI = 2 * c[k] * _EYE3
+                    dI = 2 * c[k] * EYE3
                     dI[k, :] -= c
                     dI[:, k] -= c
                     dI *= m
                     d = np.zeros(10)
                     d[1 + k] = m
-                    d[4:] = dI[_ROWS, _COLS]
+                    d[4:] = dI[PIN_ROWS, PIN_COLS]
                     cols.append(self.link_com[i] + k)
                     local.append(d)
             if i in self.link_inertia:
                 for k, dI in enumerate(self.inertia_derivatives(theta, i)):
                     d = np.zeros(10)
-                    d[4:] = dI[_ROWS, _COLS]
+                    d[4:] = dI[PIN_ROWS, PIN_COLS]
                     cols.append(self.link_inertia[i] + k)
                     local.append(d)
             if cols:
                 D[rows, cols] += lk.transform @ np.array(local).T
         return x, D
-
-
-_EYE3 = np.eye(3)
-_ZERO3 = np.zeros((3, 3))
-#: Pinocchio's order of the inertia entries (xx, xy, yy, xz, yz, zz).
-_ROWS = np.array([0, 0, 1, 0, 1, 2])
-_COLS = np.array([0, 1, 1, 2, 2, 2])
-
-
-def _dynamic(m: float, c: Array, inertia_c: Array) -> Array:
-    """:func:`link_parameters` without its checks and temporaries (the fit's inner loop)."""
-    inertia = inertia_c + m * ((c @ c) * _EYE3 - np.multiply.outer(c, c))
-    out = np.empty(10)
-    out[0] = m
-    out[1:4] = m * c
-    out[4:] = inertia[_ROWS, _COLS]
-    return out
-
-
-#: Order of the six inertia coordinates (the symmetric ``S`` and ``I_C``'s entries).
-INERTIA_COMPONENTS = ("xx", "yy", "zz", "xy", "xz", "yz")
-_PAIRS = ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))
-#: Smallest RMS extent of a link assumed by the CoM prior and the consistency repair [m].
-_MIN_EXTENT = 0.01
-
-
-def _symmetric(v: Array) -> Array:
-    """The symmetric 3x3 of six coordinates (orthonormal basis: off-diagonal ones / sqrt 2)."""
-    S = np.zeros((3, 3))
-    for k, (a, b) in enumerate(_PAIRS):
-        if a == b:
-            S[a, a] = v[k]
-        else:
-            S[a, b] = S[b, a] = v[k] / math.sqrt(2.0)
-    return S
-
-
-_BASIS = [_symmetric(np.eye(6)[k]) for k in range(6)]
-
-
-def _sqrtm(S: Array) -> Array:
-    w, V = np.linalg.eigh(S)
-    return (V * np.sqrt(np.clip(w, 0.0, None))) @ V.T
-
-
-def second_moment(mass: float, inertia_com: Array) -> tuple[Array, bool]:
-    """``Sigma = tr(I_C)/2 1 - I_C`` (3, 3) [kg m^2] of a link, and whether the URDF's is
-    physically consistent (positive definite: the pseudo-inertia is).
-
-    An inconsistent one is replaced by the nearest with eigenvalues at least
-    ``mass * (1 cm)^2`` (so that fits of it start from a real rigid body).
-    """
-    sig = 0.5 * np.trace(inertia_com) * np.eye(3) - inertia_com
-    w, V = np.linalg.eigh(0.5 * (sig + sig.T))
-    floor = mass * _MIN_EXTENT**2 * 1e-4
-    ok = bool(w.min() > floor)
-    if not ok:
-        sig = (V * np.maximum(w, mass * _MIN_EXTENT**2)) @ V.T
-    return sig, ok
-
-
-def pseudo_inertia(mass: float, com: Array, inertia_com: Array) -> Array:
-    """The 4x4 pseudo-inertia ``[[Sigma_O, h], [h^T, m]]`` about the link origin."""
-    c = np.asarray(com, dtype=float)
-    sig_c = 0.5 * np.trace(inertia_com) * np.eye(3) - inertia_com
-    J = np.empty((4, 4))
-    J[:3, :3] = sig_c + mass * np.outer(c, c)
-    J[:3, 3] = J[3, :3] = mass * c
-    J[3, 3] = mass
-    return J
 
 
 # --- per-sample features ----------------------------------------------------------------------
@@ -502,112 +440,3 @@ def prepare_logs(
             )
         )
     return out
-
-
-def features(
-    problem: Problem, log: PreparedLog, start: int, stop: int, rows: int, log_index: int = 0
-) -> Array:
-    """``F`` (n, rows, C) of samples ``start:stop`` of the log ``log_index``: ``r = F x`` is
-    the residual of each row."""
-    robot = problem.robot
-    model, data = robot.model, robot.model.createData()
-    contacts = problem.contacts
-    frame_ids = [robot.frame_id(c.frame) for c in contacts] + [
-        robot.frame_id(f) for f in log.ext_frames
-    ]
-    n, k = stop - start, len(contacts)
-    nf = len(frame_ids)
-    Y = np.empty((n, rows, problem.n_pi_full))
-    J = np.empty((n, nf, 6, rows))
-    Rot = np.empty((n, k, 3, 3))
-    for s in range(n):
-        i = start + s
-        q = log.q[i]
-        Y[s] = pin.computeJointTorqueRegressor(model, data, q, log.v[i], log.a[i])[:rows]
-        pin.computeJointJacobians(model, data, q)
-        for f, fid in enumerate(frame_ids):
-            J[s, f] = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)[:, :rows]
-            if f < k:
-                Rot[s, f] = pin.updateFramePlacement(model, data, fid).rotation
-    W = log.W[start:stop][:, log.contact_order]
-    JT = np.swapaxes(J, 2, 3)  # (n, nf, rows, 6)
-    b = np.einsum("nkrs,nks->nr", JT[:, :k], W)
-    if log.E is not None:
-        b += np.einsum("nkrs,nks->nr", JT[:, k:], log.E[start:stop])
-    if rows > 6 and log.tau is not None:
-        b[:, 6:] += log.tau[start:stop]
-    cols = []
-    names = [c.name for c in contacts]
-    for p in problem.params[problem.n_inertial :]:
-        if p.log is not None and p.log != log_index:
-            cols.append(np.zeros((n, rows)))
-            continue
-        if p.kind == "torque_offset":
-            col = np.zeros((n, rows))
-            col[:, model.joints[robot.joint_id(p.target)].idx_v] = 1.0
-            cols.append(col)
-            continue
-        j = names.index(p.target)
-        world = problem.sensor_axes.get(p.target) == "world"
-        axis = np.zeros(3)
-        axis[p.axis] = 1.0
-        direction = np.broadcast_to(axis, (n, 3)) if world else Rot[:, j, :, p.axis]
-        w6 = np.zeros((n, 6))
-        if p.kind == "force_offset":
-            w6[:, :3] = direction
-        elif p.kind == "moment_offset":
-            w6[:, 3:] = direction
-        elif p.kind == "gain":
-            w6 = -W[:, j]
-        else:  # rotation: w_true gains (R delta) x w, so r gains -J^T (dir x w)... sign below
-            w6[:, :3] = -np.cross(direction, W[:, j, :3])
-            w6[:, 3:] = -np.cross(direction, W[:, j, 3:])
-        cols.append(np.einsum("nrs,ns->nr", JT[:, j], w6))
-    F = np.empty((n, rows, problem.n_columns))
-    F[:, :, : problem.n_pi] = Y[:, :, problem.used]
-    for c, col in enumerate(cols):
-        F[:, :, problem.n_pi + c] = col
-    F[:, :, -1] = Y[:, :, problem.unused] @ problem.pi_unused - b
-    return F
-
-
-def row_groups(rows: int) -> list[tuple[str, slice]]:
-    """The row groups (base ``force``, base ``moment``, joint ``torque``) of ``rows`` rows."""
-    return [("force", slice(0, 3)), ("moment", slice(3, 6))] + (
-        [("torque", slice(6, rows))] if rows > 6 else []
-    )
-
-
-def fitted_calibration(problem: Problem, theta: Array, log: int = 0) -> Calibration:
-    """The sensor :class:`~wholebody.calibrate.Calibration` of log ``log`` at the parameters
-    ``theta`` (p,) (shared sensor parameters and that log's own)."""
-    contacts: dict[str, dict[str, Any]] = {}
-    torques: dict[str, float] = {}
-    for k, p in enumerate(problem.params[problem.n_inertial :], start=problem.n_inertial):
-        if p.log is not None and p.log != log:
-            continue
-        if p.kind == "torque_offset":
-            torques[p.target] = float(theta[k])
-            continue
-        entry = contacts.setdefault(
-            p.target,
-            {
-                "force_offset": np.zeros(3),
-                "moment_offset": np.zeros(3),
-                "gain": 0.0,
-                "rotation": np.zeros(3),
-            },
-        )
-        if p.kind == "gain":
-            entry["gain"] = float(theta[k])
-        else:
-            entry[p.kind][p.axis] = theta[k]
-    frames = {c.name: c.frame for c in problem.contacts if c.name in contacts}
-    return Calibration(
-        {
-            n: ContactCalibration(**e, axes=problem.sensor_axes.get(n, "contact"))
-            for n, e in contacts.items()
-        },
-        torques,
-        frames,
-    )

@@ -231,8 +231,9 @@ class IdentificationResult:
                     + "] kg m^2"
                 )
             lines.append(f"{name}: " + ", ".join(parts))
-        many = len(self.calibrations) > 1
-        for log, calibration in (self.calibrations or {"": self.calibration}).items():
+        many = any(":" in p.name for p in self.parameters)  # per-log sensor parameters
+        per_log = self.calibrations if many else {"": self.calibration}
+        for log, calibration in per_log.items():
             lines += self._sensor_changes(calibration, f"{log}: " if many else "")
         return lines
 
