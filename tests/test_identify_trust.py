@@ -360,3 +360,33 @@ def test_talos_all_links_gravity_and_physics(talos):
     assert _gravity_rms(truth, fit.corrected_robot()) <= 0.1 * _gravity_rms(truth, talos)
     assert min(fit.physically_consistent().values()) > 0
     assert len(fit.physically_consistent()) == 56
+
+
+def test_weight_offset_tradeoff_named(nominal):
+    """Standing still in one posture, from the contact wrenches alone (no torques: they tell
+    a weight change from a sensor offset; several postures tell them apart too), the robot's
+    weight and the feet's 6D offsets explain the same readings: the report names the
+    trade-off instead of calling either identified."""
+    truth = wb.Robot.from_urdf_string(perturbed_urdf(humanoid_text(), "torso", 1.05))
+    one = inverse_dynamics_log(truth, n=1, seed=13, static=True)
+    idx = np.zeros(60, dtype=int)
+    log = dataclasses.replace(
+        one,
+        time=np.arange(60) * 0.01,
+        q=one.q[idx],
+        v=one.v[idx],
+        a=one.a[idx],
+        tau=one.tau[idx],
+        contact_wrenches=one.contact_wrenches[idx],
+    )
+    fit = fit_inertial_parameters(
+        nominal,
+        log,
+        FEET,
+        parameters="total_mass",
+        sensors=SensorModel(offsets=True),
+        use_torques=False,
+    )
+    words = "\n".join(fit.identified_summary())
+    assert "weight/offset trade-off" in words and "robot.mass" in words
+    assert not fit["robot.mass"].identified

@@ -27,6 +27,7 @@ from .parameters import (
     DEFAULT_PRIOR_STD,
     IDENTIFIED_SHARE,
     ParameterEstimate,
+    direction_components,
     identifiability_report,
     observable_basis,
     parse_selection,
@@ -292,6 +293,14 @@ def _fit(
     blocks = {g: R @ DL for g, R in factors.items()}
     identifiability = identifiability_report(blocks, H_data, [p.name for p in problem.params])
     V_null = observable_basis(blocks)[1]
+    # What the data alone cannot separate, whatever the prior's scales: the null space of the
+    # regressor with every parameter's column equilibrated.
+    scale = np.sqrt(sum(np.einsum("ij,ij->j", J, J) for J in Jg.values()))
+    scale[scale == 0] = 1.0
+    V_eq = observable_basis({g: J / scale for g, J in Jg.items()})[1]
+    data_null = np.einsum("ij,ij->i", V_eq, V_eq)  # share of each parameter in it
+    names_p = [p.name for p in problem.params]
+    together = [direction_components(V_eq[:, k], names_p) for k in range(V_eq.shape[1])]
 
     # Reported quantities q = M theta (physical units) and their covariances.
     M = _reporting_jacobian(problem, theta)
@@ -309,7 +318,7 @@ def _fit(
         cov[:, unobserved] = np.inf
     dof = float(n_batches - 1) if n_batches > 1 else 1.0
 
-    estimates = _estimates(problem, theta, cov, prior_var, share, dof)
+    estimates = _estimates(problem, theta, cov, prior_var, share, dof, data_null)
     calibrations = {names[k]: fitted_calibration(problem, theta, k) for k in range(len(prepared))}
     cross = cross_validate(
         solver, problem, grams, fold_factors, fold_counts, noise, theta, n_folds, C
@@ -344,6 +353,8 @@ def _fit(
         batch_length=batch,
         n_batches=n_batches,
         inconsistent_urdf_links=list(problem.inconsistent),
+        inseparable=together,
+        inseparable_share=dict(zip(names_p, (float(v) for v in data_null), strict=True)),
     )
 
 
@@ -362,8 +373,17 @@ def _reporting_jacobian(problem: Problem, theta: Array) -> Array:
 
 
 def _estimates(
-    problem: Problem, theta: Array, cov: Array, prior_var: Array, share: Array, dof: float
+    problem: Problem,
+    theta: Array,
+    cov: Array,
+    prior_var: Array,
+    share: Array,
+    dof: float,
+    data_null: Array,
 ) -> list[ParameterEstimate]:
+    """The reported parameters; a parameter is identified when the data shrink its prior
+    variance by :data:`IDENTIFIED_SHARE` and it is not part of a combination the data cannot
+    separate (``data_null``: its share in the equilibrated null space, below 1 %)."""
     out = []
     links = problem.links
     by_name = {lk.name: (i, lk) for i, lk in enumerate(links)}
@@ -396,7 +416,7 @@ def _estimates(
                 float(se),
                 float(prior),
                 float(share[k]),
-                bool(share[k] >= IDENTIFIED_SHARE),
+                bool(share[k] >= IDENTIFIED_SHARE and data_null[k] < 0.01),
                 dof,
             )
         )

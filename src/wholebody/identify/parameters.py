@@ -28,6 +28,7 @@ __all__ = [
     "pinv_sym",
     "observable_basis",
     "identifiability_report",
+    "direction_components",
 ]
 
 Array = NDArray[np.float64]
@@ -261,7 +262,9 @@ def observable_basis(blocks: dict[str, Array]) -> tuple[Array, Array, Array]:
     return V[:, observable], V[:, ~observable], w
 
 
-def _direction(v: Array, names: list[str], top: int = 4) -> dict[str, float]:
+def direction_components(v: Array, names: list[str], top: int = 4) -> dict[str, float]:
+    """A direction ``v`` (p,) as its largest ``top`` components, name -> value (the largest
+    scaled to 1; components under 0.05 left out)."""
     v = v / v[np.argmax(np.abs(v))]
     order = np.argsort(-np.abs(v))[:top]
     return {names[i]: round(float(v[i]), 3) for i in order if abs(v[i]) > 0.05}
@@ -286,12 +289,12 @@ def identifiability_report(
     observable = w_norm > UNOBSERVABLE_RTOL * top
     rank = int(observable.sum())
     condition = math.sqrt(top / w_norm[observable].min()) if rank else math.inf
-    unobservable = [_direction(V[:, i], names) for i in np.flatnonzero(~observable)]
+    unobservable = [direction_components(V[:, i], names) for i in np.flatnonzero(~observable)]
     w, U = np.linalg.eigh(H_data)
     w, U = w[::-1], U[:, ::-1]
     null = V[:, ~observable]
     weak = [
-        _direction(U[:, i], names)
+        direction_components(U[:, i], names)
         for i in range(len(w))
         if w[i] < 1.0 and np.linalg.norm(null.T @ U[:, i]) < 0.5
     ]

@@ -94,6 +94,12 @@ class IdentificationResult:
         definite); their fit starts from the nearest consistent one.
     blas_threads : str
         The BLAS thread count the fit ran with, in words.
+    inseparable : list of dict of str to float
+        Combinations of parameters the data alone cannot separate (the regressor's null
+        space with each parameter's column equilibrated, whatever the prior's scales), each
+        as parameter name -> component (the largest).
+    inseparable_share : dict of str to float
+        Each parameter's share in that null space (0: the data determine it alone).
     """
 
     robot: Robot
@@ -119,6 +125,8 @@ class IdentificationResult:
     n_batches: int = 0
     inconsistent_urdf_links: list[str] = field(default_factory=list)
     blas_threads: str = ""
+    inseparable: list[dict[str, float]] = field(default_factory=list)
+    inseparable_share: dict[str, float] = field(default_factory=dict)
 
     @property
     def recommended(self) -> bool:
@@ -301,7 +309,8 @@ class IdentificationResult:
                     f"  {target}: {', '.join(yes)}: identified; {', '.join(no)}: "
                     "not identified, kept at the prior (URDF)"
                 )
-        for d in (idf.unobservable + idf.weak)[:_SHOWN]:
+        directions = self.inseparable or idf.unobservable
+        for d in directions[:_SHOWN]:
             names = list(d)
             if len(names) >= 2:
                 lines.append(
@@ -309,18 +318,25 @@ class IdentificationResult:
                     + " vs ".join(names)
                     + ": kept at the prior"
                 )
-        tradeoff = [
-            d
-            for d in idf.unobservable + idf.weak
-            if any(n.endswith(".mass") for n in d) and any("force_offset_" in n for n in d)
+        share = self.inseparable_share
+        masses = [
+            p.name for p in self.parameters if p.kind == "mass" and share.get(p.name, 0) > 0.01
         ]
-        for d in tradeoff:
+        offsets = [
+            p.name
+            for p in self.parameters
+            if p.kind == "force_offset" and share.get(p.name, 0) > 0.01
+        ]
+        if masses and offsets:
             lines.append(
                 "  weight/offset trade-off: "
-                + ", ".join(n for n in d)
-                + " cannot be separated by these logs (the robot's weight and the force "
-                "offsets explain the same readings); move the robot (vertical accelerations, "
-                "tilts) or give the offsets"
+                + ", ".join(masses)
+                + " and the force offsets "
+                + ", ".join(offsets[:6])
+                + (" ..." if len(offsets) > 6 else "")
+                + " cannot be separated by these logs (the weight and the offsets explain the "
+                "same readings): kept at the prior; move the robot (vertical accelerations, "
+                "other postures), use joint torques, or give the offsets"
             )
         return lines
 
@@ -475,6 +491,7 @@ class IdentificationResult:
                 "better": self.cross_validation.better,
             },
             "recommended": self.recommended,
+            "inseparable": self.inseparable,
             "interval_level": REPORT_LEVEL,
             "batches": {"n": self.n_batches, "length": self.batch_length},
             "physically_consistent": self.physically_consistent(),
