@@ -299,6 +299,13 @@ def _fit(
     scale[scale == 0] = 1.0
     V_eq = observable_basis({g: J / scale for g, J in Jg.items()})[1]
     data_null = np.einsum("ij,ij->i", V_eq, V_eq)  # share of each parameter in it
+    # An inertia's six coordinates mix into all its entries: if any coordinate is unseen,
+    # none of the link's entries counts as identified.
+    LV = L @ V_null
+    coord_null = np.einsum("ij,ij->i", LV, LV) / np.maximum(np.einsum("ij,ij->i", L, L), 1e-300)
+    for col in problem.link_inertia.values():
+        if coord_null[col : col + 6].max() > 0.01:
+            data_null[col : col + 6] = np.maximum(data_null[col : col + 6], 1.0)
     names_p = [p.name for p in problem.params]
     together = [direction_components(V_eq[:, k], names_p) for k in range(V_eq.shape[1])]
 

@@ -310,9 +310,13 @@ class IdentificationResult:
                     "not identified, kept at the prior (URDF)"
                 )
         directions = self.inseparable or idf.unobservable
+        identified = {p.name for p in self.parameters if p.identified}
         for d in directions[:_SHOWN]:
             names = list(d)
-            if len(names) >= 2:
+            # Directions are in the fit's coordinates (an inertia's are log-scale coordinates
+            # of its second moment): one whose members are all determined as reported
+            # quantities says nothing more.
+            if len(names) >= 2 and not set(names) <= identified:
                 lines.append(
                     "  only determined together (or not at all): "
                     + " vs ".join(names)
@@ -410,7 +414,13 @@ class IdentificationResult:
             lines.append(
                 "not excited: "
                 + ", ".join(f"{k} ({v:+.2f})" for k, v in d.items())
-                + " (the logs cannot see this combination; it stays at the prior)"
+                + " (the logs cannot see this combination; it stays at the prior"
+                + (
+                    "; inertia_* here: the fit's log-scale coordinates of the second moment"
+                    if any(".inertia_" in k for k in d)
+                    else ""
+                )
+                + ")"
             )
         if len(idf.unobservable) > _SHOWN:
             lines.append(f"not excited: ... and {len(idf.unobservable) - _SHOWN} more (fit.json)")
