@@ -31,24 +31,43 @@ def humanoid_text() -> str:
     return (models_dir() / "humanoid.urdf").read_text()
 
 
-def perturbed_urdf(text: str, link: str, mass_scale: float = 1.0, com_shift=(0.0, 0.0, 0.0)) -> str:
-    """The URDF with one link's mass (and inertia, same density) scaled and its CoM moved."""
+def perturbed_urdf(
+    text: str,
+    link: str,
+    mass_scale: float = 1.0,
+    com_shift=(0.0, 0.0, 0.0),
+    inertia_scale=1.0,
+) -> str:
+    """The URDF with one link's mass scaled, its CoM moved and its inertia (about the CoM)
+    scaled by ``inertia_scale``: a number, or a (3,) per diagonal entry (ixx, iyy, izz; the
+    products scaled by the geometric mean of their pair)."""
     block = _search(r'<link name="%s">.*?</link>' % link, text).group(0)
-    xyz = np.array([float(x) for x in _search(r'<origin xyz="([^"]+)"', block).group(1).split()])
+    xyz = np.array(
+        [float(x) for x in _search(r'<origin[^>]*\bxyz="([^"]+)"', block).group(1).split()]
+    )
     new = re.sub(
         r'(<mass value=")([^"]+)',
         lambda m: m.group(1) + repr(float(m.group(2)) * mass_scale),
         block,
     )
     new = re.sub(
-        r'<origin xyz="[^"]+"',
-        '<origin xyz="%s"' % " ".join(repr(float(v)) for v in xyz + com_shift),
+        r'(<origin[^>]*\bxyz=")[^"]+"',
+        lambda m: m.group(1) + " ".join(repr(float(v)) for v in xyz + com_shift) + '"',
         new,
         count=1,
     )
+    k = np.broadcast_to(np.asarray(inertia_scale, dtype=float), (3,))
+    factor = {
+        "xx": k[0],
+        "yy": k[1],
+        "zz": k[2],
+        "xy": np.sqrt(k[0] * k[1]),
+        "xz": np.sqrt(k[0] * k[2]),
+        "yz": np.sqrt(k[1] * k[2]),
+    }
     new = re.sub(
-        r'(i(?:xx|xy|xz|yy|yz|zz)=")([^"]+)',
-        lambda m: m.group(1) + repr(float(m.group(2)) * mass_scale),
+        r'(i(xx|xy|xz|yy|yz|zz)=")([^"]+)',
+        lambda m: m.group(1) + repr(float(m.group(3)) * float(factor[m.group(2)])),
         new,
     )
     return text.replace(block, new)
@@ -118,3 +137,103 @@ def add_contact_bias(
         R = robot.frame_placement(q[i], contact).rotation
         W[i, k] += np.r_[R @ bias[:3], R @ bias[3:]]
     return dataclasses.replace(traj, contact_wrenches=W)
+
+
+def smooth_log(
+    truth: wb.Robot,
+    feet: list[str],
+    n: int = 2000,
+    *,
+    dt: float = 1e-3,
+    seed: int = 0,
+    amplitude: float = 0.25,
+    base_amplitude: float = 0.05,
+    lag_samples: int = 0,
+    bias: dict[str, np.ndarray] | None = None,
+    noise: tuple[float, float, float] = (0.0, 0.0, 0.0),
+    rho: float = 0.0,
+) -> Trajectory:
+    """A time series at ``1 / dt`` Hz: joints and base moving by sums of sines (0.2-1.5 Hz),
+    ``q`` integrated from ``v`` (midpoint), ``a = dv/dt`` exact; the feet share the wrench
+    that ``rnea`` of ``truth`` needs (a slowly varying split), the rest is the joint torques.
+
+    ``lag_samples``: the logged wrenches are the true ones that many samples earlier (the
+    first samples repeat). ``bias``: per foot a (6,) offset in the foot frame's axes.
+    ``noise``: (force [N], moment [N m], torque [N m]) standard deviations of AR(1) noise with
+    coefficient ``rho`` (0: white).
+    """
+    rng = np.random.default_rng(seed)
+    m, d = truth.model, truth.model.createData()
+    nv = m.nv
+    freq = rng.uniform(0.2, 1.5, (3, nv))
+    phase = rng.uniform(0, 2 * np.pi, (3, nv))
+    amp = np.full(nv, amplitude)
+    amp[:3] = base_amplitude
+    amp[3:6] = base_amplitude * 2
+    t = np.arange(n) * dt
+
+    def vel(tt: float) -> np.ndarray:
+        w = 2 * np.pi * freq
+        return (amp * w * np.cos(w * tt + phase)).sum(axis=0) / 3
+
+    def acc(tt: float) -> np.ndarray:
+        w = 2 * np.pi * freq
+        return (-amp * w * w * np.sin(w * tt + phase)).sum(axis=0) / 3
+
+    q = truth.neutral()
+    q[2] = 1.0
+    fids = [truth.frame_id(f) for f in feet]
+    Q, V, A, T, W = [], [], [], [], []
+    for i, ti in enumerate(t):
+        if i:
+            q = pin.integrate(m, q, vel(ti - dt / 2) * dt)
+        v, a = vel(ti), acc(ti)
+        full = pin.rnea(m, d, q, v, a)
+        pin.forwardKinematics(m, d, q)
+        pin.updateFramePlacements(m, d)
+        Rb, pb = d.oMi[1].rotation, d.oMi[1].translation
+        f, moment = Rb @ full[:3], Rb @ full[3:6]
+        split = 0.5 + 0.3 * np.sin(2 * np.pi * 0.4 * ti)
+        ws = [
+            share * np.r_[f, moment + np.cross(pb - d.oMf[fid].translation, f)]
+            for fid, share in zip(fids, (split, 1 - split), strict=True)
+        ]
+        pin.computeJointJacobians(m, d, q)
+        tau = full - sum(
+            pin.getFrameJacobian(m, d, fid, pin.LOCAL_WORLD_ALIGNED).T @ w
+            for fid, w in zip(fids, ws, strict=True)
+        )
+        if bias:
+            for k, foot in enumerate(feet):
+                if foot in bias:
+                    R = d.oMf[fids[k]].rotation
+                    ws[k] = ws[k] + np.r_[R @ bias[foot][:3], R @ bias[foot][3:]]
+        Q.append(q.copy())
+        V.append(v)
+        A.append(a)
+        T.append(tau[6:])
+        W.append(ws)
+    W_ = np.array(W)
+    T_ = np.array(T)
+    if lag_samples:
+        W_ = np.concatenate([np.repeat(W_[:1], lag_samples, axis=0), W_[:-lag_samples]])
+    if any(noise):
+        e = np.empty((n, W_.shape[1] * 6 + T_.shape[1]))
+        e[0] = rng.normal(size=e.shape[1])
+        white = rng.normal(size=e.shape)
+        for i in range(1, n):
+            e[i] = rho * e[i - 1] + np.sqrt(1 - rho**2) * white[i]
+        k = W_.shape[1]
+        scale = np.r_[np.tile([noise[0]] * 3 + [noise[1]] * 3, k), [noise[2]] * T_.shape[1]]
+        e *= scale
+        W_ = W_ + e[:, : 6 * k].reshape(n, k, 6)
+        T_ = T_ + e[:, 6 * k :]
+    return Trajectory.from_arrays(
+        t,
+        np.array(Q),
+        np.array(V),
+        joint_names=truth.joint_names,
+        contact_wrenches={f: W_[:, k] for k, f in enumerate(feet)},
+        a=np.array(A),
+        tau=T_,
+    )

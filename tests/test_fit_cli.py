@@ -29,3 +29,51 @@ def test_fit_then_check_with_the_written_profile(tmp_path, capsys):
     capsys.readouterr()
     assert main(["check", str(biased), "--config", str(out / "profile.toml")]) == 0
     assert "verdict   consistent" in capsys.readouterr().out
+
+
+def test_fit_profile_paths_relative_to_itself(tmp_path, capsys):
+    """The written profile names the corrected URDF and the calibration relative to itself:
+    the output folder can be moved and the profile still loads."""
+    import shutil
+
+    from wholebody.profile import load_profile
+
+    log = Trajectory.load(ROOT / "data" / "humanoid_squat.npz")
+    out = tmp_path / "fit"
+    path = tmp_path / "log.npz"
+    log.save(path)
+    code = main(
+        ["fit", str(path), "--config", str(PROFILE), "--mass", "--link", "torso", "-o", str(out)]
+    )
+    assert code == 0
+    text = (out / "profile.toml").read_text()
+    assert 'urdf = "humanoid.corrected.urdf"' in text
+    assert 'calibration = "calibration.toml"' in text
+    assert str(tmp_path) not in text
+    moved = tmp_path / "elsewhere" / "fit"
+    shutil.move(str(out), str(moved))
+    profile = load_profile(moved / "profile.toml")
+    assert profile.robot.nv == 25
+    assert "physically consistent" in capsys.readouterr().out
+
+
+def test_fit_log_without_excitation_names_it(tmp_path, capsys):
+    """200 copies of one standing sample: a clear report of what is not excited, exit 0
+    (was "internal error: math domain error", exit 4)."""
+    log = Trajectory.load(ROOT / "data" / "humanoid_squat.npz")
+    idx = np.zeros(200, dtype=int)
+    same = Trajectory.from_arrays(
+        np.arange(200) * 0.01,
+        log.q[idx],
+        0 * log.v[idx],
+        joint_names=log.joint_names,
+        contact_wrenches={c: log.contact_wrenches[idx, k] for k, c in enumerate(log.contact_names)},
+        tau=None if log.tau is None else log.tau[idx],
+    )
+    path = tmp_path / "static.npz"
+    same.save(path)
+    for extra in ([], ["--com"], ["--mass", "--com", "--offsets"]):
+        code = main(["fit", str(path), "--config", str(PROFILE), "-o", str(tmp_path / "o"), *extra])
+        out = capsys.readouterr().out
+        assert code == 0
+        assert "excitation the logs excite" in out and "not excited" in out

@@ -98,9 +98,9 @@ def test_total_mass_scale(nominal):
     """Every link 3 % heavier: one scale for the robot, exact."""
     text = humanoid_text()
     for lk in robot_links(nominal):
-        text = perturbed_urdf(text, lk.name, 1.03)
+        text = perturbed_urdf(text, lk.name, 1.03, inertia_scale=1.03)
     log = inverse_dynamics_log(wb.Robot.from_urdf_string(text), n=40, seed=2)
-    fit = fit_inertial_parameters(nominal, log, FEET, parameters="total_mass")
+    fit = fit_inertial_parameters(nominal, log, FEET, parameters="total_mass", density=True)
     assert abs(fit["robot.mass"].estimate / (1.03 * nominal.mass) - 1) < 1e-10
 
 
@@ -207,8 +207,9 @@ def test_corrected_urdf_changes_only_the_fitted_inertial(nominal, heavier_torso_
     fit.write_urdf(path)
     old, new = humanoid_text().splitlines(), path.read_text().splitlines()
     changed = [i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b]
-    assert len(old) == len(new) and len(changed) == 2
-    assert all(22 <= i <= 27 for i in changed)  # inside the torso's <inertial>
+    # The mass line alone: the inertia about the CoM is kept (no density assumption).
+    assert len(old) == len(new) and len(changed) == 1
+    assert all(22 <= i <= 27 for i in changed) and "<mass" in new[changed[0]]
     truth = wb.Robot.from_urdf_string(perturbed_urdf(humanoid_text(), "torso", 1.05))
     for robot in (wb.Robot.from_urdf(path), fit.corrected_robot()):
         for j in range(1, truth.model.njoints):
@@ -240,7 +241,7 @@ def test_bad_arguments(nominal, heavier_torso_log):
     with pytest.raises(InvalidArgumentError, match="unknown links \\['tail'\\]"):
         fit_inertial_parameters(nominal, heavier_torso_log, FEET, links=["tail"])
     with pytest.raises(InvalidArgumentError, match="parameters must be one of"):
-        fit_inertial_parameters(nominal, heavier_torso_log, FEET, parameters="inertia")
+        fit_inertial_parameters(nominal, heavier_torso_log, FEET, parameters="inertias")
     with pytest.raises(InvalidArgumentError, match="prior_weight must be a finite number >= 0"):
         fit_inertial_parameters(nominal, heavier_torso_log, FEET, prior_weight=-1.0)
     with pytest.raises(InvalidArgumentError, match="nothing to fit"):

@@ -337,6 +337,10 @@ class SensorModel:
         Joint-torque offsets of every joint (True) or the named ones (needs torques in the logs).
     axes : {"contact", "world"} or mapping of str to that
         Axes of the offsets and rotations, for all contacts or per contact.
+    per_log : bool
+        With several logs, each log has its own contact offsets, gains and rotations (a
+        sensor re-zeroed between recordings; the default), or all logs share them (False).
+        Joint-torque offsets are shared.
     """
 
     offsets: bool | Sequence[str] = True
@@ -344,6 +348,7 @@ class SensorModel:
     rotations: bool | Sequence[str] = False
     torque_offsets: bool | Sequence[str] = False
     axes: str | Mapping[str, str] = "contact"
+    per_log: bool = True
 
     def contacts_for(self, what: str, names: Sequence[str]) -> list[str]:
         """The contacts of ``names`` whose ``what`` ("offsets", "gains", "rotations") is fitted."""

@@ -1,5 +1,6 @@
-"""The fit: Gauss-Newton over the parameters with noise levels re-estimated, robust
-standard errors and the identifiability report (see :mod:`wholebody.identify`)."""
+"""The fit: Gauss-Newton over the parameters with noise levels re-estimated, standard errors
+that hold for time-correlated residuals, the identifiability report and a cross-validation
+against the URDF on held-out time windows (see :mod:`wholebody.identify`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 from numpy.typing import NDArray
 
 from ..calibrate import SensorModel
@@ -17,27 +17,35 @@ from ..contacts import Contact
 from ..errors import InvalidArgumentError, StateError
 from ..robot import Robot
 from ..trajectory import Trajectory
+from ._threads import blas_threads
+from .features import features, fitted_calibration
+from .features import row_groups as _row_groups
+from .intervals import batch_means_meat
+from .lag import estimate_lag, shift_wrenches
 from .links import robot_links
 from .parameters import (
     DEFAULT_PRIOR_STD,
     IDENTIFIED_SHARE,
     ParameterEstimate,
+    direction_components,
     identifiability_report,
     observable_basis,
     parse_selection,
     pinv_sym,
 )
-from .problem import Problem, features, fitted_calibration, prepare_logs, row_groups
+from .problem import INERTIA_COMPONENTS, Problem, prepare_logs
 from .result import IdentificationResult
+from .solver import Solver, combine, cross_validate, square_root
 
 __all__ = ["fit_inertial_parameters", "fit_calibration"]
 
 Array = NDArray[np.float64]
 
 #: Samples per chunk of features.
-_CHUNK = 2000
+_CHUNK = 500
 #: The features of all samples are kept between the passes up to this size [bytes].
 _KEEP_BYTES = 256 * 2**20
+_PAIRS = ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))
 
 
 def fit_inertial_parameters(
@@ -54,8 +62,13 @@ def fit_inertial_parameters(
     prior_std: Mapping[str, float] | None = None,
     urdf: str | Path | None = None,
     max_iterations: int = 50,
+    density: bool = False,
+    lags: bool = False,
+    max_lag: float = 0.02,
+    folds: int = 5,
 ) -> IdentificationResult:
-    """Fit corrections to links' masses and CoMs (and sensor calibrations) to logs.
+    """Fit corrections to links' masses, CoMs and rotational inertias (and sensor
+    calibrations) to logs, keeping every link a physically consistent rigid body.
 
     See :mod:`wholebody.identify` for the model, the cost and the prior.
 
@@ -68,15 +81,18 @@ def fit_inertial_parameters(
         from ``v`` by central differences. Samples with non-finite values are left out.
     contacts : sequence of Contact
         One per contact of the logs, matched by name.
-    parameters : {"mass_com", "mass", "com", "total_mass"} or None
-        Per-link mass scales and CoM shifts, either alone, one mass scale for the whole
-        robot, or none (a sensor-only fit).
+    parameters : str or None
+        ``"mass"``, ``"com"``, ``"inertia"`` or their combinations joined by ``_``
+        (``"mass_com"``, ``"mass_com_inertia"``, ...: per-link mass, CoM shift, rotational
+        inertia about the CoM), ``"total_mass"`` (one mass scale for the whole robot) or
+        None (a sensor-only fit).
     links : sequence of str, optional
         Restrict the per-link parameters to these links (default: every link with mass).
     groups : mapping of str to sequence of str, optional
         Named groups of links sharing one mass scale (e.g. ``{"arms": [...]}``).
     sensors : SensorModel, optional
-        Sensor parameters to fit jointly (see :func:`fit_calibration`).
+        Sensor parameters to fit jointly (see :func:`fit_calibration`); with several logs
+        each log has its own contact offsets unless ``SensorModel(per_log=False)``.
     use_torques : bool, optional
         Use the joint-torque rows; default: when every log has torques.
     prior_weight : float
@@ -86,6 +102,15 @@ def fit_inertial_parameters(
         Overrides of :data:`DEFAULT_PRIOR_STD` by kind.
     urdf : path, optional
         The URDF the robot was built from, when ``robot.source`` is not it.
+    density : bool
+        The link's rotational inertia scales with its mass (a uniform-density change);
+        default: the mass alone changes, the inertia about the CoM is kept.
+    lags : bool
+        Estimate, per log and before the fit, the time by which the contact wrenches lag the
+        motion (within ``max_lag`` [s]), and fit the logs with their wrenches moved back.
+    folds : int
+        Cross-validation: each log is cut into this many time windows; window ``k`` of every
+        log is held out in turn (fewer than 2: no cross-validation).
 
     Returns
     -------
@@ -111,6 +136,8 @@ def fit_inertial_parameters(
         raise InvalidArgumentError(
             f"prior_weight must be a finite number >= 0, got {prior_weight!r}"
         )
+    if not (math.isfinite(max_lag) and max_lag > 0):
+        raise InvalidArgumentError(f"max_lag must be a positive number [s], got {max_lag!r}")
     stds = dict(DEFAULT_PRIOR_STD)
     for kind, value in (prior_std or {}).items():
         if kind not in stds:
@@ -124,91 +151,116 @@ def fit_inertial_parameters(
     if use_torques is None:
         use_torques = all(t.tau is not None for t in logs)
     all_links = robot_links(robot, urdf)
-    mass_groups, com_links = parse_selection(all_links, parameters, links, groups)
+    mass_groups, com_links, inertia_links = parse_selection(all_links, parameters, links, groups)
+    names = _log_names([str(t.source) for t in logs])
     problem = Problem(
-        robot, all_links, mass_groups, com_links, contacts, sensors, use_torques, stds
+        robot,
+        all_links,
+        mass_groups,
+        com_links,
+        contacts,
+        sensors,
+        use_torques,
+        stds,
+        inertia_links=inertia_links,
+        density=density,
+        log_names=names,
     )
     if problem.p == 0:
         raise InvalidArgumentError("nothing to fit: choose parameters or sensor parameters")
     prepared = prepare_logs(robot, logs, contacts, use_torques)
-    n_total = sum(len(lg.q) for lg in prepared)
-    if n_total == 0:
-        raise StateError("no usable sample in the logs (all flagged as non-finite or invalid)")
-    rows = robot.nv if use_torques else 6
-    groups_rows = row_groups(rows)
+    with blas_threads(max(problem.n_columns, problem.p)) as threads:
+        lag_values: dict[str, float] = {}
+        if lags:
+            for k, lg in enumerate(prepared):
+                lag = estimate_lag(problem, lg, max_lag)
+                lag_values[names[k]] = lag
+                prepared[k] = shift_wrenches(lg, lag)
+        n_total = sum(len(lg.q) for lg in prepared)
+        if n_total == 0:
+            raise StateError("no usable sample in the logs (all flagged as non-finite or invalid)")
+        result = _fit(
+            problem, prepared, names, use_torques, prior_weight, max_iterations, folds, lag_values
+        )
+    result.blas_threads = threads
+    return result
 
-    # Pass 1: triangular factors of each row group's stacked features (QR, chunk by chunk).
+
+def _log_names(sources: list[str]) -> list[str]:
+    """Short distinct names of the logs (file stems), for per-log parameters."""
+    stems = [Path(s).stem or f"log{k}" for k, s in enumerate(sources)]
+    if len(set(stems)) < len(stems):
+        stems = [f"log{k + 1}" for k in range(len(stems))]
+    return stems
+
+
+def _fit(
+    problem: Problem,
+    prepared: list[Any],
+    names: list[str],
+    use_torques: bool,
+    prior_weight: float,
+    max_iterations: int,
+    folds: int,
+    lag_values: dict[str, float],
+) -> IdentificationResult:
+    robot = problem.robot
+    rows = robot.nv if use_torques else 6
+    groups_rows = _row_groups(rows)
     C = problem.n_columns
+    n_total = sum(len(lg.q) for lg in prepared)
+
+    # Segments (log, fold, start, stop): each log cut into `folds` time windows.
+    segments: list[tuple[int, int, int, int]] = []
+    for li, lg in enumerate(prepared):
+        n = len(lg.q)
+        k = max(1, min(folds, n // 4)) if folds >= 2 else 1
+        bounds = np.linspace(0, n, k + 1).astype(int)
+        for f in range(k):
+            for start in range(bounds[f], bounds[f + 1], _CHUNK):
+                segments.append((li, f, start, min(start + _CHUNK, int(bounds[f + 1]))))
+    n_folds = 1 + max(f for _, f, _, _ in segments)
+
     keep = n_total * rows * C * 8 <= _KEEP_BYTES
     kept: list[Array] = []
-    factors = {g: np.zeros((0, C)) for g, _ in groups_rows}
-    counts = dict.fromkeys(factors, 0)
 
-    def chunks() -> Iterator[Array]:
+    def chunks() -> Iterator[tuple[tuple[int, int, int, int], Array]]:
         if kept:
-            yield from kept
+            yield from zip(segments, kept, strict=True)
             return
-        for lg in prepared:
-            for start in range(0, len(lg.q), _CHUNK):
-                yield features(problem, lg, start, min(start + _CHUNK, len(lg.q)), rows)
+        for seg in segments:
+            li, _, start, stop = seg
+            yield seg, features(problem, prepared[li], start, stop, rows, li)
 
-    for F in chunks():
+    # Pass 1: each row group's Gram matrix of the stacked features, per fold (BLAS-3, half
+    # the work of a QR), factored once into a square root R (R^T R = F^T F).
+    grams = [{g: np.zeros((C, C)) for g, _ in groups_rows} for _ in range(n_folds)]
+    fold_counts = [dict.fromkeys(grams[0], 0) for _ in range(n_folds)]
+    for (_, f, _, _), F in chunks():
         if keep:
             kept.append(F)
         for g, sl in groups_rows:
             block = F[:, sl].reshape(-1, C)
-            counts[g] += len(block)
-            factors[g] = scipy.linalg.qr(
-                np.vstack([factors[g], block]), mode="r", overwrite_a=True, check_finite=False
-            )[0][:C]  # (min(M, C), C)
+            fold_counts[f][g] += len(block)
+            grams[f][g] += block.T @ block
+    fold_factors = [{g: square_root(G) for g, G in fg.items()} for fg in grams]
+    factors = combine(grams, range(n_folds), C)
+    counts = {g: sum(fc[g] for fc in fold_counts) for g in factors}
 
-    # Gauss-Newton in prior-scaled parameters, noise levels re-estimated.
-    S = problem.sigma
+    # Gauss-Newton in prior-whitened parameters, noise levels re-estimated.
+    solver = Solver(problem, prior_weight, max_iterations)
     theta0 = np.zeros(problem.p)
     x0, _ = problem.x_and_derivative(theta0)
     rss0 = {g: float(np.sum((R @ x0) ** 2)) for g, R in factors.items()}
-    scale = {"force": robot.weight, "moment": robot.weight, "torque": robot.weight}
-    noise = {g: max(math.sqrt(rss0[g] / max(counts[g], 1)), 1e-12 * scale[g]) for g in factors}
+    floor = 1e-12 * robot.weight
+    noise = {g: max(math.sqrt(rss0[g] / max(counts[g], 1)), floor) for g in factors}
     theta = theta0.copy()
-
-    def cost(th: Array) -> float:
-        xx, _ = problem.x_and_derivative(th)
-        data = sum(float(np.sum((R @ xx) ** 2)) / noise[g] ** 2 for g, R in factors.items())
-        return data + prior_weight * float(np.sum((th / S) ** 2))
-
     for _outer in range(6):
-        current = cost(theta)
-        x, D = problem.x_and_derivative(theta)
-        # Steps stay in the directions the logs observe (each row group judged on its own
-        # scale); the others keep their prior value.
-        V_obs = observable_basis({g: (R @ D) * S for g, R in factors.items()})[0]
-        for _ in range(max_iterations):
-            x, D = problem.x_and_derivative(theta)
-            A = [np.sqrt(prior_weight) * np.eye(problem.p)]
-            r = [np.sqrt(prior_weight) * theta / S]
-            blocks = {g: (R @ D) * S for g, R in factors.items()}
-            for g, R in factors.items():
-                A.append(blocks[g] / noise[g])
-                r.append(R @ x / noise[g])
-            step = -V_obs @ np.linalg.lstsq(np.vstack(A) @ V_obs, np.concatenate(r), rcond=None)[0]
-            # Backtracking: the mass scale and the CoM enter nonlinearly.
-            for _half in range(30):
-                trial = theta + step * S
-                new_cost = cost(trial)
-                if new_cost <= current * (1 + 1e-12) + 1e-300:
-                    break
-                step = step / 2
-            progress = current - new_cost
-            theta, current = trial, new_cost
-            if np.abs(step).max() < 1e-11 or progress <= 1e-15 * current:
-                break
+        theta = solver.solve(factors, noise, theta)
         x, _ = problem.x_and_derivative(theta)
         dof_share = max(1.0 - problem.p / max(sum(counts.values()), 1), 1e-3)
         new = {
-            g: max(
-                math.sqrt(float(np.sum((R @ x) ** 2)) / max(counts[g] * dof_share, 1.0)),
-                1e-12 * scale[g],
-            )
+            g: max(math.sqrt(float(np.sum((R @ x) ** 2)) / max(counts[g] * dof_share, 1.0)), floor)
             for g, R in factors.items()
         }
         converged = all(abs(new[g] / noise[g] - 1) < 1e-3 for g in noise)
@@ -216,70 +268,68 @@ def fit_inertial_parameters(
         if converged:
             break
 
-    # Information, identifiability and robust covariance (pass 2 over the samples).
+    # Information, identifiability and the covariance (pass 2 over the samples).
+    L = problem.prior_factor
     x, D = problem.x_and_derivative(theta)
-    Jg = {g: (R @ D) * S / noise[g] for g, R in factors.items()}
+    DL = D @ L
+    Jg = {g: (R @ DL) / noise[g] for g, R in factors.items()}
     H_data = sum(J.T @ J for J in Jg.values())
     H = H_data + prior_weight * np.eye(problem.p)
-    meat = np.zeros((problem.p, problem.p))
     before: dict[str, list[Array]] = {g: [] for g in factors}
     after: dict[str, list[Array]] = {g: [] for g in factors}
-    DS = D * S
-    for F in chunks():
+    scores: list[list[Array]] = [[] for _ in prepared]
+    for (li, _, _, _), F in chunks():
         rx, r0 = F @ x, F @ x0  # (n, rows)
-        score = np.zeros((len(F), problem.p))
+        grad = np.zeros((len(F), C))
         for g, sl in groups_rows:
-            JF = F[:, sl] @ DS  # (n, rows_g, p)
-            score += np.einsum("nrp,nr->np", JF, rx[:, sl]) / noise[g] ** 2
+            grad += np.einsum("nrc,nr->nc", F[:, sl], rx[:, sl]) / noise[g] ** 2
             before[g].append(np.linalg.norm(r0[:, sl], axis=1))
             after[g].append(np.linalg.norm(rx[:, sl], axis=1))
-        meat += score.T @ score
+        scores[li].append(grad @ DL)
     H_inv = pinv_sym(H)
-    cov_scaled = H_inv @ meat @ H_inv
-    # Data share with the prior at unit weight: 1 - diag((H_data + 1)^-1).
-    w_h, V_h = np.linalg.eigh(H_data)
-    share = 1.0 - ((V_h**2) / (1.0 + np.clip(w_h, 0.0, None))).sum(axis=1)
-    blocks = {g: (R @ D) * S for g, R in factors.items()}
+    per_log = [np.concatenate(s) if s else np.zeros((0, problem.p)) for s in scores]
+    meat, n_batches, batch = batch_means_meat(per_log, H_inv)
+    cov_u = H_inv @ meat @ H_inv
+    blocks = {g: R @ DL for g, R in factors.items()}
     identifiability = identifiability_report(blocks, H_data, [p.name for p in problem.params])
     V_null = observable_basis(blocks)[1]
-    unobserved = [int(i) for i in np.flatnonzero((V_null**2).sum(axis=1) > 0.5)]
-    share[(V_null**2).sum(axis=1) > 0.5] = 0.0
-    if prior_weight == 0:
-        cov_scaled[unobserved, :] = np.inf
-        cov_scaled[:, unobserved] = np.inf
-    cov = cov_scaled * np.outer(S, S)
+    # What the data alone cannot separate, whatever the prior's scales: the null space of the
+    # regressor with every parameter's column equilibrated.
+    scale = np.sqrt(sum(np.einsum("ij,ij->j", J, J) for J in Jg.values()))
+    scale[scale == 0] = 1.0
+    V_eq = observable_basis({g: J / scale for g, J in Jg.items()})[1]
+    data_null = np.einsum("ij,ij->i", V_eq, V_eq)  # share of each parameter in it
+    # An inertia's six coordinates mix into all its entries: if any coordinate is unseen,
+    # none of the link's entries counts as identified.
+    LV = L @ V_null
+    coord_null = np.einsum("ij,ij->i", LV, LV) / np.maximum(np.einsum("ij,ij->i", L, L), 1e-300)
+    for col in problem.link_inertia.values():
+        if coord_null[col : col + 6].max() > 0.01:
+            data_null[col : col + 6] = np.maximum(data_null[col : col + 6], 1.0)
+    names_p = [p.name for p in problem.params]
+    together = [direction_components(V_eq[:, k], names_p) for k in range(V_eq.shape[1])]
 
-    # Physical values.
-    estimates = []
-    link_states = {all_links[i].name: problem.link_state(theta, i) for i in problem.touched}
-    for k, p in enumerate(problem.params):
-        se = math.sqrt(cov[k, k]) if np.isfinite(cov[k, k]) else math.inf
-        if p.kind == "mass":
-            ids = mass_groups[k][1]
-            nominal = sum(all_links[i].mass for i in ids)
-            value = nominal * math.exp(theta[k])
-            se, prior = value * se, nominal * p.prior_std
-        elif p.kind == "com":
-            lk = next(lk for lk in all_links if lk.name == p.target)
-            nominal = float(lk.com[p.axis])
-            value, prior = nominal + theta[k], p.prior_std
-        else:
-            nominal, value, prior = 0.0, float(theta[k]), p.prior_std
-        estimates.append(
-            ParameterEstimate(
-                p.name,
-                p.kind,
-                p.target,
-                p.unit,
-                nominal,
-                float(value),
-                float(se),
-                float(prior),
-                float(share[k]),
-                bool(share[k] >= IDENTIFIED_SHARE),
-            )
-        )
-    calibration = fitted_calibration(problem, theta)
+    # Reported quantities q = M theta (physical units) and their covariances.
+    M = _reporting_jacobian(problem, theta)
+    ML = M @ L
+    cov = ML @ cov_u @ ML.T
+    prior_var = np.einsum("ij,ij->i", ML, ML)
+    post = ML @ pinv_sym(H_data + np.eye(problem.p)) @ ML.T
+    share = 1.0 - np.diag(post) / np.maximum(prior_var, 1e-300)
+    null_share = np.einsum("ij,ij->i", ML @ V_null, ML @ V_null) / np.maximum(prior_var, 1e-300)
+    unobserved = null_share > 0.5
+    share[unobserved] = 0.0
+    share = np.clip(share, 0.0, 1.0)
+    if prior_weight == 0:
+        cov[unobserved, :] = np.inf
+        cov[:, unobserved] = np.inf
+    dof = float(n_batches - 1) if n_batches > 1 else 1.0
+
+    estimates = _estimates(problem, theta, cov, prior_var, share, dof, data_null)
+    calibrations = {names[k]: fitted_calibration(problem, theta, k) for k in range(len(prepared))}
+    cross = cross_validate(
+        solver, problem, grams, fold_factors, fold_counts, noise, theta, n_folds, C
+    )
 
     def rms(parts: dict[str, list[Array]]) -> dict[str, float]:
         return {
@@ -289,7 +339,7 @@ def fit_inertial_parameters(
 
     return IdentificationResult(
         robot=robot,
-        links=all_links,
+        links=problem.links,
         parameters=estimates,
         identifiability=identifiability,
         noise=noise,
@@ -297,14 +347,88 @@ def fit_inertial_parameters(
         residual_rms_after=rms(after),
         residual_before={g: np.concatenate(v) for g, v in before.items()},
         residual_after={g: np.concatenate(v) for g, v in after.items()},
-        calibration=calibration,
+        calibration=calibrations[names[0]],
         n_samples=n_total,
         use_torques=use_torques,
         sources=[lg.source for lg in prepared],
         covariance=cov,
-        _link_states=link_states,
+        _link_states={problem.links[i].name: problem.link_state(theta, i) for i in problem.touched},
         _theta=theta,
+        calibrations=calibrations,
+        lags=lag_values,
+        cross_validation=cross,
+        batch_length=batch,
+        n_batches=n_batches,
+        inconsistent_urdf_links=list(problem.inconsistent),
+        inseparable=together,
+        inseparable_share=dict(zip(names_p, (float(v) for v in data_null), strict=True)),
     )
+
+
+def _reporting_jacobian(problem: Problem, theta: Array) -> Array:
+    """``d q / d theta`` (p, p) of the reported quantities (mass [kg], CoM [m], inertia
+    entries about the CoM [kg m^2], sensor parameters) at ``theta``."""
+    p = problem.p
+    M = np.eye(p)
+    for k, (_, ids) in enumerate(problem.mass_groups):
+        M[k, k] = sum(problem.link_state(theta, i)[0] for i in ids)
+    for i, col in problem.link_inertia.items():
+        dI = problem.inertia_derivatives(theta, i)  # (6 coords, 3, 3)
+        G = np.array([[dI[c][a, b] for c in range(6)] for a, b in _PAIRS])
+        M[col : col + 6, col : col + 6] = G
+    return M
+
+
+def _estimates(
+    problem: Problem,
+    theta: Array,
+    cov: Array,
+    prior_var: Array,
+    share: Array,
+    dof: float,
+    data_null: Array,
+) -> list[ParameterEstimate]:
+    """The reported parameters; a parameter is identified when the data shrink its prior
+    variance by :data:`IDENTIFIED_SHARE` and it is not part of a combination the data cannot
+    separate (``data_null``: its share in the equilibrated null space, below 1 %)."""
+    out = []
+    links = problem.links
+    by_name = {lk.name: (i, lk) for i, lk in enumerate(links)}
+    for k, p in enumerate(problem.params):
+        se = math.sqrt(cov[k, k]) if np.isfinite(cov[k, k]) else math.inf
+        prior = math.sqrt(prior_var[k])
+        if p.kind == "mass":
+            ids = problem.mass_groups[k][1]
+            nominal = sum(links[i].mass for i in ids)
+            value = sum(problem.link_state(theta, i)[0] for i in ids)
+        elif p.kind == "com":
+            i, lk = by_name[p.target]
+            nominal = float(lk.com[p.axis])
+            value = float(problem.link_state(theta, i)[1][p.axis])
+        elif p.kind == "inertia":
+            i, lk = by_name[p.target]
+            a, b = _PAIRS[p.axis]
+            nominal = float(lk.inertia_com[a, b])
+            value = float(problem.link_state(theta, i)[2][a, b])
+        else:
+            nominal, value = 0.0, float(theta[k])
+        out.append(
+            ParameterEstimate(
+                p.name,
+                p.kind,
+                p.target,
+                p.unit,
+                float(nominal),
+                float(value),
+                float(se),
+                float(prior),
+                float(share[k]),
+                bool(share[k] >= IDENTIFIED_SHARE and data_null[k] < 0.01),
+                dof,
+            )
+        )
+    assert len(INERTIA_COMPONENTS) == 6
+    return out
 
 
 def fit_calibration(
@@ -317,6 +441,7 @@ def fit_calibration(
     rotations: bool | Sequence[str] = False,
     torque_offsets: bool | Sequence[str] = False,
     axes: str | Mapping[str, str] = "contact",
+    per_log: bool = True,
     parameters: Any = None,
     **options: Any,
 ) -> IdentificationResult:
@@ -325,12 +450,18 @@ def fit_calibration(
     A thin front of :func:`wholebody.identify.fit_inertial_parameters` with
     ``parameters=None`` (no inertial parameter) by default; ``options`` are passed on
     (``use_torques``, ``prior_weight``, ``prior_std``, ...). The result's ``calibration``
-    is the fitted :class:`~wholebody.calibrate.Calibration`; its report says what the logs
-    could identify. ``offsets``, ``gains``, ``rotations``, ``torque_offsets`` and ``axes`` are
-    those of :class:`~wholebody.calibrate.SensorModel`.
+    is the fitted :class:`~wholebody.calibrate.Calibration` (of the first log; every log's in
+    ``calibrations``); its report says what the logs could identify. ``offsets``, ``gains``,
+    ``rotations``, ``torque_offsets``, ``axes`` and ``per_log`` are those of
+    :class:`~wholebody.calibrate.SensorModel`.
     """
     sensors = SensorModel(
-        offsets=offsets, gains=gains, rotations=rotations, torque_offsets=torque_offsets, axes=axes
+        offsets=offsets,
+        gains=gains,
+        rotations=rotations,
+        torque_offsets=torque_offsets,
+        axes=axes,
+        per_log=per_log,
     )
     return fit_inertial_parameters(
         robot, logs, contacts, parameters=parameters, sensors=sensors, **options

@@ -24,18 +24,23 @@ __all__ = [
     "ParameterEstimate",
     "Identifiability",
     "parse_selection",
+    "critical_value",
     "pinv_sym",
     "observable_basis",
     "identifiability_report",
+    "direction_components",
 ]
 
 Array = NDArray[np.float64]
 #: Prior standard deviations (the spread of the URDF's error one expects), per kind:
-#: mass scale (log, ~ relative), CoM shift [m], force offset [N], moment offset [N m],
-#: gain (relative), rotation [rad], torque offset [N m].
+#: mass scale (log, ~ relative), CoM shift (relative to the link's RMS extent along each
+#: principal axis of its inertia), inertia (log-scale coordinates of the second moment about
+#: the CoM), force offset [N], moment offset [N m], gain (relative), rotation [rad], torque
+#: offset [N m].
 DEFAULT_PRIOR_STD = {
     "mass": 0.1,
-    "com": 0.05,
+    "com": 0.5,
+    "inertia": 0.2,
     "force_offset": 20.0,
     "moment_offset": 2.0,
     "gain": 0.05,
@@ -43,7 +48,16 @@ DEFAULT_PRIOR_STD = {
     "torque_offset": 2.0,
 }
 #: Presets of ``parameters``.
-PARAMETER_SETS = ("total_mass", "mass", "com", "mass_com")
+PARAMETER_SETS = (
+    "total_mass",
+    "mass",
+    "com",
+    "mass_com",
+    "inertia",
+    "mass_inertia",
+    "com_inertia",
+    "mass_com_inertia",
+)
 #: A parameter counts as identified when the logs shrink its prior variance by this factor.
 IDENTIFIED_SHARE = 0.99
 #: Directions with less data information than this share of the largest are unobservable.
@@ -57,8 +71,10 @@ class Param:
     """One parameter of the fit, as the problem sees it (prior-scaled by ``prior_std``).
 
     ``name``, ``kind``, ``target`` and ``unit`` as in :class:`ParameterEstimate`;
-    ``prior_std`` in ``unit`` (for a mass: of the log mass scale); ``axis`` 0, 1, 2 for x, y, z
-    (CoM shifts, offsets and rotations; 0 otherwise).
+    ``prior_std`` in ``unit`` (for a mass: of the log mass scale; for a CoM: relative to the
+    link's extent; for an inertia: of the log-scale coordinates); ``axis`` 0, 1, 2 for x, y, z
+    (CoM shifts, offsets and rotations), 0-5 for inertia coordinates (xx, yy, zz, xy, xz, yz),
+    0 otherwise; ``log`` the log of a per-log sensor parameter (None: shared).
     """
 
     name: str
@@ -67,6 +83,7 @@ class Param:
     unit: str
     prior_std: float
     axis: int = 0
+    log: int | None = None
 
 
 @dataclass(frozen=True)
@@ -79,8 +96,9 @@ class ParameterEstimate:
         ``"torso.mass"``, ``"torso.com_x"`` (link axes), ``"left_sole.force_offset_x"``
         (the calibration's axes), ``"left_sole.gain"``, ``"left_knee.torque_offset"``...
     kind : str
-        ``mass``, ``com``, ``force_offset``, ``moment_offset``, ``gain``, ``rotation`` or
-        ``torque_offset``.
+        ``mass``, ``com``, ``inertia`` (an entry of the rotational inertia about the CoM, link
+        axes), ``force_offset``, ``moment_offset``, ``gain``, ``rotation``, ``torque_offset``
+        or ``lag`` (the time by which a log's wrenches lag its motion [s]).
     target : str
         The link, group, contact or joint.
     unit : str
@@ -97,6 +115,9 @@ class ParameterEstimate:
         logs say nothing about it, 1 when they determine it.
     identified : bool
         ``data_share >= IDENTIFIED_SHARE``.
+    dof : float
+        Degrees of freedom of the interval's Student t (the number of independent stretches
+        of the logs less one; inf: normal).
     """
 
     name: str
@@ -109,16 +130,16 @@ class ParameterEstimate:
     prior_std: float
     data_share: float
     identified: bool
+    dof: float = math.inf
 
     @property
     def change(self) -> float:
         return self.estimate - self.nominal
 
     def interval(self, level: float = 0.95) -> tuple[float, float]:
-        """Two-sided normal interval ``estimate +- z std_error`` at ``level``."""
-        from statistics import NormalDist
-
-        z = NormalDist().inv_cdf(0.5 + level / 2)
+        """Two-sided interval ``estimate +- t std_error`` at ``level`` (Student t with
+        ``dof`` degrees of freedom; normal when inf)."""
+        z = critical_value(level, self.dof)
         return self.estimate - z * self.std_error, self.estimate + z * self.std_error
 
 
@@ -151,13 +172,27 @@ class Identifiability:
     weak: list[dict[str, float]]
 
 
+def critical_value(level: float, dof: float = math.inf) -> float:
+    """Two-sided critical value of a Student t with ``dof`` degrees of freedom (normal: inf)."""
+    if not 0 < level < 1:
+        raise InvalidArgumentError(f"level must be in (0, 1), got {level!r}")
+    if math.isinf(dof):
+        from statistics import NormalDist
+
+        return NormalDist().inv_cdf(0.5 + level / 2)
+    from scipy.stats import t
+
+    return float(t.ppf(0.5 + level / 2, max(dof, 1.0)))
+
+
 def parse_selection(
     links: list[LinkInertia],
     parameters: Any,
     only: Sequence[str] | None,
     groups: Mapping[str, Sequence[str]] | None,
-) -> tuple[list[tuple[str, list[int]]], list[int]]:
-    """Mass groups [(name, link indices)] and CoM links [index] from the arguments."""
+) -> tuple[list[tuple[str, list[int]]], list[int], list[int]]:
+    """Mass groups [(name, link indices)], CoM links and inertia links [index] from the
+    arguments."""
     names = [lk.name for lk in links]
     index = {n: i for i, n in enumerate(names)}
 
@@ -187,10 +222,12 @@ def parse_selection(
         rest = [i for i in chosen if i not in grouped]
         if rest:
             mass_groups.append(("robot" if only is None else "links", rest))
-    elif parameters in ("mass", "mass_com"):
+    parts = set(parameters.split("_")) if isinstance(parameters, str) else set()
+    if parameters != "total_mass" and "mass" in parts:
         mass_groups += [(names[i], [i]) for i in chosen if i not in grouped]
-    com = chosen if parameters in ("com", "mass_com") else []
-    return mass_groups, com
+    com = chosen if "com" in parts else []
+    inertia = chosen if "inertia" in parts else []
+    return mass_groups, com, inertia
 
 
 # --- identifiability ------------------------------------------------------------------------
@@ -225,7 +262,9 @@ def observable_basis(blocks: dict[str, Array]) -> tuple[Array, Array, Array]:
     return V[:, observable], V[:, ~observable], w
 
 
-def _direction(v: Array, names: list[str], top: int = 4) -> dict[str, float]:
+def direction_components(v: Array, names: list[str], top: int = 4) -> dict[str, float]:
+    """A direction ``v`` (p,) as its largest ``top`` components, name -> value (the largest
+    scaled to 1; components under 0.05 left out)."""
     v = v / v[np.argmax(np.abs(v))]
     order = np.argsort(-np.abs(v))[:top]
     return {names[i]: round(float(v[i]), 3) for i in order if abs(v[i]) > 0.05}
@@ -250,12 +289,12 @@ def identifiability_report(
     observable = w_norm > UNOBSERVABLE_RTOL * top
     rank = int(observable.sum())
     condition = math.sqrt(top / w_norm[observable].min()) if rank else math.inf
-    unobservable = [_direction(V[:, i], names) for i in np.flatnonzero(~observable)]
+    unobservable = [direction_components(V[:, i], names) for i in np.flatnonzero(~observable)]
     w, U = np.linalg.eigh(H_data)
     w, U = w[::-1], U[:, ::-1]
     null = V[:, ~observable]
     weak = [
-        _direction(U[:, i], names)
+        direction_components(U[:, i], names)
         for i in range(len(w))
         if w[i] < 1.0 and np.linalg.norm(null.T @ U[:, i]) < 0.5
     ]

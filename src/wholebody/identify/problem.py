@@ -1,33 +1,41 @@
 """The identification problem: the parameters' map to Pinocchio's dynamic parameters and
-the sensor parameters (``x(theta)`` and its derivative), the logs' usable samples, and each
-sample's features (``r = F x`` is the residual of its rows)."""
+the sensor parameters (``x(theta)`` and its derivative), and the logs' usable samples (each
+sample's features are in :mod:`~wholebody.identify.features`)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
-import pinocchio as pin
 from numpy.typing import NDArray
 
-from ..calibrate import Calibration, ContactCalibration, SensorModel
+from ..calibrate import SensorModel
 from ..contacts import Contact
 from ..errors import InvalidArgumentError, LogFormatError
 from ..robot import Robot
 from ..trajectory import Trajectory
 from .links import LinkInertia, link_parameters
 from .parameters import Param
+from .rigid import (
+    EYE3,
+    INERTIA_COMPONENTS,
+    MIN_EXTENT,
+    PIN_COLS,
+    PIN_ROWS,
+    SYM_BASIS,
+    ZERO3,
+    dynamic,
+    second_moment,
+    sqrtm_psd,
+    symmetric,
+)
 
 __all__ = [
     "Problem",
     "PreparedLog",
     "prepare_logs",
-    "features",
-    "row_groups",
-    "fitted_calibration",
 ]
 
 Array = NDArray[np.float64]
@@ -37,7 +45,20 @@ Array = NDArray[np.float64]
 
 
 class Problem:
-    """Parameters, their map to ``x = (pi, sensor parameters, 1)`` and its derivative."""
+    """Parameters, their map to ``x = (pi, sensor parameters, 1)`` and its derivative.
+
+    Each link's rigid body is parametrised so that it stays physically consistent for every
+    ``theta`` (positive-definite pseudo-inertia, Wensing, Kim, Slotine 2017):
+
+    * mass ``m = m_0 e^s`` (per group of links), positive;
+    * CoM ``c = c_0 + d`` in link axes;
+    * the second moment of the mass about the CoM, ``Sigma = tr(I_C)/2 1 - I_C``, as
+      ``Sigma = A expm(S) A`` with ``A = Sigma_0^(1/2)`` and ``S`` symmetric (6 parameters),
+      positive definite for every ``S``; ``I_C = tr(Sigma) 1 - Sigma``.
+
+    Mass and rotational inertia are separate (the inertia about the CoM is kept when only the
+    mass is fitted) unless ``density=True`` (the inertia scales with the mass).
+    """
 
     def __init__(
         self,
@@ -49,12 +70,27 @@ class Problem:
         sensors: SensorModel | None,
         use_torques: bool,
         prior_std: Mapping[str, float],
+        inertia_links: Sequence[int] = (),
+        density: bool = False,
+        log_names: Sequence[str] = ("log",),
     ):
         self.robot, self.links = robot, links
         self.mass_groups, self.com_links = mass_groups, com_links
+        self.inertia_links = list(inertia_links)
+        self.density = density
         self.contacts = contacts
         nb = robot.model.njoints - 1
         self.n_pi = 10 * nb
+        # Second moments about the CoM: the URDF's, and a positive-definite one to start from.
+        self.sigma0: dict[int, Array] = {}
+        self.inconsistent: list[str] = []
+        every = {i for _, ids in mass_groups for i in ids} | set(com_links) | set(inertia_links)
+        for i in sorted(every):
+            sig, ok = second_moment(links[i].mass, links[i].inertia_com)
+            self.sigma0[i] = sig
+            if not ok:
+                self.inconsistent.append(links[i].name)
+        self.sqrt_sigma0 = {i: sqrtm_psd(s) for i, s in self.sigma0.items()}
         params: list[Param] = []
         for gname, _ in mass_groups:
             params.append(Param(f"{gname}.mass", "mass", gname, "kg", prior_std["mass"]))
@@ -65,42 +101,63 @@ class Problem:
                         f"{links[i].name}.com_{ax}", "com", links[i].name, "m", prior_std["com"], a
                     )
                 )
+        for i in self.inertia_links:
+            for a, comp in enumerate(INERTIA_COMPONENTS):
+                params.append(
+                    Param(
+                        f"{links[i].name}.inertia_{comp}",
+                        "inertia",
+                        links[i].name,
+                        "kg m^2",
+                        prior_std["inertia"],
+                        a,
+                    )
+                )
         self.n_inertial = len(params)
         names = [c.name for c in contacts]
         self.sensor_axes: dict[str, str] = {}
+        per_log = sensors is not None and sensors.per_log and len(log_names) > 1
+        self.log_names = list(log_names)
+        log_ids: list[int | None] = list(range(len(log_names))) if per_log else [None]
+
+        def prefixed(n: str, log: int | None) -> str:
+            return n if log is None else f"{self.log_names[log]}:{n}"
+
         if sensors is not None:
-            for n in sensors.contacts_for("offsets", names):
-                self.sensor_axes[n] = sensors.axes_of(n)
-                for a, ax in enumerate("xyz"):
+            for log in log_ids:
+                for n in sensors.contacts_for("offsets", names):
+                    self.sensor_axes[n] = sensors.axes_of(n)
+                    for kind, unit in (("force_offset", "N"), ("moment_offset", "N m")):
+                        for a, ax in enumerate("xyz"):
+                            params.append(
+                                Param(
+                                    prefixed(f"{n}.{kind}_{ax}", log),
+                                    kind,
+                                    n,
+                                    unit,
+                                    prior_std[kind],
+                                    a,
+                                    log,
+                                )
+                            )
+                for n in sensors.contacts_for("gains", names):
                     params.append(
-                        Param(
-                            f"{n}.force_offset_{ax}",
-                            "force_offset",
-                            n,
-                            "N",
-                            prior_std["force_offset"],
-                            a,
+                        Param(prefixed(f"{n}.gain", log), "gain", n, "", prior_std["gain"], 0, log)
+                    )
+                for n in sensors.contacts_for("rotations", names):
+                    self.sensor_axes[n] = sensors.axes_of(n)
+                    for a, ax in enumerate("xyz"):
+                        params.append(
+                            Param(
+                                prefixed(f"{n}.rotation_{ax}", log),
+                                "rotation",
+                                n,
+                                "rad",
+                                prior_std["rotation"],
+                                a,
+                                log,
+                            )
                         )
-                    )
-                for a, ax in enumerate("xyz"):
-                    params.append(
-                        Param(
-                            f"{n}.moment_offset_{ax}",
-                            "moment_offset",
-                            n,
-                            "N m",
-                            prior_std["moment_offset"],
-                            a,
-                        )
-                    )
-            for n in sensors.contacts_for("gains", names):
-                params.append(Param(f"{n}.gain", "gain", n, "", prior_std["gain"]))
-            for n in sensors.contacts_for("rotations", names):
-                self.sensor_axes[n] = sensors.axes_of(n)
-                for a, ax in enumerate("xyz"):
-                    params.append(
-                        Param(f"{n}.rotation_{ax}", "rotation", n, "rad", prior_std["rotation"], a)
-                    )
             if sensors.torque_offsets is not False:
                 if not use_torques:
                     raise InvalidArgumentError(
@@ -128,11 +185,17 @@ class Problem:
         self.params = params
         self.p = len(params)
         self.sigma = np.array([p.prior_std for p in params])
+        self.prior_factor = self._prior_factor()
+        self.prior_factor_inv = np.linalg.inv(self.prior_factor)
         # Links touched by inertial parameters, and the fixed rest of pi.
-        touched = sorted({i for _, ids in mass_groups for i in ids} | set(com_links))
+        touched = sorted(
+            {i for _, ids in mass_groups for i in ids} | set(com_links) | set(self.inertia_links)
+        )
         self.touched = touched
         self.link_group = {i: g for g, (_, ids) in enumerate(mass_groups) for i in ids}
         self.link_com = {i: len(mass_groups) + 3 * k for k, i in enumerate(com_links)}
+        first_inertia = len(mass_groups) + 3 * len(com_links)
+        self.link_inertia = {i: first_inertia + 6 * k for k, i in enumerate(self.inertia_links)}
         model = robot.model
         pi0 = np.concatenate(
             [model.inertias[j].toDynamicParameters() for j in range(1, model.njoints)]
@@ -143,6 +206,37 @@ class Problem:
             self.pi_fixed[10 * (lk.joint - 1) : 10 * lk.joint] -= lk.transform @ link_parameters(
                 lk.mass, lk.com, lk.inertia_com
             )
+        # Only the bodies the parameters touch keep their regressor columns; the others'
+        # (fixed) parameters are folded into the constant column.
+        bodies = sorted({links[i].joint for i in touched})
+        self.used = np.array([10 * (j - 1) + k for j in bodies for k in range(10)], dtype=int)
+        mask = np.ones(len(pi0), dtype=bool)
+        mask[self.used] = False
+        self.unused = np.flatnonzero(mask)
+        self.pi_unused = pi0[self.unused]
+        self.n_pi_full = len(pi0)
+        self.n_pi = len(self.used)
+        self._cache: tuple[bytes, Array, Array] | None = None
+
+    def _prior_factor(self) -> Array:
+        """``L`` (p, p) with the prior ``theta ~ N(0, L L^T)`` (block diagonal).
+
+        Mass: ``sigma_mass`` on the log scale. CoM of link ``i``: covariance
+        ``sigma_com^2 Sigma_0 / m_0`` (the link's own extent along each principal axis, at
+        least 1 cm). Inertia: ``sigma_inertia`` on each coordinate of ``S``. With
+        ``sigma_mass = sigma_inertia = sigma`` and ``sigma_com = sigma / sqrt 2`` this is the
+        second-order expansion of the entropic (log-det) divergence of Lee, Wensing, Park 2020
+        between the link's pseudo-inertia and the URDF's, divided by ``sigma^2 / 2``.
+        """
+        L = np.diag(self.sigma.astype(float))
+        for k, i in enumerate(self.com_links):
+            lk = self.links[i]
+            block = self.sigma0[i] / lk.mass
+            w, V = np.linalg.eigh(block)
+            w = np.maximum(w, MIN_EXTENT**2)
+            col = len(self.mass_groups) + 3 * k
+            L[col : col + 3, col : col + 3] = self.sigma[col] * (V * np.sqrt(w)) @ V.T
+        return L
 
     @property
     def n_columns(self) -> int:
@@ -155,34 +249,113 @@ class Problem:
         com = lk.com + (
             theta[self.link_com[i] : self.link_com[i] + 3] if i in self.link_com else 0.0
         )
-        return lk.mass * scale, com, lk.inertia_com * scale
+        if i in self.link_inertia:
+            A = self.sqrt_sigma0[i]
+            S = symmetric(theta[self.link_inertia[i] : self.link_inertia[i] + 6])
+            w, V = np.linalg.eigh(S)
+            sig = A @ (V * np.exp(w)) @ V.T @ A
+            inertia = np.trace(sig) * np.eye(3) - sig
+        elif lk.name in self.inconsistent:  # the URDF's is no rigid body: the nearest one
+            sig = self.sigma0[i]
+            inertia = np.trace(sig) * np.eye(3) - sig
+        else:
+            inertia = lk.inertia_com
+        if self.density and i not in self.link_inertia:
+            inertia = inertia * scale
+        return lk.mass * scale, com, inertia
+
+    def inertia_derivatives(self, theta: Array, i: int) -> Array:
+        """``d I_C / d theta`` (6, 3, 3) of link ``i``'s six inertia coordinates."""
+        A = self.sqrt_sigma0[i]
+        S = symmetric(theta[self.link_inertia[i] : self.link_inertia[i] + 6])
+        w, V = np.linalg.eigh(S)
+        ew = np.exp(w)
+        diff = w[:, None] - w[None, :]
+        same = np.abs(diff) < 1e-12
+        phi = np.where(same, ew[:, None], (ew[:, None] - ew[None, :]) / np.where(same, 1, diff))
+        out = np.empty((6, 3, 3))
+        for k in range(6):
+            E = SYM_BASIS[k]
+            dexp = V @ ((V.T @ E @ V) * phi) @ V.T  # Frechet derivative of expm at S along E
+            dsig = A @ dexp @ A
+            out[k] = np.trace(dsig) * np.eye(3) - dsig
+        return out
 
     def x_and_derivative(self, theta: Array) -> tuple[Array, Array]:
-        """``x(theta)`` (C,) and ``dx/dtheta`` (C, p)."""
-        C, ni = self.n_columns, self.n_inertial
-        x = np.zeros(C)
+        """``x(theta)`` (C,) and ``dx/dtheta`` (C, p): the touched bodies' dynamic
+        parameters, the sensor parameters and 1."""
+        key = np.asarray(theta, dtype=float).tobytes()
+        if self._cache is not None and self._cache[0] == key:
+            return self._cache[1].copy(), self._cache[2].copy()
+        ni = self.n_inertial
+        full, D_full = self._pi_and_derivative(theta)
+        C = self.n_columns
+        x = np.empty(C)
         D = np.zeros((C, self.p))
-        x[: self.n_pi] = self.pi_fixed
-        for i in self.touched:
-            lk = self.links[i]
-            m, c, inertia_c = self.link_state(theta, i)
-            pi_l = link_parameters(m, c, inertia_c)
-            rows = slice(10 * (lk.joint - 1), 10 * lk.joint)
-            x[rows] += lk.transform @ pi_l
-            if i in self.link_group:
-                D[rows, self.link_group[i]] += lk.transform @ pi_l
-            if i in self.link_com:
-                for k in range(3):
-                    e = np.zeros(3)
-                    e[k] = 1.0
-                    dI = m * (2 * c[k] * np.eye(3) - np.outer(e, c) - np.outer(c, e))
-                    d = np.array(
-                        [0.0, *(m * e), dI[0, 0], dI[0, 1], dI[1, 1], dI[0, 2], dI[1, 2], dI[2, 2]]
-                    )
-                    D[rows, self.link_com[i] + k] += lk.transform @ d
+        x[: self.n_pi] = full[self.used]
+        D[: self.n_pi] = D_full[self.used]
         x[self.n_pi : C - 1] = theta[ni:]
         D[self.n_pi : C - 1, ni:] = np.eye(self.p - ni)
         x[-1] = 1.0
+        self._cache = (key, x, D)
+        return x.copy(), D.copy()
+
+    def pi_full(self, theta: Array) -> Array:
+        """All bodies' dynamic parameters (10 nb,) at ``theta`` (no derivative)."""
+        x = self.pi_fixed.copy()
+        for i in self.touched:
+            lk = self.links[i]
+            m, c, inertia_c = self.link_state(theta, i)
+            x[10 * (lk.joint - 1) : 10 * lk.joint] += lk.transform @ dynamic(m, c, inertia_c)
+        return x
+
+    def x_only(self, theta: Array) -> Array:
+        """``x(theta)`` (C,) without its derivative."""
+        full = self.pi_full(theta)
+        x = np.empty(self.n_columns)
+        x[: self.n_pi] = full[self.used]
+        x[self.n_pi : -1] = theta[self.n_inertial :]
+        x[-1] = 1.0
+        return x
+
+    def _pi_and_derivative(self, theta: Array) -> tuple[Array, Array]:
+        """All bodies' dynamic parameters (10 nb,) and their derivative (10 nb, p)."""
+        x = self.pi_fixed.copy()
+        D = np.zeros((self.n_pi_full, self.p))
+        for i in self.touched:
+            lk = self.links[i]
+            m, c, inertia_c = self.link_state(theta, i)
+            pi_l = dynamic(m, c, inertia_c)
+            rows = slice(10 * (lk.joint - 1), 10 * lk.joint)
+            x[rows] += lk.transform @ pi_l
+            cols: list[int] = []
+            local: list[Array] = []
+            if i in self.link_group:
+                d_mass = dynamic(m, c, ZERO3) if not self.density else pi_l
+                if self.density and i in self.link_inertia:
+                    d_mass = dynamic(m, c, ZERO3)
+                cols.append(self.link_group[i])
+                local.append(d_mass)
+            if i in self.link_com:
+                for k in range(3):
+                    # d/dc_k of m c and of m (|c|^2 1 - c c^T)
+                    dI = 2 * c[k] * EYE3
+                    dI[k, :] -= c
+                    dI[:, k] -= c
+                    dI *= m
+                    d = np.zeros(10)
+                    d[1 + k] = m
+                    d[4:] = dI[PIN_ROWS, PIN_COLS]
+                    cols.append(self.link_com[i] + k)
+                    local.append(d)
+            if i in self.link_inertia:
+                for k, dI in enumerate(self.inertia_derivatives(theta, i)):
+                    d = np.zeros(10)
+                    d[4:] = dI[PIN_ROWS, PIN_COLS]
+                    cols.append(self.link_inertia[i] + k)
+                    local.append(d)
+            if cols:
+                D[rows, cols] += lk.transform @ np.array(local).T
         return x, D
 
 
@@ -205,6 +378,7 @@ class PreparedLog:
     contact_order: list[int]  # problem contact index -> log column
     source: str
     n_bad: int
+    t: Array | None = None  # sample times [s]
 
 
 def prepare_logs(
@@ -262,106 +436,7 @@ def prepare_logs(
                 [traj.contact_names.index(n) for n in names],
                 traj.source,
                 int(bad.sum()),
+                np.asarray(traj.time, dtype=float)[ok],
             )
         )
     return out
-
-
-def features(problem: Problem, log: PreparedLog, start: int, stop: int, rows: int) -> Array:
-    """``F`` (n, rows, C) of samples ``start:stop``: ``r = F x`` is the residual of each row."""
-    robot = problem.robot
-    model, data = robot.model, robot.model.createData()
-    contacts = problem.contacts
-    frame_ids = [robot.frame_id(c.frame) for c in contacts] + [
-        robot.frame_id(f) for f in log.ext_frames
-    ]
-    n, k = stop - start, len(contacts)
-    nf = len(frame_ids)
-    Y = np.empty((n, rows, problem.n_pi))
-    J = np.empty((n, nf, 6, rows))
-    Rot = np.empty((n, k, 3, 3))
-    for s in range(n):
-        i = start + s
-        q = log.q[i]
-        Y[s] = pin.computeJointTorqueRegressor(model, data, q, log.v[i], log.a[i])[:rows]
-        pin.computeJointJacobians(model, data, q)
-        for f, fid in enumerate(frame_ids):
-            J[s, f] = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)[:, :rows]
-            if f < k:
-                Rot[s, f] = pin.updateFramePlacement(model, data, fid).rotation
-    W = log.W[start:stop][:, log.contact_order]
-    JT = np.swapaxes(J, 2, 3)  # (n, nf, rows, 6)
-    b = np.einsum("nkrs,nks->nr", JT[:, :k], W)
-    if log.E is not None:
-        b += np.einsum("nkrs,nks->nr", JT[:, k:], log.E[start:stop])
-    if rows > 6 and log.tau is not None:
-        b[:, 6:] += log.tau[start:stop]
-    cols = []
-    names = [c.name for c in contacts]
-    for p in problem.params[problem.n_inertial :]:
-        if p.kind == "torque_offset":
-            col = np.zeros((n, rows))
-            col[:, model.joints[robot.joint_id(p.target)].idx_v] = 1.0
-            cols.append(col)
-            continue
-        j = names.index(p.target)
-        world = problem.sensor_axes.get(p.target) == "world"
-        axis = np.zeros(3)
-        axis[p.axis] = 1.0
-        direction = np.broadcast_to(axis, (n, 3)) if world else Rot[:, j, :, p.axis]
-        w6 = np.zeros((n, 6))
-        if p.kind == "force_offset":
-            w6[:, :3] = direction
-        elif p.kind == "moment_offset":
-            w6[:, 3:] = direction
-        elif p.kind == "gain":
-            w6 = -W[:, j]
-        else:  # rotation: w_true gains (R delta) x w, so r gains -J^T (dir x w)... sign below
-            w6[:, :3] = -np.cross(direction, W[:, j, :3])
-            w6[:, 3:] = -np.cross(direction, W[:, j, 3:])
-        cols.append(np.einsum("nrs,ns->nr", JT[:, j], w6))
-    F = np.empty((n, rows, problem.n_columns))
-    F[:, :, : problem.n_pi] = Y
-    for c, col in enumerate(cols):
-        F[:, :, problem.n_pi + c] = col
-    F[:, :, -1] = -b
-    return F
-
-
-def row_groups(rows: int) -> list[tuple[str, slice]]:
-    """The row groups (base ``force``, base ``moment``, joint ``torque``) of ``rows`` rows."""
-    return [("force", slice(0, 3)), ("moment", slice(3, 6))] + (
-        [("torque", slice(6, rows))] if rows > 6 else []
-    )
-
-
-def fitted_calibration(problem: Problem, theta: Array) -> Calibration:
-    """The sensor :class:`~wholebody.calibrate.Calibration` of the parameters ``theta`` (p,)."""
-    contacts: dict[str, dict[str, Any]] = {}
-    torques: dict[str, float] = {}
-    for k, p in enumerate(problem.params[problem.n_inertial :], start=problem.n_inertial):
-        if p.kind == "torque_offset":
-            torques[p.target] = float(theta[k])
-            continue
-        entry = contacts.setdefault(
-            p.target,
-            {
-                "force_offset": np.zeros(3),
-                "moment_offset": np.zeros(3),
-                "gain": 0.0,
-                "rotation": np.zeros(3),
-            },
-        )
-        if p.kind == "gain":
-            entry["gain"] = float(theta[k])
-        else:
-            entry[p.kind][p.axis] = theta[k]
-    frames = {c.name: c.frame for c in problem.contacts if c.name in contacts}
-    return Calibration(
-        {
-            n: ContactCalibration(**e, axes=problem.sensor_axes.get(n, "contact"))
-            for n, e in contacts.items()
-        },
-        torques,
-        frames,
-    )

@@ -4,6 +4,7 @@ and the reports."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,9 +19,41 @@ from ..robot import Robot
 from .links import LinkInertia, link_parameters, rewrite_urdf_inertials
 from .parameters import Identifiability, ParameterEstimate
 
-__all__ = ["IdentificationResult"]
+__all__ = ["IdentificationResult", "CrossValidation", "REPORT_LEVEL"]
 
 Array = NDArray[np.float64]
+#: Directions of each kind listed in the text report (all are in ``to_dict``).
+_SHOWN = 8
+#: Level of the intervals printed by :meth:`IdentificationResult.format_report`.
+REPORT_LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class CrossValidation:
+    """Prediction of held-out time windows: the fit (its parameters fitted on the other
+    windows) against the URDF (its sensor parameters, if any, fitted on the same windows).
+
+    Attributes
+    ----------
+    n_folds : int
+        Time windows per log, each held out in turn.
+    rms_nominal, rms_fitted : dict of str to float
+        Held-out RMS of each row group (``force`` [N], ``moment`` [N m], ``torque`` [N m]).
+    cost_nominal, cost_fitted : float
+        Held-out sum of squares, each group divided by its noise level squared.
+    """
+
+    n_folds: int
+    rms_nominal: dict[str, float]
+    rms_fitted: dict[str, float]
+    cost_nominal: float
+    cost_fitted: float
+
+    @property
+    def better(self) -> bool:
+        """The fit predicts the held-out windows at least as well as the URDF (ties within
+        a relative 1e-6, as when the fit changed nothing, count as not worse)."""
+        return self.cost_fitted <= self.cost_nominal * (1 + 1e-6)
 
 
 @dataclass
@@ -45,6 +78,28 @@ class IdentificationResult:
     n_samples : int
         Samples used (over all logs).
     use_torques : bool
+    calibrations : dict of str to Calibration
+        Each log's calibration (by the log's file stem): shared sensor parameters and the
+        log's own; ``calibration`` is the first log's.
+    lags : dict of str to float
+        Each log's wrench lag behind the motion [s] (estimated before the fit, when asked).
+    cross_validation : CrossValidation or None
+        Held-out prediction against the URDF (None: too few samples to hold any out).
+    batch_length, n_batches : int
+        Samples per batch of the standard errors (long against the scores' autocorrelation
+        time) and the number of batches (the intervals' t has ``n_batches - 1`` degrees of
+        freedom).
+    inconsistent_urdf_links : list of str
+        Fitted links whose URDF inertia is not a real rigid body (pseudo-inertia not positive
+        definite); their fit starts from the nearest consistent one.
+    blas_threads : str
+        The BLAS thread count the fit ran with, in words.
+    inseparable : list of dict of str to float
+        Combinations of parameters the data alone cannot separate (the regressor's null
+        space with each parameter's column equilibrated, whatever the prior's scales), each
+        as parameter name -> component (the largest).
+    inseparable_share : dict of str to float
+        Each parameter's share in that null space (0: the data determine it alone).
     """
 
     robot: Robot
@@ -63,6 +118,20 @@ class IdentificationResult:
     covariance: Array
     _link_states: dict[str, tuple[float, Array, Array]] = field(repr=False, default_factory=dict)
     _theta: Array = field(repr=False, default_factory=lambda: np.zeros(0))
+    calibrations: dict[str, Calibration] = field(default_factory=dict)
+    lags: dict[str, float] = field(default_factory=dict)
+    cross_validation: CrossValidation | None = None
+    batch_length: int = 1
+    n_batches: int = 0
+    inconsistent_urdf_links: list[str] = field(default_factory=list)
+    blas_threads: str = ""
+    inseparable: list[dict[str, float]] = field(default_factory=list)
+    inseparable_share: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def recommended(self) -> bool:
+        """False when the fitted model predicts held-out data worse than the URDF."""
+        return self.cross_validation is None or self.cross_validation.better
 
     def __getitem__(self, name: str) -> ParameterEstimate:
         for p in self.parameters:
@@ -77,14 +146,28 @@ class IdentificationResult:
     def changed_links(
         self, *, relative_mass: float = 1e-9, com: float = 1e-9
     ) -> dict[str, tuple[float, Array, Array]]:
-        """Links whose mass or CoM changed: name -> (mass [kg], CoM in link axes [m], inertia
-        about the CoM in link axes [kg m^2])."""
+        """Links whose mass, CoM or inertia changed: name -> (mass [kg], CoM in link axes [m],
+        inertia about the CoM in link axes [kg m^2])."""
         out = {}
         by_name = {lk.name: lk for lk in self.links}
         for name, (m, c, inertia) in self._link_states.items():
             lk = by_name[name]
-            if abs(m / lk.mass - 1) > relative_mass or np.abs(c - lk.com).max() > com:
+            scale = max(float(np.abs(lk.inertia_com).max()), 1e-300)
+            if (
+                abs(m / lk.mass - 1) > relative_mass
+                or np.abs(c - lk.com).max() > com
+                or np.abs(inertia - lk.inertia_com).max() > relative_mass * scale
+            ):
                 out[name] = (m, c, inertia)
+        return out
+
+    def physically_consistent(self) -> dict[str, float]:
+        """Each fitted link's smallest eigenvalue of its pseudo-inertia about the CoM
+        (``diag(Sigma_C, m)``, [kg m^2] and [kg]): positive for a real rigid body."""
+        out = {}
+        for name, (m, _, inertia) in self._link_states.items():
+            sig = 0.5 * np.trace(inertia) * np.eye(3) - inertia
+            out[name] = float(min(np.linalg.eigvalsh(sig).min(), m))
         return out
 
     def corrected_robot(self) -> Robot:
@@ -143,8 +226,28 @@ class IdentificationResult:
             ]
             if moved:
                 parts.append("CoM " + ", ".join(moved))
+            _, _, inertia = self._link_states[name]
+            change = np.abs(inertia - lk.inertia_com).max()
+            if change > 1e-6 * max(float(np.abs(lk.inertia_com).max()), 1e-300):
+                principal = np.linalg.eigvalsh(inertia)
+                before = np.linalg.eigvalsh(lk.inertia_com)
+                parts.append(
+                    "principal inertia ["
+                    + ", ".join(f"{a:.4g}" for a in before)
+                    + "] -> ["
+                    + ", ".join(f"{a:.4g}" for a in principal)
+                    + "] kg m^2"
+                )
             lines.append(f"{name}: " + ", ".join(parts))
-        for name, cal in self.calibration.contacts.items():
+        many = any(":" in p.name for p in self.parameters)  # per-log sensor parameters
+        per_log = self.calibrations if many else {"": self.calibration}
+        for log, calibration in per_log.items():
+            lines += self._sensor_changes(calibration, f"{log}: " if many else "")
+        return lines
+
+    def _sensor_changes(self, calibration: Calibration, prefix: str) -> list[str]:
+        lines = []
+        for name, cal in calibration.contacts.items():
             parts = []
             if np.any(cal.force_offset):
                 parts.append(
@@ -161,10 +264,84 @@ class IdentificationResult:
                     "rotation [" + ", ".join(f"{1e3 * x:+.2f}" for x in cal.rotation) + "] mrad"
                 )
             if parts:
-                lines.append(f"{name} sensor ({cal.axes} axes): " + ", ".join(parts))
-        for joint, value in self.calibration.torque_offsets.items():
+                lines.append(f"{prefix}{name} sensor ({cal.axes} axes): " + ", ".join(parts))
+        for joint, value in calibration.torque_offsets.items():
             if value:
-                lines.append(f"{joint} torque offset {value:+.4f} N m")
+                lines.append(f"{prefix}{joint} torque offset {value:+.4f} N m")
+        return lines
+
+    def identified_summary(self) -> list[str]:
+        """In words, per link and sensor: which quantities the logs determine and which stay
+        at the URDF (or the uncalibrated sensor), and the combinations only determined
+        together."""
+        idf = self.identifiability
+        lines = [
+            f"the logs determine {idf.rank} independent combinations (base parameters) of "
+            f"the {idf.n_parameters} fitted parameters"
+        ]
+        short = {
+            "mass": "mass",
+            "com": "CoM ",
+            "inertia": "inertia ",
+            "force_offset": "force offset ",
+            "moment_offset": "moment offset ",
+            "gain": "gain",
+            "rotation": "rotation ",
+            "torque_offset": "torque offset",
+        }
+        targets: dict[str, tuple[list[str], list[str]]] = {}
+        for p in self.parameters:
+            what = short.get(p.kind, p.kind)
+            if p.kind in ("com", "force_offset", "moment_offset", "rotation"):
+                what += p.name[-1]
+            elif p.kind == "inertia":
+                what += p.name.rsplit("_", 1)[-1]
+            head = p.name.split(":", 1)[0] + ":" if ":" in p.name else ""
+            yes, no = targets.setdefault(head + p.target, ([], []))
+            (yes if p.identified else no).append(what)
+        for target, (yes, no) in targets.items():
+            if not no:
+                lines.append(f"  {target}: {', '.join(yes)}: identified")
+            elif not yes:
+                lines.append(f"  {target}: not identified, kept at the prior (URDF)")
+            else:
+                lines.append(
+                    f"  {target}: {', '.join(yes)}: identified; {', '.join(no)}: "
+                    "not identified, kept at the prior (URDF)"
+                )
+        directions = self.inseparable or idf.unobservable
+        identified = {p.name for p in self.parameters if p.identified}
+        for d in directions[:_SHOWN]:
+            names = list(d)
+            # Directions are in the fit's coordinates (an inertia's are log-scale coordinates
+            # of its second moment): one whose members are all determined as reported
+            # quantities says nothing more.
+            if len(names) >= 2 and not set(names) <= identified:
+                lines.append(
+                    "  only determined together (or not at all): "
+                    + " vs ".join(names)
+                    + ": kept at the prior"
+                )
+        share = self.inseparable_share
+        masses = [
+            p.name for p in self.parameters if p.kind == "mass" and share.get(p.name, 0) > 0.01
+        ]
+        offsets = [
+            p.name
+            for p in self.parameters
+            if p.kind == "force_offset" and share.get(p.name, 0) > 0.01
+        ]
+        if masses and offsets:
+            lines.append(
+                "  weight/offset trade-off: "
+                + ", ".join(masses)
+                + " and the force offsets "
+                + ", ".join(offsets[:6])
+                + (" ..." if len(offsets) > 6 else "")
+                + " cannot be separated by these logs (the weight and the offsets explain the "
+                "same readings): kept at the prior; move the robot (vertical accelerations, "
+                "other postures), use joint torques, or give the offsets"
+            )
         return lines
 
     def format_report(self) -> str:
@@ -181,23 +358,95 @@ class IdentificationResult:
                 f"residual  {g:6s} RMS {self.residual_rms_before[g]:.4g} -> "
                 f"{self.residual_rms_after[g]:.4g} {units[g]}"
             )
+        cv = self.cross_validation
+        if cv is not None:
+            lines.append(
+                f"held out  {cv.n_folds} time windows of each log, each predicted by a fit to "
+                "the others:"
+            )
+            for g in cv.rms_nominal:
+                lines.append(
+                    f"          {g:6s} RMS URDF {cv.rms_nominal[g]:.4g} -> fitted "
+                    f"{cv.rms_fitted[g]:.4g} {units[g]}"
+                )
+            verdict = (
+                "better than the URDF"
+                if cv.better
+                else "WORSE than the URDF: not recommended (the model the fit assumes does not "
+                "explain these logs; check them first)"
+            )
+            lines.append(
+                f"          noise-weighted cost URDF {cv.cost_nominal:.4g} -> fitted "
+                f"{cv.cost_fitted:.4g}: {verdict}"
+            )
+        for log, lag in self.lags.items():
+            lines.append(
+                f"lag       {log}: wrenches {1e3 * lag:+.2f} ms behind the motion "
+                "(estimated before the fit, floating-base rows; the log is fitted shifted back)"
+            )
+        if self.inconsistent_urdf_links:
+            lines.append(
+                "URDF      not a real rigid body (pseudo-inertia not positive definite): "
+                + ", ".join(self.inconsistent_urdf_links)
+                + "; fitted from the nearest consistent inertia"
+            )
+        consistent = self.physically_consistent()
+        bad = [n for n, v in consistent.items() if not v > 0]
+        lines.append(
+            f"physics   {len(consistent) - len(bad)} of {len(consistent)} fitted links "
+            "physically consistent (positive-definite pseudo-inertia)"
+            + (f"; NOT: {', '.join(bad)}" if bad else "")
+        )
         lines.append(f"rank      {idf.rank} of {idf.n_parameters}, condition {idf.condition:.3g}")
-        for d in idf.unobservable:
+        if idf.rank < idf.n_parameters:
+            unseen = [p.name for p in self.parameters if p.data_share == 0.0]
+            lines.append(
+                f"excitation the logs excite {idf.rank} of {idf.n_parameters} parameter "
+                f"combinations; {len(unseen)} parameters are not excited at all and keep their "
+                "URDF (or uncalibrated) value"
+                + (
+                    ": " + ", ".join(unseen[:12]) + (" ..." if len(unseen) > 12 else "")
+                    if unseen
+                    else ""
+                )
+            )
+        for d in idf.unobservable[:_SHOWN]:
             lines.append(
                 "not excited: "
                 + ", ".join(f"{k} ({v:+.2f})" for k, v in d.items())
-                + " (the logs cannot see this combination; it stays at the prior)"
+                + " (the logs cannot see this combination; it stays at the prior"
+                + (
+                    "; inertia_* here: the fit's log-scale coordinates of the second moment"
+                    if any(".inertia_" in k for k in d)
+                    else ""
+                )
+                + ")"
             )
-        for d in idf.weak:
+        if len(idf.unobservable) > _SHOWN:
+            lines.append(f"not excited: ... and {len(idf.unobservable) - _SHOWN} more (fit.json)")
+        for d in idf.weak[:_SHOWN]:
             lines.append("weakly excited: " + ", ".join(f"{k} ({v:+.2f})" for k, v in d.items()))
+        if len(idf.weak) > _SHOWN:
+            lines.append(f"weakly excited: ... and {len(idf.weak) - _SHOWN} more (fit.json)")
         lines.append("changes:" if self.changes() else "changes:  none")
         lines += ["  " + c for c in self.changes()]
-        lines.append("parameters (estimate +- standard error; * = not identified by the logs):")
+        lines.append("identified:")
+        lines += self.identified_summary()
+        level = REPORT_LEVEL
+        dof = self.parameters[0].dof if self.parameters else math.inf
+        lines.append(
+            f"parameters (estimate +- half-width of the {100 * level:.0f} % interval, Student t "
+            f"with {dof:.0f} degrees of freedom: {self.n_batches} batches of "
+            f"{self.batch_length} samples, for time-correlated residuals; "
+            "* = not identified by the logs):"
+        )
         for p in self.parameters:
             flag = " " if p.identified else "*"
+            lo, hi = p.interval(level)
+            half = 0.5 * (hi - lo)
             lines.append(
                 f" {flag} {p.name:34s} {p.nominal:+.5g} -> {p.estimate:+.6g} "
-                f"+- {p.std_error:.2g} {p.unit}"
+                f"+- {half:.2g} {p.unit}"
                 f"  (data share {p.data_share:.3f})"
             )
         return "\n".join(lines)
@@ -234,10 +483,28 @@ class IdentificationResult:
                     "prior_std": p.prior_std,
                     "data_share": p.data_share,
                     "identified": p.identified,
+                    "interval": list(p.interval(REPORT_LEVEL)),
                 }
                 for p in self.parameters
             ],
             "calibration": self.calibration.to_toml(),
+            "calibrations": {k: c.to_toml() for k, c in self.calibrations.items()},
+            "lags": self.lags,
+            "cross_validation": None
+            if self.cross_validation is None
+            else {
+                "n_folds": self.cross_validation.n_folds,
+                "rms_nominal": self.cross_validation.rms_nominal,
+                "rms_fitted": self.cross_validation.rms_fitted,
+                "cost_nominal": self.cross_validation.cost_nominal,
+                "cost_fitted": self.cross_validation.cost_fitted,
+                "better": self.cross_validation.better,
+            },
+            "recommended": self.recommended,
+            "inseparable": self.inseparable,
+            "interval_level": REPORT_LEVEL,
+            "batches": {"n": self.n_batches, "length": self.batch_length},
+            "physically_consistent": self.physically_consistent(),
         }
 
     def to_json(self, path: str | Path | None = None) -> str:

@@ -1,0 +1,126 @@
+"""Each sample's features for the fit (``r = F x`` is the residual of its rows), the row
+groups, and the calibration of fitted sensor parameters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import NDArray
+
+from ..calibrate import Calibration, ContactCalibration
+from .problem import PreparedLog, Problem
+
+__all__ = ["features", "row_groups", "fitted_calibration"]
+
+Array = NDArray[np.float64]
+
+
+def features(
+    problem: Problem, log: PreparedLog, start: int, stop: int, rows: int, log_index: int = 0
+) -> Array:
+    """``F`` (n, rows, C) of samples ``start:stop`` of the log ``log_index``: ``r = F x`` is
+    the residual of each row."""
+    robot = problem.robot
+    model, data = robot.model, robot.model.createData()
+    contacts = problem.contacts
+    frame_ids = [robot.frame_id(c.frame) for c in contacts] + [
+        robot.frame_id(f) for f in log.ext_frames
+    ]
+    n, k = stop - start, len(contacts)
+    nf = len(frame_ids)
+    Y = np.empty((n, rows, problem.n_pi_full))
+    J = np.empty((n, nf, 6, rows))
+    Rot = np.empty((n, k, 3, 3))
+    for s in range(n):
+        i = start + s
+        q = log.q[i]
+        Y[s] = pin.computeJointTorqueRegressor(model, data, q, log.v[i], log.a[i])[:rows]
+        pin.computeJointJacobians(model, data, q)
+        for f, fid in enumerate(frame_ids):
+            J[s, f] = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)[:, :rows]
+            if f < k:
+                Rot[s, f] = pin.updateFramePlacement(model, data, fid).rotation
+    W = log.W[start:stop][:, log.contact_order]
+    JT = np.swapaxes(J, 2, 3)  # (n, nf, rows, 6)
+    b = np.einsum("nkrs,nks->nr", JT[:, :k], W)
+    if log.E is not None:
+        b += np.einsum("nkrs,nks->nr", JT[:, k:], log.E[start:stop])
+    if rows > 6 and log.tau is not None:
+        b[:, 6:] += log.tau[start:stop]
+    cols = []
+    names = [c.name for c in contacts]
+    for p in problem.params[problem.n_inertial :]:
+        if p.log is not None and p.log != log_index:
+            cols.append(np.zeros((n, rows)))
+            continue
+        if p.kind == "torque_offset":
+            col = np.zeros((n, rows))
+            col[:, model.joints[robot.joint_id(p.target)].idx_v] = 1.0
+            cols.append(col)
+            continue
+        j = names.index(p.target)
+        world = problem.sensor_axes.get(p.target) == "world"
+        axis = np.zeros(3)
+        axis[p.axis] = 1.0
+        direction = np.broadcast_to(axis, (n, 3)) if world else Rot[:, j, :, p.axis]
+        w6 = np.zeros((n, 6))
+        if p.kind == "force_offset":
+            w6[:, :3] = direction
+        elif p.kind == "moment_offset":
+            w6[:, 3:] = direction
+        elif p.kind == "gain":
+            w6 = -W[:, j]
+        else:  # rotation: w_true gains (R delta) x w, so r gains -J^T (dir x w)... sign below
+            w6[:, :3] = -np.cross(direction, W[:, j, :3])
+            w6[:, 3:] = -np.cross(direction, W[:, j, 3:])
+        cols.append(np.einsum("nrs,ns->nr", JT[:, j], w6))
+    F = np.empty((n, rows, problem.n_columns))
+    F[:, :, : problem.n_pi] = Y[:, :, problem.used]
+    for c, col in enumerate(cols):
+        F[:, :, problem.n_pi + c] = col
+    F[:, :, -1] = Y[:, :, problem.unused] @ problem.pi_unused - b
+    return F
+
+
+def row_groups(rows: int) -> list[tuple[str, slice]]:
+    """The row groups (base ``force``, base ``moment``, joint ``torque``) of ``rows`` rows."""
+    return [("force", slice(0, 3)), ("moment", slice(3, 6))] + (
+        [("torque", slice(6, rows))] if rows > 6 else []
+    )
+
+
+def fitted_calibration(problem: Problem, theta: Array, log: int = 0) -> Calibration:
+    """The sensor :class:`~wholebody.calibrate.Calibration` of log ``log`` at the parameters
+    ``theta`` (p,) (shared sensor parameters and that log's own)."""
+    contacts: dict[str, dict[str, Any]] = {}
+    torques: dict[str, float] = {}
+    for k, p in enumerate(problem.params[problem.n_inertial :], start=problem.n_inertial):
+        if p.log is not None and p.log != log:
+            continue
+        if p.kind == "torque_offset":
+            torques[p.target] = float(theta[k])
+            continue
+        entry = contacts.setdefault(
+            p.target,
+            {
+                "force_offset": np.zeros(3),
+                "moment_offset": np.zeros(3),
+                "gain": 0.0,
+                "rotation": np.zeros(3),
+            },
+        )
+        if p.kind == "gain":
+            entry["gain"] = float(theta[k])
+        else:
+            entry[p.kind][p.axis] = theta[k]
+    frames = {c.name: c.frame for c in problem.contacts if c.name in contacts}
+    return Calibration(
+        {
+            n: ContactCalibration(**e, axes=problem.sensor_axes.get(n, "contact"))
+            for n, e in contacts.items()
+        },
+        torques,
+        frames,
+    )

@@ -1,0 +1,157 @@
+"""A log's wrench lag, estimated before the fit: the time ``delta`` by which the contact
+wrenches trail the motion (``w_log(t) = w_true(t - delta)``).
+
+On the floating-base rows, the residual of each candidate ``delta`` (the wrenches read at
+``t + delta``) is taken after projecting out a few nuisance directions: a constant 6D offset
+per contact, a scale of the whole robot's mass and the mass and first moment of the base body
+(where a CoM error anywhere shows in quasi-static motion) and, for a targeted fit (at most
+:data:`MAX_OWN_COLUMNS` parameters), the fit's own inertial parameters, so that neither a
+sensor offset nor a mass error can pose as a lag. Every link's inertial parameters would be
+too many: their dynamic columns absorb most of what a lag changes. The fit then estimates the
+lags again with its fitted model, and refits when they moved. The residual is minimised
+over whole-sample shifts within ``+- max_lag`` and refined by a parabola through the best
+three.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import NDArray
+
+from .problem import PreparedLog, Problem
+
+#: The fit's own inertial parameters join the nuisance up to this many (a targeted fit).
+MAX_OWN_COLUMNS = 24
+__all__ = ["estimate_lag", "shift_wrenches"]
+
+Array = NDArray[np.float64]
+
+
+def _interpolate(t: Array, W: Array, at: Array) -> Array:
+    """``W`` (n, ...) linearly interpolated at times ``at`` (inside ``t``'s span)."""
+    flat = W.reshape(len(W), -1)
+    out = np.empty((len(at), flat.shape[1]))
+    for c in range(flat.shape[1]):
+        out[:, c] = np.interp(at, t, flat[:, c])
+    return out.reshape((len(at),) + W.shape[1:])
+
+
+def estimate_lag(
+    problem: Problem, log: PreparedLog, max_lag: float, theta: Array | None = None
+) -> float:
+    """The lag [s] of ``log``'s contact wrenches behind its motion, within ``+- max_lag``
+    (0 when the log is too short or has no time stamps), with the model of the parameters
+    ``theta`` (default: the URDF)."""
+    t = log.t
+    if t is None or len(t) < 20:
+        return 0.0
+    dt = float(np.median(np.diff(t)))
+    inside = np.flatnonzero((t >= t[0] + max_lag) & (t <= t[-1] - max_lag))
+    if len(inside) < 10 or dt <= 0:
+        return 0.0
+    robot = problem.robot
+    model, data = robot.model, robot.model.createData()
+    contacts = problem.contacts
+    fids = [robot.frame_id(c.frame) for c in contacts]
+    ext = [robot.frame_id(f) for f in log.ext_frames]
+    pi0 = problem.pi_full(np.zeros(problem.p) if theta is None else theta)
+    n, k = len(inside), len(contacts)
+    y = np.empty((n, 6))
+    G = np.empty((n, k, 6, 6))  # base rows of J^T per contact
+    # Nuisance: whole-robot mass scale, base body mass and first moment, and the fit's own
+    # inertial parameters when they are few (a targeted fit).
+    own = problem.n_inertial <= MAX_OWN_COLUMNS
+    x0, D0 = problem.x_and_derivative(np.zeros(problem.p) if theta is None else theta)
+    Dp = D0[: problem.n_pi, : problem.n_inertial]
+    n_mass = 5 + (problem.n_inertial if own else 0)
+    N = np.empty((n, 6, n_mass + 6 * k))
+    for s, i in enumerate(inside):
+        q = log.q[i]
+        Y = pin.computeJointTorqueRegressor(model, data, q, log.v[i], log.a[i])[:6]
+        pin.computeJointJacobians(model, data, q)
+        y[s] = Y @ pi0
+        N[s, :, 0] = y[s]
+        N[s, :, 1:5] = Y[:, 0:4]
+        if own:
+            N[s, :, 5:n_mass] = Y[:, problem.used] @ Dp
+        for c, fid in enumerate(fids):
+            G[s, c] = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)[:, :6].T
+            R = pin.updateFramePlacement(model, data, fid).rotation
+            N[s, :, n_mass + 6 * c : n_mass + 6 * c + 3] = G[s, c][:, :3] @ R
+            N[s, :, n_mass + 6 * c + 3 : n_mass + 6 * c + 6] = G[s, c][:, 3:] @ R
+        if log.E is not None:
+            for e, fid in enumerate(ext):
+                Je = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)[:, :6]
+                y[s] -= Je.T @ log.E[i, e]
+    W = log.W[:, log.contact_order]
+
+    def residual(delta: float) -> Array:
+        Wd = _interpolate(t, W, t[inside] + delta)
+        return y - np.einsum("nkrs,nks->nr", G, Wd)
+
+    # Rows weighted by each group's scale (force, moment), then the unknowns projected out.
+    Nf = N.reshape(-1, N.shape[2])
+    U = _basis(Nf)
+    r0 = residual(0.0).reshape(-1)
+    r0 = (r0 - U @ (U.T @ r0)).reshape(n, 6)
+    weight = np.ones(6)
+    for sl in (slice(0, 3), slice(3, 6)):
+        rms = float(np.sqrt(np.mean(r0[:, sl] ** 2)))
+        weight[sl] = 1.0 / max(rms, 1e-12)
+    Nw = (N * weight[None, :, None]).reshape(-1, N.shape[2])
+    U = _basis(Nw)
+
+    def cost(delta: float) -> float:
+        r = (residual(delta) * weight).reshape(-1)
+        return float(r @ r - np.sum((U.T @ r) ** 2))
+
+    # Whole-sample shifts only: interpolating noisy wrenches between samples smooths the
+    # noise and so favours half-sample shifts. The minimum is refined by a parabola through
+    # the three best neighbouring shifts.
+    steps = int(max_lag / dt)
+    grid = np.arange(-steps, steps + 1) * dt
+    values = np.array([cost(float(d)) for d in grid])
+    j = int(np.argmin(values))
+    if 0 < j < len(grid) - 1:
+        a, b, c = values[j - 1], values[j], values[j + 1]
+        curvature = a - 2 * b + c
+        if curvature > 0:
+            refined = float(grid[j] + 0.5 * dt * (a - c) / curvature)
+            # Kept only where the residual agrees: between unrelated samples (a log of
+            # independent states) the cost is no parabola.
+            if cost(refined) <= b:
+                return refined
+    return float(grid[j])
+
+
+def _basis(N: Array) -> Array:
+    """Orthonormal basis of the column space of ``N``."""
+    if N.shape[1] == 0:
+        return np.zeros((N.shape[0], 0))
+    U, s, _ = np.linalg.svd(N, full_matrices=False)
+    keep = s > 1e-10 * max(float(s[0]) if len(s) else 0.0, 1e-300)
+    return U[:, keep]
+
+
+def shift_wrenches(log: PreparedLog, lag: float) -> PreparedLog:
+    """``log`` with its contact wrenches read ``lag`` later (``w(t + lag)``, interpolated);
+    samples whose shifted time falls outside the log are left out."""
+    if lag == 0.0 or log.t is None:
+        return log
+    t = log.t
+    ok = (t + lag >= t[0]) & (t + lag <= t[-1])
+    W = _interpolate(t, log.W, t[ok] + lag)
+    return dataclasses.replace(
+        log,
+        q=log.q[ok],
+        v=log.v[ok],
+        a=log.a[ok],
+        tau=None if log.tau is None else log.tau[ok],
+        W=W,
+        E=None if log.E is None else log.E[ok],
+        t=t[ok],
+        n_bad=log.n_bad + int((~ok).sum()),
+    )
