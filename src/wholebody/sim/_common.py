@@ -30,6 +30,8 @@ from ..trajectory import Trajectory
 
 __all__ = [
     "ContactMap",
+    "body_inertias",
+    "inertia_mismatches",
     "ContactSums",
     "SampleLog",
     "base_to_pinocchio",
@@ -134,6 +136,58 @@ def precision_metadata(dtype: Any) -> dict[str, Any]:
     """
     dt = np.dtype(dtype)
     return {"dtype": dt.name, "float_epsilon": float(np.finfo(dt).eps)}
+
+
+def body_inertias(robot: Robot, link_names: Sequence[str], inertias: Sequence[Any]) -> dict:
+    """An engine's link inertias summed per robot body (Pinocchio joint), in the joint frame.
+
+    ``inertias[i]`` is link ``link_names[i]``'s ``pinocchio.Inertia`` in its own link frame.
+    """
+    import pinocchio as pin
+
+    m = robot.model
+    sums: dict[int, Any] = {}
+    for name, inertia in zip(link_names, inertias):
+        f = m.frames[m.getFrameId(name)]
+        j = int(f.parentJoint)
+        sums[j] = sums.get(j, pin.Inertia.Zero()) + f.placement.act(inertia)
+    return sums
+
+
+def inertia_mismatches(
+    robot: Robot,
+    link_names: Sequence[str],
+    inertias: Sequence[Any],
+    engine: str,
+    tolerance: float = 1e-6,
+) -> dict[int, str]:
+    """The robot bodies whose mass, centre of mass or inertia differ in the engine.
+
+    Links welded together are summed on both sides (Pinocchio merges them into their
+    joint's body), so an engine that keeps welded links apart compares equal.
+
+    Returns
+    -------
+    dict of int to str
+        Pinocchio joint index -> a message naming the engine's links and both masses.
+    """
+    import pinocchio as pin
+
+    m = robot.model
+    sums = body_inertias(robot, link_names, inertias)
+    members: dict[int, list[str]] = {}
+    for name in link_names:
+        members.setdefault(int(m.frames[m.getFrameId(name)].parentJoint), []).append(name)
+    bad = {}
+    for j in range(1, m.njoints):
+        expected, got = m.inertias[j], sums.get(j, pin.Inertia.Zero())
+        E, G = np.asarray(expected.matrix()), np.asarray(got.matrix())
+        if np.abs(G - E).max() > tolerance * max(np.abs(E).max(), 1e-9):
+            bad[j] = (
+                f"links {members.get(j, [])} ({got.mass:.6g} kg in {engine}, "
+                f"{expected.mass:.6g} kg in the robot)"
+            )
+    return bad
 
 
 class ContactMap:

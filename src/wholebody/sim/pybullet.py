@@ -45,6 +45,8 @@ from ._common import (
     SampleLog,
     base_acceleration_to_pinocchio,
     base_to_pinocchio,
+    body_inertias,
+    inertia_mismatches,
     precision_metadata,
     quat_xyzw_to_matrix,
 )
@@ -194,46 +196,16 @@ class PybulletRecorder:
             out.append(pin.Inertia(float(d[0]), np.asarray(d[3], float), I_c))
         return out
 
-    def _robot_link_inertias(self) -> dict[int, pin.Inertia]:
-        """The robot's body inertias (per Pinocchio joint), in the joint frame."""
-        m = self.robot.model
-        return {j: m.inertias[j] for j in range(1, m.njoints)}
-
-    def _body_inertias(self) -> dict[int, pin.Inertia]:
-        """PyBullet's links summed per robot body (Pinocchio joint), in the joint frame."""
-        m = self.robot.model
-        sums: dict[int, pin.Inertia] = {}
-        for name, inertia in zip(self.link_names, self._link_inertias()):
-            f = m.frames[m.getFrameId(name)]
-            j = int(f.parentJoint)
-            sums[j] = sums.get(j, pin.Inertia.Zero()) + f.placement.act(inertia)
-        return sums
-
     def _mass_mismatches(self) -> dict[int, str]:
-        m = self.robot.model
-        sums = self._body_inertias()
-        members: dict[int, list[str]] = {}
-        for name in self.link_names:
-            members.setdefault(int(m.frames[m.getFrameId(name)].parentJoint), []).append(name)
-        bad = {}
-        for j, expected in self._robot_link_inertias().items():
-            got = sums.get(j, pin.Inertia.Zero())
-            scale = max(expected.mass, 1e-9)
-            dm = abs(got.mass - expected.mass)
-            dI = np.abs(got.matrix() - expected.matrix()).max()
-            if dm > MASS_TOLERANCE * scale or dI > MASS_TOLERANCE * max(
-                np.abs(expected.matrix()).max(), 1e-9
-            ):
-                bad[j] = (
-                    f"links {members.get(j, [])} ({got.mass:.6g} kg in PyBullet, "
-                    f"{expected.mass:.6g} kg in the robot)"
-                )
-        return bad
+        return inertia_mismatches(
+            self.robot, self.link_names, self._link_inertias(), "PyBullet", MASS_TOLERANCE
+        )
 
     def _pybullet_robot(self, joints: set[int]) -> Robot:
         """A copy of the robot with PyBullet's inertias on the bodies of ``joints``."""
         model = self.robot.model.copy()
-        for j, inertia in self._body_inertias().items():
+        sums = body_inertias(self.robot, self.link_names, self._link_inertias())
+        for j, inertia in sums.items():
             if j in joints:
                 model.inertias[j] = inertia
         return Robot(model, name=self.robot.name, source=self.robot.source)
