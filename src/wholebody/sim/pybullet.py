@@ -2,6 +2,9 @@
 
 What :class:`PybulletRecorder` does, and the PyBullet facts behind it:
 
+* **attach last.** The recorder reads the state at attach time as the first sample's state:
+  attach after setting the initial state (``resetBaseVelocity``, ``resetJointState``),
+  right before the first step.
 * **read after the step.** PyBullet gives no accelerations; ``stepSimulation`` turns the
   state ``x_n`` into ``x_{n+1}`` with the contact forces of that step, which
   ``getContactPoints`` reports afterwards. Call :meth:`~PybulletRecorder.record` right after
@@ -22,6 +25,9 @@ What :class:`PybulletRecorder` does, and the PyBullet facts behind it:
   summed) and refuses a mismatch naming the links, or (``masses="repair"``) gives a copy of
   the robot PyBullet's values (:attr:`PybulletRecorder.robot`; PyBullet's multibody solver
   loses momentum with massless moving links, so it is the robot that changes).
+* **link damping.** PyBullet damps every link's velocity by default (0.04, not readable
+  back): the recorder sets it to 0 at attach (``link_damping="keep"`` warns instead). With
+  it removed and the masses matched, a log balances to round-off (~1e-12 N).
 * joints mapped by **name** (``getJointInfo``'s joint name, link name); quaternions are
   x-y-z-w in both.
 """
@@ -37,7 +43,13 @@ import pinocchio as pin
 
 from .._optional import require
 from ..contacts import Contact
-from ..errors import InvalidArgumentError, ModelError, ModelWarning, StateError
+from ..errors import (
+    InvalidArgumentError,
+    ModelError,
+    ModelWarning,
+    StateError,
+    WholebodyWarning,
+)
 from ..robot import Robot
 from ..trajectory import Trajectory
 from ._common import (
@@ -90,6 +102,12 @@ class PybulletRecorder:
         (:attr:`repairs` lists them): check the log with ``recorder.robot``. (Setting 0 kg
         in PyBullet instead makes its multibody solver lose momentum: the log cannot balance.)
 
+    link_damping : {"zero", "keep"}
+        PyBullet damps every link's velocity by default (``linearDamping`` and
+        ``angularDamping`` 0.04), a force from the world that the log cannot hold and that
+        ``getDynamicsInfo`` does not report: set both to 0 on every link at attach
+        (default), or keep them with a warning (the log will not balance while moving).
+
     Attributes
     ----------
     robot : Robot
@@ -116,11 +134,16 @@ class PybulletRecorder:
         client: int = 0,
         timestep: float | None = None,
         masses: str = "raise",
+        link_damping: str = "zero",
     ):
         p = import_pybullet()
         self._p = p
         if masses not in ("raise", "repair"):
             raise InvalidArgumentError(f"masses must be 'raise' or 'repair', got {masses!r}")
+        if link_damping not in ("zero", "keep"):
+            raise InvalidArgumentError(
+                f"link_damping must be 'zero' or 'keep', got {link_damping!r}"
+            )
         if not robot.has_floating_base:
             raise ModelError("PybulletRecorder needs a floating-base robot")
         self.robot, self.body, self.client = robot, int(body), int(client)
@@ -153,8 +176,10 @@ class PybulletRecorder:
         self._joints = idx
         self.contacts = tuple(contacts)
         self._cmap = ContactMap(robot, self.contacts, self.link_names, "PyBullet")
+        params = p.getPhysicsEngineParameters(**kw)  # read now: a log outlives its client
+        self._iterations = int(params.get("numSolverIterations", -1))
         if timestep is None:
-            timestep = float(p.getPhysicsEngineParameters(**kw)["fixedTimeStep"])
+            timestep = float(params["fixedTimeStep"])
         if not (np.isfinite(timestep) and timestep > 0):
             raise InvalidArgumentError(f"timestep must be positive [s], got {timestep!r}")
         self.timestep = float(timestep)
@@ -178,6 +203,21 @@ class PybulletRecorder:
                 + "; ".join(self.repairs)
                 + ": recorder.robot has PyBullet's values; check the log with it",
                 ModelWarning,
+                stacklevel=2,
+            )
+        # PyBullet damps every link's velocity (linearDamping = angularDamping = 0.04 by
+        # default): a force from the world that no log holds. It cannot be read back, so it
+        # is set to 0 here (or kept, with a warning).
+        self.link_damping = link_damping
+        if link_damping == "zero":
+            for link in range(-1, njoints):
+                p.changeDynamics(self.body, link, linearDamping=0.0, angularDamping=0.0, **kw)
+        else:
+            warnings.warn(
+                "PyBullet's link damping is kept (0.04 unless changed): it acts on every moving "
+                "link like an unlogged external force, and the log will not balance while the "
+                "robot moves (link_damping='zero' removes it)",
+                WholebodyWarning,
                 stacklevel=2,
             )
         self._log = SampleLog(self.robot, self._cmap, "PyBullet")
@@ -297,14 +337,13 @@ class PybulletRecorder:
         LogFormatError
             Nothing was recorded.
         """
-        p = self._p
-        params = p.getPhysicsEngineParameters(physicsClientId=self.client)
         meta = {
-            "simulator": f"PyBullet {p.getAPIVersion()}",
+            "simulator": f"PyBullet {self._p.getAPIVersion()}",
             "timestep": self.timestep,
-            "solver_iterations": int(params.get("numSolverIterations", -1)),
+            "solver_iterations": self._iterations,
             "accelerations": "(v[n+1] - v[n]) / dt of the engine's step",
             "mass_repairs": list(self.repairs),
+            "link_damping": "set to 0 at attach" if self.link_damping == "zero" else "kept",
             **precision_metadata(np.float64),
             **dict(metadata or {}),
         }
