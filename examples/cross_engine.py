@@ -11,8 +11,8 @@ x64), float32 precision for MJX.
     python examples/cross_engine.py            # every installed engine
     WHOLEBODY_ENGINES=mujoco,drake python examples/cross_engine.py
 
-Engines: ``mujoco``, ``pybullet``, ``drake``, ``mjx`` (float32) and ``mjx64`` (float64), each
-run when its package is installed (``pip install 'wholebody[engines]'``).
+Engines: ``mujoco``, ``pybullet``, ``drake``, ``mjx`` (float32), ``mjx64`` (float64) and
+``newton`` (SolverMuJoCo, float32 state), each run when its package is installed (``pip install 'wholebody[engines]'``).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ FLOORS = {
     "drake": (1e-9, "round-off (SAP)"),
     "mjx": (5e-4, "float32 precision"),
     "mjx64": (1e-9, "round-off (x64, tolerance 1e-12)"),
+    "newton": (5e-4, "float32 precision (Newton's state)"),
 }
 
 
@@ -190,6 +191,15 @@ def run_drake(robot, path, contacts) -> tuple[Trajectory, wb.Robot]:
     return rec.trajectory(), robot
 
 
+def _x64(jax):
+    """jax's float64 context (``jax.enable_x64(True)``; older jax: jax.experimental)."""
+    if hasattr(jax, "enable_x64"):
+        return jax.enable_x64(True)
+    from jax.experimental import enable_x64
+
+    return enable_x64()
+
+
 def run_mjx(robot, path, contacts, x64: bool = False) -> tuple[Trajectory, wb.Robot]:
     import contextlib
 
@@ -214,7 +224,7 @@ def run_mjx(robot, path, contacts, x64: bool = False) -> tuple[Trajectory, wb.Ro
     smap = MujocoStateMap(robot, m)
     smap.qpos(initial_q(robot, contacts), out=d.qpos)
     jq, jv = smap.joint_qpos_indices, smap.joint_dof_indices
-    with jax.experimental.enable_x64() if x64 else contextlib.nullcontext():
+    with _x64(jax) if x64 else contextlib.nullcontext():
         mx, dx = mjx.put_model(m), mjx.put_data(m, d)
         rec = MjxRecorder.from_build(build, m)
         step = jax.jit(mjx.step)
@@ -226,12 +236,53 @@ def run_mjx(robot, path, contacts, x64: bool = False) -> tuple[Trajectory, wb.Ro
     return rec.trajectory(), build.robot
 
 
+def run_newton(robot, path, contacts) -> tuple[Trajectory, wb.Robot]:
+    import newton
+    import warp as wp
+
+    from wholebody.sim.newton import NewtonRecorder
+
+    q0 = initial_q(robot, contacts)
+    builder = newton.ModelBuilder()
+    newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
+    builder.add_urdf(
+        str(path),
+        floating=True,
+        enable_self_collisions=False,
+        xform=wp.transform(wp.vec3(*q0[:3]), wp.quat_identity()),
+    )
+    builder.add_ground_plane()
+    model = builder.finalize(device="cpu")
+    solver = newton.solvers.SolverMuJoCo(model, use_mujoco_cpu=True, use_mujoco_contacts=True)
+    s0, s1, control = model.state(), model.state(), model.control()
+    newton.eval_fk(model, model.joint_q, model.joint_qd, s0)
+    pipe = newton.CollisionPipeline(
+        model, rigid_contact_max=solver.get_max_contact_count(), soft_contact_max=0
+    )
+    nc = pipe.contacts()
+    rec = NewtonRecorder(robot, model, solver, nc, contacts, s0, timestep=DT)
+    labels = [str(n).rsplit("/", 1)[-1] for n in model.joint_label]
+    q_start, qd_start = model.joint_q_start.numpy(), model.joint_qd_start.numpy()
+    qi = np.array([q_start[labels.index(n)] for n in robot.joint_names])
+    vi = np.array([qd_start[labels.index(n)] for n in robot.joint_names])
+    for n in range(int(DURATION / DT)):
+        f = np.zeros(model.joint_dof_count, dtype=np.float32)
+        jq, jqd = s0.joint_q.numpy(), s0.joint_qd.numpy()
+        f[vi] = KP * (targets(robot, n * DT) - jq[qi]) - KD * jqd[vi]
+        control.joint_f.assign(f)
+        solver.step(s0, s1, control, nc, DT, observables=rec.observables)
+        rec.record(s1)  # after the step: the state before it, its forces
+        s0, s1 = s1, s0
+    return rec.trajectory(), robot
+
+
 ENGINES: dict[str, tuple[str, Callable[..., tuple[Trajectory, wb.Robot]]]] = {
     "mujoco": ("mujoco", run_mujoco),
     "pybullet": ("pybullet", run_pybullet),
     "drake": ("pydrake", run_drake),
     "mjx": ("jax", run_mjx),
     "mjx64": ("jax", lambda r, p, c: run_mjx(r, p, c, x64=True)),
+    "newton": ("newton", run_newton),
 }
 
 

@@ -29,6 +29,15 @@ FLOOR = {"float32": 5e-4, "float64": 1e-9}
 STEPS = 100
 
 
+def _x64(jax):
+    """jax's float64 context (``jax.enable_x64(True)``; older jax: jax.experimental)."""
+    if hasattr(jax, "enable_x64"):
+        return jax.enable_x64(True)
+    from jax.experimental import enable_x64
+
+    return enable_x64()
+
+
 @pytest.fixture(scope="module", params=["float32", "float64"])
 def standing(request, tmp_path_factory):
     x64 = request.param == "float64"
@@ -51,7 +60,7 @@ def standing(request, tmp_path_factory):
     q0[2] = 1e-4 - min(robot.frame_position(q0, c.frame)[2] for c in contacts)
     smap.qpos(q0, out=d.qpos)
     jq, jv = smap.joint_qpos_indices, smap.joint_dof_indices
-    ctx = jax.experimental.enable_x64() if x64 else contextlib.nullcontext()
+    ctx = _x64(jax) if x64 else contextlib.nullcontext()
     with ctx:
         import jax.numpy as jnp
 
