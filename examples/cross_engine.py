@@ -12,7 +12,8 @@ x64), float32 precision for MJX.
     WHOLEBODY_ENGINES=mujoco,drake python examples/cross_engine.py
 
 Engines: ``mujoco``, ``pybullet``, ``drake``, ``mjx`` (float32), ``mjx64`` (float64) and
-``newton`` (SolverMuJoCo, float32 state), each run when its package is installed (``pip install 'wholebody[engines]'``).
+``newton`` (SolverMuJoCo, float32 state), each run when its package is installed
+(``pip install 'wholebody[engines]'``).
 """
 
 from __future__ import annotations
