@@ -13,9 +13,11 @@ code as :class:`~wholebody.mujoco_recorder.MujocoRecorder`. What :class:`MjxReco
 * **precision.** MJX computes in float32 unless ``jax_enable_x64`` is set; MuJoCo Warp in
   float32. The dtype is recorded in ``metadata["dtype"]`` (and ``float_epsilon``) so the
   checks take their bounds from it: a float32 log balances to ~1e-4 N, not to round-off.
-* **the host copy's contacts.** ``mujoco_warp.get_data_into`` has been seen to leave
-  ``contact.geom`` uninitialised: each sample's contacts are checked to name valid geoms
-  before they are read, else :class:`~wholebody.errors.StateError`.
+* **the host copy's contacts.** ``mujoco_warp.get_data_into`` fills ``contact.geom`` but
+  leaves ``contact.geom1`` / ``geom2`` uninitialised (garbage such as 22043 in a 9-geom
+  model): each sample's ``contact.geom`` is checked to name the model's geoms (else
+  :class:`~wholebody.errors.StateError`) and copied into ``geom1`` / ``geom2`` before the
+  contacts are read.
 """
 
 from __future__ import annotations
@@ -47,15 +49,22 @@ def import_mujoco_warp() -> Any:
 
 
 def _check_contacts(mj_model: Any, d: Any, engine: str) -> None:
+    """Contacts of a host copy: ``contact.geom`` checked, ``geom1``/``geom2`` set from it.
+
+    ``mujoco_warp.get_data_into`` fills ``contact.geom`` but leaves the ``geom1``/``geom2``
+    fields uninitialised (seen with mujoco-warp 4.0: values like 22043 for a 9-geom model).
+    """
     n = int(d.ncon)
     if n == 0:
         return
-    geoms = np.array([d.contact.geom1[:n], d.contact.geom2[:n]])
+    geoms = np.array(d.contact.geom[:n], dtype=int)
     if geoms.min() < 0 or geoms.max() >= mj_model.ngeom:
         raise StateError(
             f"{engine}: the host copy's contacts name geoms {sorted(set(geoms.ravel()))} that "
             f"the model (ngeom = {mj_model.ngeom}) does not have: the copy is not initialised"
         )
+    d.contact.geom1[:n] = geoms[:, 0]
+    d.contact.geom2[:n] = geoms[:, 1]
 
 
 class _DeviceRecorder:
@@ -199,9 +208,8 @@ class MujocoWarpRecorder(_DeviceRecorder):
 
     def record(self, warp_model: Any, warp_data: Any) -> None:
         """Log the current state: ``mujoco_warp.forward`` on the device, then
-        ``get_data_into`` a host copy, checked (valid contact geoms) and read."""
+        ``get_data_into`` a host copy, its contact geoms checked and completed, and read."""
         self._mjw.forward(warp_model, warp_data)
-        self._host.contact.geom1[:] = -1  # so that an uninitialised copy is detected
         self._mjw.get_data_into(self._host, self.model, warp_data)
         self._read(self._host, np.float32)
 
