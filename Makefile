@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: test test-all pytest check lint typecheck docs demo bench clean chromium
+.PHONY: test test-all test-engines pytest check lint typecheck docs demo bench clean chromium
 
 $(BIN)/.installed-dev: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,12 @@ chromium:
 	  test -x $(CHROMIUM) || echo "chromium could not be installed: the browser test skips"; }
 
 check: lint typecheck docs
+
+# Every simulator with a recorder (wholebody.sim), installed into .venv, then their tests
+# (each skips when its engine is missing; `make test` runs MuJoCo, PyBullet and Drake).
+test-engines: $(BIN)/.installed-dev
+	$(BIN)/python -m pip install --quiet -e '.[dev,engines]'
+	$(BIN)/python -m pytest -n 2 --dist loadfile tests/test_mujoco.py tests/test_sim_*.py
 
 lint: $(BIN)/.installed-dev
 	$(BIN)/ruff check src tests examples benchmarks docs

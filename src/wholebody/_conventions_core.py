@@ -9,6 +9,7 @@ NaN handling when there is no NaN: the same values as numpy's NaN-aware function
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -81,10 +82,19 @@ def run_conventions(
     elif ground is not None and not isinstance(ground, Ground):
         raise InvalidArgumentError(f"ground must be a Ground, a height [m] or None, got {ground!r}")
     names = list(_BASE_COLUMNS) + list(robot.joint_names)
-    velocity = velocity_check(robot, traj.time, q, v, bad, names)
+    velocity = velocity_check(robot, traj.time, q, v, bad, names, _float_epsilon(traj))
     still, on_ground = contact_checks(robot, traj, q, bad, frames, ground, up, placements)
     limits = joint_limit_check(robot, q, bad, traj.time)
     return ConventionReport((velocity, still, on_ground, limits))
+
+
+def _float_epsilon(traj: Trajectory) -> float:
+    """The machine epsilon of the numbers the log was computed in: the recorders of float32
+    engines (MJX, MuJoCo Warp, Newton) state it as ``metadata["float_epsilon"]``."""
+    value = traj.metadata.get("float_epsilon")
+    if isinstance(value, (int, float)) and 0.0 < float(value) < 1e-2:
+        return max(float(value), float(np.finfo(float).eps))
+    return float(np.finfo(float).eps)
 
 
 def _contact_frames(traj: Trajectory, contacts: Sequence[Contact]) -> list[str]:
@@ -206,7 +216,14 @@ def _velocities(robot: Robot, t: Array, q: Array) -> Array:
     return _velocity_rows(robot, t, q).T
 
 
-def _agreement(robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.bool_]) -> _Agreement:
+def _agreement_eps(
+    robot: Robot,
+    t: Array,
+    q: Array,
+    v: Array,
+    bad: NDArray[np.bool_],
+    float_eps: float = float(np.finfo(float).eps),
+) -> _Agreement:
     # Columns as contiguous rows (nv, N): the per-column statistics partition rows.
     dT = _velocity_rows(robot, t, q)
     vT = np.ascontiguousarray(v.T)
@@ -226,6 +243,8 @@ def _agreement(robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.bool_
     with np.errstate(invalid="ignore"):
         motion = np.fmax(_row_percentile(np.abs(vT), 90, scratch=True), _row_percentile(abs_d, 90))
         eps = 1e3 * np.finfo(float).eps * (1.0 + np.nanmax(np.abs(q[:, 7:]), initial=1.0))
+        if float_eps > np.finfo(float).eps:  # q and v rounded to a coarser float (float32)
+            eps = max(eps, 4.0 * float_eps * (1.0 + np.nanmax(np.abs(q), initial=1.0)))
         floor = np.fmax(VELOCITY_RELATIVE_FLOOR * motion, NOISE_SIGMAS * _noise_sigma_rows(dT))
         change += floor[:, None]
         change += eps / float(np.median(np.diff(t)))
@@ -323,9 +342,16 @@ def _fix_base(q: Array, v: Array, names: tuple[str, ...]) -> tuple[Array, Array]
 
 
 def velocity_check(
-    robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.bool_], names: list[str]
+    robot: Robot,
+    t: Array,
+    q: Array,
+    v: Array,
+    bad: NDArray[np.bool_],
+    names: list[str],
+    float_eps: float = float(np.finfo(float).eps),
 ) -> ConventionCheck:
     name = "velocity_matches_configuration"
+    _agreement = functools.partial(_agreement_eps, float_eps=float_eps)
     dt = float(np.median(np.diff(t)))
     given = _agreement(robot, t, q, v, bad)
     n_valid = given.n_valid
@@ -339,7 +365,8 @@ def velocity_check(
         )
     stated = {
         "bound": "adjacent change of v + max(1 % of the column's 90th-percentile |v|, "
-        f"{NOISE_SIGMAS:g} noise sigmas of dq/dt)",
+        f"{NOISE_SIGMAS:g} noise sigmas of dq/dt) + the rounding of q over dt",
+        "float_epsilon": float_eps,
         "max_disagreeing_share": MAX_DISAGREEING_SHARE,
         "dt": dt,
     }

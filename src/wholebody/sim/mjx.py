@@ -1,0 +1,217 @@
+"""Log a MuJoCo MJX (JAX) or MuJoCo Warp simulation into a :class:`~wholebody.Trajectory`.
+
+Both run MuJoCo's model on an accelerator (or the CPU) with their own data structure; the
+contact forces are read on a host copy, with MuJoCo's own ``mj_contactForce``, by the same
+code as :class:`~wholebody.mujoco_recorder.MujocoRecorder`. What :class:`MjxRecorder` and
+:class:`MujocoWarpRecorder` add:
+
+* **one consistent state.** After ``mjx.step`` (``mujoco_warp.step``) the accelerations and
+  constraint forces belong to the state *before* the step; each :meth:`record` runs the
+  engine's own ``forward`` on the device data first (in the engine's precision), then copies
+  to the host (``mjx.get_data`` / ``mujoco_warp.get_data_into``) and reads it there without
+  recomputing (a host ``mj_forward`` would replace the engine's numbers with MuJoCo's).
+* **precision.** MJX computes in float32 unless ``jax_enable_x64`` is set; MuJoCo Warp in
+  float32. The dtype is recorded in ``metadata["dtype"]`` (and ``float_epsilon``) so the
+  checks take their bounds from it: a float32 log balances to ~1e-4 N, not to round-off.
+* **the host copy's contacts.** ``mujoco_warp.get_data_into`` fills ``contact.geom`` but
+  leaves ``contact.geom1`` / ``geom2`` uninitialised (garbage such as 22043 in a 9-geom
+  model): each sample's ``contact.geom`` is checked to name the model's geoms (else
+  :class:`~wholebody.errors.StateError`) and copied into ``geom1`` / ``geom2`` before the
+  contacts are read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._optional import require
+from ..contacts import Contact
+from ..errors import StateError
+from ..mujoco_recorder import MujocoRecorder
+from ..robot import Robot
+from ..trajectory import Trajectory
+from ._common import precision_metadata
+
+__all__ = ["MjxRecorder", "MujocoWarpRecorder", "import_mjx", "import_mujoco_warp"]
+
+
+def import_mjx() -> Any:
+    """Import :mod:`mujoco.mjx` or raise :class:`MissingDependencyError` with the install line."""
+    return require("mujoco.mjx", "mjx", "MJX logs")
+
+
+def import_mujoco_warp() -> Any:
+    """Import :mod:`mujoco_warp` or raise :class:`MissingDependencyError` naming the extra."""
+    return require("mujoco_warp", "mujoco-warp", "MuJoCo Warp logs")
+
+
+def _check_contacts(mj_model: Any, d: Any, engine: str) -> None:
+    """Contacts of a host copy: ``contact.geom`` checked, ``geom1``/``geom2`` set from it.
+
+    ``mujoco_warp.get_data_into`` fills ``contact.geom`` but leaves the ``geom1``/``geom2``
+    fields uninitialised (seen with mujoco-warp 4.0: values like 22043 for a 9-geom model).
+    """
+    n = int(d.ncon)
+    if n == 0:
+        return
+    geoms = np.array(d.contact.geom[:n], dtype=int)
+    if geoms.min() < 0 or geoms.max() >= mj_model.ngeom:
+        raise StateError(
+            f"{engine}: the host copy's contacts name geoms {sorted(set(geoms.ravel()))} that "
+            f"the model (ngeom = {mj_model.ngeom}) does not have: the copy is not initialised"
+        )
+    d.contact.geom1[:n] = geoms[:, 0]
+    d.contact.geom2[:n] = geoms[:, 1]
+
+
+class _DeviceRecorder:
+    """Shared: a host MjData filled from the device each sample, read by MujocoRecorder."""
+
+    engine = ""
+
+    def __init__(
+        self,
+        robot: Robot,
+        mj_model: Any,
+        contacts: Sequence[Contact],
+        *,
+        contact_sites: Mapping[str, str] | None = None,
+        push_bodies: Sequence[str] = (),
+        torques: bool = True,
+    ):
+        mujoco = require("mujoco", "mujoco", "MuJoCo models")
+        self.model = mj_model
+        self._host = mujoco.MjData(mj_model)
+        self._inner = MujocoRecorder(
+            robot,
+            mj_model,
+            contacts,
+            contact_sites=contact_sites,
+            push_bodies=push_bodies,
+            torques=torques,
+            forward=False,
+        )
+        self.robot = robot
+        self.contacts = self._inner.contacts
+        self.dtype: np.dtype[Any] | None = None
+
+    @classmethod
+    def from_build(cls, build: Any, mj_model: Any, **options: Any) -> Any:
+        """A recorder for a model compiled from a :class:`~wholebody.mujoco_bridge.MujocoBuild`."""
+        return cls(
+            build.robot, mj_model, build.contacts, contact_sites=build.contact_sites, **options
+        )
+
+    def __len__(self) -> int:
+        return len(self._inner)
+
+    def _read(self, d: Any, dtype: Any) -> None:
+        dt = np.dtype(dtype)
+        if self.dtype is not None and dt != self.dtype:
+            raise StateError(
+                f"{self.engine}: the device data changed precision ({self.dtype} -> {dt})"
+            )
+        self.dtype = dt
+        _check_contacts(self.model, d, self.engine)
+        self._inner.record(d)
+
+    @property
+    def undeclared_contact_force(self) -> dict[str, float]:
+        """Largest contact force [N] seen so far on each robot body with no declared contact."""
+        return self._inner.undeclared_contact_force
+
+    def trajectory(self, metadata: Mapping[str, Any] | None = None) -> Trajectory:
+        """The samples logged so far, in wholebody's conventions; ``metadata["dtype"]`` is
+        the engine's precision.
+
+        Raises
+        ------
+        LogFormatError
+            Nothing was recorded.
+        """
+        meta = {
+            **precision_metadata(self.dtype if self.dtype is not None else np.float64),
+            **self._metadata(),
+            **dict(metadata or {}),
+        }
+        return self._inner.trajectory(meta)
+
+    def _metadata(self) -> dict[str, Any]:
+        return {}
+
+
+class MjxRecorder(_DeviceRecorder):
+    """Records an MJX simulation (``mujoco.mjx``), then gives it as a Trajectory.
+
+    Parameters
+    ----------
+    robot : Robot
+    mj_model : mujoco.MjModel
+        The host model that ``mjx.put_model`` was given (from
+        :func:`~wholebody.mujoco_bridge.mujoco_spec_for_robot`: use :meth:`from_build`).
+    contacts, contact_sites, push_bodies, torques
+        As for :class:`~wholebody.mujoco_recorder.MujocoRecorder`.
+
+    Examples
+    --------
+    >>> mx = mjx.put_model(model); dx = mjx.put_data(model, mujoco.MjData(model))  # doctest: +SKIP
+    >>> rec = MjxRecorder.from_build(build, model)                                 # doctest: +SKIP
+    >>> step = jax.jit(mjx.step)                                                   # doctest: +SKIP
+    >>> for _ in range(1000):                                                      # doctest: +SKIP
+    ...     dx = dx.replace(qfrc_applied=controller(dx))
+    ...     rec.record(mx, dx)
+    ...     dx = step(mx, dx)
+    >>> traj = rec.trajectory()                                                    # doctest: +SKIP
+    """
+
+    engine = "MJX"
+
+    def __init__(self, robot: Robot, mj_model: Any, contacts: Sequence[Contact], **options: Any):
+        super().__init__(robot, mj_model, contacts, **options)
+        self._mjx = import_mjx()
+        import jax
+
+        self._forward = jax.jit(self._mjx.forward)
+
+    def record(self, mjx_model: Any, mjx_data: Any) -> None:
+        """Log the current state of ``mjx_data``: ``mjx.forward`` on the device (the engine's
+        precision), then ``mjx.get_data`` and MuJoCo's ``mj_contactForce`` on the host copy.
+
+        Call it after setting this step's controls and before ``mjx.step``, or right after
+        it: either way the sample is one consistent state.
+        """
+        dx = self._forward(mjx_model, mjx_data)
+        self._mjx.get_data_into(self._host, self.model, dx)
+        self._read(self._host, dx.qpos.dtype)
+
+    def _metadata(self) -> dict[str, Any]:
+        import jax
+
+        return {"simulator": f"MuJoCo MJX (jax {jax.__version__})"}
+
+
+class MujocoWarpRecorder(_DeviceRecorder):
+    """Records a MuJoCo Warp simulation (``mujoco_warp``), then gives it as a Trajectory.
+
+    Parameters as for :class:`MjxRecorder`; :meth:`record` takes the Warp model and data
+    (``mujoco_warp.put_model`` / ``put_data``).
+    """
+
+    engine = "MuJoCo Warp"
+
+    def __init__(self, robot: Robot, mj_model: Any, contacts: Sequence[Contact], **options: Any):
+        super().__init__(robot, mj_model, contacts, **options)
+        self._mjw = import_mujoco_warp()
+
+    def record(self, warp_model: Any, warp_data: Any) -> None:
+        """Log the current state: ``mujoco_warp.forward`` on the device, then
+        ``get_data_into`` a host copy, its contact geoms checked and completed, and read."""
+        self._mjw.forward(warp_model, warp_data)
+        self._mjw.get_data_into(self._host, self.model, warp_data)
+        self._read(self._host, np.float32)
+
+    def _metadata(self) -> dict[str, Any]:
+        return {"simulator": "MuJoCo Warp"}
