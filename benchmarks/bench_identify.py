@@ -18,9 +18,9 @@ import numpy as np  # noqa: E402
 import pinocchio as pin  # noqa: E402
 from _common import benchmark_robot, synthetic_log  # noqa: E402
 
-from wholebody.calibrate import SensorModel  # noqa: E402
 from wholebody.contacts import SurfaceContact  # noqa: E402
 from wholebody.identify import fit_inertial_parameters  # noqa: E402
+from wholebody.identify.calibrate import SensorModel  # noqa: E402
 
 
 def consistent_log(robot, feet, n, seed=0):

@@ -17,7 +17,7 @@ import pytest
 
 from wholebody.errors import LogFileError, LogFormatError, OutputError, ProfileError
 from wholebody.io import open_log
-from wholebody.profile import load_profile
+from wholebody.io.profile import load_profile
 from wholebody.trajectory import Trajectory
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import wholebody as wb
-from wholebody.analysis import check_trajectory
 from wholebody.balance import newton_euler_residuals
+from wholebody.check.analysis import check_trajectory
+from wholebody.check.many import check_many, connect, format_table
 from wholebody.contacts import SurfaceContact
 from wholebody.errors import ClusterError, InvalidArgumentError
 from wholebody.estimation import estimate_contact_wrenches_batch
-from wholebody.many import check_many, connect, format_table
 from wholebody.parallel import ChunkFailure, run_chunks
 from wholebody.trajectory import Trajectory
 

@@ -13,8 +13,12 @@ are imported on first use, so ``import wholebody`` stays quick.
 from importlib import import_module
 from typing import Any
 
-from . import errors, models
-from .errors import (
+from . import _aliases
+
+_aliases.install()
+
+from . import errors, models  # noqa: E402
+from .errors import (  # noqa: E402
     FrameNotFoundError,
     JointNotFoundError,
     MissingDependencyError,
@@ -22,8 +26,8 @@ from .errors import (
     StateError,
     WholebodyError,
 )
-from .loading import available_robots, load
-from .robot import Robot, TorqueTerms
+from .models.loading import available_robots, load  # noqa: E402
+from .robot import Robot, TorqueTerms  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -38,37 +42,37 @@ _LAZY = {
     "newton_euler_residuals": "balance",
     "Residual": "balance",
     "joint_reaction_wrenches": "balance",
-    "newton_euler_residual_arrays": "newton_euler",
-    "centre_of_pressure": "cop",
-    "zmp": "cop",
+    "newton_euler_residual_arrays": "balance.newton_euler",
+    "centre_of_pressure": "balance.cop",
+    "zmp": "balance.cop",
     "ContactSet": "friction",
     "check_friction_cone": "friction",
     "contact_wrench_cone": "friction",
     "ContactDynamics": "robot",
     "ContactDynamicsPass": "robot",
     "open_log": "io",
-    "read_rosbag": "recordings",
-    "read_lerobot": "recordings",
+    "read_rosbag": "io.recordings",
+    "read_lerobot": "io.recordings",
     "check_conventions": "conventions",
     "expected_residual_error": "conventions",
     "diagnose": "diagnosis",
-    "mujoco_spec_for_robot": "mujoco_bridge",
-    "MujocoRecorder": "mujoco_recorder",
+    "mujoco_spec_for_robot": "sim.mujoco",
+    "MujocoRecorder": "sim.mujoco_recorder",
     "fit_inertial_parameters": "identify",
-    "Calibration": "calibrate",
+    "Calibration": "identify.calibrate",
     "InverseDynamicsQP": "control",
     "infer_contact_schedule": "schedule",
     "ContactSchedule": "schedule",
     "build_estimation_problem": "estimation",
     "estimate_contact_wrenches": "estimation",
     "estimate_contact_wrenches_batch": "estimation",
-    "static_equilibrium_polygon": "support",
+    "static_equilibrium_polygon": "friction.support",
     "Trajectory": "trajectory",
-    "check_trajectory": "analysis",
-    "estimate_trajectory": "analysis",
-    "Report": "analysis",
-    "check_many": "many",
-    "load_profile": "profile",
+    "check_trajectory": "check.analysis",
+    "estimate_trajectory": "check.analysis",
+    "Report": "check.analysis",
+    "check_many": "check.many",
+    "load_profile": "io.profile",
 }
 
 __all__ = [
@@ -93,6 +97,9 @@ def __getattr__(name: str) -> Any:
         value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value
         return value
+    if _aliases.resolve(f"{__name__}.{name}") is not None:
+        # An old module path (``wholebody.analysis``) read as an attribute.
+        return import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'wholebody' has no attribute {name!r}")
 
 

@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..contacts import Contact
 from ..errors import StateError
 from ..friction import ContactSet
-from ..robot import Robot
+from ..robot.core import Robot
 from ._estimate_paths import fast_setup, found_estimate, make_estimate, solve_fast
 from .assembly import (
     assemble,
@@ -396,7 +396,7 @@ def estimate_contact_wrenches(
     estimate = problem.solve(solver)
     if noise is None:
         return estimate
-    from ..uncertainty import wrench_intervals
+    from .uncertainty import wrench_intervals
 
     intervals = wrench_intervals(robot, problem, estimate, q, v, noise, confidence=confidence)
     return dataclasses.replace(estimate, intervals=intervals)

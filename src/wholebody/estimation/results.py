@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..balance import Residual
+from ..balance.core import Residual
 from ..contacts import Contact
 from ..errors import ContactNotFoundError
 

@@ -12,11 +12,11 @@ import numpy as np
 import scipy.linalg
 from numpy.typing import NDArray
 
-from ..calibrate import SensorModel
 from ..contacts import Contact
 from ..errors import InvalidArgumentError, StateError
-from ..robot import Robot
+from ..robot.core import Robot
 from ..trajectory import Trajectory
+from .calibrate import SensorModel
 from .links import robot_links
 from .parameters import (
     DEFAULT_PRIOR_STD,

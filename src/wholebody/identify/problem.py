@@ -13,11 +13,11 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
-from ..calibrate import Calibration, ContactCalibration, SensorModel
 from ..contacts import Contact
 from ..errors import InvalidArgumentError, LogFormatError
-from ..robot import Robot
+from ..robot.core import Robot
 from ..trajectory import Trajectory
+from .calibrate import Calibration, ContactCalibration, SensorModel
 from .links import LinkInertia, link_parameters
 from .parameters import Param
 

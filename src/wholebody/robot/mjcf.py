@@ -1,0 +1,75 @@
+"""Robots from MJCF (MuJoCo's XML) through Pinocchio's MJCF parser.
+
+:meth:`wholebody.Robot.from_mjcf` gives the same :class:`~wholebody.Robot` as
+:meth:`~wholebody.Robot.from_urdf` would for the same mechanism: joint names are MJCF joint
+names, body frames are MJCF body names, and the model is checked with the same ``validate``
+policy (inertias, zero total mass, singular mass matrix). A ``<freejoint/>`` (or
+``<joint type="free"/>``) on the root body becomes Pinocchio's free flyer, so ``q`` and ``v``
+follow wholebody's conventions (quaternion x-y-z-w, base twist in the base frame) whatever
+MuJoCo's own are. MuJoCo merges bodies welded to their parent when it compiles
+(``fusestatic``); an MJCF saved from a compiled model (``mj_saveLastXML``) therefore has fewer
+bodies than the URDF it came from, and frames of the merged links are gone: add the ones you
+need with :meth:`~wholebody.Robot.add_frame`.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pinocchio as pin
+
+from ..errors import MJCFParseError, ModelFileNotFoundError
+from . import _validation
+
+__all__ = ["model_from_mjcf"]
+
+_FREE_FLYER = "JointModelFreeFlyer"
+
+
+def _read_mjcf(path: Path) -> ET.Element:
+    if not path.is_file():
+        raise ModelFileNotFoundError(f"MJCF file not found: {path}")
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as exc:
+        raise MJCFParseError(f"{path}: not well-formed XML: {exc}") from exc
+    if root.tag != "mujoco":
+        raise MJCFParseError(f"{path}: the root element is <{root.tag}>, expected <mujoco>")
+    return root
+
+
+def model_from_mjcf(
+    path: str | Path,
+    *,
+    floating_base: bool | None = None,
+    validate: str = "raise",
+) -> tuple[pin.Model, str | None]:
+    """Build and validate the Pinocchio model of an MJCF file (what :meth:`Robot.from_mjcf`
+    wraps): returns the model and the file's ``model`` name.
+
+    Parameters and errors as in :meth:`wholebody.Robot.from_mjcf`; kept free of the Robot
+    class so that the robot modules import this one, not the other way round.
+    """
+    _validation.check_policy(validate)
+    path = Path(path)
+    root = _read_mjcf(path)
+    try:
+        model = pin.buildModelFromMJCF(str(path))
+    except (RuntimeError, ValueError) as exc:
+        raise MJCFParseError(f"{path}: Pinocchio cannot build the model: {exc}") from exc
+    has_free = model.njoints > 1 and model.joints[1].shortname() == _FREE_FLYER
+    if floating_base is False and has_free:
+        raise MJCFParseError(
+            f"{path}: the root body has a free joint but floating_base=False was asked; "
+            "remove the free joint from the file or pass floating_base=None"
+        )
+    if floating_base and not has_free:
+        try:
+            model = pin.buildModelFromMJCF(str(path), pin.JointModelFreeFlyer())
+        except (RuntimeError, ValueError) as exc:
+            raise MJCFParseError(f"{path}: Pinocchio cannot build the model: {exc}") from exc
+    _validation.apply_policy(
+        _validation.model_problems(model, check_bodies=True), validate, str(path)
+    )
+    return model, root.get("model")

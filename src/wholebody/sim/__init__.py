@@ -1,0 +1,36 @@
+"""Simulators: one module per engine, each giving logs in this library's conventions
+(world-axes forces at contact points, Pinocchio's ``q``/``v`` layout).
+
+- :mod:`wholebody.sim.mujoco`: MuJoCo's conventions, an editable ``MjSpec`` for any robot with
+  its contacts, inertia repairs (``_mujoco_base``, ``_mujoco_inertia`` are its parts).
+- :mod:`wholebody.sim.mujoco_recorder`: :class:`MujocoRecorder`, a recorder that logs a MuJoCo
+  simulation correctly.
+
+Nothing is imported here: each engine is imported with its module.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .mujoco import mujoco_spec_for_robot
+    from .mujoco_recorder import MujocoRecorder
+
+# name -> module of this package, imported on first access (PEP 562).
+_LAZY = {"mujoco_spec_for_robot": "mujoco", "MujocoRecorder": "mujoco_recorder"}
+
+__all__ = ["mujoco_spec_for_robot", "MujocoRecorder"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
