@@ -4,10 +4,13 @@ Equations of motion, Newton-Euler wrench balance, friction cones and contact-for
 estimation, with the conventions of the README's table (Pinocchio's q/v layout, force-first
 wrenches that carry their point, world-aligned contact Jacobians, SI units).
 
-The names below are the public API; the modules hold the rest (``wholebody.balance``,
-``wholebody.friction``, ``wholebody.estimation``, ``wholebody.support``,
-``wholebody.trajectory``, ``wholebody.analysis``, ``wholebody.many``, ...). The heavier ones
-are imported on first use, so ``import wholebody`` stays quick.
+The names below are the public API; the packages hold the rest, one idea each: ``robot``,
+``balance``, ``friction``, ``estimation``, ``conventions``, ``diagnosis``, ``schedule``,
+``identify``, ``check``, ``io``, ``sim``, ``cli``, ``models``, beside ``trajectory``,
+``spatial``, ``contacts`` and ``errors`` (``docs/architecture.md``). The module paths of
+earlier releases (``wholebody.analysis``, ``wholebody.mujoco_bridge``, ...) still import, as
+compatibility paths (:mod:`wholebody._aliases`). The heavier names are imported on first use,
+so ``import wholebody`` stays quick.
 """
 
 from importlib import import_module

@@ -79,7 +79,7 @@ ALIASES: dict[str, str] = {
     "wholebody._robot_contact": "wholebody.robot._contact",
     "wholebody._robot_checks": "wholebody.robot._checks",
     "wholebody._robot_batch": "wholebody.robot.batch",
-    "wholebody._validation": "wholebody.robot._validation",
+    "wholebody._validation": "wholebody.robot.validation",
     "wholebody.differentiation": "wholebody.robot.differentiation",
     "wholebody.loading": "wholebody.models.loading",
     "wholebody.mjcf": "wholebody.robot.mjcf",

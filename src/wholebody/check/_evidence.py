@@ -57,7 +57,7 @@ def _chunk_conventions(
 ) -> Any:
     """The convention checks of one chunk's piece (:func:`_convention_piece`), reusing the
     CoM and contact origins of the chunk's pass (samples ``[start, stop)``) when given."""
-    from ..conventions._core import run_conventions
+    from ..conventions import run_conventions
 
     if placements is not None and lo < start:  # the samples before the chunk: placed there
         k = placements[1].shape[1]

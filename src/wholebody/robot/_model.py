@@ -23,7 +23,7 @@ from ..errors import (
     ModelError,
     URDFParseError,
 )
-from . import _validation
+from . import validation as _validation
 from ._checks import as_se3, as_state_vector, frame_name_error, validated_frame_ids
 from .mjcf import model_from_mjcf
 

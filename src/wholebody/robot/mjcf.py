@@ -20,7 +20,7 @@ from pathlib import Path
 import pinocchio as pin
 
 from ..errors import MJCFParseError, ModelFileNotFoundError
-from . import _validation
+from . import validation as _validation
 
 __all__ = ["model_from_mjcf"]
 

@@ -40,7 +40,7 @@ from ..errors import (
     ModelFileNotFoundError,
     ModelWarning,
 )
-from ..robot import _validation
+from ..robot import validation as _validation
 from ..robot.core import Array, Robot
 from ._mujoco_base import (
     CONTACT_GEOM_PREFIX,
