@@ -277,6 +277,25 @@ def newton_euler_residual(
     The formula is :func:`wholebody.newton_euler.newton_euler_residual_arrays`' own, run on
     the Python floats of one sample (no array machinery): the batch form gives the same
     numbers.
+
+    Examples
+    --------
+    With no contact wrench, a robot at rest leaves its weight unbalanced: the residual force
+    is ``m g`` (world z up, [N]) and the moment about the CoM is zero.
+
+    >>> import numpy as np, wholebody
+    >>> from wholebody.balance import newton_euler_residual
+    >>> from wholebody.contacts import SurfaceContact
+    >>> robot = wholebody.load("humanoid")
+    >>> feet = [SurfaceContact(f, half_length=0.1, half_width=0.05, mu=0.7)
+    ...         for f in ("left_sole", "right_sole")]
+    >>> zero_v = np.zeros(robot.nv)
+    >>> r = newton_euler_residual(robot, robot.neutral(), zero_v, zero_v, feet,
+    ...                           [np.zeros(6), np.zeros(6)])
+    >>> np.round(r.force, 1)
+    array([   0. ,    0. , -644.5])
+    >>> bool(np.allclose(r.moment, 0.0))
+    True
     """
     q, v, a = robot._check_qva(q, v, a)
     ext = (  # called here: a deprecation warning points at the caller's line

@@ -80,6 +80,15 @@ def load(name: str | Path, *, validate: str | None = None) -> Robot:
         An example-robot-data robot without the ``robots`` extra installed.
     InvalidArgumentError
         ``name`` is not a string, or ``validate`` is not one of the policies.
+
+    Examples
+    --------
+    >>> import wholebody
+    >>> robot = wholebody.load("humanoid")
+    >>> robot.nq, robot.nv  # a floating base: 7 + 19 joints, 6 + 19 velocities
+    (26, 25)
+    >>> round(robot.mass, 1)  # [kg]
+    65.7
     """
     if isinstance(name, Path) or (
         isinstance(name, str)
