@@ -72,6 +72,7 @@ _LAZY = {
     "static_equilibrium_polygon": "friction.support",
     "Trajectory": "trajectory",
     "check_trajectory": "check.analysis",
+    "CheckOptions": "check.analysis",
     "estimate_trajectory": "check.analysis",
     "Report": "check.analysis",
     "check_many": "check.many",

@@ -1,7 +1,8 @@
 """Checks of logs: are the contact wrenches consistent with the motion and friction?
 
 :func:`check_trajectory` (a :class:`~wholebody.trajectory.Trajectory` in memory) and
-:func:`check_log` (a file, streamed) give a :class:`Report`; :func:`check_many` checks many
+:func:`check_log` (a file, streamed) give a :class:`Report`, with the options of
+:class:`CheckOptions`; :func:`check_many` checks many
 logs (on processes or a Dask cluster). The parts: ``_sources`` (where samples come from and
 the options), ``_engine`` (the per-sample pass and the residual over chunks), ``_evidence``
 (conventions, expected errors, the diagnosis), :mod:`~wholebody.check.report` (the verdict
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
         DEFAULT_FORCE_TOLERANCE,
         DEFAULT_MOMENT_TOLERANCE,
         TOLERANCE_PRESETS,
+        CheckOptions,
         check_log,
         check_trajectory,
         estimate_trajectory,
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 
 # name -> module of this package, imported on first access (PEP 562).
 _LAZY = {
+    "CheckOptions": "analysis",
     "Report": "report",
     "check_trajectory": "analysis",
     "check_log": "analysis",
@@ -43,6 +46,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "CheckOptions",
     "Report",
     "check_trajectory",
     "check_log",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,7 @@ from ._sources import _LogSource, _Options, _TrajectorySource
 from .report import Report
 
 __all__ = [
+    "CheckOptions",
     "Report",
     "check_trajectory",
     "check_log",
@@ -95,7 +96,19 @@ def _contacts_for_log(traj: Any, contacts: Sequence[Contact]) -> list[Contact]:
     return [by_name[n] for n in traj.contact_names]
 
 
-_CHECK_DOC = """
+@dataclass(frozen=True)
+class CheckOptions:
+    """How a log is checked: the options of :func:`check_trajectory`, :func:`check_log`,
+    :func:`~wholebody.check.many.check_many` and ``wholebody check``, documented once.
+
+    Every field has a default; a tolerance left None takes the preset's value. Each function
+    also takes every field as a keyword argument (their signature in earlier releases), which
+    overrides ``options``: ``check_trajectory(robot, traj, contacts, force_tolerance=0.02)``
+    is ``check_trajectory(robot, traj, contacts, CheckOptions(force_tolerance=0.02))``.
+    The options are checked when made.
+
+    Parameters
+    ----------
     preset : {"simulation", "measured"}
         Default tolerances (:data:`TOLERANCE_PRESETS`); the arguments below override them.
     force_tolerance : float, optional
@@ -130,33 +143,93 @@ _CHECK_DOC = """
     progress : bool
         A progress bar (tqdm) over the samples (``workers=1``).
 
-    Returns
-    -------
-    Report
-        Per-sample residuals, cones, flags, the verdict (see :mod:`wholebody.report`) and
-        the diagnosis.
-"""
+    Raises
+    ------
+    InvalidArgumentError
+        An unknown preset, a tolerance that is not a finite number >= 0, ``workers`` or
+        ``chunk_size`` not an integer >= 1.
+
+    Examples
+    --------
+    >>> from wholebody.check import CheckOptions
+    >>> options = CheckOptions(preset="measured", t_start=0.5, workers=2)
+    >>> options.tolerances["force_tolerance"]  # the measured preset's, relative to m g
+    0.05
+    >>> options.replace(force_tolerance=0.02).tolerances["force_tolerance"]
+    0.02
+    >>> CheckOptions(workers=0)
+    Traceback (most recent call last):
+    ...
+    wholebody.errors.InvalidArgumentError: workers must be an integer >= 1, got 0
+    """
+
+    preset: str = "simulation"
+    force_tolerance: float | None = None
+    moment_tolerance: float | None = None
+    cone_tolerance: float | None = None
+    cone_tolerance_relative: float | None = None
+    t_start: float | None = None
+    t_stop: float | None = None
+    ground: Any = None
+    conventions: bool = True
+    savgol: tuple[int, int] | None = None
+    diagnose_causes: bool = True
+    workers: int = 1
+    chunk_size: int = 50_000
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        self._engine_options()  # raises on a bad option
+
+    @property
+    def tolerances(self) -> dict[str, float]:
+        """The four tolerances, the preset's where a field is None."""
+        return dict(self._engine_options().tol)
+
+    def replace(self, **changes: Any) -> CheckOptions:
+        """A copy with some fields changed (checked like a new one).
+
+        Raises
+        ------
+        InvalidArgumentError
+            A name that is not a field (the message lists the fields), or a bad value.
+        """
+        names = [f.name for f in fields(self)]
+        unknown = sorted(set(changes) - set(names))
+        if unknown:
+            raise InvalidArgumentError(f"unknown check options {unknown}; the options: {names}")
+        return replace(self, **changes)
+
+    def _engine_options(self) -> _Options:
+        return _options(
+            self.preset,
+            self.force_tolerance,
+            self.moment_tolerance,
+            self.cone_tolerance,
+            self.cone_tolerance_relative,
+            self.workers,
+            self.chunk_size,
+        )
+
+
+def _check_options(options: CheckOptions | None, keywords: dict[str, Any]) -> CheckOptions:
+    """``options`` (default options when None) with the keyword arguments applied."""
+    if options is None:
+        options = CheckOptions()
+    elif not isinstance(options, CheckOptions):
+        raise InvalidArgumentError(
+            f"options must be a CheckOptions, got {type(options).__name__}; give other "
+            "options as keyword arguments"
+        )
+    return options.replace(**keywords) if keywords else options
 
 
 def check_trajectory(
     robot: Robot,
     traj: Trajectory,
     contacts: Sequence[Contact],
-    *,
-    preset: str = "simulation",
-    force_tolerance: float | None = None,
-    moment_tolerance: float | None = None,
-    cone_tolerance: float | None = None,
-    cone_tolerance_relative: float | None = None,
-    t_start: float | None = None,
-    t_stop: float | None = None,
-    ground: Any = None,
-    conventions: bool = True,
-    savgol: tuple[int, int] | None = None,
-    diagnose_causes: bool = True,
-    workers: int = 1,
-    chunk_size: int = 50_000,
-    progress: bool = False,
+    options: CheckOptions | None = None,
+    **keywords: Any,
 ) -> Report:
     """Check a log's contact wrenches against its motion and the friction cones.
 
@@ -173,29 +246,48 @@ def check_trajectory(
     traj : Trajectory
     contacts : sequence of Contact
         One per contact of the log, matched by name (friction and geometry).
+    options : CheckOptions, optional
+        How to check: tolerances, preset, time window, ground, convention checks,
+        differentiation, diagnosis, workers, chunking, progress (defaults when omitted).
+    **keywords
+        Any field of :class:`CheckOptions`, overriding ``options`` (the keyword arguments of
+        earlier releases).
+
+    Returns
+    -------
+    Report
+        Per-sample residuals, cones, flags, the verdict (see :mod:`wholebody.check.report`)
+        and the diagnosis.
+
+    Examples
+    --------
+    The shipped squat log is consistent:
+
+    >>> from pathlib import Path
+    >>> import wholebody
+    >>> from wholebody.check import check_trajectory
+    >>> from wholebody.io.profile import load_profile
+    >>> root = Path(wholebody.__file__).parents[2]  # the repository
+    >>> profile = load_profile(root / "models" / "humanoid.toml")
+    >>> traj = wholebody.Trajectory.load(root / "data" / "humanoid_squat.npz")
+    >>> report = check_trajectory(profile.robot, traj, profile.contacts, t_stop=1.0)
+    >>> report.verdict, report.n_checked
+    ('consistent', 501)
     """
-    opts = _options(
-        preset,
-        force_tolerance,
-        moment_tolerance,
-        cone_tolerance,
-        cone_tolerance_relative,
-        workers,
-        chunk_size,
-    )
+    o = _check_options(options, keywords)
     contacts = _contacts_for_log(traj, contacts)
     traj = traj.at_frame_origins(robot, contacts)  # wrenches about stated points, moved
-    source = _TrajectorySource(traj, t_start, t_stop)
+    source = _TrajectorySource(traj, o.t_start, o.t_stop)
     return _check_source(
         robot,
         source,
         contacts,
-        opts,
-        ground=ground,
-        conventions=conventions,
-        savgol=savgol,
-        diagnose_causes=diagnose_causes,
-        progress=progress,
+        o._engine_options(),
+        ground=o.ground,
+        conventions=o.conventions,
+        savgol=o.savgol,
+        diagnose_causes=o.diagnose_causes,
+        progress=o.progress,
     )
 
 
@@ -203,21 +295,8 @@ def check_log(
     robot: Robot,
     path: Any,
     contacts: Sequence[Contact],
-    *,
-    preset: str = "simulation",
-    force_tolerance: float | None = None,
-    moment_tolerance: float | None = None,
-    cone_tolerance: float | None = None,
-    cone_tolerance_relative: float | None = None,
-    t_start: float | None = None,
-    t_stop: float | None = None,
-    ground: Any = None,
-    conventions: bool = True,
-    savgol: tuple[int, int] | None = None,
-    diagnose_causes: bool = True,
-    workers: int = 1,
-    chunk_size: int = 50_000,
-    progress: bool = False,
+    options: CheckOptions | None = None,
+    **keywords: Any,
 ) -> Report:
     """Check a log file, read chunk by chunk: :func:`check_trajectory` without loading it.
 
@@ -245,6 +324,18 @@ def check_log(
         A ``.parquet``, ``.h5``/``.hdf5``, ``.npz`` or ``.csv`` log (``docs/log-format.md``).
     contacts : sequence of Contact
         One per contact of the log, matched by name (friction and geometry).
+    options : CheckOptions, optional
+        How to check: tolerances, preset, time window, ground, convention checks,
+        differentiation, diagnosis, workers, chunking, progress (defaults when omitted).
+    **keywords
+        Any field of :class:`CheckOptions`, overriding ``options`` (the keyword arguments of
+        earlier releases).
+
+    Returns
+    -------
+    Report
+        Per-sample residuals, cones, flags, the verdict (see :mod:`wholebody.check.report`)
+        and the diagnosis.
 
     Raises
     ------
@@ -253,36 +344,25 @@ def check_log(
     """
     from ..io.logs import open_log
 
-    opts = _options(
-        preset,
-        force_tolerance,
-        moment_tolerance,
-        cone_tolerance,
-        cone_tolerance_relative,
-        workers,
-        chunk_size,
-    )
+    o = _check_options(options, keywords)
+    opts = o._engine_options()
     with open_log(path) as log:
         contacts = _contacts_for_log(log, contacts)
         log = log.at_frame_origins(robot, contacts)  # each chunk's wrenches at frame origins
-        source = _LogSource(log, t_start, t_stop, chunk_size, need_time=not log.has_accelerations)
+        source = _LogSource(
+            log, o.t_start, o.t_stop, opts.chunk_size, need_time=not log.has_accelerations
+        )
         return _check_source(
             robot,
             source,
             contacts,
             opts,
-            ground=ground,
-            conventions=conventions,
-            savgol=savgol,
-            diagnose_causes=diagnose_causes,
-            progress=progress,
+            ground=o.ground,
+            conventions=o.conventions,
+            savgol=o.savgol,
+            diagnose_causes=o.diagnose_causes,
+            progress=o.progress,
         )
-
-
-check_trajectory.__doc__ = (check_trajectory.__doc__ or "") + _CHECK_DOC
-check_log.__doc__ = (check_log.__doc__ or "").replace(
-    "\n    Raises\n", _CHECK_DOC.rstrip() + "\n\n    Raises\n", 1
-)
 
 
 def _options(

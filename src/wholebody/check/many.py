@@ -63,7 +63,7 @@ def _check_file(
     robot: Robot,
     path: str,
     contacts: Sequence[Contact],
-    options: dict[str, Any],
+    options: Any,
     out_dir: str | None,
     plot: bool,
     calibration: Any = None,
@@ -73,17 +73,18 @@ def _check_file(
     """Check one log; a log that cannot be read is a row with its error."""
     from ..errors import WholebodyError
     from ..io.logs import read_log
-    from .analysis import check_log, check_trajectory
+    from .analysis import CheckOptions, check_log, check_trajectory
 
+    given, keywords = (options, {}) if isinstance(options, CheckOptions) else (None, options)
     try:
         if calibration is None and Path(path).suffix.lower() in STREAMED_SUFFIXES:
             # Read in row groups / slices: memory does not grow with the log's length.
-            report = check_log(robot, path, contacts, **options)
+            report = check_log(robot, path, contacts, given, **keywords)
         else:
             traj = read_log(path, mapping=recording, robot=robot, episode=episode)
             if calibration is not None:
                 traj = calibration.apply(traj, robot)
-            report = check_trajectory(robot, traj, contacts, **options)
+            report = check_trajectory(robot, traj, contacts, given, **keywords)
     except (WholebodyError, OSError, ValueError) as exc:
         return _error_row(path, str(exc))
     if out_dir is not None:
@@ -124,7 +125,7 @@ def _task(
     path: str,
     robot: Robot,
     contacts: Sequence[Contact],
-    options: dict[str, Any],
+    options: Any,
     out_dir: str | None,
     plot: bool,
     calibration: Any = None,
@@ -180,7 +181,7 @@ def check_many(
     client: Any = None,
     out_dir: str | Path | None = None,
     plot: bool = False,
-    options: dict[str, Any] | None = None,
+    options: Any = None,
     calibration: Any = None,
     recording: Any = None,
     episode: int = 0,
@@ -203,9 +204,11 @@ def check_many(
     out_dir, plot
         Write each log's report (``STEM.report.json``, ``STEM.report.csv`` and with ``plot``
         ``STEM.report.png``) there.
-    options : dict, optional
-        Passed to :func:`~wholebody.analysis.check_trajectory` (tolerances, its own
-        ``workers`` for the samples of each log, ...).
+    options : CheckOptions or dict, optional
+        How each log is checked (:class:`~wholebody.check.CheckOptions`: tolerances, the
+        window, its own ``workers`` for the samples of each log, ...); a dict gives
+        :func:`~wholebody.check.check_trajectory`'s keyword arguments (a bad one is the
+        error of each row).
     calibration : Calibration, optional
         Sensor calibration applied to every log before it is checked
         (:meth:`wholebody.calibrate.Calibration.apply`; a profile's ``calibration`` key).
@@ -244,7 +247,10 @@ def check_many(
         The robot cannot be sent to the Dask cluster (the scheduler went away).
     """
     names = [str(p) for p in paths]
-    options = dict(options or {})
+    from .analysis import CheckOptions
+
+    if not isinstance(options, CheckOptions):
+        options = dict(options or {})
     out = None if out_dir is None else str(out_dir)
     contacts = list(contacts)
     if client is not None:
@@ -267,7 +273,7 @@ def _on_dask(
     paths: list[str],
     robot: Robot,
     contacts: list[Contact],
-    options: dict[str, Any],
+    options: Any,
     out: str | None,
     plot: bool,
     calibration: Any = None,

@@ -182,24 +182,25 @@ def exit_code(rows: Sequence[dict[str, Any]]) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from ..check.analysis import CheckOptions
     from ..check.many import check_many, connect, format_table
 
     if args.out is not None:
         _writable_dir(Path(args.out), create=True)
     robot, contacts, calibration = _setup(args)
-    options: dict[str, Any] = {
-        "preset": args.preset,
-        "t_start": args.t_start,
-        "t_stop": args.t_stop,
-    }
-    for name in ("force_tolerance", "moment_tolerance", "cone_tolerance"):
-        if getattr(args, name) is not None:
-            options[name] = getattr(args, name)
+    options = CheckOptions(
+        preset=args.preset,
+        force_tolerance=args.force_tolerance,
+        moment_tolerance=args.moment_tolerance,
+        cone_tolerance=args.cone_tolerance,
+        t_start=args.t_start,
+        t_stop=args.t_stop,
+    )
     client = connect(args.dask, timeout=args.dask_timeout) if args.dask else None
     try:
         if len(args.logs) == 1 and client is None:
             # One log: its samples are shared between the workers.
-            options |= {"workers": args.workers, "progress": _progress(args)}
+            options = options.replace(workers=args.workers, progress=_progress(args))
             workers = 1
         else:
             workers = args.workers
