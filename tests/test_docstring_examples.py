@@ -41,16 +41,24 @@ def test_docstring_examples_run(name):
 
 
 def test_the_main_entry_points_have_examples_that_run():
-    # load, the one-sample residual, the cone check: each has at least one example run above.
-    finder = doctest.DocTestFinder()
-    from wholebody.balance import core
-    from wholebody.friction import cones
-    from wholebody.models import loading
+    # The functions users call first: each has at least one example, run above.
+    import wholebody
+    from wholebody.check import CheckOptions, check_trajectory
+    from wholebody.estimation import estimate_contact_wrenches
+    from wholebody.friction import check_friction_cone
 
-    for module, name in [
-        (loading, "load"),
-        (core, "newton_euler_residual"),
-        (cones, "check_friction_cone"),
-    ]:
-        tests = finder.find(getattr(module, name), name, module=module)
-        assert tests and tests[0].examples, name
+    finder = doctest.DocTestFinder()
+    entry_points = [
+        wholebody.load,
+        wholebody.Robot.inverse_dynamics,
+        wholebody.Robot.com,
+        wholebody.Robot.frame_jacobian,
+        wholebody.newton_euler_residual,
+        estimate_contact_wrenches,
+        check_friction_cone,
+        check_trajectory,
+        CheckOptions,
+    ]
+    for obj in entry_points:
+        tests = finder.find(obj, obj.__qualname__, module=False)
+        assert tests and tests[0].examples, obj.__qualname__

@@ -378,6 +378,26 @@ def estimate_contact_wrenches(
     ``external_wrenches``, ``active`` and other keyword arguments go to
     :func:`build_estimation_problem`. ``noise`` (a :class:`wholebody.uncertainty.NoiseLevels`):
     also compute :attr:`ContactEstimate.intervals` at ``confidence``.
+
+    Examples
+    --------
+    A humanoid standing still on two feet: each foot carries half the weight (world axes,
+    at the sole's origin, [N]) and the estimate balances the motion.
+
+    >>> import numpy as np, wholebody
+    >>> from wholebody.contacts import SurfaceContact
+    >>> from wholebody.estimation import estimate_contact_wrenches
+    >>> robot = wholebody.load("humanoid")
+    >>> feet = [SurfaceContact(f, half_length=0.1, half_width=0.05, mu=0.7)
+    ...         for f in ("left_sole", "right_sole")]
+    >>> zero = np.zeros(robot.nv)
+    >>> est = estimate_contact_wrenches(robot, robot.neutral(), zero, zero, feet)
+    >>> est.status
+    'found'
+    >>> np.round(est.wrenches["left_sole"][:3], 1)
+    array([  0. ,   0. , 322.3])
+    >>> bool(np.abs(est.newton_euler_residual.force).max() < 1e-6)
+    True
     """
     if known_wrenches:
         # Warn here, at the caller's line (build_estimation_problem would point at this one).

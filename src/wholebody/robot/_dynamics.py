@@ -200,6 +200,19 @@ class RobotDynamics(RobotState):
             As in :meth:`external_generalized_forces`.
         external : deprecated
             The former name of ``external_wrenches``.
+
+        Examples
+        --------
+        At rest, the base rows are the weight the contacts must carry (base frame, [N]):
+
+        >>> import numpy as np, wholebody
+        >>> robot = wholebody.load("humanoid")
+        >>> zero = np.zeros(robot.nv)
+        >>> tau = robot.inverse_dynamics(robot.neutral(), zero, zero)
+        >>> np.round(tau[:3], 1)
+        array([  0. ,   0. , 644.5])
+        >>> bool(np.isclose(tau[2], robot.weight))
+        True
         """
         external = _renamed_external(external_wrenches, external)
         q, v, a = self._check_qva(q, v, a)

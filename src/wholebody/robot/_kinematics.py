@@ -156,6 +156,14 @@ class RobotKinematics(RobotDynamics):
 
         Rows ``(v, omega)``: velocity of the frame origin and angular velocity, world axes
         [m/s, rad/s per unit of v].
+
+        Examples
+        --------
+        >>> import wholebody
+        >>> robot = wholebody.load("humanoid")
+        >>> J = robot.frame_jacobian(robot.neutral(), "left_sole")
+        >>> J.shape  # (v, omega) rows, one column per velocity
+        (6, 25)
         """
         try:
             fid = self._frame_ids[frame]
@@ -194,7 +202,15 @@ class RobotKinematics(RobotDynamics):
     # --- centre of mass and momentum --------------------------------------------------------
 
     def com(self, q: ArrayLike) -> Array:
-        """Centre of mass in world coordinates, shape (3,) [m]."""
+        """Centre of mass in world coordinates, shape (3,) [m].
+
+        Examples
+        --------
+        >>> import wholebody
+        >>> robot = wholebody.load("humanoid")
+        >>> robot.com(robot.neutral()).round(3)
+        array([ 0.001,  0.   , -0.004])
+        """
         q = self.check_q(q)
         return _com(self._model, self._data, q, False)
 
