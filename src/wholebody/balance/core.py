@@ -243,34 +243,43 @@ def newton_euler_residual(
     external_wrenches: ExternalWrenches | None = None,
     external: Sequence[Any] | None = None,
     known_wrenches: Mapping[str, Any] | None = None,
+    workers: int = 1,
+    chunk_size: int = 20_000,
 ) -> Residual:
-    """The Newton-Euler residual ``w_c + w_gi`` of one sample, about ``at``.
+    """The Newton-Euler residual ``w_c + w_gi`` of one sample or of N, about ``at``.
+
+    One call for both, like SciPy's ``Rotation``: ``q`` of shape (nq,) is one sample (its
+    fast path; bad input raises), ``q`` of shape (N, nq) is N samples, computed as
+    :func:`newton_euler_residuals` computes them (bad samples flagged, never dropped). The
+    :class:`Residual` says which it holds (:attr:`Residual.is_batch`).
 
     Parameters
     ----------
     robot : Robot
-    q : array, shape (nq,)
-    v, a : arrays, shape (nv,)
+    q : array, shape (nq,) or (N, nq)
+    v, a : arrays, shape (nv,) or (N, nv)
     contacts : sequence of PointContact or SurfaceContact
     wrenches : sequence, mapping or array
         Per contact, world axes at the contact frame's origin [N, N m]
-        (see :func:`stack_contact_wrenches`).
+        (see :func:`stack_contact_wrenches`; for N samples as :func:`newton_euler_residuals`).
     at : "com", "origin" or array of shape (3,)
         Point to take moments about.
     external_wrenches : mapping, optional
         Known external wrenches (a push), see :data:`ExternalWrenches`.
     external, known_wrenches : deprecated
         Use ``external_wrenches``.
+    workers, chunk_size : int
+        N samples only: as in :func:`newton_euler_residuals`.
 
     Returns
     -------
     Residual
-        Force and moment of shape (3,), world axes [N, N m].
+        Force and moment of shape (3,), or (N, 3) for N samples, world axes [N, N m].
 
     Raises
     ------
     StateError
-        Bad input (the batch form :func:`newton_euler_residuals` flags bad samples instead).
+        Bad input for one sample (N samples flag bad samples instead).
 
     Notes
     -----
@@ -297,6 +306,21 @@ def newton_euler_residual(
     >>> bool(np.allclose(r.moment, 0.0))
     True
     """
+    if np.ndim(q) == 2:  # N samples: the batch path
+        return newton_euler_residuals(
+            robot,
+            q,
+            v,
+            a,
+            contacts,
+            wrenches,
+            at=at,
+            external_wrenches=external_wrenches,
+            external=external,
+            known_wrenches=known_wrenches,
+            workers=workers,
+            chunk_size=chunk_size,
+        )
     q, v, a = robot._check_qva(q, v, a)
     ext = (  # called here: a deprecation warning points at the caller's line
         parse_external_wrenches(
@@ -337,6 +361,9 @@ def newton_euler_residuals(
     chunk_size: int = 20_000,
 ) -> Residual:
     """Newton-Euler residuals of N samples: one Pinocchio pass per sample, algebra batched.
+
+    :func:`newton_euler_residual` takes N samples too (it calls this); this name is kept for
+    code that wants to say "a batch" (and raises when ``q`` is not (N, nq)).
 
     Parameters
     ----------
