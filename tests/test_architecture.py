@@ -49,9 +49,20 @@ def _modules() -> dict[str, Path]:
 
 
 def _imports(name: str, path: Path) -> list[tuple[str, list[str]]]:
-    """(imported module, names) for every import of ``wholebody`` modules, at any level."""
+    """(imported module, names) for every import of ``wholebody`` modules, at any level.
+
+    Imports under ``if TYPE_CHECKING:`` are left out: they name types for annotations and never
+    run (the modules of ``robot`` annotate their first argument with ``Robot``, whose class in
+    ``robot.core`` binds their functions as its methods).
+    """
     tree = ast.parse(path.read_text())
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in (
+            "TYPE_CHECKING",
+            "typing.TYPE_CHECKING",
+        ):
+            node.body = []
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
@@ -194,3 +205,19 @@ def test_private_modules_and_names_stay_in_their_package():
             if private and not _inside(name, owner):
                 offenders.append(f"{name} imports {private} from {target}")
     assert not offenders, "\n".join(sorted(offenders))
+
+
+def test_robot_is_one_class_over_modules_of_functions():
+    """``Robot`` has no base class; each method is the function of its module, bound as is."""
+    from wholebody.robot import Robot, _contact, _dynamics, _kinematics, _model, _state
+
+    assert Robot.__bases__ == (object,)
+    modules = (_model, _state, _dynamics, _kinematics, _contact)
+    bound = {
+        name
+        for name, value in vars(Robot).items()
+        if any(getattr(m, name, None) is value for m in modules)
+    }
+    assert {"mass_matrix", "check_q", "check_batch", "frame_jacobian", "contact_dynamics"} <= bound
+    for name in bound:
+        assert getattr(Robot, name).__code__.co_varnames[0] == "robot", name

@@ -13,14 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InvalidArgumentError
-from ._kinematics import RobotKinematics
+
+if TYPE_CHECKING:
+    from wholebody.robot.core import Robot
 
 Array = NDArray[np.float64]
 _LWA = pin.LOCAL_WORLD_ALIGNED
@@ -117,7 +119,7 @@ class ContactDynamicsPass:
 
     def __init__(
         self,
-        robot: RobotKinematics,
+        robot: Robot,
         frames: Sequence[str],
         *,
         point: Sequence[bool] | None = None,
@@ -213,58 +215,56 @@ class ContactDynamicsPass:
         return self._result
 
 
-class RobotContact(RobotKinematics):
-    """The contact-dynamics bundle of :class:`wholebody.Robot`."""
+def contact_dynamics_pass(
+    robot: Robot,
+    frames: Sequence[str],
+    *,
+    point: Sequence[bool] | None = None,
+    split: bool = False,
+    centroidal: bool = False,
+) -> ContactDynamicsPass:
+    """A callable ``(q, v) -> ContactDynamics`` for these contact frames, built once.
 
-    def contact_dynamics_pass(
-        self,
-        frames: Sequence[str],
-        *,
-        point: Sequence[bool] | None = None,
-        split: bool = False,
-        centroidal: bool = False,
-    ) -> ContactDynamicsPass:
-        """A callable ``(q, v) -> ContactDynamics`` for these contact frames, built once.
+    One ``computeAllTerms`` pass per call gives ``M``, ``h`` (and ``C v``, ``g`` with
+    ``split``), the stacked world-aligned contact Jacobian and drift, the actuation
+    selection matrix, the frames' placements and, with ``centroidal``, the CoM, its
+    Jacobian and the centroidal momentum and matrix. Buffers are reused between calls.
 
-        One ``computeAllTerms`` pass per call gives ``M``, ``h`` (and ``C v``, ``g`` with
-        ``split``), the stacked world-aligned contact Jacobian and drift, the actuation
-        selection matrix, the frames' placements and, with ``centroidal``, the CoM, its
-        Jacobian and the centroidal momentum and matrix. Buffers are reused between calls.
+    Parameters
+    ----------
+    frames : sequence of str
+        Contact frame names (resolved once; unknown names raise
+        :class:`~wholebody.errors.FrameNotFoundError`).
+    point : sequence of bool, optional
+        Per frame, True for a point contact (3 rows: the origin's velocity), False for
+        a surface contact (6 rows). Default all surface.
+    split, centroidal : bool
+        Optional outputs, see :class:`ContactDynamics`.
 
-        Parameters
-        ----------
-        frames : sequence of str
-            Contact frame names (resolved once; unknown names raise
-            :class:`~wholebody.errors.FrameNotFoundError`).
-        point : sequence of bool, optional
-            Per frame, True for a point contact (3 rows: the origin's velocity), False for
-            a surface contact (6 rows). Default all surface.
-        split, centroidal : bool
-            Optional outputs, see :class:`ContactDynamics`.
+    Examples
+    --------
+    >>> feet = robot.contact_dynamics_pass(["left_sole", "right_sole"])  # doctest: +SKIP
+    >>> cd = feet(q, v)                                                # doctest: +SKIP
+    >>> cd.jacobian.shape                                              # doctest: +SKIP
+    (12, 25)
+    """
+    return ContactDynamicsPass(robot, frames, point=point, split=split, centroidal=centroidal)
 
-        Examples
-        --------
-        >>> feet = robot.contact_dynamics_pass(["left_sole", "right_sole"])  # doctest: +SKIP
-        >>> cd = feet(q, v)                                                # doctest: +SKIP
-        >>> cd.jacobian.shape                                              # doctest: +SKIP
-        (12, 25)
-        """
-        return ContactDynamicsPass(self, frames, point=point, split=split, centroidal=centroidal)
 
-    def contact_dynamics(
-        self,
-        q: ArrayLike,
-        v: ArrayLike,
-        frames: Sequence[str],
-        *,
-        point: Sequence[bool] | None = None,
-        split: bool = False,
-        centroidal: bool = False,
-    ) -> ContactDynamics:
-        """The contact dynamics at ``(q, v)`` for ``frames``, in fresh arrays.
+def contact_dynamics(
+    robot: Robot,
+    q: ArrayLike,
+    v: ArrayLike,
+    frames: Sequence[str],
+    *,
+    point: Sequence[bool] | None = None,
+    split: bool = False,
+    centroidal: bool = False,
+) -> ContactDynamics:
+    """The contact dynamics at ``(q, v)`` for ``frames``, in fresh arrays.
 
-        The convenience form of :meth:`contact_dynamics_pass` (which a control loop should
-        build once): same outputs, not overwritten by later calls.
-        """
-        cdp = ContactDynamicsPass(self, frames, point=point, split=split, centroidal=centroidal)
-        return cdp(q, v)
+    The convenience form of :meth:`contact_dynamics_pass` (which a control loop should
+    build once): same outputs, not overwritten by later calls.
+    """
+    cdp = ContactDynamicsPass(robot, frames, point=point, split=split, centroidal=centroidal)
+    return cdp(q, v)

@@ -1,6 +1,7 @@
 """The dynamics part of :class:`wholebody.Robot`: M, C, g, nle, inverse and forward dynamics.
 
-Every term is one Pinocchio call after the state checks. Pinocchio (4.x) returns fresh
+Functions of the robot, bound as its methods in :mod:`wholebody.robot.core`. Every term is
+one Pinocchio call after the state checks. Pinocchio (4.x) returns fresh
 arrays from these calls, not views of ``data``, so they are handed out without a copy.
 """
 
@@ -9,14 +10,16 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import StateError, WholebodyDeprecationWarning
-from ._state import RobotState
+
+if TYPE_CHECKING:
+    from wholebody.robot.core import Robot
 
 Array = NDArray[np.float64]
 #: External wrenches: frame name -> world-axes wrench ``(f, tau)`` at the frame origin, shape
@@ -75,245 +78,245 @@ class TorqueTerms:
         return self.inertial + self.coriolis + self.gravity + self.external
 
 
-class RobotDynamics(RobotState):
-    """Joint-space dynamics terms of :class:`wholebody.Robot` (generalized coordinates)."""
+def mass_matrix(robot: Robot, q: ArrayLike) -> Array:
+    """Joint-space inertia matrix ``M(q)``, shape (nv, nv), symmetric positive definite.
 
-    def __init__(self, model: pin.Model, **kwargs: Any):
-        super().__init__(model, **kwargs)
-        # Some Pinocchio versions fill only the upper triangle of M: find out once.
-        M = _crba(self._model, self._data, pin.neutral(self._model))
-        self._crba_upper_only = not np.array_equal(M, M.T)
-        self._lower_mask = np.tril(np.ones((self._nv, self._nv), dtype=bool), -1)
-        self._zero_v = np.zeros(self._nv)
+    Units: [kg] for translations, [kg m^2] for rotations, [kg m] for the mixed blocks.
+    """
+    q = robot.check_q(q)
+    M = _crba(robot._model, robot._data, q)
+    if robot._crba_upper_only:
+        np.copyto(M, M.T, where=robot._lower_mask)
+    return M
 
-    def mass_matrix(self, q: ArrayLike) -> Array:
-        """Joint-space inertia matrix ``M(q)``, shape (nv, nv), symmetric positive definite.
 
-        Units: [kg] for translations, [kg m^2] for rotations, [kg m] for the mixed blocks.
-        """
-        q = self.check_q(q)
-        M = _crba(self._model, self._data, q)
-        if self._crba_upper_only:
-            np.copyto(M, M.T, where=self._lower_mask)
-        return M
+def coriolis_matrix(robot: Robot, q: ArrayLike, v: ArrayLike) -> Array:
+    """Coriolis matrix ``C(q, v)``, shape (nv, nv), with ``dM/dt - 2 C`` skew-symmetric."""
+    q, v = robot._check_qv(q, v)
+    return _coriolis_matrix(robot._model, robot._data, q, v)
 
-    def coriolis_matrix(self, q: ArrayLike, v: ArrayLike) -> Array:
-        """Coriolis matrix ``C(q, v)``, shape (nv, nv), with ``dM/dt - 2 C`` skew-symmetric."""
-        q, v = self._check_qv(q, v)
-        return _coriolis_matrix(self._model, self._data, q, v)
 
-    def coriolis(self, q: ArrayLike, v: ArrayLike) -> Array:
-        """Coriolis and centripetal generalized forces ``C(q, v) v``, shape (nv,).
+def coriolis(robot: Robot, q: ArrayLike, v: ArrayLike) -> Array:
+    """Coriolis and centripetal generalized forces ``C(q, v) v``, shape (nv,).
 
-        Computed in one pass: ``rnea(q, v, 0)`` on a copy of the model without gravity,
-        made at the first call (the robot's model is never modified; like :attr:`mass`, the
-        copy does not follow later edits of the model's inertias or joints made through
-        :attr:`model` directly).
-        """
-        q, v = self._check_qv(q, v)
-        if self._nograv is None:
-            self._nograv = self._zero_gravity_copy()
-        return _rnea(self._nograv[0], self._nograv[1], q, v, self._zero_v)
+    Computed in one pass: ``rnea(q, v, 0)`` on a copy of the model without gravity,
+    made at the first call (the robot's model is never modified; like :attr:`mass`, the
+    copy does not follow later edits of the model's inertias or joints made through
+    :attr:`model` directly).
+    """
+    q, v = robot._check_qv(q, v)
+    if robot._nograv is None:
+        robot._nograv = robot._zero_gravity_copy()
+    return _rnea(robot._nograv[0], robot._nograv[1], q, v, robot._zero_v)
 
-    def _zero_gravity_copy(self) -> tuple[pin.Model, pin.Data]:
-        model = pin.Model(self._model)
-        model.gravity = pin.Motion.Zero()
-        return model, model.createData()
 
-    def gravity(self, q: ArrayLike) -> Array:
-        """Generalized gravity to compensate ``g(q)``, shape (nv,).
+def _zero_gravity_copy(robot: Robot) -> tuple[pin.Model, pin.Data]:
+    model = pin.Model(robot._model)
+    model.gravity = pin.Motion.Zero()
+    return model, model.createData()
 
-        ``tau = g(q)`` holds the robot still; the seeds' gravity torque is ``-g(q)``.
-        """
-        q = self.check_q(q)
-        return _gravity(self._model, self._data, q)
 
-    def nonlinear_effects(self, q: ArrayLike, v: ArrayLike) -> Array:
-        """``h = C(q, v) v + g(q)``, shape (nv,)."""
-        q, v = self._check_qv(q, v)
-        return _nle(self._model, self._data, q, v)
+def gravity(robot: Robot, q: ArrayLike) -> Array:
+    """Generalized gravity to compensate ``g(q)``, shape (nv,).
 
-    def external_generalized_forces(self, q: ArrayLike, external_wrenches: External) -> Array:
-        """``sum_i J_i(q)^T w_i`` for external wrenches given by frame, shape (nv,).
+    ``tau = g(q)`` holds the robot still; the seeds' gravity torque is ``-g(q)``.
+    """
+    q = robot.check_q(q)
+    return _gravity(robot._model, robot._data, q)
 
-        Parameters
-        ----------
-        q : array of shape (nq,)
-            Configuration.
-        external_wrenches : mapping of str to wrench
-            Frame name -> world-axes wrench ``(f, tau)`` at the frame origin, shape (6,),
-            or a force alone, shape (3,) [N, N m]. A :class:`wholebody.Wrench` is moved to
-            the frame origin first.
-        """
-        q = self.check_q(q)
-        out = np.zeros(self.nv)
-        external = external_wrenches
-        if not external:
-            return out
-        pin.computeJointJacobians(self._model, self._data, q)
-        pin.updateFramePlacements(self._model, self._data)
-        for frame, wrench in external.items():
-            fid = self.frame_id(frame)
-            w = self._wrench_at_frame(wrench, fid, frame)
-            J = pin.getFrameJacobian(self._model, self._data, fid, pin.LOCAL_WORLD_ALIGNED)
-            out += J.T @ w
+
+def nonlinear_effects(robot: Robot, q: ArrayLike, v: ArrayLike) -> Array:
+    """``h = C(q, v) v + g(q)``, shape (nv,)."""
+    q, v = robot._check_qv(q, v)
+    return _nle(robot._model, robot._data, q, v)
+
+
+def external_generalized_forces(robot: Robot, q: ArrayLike, external_wrenches: External) -> Array:
+    """``sum_i J_i(q)^T w_i`` for external wrenches given by frame, shape (nv,).
+
+    Parameters
+    ----------
+    q : array of shape (nq,)
+        Configuration.
+    external_wrenches : mapping of str to wrench
+        Frame name -> world-axes wrench ``(f, tau)`` at the frame origin, shape (6,),
+        or a force alone, shape (3,) [N, N m]. A :class:`wholebody.Wrench` is moved to
+        the frame origin first.
+    """
+    q = robot.check_q(q)
+    out = np.zeros(robot.nv)
+    external = external_wrenches
+    if not external:
         return out
+    pin.computeJointJacobians(robot._model, robot._data, q)
+    pin.updateFramePlacements(robot._model, robot._data)
+    for frame, wrench in external.items():
+        fid = robot.frame_id(frame)
+        w = robot._wrench_at_frame(wrench, fid, frame)
+        J = pin.getFrameJacobian(robot._model, robot._data, fid, pin.LOCAL_WORLD_ALIGNED)
+        out += J.T @ w
+    return out
 
-    def _wrench_at_frame(self, wrench: Any, fid: int, frame: str) -> Array:
-        if hasattr(wrench, "shift_to") and hasattr(wrench, "as_vector"):
-            origin = self._data.oMf[fid].translation
-            return np.asarray(wrench.shift_to(origin).as_vector(), dtype=float)
-        try:
-            w = np.asarray(wrench, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise StateError(f"external wrench on frame {frame!r} must be numbers: {exc}") from None
-        if w.shape == (3,):
-            w = np.concatenate([w, np.zeros(3)])
-        if w.shape != (6,):
-            raise StateError(
-                f"external wrench on frame {frame!r} must have shape (6,) (f, tau) or (3,), "
-                f"got {w.shape}"
-            )
-        if not np.all(np.isfinite(w)):
-            raise StateError(f"external wrench on frame {frame!r} is not finite: {w}")
-        return w
 
-    def inverse_dynamics(
-        self,
-        q: ArrayLike,
-        v: ArrayLike,
-        a: ArrayLike,
-        external_wrenches: External | None = None,
-        *,
-        external: External | None = None,
-    ) -> Array:
-        """Generalized forces that produce ``a``: ``M a + C v + g - sum J_i^T w_i``, shape (nv,).
-
-        With a floating base, the first six entries are the base wrench that the
-        unmodelled contacts would have to supply (base frame, at the base origin).
-
-        Parameters
-        ----------
-        q, v, a : arrays of shape (nq,), (nv,), (nv,)
-            State and acceleration (Pinocchio's layout, base parts in the base frame).
-        external_wrenches : mapping of str to wrench, optional
-            As in :meth:`external_generalized_forces`.
-        external : deprecated
-            The former name of ``external_wrenches``.
-
-        Examples
-        --------
-        At rest, the base rows are the weight the contacts must carry (base frame, [N]):
-
-        >>> import numpy as np, wholebody
-        >>> robot = wholebody.load("humanoid")
-        >>> zero = np.zeros(robot.nv)
-        >>> tau = robot.inverse_dynamics(robot.neutral(), zero, zero)
-        >>> np.round(tau[:3], 1)
-        array([  0. ,   0. , 644.5])
-        >>> bool(np.isclose(tau[2], robot.weight))
-        True
-        """
-        external = _renamed_external(external_wrenches, external)
-        q, v, a = self._check_qva(q, v, a)
-        tau: Array = _rnea(self._model, self._data, q, v, a)
-        if external:
-            tau -= self.external_generalized_forces(q, external)
-        return tau
-
-    def forward_dynamics(
-        self,
-        q: ArrayLike,
-        v: ArrayLike,
-        tau: ArrayLike,
-        external_wrenches: External | None = None,
-        *,
-        external: External | None = None,
-    ) -> Array:
-        """Acceleration from generalized forces: ``M^-1 (tau + sum J_i^T w_i - C v - g)``.
-
-        ``tau`` has shape (nv,); with a floating base its first six entries are usually 0.
-        Returns ``a``, shape (nv,) [m/s^2, rad/s^2].
-        """
-        external = _renamed_external(external_wrenches, external)
-        q, v, tau = self.check_q(q), self.check_v(v), self.check_v(tau, "tau")
-        if external:
-            tau = tau + self.external_generalized_forces(q, external)
-        return _aba(self._model, self._data, q, v, tau)
-
-    def torque_terms(
-        self,
-        q: ArrayLike,
-        v: ArrayLike,
-        a: ArrayLike,
-        external_wrenches: External | None = None,
-        *,
-        external: External | None = None,
-    ) -> TorqueTerms:
-        """Split the inverse dynamics into inertial, Coriolis, gravity and external parts.
-
-        ``external_wrenches`` as in :meth:`external_generalized_forces` (``external`` is its
-        deprecated former name).
-        """
-        external = _renamed_external(external_wrenches, external)
-        q, v, a = self._check_qva(q, v, a)
-        return TorqueTerms(
-            inertial=self.mass_matrix(q) @ a,
-            coriolis=self.coriolis(q, v),
-            gravity=self.gravity(q),
-            external=-self.external_generalized_forces(q, external or {}),
+def _wrench_at_frame(robot: Robot, wrench: Any, fid: int, frame: str) -> Array:
+    if hasattr(wrench, "shift_to") and hasattr(wrench, "as_vector"):
+        origin = robot._data.oMf[fid].translation
+        return np.asarray(wrench.shift_to(origin).as_vector(), dtype=float)
+    try:
+        w = np.asarray(wrench, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise StateError(f"external wrench on frame {frame!r} must be numbers: {exc}") from None
+    if w.shape == (3,):
+        w = np.concatenate([w, np.zeros(3)])
+    if w.shape != (6,):
+        raise StateError(
+            f"external wrench on frame {frame!r} must have shape (6,) (f, tau) or (3,), "
+            f"got {w.shape}"
         )
+    if not np.all(np.isfinite(w)):
+        raise StateError(f"external wrench on frame {frame!r} is not finite: {w}")
+    return w
 
-    def joint_wrenches(
-        self,
-        q: ArrayLike,
-        v: ArrayLike,
-        a: ArrayLike,
-        external_wrenches: External | None = None,
-        *,
-        external: External | None = None,
-    ) -> tuple[Array, Array]:
-        """Wrench each joint transmits from its parent to its child subtree.
 
-        Computed by the recursive Newton-Euler algorithm with the external wrenches acting
-        on their frames' bodies. With a floating base, the first row is what the world would
-        have to apply to the base for the motion to happen: zero when the external wrenches
-        are consistent with the motion.
+def inverse_dynamics(
+    robot: Robot,
+    q: ArrayLike,
+    v: ArrayLike,
+    a: ArrayLike,
+    external_wrenches: External | None = None,
+    *,
+    external: External | None = None,
+) -> Array:
+    """Generalized forces that produce ``a``: ``M a + C v + g - sum J_i^T w_i``, shape (nv,).
 
-        Parameters
-        ----------
-        external_wrenches : mapping of str to wrench, optional
-            As in :meth:`external_generalized_forces`.
-        external : deprecated
-            The former name of ``external_wrenches``.
+    With a floating base, the first six entries are the base wrench that the
+    unmodelled contacts would have to supply (base frame, at the base origin).
 
-        Returns
-        -------
-        wrenches : ndarray, shape (njoints, 6)
-            ``(f, tau)`` world axes, about each joint's centre, in model order (the floating
-            base first, then :attr:`joint_names`) [N, N m].
-        centres : ndarray, shape (njoints, 3)
-            The joint centres in world coordinates [m].
-        """
-        external = _renamed_external(external_wrenches, external)
-        q, v, a = self._check_qva(q, v, a)
-        m, d = self._model, self._data
-        pin.framesForwardKinematics(m, d, q)
-        fext = [pin.Force.Zero() for _ in range(m.njoints)]
-        for frame, wrench in (external or {}).items():
-            fid = self.frame_id(frame)
-            w = self._wrench_at_frame(wrench, fid, frame)
-            origin = d.oMf[fid].translation
-            # The same wrench about the world origin, then in the joint's local frame.
-            at_world_origin = pin.Force(w[:3], w[3:] + np.cross(origin, w[:3]))
-            j = m.frames[fid].parentJoint
-            fext[j] += d.oMi[j].actInv(at_world_origin)
-        pin.rnea(m, d, q, v, a, fext)
-        wrenches = np.empty((m.njoints - 1, 6))
-        centres = np.empty((m.njoints - 1, 3))
-        for j in range(1, m.njoints):
-            R = d.oMi[j].rotation
-            wrenches[j - 1, :3] = R @ d.f[j].linear
-            wrenches[j - 1, 3:] = R @ d.f[j].angular
-            centres[j - 1] = d.oMi[j].translation
-        return wrenches, centres
+    Parameters
+    ----------
+    q, v, a : arrays of shape (nq,), (nv,), (nv,)
+        State and acceleration (Pinocchio's layout, base parts in the base frame).
+    external_wrenches : mapping of str to wrench, optional
+        As in :meth:`external_generalized_forces`.
+    external : deprecated
+        The former name of ``external_wrenches``.
+
+    Examples
+    --------
+    At rest, the base rows are the weight the contacts must carry (base frame, [N]):
+
+    >>> import numpy as np, wholebody
+    >>> robot = wholebody.load("humanoid")
+    >>> zero = np.zeros(robot.nv)
+    >>> tau = robot.inverse_dynamics(robot.neutral(), zero, zero)
+    >>> np.round(tau[:3], 1)
+    array([  0. ,   0. , 644.5])
+    >>> bool(np.isclose(tau[2], robot.weight))
+    True
+    """
+    external = _renamed_external(external_wrenches, external)
+    q, v, a = robot._check_qva(q, v, a)
+    tau: Array = _rnea(robot._model, robot._data, q, v, a)
+    if external:
+        tau -= robot.external_generalized_forces(q, external)
+    return tau
+
+
+def forward_dynamics(
+    robot: Robot,
+    q: ArrayLike,
+    v: ArrayLike,
+    tau: ArrayLike,
+    external_wrenches: External | None = None,
+    *,
+    external: External | None = None,
+) -> Array:
+    """Acceleration from generalized forces: ``M^-1 (tau + sum J_i^T w_i - C v - g)``.
+
+    ``tau`` has shape (nv,); with a floating base its first six entries are usually 0.
+    Returns ``a``, shape (nv,) [m/s^2, rad/s^2].
+    """
+    external = _renamed_external(external_wrenches, external)
+    q, v, tau = robot.check_q(q), robot.check_v(v), robot.check_v(tau, "tau")
+    if external:
+        tau = tau + robot.external_generalized_forces(q, external)
+    return _aba(robot._model, robot._data, q, v, tau)
+
+
+def torque_terms(
+    robot: Robot,
+    q: ArrayLike,
+    v: ArrayLike,
+    a: ArrayLike,
+    external_wrenches: External | None = None,
+    *,
+    external: External | None = None,
+) -> TorqueTerms:
+    """Split the inverse dynamics into inertial, Coriolis, gravity and external parts.
+
+    ``external_wrenches`` as in :meth:`external_generalized_forces` (``external`` is its
+    deprecated former name).
+    """
+    external = _renamed_external(external_wrenches, external)
+    q, v, a = robot._check_qva(q, v, a)
+    return TorqueTerms(
+        inertial=robot.mass_matrix(q) @ a,
+        coriolis=robot.coriolis(q, v),
+        gravity=robot.gravity(q),
+        external=-robot.external_generalized_forces(q, external or {}),
+    )
+
+
+def joint_wrenches(
+    robot: Robot,
+    q: ArrayLike,
+    v: ArrayLike,
+    a: ArrayLike,
+    external_wrenches: External | None = None,
+    *,
+    external: External | None = None,
+) -> tuple[Array, Array]:
+    """Wrench each joint transmits from its parent to its child subtree.
+
+    Computed by the recursive Newton-Euler algorithm with the external wrenches acting
+    on their frames' bodies. With a floating base, the first row is what the world would
+    have to apply to the base for the motion to happen: zero when the external wrenches
+    are consistent with the motion.
+
+    Parameters
+    ----------
+    external_wrenches : mapping of str to wrench, optional
+        As in :meth:`external_generalized_forces`.
+    external : deprecated
+        The former name of ``external_wrenches``.
+
+    Returns
+    -------
+    wrenches : ndarray, shape (njoints, 6)
+        ``(f, tau)`` world axes, about each joint's centre, in model order (the floating
+        base first, then :attr:`joint_names`) [N, N m].
+    centres : ndarray, shape (njoints, 3)
+        The joint centres in world coordinates [m].
+    """
+    external = _renamed_external(external_wrenches, external)
+    q, v, a = robot._check_qva(q, v, a)
+    m, d = robot._model, robot._data
+    pin.framesForwardKinematics(m, d, q)
+    fext = [pin.Force.Zero() for _ in range(m.njoints)]
+    for frame, wrench in (external or {}).items():
+        fid = robot.frame_id(frame)
+        w = robot._wrench_at_frame(wrench, fid, frame)
+        origin = d.oMf[fid].translation
+        # The same wrench about the world origin, then in the joint's local frame.
+        at_world_origin = pin.Force(w[:3], w[3:] + np.cross(origin, w[:3]))
+        j = m.frames[fid].parentJoint
+        fext[j] += d.oMi[j].actInv(at_world_origin)
+    pin.rnea(m, d, q, v, a, fext)
+    wrenches = np.empty((m.njoints - 1, 6))
+    centres = np.empty((m.njoints - 1, 3))
+    for j in range(1, m.njoints):
+        R = d.oMi[j].rotation
+        wrenches[j - 1, :3] = R @ d.f[j].linear
+        wrenches[j - 1, 3:] = R @ d.f[j].angular
+        centres[j - 1] = d.oMi[j].translation
+    return wrenches, centres
