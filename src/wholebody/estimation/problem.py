@@ -374,6 +374,9 @@ def estimate_contact_wrenches(
 ) -> ContactEstimate:
     """Estimate one sample's contact wrenches: :func:`build_estimation_problem` then solve.
 
+    The one-sample path of :func:`wholebody.estimation.estimate_contact_wrenches`, which
+    also takes N samples (kept under this path for earlier releases).
+
     ``solver`` is any installed qpsolvers backend (default :data:`DEFAULT_SOLVER`);
     ``external_wrenches``, ``active`` and other keyword arguments go to
     :func:`build_estimation_problem`. ``noise`` (a :class:`wholebody.uncertainty.NoiseLevels`):
