@@ -214,7 +214,10 @@ def inverse_dynamics(
     >>> bool(np.isclose(tau[2], robot.weight))
     True
     """
-    external = _renamed_external(external_wrenches, external)
+    # The deprecated keyword is rare: a call without it skips the helper (~0.1 us).
+    external = (
+        external_wrenches if external is None else _renamed_external(external_wrenches, external)
+    )
     q, v, a = robot._check_qva(q, v, a)
     tau: Array = _rnea(robot._model, robot._data, q, v, a)
     if external:

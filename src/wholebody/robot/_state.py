@@ -56,6 +56,10 @@ _STATE_FIELDS = ("q", "v", "a", "tau")
 #: remains the test for states with larger entries.
 _TOP = 7 if sys.byteorder == "little" else 0
 _SMALL_TOP = bytes(range(0x00, 0x41)) + bytes(range(0x80, 0xC1))
+#: The same test as a translation table: each of ``_SMALL_TOP`` maps to 0, any other byte to 1,
+#: so ``1 not in raw[_TOP::8].translate(_TOP_TABLE)`` holds when every entry is small (a
+#: table lookup and a memchr: ~0.1 us less than deleting a set, whose table is built per call).
+_TOP_TABLE = bytes(0 if b in _SMALL_TOP else 1 for b in range(256))
 
 
 # --- single states ----------------------------------------------------------------------
@@ -77,7 +81,15 @@ def check_q(robot: Robot, q: ArrayLike) -> Array:
         try:
             if x.dtype is F64 and x.ndim == 1:
                 raw = x.tobytes()
-                if raw == robot._checked_q or robot._new_q_passes(x, raw):
+                if raw == robot._checked_q:
+                    return x
+                # A new q: the byte test and the quaternions inline (a call costs ~0.1 us).
+                if 1 not in raw[_TOP::8].translate(_TOP_TABLE) and _is_normalized(
+                    robot._model, x, QUAT_EXACT_TOL
+                ):
+                    robot._checked_q = raw
+                    return x
+                if robot._new_q_passes(x, raw):
                     return x
         except (AttributeError, TypeError, ValueError, RuntimeError, RuntimeWarning):
             pass  # not an array, a wrong size, an overflow: the slow path says which
@@ -159,6 +171,18 @@ def _check_qv(robot: Robot, q: ArrayLike, v: ArrayLike) -> tuple[Array, Array]:
     try:
         if x.dtype is F64 and y.dtype is F64 and x.ndim == 1 and y.ndim == 1:
             rq, rv = x.tobytes(), y.tobytes()
+            checked = robot._checked_v
+            if rq == robot._checked_q and rv == checked.get("v"):
+                return x, y
+            # A new state: one byte test over both vectors, as in _check_qva.
+            if (
+                len(y) == robot._nv
+                and 1 not in (rq + rv)[_TOP::8].translate(_TOP_TABLE)
+                and _is_normalized(robot._model, x, QUAT_EXACT_TOL)
+            ):
+                robot._checked_q = rq
+                checked["v"] = rv
+                return x, y
             if (rq == robot._checked_q or robot._new_q_passes(x, rq)) and (
                 rv == robot._checked_v.get("v") or robot._new_v_passes(y, rv, "v")
             ):
@@ -188,6 +212,21 @@ def _check_qva(
         ):
             rq, rv, ra = x.tobytes(), y.tobytes(), z.tobytes()
             checked = robot._checked_v
+            if rq == robot._checked_q and rv == checked.get("v") and ra == checked.get("a"):
+                return x, y, z
+            # A new state: one byte test over the three vectors at once (one slice and one
+            # translate instead of three), then the quaternions; larger entries, wrong sizes
+            # and partial repeats take the separate tests below.
+            if (
+                len(y) == robot._nv
+                and len(z) == robot._nv
+                and 1 not in (rq + rv + ra)[_TOP::8].translate(_TOP_TABLE)
+                and _is_normalized(robot._model, x, QUAT_EXACT_TOL)
+            ):
+                robot._checked_q = rq
+                checked["v"] = rv
+                checked["a"] = ra
+                return x, y, z
             if (
                 (rq == robot._checked_q or robot._new_q_passes(x, rq))
                 and (rv == checked.get("v") or robot._new_v_passes(y, rv, "v"))
