@@ -34,8 +34,8 @@ import numpy as np
 from _common import benchmark_robot, synthetic_log, write_profile
 
 import wholebody as wb
-from wholebody.analysis import check_trajectory
 from wholebody.balance import newton_euler_residuals
+from wholebody.check.analysis import check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.estimation import estimate_contact_wrenches_batch
 from wholebody.trajectory import Trajectory

@@ -45,9 +45,9 @@ from wholebody.balance import (  # noqa: E402
     gravito_inertial_wrench,
     newton_euler_residual,
 )
+from wholebody.balance.cop import centre_of_pressure  # noqa: E402
 from wholebody.contacts import SurfaceContact  # noqa: E402
 from wholebody.control import InverseDynamicsQP  # noqa: E402
-from wholebody.cop import centre_of_pressure  # noqa: E402
 from wholebody.estimation import build_estimation_problem  # noqa: E402
 from wholebody.friction import ContactSet  # noqa: E402
 

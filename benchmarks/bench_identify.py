@@ -17,9 +17,9 @@ import numpy as np
 import pinocchio as pin
 from _common import benchmark_robot, synthetic_log
 
-from wholebody.calibrate import SensorModel
-from wholebody.contacts import SurfaceContact
-from wholebody.identify import fit_inertial_parameters
+from wholebody.contacts import SurfaceContact  # noqa: E402
+from wholebody.identify import fit_inertial_parameters  # noqa: E402
+from wholebody.identify.calibrate import SensorModel  # noqa: E402
 
 
 def consistent_log(robot, feet, n, seed=0):

@@ -24,7 +24,7 @@ import resource, sys, time, warnings
 warnings.simplefilter("ignore")
 sys.path.insert(0, {bench!r})
 from _common import benchmark_robot
-from wholebody.analysis import check_log, check_trajectory
+from wholebody.check.analysis import check_log, check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.trajectory import Trajectory
 robot, name, feet = benchmark_robot()

@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 from _common import benchmark_robot, synthetic_log, write_profile
 
-from wholebody.analysis import check_trajectory
 from wholebody.balance import newton_euler_residuals
+from wholebody.check.analysis import check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.parallel import default_workers
 

@@ -23,8 +23,8 @@ import pinocchio as pin
 
 import wholebody as wb
 from wholebody.balance import joint_reaction_wrenches
+from wholebody.check.plots import optional_pyplot, output_dir
 from wholebody.models.urdf_writer import UrdfWriter, box_inertia, cylinder_inertia
-from wholebody.plots import optional_pyplot, output_dir
 from wholebody.spatial import skew
 
 SHANK_MASS, FOOT_MASS = 3.5, 1.0

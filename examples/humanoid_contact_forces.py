@@ -15,13 +15,13 @@ import numpy as np
 from scipy.spatial import ConvexHull
 
 from wholebody.balance import gravito_inertial_wrench, zmp
+from wholebody.check.plots import optional_pyplot, output_dir
 from wholebody.contacts import SurfaceContact
 from wholebody.estimation import estimate_contact_wrenches
 from wholebody.friction import check_wrench_cone
+from wholebody.friction.support import static_equilibrium_polygon
 from wholebody.models import anthropometric_human, sole_half_sizes, standing_height
-from wholebody.plots import optional_pyplot, output_dir
 from wholebody.spatial import Wrench
-from wholebody.support import static_equilibrium_polygon
 
 
 def main() -> dict[str, float]:

@@ -17,13 +17,13 @@ import numpy as np
 
 import wholebody as wb
 from wholebody.balance import newton_euler_residuals
+from wholebody.check.plots import optional_pyplot, output_dir
 from wholebody.contacts import SurfaceContact
 from wholebody.models import (
     HUMANOID_SOLE_HALF_LENGTH,
     HUMANOID_SOLE_HALF_WIDTH,
     HUMANOID_STANDING_HEIGHT,
 )
-from wholebody.plots import optional_pyplot, output_dir
 from wholebody.spatial import Wrench
 
 T, N = 2.0, 401

@@ -25,10 +25,10 @@ from pathlib import Path
 import numpy as np
 
 import wholebody as wb
-from wholebody.analysis import check_trajectory
-from wholebody.calibrate import SensorModel
+from wholebody.check.analysis import check_trajectory
+from wholebody.check.plots import optional_pyplot, output_dir
 from wholebody.identify import fit_inertial_parameters
-from wholebody.plots import optional_pyplot, output_dir
+from wholebody.identify.calibrate import SensorModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mujoco_humanoid_simulation import FEET_CONTACTS, simulate  # noqa: E402

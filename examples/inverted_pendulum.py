@@ -17,7 +17,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 import wholebody as wb
-from wholebody.plots import optional_pyplot, output_dir
+from wholebody.check.plots import optional_pyplot, output_dir
 
 L, M, G = 1.70, 70.0, 9.81
 D = 0.55 * L

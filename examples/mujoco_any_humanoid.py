@@ -25,17 +25,17 @@ import numpy as np
 import pinocchio as pin
 
 import wholebody as wb
-from wholebody.analysis import Report, check_trajectory
+from wholebody.check.analysis import Report, check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.errors import ModelWarning
-from wholebody.loading import example_robot_data_dir
-from wholebody.mujoco_bridge import (
+from wholebody.models.loading import example_robot_data_dir
+from wholebody.sim.mujoco import (
     MujocoBuild,
     MujocoStateMap,
     import_mujoco,
     mujoco_spec_for_robot,
 )
-from wholebody.mujoco_recorder import MujocoRecorder
+from wholebody.sim.mujoco_recorder import MujocoRecorder
 from wholebody.trajectory import Trajectory
 
 mujoco = import_mujoco()

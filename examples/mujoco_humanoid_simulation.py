@@ -25,10 +25,10 @@ from pathlib import Path
 import numpy as np
 
 import wholebody as wb
-from wholebody.analysis import check_trajectory
+from wholebody.check.analysis import check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.models import HUMANOID_SOLE_HALF_LENGTH, HUMANOID_SOLE_HALF_WIDTH
-from wholebody.mujoco_bridge import (
+from wholebody.sim.mujoco import (
     MujocoStateMap,
     contact_wrenches_on_bodies,
     import_mujoco,

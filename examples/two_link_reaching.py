@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 import wholebody as wb
+from wholebody.check.plots import optional_pyplot, output_dir
 from wholebody.models import dempster_arm_parameters
-from wholebody.plots import optional_pyplot, output_dir
 
 P = dempster_arm_parameters(1.70, 70.0)
 L1, L2, D1, D2, M1, M2, I1, I2 = (P[k] for k in ("L1", "L2", "d1", "d2", "m1", "m2", "I1", "I2"))

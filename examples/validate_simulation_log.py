@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from wholebody.analysis import check_trajectory
+from wholebody.check.analysis import check_trajectory
+from wholebody.io.profile import load_profile
 from wholebody.models import data_dir, models_dir
-from wholebody.profile import load_profile
 from wholebody.trajectory import Trajectory
 
 

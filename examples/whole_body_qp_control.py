@@ -37,14 +37,14 @@ import numpy as np
 import qpsolvers
 
 import wholebody as wb
-from wholebody.analysis import Report, check_trajectory
+from wholebody.check.analysis import Report, check_trajectory
+from wholebody.check.plots import optional_pyplot, output_dir
 from wholebody.contacts import SurfaceContact
 from wholebody.control import InverseDynamicsQP
 from wholebody.errors import ModelWarning
 from wholebody.models import HUMANOID_SOLE_HALF_LENGTH, HUMANOID_SOLE_HALF_WIDTH
-from wholebody.mujoco_bridge import MujocoStateMap, import_mujoco, mujoco_spec_for_robot
-from wholebody.mujoco_recorder import MujocoRecorder
-from wholebody.plots import optional_pyplot, output_dir
+from wholebody.sim.mujoco import MujocoStateMap, import_mujoco, mujoco_spec_for_robot
+from wholebody.sim.mujoco_recorder import MujocoRecorder
 from wholebody.trajectory import Trajectory
 
 mujoco = import_mujoco()

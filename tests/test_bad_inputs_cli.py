@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import wholebody.cli as cli
+import wholebody.cli.commands as cli
 from wholebody.cli import main
 from wholebody.trajectory import Trajectory
 

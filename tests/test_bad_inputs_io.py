@@ -27,7 +27,7 @@ from wholebody.errors import (
     SizeLimitError,
 )
 from wholebody.io import open_log
-from wholebody.profile import load_profile
+from wholebody.io.profile import load_profile
 from wholebody.trajectory import Trajectory
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -1651,8 +1651,9 @@ def test_bad_lerobot_datasets(tmp_path, case):
 
 def test_only_mapped_columns_are_decoded(tmp_path):
     pa = pytest.importorskip("pyarrow")
-    from wholebody.limits import set_limits
     from wholebody.recordings import read_lerobot
+
+    from wholebody.limits import set_limits
 
     big = pa.array([np.zeros(1000) for _ in range(5)], type=pa.list_(pa.float64()))
     root = _dataset(tmp_path, _episode_table(action=big))
@@ -1856,8 +1857,9 @@ def test_a_bag_reads_only_its_own_files(tmp_path):
 
 
 def test_text_files_are_bounded_before_they_are_read(tmp_path):
-    from wholebody.limits import set_limits
     from wholebody.recordings import read_lerobot
+
+    from wholebody.limits import set_limits
     from wholebody.robot import Robot
 
     root = _dataset(tmp_path)

@@ -31,8 +31,8 @@ mujoco = pytest.importorskip("mujoco")
 from wholebody import Robot  # noqa: E402
 
 robot_from_mjcf = Robot.from_mjcf
-from wholebody.mujoco_bridge import mujoco_spec_for_robot  # noqa: E402
-from wholebody.mujoco_recorder import MujocoRecorder  # noqa: E402
+from wholebody.sim.mujoco import mujoco_spec_for_robot  # noqa: E402
+from wholebody.sim.mujoco_recorder import MujocoRecorder  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 HUMANOIDS = ["talos", "icub", "romeo", "g1", "simple_humanoid", "human"]
@@ -165,7 +165,7 @@ def test_bridge_refuses_bad_inertia_by_default_and_names_the_bodies(stand_exampl
 
 def test_repaired_inertias_are_the_same_in_mujoco_and_in_the_robot(stand_example):
     # The repaired robot's mass matrix equals MuJoCo's (reference: MuJoCo's own crba).
-    from wholebody.mujoco_bridge import MujocoStateMap, mujoco_mass_matrix
+    from wholebody.sim.mujoco import MujocoStateMap, mujoco_mass_matrix
 
     robot, contacts, _ = stand_example.load_standing_robot("romeo")
     with pytest.warns(ModelWarning, match="inertias repaired"):
@@ -200,7 +200,7 @@ def test_bridge_adds_sole_boxes_and_sites_at_the_sole_frames(stand_example, cent
     m = build.compile()
     d = mujoco.MjData(m)
     q = robot.random_configuration(7)
-    from wholebody.mujoco_bridge import MujocoStateMap
+    from wholebody.sim.mujoco import MujocoStateMap
 
     smap = MujocoStateMap(robot, m)
     d.qpos[:3], d.qpos[3:7] = q[:3], [q[6], q[3], q[4], q[5]]
@@ -264,7 +264,7 @@ def test_resolved_meshes_that_mujoco_cannot_read_are_stripped(stand_example):
 
 
 def test_recorder_finds_contacts_by_site_or_refuses_with_the_fix(humanoid):
-    from wholebody.mujoco_bridge import mujoco_model_from_urdf
+    from wholebody.sim.mujoco import mujoco_model_from_urdf
 
     m = mujoco_model_from_urdf(humanoid.source, floor=True)
     sole = SurfaceContact("left_sole", half_length=0.12, half_width=0.05, mu=1.0)

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 import wholebody as wb
-from wholebody.analysis import check_trajectory
-from wholebody.calibrate import Calibration, ContactCalibration
+from wholebody.check.analysis import check_trajectory
+from wholebody.cli.fit import run_fit
 from wholebody.errors import InvalidArgumentError, ProfileError
-from wholebody.fit_cli import run_fit
 from wholebody.identify import fit_calibration
+from wholebody.identify.calibrate import Calibration, ContactCalibration
+from wholebody.io.profile import load_profile
 from wholebody.models import models_dir
-from wholebody.profile import load_profile
 
 from ._identify_logs import (
     FEET,
@@ -156,7 +156,7 @@ def test_fit_subcommand_parser(nominal, tmp_path, capsys):
     """``add_fit_command`` wires ``fit`` into a parser; its handler writes the outputs."""
     import argparse
 
-    from wholebody.fit_cli import add_fit_command
+    from wholebody.cli.fit import add_fit_command
 
     truth = wb.Robot.from_urdf_string(perturbed_urdf(humanoid_text(), "torso", 1.05))
     inverse_dynamics_log(truth, n=30, seed=9).save(tmp_path / "log.npz")

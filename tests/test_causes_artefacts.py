@@ -19,11 +19,11 @@ import sys
 import numpy as np
 import pinocchio as pin
 import pytest
+from wholebody.analysis import check_trajectory
 
 import wholebody as wb
-from wholebody._check_links import inertialess_links
-from wholebody.analysis import check_trajectory
-from wholebody.model_warnings import leaf_links, links_without_inertia, mimic_joints
+from wholebody.check._links import inertialess_links
+from wholebody.robot.model_warnings import leaf_links, links_without_inertia, mimic_joints
 
 from ._artefact_logs import ROOT, cut, fine_run
 from .test_diagnosis import FEET

@@ -10,11 +10,11 @@ import dataclasses
 
 import numpy as np
 import pytest
+from wholebody.analysis import check_trajectory
 
 import wholebody as wb
-from wholebody.analysis import check_trajectory
 from wholebody.conventions import check_conventions
-from wholebody.conventions_limits import CHECK_NAME
+from wholebody.conventions.limits import CHECK_NAME
 from wholebody.errors import StateError
 
 from .test_conventions import FEET, VELOCITY, _rotations, logs, yawed  # noqa: F401
@@ -111,7 +111,7 @@ def test_third_party_robot_degrees():
     N = 200
     q = np.tile(talos.neutral(), (N, 1))
     q[:, 7:] = lo + (hi - lo) * (0.3 + 0.4 * rng.random(len(lo)))
-    from wholebody.conventions_limits import joint_limit_check
+    from wholebody.conventions.limits import joint_limit_check
 
     assert joint_limit_check(talos, q).passed
     qd = q.copy()

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wholebody._conventions_core import _row_median, _row_percentile
-from wholebody.analysis import check_trajectory
+from wholebody.check.analysis import check_trajectory
 from wholebody.conventions import check_conventions
+from wholebody.conventions._core import _row_median, _row_percentile
+from wholebody.io.profile import load_profile
 from wholebody.models import models_dir
-from wholebody.profile import load_profile
 from wholebody.trajectory import Trajectory
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wholebody.analysis import check_trajectory
+from wholebody.check.analysis import check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.errors import InvalidArgumentError
 from wholebody.models import HUMANOID_SOLE_HALF_LENGTH as X
@@ -132,7 +132,7 @@ def test_ground_normal_on_nearly_flat_feet_changes_little(humanoid, squat):
 
 def test_a_logged_schedule_is_used_by_the_check_and_the_estimate(humanoid, squat):
     """Inactive contacts have no cone to respect; estimates keep them at zero."""
-    from wholebody.analysis import estimate_trajectory
+    from wholebody.check.analysis import estimate_trajectory
 
     W = squat.contact_wrenches.copy()
     W[100:110, 1, :2] += [400.0, 0.0]  # tangential force far outside the cone (mu = 1)...

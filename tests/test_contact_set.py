@@ -213,7 +213,7 @@ def test_check_reproduces_the_log_checker_exactly(humanoid):
     computation and corner-force LPs above."""
     from pathlib import Path
 
-    from wholebody.analysis import check_trajectory
+    from wholebody.check.analysis import check_trajectory
     from wholebody.models import HUMANOID_SOLE_HALF_LENGTH, HUMANOID_SOLE_HALF_WIDTH
     from wholebody.trajectory import Trajectory
 

@@ -15,7 +15,7 @@ import pytest
 from numpy.testing import assert_allclose
 from scipy.spatial.transform import Rotation
 
-from wholebody.analysis import check_trajectory
+from wholebody.check.analysis import check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.models import HUMANOID_SOLE_HALF_LENGTH as X
 from wholebody.models import HUMANOID_SOLE_HALF_WIDTH as Y

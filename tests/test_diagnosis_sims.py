@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wholebody.analysis import check_trajectory
+from wholebody.check.analysis import check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.models import HUMANOID_SOLE_HALF_LENGTH as X
 from wholebody.models import HUMANOID_SOLE_HALF_WIDTH as Y

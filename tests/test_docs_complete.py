@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from wholebody.profile import SCHEMA
 from wholebody.recordings.mapping import LEROBOT_KEYS, RECORDING_KEYS, WRENCH_KEYS
 

@@ -9,7 +9,7 @@ from numpy.testing import assert_allclose
 from tests.test_schedule import DECLARED, mujoco_log
 from wholebody.errors import InvalidArgumentError
 from wholebody.estimation import estimate_contact_wrenches, estimate_contact_wrenches_batch
-from wholebody.uncertainty import NoiseLevels
+from wholebody.estimation.uncertainty import NoiseLevels
 
 SIGMA_A = 0.05  # [m/s^2, rad/s^2] on every component of a
 SIGMA_TAU = 0.5  # [N m] on every joint torque

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from wholebody.analysis import check_trajectory
+from wholebody.many import auto_log_workers
 
 import wholebody as wb
 from wholebody import parallel
-from wholebody.analysis import check_trajectory
 from wholebody.cli import main
 from wholebody.contacts import SurfaceContact
 from wholebody.estimation import estimate_contact_wrenches
-from wholebody.many import auto_log_workers
 from wholebody.models import data_dir, models_dir
 from wholebody.trajectory import Trajectory
 
@@ -173,7 +173,6 @@ def test_demo_figure_holds_the_clipped_utilisation(humanoid):
     import dataclasses
 
     import matplotlib.pyplot as plt
-
     from wholebody.plots import plot_report
 
     traj = Trajectory.load(LOG)

@@ -10,7 +10,6 @@ import pinocchio as pin
 import pytest
 
 import wholebody as wb
-from wholebody.calibrate import SensorModel
 from wholebody.errors import InvalidArgumentError
 from wholebody.identify import (
     fit_inertial_parameters,
@@ -18,6 +17,7 @@ from wholebody.identify import (
     robot_links,
     transform_parameters,
 )
+from wholebody.identify.calibrate import SensorModel
 
 from ._identify_logs import (
     FEET,

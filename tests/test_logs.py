@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wholebody.analysis import check_trajectory, estimate_trajectory
+from wholebody.check.analysis import check_trajectory, estimate_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.errors import InvalidArgumentError
 from wholebody.io import open_log
@@ -443,7 +443,7 @@ def _alternating_mask(N: int, k: int) -> np.ndarray:
 def test_chunks_concatenated_equal_the_whole_log(tmp_path, squat, suffix, monkeypatch):
     _format_available(suffix)
     if suffix == ".parquet":
-        from wholebody.logfiles import parquet
+        from wholebody.io.logfiles import parquet
 
         monkeypatch.setattr(parquet, "ROW_GROUP", 128)  # several row groups
     path = tmp_path / f"log{suffix}"
@@ -490,7 +490,7 @@ def test_chunks_check_time_across_their_boundaries(tmp_path, squat):
 
 def test_parquet_reads_only_the_row_groups_asked_for(tmp_path, squat, monkeypatch):
     pytest.importorskip("pyarrow")
-    from wholebody.logfiles import parquet
+    from wholebody.io.logfiles import parquet
 
     monkeypatch.setattr(parquet, "ROW_GROUP", 100)
     squat.save(tmp_path / "log.parquet")

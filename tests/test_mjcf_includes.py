@@ -9,12 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from wholebody.profile import load_profile
 
 import wholebody
 from wholebody.cli import main
 from wholebody.errors import ModelWarning, ProfileError, SizeLimitError
 from wholebody.limits import LIMITS, set_limits
-from wholebody.profile import load_profile
 
 ROBOT = """<mujoco model="tiny">
   <compiler angle="radian"/>

@@ -46,7 +46,7 @@ def test_example_robot_data_humanoids_load(name):
 
 def test_humanoid_simulates_in_mujoco(humanoid):
     mujoco = pytest.importorskip("mujoco")
-    from wholebody.mujoco_bridge import mujoco_model_from_urdf
+    from wholebody.sim.mujoco import mujoco_model_from_urdf
 
     model = mujoco_model_from_urdf(humanoid.source, floor=True)
     data = mujoco.MjData(model)

@@ -17,7 +17,7 @@ from numpy.testing import assert_allclose
 import wholebody as wb
 
 mujoco = pytest.importorskip("mujoco")
-from wholebody.mujoco_bridge import MujocoStateMap, mujoco_mass_matrix, mujoco_model_from_urdf  # noqa: E402
+from wholebody.sim.mujoco import MujocoStateMap, mujoco_mass_matrix, mujoco_model_from_urdf  # noqa: E402
 
 RTOL = 1e-9
 

@@ -17,14 +17,14 @@ from numpy.testing import assert_allclose
 from scipy.spatial import ConvexHull
 from scipy.spatial.transform import Rotation
 
-from wholebody.analysis import check_trajectory
+from wholebody.check.analysis import check_trajectory
 from wholebody.contacts import PointContact, SurfaceContact
 from wholebody.errors import ContactError, ProfileError
 from wholebody.friction import ContactSet, check_wrench_cone, contact_wrench_cone
+from wholebody.friction.support import static_equilibrium_polygon
+from wholebody.io.profile import load_profile
 from wholebody.models import HUMANOID_SOLE_HALF_LENGTH, models_dir
 from wholebody.models import HUMANOID_STANDING_HEIGHT as H
-from wholebody.profile import load_profile
-from wholebody.support import static_equilibrium_polygon
 from wholebody.trajectory import Trajectory
 
 from ._cone_reference import corner_lp_member
@@ -189,7 +189,7 @@ def test_profile_center_key(tmp_path):
 
 
 def test_command_line_contact_spec_takes_a_centre():
-    from wholebody.profile import parse_contact_spec
+    from wholebody.io.profile import parse_contact_spec
 
     c = parse_contact_spec("left_sole:surface:0.12:0.05:0.8:0.03:-0.01")
     assert c == SurfaceContact(

@@ -25,7 +25,7 @@ def test_readme_examples_print_what_the_readme_shows():
 
 
 def test_readme_shows_what_make_demo_prints(tmp_path, monkeypatch):
-    from wholebody.demo import run_demo
+    from wholebody.cli.demo import run_demo
 
     shown = README.read_text().split("`make demo` prints:\n\n```text\n")[1].split("```")[0]
     monkeypatch.chdir(README.parent)  # the demo names its log relative to the working directory

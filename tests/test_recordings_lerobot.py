@@ -22,7 +22,7 @@ from wholebody.errors import LogFormatError, ProfileError, RecordingError
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from wholebody.recordings import (  # noqa: E402
+from wholebody.io.recordings import (  # noqa: E402
     LerobotDataset,
     LerobotMapping,
     lerobot_episodes,
@@ -236,7 +236,7 @@ def test_not_a_dataset_and_mapping_errors(tmp_path):
 
 
 def test_read_recording_dispatches_by_path(dataset, robot, tmp_path):
-    from wholebody.recordings import read_recording, recording_kind
+    from wholebody.io.recordings import read_recording, recording_kind
 
     root, episodes = dataset
     assert recording_kind(root) == "lerobot"

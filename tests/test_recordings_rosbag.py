@@ -36,7 +36,7 @@ rosbags = pytest.importorskip("rosbags")
 from rosbags.rosbag2 import StoragePlugin, Writer  # noqa: E402
 from rosbags.typesys import Stores, get_typestore  # noqa: E402
 
-from wholebody.recordings import (  # noqa: E402
+from wholebody.io.recordings import (  # noqa: E402
     RosbagMapping,
     read_rosbag,
     read_rosbag_recording,
@@ -426,7 +426,7 @@ def test_the_docs_profile_sections_parse():
     import sys
 
     tomllib = pytest.importorskip("tomllib" if sys.version_info >= (3, 11) else "tomli")
-    from wholebody.recordings import LerobotMapping
+    from wholebody.io.recordings import LerobotMapping
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "recordings.md").read_text()
     blocks = [tomllib.loads(b) for b in re.findall(r"```toml\n(.*?)```", text, re.S)]
@@ -469,7 +469,7 @@ def test_samples_inside_a_gap_are_flagged_not_made_up(tmp_path, robot):
     """Odometry lost for 60 ms (12 messages at 200 Hz): the joint-state samples inside the
     hole get NaN base values (the checks flag them) and a warning, not an interpolation
     across the hole; the others are read as usual."""
-    from wholebody.analysis import check_trajectory
+    from wholebody.check.analysis import check_trajectory
     from wholebody.contacts import SurfaceContact
     from wholebody.errors import StateWarning
 
@@ -651,6 +651,7 @@ def test_an_external_wrench_enters_the_check_as_the_same_physics(bag, robot):
     wrench (at the right ankle): the Newton-Euler residual of the check is the same to
     round-off, so the external wrench reaches the check at its own frame's origin."""
     from wholebody.analysis import check_trajectory
+
     from wholebody.contacts import SurfaceContact
 
     left = SurfaceContact("left_sole", half_length=0.12, half_width=0.05, mu=1.0)

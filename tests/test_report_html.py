@@ -20,17 +20,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from wholebody.analysis import check_trajectory
+from wholebody.profile import load_profile
+
 from wholebody.cli import main
 from wholebody.models import data_dir, models_dir
-from wholebody.profile import load_profile
 from wholebody.trajectory import Trajectory
 
 plotly = pytest.importorskip("plotly", reason="the html extra (plotly) is not installed")
 
-from wholebody import _report_figure as rf  # noqa: E402
-from wholebody import report_html as rh  # noqa: E402
+from wholebody.check import _report_figure as rf  # noqa: E402
+from wholebody.check import report_html as rh  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 # Flags Chromium needs as root in a container, and to stay off the network.

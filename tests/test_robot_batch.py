@@ -12,15 +12,15 @@ import pinocchio as pin
 import pytest
 
 import wholebody as wb
-from wholebody._robot_batch import (
-    centroidal_frames_rows,
-    configuration_difference,
-    consecutive_differences,
-)
 from wholebody.contacts import PointContact, SurfaceContact
 from wholebody.errors import InvalidArgumentError
 from wholebody.estimation._daqp_batch import newton_euler_rows, world_face_rows
 from wholebody.friction import ContactSet
+from wholebody.robot.batch import (
+    centroidal_frames_rows,
+    configuration_difference,
+    consecutive_differences,
+)
 
 TOL = 1e-12  # manifold difference against pin.difference, absolute [m, rad]
 

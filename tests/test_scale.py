@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import wholebody as wb
-from wholebody.analysis import check_trajectory
 from wholebody.balance import newton_euler_residuals
+from wholebody.check.analysis import check_trajectory
+from wholebody.check.many import check_many, connect, format_table
 from wholebody.contacts import SurfaceContact
 from wholebody.errors import ClusterError, InvalidArgumentError
 from wholebody.estimation import estimate_contact_wrenches_batch
-from wholebody.many import check_many, connect, format_table
 from wholebody.parallel import ChunkFailure, run_chunks
 from wholebody.trajectory import Trajectory
 
@@ -163,14 +163,17 @@ def test_check_many_on_a_dask_local_cluster(tmp_path, humanoid, bad_log):
         distributed.Client(cluster) as client,
     ):
         remote = check_many(paths, humanoid, FEET, client=client)
-        # A task that fails on the cluster (here: an option check_trajectory does not take)
-        # is that log's row, with the error; the call itself does not raise.
-        failed = check_many(paths, humanoid, FEET, client=client, options={"no_such": 1})
+        # A task that fails on the cluster (here: a contact that is not a Contact) is that
+        # log's row, with the error; the call itself does not raise.
+        failed = check_many(paths, humanoid, [object()], client=client)
+        # An option check_trajectory does not take is a bad input: each row says which.
+        unknown = check_many(paths, humanoid, FEET, client=client, options={"no_such": 1})
     assert remote == local
     assert [r["verdict"] for r in failed] == ["error", "error"]
     assert [list(r) for r in failed] == [ROW_KEYS] * 2
-    assert failed[0]["error"].startswith("Dask task failed: TypeError:")
-    assert "no_such" in failed[0]["error"]
+    assert failed[0]["error"].startswith("Dask task failed: AttributeError:")
+    assert [r["verdict"] for r in unknown] == ["error", "error"]
+    assert "unknown check options ['no_such']" in unknown[0]["error"]
 
 
 def test_an_unreachable_dask_scheduler_is_a_cluster_error_in_time():

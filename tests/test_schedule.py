@@ -338,7 +338,7 @@ def test_contacts_command_writes_the_schedule_and_figure(humanoid, step_log, tmp
     """The handler the CLI wires (``wholebody contacts LOG ...``), on a saved MuJoCo log."""
     import argparse
 
-    from wholebody.schedule_cli import add_contacts_command, run_contacts_command
+    from wholebody.cli.contacts import add_contacts_command, run_contacts_command
     from wholebody.trajectory import Trajectory
 
     q, v, a, tau, W, t, _ = step_log

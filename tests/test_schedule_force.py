@@ -11,9 +11,9 @@ import sys
 
 import numpy as np
 import pytest
+from wholebody.analysis import estimate_trajectory
 
 import wholebody as wb
-from wholebody.analysis import estimate_trajectory
 from wholebody.errors import InvalidArgumentError
 from wholebody.schedule import infer_contact_schedule, infer_schedule_force, schmitt_trigger
 
@@ -142,7 +142,7 @@ def test_estimate_and_contacts_commands_report(humanoid, tmp_path, capsys):
 
 
 def test_placeholder_forces_do_not_make_a_schedule(humanoid):
-    from wholebody.estimate_report import schedule_for_estimate
+    from wholebody.check.estimate_report import schedule_for_estimate
 
     traj = _run("single_support", 2)
     zeros = dataclasses.replace(traj, contact_wrenches=np.zeros_like(traj.contact_wrenches))

@@ -9,17 +9,17 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from wholebody.analysis import check_trajectory
 
 import wholebody as wb
-from wholebody.analysis import check_trajectory
 
 from ._engine_robots import feet_contacts, sphere_feet_urdf
 
 jax = pytest.importorskip("jax")
 mjx = pytest.importorskip("mujoco.mjx")
 import mujoco  # noqa: E402
-
 from wholebody.mujoco_bridge import MujocoStateMap, mujoco_spec_for_robot  # noqa: E402
+
 from wholebody.sim.mjx import MjxRecorder  # noqa: E402
 
 #: Median Newton-Euler residual [N] at each precision's floor: float32 resolves a ~650 N

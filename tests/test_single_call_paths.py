@@ -23,11 +23,11 @@ from wholebody.balance import (
     newton_euler_residual,
     newton_euler_residuals,
 )
+from wholebody.balance.newton_euler import newton_euler_residual_arrays, wrench_sum
 from wholebody.contacts import PointContact, SurfaceContact
 from wholebody.errors import StateError
 from wholebody.estimation import build_estimation_problem
 from wholebody.estimation import problem as problem_module
-from wholebody.newton_euler import newton_euler_residual_arrays, wrench_sum
 from wholebody.spatial import cross
 
 TOL = 1e-12  # [N], [N m], [m]: the fast path and the batch path against each other
@@ -475,7 +475,7 @@ def test_a_state_changed_in_place_is_checked_again(humanoid):
 def test_wrench_sum_broadcasts_one_set_of_wrenches_over_per_sample_points():
     """(k, 6) wrenches with (N, k, 3) points and (3,) or (N, 3) reference points: the Varignon
     sum of each sample, against a loop with np.cross."""
-    from wholebody.newton_euler import wrench_sum
+    from wholebody.balance.newton_euler import wrench_sum
 
     rng = np.random.default_rng(3)
     for k in (2, 3):

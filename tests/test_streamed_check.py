@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 import wholebody as wb
-from wholebody.analysis import check_log, check_trajectory
+from wholebody.check.analysis import check_log, check_trajectory
 from wholebody.errors import InvalidArgumentError
+from wholebody.io.profile import load_profile
 from wholebody.models import models_dir
-from wholebody.profile import load_profile
 from wholebody.trajectory import Trajectory
 
 ROOT = Path(__file__).resolve().parents[1]

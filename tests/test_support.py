@@ -10,10 +10,10 @@ from scipy.spatial import ConvexHull
 import wholebody as wb
 from wholebody.contacts import PointContact, SurfaceContact
 from wholebody.friction import contact_wrench_cone, friction_pyramid
+from wholebody.friction.support import static_equilibrium_polygon, zmp_support_area
 from wholebody.models import HUMANOID_SOLE_HALF_LENGTH as X
 from wholebody.models import HUMANOID_SOLE_HALF_WIDTH as Y
 from wholebody.models import HUMANOID_STANDING_HEIGHT as H
-from wholebody.support import static_equilibrium_polygon, zmp_support_area
 
 FEET = [SurfaceContact(f, half_length=X, half_width=Y, mu=0.7) for f in ("left_sole", "right_sole")]
 

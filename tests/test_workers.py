@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import wholebody._check_engine as analysis  # where _check_chunk lives
-from wholebody.analysis import check_trajectory
+import wholebody.check._engine as analysis  # where _check_chunk lives
+from wholebody.check.analysis import check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.errors import InvalidArgumentError
 from wholebody.parallel import ChunkFailure, run_chunks

@@ -18,11 +18,11 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from wholebody.analysis import check_log, check_trajectory, estimate_trajectory
+from wholebody.check.analysis import check_log, check_trajectory, estimate_trajectory
 from wholebody.errors import ContactNotFoundError, LogFormatError
 from wholebody.io import open_log
+from wholebody.io.profile import load_profile
 from wholebody.models import models_dir
-from wholebody.profile import load_profile
 from wholebody.trajectory import Trajectory
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -358,9 +358,9 @@ def test_convention_checks_and_calibration_convert_the_points_first(profile, squ
     """Every public consumer of a log's wrenches sees the same numbers for the same physics:
     the convention checks (loaded contacts still and on the ground), the expected error of
     differentiated accelerations, and a sensor calibration."""
-    from wholebody.calibrate import Calibration, ContactCalibration
     from wholebody.conventions import check_conventions, expected_residual_error
     from wholebody.errors import InvalidArgumentError
+    from wholebody.identify.calibrate import Calibration, ContactCalibration
 
     robot, contacts = profile.robot, profile.contacts
     moved = _as_point_forces(profile, squat)

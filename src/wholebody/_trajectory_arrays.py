@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .errors import LogFormatError
-from .logfiles.fields import as_bool_array, as_float_array, check_labels
+from .io.logfiles.fields import as_bool_array, as_float_array, check_labels
 
 Array = NDArray[np.float64]
 

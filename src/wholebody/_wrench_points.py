@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .errors import ContactNotFoundError, InvalidArgumentError
-from .robot import Robot
+from .robot.core import Robot
 from .spatial import cross
 
 Array = NDArray[np.float64]

@@ -35,11 +35,11 @@ from ._trajectory_arrays import (
     point_arrays,
 )
 from ._wrench_points import TrajectoryPoints
-from .differentiation import estimate_accelerations, estimate_velocities
 from .errors import LogFormatError, StateError, WholebodyDeprecationWarning
-from .logfiles import LogFields, open_fields, write_fields
-from .logfiles.fields import as_bool_array, check_names, check_time_increasing
-from .robot import Robot
+from .io.logfiles import LogFields, open_fields, write_fields
+from .io.logfiles.fields import as_bool_array, check_names, check_time_increasing
+from .robot.core import Robot
+from .robot.differentiation import estimate_accelerations, estimate_velocities
 
 if TYPE_CHECKING:
     from .schedule import ContactSchedule
@@ -325,7 +325,7 @@ class Trajectory(TrajectoryPoints):
         ``contact_active`` is the contact schedule, as in :meth:`from_arrays` (for instance
         which contacts MuJoCo's contact list touches at each sample).
         """
-        from .mujoco_bridge import free_base_to_pinocchio
+        from .sim.mujoco import free_base_to_pinocchio
 
         q, v, a = free_base_to_pinocchio(qpos, qvel, qacc)
         traj = cls.from_arrays(

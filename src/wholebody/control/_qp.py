@@ -41,11 +41,10 @@ import pinocchio as pin
 import qpsolvers
 from numpy.typing import ArrayLike, NDArray
 
-from .._robot_contact import ContactDynamics
 from ..contacts import Contact
 from ..errors import InvalidArgumentError, SolverError, StateError
 from ..friction import ContactSet
-from ..robot import Robot
+from ..robot import ContactDynamics, Robot
 
 __all__ = ["Task", "InverseDynamicsQP"]
 

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..balance.newton_euler import newton_euler_residual_arrays
 from ..friction import ContactSet
-from ..newton_euler import newton_euler_residual_arrays
 from ..spatial import cross
 
 __all__ = [

@@ -52,7 +52,10 @@ Modules: :mod:`~wholebody.estimation.problem` (assembly, :class:`EstimationProbl
 :mod:`~wholebody.estimation.known` (known wrenches, active masks, identifiability),
 :mod:`~wholebody.estimation.results` (results and the status function),
 :mod:`~wholebody.estimation.solvers` (backends and fallbacks),
-:mod:`~wholebody.estimation.batch` (many samples).
+:mod:`~wholebody.estimation.batch` (many samples),
+:mod:`~wholebody.estimation.estimate` (:func:`estimate_contact_wrenches`: one call for one sample
+or N; the result's ``is_batch`` says which, and ``estimate_contact_wrenches_batch`` stays as the
+name for N).
 """
 
 from __future__ import annotations
@@ -60,8 +63,9 @@ from __future__ import annotations
 from ..errors import SolverNotAvailableError
 from ..friction import cone_matrix
 from .batch import estimate_contact_wrenches_batch
+from .estimate import estimate_contact_wrenches
 from .known import identifiable_contacts
-from .problem import EstimationProblem, build_estimation_problem, estimate_contact_wrenches
+from .problem import EstimationProblem, build_estimation_problem
 from .results import (
     DETAILED_STATUSES,
     STATUSES,

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._robot_batch import centroidal_frames_rows
 from ..friction import ContactSet
-from ..robot import Robot
+from ..robot.batch import centroidal_frames_rows
+from ..robot.core import Robot
 from ..spatial import cross
 from .assembly import newton_euler_identifiability
 from .known import KnownWrenches

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..balance import Residual
-from ..cop import cop_in_contact_frame
-from ..newton_euler import newton_euler_residual_arrays
+from ..balance.cop import cop_in_contact_frame
+from ..balance.core import Residual
+from ..balance.newton_euler import newton_euler_residual_arrays
 from .results import ContactEstimate
 
 __all__ = ["fast_setup", "solve_fast", "found_estimate", "derived_fields", "make_estimate"]

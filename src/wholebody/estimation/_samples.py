@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..balance.newton_euler import newton_euler_residual_arrays, wrenches_in_log_layout
 from ..contacts import Contact
 from ..friction import ContactSet
-from ..newton_euler import newton_euler_residual_arrays, wrenches_in_log_layout
-from ..robot import Robot
+from ..robot.core import Robot
 from ._daqp_batch import NewtonEulerDaqp
 from .assembly import AssemblyBuffers, assemble, generalized_torque
 from .known import KnownWrenches
@@ -235,7 +235,7 @@ def _estimate(
                 s = least_friction_scale(p.ne_matrix, p.ne_target, p._scaled_cones)
                 scale[i] = np.nan if s is None else s
         if opt.noise is not None:
-            from ..uncertainty import batch_intervals
+            from .uncertainty import batch_intervals
 
             intervals = batch_intervals(
                 robot, problem, Q, V, wrenches, status, cset, opt.noise, opt.confidence

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..balance.newton_euler import wrench_sum
 from ..errors import StateError
 from ..friction import ContactSet
-from ..newton_euler import wrench_sum
-from ..robot import ContactPass, Robot
+from ..robot.core import ContactPass, Robot
 from .known import (
     identifiable_contacts,
     row_basis,

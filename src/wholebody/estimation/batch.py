@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..contacts import Contact
 from ..errors import InvalidArgumentError
-from ..robot import Robot
+from ..robot.core import Robot
 from ._samples import _estimate, _Options
 from .known import KnownWrenches, check_active, prepare_known
 from .results import EstimationBatch
@@ -208,7 +208,7 @@ def _estimate_in_chunks(
     status[:] = [str(s) for s in merged.pop("status")]
     intervals = None
     if options.noise is not None:
-        from ..uncertainty import WrenchIntervals
+        from .uncertainty import WrenchIntervals
 
         intervals = WrenchIntervals.concatenate(interval_parts, tuple(contacts), options.confidence)
     return EstimationBatch(

@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..balance.newton_euler import parse_external_wrenches
 from ..contacts import Contact
 from ..errors import InvalidArgumentError, StateError
-from ..newton_euler import parse_external_wrenches
-from ..robot import Robot
+from ..robot.core import Robot
 from ..spatial import cross
 
 __all__ = [

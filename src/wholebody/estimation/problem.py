@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..contacts import Contact
 from ..errors import StateError
 from ..friction import ContactSet
-from ..robot import Robot
+from ..robot.core import Robot
 from ._estimate_paths import fast_setup, found_estimate, make_estimate, solve_fast
 from .assembly import (
     assemble,
@@ -413,10 +413,33 @@ def estimate_contact_wrenches(
 ) -> ContactEstimate:
     """Estimate one sample's contact wrenches: :func:`build_estimation_problem` then solve.
 
+    The one-sample path of :func:`wholebody.estimation.estimate_contact_wrenches`, which
+    also takes N samples (kept under this path for earlier releases).
+
     ``solver`` is any installed qpsolvers backend (default :data:`DEFAULT_SOLVER`);
     ``external_wrenches``, ``active`` and other keyword arguments go to
     :func:`build_estimation_problem`. ``noise`` (a :class:`wholebody.uncertainty.NoiseLevels`):
     also compute :attr:`ContactEstimate.intervals` at ``confidence``.
+
+    Examples
+    --------
+    A humanoid standing still on two feet: each foot carries half the weight (world axes,
+    at the sole's origin, [N]) and the estimate balances the motion.
+
+    >>> import numpy as np, wholebody
+    >>> from wholebody.contacts import SurfaceContact
+    >>> from wholebody.estimation import estimate_contact_wrenches
+    >>> robot = wholebody.load("humanoid")
+    >>> feet = [SurfaceContact(f, half_length=0.1, half_width=0.05, mu=0.7)
+    ...         for f in ("left_sole", "right_sole")]
+    >>> zero = np.zeros(robot.nv)
+    >>> est = estimate_contact_wrenches(robot, robot.neutral(), zero, zero, feet)
+    >>> est.status
+    'found'
+    >>> np.round(est.wrenches["left_sole"][:3], 1)
+    array([  0. ,   0. , 322.3])
+    >>> bool(np.abs(est.newton_euler_residual.force).max() < 1e-6)
+    True
     """
     if known_wrenches:
         # Warn here, at the caller's line (build_estimation_problem would point at this one).
@@ -435,7 +458,7 @@ def estimate_contact_wrenches(
     estimate = problem.solve(solver)
     if noise is None:
         return estimate
-    from ..uncertainty import wrench_intervals
+    from .uncertainty import wrench_intervals
 
     intervals = wrench_intervals(robot, problem, estimate, q, v, noise, confidence=confidence)
     return dataclasses.replace(estimate, intervals=intervals)

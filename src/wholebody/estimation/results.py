@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..balance import Residual
+from ..balance.core import Residual
 from ..contacts import Contact
 from ..errors import ContactNotFoundError
 
@@ -250,6 +250,11 @@ class ContactEstimate:
         return dict(self.__dict__)
 
     @property
+    def is_batch(self) -> bool:
+        """False: one sample (an :class:`EstimationBatch` holds N)."""
+        return False
+
+    @property
     def found(self) -> bool:
         """``status == "found"``."""
         return self.status == "found"
@@ -375,6 +380,11 @@ class EstimationBatch:
 
     def __len__(self) -> int:
         return int(self.wrenches.shape[0])
+
+    @property
+    def is_batch(self) -> bool:
+        """True: N samples (a :class:`ContactEstimate` holds one)."""
+        return True
 
     @property
     def residual_force_norm(self) -> Array:

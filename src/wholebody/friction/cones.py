@@ -109,6 +109,18 @@ def check_friction_cone(
         Contact normal pointing into the body that receives the force.
     tol : float
         Slack [N] allowed on both inequalities, for rounding.
+
+    Examples
+    --------
+    Two forces against a floor with ``mu = 0.5``: the first inside the cone, the second
+    sliding (tangential 5 N over a normal 1 N).
+
+    >>> from wholebody.friction import check_friction_cone
+    >>> check = check_friction_cone([[1.0, 0.0, 10.0], [5.0, 0.0, 1.0]], mu=0.5)
+    >>> check.inside
+    array([ True, False])
+    >>> check.margin  # mu f_n - |f_t| [N]
+    array([ 4. , -4.5])
     """
     f = np.atleast_2d(np.asarray(forces, dtype=float))
     n = np.asarray(normal, dtype=float)

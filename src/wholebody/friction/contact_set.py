@@ -10,8 +10,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 from numpy.typing import ArrayLike, NDArray
 
+from ..balance.cop import cop_in_contact_frame
 from ..contacts import Contact, PointContact, SurfaceContact
-from ..cop import cop_in_contact_frame
 from ..errors import InvalidArgumentError
 from .cones import (
     CWC_ROW_NAMES,

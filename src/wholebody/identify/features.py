@@ -9,7 +9,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
-from ..calibrate import Calibration, ContactCalibration
+from .calibrate import Calibration, ContactCalibration
 from .problem import PreparedLog, Problem
 
 __all__ = ["features", "row_groups", "fitted_calibration"]

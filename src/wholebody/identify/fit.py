@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..calibrate import SensorModel
 from ..contacts import Contact
 from ..errors import InvalidArgumentError, StateError
-from ..robot import Robot
+from ..robot.core import Robot
 from ..trajectory import Trajectory
 from ._threads import blas_threads
+from .calibrate import SensorModel
 from .features import features, fitted_calibration
 from .features import row_groups as _row_groups
 from .intervals import batch_means_meat

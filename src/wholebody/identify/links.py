@@ -27,7 +27,7 @@ import pinocchio as pin
 from numpy.typing import NDArray
 
 from ..errors import InvalidArgumentError, ModelError, URDFParseError
-from ..robot import Robot
+from ..robot.core import Robot
 
 __all__ = [
     "LinkInertia",

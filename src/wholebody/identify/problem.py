@@ -11,11 +11,11 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..calibrate import SensorModel
 from ..contacts import Contact
 from ..errors import InvalidArgumentError, LogFormatError
-from ..robot import Robot
+from ..robot.core import Robot
 from ..trajectory import Trajectory
+from .calibrate import SensorModel
 from .links import LinkInertia, link_parameters
 from .parameters import Param
 from .rigid import (

@@ -13,9 +13,9 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
-from ..calibrate import Calibration
 from ..errors import InvalidArgumentError, OutputError
-from ..robot import Robot
+from ..robot.core import Robot
+from .calibrate import Calibration
 from .links import LinkInertia, link_parameters, rewrite_urdf_inertials
 from .parameters import Identifiability, ParameterEstimate
 

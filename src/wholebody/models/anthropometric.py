@@ -355,7 +355,7 @@ def anthropometric_human_urdf(
 
 def anthropometric_human(height: float = 1.70, mass: float = 70.0, *, table: str = "dempster"):
     """The human model as a :class:`wholebody.Robot` (floating base)."""
-    from ..robot import Robot
+    from ..robot.core import Robot
 
     return Robot.from_urdf_string(
         anthropometric_human_urdf(height, mass, table=table), name=f"human_{table}"

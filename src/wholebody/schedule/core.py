@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..contacts import Contact, SurfaceContact
 from ..errors import InvalidArgumentError
-from ..robot import Robot
+from ..robot.core import Robot
 
 __all__ = [
     "ContactSchedule",
@@ -265,7 +265,7 @@ def contact_heights(
     Q, V, A, bad, _ = checked_states(robot, q, v, None)
     n, p0 = ground_plane(ground_height, ground_normal)
     N, k = Q.shape[0], len(contacts)
-    from ..balance import kinematics_batch
+    from ..balance.core import kinematics_batch
 
     frames = [c.frame for c in contacts]
     kin = kinematics_batch(robot, Q, V, A, frames, bad, rotations=True)

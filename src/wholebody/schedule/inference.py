@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..contacts import Contact
 from ..errors import InvalidArgumentError, StateError
-from ..robot import Robot
+from ..robot.core import Robot
 from .core import (
     MAX_SUBSET_CONTACTS,
     METHODS,

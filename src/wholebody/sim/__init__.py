@@ -1,14 +1,43 @@
-"""Recorders for simulators other than MuJoCo: attach to a running simulation, read the
-state and the contact forces each step the way that engine needs, and get a
-:class:`~wholebody.Trajectory` in wholebody's conventions.
+"""Simulators: one module per engine, each giving logs in this library's conventions
+(world-axes forces at contact points, Pinocchio's ``q``/``v`` layout).
 
-* :mod:`wholebody.sim.pybullet`: PyBullet (``pip install 'wholebody[pybullet]'``);
-* :mod:`wholebody.sim.drake`: Drake's MultibodyPlant (``wholebody[drake]``);
-* :mod:`wholebody.sim.mjx`: MuJoCo MJX (JAX, ``wholebody[mjx]``) and MuJoCo Warp
+- :mod:`wholebody.sim.mujoco`: MuJoCo's conventions, an editable ``MjSpec`` for any robot with
+  its contacts, inertia repairs (``_mujoco_base``, ``_mujoco_inertia`` are its parts).
+- :mod:`wholebody.sim.mujoco_recorder`: :class:`MujocoRecorder`, a recorder that logs a MuJoCo
+  simulation correctly.
+- :mod:`wholebody.sim.pybullet`: PyBullet (``pip install 'wholebody[pybullet]'``);
+- :mod:`wholebody.sim.drake`: Drake's MultibodyPlant (``wholebody[drake]``);
+- :mod:`wholebody.sim.mjx`: MuJoCo MJX (JAX, ``wholebody[mjx]``) and MuJoCo Warp
   (``wholebody[mujoco-warp]``);
-* :mod:`wholebody.sim.newton`: Newton (``wholebody[newton]``), solvers that expose contact
+- :mod:`wholebody.sim.newton`: Newton (``wholebody[newton]``), solvers that expose contact
   forces (``SolverMuJoCo``); others are refused by name.
 
-Each engine is an optional extra, imported only when its recorder is made. The recipes are
-in ``docs/simulators.md``; :mod:`wholebody.mujoco_recorder` is the MuJoCo one.
+Each engine is an optional extra, imported only with its module (nothing is imported here).
+The recipes are in ``docs/simulators.md`` and ``docs/mujoco.md``.
 """
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .mujoco import mujoco_spec_for_robot
+    from .mujoco_recorder import MujocoRecorder
+
+# name -> module of this package, imported on first access (PEP 562).
+_LAZY = {"mujoco_spec_for_robot": "mujoco", "MujocoRecorder": "mujoco_recorder"}
+
+__all__ = ["mujoco_spec_for_robot", "MujocoRecorder"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -30,10 +30,10 @@ import numpy as np
 from .._optional import require
 from ..contacts import Contact
 from ..errors import StateError
-from ..mujoco_recorder import MujocoRecorder
 from ..robot import Robot
 from ..trajectory import Trajectory
 from ._common import precision_metadata
+from .mujoco_recorder import MujocoRecorder
 
 __all__ = ["MjxRecorder", "MujocoWarpRecorder", "import_mjx", "import_mujoco_warp"]
 

@@ -1,0 +1,72 @@
+"""Checks of logs: are the contact wrenches consistent with the motion and friction?
+
+:func:`check_trajectory` (a :class:`~wholebody.trajectory.Trajectory` in memory) and
+:func:`check_log` (a file, streamed) give a :class:`Report`, with the options of
+:class:`CheckOptions`; :func:`check_many` checks many
+logs (on processes or a Dask cluster). The parts: ``_sources`` (where samples come from and
+the options), ``_engine`` (the per-sample pass and the residual over chunks), ``_evidence``
+(conventions, expected errors, the diagnosis), :mod:`~wholebody.check.report` (the verdict
+and its outputs), :mod:`~wholebody.check.plots` (figures), :mod:`~wholebody.check.many`.
+The names are imported on first use, so importing a part does not load the rest.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .analysis import (
+        DEFAULT_CONE_TOLERANCE,
+        DEFAULT_FORCE_TOLERANCE,
+        DEFAULT_MOMENT_TOLERANCE,
+        TOLERANCE_PRESETS,
+        CheckOptions,
+        check_log,
+        check_trajectory,
+        estimate_trajectory,
+        validate_tolerances,
+    )
+    from .many import check_many
+    from .report import Report
+
+# name -> module of this package, imported on first access (PEP 562).
+_LAZY = {
+    "CheckOptions": "analysis",
+    "Report": "report",
+    "check_trajectory": "analysis",
+    "check_log": "analysis",
+    "estimate_trajectory": "analysis",
+    "validate_tolerances": "analysis",
+    "TOLERANCE_PRESETS": "analysis",
+    "DEFAULT_FORCE_TOLERANCE": "analysis",
+    "DEFAULT_MOMENT_TOLERANCE": "analysis",
+    "DEFAULT_CONE_TOLERANCE": "analysis",
+    "check_many": "many",
+}
+
+__all__ = [
+    "CheckOptions",
+    "Report",
+    "check_trajectory",
+    "check_log",
+    "estimate_trajectory",
+    "validate_tolerances",
+    "TOLERANCE_PRESETS",
+    "DEFAULT_FORCE_TOLERANCE",
+    "DEFAULT_MOMENT_TOLERANCE",
+    "DEFAULT_CONE_TOLERANCE",
+    "check_many",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

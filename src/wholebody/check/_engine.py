@@ -1,0 +1,552 @@
+"""The chunked engine of a log check: per chunk the Pinocchio pass, residuals, cones and
+events; then verdict evidence and the diagnosis. Private to :mod:`wholebody.analysis`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, cast
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._progress import advance, run_progress
+from ..balance.newton_euler import (
+    newton_euler_residual_arrays,
+)
+from ..contacts import Contact, SurfaceContact, ground_aligned_rotations
+from ..conventions.differentiation import is_float32
+from ..diagnosis import MAX_SAMPLES, DiagnosisData, Finding, diagnose
+from ..friction import VIOLATION_NAMES, ContactSet, normal_rotation
+from ..parallel import ChunkFailure, Shared, auto_workers, chunk_bounds, run_chunks
+from ..robot.batch import centroidal_frames_rows
+from ..robot.core import Robot
+from ._evidence import (
+    _chunk_conventions,
+    _convention_piece,
+    _differentiation_bounds,
+    _kept_samples,
+    _merge_conventions,
+)
+from ._sources import _Differentiation, _Options, _read_part, _sample_checks, _Source
+from ._verdict import (
+    MAX_WAIVED_SHARE,
+    MIN_CHECKED_SHARE,
+    Evidence,
+    bias_test,
+    residual_resolution,
+    window_edges,
+)
+from .report import CONTACT_THRESHOLD, Report
+
+Array = NDArray[np.float64]
+
+
+# --- the check ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Results:
+    """The per-sample results of the whole log (small: no states, no wrenches)."""
+
+    time: Array
+    r_f: Array
+    r_m: Array
+    margin: Array
+    util: Array
+    normal: Array
+    cop: Array
+    violated: NDArray[np.int16]
+    bad: NDArray[np.bool_]
+
+    @classmethod
+    def empty(cls, n: int, k: int) -> _Results:
+        nan = np.nan
+        return cls(
+            np.full(n, nan),
+            np.full((n, 3), nan),
+            np.full((n, 3), nan),
+            np.full((n, k), nan),
+            np.full((n, k), nan),
+            np.full((n, k), nan),
+            np.full((n, k, 2), nan),
+            np.full((n, k), -1, dtype=np.int16),
+            np.zeros(n, dtype=bool),
+        )
+
+    def write(self, part: _ChunkOutput, start: int, stop: int) -> None:
+        for name in ("r_f", "r_m", "margin", "util", "normal", "cop", "violated"):
+            getattr(self, name)[start:stop] = getattr(part, name)
+
+
+def _check_source(
+    robot: Robot, source: _Source, contacts: list[Contact], opts: _Options, **kwargs: Any
+) -> Report:
+    """:func:`check_trajectory` and :func:`check_log`: the log worked through in chunks, with
+    one progress bar for the whole log (not one per chunk)."""
+    if opts.workers == 0:  # workers="auto": from the log's length
+        opts = replace(opts, workers=auto_workers(source.n, opts.chunk_size))
+    with run_progress(source.n, kwargs["progress"], desc="checking", unit="samples"):
+        return _check_chunks(robot, source, contacts, opts, **kwargs)
+
+
+def _check_chunks(
+    robot: Robot,
+    source: _Source,
+    contacts: list[Contact],
+    opts: _Options,
+    *,
+    ground: Any,
+    conventions: bool,
+    savgol: tuple[int, int] | None,
+    diagnose_causes: bool,
+    progress: bool,
+    min_checked_share: float = MIN_CHECKED_SHARE,
+    max_waived_share: float = MAX_WAIVED_SHARE,
+) -> Report:
+    """The body of :func:`_check_source`."""
+    tol, workers = opts.tol, opts.workers
+    N, k, e = source.n, len(contacts), len(source.external_frames)
+    diff = None if source.has_accelerations else _Differentiation.from_time(source.time(), savgol)
+    estimated = True if diff is not None else source.accelerations_estimated
+    parents = [
+        robot.model.names[robot.model.frames[robot.frame_id(c.frame)].parentJoint] for c in contacts
+    ]
+    frames = [c.frame for c in contacts] + list(source.external_frames)
+    cone_slack = (tol["cone_tolerance"] * robot.weight, tol["cone_tolerance_relative"])
+    bounds = chunk_bounds(N, opts.chunk_size)
+    out = _Results.empty(N, k)
+    reasons: dict[int, str] = {}
+    convention_parts: list[tuple[int, int, Any]] = []
+    run_conventions = conventions and N >= 3
+    pending: dict[int, tuple[int, Any]] = {}  # chunk start -> the convention checks' piece
+    # Several chunks go to the workers at once: all of an in-memory log (its chunks are
+    # views), ``workers`` of a file.
+    group = len(bounds) if (workers > 1 and source.in_memory) else workers
+    # Contacts the log's schedule says are not touching (Trajectory.contact_active): no cone
+    # to respect there (their wrenches still enter the balance: a stale force shows).
+    inactive: NDArray[np.bool_] | None = None
+    # The storage resolution of the logged values (float32 detected on the first chunk).
+    res_f, res_m = np.zeros(N), np.zeros(N)
+    single: bool | None = None
+    for g in range(0, len(bounds), group):
+        jobs, shared = [], {}
+        for c, (start, stop) in enumerate(bounds[g : g + group]):
+            part, off = _read_part(source, start, stop, diff)
+            if run_conventions:  # checked once the chunk's pass is done (it reuses it)
+                pending[start] = _convention_piece(source, part, off, start, stop)
+            here = slice(off, off + stop - start)
+            piece = part if (off == 0 and len(part) == stop - start) else part.select(here)
+            arrays, bad, why = _sample_checks(robot, piece)
+            out.time[start:stop] = piece.time
+            if piece.contact_active is not None:
+                if inactive is None:
+                    inactive = np.zeros((N, len(contacts)), dtype=bool)
+                inactive[start:stop] = ~piece.contact_active
+            out.bad[start:stop] = bad
+            reasons.update({start + i: r for i, r in why.items()})
+            if single is None:
+                single = any(
+                    is_float32(x[:1000])
+                    for x in (piece.q, piece.v, piece.contact_wrenches)
+                    if x is not None
+                )
+            forces = np.abs(np.nan_to_num(piece.contact_wrenches[..., :3])).sum(axis=-1)
+            res_f[start:stop], res_m[start:stop] = residual_resolution(
+                piece.contact_wrenches, forces.sum(axis=1), single, robot.weight
+            )
+            E = piece.external_wrenches
+            named = {
+                "q": arrays["q"],
+                "v": arrays["v"],
+                "a": arrays["a"],
+                "W": piece.contact_wrenches,
+                "E": E,
+                "bad": bad,
+            }
+            shared.update({f"{c}{name}": x for name, x in named.items()})
+            n = stop - start
+            ref = {name: Shared(f"{c}{name}", 0, n) for name in named}
+            jobs.append(
+                (
+                    (start, stop),
+                    (
+                        contacts,
+                        ref["q"],
+                        ref["v"],
+                        ref["a"],
+                        ref["W"],
+                        None if E is None else ref["E"],
+                        ref["bad"],
+                        frames,
+                        e,
+                        cone_slack,
+                        progress and workers == 1,
+                    ),
+                )
+            )
+            del part, piece, arrays
+        results = run_chunks(robot, _check_chunk, jobs, workers, shared=shared)
+        if workers > 1:  # the workers' chunks, counted here as they come back
+            advance(sum(stop - start for (start, stop), _ in jobs))
+        del shared
+        for ((start, stop), _), res in zip(jobs, results, strict=True):
+            if isinstance(res, ChunkFailure):
+                out.bad[start:stop] = True  # marked below, once the checks' own flags are kept
+                reasons.update(
+                    {
+                        i: f"chunk {start}..{stop - 1} failed: {res.error}"
+                        for i in range(start, stop)
+                        if i not in reasons
+                    }
+                )
+            else:
+                out.write(res, start, stop)
+            if run_conventions:
+                lo, conv_piece = pending.pop(start)
+                placed = None if isinstance(res, ChunkFailure) else (res.com, res.positions)
+                checks = _chunk_conventions(robot, conv_piece, lo, start, contacts, ground, placed)
+                convention_parts.append((start, stop, checks))
+    # The samples the diagnosis may keep are chosen among those the sample checks passed.
+    checked_ok = ~out.bad | _failed_chunk_rows(reasons, N)
+    bad = out.bad
+    # A residual that is not finite on a checked sample (a model with NaN inertia, values
+    # that overflow) is not evidence: flag it, never count it as balanced.
+    not_finite = ~bad & ~(np.isfinite(out.r_f).all(axis=1) & np.isfinite(out.r_m).all(axis=1))
+    for i in np.flatnonzero(not_finite):
+        reasons[int(i)] = "the residual is not finite (NaN in the model, or values that overflow)"
+    bad |= not_finite
+    reasons = dict(sorted(reasons.items()))
+    for field_ in ("r_f", "r_m", "margin", "util", "normal", "cop"):
+        getattr(out, field_)[bad] = np.nan
+    if inactive is not None:
+        out.margin[inactive] = np.nan
+        out.util[inactive] = np.nan
+        out.violated[inactive] = -1
+
+    names = [c.name for c in contacts]
+    events = _contact_events(out.time, out.normal, names, robot.weight, bad)
+    convention_report = _merge_conventions(convention_parts) if convention_parts else None
+    report = Report(
+        robot=robot.name,
+        source=source.source,
+        time=out.time,
+        residual_force=out.r_f,
+        residual_moment=out.r_m,
+        flagged=bad,
+        reasons=reasons,
+        weight=robot.weight,
+        force_tolerance=tol["force_tolerance"],
+        moment_tolerance=tol["moment_tolerance"],
+        contact_names=names,
+        cone_margin=out.margin,
+        violated_row=np.array(("",) + VIOLATION_NAMES, dtype=object)[out.violated + 1],
+        utilisation=out.util,
+        normal_force=out.normal,
+        cop=out.cop,
+        accelerations_estimated=estimated,
+        cone_tolerance=tol["cone_tolerance"],
+        events=events,
+        sole_half_sizes={
+            c.name: (c.half_length, c.half_width) for c in contacts if isinstance(c, SurfaceContact)
+        },
+        conventions=convention_report,
+        preset=opts.preset,
+        cone_tolerance_relative=tol["cone_tolerance_relative"],
+        sole_centers={c.name: c.center for c in contacts if isinstance(c, SurfaceContact)},
+    )
+    over = report.over_tolerance
+    e_f, e_m = res_f.copy(), res_m.copy()
+    smoothing = 1
+    bias = None
+    if estimated and N >= 3:
+        # Every sample's bound when the log is not long (the report's CSV gives it), else
+        # those the waivers and the bias test read.
+        need = over.copy() if N > _ALL_BOUNDS else np.ones(N, dtype=bool)
+        need[window_edges(N)] = True
+        need &= ~bad
+        d_f, d_m, slow_f, slow_m, total = _differentiation_bounds(
+            robot, source, bounds, contacts, report, need
+        )
+        e_f += d_f
+        e_m += d_m
+        w = robot.weight
+        with np.errstate(invalid="ignore"):
+            report.unreliable = over & (
+                (report.force_norm <= report.force_tolerance * w + e_f)
+                & (report.moment_norm <= report.moment_tolerance * w + e_m)
+            )
+        bias = bias_test(
+            out.time,
+            out.r_f,
+            out.r_m,
+            slow_f + res_f,
+            slow_m + res_m,
+            total,
+            bad,
+            tol["force_tolerance"] * w,
+            tol["moment_tolerance"] * w,
+        )
+        report.systematic = bias.systematic
+        smoothing = bias.smoothing
+    report.bound_force, report.bound_moment = e_f, e_m
+    report.implausible = _implausible_rows(reasons, N)
+    report.evidence = _evidence(report, bias, bool(single), res_f, res_m)
+    report.evidence.min_checked_share = min_checked_share
+    report.evidence.max_waived_share = max_waived_share
+    findings: list[Finding] = []
+    if convention_report is not None:
+        findings += [
+            Finding(
+                f"convention:{c.name}",
+                # Measured: the share of the check's disagreement its named fix repairs (0
+                # when it names none).
+                float(c.evidence.get("explained", 0.0)) if c.hypotheses else 0.0,
+                c.message + (f"; fix: {c.fix}" if c.fix else ""),
+                {"hypotheses": list(c.hypotheses), "evidence": c.evidence},
+            )
+            # A named mistake first (degrees explain contacts that seem to move).
+            for c in sorted(convention_report.findings, key=lambda c: not c.hypotheses)
+        ]
+    inconsistent = report.inconsistent_samples
+
+    def diagnosis_data(with_links: bool = True) -> DiagnosisData:
+        # Valid samples whose kinematics the diagnosis keeps (at most MAX_SAMPLES, evenly spread).
+        valid = np.flatnonzero(checked_ok)
+        keep = (
+            valid
+            if len(valid) <= MAX_SAMPLES
+            else valid[np.linspace(0, len(valid) - 1, MAX_SAMPLES).astype(int)]
+        )
+        rows = keep[~bad[keep]]
+        kept = _kept_samples(robot, source, bounds, contacts, parents, rows, bad, diff)
+        euler = False
+        if estimated:  # is v an Euler integrator's? (the lag fit's basis)
+            from ..diagnosis.causes_timing import semi_implicit_euler
+
+            head, _ = _read_part(source, 0, min(source.n, 2000), None)
+            euler = semi_implicit_euler(*head.for_robot(robot)[:2])
+        links = _link_motion(robot, source, bounds, rows, diff) if with_links else None
+        return DiagnosisData(
+            weight=robot.weight,
+            mass=robot.mass,
+            gravity=robot.gravity_vector,
+            time=out.time[rows],
+            wrenches=kept.wrenches,
+            positions=kept.positions,
+            rotations=kept.rotations,
+            joint_centres=kept.joints,
+            com=kept.com,
+            momentum_rate=kept.rate,
+            external=kept.ext,
+            names=names,
+            over=inconsistent[rows],
+            log_wrenches=cast(Array, kept.log_wrenches),
+            rows=rows,
+            log_time=out.time,
+            tolerance=(
+                tol["force_tolerance"] * robot.weight,
+                tol["moment_tolerance"] * robot.weight,
+            ),
+            contacts=contacts,
+            cone_tolerance=tol["cone_tolerance"] * robot.weight,
+            accelerations_estimated=estimated,
+            euler_velocities=euler,
+            links=links,
+            bound=np.stack([e_f[rows], e_m[rows]], axis=1),
+            smoothing=_kept_smoothing(smoothing, N, len(rows)),
+        )
+
+    if diagnose_causes and inconsistent.any():
+        findings += diagnose(diagnosis_data())
+    elif diagnose_causes and contacts and report.n_checked >= 8:
+        # A log within tolerance whose small residual one parameter removes: a note.
+        from ..diagnosis.notes import consistent_log_notes
+
+        report.notes = consistent_log_notes(diagnosis_data(with_links=False))
+    from ..diagnosis.notes import limit_notes
+
+    report.notes += limit_notes(convention_report)
+    report.diagnosis = findings
+    return report
+
+
+def _link_motion(
+    robot: Robot,
+    source: _Source,
+    bounds: list[tuple[int, int]],
+    rows: NDArray[np.intp],
+    diff: _Differentiation | None,
+) -> Any:
+    """The motion of the links without ``<inertial>`` at ``rows`` (None when there are none)."""
+    from ._links import inertialess_links, link_motion
+
+    names = inertialess_links(robot)
+    if not names or not len(rows):
+        return None
+
+    def read(start: int, stop: int) -> tuple[Array, Array, Array, int]:
+        part, off = _read_part(source, start, stop, diff)
+        q, v, a, _ = part.for_robot(robot)
+        assert a is not None  # read with accelerations (_read_part)
+        return q, v, a, off
+
+    return link_motion(robot, read, bounds, rows, names)
+
+
+#: Logs up to this many samples get every sample's expected error (one Pinocchio pass each).
+_ALL_BOUNDS = 100_000
+
+
+def _kept_smoothing(smoothing: int, n: int, kept: int) -> int:
+    """The bias test's averaging window in samples, in the diagnosis' kept samples (spread
+    evenly over the log), at most an eighth of them."""
+    if smoothing <= 1 or kept < 16:
+        return 1
+    return int(max(1, min(round(smoothing * kept / max(n, 1)), kept // 8)))
+
+
+def _implausible_rows(reasons: dict[int, str], n: int) -> NDArray[np.bool_]:
+    """Samples flagged for values beyond physical magnitudes (evidence of a bad log)."""
+    rows = np.zeros(n, dtype=bool)
+    for i, why in reasons.items():
+        if "physical magnitude" in why:
+            rows[i] = True
+    return rows
+
+
+def _evidence(report: Report, bias: Any, single: bool, res_f: Array, res_m: Array) -> Evidence:
+    """The figures of :class:`~wholebody.check._verdict.Evidence` for a report."""
+    ok = ~report.flagged
+    n_checked = int(ok.sum())
+    n_waived = int(report.unreliable.sum())
+
+    def median(x: Array) -> float:
+        x = x[ok & np.isfinite(x)]
+        return float(np.median(x)) if len(x) else float("nan")
+
+    ev = Evidence(
+        n_samples=report.n_samples,
+        n_checked=n_checked,
+        n_waived=n_waived,
+        n_implausible=int(report.implausible.sum()),
+        share_checked=n_checked / max(report.n_samples, 1),
+        share_waived=n_waived / max(n_checked, 1),
+        bound_force=median(report.bound_force),
+        bound_moment=median(report.bound_moment),
+        resolution_force=median(res_f),
+        resolution_moment=median(res_m),
+        float32=single,
+    )
+    if bias is not None:
+        ev.window_bound_force = bias.bound_force
+        ev.window_bound_moment = bias.bound_moment
+        ev.window_seconds = bias.seconds
+        ev.systematic_windows = bias.windows
+        ev.systematic_ratio = bias.ratio
+    return ev
+
+
+def _failed_chunk_rows(reasons: dict[int, str], n: int) -> NDArray[np.bool_]:
+    """Samples flagged only because their chunk failed (the sample checks passed them)."""
+    rows = np.zeros(n, dtype=bool)
+    for i, why in reasons.items():
+        if why.startswith("chunk ") and " failed: " in why:
+            rows[i] = True
+    return rows
+
+
+_PASS_BLOCK = 1000  # samples per step of the progress bar
+
+
+@dataclass
+class _ChunkOutput:
+    """Per-sample results of one chunk."""
+
+    r_f: Array
+    r_m: Array
+    margin: Array
+    util: Array
+    normal: Array
+    cop: Array
+    violated: NDArray[np.int16]
+    com: Array  # (n, 3) world [m], NaN on skipped samples: the convention checks reuse it
+    positions: Array  # (n, k, 3) contact frame origins, world [m], likewise
+
+
+def _check_chunk(
+    robot: Robot,
+    contacts: list[Contact],
+    Q: Array,
+    V: Array,
+    A: Array,
+    W: Array,
+    E: Array | None,
+    skip: NDArray[np.bool_],
+    frames: list[str],
+    e: int,
+    cone_slack: tuple[float, float],
+    progress: bool,
+) -> _ChunkOutput:
+    """The residual and the cones of one chunk of samples (one Pinocchio pass each)."""
+    k, N = len(contacts), Q.shape[0]
+    com = np.full((N, 3), np.nan)
+    rate = np.full((N, 6), np.nan)
+    positions = np.full((N, len(frames), 3), np.nan)
+    R = np.full((N, k, 3, 3), np.nan)
+    rows: Any = np.flatnonzero(~skip).tolist()
+    ids = [robot.frame_id(f) for f in frames]
+    for s in range(0, len(rows), _PASS_BLOCK):  # one Pinocchio pass per sample
+        block = rows[s : s + _PASS_BLOCK]
+        centroidal_frames_rows(robot, Q, V, A, block, ids, com, rate, positions, R, n_rotations=k)
+        if progress:  # the run's one bar (run_progress), in this process
+            advance(len(block))
+    if progress:
+        advance(N - len(rows))  # the skipped samples are done too
+    # Contacts and known external wrenches, each about its own frame origin, in one layout.
+    wrenches = W if E is None else np.concatenate([W, E], axis=1)
+    r_f, r_m = newton_euler_residual_arrays(
+        wrenches,
+        positions[:, : k + e],
+        com,
+        rate,
+        mass=robot.mass,
+        gravity=robot.gravity_vector,
+    )
+    # Friction, per contact, in its own frame: the one cone home.
+    R_cone = R
+    if any(c.ground_normal is not None for c in contacts):
+        R_cone = R.copy()
+        for j, c in enumerate(contacts):
+            if c.ground_normal is None:
+                continue
+            turned = ground_aligned_rotations(R[:, j], c.ground_normal)
+            # A point contact's normal is given in its frame: map it onto the ground normal.
+            R_cone[:, j] = (
+                turned if isinstance(c, SurfaceContact) else turned @ normal_rotation(c.normal).T
+            )
+    cones = ContactSet(contacts).check(W, R_cone, tol=0.0)
+    margin, normal = cones.margin, cones.normal_force
+    with np.errstate(invalid="ignore"):
+        outside = margin < -(cone_slack[0] + cone_slack[1] * np.abs(normal))
+    violated = np.where(outside, cones.worst, -1).astype(np.int16)
+    return _ChunkOutput(
+        r_f, r_m, margin, cones.utilisation, normal, cones.cop, violated, com, positions[:, :k]
+    )
+
+
+MAX_EVENTS = 10_000  # per contact: a noisy log can chatter at every sample
+
+
+def _contact_events(
+    time: Array, normal: Array, names: list[str], weight: float, bad: NDArray[np.bool_]
+) -> list:
+    """(time, contact, "make" | "break") where the normal force crosses 2 % of the weight
+    (the first :data:`MAX_EVENTS` of each contact)."""
+    events = []
+    threshold = CONTACT_THRESHOLD * weight
+    for j, name in enumerate(names):
+        closed = np.where(bad, np.nan, normal[:, j]) > threshold
+        change = np.flatnonzero(closed[1:] != closed[:-1])[:MAX_EVENTS]
+        for i in change:
+            events.append((float(time[i + 1]), name, "make" if closed[i + 1] else "break"))
+    return sorted(events)

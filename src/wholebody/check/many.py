@@ -1,0 +1,418 @@
+"""Many logs: one summary table, on this machine's processes or on a Dask cluster.
+
+:func:`check_many` checks each log with :func:`~wholebody.analysis.check_trajectory` and
+returns one row per log, every row with the same keys (:data:`ROW_KEYS`). Logs are
+independent, so they spread over ``workers`` local processes, or over a Dask cluster when a
+``dask.distributed.Client`` is given: the robot is scattered once to every worker
+(``client.scatter(..., broadcast=True)``), so each worker holds one copy and every task reuses
+it. To use a real cluster, start a scheduler and workers where the logs are readable (a shared
+file system), each with wholebody installed, then::
+
+    from wholebody.check.many import check_many, connect
+    client = connect("tcp://scheduler-host:8786", timeout=10.0)
+    rows = check_many(paths, robot, contacts, client=client)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..contacts import Contact
+from ..errors import ClusterError
+from ..parallel import ChunkFailure, run_chunks
+from ..robot.core import Robot
+
+__all__ = [
+    "ROW_KEYS",
+    "check_many",
+    "connect",
+    "format_table",
+    "auto_log_workers",
+    "AUTO_MIN_BYTES",
+]
+
+#: The keys of every row of :func:`check_many`, in order, readable log or not.
+ROW_KEYS = (
+    "path",
+    "error",
+    "verdict",
+    "consistent",
+    "samples_in",
+    "checked",
+    "flagged",
+    "max_residual_force_N",
+    "max_residual_moment_Nm",
+    "fraction_over_tolerance",
+    "cone_violations",
+    "share_checked",
+    "bound_force_N",
+    "bound_moment_Nm",
+    "diagnosis",
+    "text",
+)
+
+
+#: Bytes of log files in all below which ``workers="auto"`` checks many logs in one process
+#: (about :data:`wholebody.parallel.AUTO_MIN_SAMPLES` samples of a 35-dof robot in .npz, 870
+#: bytes each): short logs check faster than worker processes start.
+AUTO_MIN_BYTES = 40_000_000
+
+
+def _size(path: str) -> int:
+    p = Path(path)
+    try:
+        if p.is_dir():  # a LeRobot dataset
+            return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+        return p.stat().st_size
+    except OSError:
+        return 0  # its row will say why it cannot be read
+
+
+def auto_log_workers(paths: Sequence[str | Path]) -> int:
+    """Processes for ``check_many(..., workers="auto")``: one per log up to the CPUs, or one
+    in all for a single log or logs under :data:`AUTO_MIN_BYTES` in all."""
+    from ..parallel import default_workers
+
+    names = [str(p) for p in paths]
+    if len(names) < 2 or sum(_size(p) for p in names) < AUTO_MIN_BYTES:
+        return 1
+    return max(1, min(default_workers(), len(names)))
+
+
+def _error_row(path: str, error: str) -> dict[str, Any]:
+    row: dict[str, Any] = dict.fromkeys(ROW_KEYS)
+    row |= {"path": path, "error": error, "verdict": "error", "text": f"{path}: error: {error}"}
+    return row
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+#: Log formats checked chunk by chunk from the file (``wholebody.analysis.check_log``).
+STREAMED_SUFFIXES = (".parquet", ".h5", ".hdf5")
+
+
+def _check_file(
+    robot: Robot,
+    path: str,
+    contacts: Sequence[Contact],
+    options: Any,
+    out_dir: str | None,
+    plot: bool,
+    calibration: Any = None,
+    recording: Any = None,
+    episode: int = 0,
+    html: bool = False,
+) -> dict[str, Any]:
+    """Check one log; a log that cannot be read is a row with its error."""
+    from ..errors import WholebodyError
+    from ..io.logs import read_log
+    from .analysis import CheckOptions, check_log, check_trajectory
+
+    given, keywords = (options, {}) if isinstance(options, CheckOptions) else (None, options)
+    try:
+        if calibration is None and Path(path).suffix.lower() in STREAMED_SUFFIXES:
+            # Read in row groups / slices: memory does not grow with the log's length.
+            report = check_log(robot, path, contacts, given, **keywords)
+        else:
+            traj = read_log(path, mapping=recording, robot=robot, episode=episode)
+            if calibration is not None:
+                traj = calibration.apply(traj, robot)
+            report = check_trajectory(robot, traj, contacts, given, **keywords)
+    except (WholebodyError, OSError, ValueError) as exc:
+        return _error_row(path, str(exc))
+    if out_dir is not None:
+        out = Path(out_dir)
+        stem = Path(path).stem
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            report.to_json(out / f"{stem}.report.json")
+            report.to_csv(out / f"{stem}.report.csv")
+            if plot:
+                report.plot(out / f"{stem}.report.png")
+                import matplotlib.pyplot as plt
+
+                plt.close("all")
+        except OSError as exc:
+            return _error_row(path, f"cannot write the report of {path} to {out}: {exc}")
+    s = report.summary()
+    unchecked = report.verdict == "unchecked"
+    row: dict[str, Any] = {
+        "path": str(path),
+        "error": None,
+        "verdict": report.verdict,
+        "consistent": report.consistent,
+        "samples_in": s["samples"]["in"],
+        "checked": s["samples"]["checked"],
+        "flagged": s["samples"]["flagged"],
+        "max_residual_force_N": _finite(s["residual_force_N"]["max"]),
+        "max_residual_moment_Nm": _finite(s["residual_moment_Nm"]["max"]),
+        "fraction_over_tolerance": None if unchecked else s["fraction_over_tolerance"],
+        "cone_violations": sum(c["violations"] for c in s["contacts"].values()),
+        "share_checked": report.evidence.share_checked,
+        "bound_force_N": _finite(report.evidence.bound_force),
+        "bound_moment_Nm": _finite(report.evidence.bound_moment),
+        "diagnosis": report.diagnosis[0].message if report.diagnosis else None,
+        "text": report.format_summary(),
+    }
+    if html:  # rendered where the report is, so only the page fragment travels back
+        from .report_html import anchor, report_section
+
+        return {k: row[k] for k in ROW_KEYS} | {"html": report_section(report, anchor(path))}
+    return {k: row[k] for k in ROW_KEYS}
+
+
+def _task(
+    path: str,
+    robot: Robot,
+    contacts: Sequence[Contact],
+    options: Any,
+    out_dir: str | None,
+    plot: bool,
+    calibration: Any = None,
+    recording: Any = None,
+    episode: int = 0,
+    html: bool = False,
+) -> dict[str, Any]:
+    return _check_file(
+        robot, path, contacts, options, out_dir, plot, calibration, recording, episode, html
+    )
+
+
+def connect(address: str, *, timeout: float = 10.0) -> Any:
+    """A ``dask.distributed.Client`` connected to the scheduler at ``address``.
+
+    Parameters
+    ----------
+    address : str
+        The scheduler, ``tcp://host:8786`` (or ``host:8786``).
+    timeout : float
+        Seconds to wait for the connection, > 0.
+
+    Raises
+    ------
+    ClusterError
+        The scheduler cannot be reached within ``timeout`` (or the address is malformed); the
+        message names the address and the timeout, the backend's error is the ``__cause__``.
+    MissingDependencyError
+        dask.distributed is not installed (the ``dask`` extra).
+    InvalidArgumentError
+        ``timeout`` not a positive number.
+    """
+    from .._optional import require
+    from ..errors import InvalidArgumentError
+
+    if not isinstance(timeout, (int, float)) or not math.isfinite(timeout) or timeout <= 0:
+        raise InvalidArgumentError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    distributed = require("dask.distributed", "dask", "Dask clusters")
+    try:
+        return distributed.Client(address, timeout=timeout)
+    except Exception as exc:
+        raise ClusterError(
+            f"cannot reach the Dask scheduler at {address!r} within {timeout:g} s: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def check_many(
+    paths: Sequence[str | Path],
+    robot: Robot,
+    contacts: Sequence[Contact],
+    *,
+    workers: int | str = 1,
+    client: Any = None,
+    out_dir: str | Path | None = None,
+    plot: bool = False,
+    options: Any = None,
+    calibration: Any = None,
+    recording: Any = None,
+    episode: int = 0,
+    html: bool = False,
+) -> list[dict[str, Any]]:
+    """Check many logs; one row (a dict) per log, in the order of ``paths``.
+
+    A log that cannot be read or checked does not stop the others: its row carries the error.
+
+    Parameters
+    ----------
+    paths : sequence of str or Path
+        Log files (.npz, .csv, .parquet, .h5).
+    robot : Robot
+    contacts : sequence of Contact
+        Declared contacts, matched to each log's contacts by name.
+    workers : int or "auto"
+        Local processes, one log at a time each (ignored with ``client``); ``"auto"``:
+        :func:`auto_log_workers`.
+    client : dask.distributed.Client, optional
+        Run on this Dask cluster instead (the ``dask`` extra; see :func:`connect`).
+    out_dir, plot
+        Write each log's report (``STEM.report.json``, ``STEM.report.csv`` and with ``plot``
+        ``STEM.report.png``) there.
+    options : CheckOptions or dict, optional
+        How each log is checked (:class:`~wholebody.check.CheckOptions`: tolerances, the
+        window, its own ``workers`` for the samples of each log, ...); a dict gives
+        :func:`~wholebody.check.check_trajectory`'s keyword arguments (a bad one is the
+        error of each row).
+    calibration : Calibration, optional
+        Sensor calibration applied to every log before it is checked
+        (:meth:`wholebody.calibrate.Calibration.apply`; a profile's ``calibration`` key).
+    recording : RobotProfile, str or Path, optional
+        For ROS 2 bags / MCAP files and LeRobot datasets among ``paths``: the profile (or its
+        path) whose ``[recording]`` / ``[lerobot]`` section maps them (``docs/recordings.md``).
+    episode : int
+        The episode read from each LeRobot dataset.
+    html : bool
+        Also render each readable log's HTML section
+        (:func:`wholebody.check.report_html.report_section`, the ``html`` extra) into one more
+        key of its row, ``"html"``, for :func:`wholebody.check.report_html.many_html`.
+
+    Returns
+    -------
+    list of dict
+        Every row has exactly the keys :data:`ROW_KEYS`, ``None`` where not applicable:
+
+        - ``path`` (str): the log as given;
+        - ``error`` (str or None): why the log could not be read or checked (the exception
+          ``TYPE: message`` for an unexpected failure or a Dask task that failed, ``worker
+          process died ...`` for a worker that died twice);
+        - ``verdict`` (str): ``"consistent"``, ``"consistent_except_unreliable"`` (shown
+          ``consistent*``), ``"inconsistent"``, ``"inconclusive"`` (too little evidence),
+          ``"unchecked"`` (no sample could be checked: every sample flagged) or ``"error"``
+          (``error`` says why);
+        - ``consistent`` (bool or None): True only for ``"consistent"``; None with an error;
+        - ``samples_in``, ``checked``, ``flagged`` (int): samples in the log, checked, and
+          flagged (not checkable: non-finite values, bad quaternions, ...);
+        - ``max_residual_force_N`` [N], ``max_residual_moment_Nm`` [N m] (float): the largest
+          Newton-Euler residual norms over the checked samples (None when none was checked);
+        - ``fraction_over_tolerance`` (float): share of the checked samples over tolerance
+          (None when none was checked);
+        - ``cone_violations`` (int): sample-contact pairs outside their friction cone;
+        - ``share_checked`` (float): samples checked over samples in the log;
+        - ``bound_force_N`` [N], ``bound_moment_Nm`` [N m] (float or None): the median bound
+          on the residual's error the check achieved (``Report.evidence``);
+        - ``diagnosis`` (str or None): the most likely cause of an inconsistency;
+        - ``text`` (str): the report summary as the CLI prints it, or ``PATH: error: ...``.
+
+    Raises
+    ------
+    ClusterError
+        The robot cannot be sent to the Dask cluster (the scheduler went away).
+    """
+    names = [str(p) for p in paths]
+    from .analysis import CheckOptions
+
+    if not isinstance(options, CheckOptions):
+        options = dict(options or {})
+    out = None if out_dir is None else str(out_dir)
+    contacts = list(contacts)
+    if client is not None:
+        return _on_dask(
+            client,
+            names,
+            robot,
+            contacts,
+            options,
+            out,
+            plot,
+            calibration,
+            recording,
+            episode,
+            html,
+        )
+    processes = auto_log_workers(names) if workers == "auto" else workers
+    chunks = [
+        ((i, i + 1), (p, contacts, options, out, plot, calibration, recording, episode, html))
+        for i, p in enumerate(names)
+    ]
+    results = run_chunks(robot, _check_file, chunks, processes, item="log")  # type: ignore[arg-type]
+    return [
+        _error_row(p, r.error) if isinstance(r, ChunkFailure) else r
+        for p, r in zip(names, results, strict=True)
+    ]
+
+
+def _on_dask(
+    client: Any,
+    paths: list[str],
+    robot: Robot,
+    contacts: list[Contact],
+    options: Any,
+    out: str | None,
+    plot: bool,
+    calibration: Any = None,
+    recording: Any = None,
+    episode: int = 0,
+    html: bool = False,
+) -> list[dict[str, Any]]:
+    try:
+        robot_future = client.scatter(robot, broadcast=True, hash=False)  # a fresh key per call
+        futures = client.map(
+            _task,
+            paths,
+            robot=robot_future,
+            contacts=contacts,
+            options=options,
+            out_dir=out,
+            plot=plot,
+            calibration=calibration,
+            recording=recording,
+            episode=episode,
+            html=html,
+            pure=False,
+        )
+    except Exception as exc:
+        address = getattr(getattr(client, "scheduler", None), "address", "(unknown address)")
+        raise ClusterError(
+            f"cannot send the work to the Dask cluster at {address}: {type(exc).__name__}: {exc}"
+        ) from exc
+    rows = []
+    for path, future in zip(paths, futures, strict=True):
+        try:
+            rows.append(future.result())
+        except Exception as exc:  # a task that failed on the cluster: that log's row says why
+            rows.append(_error_row(path, f"Dask task failed: {type(exc).__name__}: {exc}"))
+    return rows
+
+
+_VERDICT_SHOWN = {
+    "consistent": "consistent",
+    "inconsistent": "INCONSISTENT",
+    "unchecked": "UNCHECKED",
+    "consistent_except_unreliable": "consistent*",
+    "inconclusive": "INCONCLUSIVE",
+}
+
+
+def format_table(rows: Sequence[dict[str, Any]]) -> str:
+    """One line per log (samples checked and flagged, largest residual force, verdict or the
+    error), then the count of each outcome."""
+    lines = [f"{'log':36s} {'checked':>8s} {'flagged':>8s} {'max |f_r| [N]':>14s}  verdict"]
+    for r in rows:
+        name = Path(r["path"]).name
+        if r["verdict"] == "error":
+            lines.append(f"{name:36s} {'-':>8s} {'-':>8s} {'-':>14s}  ERROR: {r['error'][:60]}")
+            continue
+        force = r["max_residual_force_N"]
+        shown = "-" if force is None else f"{force:.3g}"
+        lines.append(
+            f"{name:36s} {r['checked']:8d} {r['flagged']:8d} {shown:>14s}  "
+            f"{_VERDICT_SHOWN[r['verdict']]}"
+        )
+    count = {
+        v: sum(r["verdict"] == v for r in rows)
+        for v in ("consistent", "inconsistent", "unchecked", "inconclusive", "error")
+    }
+    # "consistent except samples whose differentiated accelerations are unreliable" (*)
+    count["consistent"] += sum(r["verdict"] == "consistent_except_unreliable" for r in rows)
+    unchecked = f"{count['unchecked']} unchecked, " if count["unchecked"] else ""
+    if count["inconclusive"]:
+        unchecked += f"{count['inconclusive']} inconclusive, "
+    lines.append(
+        f"{len(rows)} logs: {count['consistent']} consistent, "
+        f"{count['inconsistent']} inconsistent, {unchecked}{count['error']} unreadable"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,554 @@
+"""Command line: ``wholebody [--traceback] info | check | estimate | contacts | fit | demo``.
+
+Every error is one line on stderr, ``wholebody: error: ...``, printed once, never a traceback
+(``--traceback`` shows it). Arguments are validated before any work.
+
+Exit codes:
+
+===  =====================================================================================
+0    every log consistent (``info``, ``estimate``, ``demo``: success)
+1    some log inconsistent
+2    bad input: a log unreadable, a bad argument, profile, robot, contact or output path,
+     an unreachable Dask scheduler
+3    nothing could be checked: a log whose verdict is "unchecked" (every sample flagged),
+     and no log inconsistent; ``estimate`` or ``contacts`` on a log with no usable sample
+4    internal error (a bug: rerun with ``--traceback`` and report it)
+5    inconclusive: nothing inconsistent found, but too little evidence for "consistent" (too
+     small a share checked, too many samples waived, or an achieved bound wider than the
+     tolerance; ``--min-checked-share``, ``--max-waived-share``), and no log inconsistent
+130  interrupted (Ctrl-C)
+===  =====================================================================================
+
+With several logs of mixed outcomes: 2 if any is unreadable, else 1 if any is inconsistent,
+else 3 if any is unchecked, else 5 if any is inconclusive, else 0. Codes 0 and 1 keep their
+meaning; 5 is new, so a script that tests ``== 0`` for "consistent" stays right.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from ..errors import OutputError, ProfileError, WholebodyError
+from ..models.loading import available_robots, load
+from ..robot.core import Robot
+
+EXIT_OK, EXIT_INCONSISTENT, EXIT_BAD_INPUT, EXIT_UNCHECKED, EXIT_INTERNAL = 0, 1, 2, 3, 4
+EXIT_INCONCLUSIVE = 5
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 every log consistent (or success); 1 some log inconsistent; 2 bad input "
+    "(a log unreadable, bad arguments); 3 nothing could be checked (a log whose every sample is "
+    "flagged, none inconsistent); 4 internal error; 5 inconclusive (too little evidence: "
+    "too small a share checked, too many samples waived, a bound wider than the tolerance); "
+    "130 interrupted. With several logs: 2 if any unreadable, else 1 if any inconsistent, "
+    "else 3 if any unchecked, else 5 if any inconclusive, else 0."
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``wholebody: error: ... (see 'wholebody check --help')``."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"wholebody: error: {message} (see '{self.prog} --help')", file=sys.stderr)
+        self.exit(EXIT_BAD_INPUT)
+
+
+# --- argument types: bad values are refused before any work ---------------------------------
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def _workers(text: str) -> int | str:
+    """argparse type: ``auto`` or a positive integer."""
+    return "auto" if text == "auto" else _positive_int(text)
+
+
+def _time(text: str) -> float:
+    """argparse type: a finite time in seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a time in seconds, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite time in seconds, got {text!r}")
+    return value
+
+
+def _tolerance(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    return value
+
+
+def _share(text: str) -> float:
+    value = _tolerance(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"must be a share between 0 and 1, got {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
+def _writable_file(path: Path) -> None:
+    """Refuse an output path that cannot be written, before the work that would fill it."""
+    from ..io.logs import SUFFIXES
+
+    if path.is_dir():
+        raise OutputError(f"cannot write {path}: it is a directory")
+    if path.suffix.lower() not in SUFFIXES:
+        raise OutputError(
+            f"cannot write {path}: unknown log format {path.suffix!r}; known: {', '.join(SUFFIXES)}"
+        )
+    _writable_dir(path.parent, for_file=path)
+    if path.exists() and not os.access(path, os.W_OK):
+        raise OutputError(f"cannot write {path}: the file is not writable")
+
+
+def _writable_dir(folder: Path, for_file: Path | None = None, create: bool = False) -> None:
+    what = f"cannot write {for_file}" if for_file is not None else f"cannot write to {folder}"
+    folder = folder if str(folder) else Path(".")
+    if not folder.exists():
+        for parent in folder.parents:
+            if parent.exists():
+                if not parent.is_dir():
+                    raise OutputError(f"{what}: {parent} is a file, not a directory")
+                break
+        if not create:
+            raise OutputError(f"{what}: the directory {folder} does not exist")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"{what}: cannot create the directory: {exc}") from exc
+    if not folder.is_dir():
+        raise OutputError(f"{what}: {folder} is a file, not a directory")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputError(f"{what}: the directory {folder} is not writable")
+
+
+# --- commands ---------------------------------------------------------------------------------
+
+
+def _robot(spec: str) -> Robot:
+    """A robot name, or a URDF or MJCF file (told apart by its root element)."""
+    if Path(spec).suffix.lower() in (".urdf", ".xml", ".mjcf") or Path(spec).is_file():
+        return load(Path(spec), validate="warn")
+    return load(spec)
+
+
+def _progress(args: argparse.Namespace) -> bool:
+    return sys.stderr.isatty() if args.progress is None else bool(args.progress)
+
+
+def _setup(args: argparse.Namespace) -> tuple[Robot, list[Any], Any]:
+    """Robot, contacts and sensor calibration (or None) from --config, or from --robot and
+    --contact."""
+    from ..io.profile import load_profile, parse_contact_spec
+
+    if args.config:
+        profile = load_profile(args.config)
+        return profile.robot, list(profile.contacts), profile.calibration
+    if not args.robot or not args.contact:
+        raise ProfileError("give --config PROFILE.toml, or --robot and at least one --contact")
+    return _robot(args.robot), [parse_contact_spec(s) for s in args.contact], None
+
+
+def _info(args: argparse.Namespace) -> int:
+    robot = _robot(args.robot)
+    print(robot.summary())
+    if args.frames:
+        print("frame names:", ", ".join(robot.frame_names))
+    if args.links:
+        from ._info import format_links
+
+        print(format_links(robot))
+    return EXIT_OK
+
+
+def exit_code(rows: Sequence[dict[str, Any]]) -> int:
+    """The exit code of ``check`` for its rows (see the module docstring)."""
+    verdicts = {r["verdict"] for r in rows}
+    if "error" in verdicts:
+        return EXIT_BAD_INPUT
+    if "inconsistent" in verdicts:
+        return EXIT_INCONSISTENT
+    if "unchecked" in verdicts:
+        return EXIT_UNCHECKED
+    if "inconclusive" in verdicts:
+        return EXIT_INCONCLUSIVE
+    return EXIT_OK
+
+
+def _check(args: argparse.Namespace) -> int:
+    from ..check.analysis import CheckOptions
+    from ..check.many import check_many, connect, format_table
+
+    if args.out is not None:
+        _writable_dir(Path(args.out), create=True)
+    if args.html is not None:
+        from .._optional import require
+
+        _writable_dir(Path(args.html).parent, for_file=Path(args.html))
+        require("plotly", "html", "HTML reports")  # before the work, not after it
+    robot, contacts, calibration = _setup(args)
+    options = CheckOptions(
+        preset=args.preset,
+        force_tolerance=args.force_tolerance,
+        moment_tolerance=args.moment_tolerance,
+        cone_tolerance=args.cone_tolerance,
+        t_start=args.t_start,
+        t_stop=args.t_stop,
+        **{
+            name: getattr(args, name)
+            for name in ("min_checked_share", "max_waived_share")
+            if getattr(args, name) is not None
+        },
+    )
+    client = connect(args.dask, timeout=args.dask_timeout) if args.dask else None
+    try:
+        if len(args.logs) == 1 and client is None:
+            # One log: its samples are shared between the workers.
+            options = options.replace(workers=args.workers, progress=_progress(args))
+            workers = 1
+        else:
+            workers = args.workers
+        rows = check_many(
+            args.logs,
+            robot,
+            contacts,
+            workers=workers,
+            client=client,
+            calibration=calibration,
+            recording=args.config,
+            episode=args.episode,
+            out_dir=args.out,
+            plot=args.plot,
+            options=options,
+            html=args.html is not None,
+        )
+    finally:
+        if client is not None:
+            client.close()
+    if args.html is not None:
+        from ..check.report_html import many_html
+
+        many_html(rows, args.html, sections=[r.pop("html", None) for r in rows])
+    if args.json:
+        print(json.dumps(rows, default=float))
+    else:
+        shown = [r for r in rows if r["verdict"] != "error"]
+        for r in shown:
+            print(r["text"])
+            if len(rows) > 1:
+                print()
+        if len(rows) > 1:
+            print(format_table(rows))
+    for r in rows:
+        if r["verdict"] == "error":
+            error = r["error"] if r["path"] in r["error"] else f"{r['path']}: {r['error']}"
+            print(f"wholebody: error: {_one_line(error)}", file=sys.stderr)
+    return exit_code(rows)
+
+
+def _estimate(args: argparse.Namespace) -> int:
+    from ..check.analysis import estimate_trajectory
+    from ..io.logs import read_log
+
+    _writable_file(Path(args.output))
+    robot, contacts, calibration = _setup(args)
+    traj = read_log(args.log, mapping=args.config, robot=robot, episode=args.episode)
+    if calibration is not None:
+        traj = calibration.apply(traj, robot)
+    est = estimate_trajectory(
+        robot,
+        traj,
+        contacts,
+        use_torques=not args.no_torques,
+        solver=args.solver,
+        progress=_progress(args),
+    )
+    try:
+        est.save(args.output)
+    except OSError as exc:
+        if isinstance(exc, WholebodyError):
+            raise
+        raise OutputError(f"cannot write {args.output}: {exc}") from exc
+    from ..check.estimate_report import format_estimate_report
+
+    print(format_estimate_report(est, contacts, args.output))
+    status = est.metadata.get("estimation_status")
+    if isinstance(status, dict) and status and set(status) == {"flagged"}:
+        print(
+            f"wholebody: error: {args.log}: nothing could be estimated: every sample is flagged "
+            "(non-finite joint angles, velocities or accelerations)",
+            file=sys.stderr,
+        )
+        return EXIT_UNCHECKED
+    return EXIT_OK
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    _writable_dir(Path(args.out), create=True)
+    return run_demo(out_dir=Path(args.out))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``wholebody`` argument parser (errors are one line, exit code 2)."""
+    parser = _Parser(
+        prog="wholebody",
+        description="Whole-body dynamics and contact-wrench checks on Pinocchio.",
+        epilog=EXIT_CODES_HELP,
+    )
+    parser.add_argument(
+        "--traceback",
+        action="store_true",
+        help="on an error, show the Python traceback instead of one line",
+    )
+    import wholebody
+
+    parser.add_argument("--version", action="version", version=f"wholebody {wholebody.__version__}")
+    # Also accepted after the command; SUPPRESS keeps a value given before it.
+    common = _Parser(add_help=False)
+    common.add_argument(
+        "--traceback",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="on an error, show the Python traceback instead of one line",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    info = sub.add_parser(
+        "info",
+        parents=[common],
+        epilog=EXIT_CODES_HELP,
+        help="print a robot's mass, sizes, joints and frames",
+    )
+    info.add_argument(
+        "robot", help=f"a URDF or MJCF path, or a name: {', '.join(available_robots())}"
+    )
+    info.add_argument("--frames", action="store_true", help="also list every frame name")
+    info.add_argument("--links", action="store_true", help="also list links' mass and CoM")
+    info.set_defaults(func=_info)
+
+    def setup_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--config", help="robot profile (TOML): robot, frames, contacts")
+        p.add_argument("--robot", help="robot name, URDF or MJCF (without --config)")
+        p.add_argument(
+            "--contact",
+            action="append",
+            metavar="SPEC",
+            help="FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU[:CX:CY] or FRAME:point:MU (repeat)",
+        )
+        p.add_argument(
+            "--episode",
+            type=int,
+            default=0,
+            help="episode of a LeRobot dataset (default 0)",
+        )
+        p.add_argument(
+            "--progress",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="progress bar (tqdm; default: on when stderr is a terminal)",
+        )
+
+    check = sub.add_parser(
+        "check",
+        parents=[common],
+        epilog=EXIT_CODES_HELP,
+        help="check logs' contact wrenches against motion and friction",
+    )
+    check.add_argument(
+        "logs",
+        nargs="+",
+        help="log files (.npz, .csv, .parquet, .h5); ROS 2 bags / MCAP and LeRobot datasets "
+        "with a --config mapping them (docs/recordings.md)",
+    )
+    setup_args(check)
+    check.add_argument("--out", help="folder for report.json, report.csv (and --plot)")
+    check.add_argument("--plot", action="store_true", help="also write a figure per log")
+    check.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write the report as one HTML page that opens offline (wholebody[html])",
+    )
+    check.add_argument(
+        "--json", action="store_true", help="print the rows (one per log, fixed keys) as JSON"
+    )
+    check.add_argument(
+        "--preset",
+        choices=("simulation", "measured"),
+        default="simulation",
+        help="default tolerances: simulation logs (default) or measured data (docs/diagnosis.md)",
+    )
+    check.add_argument(
+        "--force-tolerance",
+        type=_tolerance,
+        default=None,
+        help="residual force, relative to m g (simulation preset: 0.01)",
+    )
+    check.add_argument(
+        "--moment-tolerance",
+        type=_tolerance,
+        default=None,
+        help="residual moment / m g [m] (simulation preset: 0.01)",
+    )
+    check.add_argument(
+        "--cone-tolerance",
+        type=_tolerance,
+        default=None,
+        help="cone margin below which a contact violates, relative to m g "
+        "(simulation preset: 1e-4)",
+    )
+    for flag, default, what in (
+        ("--min-checked-share", 0.5, "below this share of samples checked (not flagged)"),
+        ("--max-waived-share", 0.1, "beyond this share of checked samples waived"),
+    ):
+        help_ = f"{what} the verdict is inconclusive (default {default:g})"
+        check.add_argument(flag, type=_share, default=None, metavar="SHARE", help=help_)
+    check.add_argument(
+        "--t-start",
+        type=_time,
+        default=None,
+        metavar="SECONDS",
+        help="check only the samples from this time on",
+    )
+    check.add_argument(
+        "--t-stop",
+        type=_time,
+        default=None,
+        metavar="SECONDS",
+        help="check only the samples up to this time",
+    )
+    check.add_argument(
+        "--workers",
+        type=_workers,
+        default="auto",
+        help="processes: over the samples of one log, or over the logs of many (default "
+        "auto: one for a log under 50,000 samples or logs under 40 MB in all, where workers "
+        "would only cost time; else one per chunk or log up to the CPUs)",
+    )
+    check.add_argument(
+        "--dask", metavar="ADDRESS", help="run on a Dask scheduler (tcp://host:8786)"
+    )
+    check.add_argument(
+        "--dask-timeout",
+        type=_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="seconds to wait for the Dask scheduler (default 10)",
+    )
+    check.set_defaults(func=_check)
+
+    estimate = sub.add_parser(
+        "estimate", parents=[common], help="estimate contact wrenches of a log by QP"
+    )
+    estimate.add_argument("log", help="a log file, a ROS 2 bag / MCAP or a LeRobot dataset")
+    setup_args(estimate)
+    estimate.add_argument(
+        "--output", "-o", required=True, help="log file to write, with '<name>:estimated' contacts"
+    )
+    estimate.add_argument(
+        "--no-torques", action="store_true", help="Newton-Euler mode even if the log has torques"
+    )
+    estimate.add_argument("--solver", help="qpsolvers backend (default daqp)")
+    estimate.set_defaults(func=_estimate)
+
+    from .contacts import add_contacts_command
+    from .fit import add_fit_command
+
+    add_fit_command(sub)
+    add_contacts_command(sub)
+
+    demo = sub.add_parser(
+        "demo", parents=[common], help="check the shipped humanoid log and show a diagnosis"
+    )
+    demo.add_argument("--out", default="out/demo", help="folder for the report and plots")
+    demo.set_defaults(func=_demo)
+    return parser
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split()) or "(no message)"
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    print(f"wholebody: warning: {_one_line(message)}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit code (see the module docstring)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a bad argument (2, already printed)
+        if exc.code is None:
+            return EXIT_OK
+        return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("default")
+            warnings.showwarning = _show_warning
+            return int(args.func(args))
+    except KeyboardInterrupt:
+        if args.traceback:
+            raise
+        print("wholebody: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (``wholebody check ... | head``): stop quietly.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except (WholebodyError, OSError) as exc:
+        if args.traceback:
+            raise
+        print(f"wholebody: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as exc:
+        if args.traceback:
+            raise
+        print(
+            f"wholebody: internal error: {type(exc).__name__}: {_one_line(exc)} "
+            "(rerun with --traceback for details)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,291 @@
+"""``wholebody contacts LOG --config PROFILE.toml``: infer a contact schedule and write it.
+
+Two functions for ``cli.py``: :func:`add_contacts_command` adds the subcommand to the
+parser's subparsers, :func:`run_contacts_command` runs it (returns the exit code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["add_contacts_command", "run_contacts_command"]
+
+
+def add_contacts_command(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``contacts`` to ``subparsers`` (from ``parser.add_subparsers()``); its handler is
+    :func:`run_contacts_command` (``set_defaults(func=...)``)."""
+    p = subparsers.add_parser(
+        "contacts", help="infer which contacts are active per sample (a contact schedule)"
+    )
+    p.add_argument("log", help="log file (npz, csv, parquet, h5)")
+    p.add_argument("--config", help="robot profile (TOML): robot, frames, contacts")
+    p.add_argument("--robot", help="robot name, URDF or MJCF (without --config)")
+    p.add_argument(
+        "--contact",
+        action="append",
+        metavar="SPEC",
+        help="FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU[:CX:CY] or FRAME:point:MU (repeat)",
+    )
+    p.add_argument(
+        "--method",
+        choices=("auto", "kinematic", "dynamic", "combined", "force"),
+        default="auto",
+        help="force: the log's normal forces (Schmitt trigger) gated by the kinematics; "
+        "auto (default): force when the log has the contacts' wrenches, else combined",
+    )
+    p.add_argument("--force-on", type=float, default=None, help="force trigger on [N]")
+    p.add_argument("--force-off", type=float, default=None, help="force trigger off [N]")
+    p.add_argument(
+        "--no-torques",
+        action="store_true",
+        help="dynamics from Newton-Euler rows only, even if the log has torques",
+    )
+    p.add_argument("--ground-height", type=_finite, default=0.0, help="ground plane z [m]")
+    p.add_argument("--height-on", type=_finite, default=0.005, help="contact below this [m]")
+    p.add_argument("--height-off", type=_finite, default=0.01, help="no contact above this [m]")
+    p.add_argument(
+        "--lift-speed",
+        type=_non_negative,
+        default=0.05,
+        help="rising speed that ends a contact above --height-on [m/s]",
+    )
+    p.add_argument(
+        "--min-contact",
+        type=_non_negative,
+        default=None,
+        help="shortest contact [s] (0.02; force: 0)",
+    )
+    p.add_argument(
+        "--min-flight", type=_non_negative, default=None, help="shortest gap [s] (0.02; force: 0)"
+    )
+    p.add_argument(
+        "--residual-tolerance",
+        type=_positive,
+        default=None,
+        help="largest misfit of a consistent subset [N] (default 1%% of the weight)",
+    )
+    p.add_argument(
+        "--output",
+        "-o",
+        default="schedule.npz",
+        help="schedule file (.npz; a folder: FOLDER/schedule.npz)",
+    )
+    p.add_argument(
+        "--plot",
+        default=None,
+        help=f"also save the timeline figure ({', '.join(FIGURE_SUFFIXES)})",
+    )
+    p.set_defaults(func=run_contacts_command)
+    return p
+
+
+#: Figure formats ``--plot`` writes (matplotlib's, without a backend of their own).
+FIGURE_SUFFIXES = (
+    ".png",
+    ".pdf",
+    ".svg",
+    ".svgz",
+    ".jpg",
+    ".jpeg",
+    ".eps",
+    ".ps",
+    ".tif",
+    ".tiff",
+    ".webp",
+)
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def _finite(text: str) -> float:
+    return _number(text)
+
+
+def _non_negative(text: str) -> float:
+    value = _number(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text!r}")
+    return value
+
+
+def _positive(text: str) -> float:
+    value = _number(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text!r}")
+    return value
+
+
+def _outputs(args: argparse.Namespace) -> tuple[Path, Path | None]:
+    """The schedule and figure paths, refused before any work when they cannot be written
+    as named (``-o`` a folder writes FOLDER/schedule.npz; any other name must end in .npz)."""
+    from ..errors import OutputError
+
+    out = Path(args.output)
+    if out.is_dir():
+        out = out / "schedule.npz"
+    elif out.suffix.lower() != ".npz":
+        raise OutputError(
+            f"--output {args.output!r}: a schedule is written as .npz; name a .npz file or an "
+            "existing folder"
+        )
+    plot = None
+    if args.plot is not None:
+        plot = Path(args.plot)
+        if plot.suffix.lower() not in FIGURE_SUFFIXES:
+            raise OutputError(
+                f"--plot {args.plot!r}: unknown figure format {plot.suffix!r}; known: "
+                f"{', '.join(FIGURE_SUFFIXES)}"
+            )
+    for path, option in ((out, "--output"), (plot, "--plot")):
+        if path is None:
+            continue
+        folder = path.parent if str(path.parent) else Path(".")
+        if not folder.is_dir():
+            raise OutputError(f"{option} {str(path)!r}: the folder {folder} does not exist")
+        if path.is_dir():
+            raise OutputError(f"{option} {str(path)!r}: is a directory")
+    return out, plot
+
+
+def _setup(args: argparse.Namespace) -> tuple[Any, list[Any]]:
+    from ..io.profile import ProfileError, load_profile, parse_contact_spec
+    from ..models.loading import load
+
+    if args.config:
+        profile = load_profile(args.config)
+        return profile.robot, list(profile.contacts)
+    if not args.robot or not args.contact:
+        raise ProfileError("give --config PROFILE.toml, or --robot and at least one --contact")
+    spec = args.robot
+    robot = (
+        load(Path(spec), validate="warn")
+        if Path(spec).suffix.lower() in (".urdf", ".xml", ".mjcf") or Path(spec).is_file()
+        else load(spec)
+    )
+    return robot, [parse_contact_spec(s) for s in args.contact]
+
+
+def _logged_wrenches(traj: Any, contacts: list[Any]) -> Any:
+    """The log's wrenches (N, k, 6) in ``contacts`` order, or None when it lacks some."""
+    names = [c.name for c in contacts]
+    if traj.contact_wrenches is None or not set(names) <= set(traj.contact_names):
+        return None
+    return np.asarray(traj.contact_wrenches)[:, [traj.contact_names.index(n) for n in names]]
+
+
+def run_contacts_command(args: argparse.Namespace) -> int:
+    """Infer the schedule of ``args.log`` and write it to ``args.output`` (and the figure to
+    ``args.plot``); print a summary. Returns 0, or 3 when no sample has finite joint angles
+    and velocities (nothing to infer)."""
+    from ..io.logs import read_log
+    from ..io.profile import ProfileError
+    from ..schedule import infer_contact_schedule, plot_schedule
+
+    output, plot = _outputs(args)
+    robot, contacts = _setup(args)
+    traj = read_log(args.log, mapping=args.config, robot=robot)
+    traj = traj.at_frame_origins(robot, contacts)  # wrenches stated at other points
+    q, v, a, tau = traj.for_robot(robot)
+    usable = np.isfinite(q).all(axis=1) & np.isfinite(v).all(axis=1)
+    if not usable.any():
+        print(
+            f"wholebody: error: {args.log}: nothing to infer: every sample has a NaN or "
+            "infinite joint angle, base pose or velocity",
+            file=sys.stderr,
+        )
+        return 3
+    if args.method == "auto":
+        args.method = "force" if _logged_wrenches(traj, contacts) is not None else "combined"
+    dwell = (0.0, 0.0) if args.method == "force" else (0.02, 0.02)
+    if args.min_contact is None:
+        args.min_contact = dwell[0]
+    if args.min_flight is None:
+        args.min_flight = dwell[1]
+    options: dict[str, Any] = {"min_contact": args.min_contact, "min_flight": args.min_flight}
+    wrenches = _logged_wrenches(traj, contacts)
+    if args.method == "force":
+        if wrenches is None:
+            raise ProfileError(
+                f"{args.log}: --method force needs the log's contact wrenches for "
+                f"{[c.name for c in contacts]}"
+            )
+        options |= {"wrenches": wrenches, "force_on": args.force_on, "force_off": args.force_off}
+    if args.method in ("kinematic", "combined", "force"):
+        options |= {
+            "ground_height": args.ground_height,
+            "height_on": args.height_on,
+            "height_off": args.height_off,
+            "lift_speed": args.lift_speed,
+        }
+    if args.method in ("dynamic", "combined"):
+        if a is None:
+            a = traj.with_accelerations().for_robot(robot)[2]
+        options["residual_tolerance"] = args.residual_tolerance
+        options["tau"] = None if args.no_torques else tau
+        if traj.external_wrenches is not None and len(traj.external_frames):
+            options["external_wrenches"] = {
+                f: traj.external_wrenches[:, j] for j, f in enumerate(traj.external_frames)
+            }
+    if args.method == "force":
+        from ..schedule import infer_schedule_force
+
+        schedule = infer_schedule_force(robot, q, v, contacts, time=traj.time, **options)
+    else:
+        schedule = infer_contact_schedule(
+            robot, q, v, a, contacts, time=traj.time, method=args.method, **options
+        )
+    schedule.save(output)
+    print(schedule.summary())
+    if wrenches is not None:  # the force and kinematic evidence side by side, per contact
+        from ..schedule import infer_schedule_force
+
+        both = (
+            schedule
+            if schedule.method == "force"
+            else infer_schedule_force(
+                robot,
+                q,
+                v,
+                contacts,
+                time=traj.time,
+                wrenches=wrenches,
+                ground_height=args.ground_height,
+                height_on=args.height_on,
+                height_off=args.height_off,
+                lift_speed=args.lift_speed,
+            )
+        )
+        agreement = both.parameters["agreement"]
+        for j, name in enumerate(both.contact_names):
+            force_state = both.evidence["force_state"][:, j]
+            kin_state = both.evidence["kinematic_state"][:, j]
+            print(
+                f"evidence  {name}: force and kinematics agree on {100 * agreement[name]:.1f} % "
+                f"of samples (force only {int((force_state & ~kin_state).sum())}, kinematics "
+                f"only {int((kin_state & ~force_state).sum())})"
+            )
+    print(f"written to {output}")
+    if plot is not None:
+        forces = None
+        if traj.contact_wrenches is not None and set(schedule.contact_names) <= set(
+            traj.contact_names
+        ):
+            cols = [traj.contact_names.index(n) for n in schedule.contact_names]
+            forces = np.asarray(traj.contact_wrenches)[:, cols, 2]
+        plot_schedule(schedule, normal_forces=forces, path=str(plot))
+        print(f"figure written to {plot}", file=sys.stdout)
+    return 0

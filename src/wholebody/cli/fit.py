@@ -1,0 +1,297 @@
+"""``wholebody fit LOG... --config PROFILE [--mass] [--com] [--inertia] [--offsets] [--lag]
+-o OUT/``.
+
+Fits mass, CoM and rotational-inertia corrections (and sensor offsets, per log, and each
+log's wrench lag) to logs and writes, in ``OUT/``: ``<robot>.corrected.urdf`` (only the
+changed ``<inertial>`` elements rewritten), ``calibration.toml`` (with several logs and
+per-log offsets also ``calibration-<log>.toml`` for each), ``fit.json`` and ``fit.txt`` (the
+report), and ``profile.toml``: the profile with the corrected URDF and the calibration, for
+``wholebody check --config``, its paths relative to itself. When the fitted model predicts
+held-out time windows worse than the URDF, the profile is written as
+``profile.not-recommended.toml`` instead and the report says so. For a robot loaded from
+MJCF no corrected model file is written (the report says why; the fitted values are in
+``fit.json``). :func:`run_fit` is the same in Python. :func:`add_fit_command` adds the
+subcommand to the CLI's parser.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InvalidArgumentError, OutputError
+from ..identify import IdentificationResult, fit_inertial_parameters
+from ..identify.calibrate import Calibration, SensorModel
+from ..io.profile import load_profile
+from ..trajectory import Trajectory
+
+__all__ = ["add_fit_command", "run_fit", "FitOutputs"]
+
+
+@dataclass(frozen=True)
+class FitOutputs:
+    """Files written by :func:`run_fit` and the fit itself."""
+
+    result: IdentificationResult
+    urdf: Path | None
+    calibration: Path
+    report_json: Path
+    report_text: Path
+    profile: Path | None
+    calibrations: tuple[Path, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def _parameters(mass: bool, com: bool, inertia: bool = False) -> str | None:
+    parts = [n for n, on in (("mass", mass), ("com", com), ("inertia", inertia)) if on]
+    return "_".join(parts) or None
+
+
+def run_fit(
+    logs: Sequence[str | Path],
+    config: str | Path,
+    out: str | Path,
+    *,
+    mass: bool = True,
+    com: bool = False,
+    offsets: bool = False,
+    links: Sequence[str] | None = None,
+    use_torques: bool | None = None,
+    prior_weight: float = 1.0,
+    inertia: bool = False,
+    density: bool = False,
+    lags: bool = False,
+    max_lag: float = 0.02,
+    per_log_offsets: bool = True,
+    folds: int = 5,
+) -> FitOutputs:
+    """Fit the logs with the profile's robot and contacts and write the outputs to ``out``.
+
+    Parameters
+    ----------
+    logs : paths of log files
+    config : path of the robot profile (TOML)
+    out : folder (created)
+    mass, com, inertia, offsets : what to fit (per-link masses, CoM shifts, rotational
+        inertias about the CoM, contact sensor offsets in the contacts' axes)
+    links : restrict mass, CoM and inertia to these links
+    use_torques, prior_weight, density, lags, max_lag, folds : as in
+        :func:`wholebody.identify.fit_inertial_parameters`
+    per_log_offsets : each log its own sensor offsets (else shared by all logs)
+
+    Returns
+    -------
+    FitOutputs
+    """
+    profile = load_profile(config)
+    robot = profile.robot
+    trajs = [Trajectory.load(p) for p in logs]
+    parameters = _parameters(mass, com, inertia)
+    if parameters is None and not offsets:
+        raise InvalidArgumentError("nothing to fit: give --mass, --com, --inertia and/or --offsets")
+    sensors = SensorModel(offsets=True, per_log=per_log_offsets) if offsets else None
+    result = fit_inertial_parameters(
+        robot,
+        trajs,
+        profile.contacts,
+        parameters=parameters,
+        links=links,
+        sensors=sensors,
+        use_torques=use_torques,
+        prior_weight=prior_weight,
+        density=density,
+        lags=lags,
+        max_lag=max_lag,
+        folds=folds,
+    )
+    folder = Path(out)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create the output folder {folder}: {exc}") from exc
+    notes: list[str] = []
+    urdf_path = None
+    source = str(robot.source) if robot.source is not None else ""
+    if parameters is not None and source.endswith(".urdf"):
+        urdf_path = folder / f"{Path(source).stem}.corrected.urdf"
+        result.write_urdf(urdf_path)
+    elif parameters is not None and result.changed_links():
+        kind = "MJCF" if source.endswith(".xml") else "not a URDF file"
+        notes.append(
+            f"no corrected model written: the robot comes from {source or 'memory'} ({kind}); "
+            "wholebody writes corrected inertias into URDF files only (an MJCF body's "
+            "<inertial> is not mapped back from Pinocchio's merged bodies); the fitted "
+            "masses, CoMs and inertias are in fit.json"
+        )
+    calibration: Calibration = result.calibration
+    cal_path = folder / "calibration.toml"
+    calibration.save(cal_path)
+    per_log_paths: list[Path] = []
+    per_log = len(result.calibrations) > 1 and any(
+        ":" in p.name for p in result.parameters if p.kind.endswith("offset")
+    )
+    if per_log:
+        for log, cal in result.calibrations.items():
+            path = folder / f"calibration-{log}.toml"
+            cal.save(path)
+            per_log_paths.append(path)
+        notes.append(
+            "each log has its own sensor offsets: calibration-<log>.toml; calibration.toml "
+            f"and the profile carry the first log's ({next(iter(result.calibrations))})"
+        )
+    json_path, text_path = folder / "fit.json", folder / "fit.txt"
+    result.to_json(json_path)
+    if result.recommended:
+        profile_path = folder / "profile.toml"
+    else:
+        profile_path = folder / "profile.not-recommended.toml"
+        notes.append(
+            "NOT RECOMMENDED: the fitted model predicts held-out time windows worse than the "
+            f"URDF; the profile is written as {profile_path.name}, not profile.toml"
+        )
+    try:
+        text_path.write_text(result.format_report() + "\n" + "".join(n + "\n" for n in notes))
+        profile_path.write_text(_corrected_profile(Path(config), urdf_path, cal_path, folder))
+    except OSError as exc:
+        raise OutputError(f"cannot write to {folder}: {exc}") from exc
+    return FitOutputs(
+        result,
+        urdf_path,
+        cal_path,
+        json_path,
+        text_path,
+        profile_path,
+        tuple(per_log_paths),
+        tuple(notes),
+    )
+
+
+def _relative(path: Path, folder: Path) -> str:
+    """``path`` relative to ``folder`` (where the profile is), with forward slashes."""
+    return Path(os.path.relpath(path.resolve(), folder.resolve())).as_posix()
+
+
+def _corrected_profile(config: Path, urdf: Path | None, calibration: Path, folder: Path) -> str:
+    """The profile's text with ``urdf`` pointing at the corrected file and a ``calibration``
+    key, both relative to the written profile's folder (``folder``)."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    text = config.read_text()
+    data = tomllib.loads(text)
+    lines = [f"# written by wholebody fit from {config.name}; paths relative to this file"]
+    if urdf is not None:
+        lines.append(f'urdf = "{_relative(urdf, folder)}"')
+    elif "urdf" in data:
+        lines.append(f'urdf = "{_relative(config.parent / data["urdf"], folder)}"')
+    elif "mjcf" in data:  # an MJCF robot: the profile points at the same model
+        lines.append(f'mjcf = "{_relative(config.parent / data["mjcf"], folder)}"')
+    else:
+        lines.append(f'robot = "{data["robot"]}"')
+    if "floating_base" in data:
+        lines.append(f"floating_base = {str(data['floating_base']).lower()}")
+    lines.append(f'calibration = "{_relative(calibration, folder)}"')
+    # The tables ([[frames]], [[contacts]]) as they were.
+    body = text[text.index("[[") :] if "[[" in text else ""
+    return "\n".join(lines) + "\n\n" + body
+
+
+def _fit(args: argparse.Namespace) -> int:
+    outputs = run_fit(
+        args.logs,
+        args.config,
+        args.output,
+        mass=args.mass or not (args.com or args.offsets or args.inertia),
+        com=args.com,
+        offsets=args.offsets,
+        links=args.link,
+        use_torques=args.torques,
+        prior_weight=args.prior_weight,
+        inertia=args.inertia,
+        density=args.density,
+        lags=args.lag,
+        max_lag=args.max_lag / 1e3,
+        per_log_offsets=not args.shared_offsets,
+        folds=args.folds,
+    )
+    print(outputs.result.format_report())
+    for note in outputs.notes:
+        print(note)
+    written = [
+        p
+        for p in (
+            outputs.urdf,
+            outputs.calibration,
+            *outputs.calibrations,
+            outputs.report_json,
+            outputs.report_text,
+            outputs.profile,
+        )
+        if p is not None
+    ]
+    print("written: " + ", ".join(str(p) for p in written))
+    return 0
+
+
+def add_fit_command(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add ``fit`` to the CLI's subparsers; its handler returns the exit code."""
+    fit = subparsers.add_parser("fit", help="fit mass/CoM corrections and sensor offsets to logs")
+    fit.add_argument(
+        "logs", nargs="+", help="log files (.npz, .csv, .parquet, .h5), fitted together"
+    )
+    fit.add_argument("--config", required=True, help="robot profile (TOML)")
+    fit.add_argument(
+        "--mass",
+        action="store_true",
+        help="per-link mass corrections (default when nothing is chosen)",
+    )
+    fit.add_argument("--com", action="store_true", help="per-link CoM shifts")
+    fit.add_argument(
+        "--inertia", action="store_true", help="per-link rotational inertias (about the CoM)"
+    )
+    fit.add_argument(
+        "--density",
+        action="store_true",
+        help="a link's rotational inertia scales with its mass (default: mass alone)",
+    )
+    fit.add_argument(
+        "--lag",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="estimate each log's wrench lag behind the motion first and fit the logs shifted "
+        "back (default; --no-lag: take the logs as timed)",
+    )
+    fit.add_argument(
+        "--max-lag", type=float, default=20.0, help="largest lag searched [ms] (default 20)"
+    )
+    fit.add_argument(
+        "--shared-offsets",
+        action="store_true",
+        help="one set of sensor offsets for all logs (default: each log its own)",
+    )
+    fit.add_argument(
+        "--folds",
+        type=int,
+        default=5,
+        help="time windows per log for the held-out comparison with the URDF (default 5)",
+    )
+    fit.add_argument("--offsets", action="store_true", help="6D offsets of each contact's sensor")
+    fit.add_argument("--link", action="append", help="restrict --mass/--com to this link (repeat)")
+    fit.add_argument(
+        "--torques",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="use the joint-torque rows (default: when every log has torques)",
+    )
+    fit.add_argument(
+        "--prior-weight", type=float, default=1.0, help="weight of the prior toward the URDF"
+    )
+    fit.add_argument("--output", "-o", required=True, help="output folder")
+    fit.set_defaults(func=_fit)
+    return fit

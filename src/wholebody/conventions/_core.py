@@ -1,0 +1,555 @@
+"""The machinery of :func:`wholebody.conventions.check_conventions`: the run over one log
+(:func:`run_conventions`, which :mod:`wholebody.analysis` calls with the CoM and contact
+origins of its own pass) and the velocity check, ``v`` against the manifold derivative of
+``q``, with its hypotheses. Private; the public names are in :mod:`wholebody.conventions`.
+
+The per-column statistics work on columns stored as contiguous rows (nv, N), and without
+NaN handling when there is no NaN: the same values as numpy's NaN-aware functions.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..contacts import Contact
+from ..errors import InvalidArgumentError, LogFormatError
+from ..robot.batch import consecutive_differences
+from ..robot.core import Robot
+from ..trajectory import Trajectory
+from .contacts import ConventionCheck, ConventionReport, Ground, contact_checks
+from .differentiation import quiet_empty_slices
+from .limits import joint_limit_check
+
+__all__ = [
+    "run_conventions",
+    "velocity_check",
+    "VELOCITY_RELATIVE_FLOOR",
+    "NOISE_SIGMAS",
+    "MAX_DISAGREEING_SHARE",
+]
+
+Array = NDArray[np.float64]
+
+#: A ``v`` column may differ from the derivative of ``q`` by the change of ``v`` between
+#: adjacent samples (what any sample-and-difference scheme can be off by), plus this share of
+#: the column's velocity scale (90th percentile of ``|v|``): 1 %.
+VELOCITY_RELATIVE_FLOOR = 0.01
+#: ... plus this many standard deviations of the noise of the derivative of ``q`` (estimated
+#: from its second differences).
+NOISE_SIGMAS = 4.0
+#: A column disagrees when more than this share of its samples is beyond that bound (a few
+#: impact samples do not make a disagreement).
+MAX_DISAGREEING_SHARE = 0.05
+#: The velocity check needs this many samples where ``v`` and ``dq/dt`` are both known; with
+#: fewer it says it could not run (it neither passes nor fails the log on them).
+MIN_VELOCITY_SAMPLES = 10
+_BASE_COLUMNS = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
+_DEG = 180.0 / math.pi
+_SCALE_MATCH = 0.1  # a fitted scale "is" 180/pi or 1000 within 10 %
+
+
+@quiet_empty_slices
+def run_conventions(
+    robot: Robot,
+    traj: Trajectory,
+    contacts: Sequence[Contact],
+    *,
+    ground: Ground | float | None = None,
+    placements: tuple[Array, Array] | None = None,
+) -> ConventionReport:
+    """:func:`wholebody.conventions.check_conventions`, reusing a pass the caller already
+    made: ``placements`` = (CoM (N, 3), contact frame origins (N, k, 3) in the log's contact
+    order), world [m], NaN on samples it did not compute (those are computed here)."""
+    traj = traj.at_frame_origins(robot, contacts)  # wrenches stated about other points
+    frames = _contact_frames(traj, contacts)
+    q, v, _, _ = traj.for_robot(robot)
+    arrays, flagged, _ = robot.check_batch(q=q, v=v)
+    q, v = arrays["q"], arrays["v"]
+    bad = np.asarray(flagged, dtype=bool)
+    if len(traj) < 5:
+        raise LogFormatError(
+            f"{traj.source}: convention checks need at least 5 samples, the log has {len(traj)}"
+        )
+    up = -robot.gravity_vector / np.linalg.norm(robot.gravity_vector)
+    if isinstance(ground, (int, float)) and not isinstance(ground, bool):
+        ground = Ground(float(ground), up)
+    elif ground is not None and not isinstance(ground, Ground):
+        raise InvalidArgumentError(f"ground must be a Ground, a height [m] or None, got {ground!r}")
+    names = list(_BASE_COLUMNS) + list(robot.joint_names)
+    velocity = velocity_check(robot, traj.time, q, v, bad, names, _float_epsilon(traj))
+    still, on_ground = contact_checks(robot, traj, q, bad, frames, ground, up, placements)
+    limits = joint_limit_check(robot, q, bad, traj.time)
+    return ConventionReport((velocity, still, on_ground, limits))
+
+
+def _float_epsilon(traj: Trajectory) -> float:
+    """The machine epsilon of the numbers the log was computed in: the recorders of float32
+    engines (MJX, MuJoCo Warp, Newton) state it as ``metadata["float_epsilon"]``."""
+    value = traj.metadata.get("float_epsilon")
+    if isinstance(value, (int, float)) and 0.0 < float(value) < 1e-2:
+        return max(float(value), float(np.finfo(float).eps))
+    return float(np.finfo(float).eps)
+
+
+def _contact_frames(traj: Trajectory, contacts: Sequence[Contact]) -> list[str]:
+    by_name = {c.name: c for c in contacts}
+    undeclared = [n for n in traj.contact_names if n not in by_name]
+    if undeclared:
+        raise LogFormatError(
+            f"{traj.source}: the log has contacts {undeclared} that are not "
+            f"declared; declared: {sorted(by_name)}"
+        )
+    return [by_name[n].frame for n in traj.contact_names]
+
+
+# --- v against dq/dt ------------------------------------------------------------------------
+
+
+class _Agreement:
+    """Per-column agreement of ``v`` with the manifold derivative ``d`` of ``q``.
+
+    ``share``, ``motion`` and ``fails`` are computed at once; ``median_error`` and ``scale``
+    (evidence and hypotheses of a failing check) on first use, from the arrays kept here.
+    """
+
+    def __init__(
+        self,
+        share: Array,
+        motion: Array,
+        fails: NDArray[np.bool_],
+        rows: tuple[Array, Array, Array, Array, NDArray[np.bool_]],
+    ):
+        self.share = share  # (nv,) share of samples beyond the bound
+        self.motion = motion  # (nv,) 90th percentile of |v|
+        self.fails = fails  # (nv,)
+        self.n_valid = int(rows[4].sum(axis=1).max(initial=0))  # samples with v and dq/dt
+        self._rows: tuple[Array, Array, Array, Array, NDArray[np.bool_]] | None = rows
+        self._error: Array | None = None
+        self._scale: Array | None = None
+
+    @property
+    def median_error(self) -> Array:
+        """(nv,) median |v - d|."""
+        self._evaluate()
+        assert self._error is not None
+        return self._error
+
+    @property
+    def scale(self) -> Array:
+        """(nv,) fitted v / d on the moving half of the samples."""
+        self._evaluate()
+        assert self._scale is not None
+        return self._scale
+
+    def _evaluate(self) -> None:
+        if self._rows is None:
+            return
+        vT, dT, abs_d, r, valid = self._rows
+        with np.errstate(invalid="ignore"):
+            scale = np.full(vT.shape[0], np.nan)
+            typical = _row_median(abs_d)  # per column, as nanmedian of that column alone
+            moving_all = valid & (abs_d >= typical[:, None]) & (abs_d > 0)
+            for j in np.flatnonzero(moving_all.sum(axis=1) >= 3):
+                moving = moving_all[j]
+                scale[j] = np.median(vT[j, moving] / dT[j, moving])
+            self._scale, self._error = scale, _row_median(r, scratch=True)
+        self._rows = None
+
+
+def _row_median(x: Array, *, scratch: bool = False) -> Array:
+    """``np.nanmedian(x, axis=1)`` of a C-contiguous (m, N); without NaN, ``np.median`` gives
+    the same values several times faster (no per-row NaN removal). ``scratch``: ``x`` may be
+    reordered (no copy)."""
+    if np.isnan(x).any():
+        return np.asarray(np.nanmedian(x, axis=1))
+    return np.asarray(np.median(x, axis=1, overwrite_input=scratch))
+
+
+def _row_percentile(x: Array, p: float, *, scratch: bool = False) -> Array:
+    """``np.nanpercentile(x, p, axis=1)`` of a C-contiguous (m, N), likewise."""
+    if np.isnan(x).any():
+        return np.asarray(np.nanpercentile(x, p, axis=1))
+    return np.asarray(np.percentile(x, p, axis=1, overwrite_input=scratch))
+
+
+def _noise_sigma(x: Array) -> Array:
+    """Robust white-noise std of each column from its second differences (var = 6 sigma^2)."""
+    if x.shape[0] < 3:
+        return np.zeros(x.shape[1])
+    return _noise_sigma_rows(np.ascontiguousarray(x.T))
+
+
+def _noise_sigma_rows(xT: Array) -> Array:
+    """:func:`_noise_sigma` of the transposed (m, N) array."""
+    if xT.shape[1] < 3:
+        return np.zeros(xT.shape[0])
+    d2 = xT[:, 2:] - 2 * xT[:, 1:-1] + xT[:, :-2]
+    return np.asarray(1.4826 * _row_median(np.abs(d2), scratch=True) / math.sqrt(6.0))
+
+
+def _velocity_rows(robot: Robot, t: Array, q: Array) -> Array:
+    """Velocities from configurations by central differences on the manifold, as
+    :func:`wholebody.trajectory.estimate_velocities` (tangents between consecutive samples,
+    vectorised: :func:`wholebody._robot_batch.consecutive_differences`), transposed:
+    (nv, N), one column of ``v`` per contiguous row."""
+    fwd = consecutive_differences(robot, q)
+    dt = np.diff(t)
+    fwd /= dt
+    out = np.empty((robot.nv, q.shape[0]))
+    out[:, 0], out[:, -1] = fwd[:, 0], fwd[:, -1]
+    # Central: average of the two one-sided differences, weighted for uneven steps.
+    w = dt[1:] / (dt[:-1] + dt[1:])
+    middle = out[:, 1:-1]
+    np.multiply(w, fwd[:, :-1], out=middle)
+    middle += (1 - w) * fwd[:, 1:]
+    return out
+
+
+def _velocities(robot: Robot, t: Array, q: Array) -> Array:
+    """:func:`_velocity_rows` as (N, nv)."""
+    return _velocity_rows(robot, t, q).T
+
+
+def _agreement_eps(
+    robot: Robot,
+    t: Array,
+    q: Array,
+    v: Array,
+    bad: NDArray[np.bool_],
+    float_eps: float = float(np.finfo(float).eps),
+) -> _Agreement:
+    # Columns as contiguous rows (nv, N): the per-column statistics partition rows.
+    dT = _velocity_rows(robot, t, q)
+    vT = np.ascontiguousarray(v.T)
+    if bad.any():
+        dT[:, bad] = np.nan
+        vT[:, bad] = np.nan
+    r = np.subtract(vT, dT)
+    np.abs(r, out=r)
+    dv = np.diff(vT, axis=1)
+    np.abs(dv, out=dv)
+    change = np.empty_like(vT)  # the larger adjacent change of v
+    change[:, 0] = 0.0
+    change[:, 1:] = dv
+    np.fmax(change[:, :-1], dv, out=change[:, :-1])
+    del dv
+    abs_d = np.abs(dT)
+    with np.errstate(invalid="ignore"):
+        motion = np.fmax(_row_percentile(np.abs(vT), 90, scratch=True), _row_percentile(abs_d, 90))
+        eps = 1e3 * np.finfo(float).eps * (1.0 + np.nanmax(np.abs(q[:, 7:]), initial=1.0))
+        if float_eps > np.finfo(float).eps:  # q and v rounded to a coarser float (float32)
+            eps = max(eps, 4.0 * float_eps * (1.0 + np.nanmax(np.abs(q), initial=1.0)))
+        floor = np.fmax(VELOCITY_RELATIVE_FLOOR * motion, NOISE_SIGMAS * _noise_sigma_rows(dT))
+        change += floor[:, None]
+        change += eps / float(np.median(np.diff(t)))
+        # The data's own resolution: rounding of q (float32: 6e-8 of a base height of 1 m)
+        # divided by the step, and of v itself.
+        change += _rounding_bound(q, vT, t)
+        over = r > change  # beyond the bound: change + floor + eps / dt
+        valid = np.isfinite(r)
+        share = over.sum(axis=1) / np.maximum(valid.sum(axis=1), 1)
+    return _Agreement(share, motion, share > MAX_DISAGREEING_SHARE, (vT, dT, abs_d, r, valid))
+
+
+def _rounding_bound(q: Array, vT: Array, t: Array) -> Array:
+    """(nv, N) bound on ``|v - dq/dt|`` from the storage rounding of ``q``, ``v`` and time:
+    a central difference of positions rounded by ``s/2`` each is off by up to ``s / (2 dt)``
+    per sample pair (``s`` the step of float32 or float64 at the values' magnitude), base
+    translations mixed by the rotation (their largest step), the quaternion's step per
+    unit norm for the angular velocity."""
+    from .differentiation import is_float32, storage_resolution
+
+    single = is_float32(q) or is_float32(vT)
+    step_q = storage_resolution(q, single)  # (N, nq)
+    dt = np.diff(t)
+    dt_i = np.empty(len(t))
+    if len(dt):
+        dt_i[1:-1] = 0.5 * (dt[:-1] + dt[1:]) if len(dt) > 1 else dt[0]
+        dt_i[0], dt_i[-1] = dt[0], dt[-1]
+    else:
+        dt_i[:] = np.inf
+    nv = vT.shape[0]
+    per = np.empty((nv, len(t)))
+    per[:3] = np.nanmax(step_q[:, :3], axis=1)
+    per[3:6] = 2.0 * np.nanmax(step_q[:, 3:7], axis=1)
+    per[6:] = step_q[:, 7 : 7 + nv - 6].T
+    # A time step rounded too: the velocity times its relative error.
+    step_t = storage_resolution(t, single)
+    bound = per / dt_i + np.abs(vT) * (step_t / dt_i)
+    bound += storage_resolution(vT, single)
+    return np.nan_to_num(bound, nan=0.0, posinf=0.0)
+
+
+def _rotations_xyzw(quat: Array) -> Array:
+    """Rotation matrices (N, 3, 3), world from base, of quaternions x-y-z-w (N, 4)."""
+    x, y, z, w = (quat / np.linalg.norm(quat, axis=1, keepdims=True)).T
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=-1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1),
+        ],
+        axis=1,
+    )
+
+
+def _near(value: float, target: float) -> bool:
+    return bool(np.isfinite(value) and abs(value / target - 1.0) < _SCALE_MATCH)
+
+
+_BASE_HYPOTHESES = {
+    "quaternion_wxyz": "the base quaternion is w-x-y-z; reorder it to x-y-z-w "
+    "(q[3:7] = q[[4, 5, 6, 3]]), or use Trajectory.from_mujoco for MuJoCo qpos",
+    "base_linear_velocity_in_world": "the base linear velocity is in world axes; express it in "
+    "the base frame (v_lin = R^T v_world)",
+    "base_angular_velocity_in_world": "the base angular velocity is in world axes; express it "
+    "in the base frame (omega = R^T omega_world)",
+    # A value already in base axes converted as if it were in world axes (R^T applied once too
+    # often; Genesis gives the base angular velocity in base axes): undo with R.
+    "base_linear_velocity_rotated_twice": "the base linear velocity was already in base axes "
+    "and was converted again as if in world axes; drop that conversion (v_lin = R v_logged)",
+    "base_angular_velocity_rotated_twice": "the base angular velocity was already in base axes "
+    "and was converted again as if in world axes (as a Genesis logger that treats its base-axes "
+    "angular velocity as world); drop that conversion (omega = R omega_logged)",
+}
+# Hypotheses that exclude each other (one conversion of one part at a time).
+_EXCLUSIVE = (
+    {"base_linear_velocity_in_world", "base_linear_velocity_rotated_twice"},
+    {"base_angular_velocity_in_world", "base_angular_velocity_rotated_twice"},
+)
+
+
+def _fix_base(q: Array, v: Array, names: tuple[str, ...]) -> tuple[Array, Array]:
+    q, v = q.copy(), v.copy()
+    if "quaternion_wxyz" in names:
+        q[:, 3:7] = q[:, [4, 5, 6, 3]]
+    R = _rotations_xyzw(q[:, 3:7])
+    if "base_linear_velocity_in_world" in names:
+        v[:, :3] = np.einsum("nji,nj->ni", R, v[:, :3])
+    if "base_angular_velocity_in_world" in names:
+        v[:, 3:6] = np.einsum("nji,nj->ni", R, v[:, 3:6])
+    if "base_linear_velocity_rotated_twice" in names:
+        v[:, :3] = np.einsum("nij,nj->ni", R, v[:, :3])
+    if "base_angular_velocity_rotated_twice" in names:
+        v[:, 3:6] = np.einsum("nij,nj->ni", R, v[:, 3:6])
+    return q, v
+
+
+def velocity_check(
+    robot: Robot,
+    t: Array,
+    q: Array,
+    v: Array,
+    bad: NDArray[np.bool_],
+    names: list[str],
+    float_eps: float = float(np.finfo(float).eps),
+) -> ConventionCheck:
+    name = "velocity_matches_configuration"
+    _agreement = functools.partial(_agreement_eps, float_eps=float_eps)
+    dt = float(np.median(np.diff(t)))
+    given = _agreement(robot, t, q, v, bad)
+    n_valid = given.n_valid
+    if n_valid < MIN_VELOCITY_SAMPLES:
+        return ConventionCheck(
+            name,
+            True,
+            f"could not run: {n_valid} samples where v and dq/dt are both known "
+            f"(needs {MIN_VELOCITY_SAMPLES})",
+            evidence={"ran": False, "valid_samples": n_valid, "dt": dt},
+        )
+    stated = {
+        "bound": "adjacent change of v + max(1 % of the column's 90th-percentile |v|, "
+        f"{NOISE_SIGMAS:g} noise sigmas of dq/dt) + the rounding of q over dt",
+        "float_epsilon": float_eps,
+        "max_disagreeing_share": MAX_DISAGREEING_SHARE,
+        "dt": dt,
+    }
+    if not given.fails.any():
+        worst = int(np.argmax(given.share))
+        return ConventionCheck(
+            name,
+            True,
+            f"v matches dq/dt in every column (worst {names[worst]!r}: "
+            f"{given.share[worst]:.1%} of samples beyond the bound)",
+            evidence={
+                **stated,
+                "worst_column": names[worst],
+                "worst_share": float(given.share[worst]),
+            },
+        )
+    evidence: dict[str, Any] = {**stated, "columns": _column_evidence(given, names)}
+    hypotheses: list[str] = []
+    fixes: list[str] = []
+    t_fix, q_fix, v_fix = t, q, v
+    nj = len(names) - 6
+
+    # Time scale: one common v / (dq/dt) on every moving column that disagrees.
+    moving = given.fails & (given.motion > 0) & np.isfinite(given.scale)
+    if moving.sum() >= 2:
+        common = float(np.median(given.scale[moving]))
+        spread = np.abs(given.scale[moving] / common - 1.0)
+        if np.all(spread < _SCALE_MATCH) and abs(math.log(abs(common))) > math.log(1.5):
+            trial = _agreement(robot, t / common, q, v, bad)
+            if not (trial.fails & ~given.fails).any() and trial.fails.sum() < given.fails.sum():
+                t_fix = t / common
+                label = "time_in_milliseconds" if _near(common, 1e3) else "time_scaled"
+                hypotheses.append(label)
+                evidence["time_scale"] = common
+                fixes.append(
+                    "time is in milliseconds; divide it by 1000"
+                    if label != "time_scaled"
+                    else f"time is scaled by {common:.4g}; divide it by that"
+                )
+    current = _agreement(robot, t_fix, q_fix, v_fix, bad)
+
+    # Base: every combination of the three base hypotheses; the fewest changes that fit.
+    if current.fails[:6].any():
+        best = None
+        keys = list(_BASE_HYPOTHESES)
+        subsets = [
+            tuple(k for b, k in zip(bits, keys, strict=True) if b)
+            for bits in np.ndindex(*(2,) * len(keys))
+            if any(bits)
+        ]
+        combos = [c for c in subsets if all(len(pair & set(c)) < 2 for pair in _EXCLUSIVE)]
+        for combo in sorted(combos, key=len):
+            qb, vb = _fix_base(q_fix, v_fix, combo)
+            trial = _agreement(robot, t_fix, qb, vb, bad)
+            if not trial.fails[:6].any():
+                best = (combo, qb, vb, trial)
+                break
+        if best is not None:
+            combo, q_fix, v_fix, current = best
+            hypotheses += list(combo)
+            fixes += [_BASE_HYPOTHESES[k] for k in combo]
+
+    # Joints: degrees (per column, by the fitted scale), then a permutation between q and v.
+    if nj and current.fails[6:].any():
+        q_try, v_try = q_fix.copy(), v_fix.copy()
+        pos_deg, vel_deg = [], []
+        for j in np.flatnonzero(current.fails[6:]) + 6:
+            if _near(current.scale[j], 1.0 / _DEG):
+                q_try[:, j + 1] /= _DEG
+                pos_deg.append(names[j])
+            elif _near(current.scale[j], _DEG):
+                v_try[:, j] /= _DEG
+                vel_deg.append(names[j])
+        if pos_deg or vel_deg:
+            trial = _agreement(robot, t_fix, q_try, v_try, bad)
+            if _improves(trial, current):
+                q_fix, v_fix, current = q_try, v_try, trial
+                if pos_deg:
+                    hypotheses.append("joint_positions_in_degrees")
+                    evidence["joint_positions_in_degrees"] = pos_deg
+                    fixes.append(f"joint positions {pos_deg} are in degrees; convert to radians")
+                if vel_deg:
+                    hypotheses.append("joint_velocities_in_degrees")
+                    evidence["joint_velocities_in_degrees"] = vel_deg
+                    fixes.append(
+                        f"joint velocities {vel_deg} are in degrees per second; convert to rad/s"
+                    )
+    if nj > 1 and current.fails[6:].any():
+        perm = _joint_permutation(robot, t_fix, q_fix, v_fix, bad)
+        if perm is not None:
+            v_try = v_fix.copy()
+            v_try[:, 6 + perm] = v_fix[:, 6:]
+            trial = _agreement(robot, t_fix, q_fix, v_try, bad)
+            if _improves(trial, current):
+                v_fix, current = v_try, trial
+                moved = [(names[6 + i], names[6 + int(p)]) for i, p in enumerate(perm) if p != i]
+                hypotheses.append("joint_columns_permuted")
+                evidence["permutation"] = moved
+                pairs = ", ".join(f"v column {a!r} holds {b!r}" for a, b in moved[:6])
+                fixes.append(
+                    f"the joint columns of v are in another order than those of q "
+                    f"({pairs}{', ...' if len(moved) > 6 else ''}); map both by name"
+                )
+
+    failing = [names[j] for j in np.flatnonzero(given.fails)]
+    # The share of the disagreement (samples beyond the bound in the failing columns) the
+    # named corrections repair: the finding's explained share.
+    before = float(given.share[given.fails].sum())
+    after = float(current.share[given.fails].sum()) if hypotheses else before
+    evidence["explained"] = max(0.0, 1.0 - after / before) if before > 0 else 0.0
+    if hypotheses and not current.fails.any():
+        return ConventionCheck(
+            name,
+            False,
+            f"v does not match dq/dt (columns {_short(failing)}); it does after "
+            f"correcting: {' + '.join(hypotheses)}",
+            "; ".join(fixes),
+            tuple(hypotheses),
+            evidence,
+        )
+    left = [names[j] for j in np.flatnonzero(current.fails)]
+    evidence["unexplained_columns"] = left
+    partial = f" ({' + '.join(hypotheses)} explains the others)" if hypotheses else ""
+    return ConventionCheck(
+        name,
+        False,
+        f"v does not match dq/dt (columns {_short(left)}); no known convention "
+        f"mistake explains it{partial}",
+        "; ".join(fixes + [f"check how v of columns {_short(left)} is computed and logged"]),
+        (),
+        evidence,
+    )
+
+
+def _improves(trial: _Agreement, current: _Agreement) -> bool:
+    """A correction fits when it fixes columns and breaks none that agreed."""
+    fixed_some = trial.fails.sum() < current.fails.sum()
+    return bool(fixed_some and not (trial.fails & ~current.fails).any())
+
+
+def _short(names: list[str], n: int = 8) -> str:
+    return ", ".join(names[:n]) + (f" and {len(names) - n} more" if len(names) > n else "")
+
+
+def _column_evidence(a: _Agreement, names: list[str]) -> dict[str, dict[str, float]]:
+    return {
+        names[j]: {
+            "share_beyond_bound": float(a.share[j]),
+            "median_error": float(a.median_error[j]),
+            "fitted_scale_v_over_dq": float(a.scale[j]),
+            "velocity_scale": float(a.motion[j]),
+        }
+        for j in np.flatnonzero(a.fails)
+    }
+
+
+def _joint_permutation(
+    robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.bool_]
+) -> NDArray[np.int_] | None:
+    """The permutation ``p`` of joint columns with ``v[:, 6 + i] ~ dq/dt[:, 6 + p[i]]``...
+
+    Found by assignment on the share of samples where the pair disagrees beyond the bound
+    of :func:`_agreement`. None when the identity is best.
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    d = _velocities(robot, t, q)[:, 6:]
+    V = v[:, 6:]
+    ok = ~bad
+    d, V = d[ok], V[ok]
+    dv = np.abs(np.diff(V, axis=0))
+    change = np.zeros_like(V)
+    change[1:] = dv
+    change[:-1] = np.maximum(change[:-1], dv)
+    motion = np.percentile(np.abs(np.concatenate([V, d])), 90, axis=0)
+    # cost[i, k]: v column i against dq/dt column k
+    bound = change + VELOCITY_RELATIVE_FLOOR * motion[None, :]  # (n, nj) per v column
+    cost = (np.abs(V[:, :, None] - d[:, None, :]) > bound[:, :, None]).mean(axis=0)
+    rows, cols = linear_sum_assignment(cost)
+    perm = cols[np.argsort(rows)]
+    if np.array_equal(perm, np.arange(len(perm))):
+        return None
+    return np.asarray(perm)
+
+
+# --- loaded contacts --------------------------------------------------------------------------

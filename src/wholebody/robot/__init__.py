@@ -1,0 +1,39 @@
+"""The robot: a Pinocchio model with names resolved once, its equations of motion and frames.
+
+:class:`Robot` is the one class users hold (in :mod:`wholebody.robot.core`, with its
+constructor, loaders and properties); its methods are plain functions of the robot in the
+modules of this package, bound to the class (``_model``: names and frames; ``_state``: checks
+of q, v, a, tau; ``_dynamics``: M, C, g, inverse and forward dynamics; ``_kinematics``:
+frames, CoM, momentum, the one-pass helpers; ``_contact``: the contact-dynamics bundle), the
+batch passes (:mod:`wholebody.robot.batch`), differentiation on the manifold
+(:mod:`wholebody.robot.differentiation`) and MJCF loading (:mod:`wholebody.robot.mjcf`);
+:func:`wholebody.load` (by name or path) is in :mod:`wholebody.models.loading`, beside the
+shipped models.
+The conventions are those of :mod:`wholebody.robot.core`.
+"""
+
+from .core import (
+    MAX_STATE_MAGNITUDE,
+    QUAT_EXACT_TOL,
+    QUAT_RENORMALIZE_TOL,
+    Array,
+    ContactDynamics,
+    ContactDynamicsPass,
+    ContactPass,
+    External,
+    Robot,
+    TorqueTerms,
+)
+
+__all__ = [
+    "Robot",
+    "TorqueTerms",
+    "ContactPass",
+    "ContactDynamics",
+    "ContactDynamicsPass",
+    "External",
+    "Array",
+    "MAX_STATE_MAGNITUDE",
+    "QUAT_EXACT_TOL",
+    "QUAT_RENORMALIZE_TOL",
+]

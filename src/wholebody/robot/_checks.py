@@ -1,0 +1,168 @@
+"""Checks of the numbers a :class:`wholebody.Robot` is given: states, frame ids, placements.
+
+The fast paths live in the robot's methods (one comparison each, see
+:meth:`wholebody.Robot.check_q`); the functions here are the slow paths that convert an input,
+find what is wrong with it and say so in the error.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import warnings
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import ArrayLike, NDArray
+
+from ..errors import InvalidArgumentError, ModelError, StateError, StateWarning
+
+Array = NDArray[np.float64]
+
+#: Quaternion norms within this of 1 are taken as they are; up to QUAT_RENORMALIZE_TOL they
+#: are renormalised with a warning; beyond, rejected.
+QUAT_EXACT_TOL = 1e-10
+QUAT_RENORMALIZE_TOL = 1e-6
+
+#: No entry of a state (q, v, a, tau) in SI units is physically larger than this: beyond, the
+#: number is a unit or logging error (a UTM base position, ~5e6 m, is well inside).
+MAX_STATE_MAGNITUDE = 1e8
+#: ``x.x <= MAX_STATE_MAGNITUDE**2`` holds only for finite vectors whose entries are all
+#: within the limit (it is False for NaN, inf and overflow): the one comparison of fast paths.
+MAX_STATE_NORM2 = MAX_STATE_MAGNITUDE**2
+
+F64 = np.dtype(np.float64)
+
+
+def as_state_vector(x: ArrayLike, n: int, what: str) -> Array:
+    """``x`` as a float vector of shape (n,), or a :class:`StateError` saying what is wrong.
+
+    Accepts a row or column vector of the right size (an honest mistake); refuses other
+    shapes, values that are not numbers, non-finite values and entries beyond
+    :data:`MAX_STATE_MAGNITUDE`, naming the field ``what``, the index and the value.
+    """
+    if type(x) is np.ndarray and x.dtype is F64:
+        arr = x
+    else:
+        if isinstance(x, np.ndarray) and np.iscomplexobj(x):
+            raise StateError(f"{what} must be real numbers, got complex dtype {x.dtype}")
+        try:
+            arr = np.asarray(x, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise StateError(f"{what} must be an array of {n} numbers: {exc}") from None
+    if arr.shape != (n,):
+        if arr.ndim == 2 and 1 in arr.shape and arr.size == n:
+            arr = arr.reshape(n)  # a column or row vector is an honest mistake
+        else:
+            raise StateError(f"{what} must have shape ({n},), got {arr.shape}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        norm2 = arr.dot(arr)
+    if not norm2 <= MAX_STATE_NORM2:  # False also for NaN and overflow
+        check_magnitudes(arr, what)
+    return arr
+
+
+def check_magnitudes(arr: Array, what: str) -> None:
+    """Raise :class:`StateError` for non-finite entries or entries beyond the limit.
+
+    The slow path of the one-comparison check: ``arr`` may still be fine (each entry within
+    :data:`MAX_STATE_MAGNITUDE` while the norm is beyond it).
+    """
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        raise StateError(f"{what} has non-finite values at indices {bad.tolist()}")
+    huge = np.flatnonzero(np.abs(arr) > MAX_STATE_MAGNITUDE)
+    if huge.size:
+        i = int(huge[0])
+        more = f" (and {huge.size - 1} more)" if huge.size > 1 else ""
+        raise StateError(
+            f"{what}[{i}] = {arr[i]:.6g} is beyond any physical magnitude "
+            f"(|x| <= {MAX_STATE_MAGNITUDE:g}){more}"
+        )
+
+
+def renormalized(q: Array, start: int, stop: int, what: str) -> Array:
+    """``q`` with the unit-norm block ``q[start:stop]`` checked (and renormalised in a copy).
+
+    A norm within :data:`QUAT_EXACT_TOL` of 1 is taken as it is; up to
+    :data:`QUAT_RENORMALIZE_TOL` the block is renormalised with a :class:`StateWarning`;
+    beyond, or zero, it is a :class:`StateError`.
+    """
+    part = q[start:stop]
+    norm2 = float(part @ part)
+    if abs(norm2 - 1.0) <= 2 * QUAT_EXACT_TOL:  # |n^2 - 1| ~ 2 |n - 1|
+        return q
+    norm = math.sqrt(norm2)
+    error = abs(norm - 1.0)
+    if norm == 0.0:
+        raise StateError(f"{what} is zero; a rotation needs a unit quaternion")
+    if not error <= QUAT_RENORMALIZE_TOL:
+        raise StateError(
+            f"{what} has norm {norm:.9g}, not 1 (tolerance {QUAT_RENORMALIZE_TOL:g}); "
+            "is the order x-y-z-w and is the log's rotation complete?"
+        )
+    warnings.warn(f"{what} has norm {norm:.12g}; renormalised", StateWarning, stacklevel=4)
+    q = q.copy()
+    q[start:stop] /= norm
+    return q
+
+
+def frame_name_error(frame: object) -> InvalidArgumentError:
+    """The error for a frame given as something other than a name."""
+    return InvalidArgumentError(
+        f"frame must be a frame name (str), got {type(frame).__name__} {frame!r}"
+    )
+
+
+def validated_frame_ids(frame_ids: Any, nframes: int) -> list[int]:
+    """Frame indices as a list of ints in ``[0, nframes)``, or an :class:`InvalidArgumentError`.
+
+    Pinocchio aborts (or worse) on an index out of range: every public method that takes
+    indices passes them through here first.
+    """
+    try:
+        items = list(frame_ids)
+    except TypeError:
+        raise InvalidArgumentError(
+            f"frame_ids must be a sequence of frame indices (ints), got {type(frame_ids).__name__}"
+        ) from None
+    out = []
+    for k, fid in enumerate(items):
+        if isinstance(fid, (bool, np.bool_)):
+            raise InvalidArgumentError(f"frame_ids[{k}] must be a frame index (int), got {fid!r}")
+        try:
+            i = operator.index(fid)
+        except TypeError:
+            raise InvalidArgumentError(
+                f"frame_ids[{k}] must be a frame index (int), got {type(fid).__name__} {fid!r}"
+            ) from None
+        if not 0 <= i < nframes:
+            raise InvalidArgumentError(
+                f"frame id {i} (frame_ids[{k}]) is out of range: valid ids are 0 to "
+                f"{nframes - 1}; get them from Robot.frame_id(name)"
+            )
+        out.append(i)
+    return out
+
+
+def as_se3(placement: Any) -> pin.SE3:
+    """A placement as a ``pin.SE3`` (a copy): an SE3, a (4, 4) matrix or a (3,) translation."""
+    if isinstance(placement, pin.SE3):
+        return pin.SE3(placement)
+    try:
+        arr = np.asarray(placement, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ModelError(f"placement must be numbers: {exc}") from None
+    if not np.all(np.isfinite(arr)):
+        raise ModelError("placement has non-finite values")
+    if arr.shape == (3,):
+        return pin.SE3(np.eye(3), arr)
+    if arr.shape == (4, 4):
+        R = arr[:3, :3]
+        if not np.allclose(R.T @ R, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:
+            raise ModelError("placement's rotation block is not a rotation matrix")
+        return pin.SE3(R, arr[:3, 3])
+    raise ModelError(
+        f"placement must be a pinocchio.SE3, a (4, 4) matrix or a (3,) vector, got {arr.shape}"
+    )

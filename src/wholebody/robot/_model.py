@@ -1,0 +1,200 @@
+"""The model part of :class:`wholebody.Robot`: names, frame ids, added frames, summary.
+
+Functions of the robot (bound as its methods in :mod:`wholebody.robot.core`, where its
+constructor, loaders and properties are). The robot owns the Pinocchio ``Model`` and ``Data``
+and every name lookup. It never changes a model it was handed: the first structural change
+(:meth:`Robot.add_frame`, setting :attr:`Robot.gravity_vector`) copies it (copy-on-write).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import NDArray
+
+from ..errors import FrameNotFoundError, InvalidArgumentError, JointNotFoundError, ModelError
+from ._checks import as_se3, frame_name_error, validated_frame_ids
+
+if TYPE_CHECKING:
+    from wholebody.robot.core import Robot
+
+Array = NDArray[np.float64]
+
+_FREE_FLYER = "JointModelFreeFlyer"
+_UNBOUNDED = (
+    "JointModelRUBX",
+    "JointModelRUBY",
+    "JointModelRUBZ",
+    "JointModelRevoluteUnboundedUnaligned",
+)
+
+
+def _index_names(robot: Robot) -> None:
+    m = robot._model
+    first = 2 if robot._has_floating_base else 1
+    robot._joint_ids = {m.names[j]: j for j in range(first, m.njoints)}
+    robot._frame_ids = {}
+    for i, f in enumerate(m.frames):
+        # Pinocchio keeps duplicate names (a link and its joint may share one); the
+        # first frame of a name wins, as in Model.getFrameId.
+        robot._frame_ids.setdefault(f.name, i)
+    robot._unit_pairs = []  # q indices of (cos, sin) pairs of unbounded revolute joints
+    for j in range(1, m.njoints):
+        if m.joints[j].shortname() in _UNBOUNDED:
+            robot._unit_pairs.append(m.joints[j].idx_q)
+    # Bounds used by random_configuration: finite joint limits, else +-pi (angles) / +-1 m.
+    robot._lower = np.array(m.lowerPositionLimit, dtype=float)
+    robot._upper = np.array(m.upperPositionLimit, dtype=float)
+
+
+def _own_model(robot: Robot) -> pin.Model:
+    """The model, copied first if it is still the caller's (copy-on-write)."""
+    if not robot._owns_model:
+        robot._model = pin.Model(robot._model)
+        robot._data = robot._model.createData()
+        robot._owns_model = True
+    return robot._model
+
+
+def _cache_gravity(robot: Robot) -> None:
+    """Keep gravity, ``m g`` and ``m |g|`` of the model (at creation and on every change
+    of :attr:`gravity_vector`): single calls read them without touching Pinocchio."""
+    g = np.array(robot._model.gravity.linear, dtype=float)
+    g.flags.writeable = False
+    robot._gravity = g
+    robot._mg = (robot._mass * g).tolist()  # Python floats, for the one-sample algebra
+    robot._mg6 = np.concatenate([robot._mass * g, np.zeros(3)])  # (m g, 0): a wrench
+    robot._mg6.flags.writeable = False
+    robot._weight = robot._mass * float(np.linalg.norm(g))
+
+
+def joint_id(robot: Robot, name: str) -> int:
+    """Pinocchio joint index of a named joint.
+
+    Raises
+    ------
+    JointNotFoundError
+        Unknown name; lists close matches.
+    InvalidArgumentError
+        ``name`` is not a string.
+    """
+    try:
+        return robot._joint_ids[name]
+    except (KeyError, TypeError):
+        if not isinstance(name, str):
+            raise InvalidArgumentError(
+                f"joint must be a joint name (str), got {type(name).__name__} {name!r}"
+            ) from None
+        raise JointNotFoundError(name, robot._joint_ids) from None
+
+
+def frame_id(robot: Robot, name: str) -> int:
+    """Pinocchio frame index of a named frame.
+
+    Pinocchio itself can crash on an invalid index; every method of this class resolves
+    frames through a name lookup like this one.
+
+    Raises
+    ------
+    FrameNotFoundError
+        Unknown name; lists close matches.
+    InvalidArgumentError
+        ``name`` is not a string (e.g. an integer index).
+    """
+    try:
+        return robot._frame_ids[name]
+    except (KeyError, TypeError):
+        raise robot._frame_error(name) from None
+
+
+def _frame_error(robot: Robot, frame: object) -> Exception:
+    if not isinstance(frame, str):
+        return frame_name_error(frame)
+    return FrameNotFoundError(frame, robot._frame_ids)
+
+
+def _check_frame_ids(robot: Robot, frame_ids: Any) -> tuple[int, ...]:
+    """``frame_ids`` as a tuple of checked ints in ``[0, nframes)``.
+
+    Sequences found valid are remembered (ids stay valid: frames are never removed), so
+    a repeated one costs a tuple and a dictionary lookup (~0.2 us).
+    """
+    try:
+        key = tuple(frame_ids)
+        ids = robot._valid_ids.get(key)
+    except TypeError:  # not iterable, or unhashable items
+        key, ids = None, None
+    if ids is None:
+        ids = tuple(validated_frame_ids(frame_ids, robot._model.nframes))
+        if key is not None:
+            if len(robot._valid_ids) >= 64:
+                robot._valid_ids.clear()
+            robot._valid_ids[key] = ids
+    return ids
+
+
+def add_frame(robot: Robot, name: str, parent_frame: str, placement: Any) -> int:
+    """Add a fixed frame, for example the centre of a sole that the URDF lacks.
+
+    The robot's model gets the frame; a model handed to :meth:`from_model` is copied
+    first and stays as it was.
+
+    Parameters
+    ----------
+    name : str
+        New frame name; must not exist yet.
+    parent_frame : str
+        The frame it is attached to.
+    placement : pinocchio.SE3, array of shape (4, 4) or (3,)
+        Pose of the new frame in the parent frame; a 3-vector is a pure translation [m].
+
+    Returns
+    -------
+    int
+        The new frame's index.
+
+    Raises
+    ------
+    ModelError
+        ``name`` exists already, or ``placement`` is not a rigid transform.
+    FrameNotFoundError
+        ``parent_frame`` is unknown.
+    InvalidArgumentError
+        ``name`` or ``parent_frame`` is not a string.
+    """
+    if not isinstance(name, str):
+        raise InvalidArgumentError(
+            f"name must be a frame name (str), got {type(name).__name__} {name!r}"
+        )
+    if name in robot._frame_ids:
+        raise ModelError(
+            f"frame {name!r} already exists in robot {robot.name!r} "
+            f"(frame {robot._frame_ids[name]}); choose another name"
+        )
+    parent_id = robot.frame_id(parent_frame)
+    se3 = as_se3(placement)
+    model = robot._own_model()
+    parent = model.frames[parent_id]
+    frame = pin.Frame(
+        name, parent.parentJoint, parent_id, parent.placement * se3, pin.FrameType.OP_FRAME
+    )
+    fid = int(model.addFrame(frame, False))
+    robot._data = model.createData()
+    robot._frame_ids[name] = fid
+    return fid
+
+
+def summary(robot: Robot) -> str:
+    """A few lines describing the robot (what ``wholebody info`` prints)."""
+    lines = [
+        f"robot      {robot.name}" + (f"  ({robot.source})" if robot.source else ""),
+        f"base       {'floating (free flyer)' if robot._has_floating_base else 'fixed'}",
+        f"nq, nv     {robot.nq}, {robot.nv}",
+        f"mass       {robot.mass:.3f} kg   weight {robot.weight:.2f} N",
+        f"gravity    {np.array2string(robot.gravity_vector, precision=3)} m/s^2",
+        f"joints     {len(robot._joint_ids)}: {', '.join(robot.joint_names)}",
+        f"frames     {len(robot._frame_ids)}",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,235 @@
+"""Batch helpers that call Pinocchio for many samples of one robot, for the hot loops of batch
+estimation and of log checks; and the configuration difference of many samples on the manifold,
+vectorised in numpy. Plain functions taking a :class:`~wholebody.robot.Robot`.
+
+The per-sample pass reads its results through views that Pinocchio's ``Data`` keeps alive
+(``data.com[0]``, ``data.dhg.vector``, ``data.oMf[i].translation`` / ``.rotation`` refer to the
+data's own memory, overwritten by every pass): one small copy each, no Python objects built per
+sample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import NDArray
+
+from ..errors import InvalidArgumentError
+
+__all__ = ["centroidal_frames_rows", "configuration_difference", "consecutive_differences"]
+
+Array = NDArray[np.float64]
+
+_momentum_rate = pin.computeCentroidalMomentumTimeVariation
+_update_frame = pin.updateFramePlacement
+
+
+def centroidal_frames_rows(
+    robot: object,
+    Q: Array,
+    V: Array,
+    A: Array,
+    rows: Sequence[int],
+    frame_ids: Sequence[int],
+    com: Array,
+    rate: Array,
+    positions: Array,
+    rotations: Array | None = None,
+    n_rotations: int | None = None,
+) -> None:
+    """One Pinocchio pass per listed sample: CoM, momentum rate at the CoM and frame placements,
+    written into the given arrays at the same rows.
+
+    The states are **not checked** (callers check whole arrays with ``Robot.check_batch``).
+
+    Parameters
+    ----------
+    robot : Robot
+    Q : ndarray, shape (N, nq)
+    V, A : ndarray, shape (N, nv)
+    rows : sequence of int
+        The samples to compute, each in ``[0, N)``.
+    frame_ids : sequence of int
+        Frame indices in ``[0, nframes)``.
+    com : ndarray, shape (N, 3)
+        Out: centre of mass, world [m].
+    rate : ndarray, shape (N, 6)
+        Out: ``(dP/dt, dL_G/dt)`` at the CoM, world axes [N, N m]
+        (``computeCentroidalMomentumTimeVariation``).
+    positions : ndarray, shape (N, len(frame_ids), 3)
+        Out: frame origins, world [m].
+    rotations : ndarray, shape (N, r, 3, 3), optional
+        Out: world-from-frame rotations of the first ``r`` frames.
+    n_rotations : int, optional
+        ``r`` (default: every frame).
+
+    Raises
+    ------
+    InvalidArgumentError
+        A frame id outside ``[0, nframes)``.
+    """
+    model, data = robot.model, robot.data  # type: ignore[attr-defined]
+    ids = [int(f) for f in frame_ids]
+    bad = [f for f in ids if not 0 <= f < model.nframes]
+    if bad:
+        raise InvalidArgumentError(
+            f"frame ids {bad} are outside [0, {model.nframes}) for robot {model.name!r}"
+        )
+    r = len(ids) if n_rotations is None else int(n_rotations)
+    if rotations is None:
+        r = 0
+    # Live views into the data (see the module docstring); ids are unique per view.
+    com_view = data.com[0]
+    rate_view = data.dhg.vector
+    placed = [data.oMf[f] for f in ids]
+    trans = [p.translation for p in placed]
+    rots = [p.rotation for p in placed[:r]]
+    pairs = list(enumerate(ids))
+    for i in rows:
+        _momentum_rate(model, data, Q[i], V[i], A[i])
+        com[i] = com_view
+        rate[i] = rate_view
+        P = positions[i]
+        for j, f in pairs:
+            _update_frame(model, data, f)
+            P[j] = trans[j]
+        if r:
+            Ri = rotations[i]  # type: ignore[index]
+            for j in range(r):
+                Ri[j] = rots[j]
+
+
+# --- the configuration difference on the manifold, vectorised -------------------------------
+
+Rows = tuple[Array, ...]
+
+
+def _normalized(x: Array, y: Array, z: Array, w: Array) -> Rows:
+    n = np.sqrt(x * x + y * y + z * z + w * w)
+    return x / n, y / n, z / n, w / n
+
+
+def _relative_log(a: Rows, b: Rows) -> tuple[Rows, Array]:
+    """Rotation vectors of ``conj(q_a) q_b`` (components x, y, z of N-long arrays) and their
+    angle, for unit quaternions x-y-z-w given by components; the shorter way round."""
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    rx = aw * bx - ax * bw - ay * bz + az * by
+    ry = aw * by + ax * bz - ay * bw - az * bx
+    rz = aw * bz - ax * by + ay * bx - az * bw
+    rw = aw * bw + ax * bx + ay * by + az * bz
+    # q and -q are the same rotation; atan2 is accurate for tiny s, so angle / s only needs
+    # s > 0 (the limit is 2 / |w|).
+    s = np.sqrt(rx * rx + ry * ry + rz * rz)
+    angle = 2.0 * np.arctan2(s, np.abs(rw))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = np.where(s > 0, angle / np.where(s > 0, s, 1.0), 2.0 / np.abs(rw))
+    scale = np.where(rw < 0, -scale, scale)
+    return (scale * rx, scale * ry, scale * rz), angle
+
+
+def _cross(a: Rows, b: Rows) -> tuple[Array, Array, Array]:
+    """Cross products of vectors given by their component arrays."""
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def _free_flyer_rows(a: Array, b: Array, out: Array) -> None:
+    """SE(3) log of ``M_a^{-1} M_b`` for free-flyer blocks given as rows ``[p, quat x-y-z-w]``
+    (7, N), written into ``out`` (6, N): component by component, no (N, 3, 3) temporaries."""
+    qa = _normalized(a[3], a[4], a[5], a[6])
+    qb = _normalized(b[3], b[4], b[5], b[6])
+    omega, angle = _relative_log(qa, qb)
+    ax, ay, az, aw = qa
+    # R_a^T (p_b - p_a), base axes: rotate by conj(q_a) = (e, w) with e = -xyz_a:
+    # u + w t + e x t, t = 2 e x u.
+    u = (b[0] - a[0], b[1] - a[1], b[2] - a[2])
+    e = (-ax, -ay, -az)
+    t2 = tuple(2.0 * c for c in _cross(e, u))
+    ext = _cross(e, t2)
+    dp = tuple(u[i] + aw * t2[i] + ext[i] for i in range(3))
+    # SE(3) log: translation part is V(omega)^{-1} dp with
+    # V^{-1} = I - W/2 + c W^2, W = skew(omega), c = (1 - (t/2) cot(t/2)) / t^2 (written
+    # with sin(t/2)^2 = (1 - cos t) / 2, which keeps its precision as t -> 0; a series below
+    # 1e-3, error t^4 / 30240).
+    th = np.abs(angle)
+    small = th < 1e-3
+    ts = np.where(small, 1.0, th)
+    half = 0.5 * ts
+    coef = np.where(
+        small,
+        1.0 / 12.0 + th * th / 720.0,
+        (1.0 - half * np.cos(half) / np.sin(half)) / (ts * ts),
+    )
+    wxd = _cross(omega, dp)
+    wxwxd = _cross(omega, wxd)
+    for i in range(3):
+        out[i] = dp[i] - 0.5 * wxd[i] + coef * wxwxd[i]
+        out[3 + i] = omega[i]
+
+
+def _difference_rows(model: pin.Model, A: Array, B: Array) -> Array:
+    """The tangents from ``A[:, i]`` to ``B[:, i]``, configurations as rows (nq, N): (nv, N).
+    Each row of ``A`` and ``B`` must be contiguous (a row slice of a C-contiguous array)."""
+    N = A.shape[1]
+    out = np.empty((model.nv, N))
+    for j in range(1, model.njoints):
+        joint = model.joints[j]
+        iq, iv, nq, nv = joint.idx_q, joint.idx_v, joint.nq, joint.nv
+        name = joint.shortname()
+        a, b = A[iq : iq + nq], B[iq : iq + nq]
+        if nq == 1 and nv == 1:  # revolute, prismatic
+            np.subtract(b[0], a[0], out=out[iv])
+        elif name.startswith("JointModelRUB") or (nq == 2 and nv == 1):  # (cos, sin)
+            c0, s0, c1, s1 = a[0], a[1], b[0], b[1]
+            out[iv] = np.arctan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1)
+        elif name == "JointModelFreeFlyer":
+            _free_flyer_rows(a, b, out[iv : iv + 6])
+        elif name == "JointModelSpherical":
+            omega, _ = _relative_log(_normalized(*a), _normalized(*b))
+            out[iv : iv + 3] = omega
+        else:  # planar, composite, ...: Pinocchio, sample by sample
+            for i in range(N):
+                d = pin.difference(
+                    model, np.ascontiguousarray(A[:, i]), np.ascontiguousarray(B[:, i])
+                )
+                out[iv : iv + nv, i] = d[iv : iv + nv]
+    return out
+
+
+def configuration_difference(robot: object, Q0: Array, Q1: Array) -> Array:
+    """``pin.difference(model, Q0[i], Q1[i])`` for every row, vectorised in numpy.
+
+    The tangent ``d`` with ``Q1 = integrate(Q0, d)``, in Pinocchio's joint conventions:
+
+    - free flyer: the SE(3) log of ``M0^{-1} M1``: ``(V^{-1}(omega) R0^T (p1 - p0), omega)``
+      with ``omega = log(R0^T R1)`` from the quaternion of the relative rotation (the
+      shorter way round), both in the base frame (``V``: SO(3)'s left Jacobian);
+    - revolute, prismatic, and other one-dof joints with ``nq == nv == 1``: ``q1 - q0``;
+    - continuous (unbounded revolute, ``nq = 2``, ``(cos, sin)``):
+      ``atan2(c0 s1 - s0 c1, c0 c1 + s0 s1)``;
+    - spherical joints: the SO(3) log; planar and other joints fall back to Pinocchio,
+      sample by sample.
+
+    Parameters
+    ----------
+    robot : Robot
+    Q0, Q1 : ndarray, shape (N, nq)
+
+    Returns
+    -------
+    ndarray, shape (N, nv)
+    """
+    model = robot.model  # type: ignore[attr-defined]
+    A = np.ascontiguousarray(np.asarray(Q0, dtype=float).T)
+    B = np.ascontiguousarray(np.asarray(Q1, dtype=float).T)
+    return _difference_rows(model, A, B).T
+
+
+def consecutive_differences(robot: object, Q: Array) -> Array:
+    """``pin.difference(model, Q[i], Q[i + 1])`` for ``i < N - 1``, as rows: shape
+    (nv, N - 1) (one velocity coordinate per contiguous row, the layout of per-column
+    statistics). See :func:`configuration_difference`."""
+    QT = np.ascontiguousarray(np.asarray(Q, dtype=float).T)
+    return _difference_rows(robot.model, QT[:, :-1], QT[:, 1:])  # type: ignore[attr-defined]

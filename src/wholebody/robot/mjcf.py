@@ -1,0 +1,75 @@
+"""Robots from MJCF (MuJoCo's XML) through Pinocchio's MJCF parser.
+
+:meth:`wholebody.Robot.from_mjcf` gives the same :class:`~wholebody.Robot` as
+:meth:`~wholebody.Robot.from_urdf` would for the same mechanism: joint names are MJCF joint
+names, body frames are MJCF body names, and the model is checked with the same ``validate``
+policy (inertias, zero total mass, singular mass matrix). A ``<freejoint/>`` (or
+``<joint type="free"/>``) on the root body becomes Pinocchio's free flyer, so ``q`` and ``v``
+follow wholebody's conventions (quaternion x-y-z-w, base twist in the base frame) whatever
+MuJoCo's own are. MuJoCo merges bodies welded to their parent when it compiles
+(``fusestatic``); an MJCF saved from a compiled model (``mj_saveLastXML``) therefore has fewer
+bodies than the URDF it came from, and frames of the merged links are gone: add the ones you
+need with :meth:`~wholebody.Robot.add_frame`.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pinocchio as pin
+
+from ..errors import MJCFParseError
+from . import validation as _validation
+from ._mjcf_tree import read_mjcf_tree
+
+__all__ = ["model_from_mjcf"]
+
+_FREE_FLYER = "JointModelFreeFlyer"
+
+
+def _build(file: Path, shown: Path, root_joint: bool) -> pin.Model:
+    try:
+        if root_joint:
+            return pin.buildModelFromMJCF(str(file), pin.JointModelFreeFlyer())
+        return pin.buildModelFromMJCF(str(file))
+    except (RuntimeError, ValueError) as exc:
+        raise MJCFParseError(f"{shown}: Pinocchio cannot build the model: {exc}") from exc
+
+
+def model_from_mjcf(
+    path: str | Path,
+    *,
+    floating_base: bool | None = None,
+    validate: str = "raise",
+) -> tuple[pin.Model, str | None]:
+    """Build and validate the Pinocchio model of an MJCF file (what :meth:`Robot.from_mjcf`
+    wraps): returns the model and the file's ``model`` name.
+
+    Parameters and errors as in :meth:`wholebody.Robot.from_mjcf`; kept free of the Robot
+    class so that the robot modules import this one, not the other way round.
+    """
+    _validation.check_policy(validate)
+    path = Path(path)
+    # Includes, sizes and masses first: Pinocchio drops includes and clamps masses silently.
+    tree = read_mjcf_tree(path)
+    with tempfile.TemporaryDirectory() as tmp:
+        file = path
+        if tree.changed:  # Pinocchio reads one file: hand it the merged copy
+            file = Path(tmp) / path.name
+            ET.ElementTree(tree.root).write(file, encoding="utf-8")
+        model = _build(file, path, False)
+        has_free = model.njoints > 1 and model.joints[1].shortname() == _FREE_FLYER
+        if floating_base and not has_free:
+            model = _build(file, path, True)
+    has_free = model.njoints > 1 and model.joints[1].shortname() == _FREE_FLYER
+    if floating_base is False and has_free:
+        raise MJCFParseError(
+            f"{path}: the root body has a free joint but floating_base=False was asked; "
+            "remove the free joint from the file or pass floating_base=None"
+        )
+    _validation.apply_policy(
+        _validation.model_problems(model, check_bodies=True), validate, str(path)
+    )
+    return model, tree.robot_name

@@ -1,0 +1,502 @@
+"""MuJoCo for any robot: an editable model with its contacts, and MuJoCo's conventions converted.
+
+:func:`mujoco_spec_for_robot` builds a MuJoCo ``MjSpec`` from a robot's URDF or MJCF (meshes
+stripped or resolved, inertias MuJoCo refuses reported or repaired, a site and a collision
+box per declared sole); :class:`~wholebody.mujoco_recorder.MujocoRecorder` logs a running
+simulation into a :class:`~wholebody.Trajectory`. See ``docs/mujoco.md``.
+
+This is the one place where MuJoCo's conventions are known (the ``mujoco`` extra):
+
+* free-joint ``qpos = [x, y, z, qw, qx, qy, qz]`` (scalar first) where Pinocchio has
+  ``[x, y, z, qx, qy, qz, qw]``;
+* free-joint ``qvel = [linear velocity in world axes, angular velocity in body axes]`` where
+  Pinocchio has both in body axes (LOCAL);
+* hence ``qacc``'s linear part is ``R (dv_local + omega x v_local)``: the ``omega x v`` term
+  must be removed when converting accelerations;
+* joint order is MuJoCo's tree order: joints are mapped by name, never by position.
+
+From a MuJoCo script to a checked log (``docs/mujoco.md``):
+
+.. include:: ../../../docs/mujoco.md
+"""
+
+from __future__ import annotations
+
+import warnings
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from ..contacts import Contact, SurfaceContact
+from ..errors import (
+    InvalidArgumentError,
+    InvalidInertiaError,
+    ModelError,
+    ModelFileNotFoundError,
+    ModelWarning,
+)
+from ..robot import validation as _validation
+from ..robot.core import Array, Robot
+from ._mujoco_base import (
+    CONTACT_GEOM_PREFIX,
+    CONTACT_SITE_PREFIX,
+    FLOOR_NAME,
+    MujocoStateMap,
+    contact_body_id,
+    contact_site_id,
+    contact_wrenches_on_bodies,
+    free_base_to_pinocchio,
+    import_mujoco,
+    mujoco_mass_matrix,
+)
+from ._mujoco_inertia import (
+    REPAIR_MASS,
+    REPAIR_MOMENT,
+    InertiaRepair,
+    body_inertia,
+    inertia_repairs,
+    patched_robot,
+)
+
+__all__ = [
+    "import_mujoco",
+    "mujoco_spec_for_robot",
+    "MujocoBuild",
+    "InertiaRepair",
+    "check_contact_geometry",
+    "mujoco_model_from_urdf",
+    "mujoco_mass_matrix",
+    "MujocoStateMap",
+    "free_base_to_pinocchio",
+    "contact_wrenches_on_bodies",
+    "contact_site_id",
+    "contact_body_id",
+    "REPAIR_MASS",
+    "REPAIR_MOMENT",
+    "CONTACT_SITE_PREFIX",
+    "CONTACT_GEOM_PREFIX",
+    "FLOOR_NAME",
+]
+
+
+# --- building a MuJoCo model for a robot -------------------------------------------------
+
+#: Mesh files MuJoCo can load.
+_MESH_SUFFIXES = (".stl", ".obj", ".msh")
+
+
+@dataclass
+class MujocoBuild:
+    """What :func:`mujoco_spec_for_robot` made: an editable spec and the robot that matches it.
+
+    Attributes
+    ----------
+    spec : mujoco.MjSpec
+        The model, not compiled: edit it (actuators, terrain, options) then :meth:`compile`.
+    robot : Robot
+        The robot whose dynamics equal the spec's: the robot given, or a copy of it with the
+        same inertia repairs when some were made. Check the logs with this one.
+    contacts : tuple of Contact
+        The declared contacts.
+    contact_sites : dict of str to str
+        Contact name -> MuJoCo site at the contact frame (origin and axes); the recorder
+        reads the wrench point there.
+    contact_geoms : dict of str to str
+        Contact name -> collision geom added for it (a box for a sole, a sphere for a point).
+    repairs : tuple of InertiaRepair
+        Inertias changed so that MuJoCo compiles (empty unless ``inertia="repair"``).
+    stripped : tuple of str
+        ``"link: file"`` of each mesh removed (visual meshes are always removed).
+    """
+
+    spec: Any
+    robot: Robot
+    contacts: tuple[Contact, ...]
+    contact_sites: dict[str, str] = field(default_factory=dict)
+    contact_geoms: dict[str, str] = field(default_factory=dict)
+    repairs: tuple[InertiaRepair, ...] = ()
+    stripped: tuple[str, ...] = ()
+
+    def compile(self) -> Any:
+        """Compile the spec; warn (ModelWarning) for a contact whose body cannot collide.
+
+        Returns
+        -------
+        mujoco.MjModel
+
+        Raises
+        ------
+        ModelError
+            MuJoCo refuses the spec; its reason is in the message and ``__cause__``.
+        """
+        try:
+            model = self.spec.compile()
+        except Exception as exc:
+            raise ModelError(
+                f"MuJoCo cannot compile the model of {self.robot.name!r}: {exc}"
+            ) from exc
+        check_contact_geometry(model, self.contacts, self.contact_sites)
+        return model
+
+
+def check_contact_geometry(
+    mj_model: Any, contacts: Sequence[Contact], sites: Mapping[str, str] | None = None
+) -> list[str]:
+    """Warn (ModelWarning) for each declared contact whose MuJoCo body has no collision geom.
+
+    MuJoCo merges bodies welded to their parent (``fusestatic``), so the body checked is
+    the merged body that carries the contact's site (or the body named as its frame).
+
+    Returns
+    -------
+    list of str
+        The names of the contacts warned about.
+    """
+    mujoco = import_mujoco()
+    missing = []
+    for c in contacts:
+        body = contact_body_id(mj_model, c, sites)
+        geoms = np.flatnonzero(mj_model.geom_bodyid == body)
+        collides = (mj_model.geom_contype[geoms] != 0) | (mj_model.geom_conaffinity[geoms] != 0)
+        if not np.any(collides):
+            bname = mujoco.mj_id2name(mj_model, mujoco.mjtObj.mjOBJ_BODY, body)
+            warnings.warn(
+                f"contact {c.name!r} (frame {c.frame!r}) is on MuJoCo body {bname!r}, which has no "
+                "collision geometry: it cannot touch anything and its wrench will be zero "
+                "(mujoco_spec_for_robot(..., contact_geoms=True) adds a sole box)",
+                ModelWarning,
+                stacklevel=3,
+            )
+            missing.append(c.name)
+    return missing
+
+
+def _resolve_mesh(filename: str, urdf: Path) -> Path | None:
+    """A mesh file name (``package://PKG/rest``, ``file://``, relative) as an existing path."""
+    if filename.startswith("file://"):
+        p = Path(filename[len("file://") :])
+        return p if p.is_file() else None
+    if filename.startswith("package://"):
+        pkg, _, rest = filename[len("package://") :].partition("/")
+        for parent in urdf.resolve().parents:
+            for cand in (
+                (parent / pkg / rest, parent / rest) if parent.name != pkg else (parent / rest,)
+            ):
+                if cand.is_file():
+                    return cand
+        return None
+    p = Path(filename)
+    p = p if p.is_absolute() else urdf.parent / p
+    return p if p.is_file() else None
+
+
+def _unreadable_mesh(path: Path | None) -> str:
+    """Why MuJoCo cannot load a mesh file ('' when it can)."""
+    if path is None:
+        return "not found"
+    if path.suffix.lower() not in _MESH_SUFFIXES:
+        return f"{path.suffix} meshes are not read by MuJoCo"
+    if path.suffix.lower() == ".stl":
+        size = path.stat().st_size
+        with path.open("rb") as f:
+            head = f.read(84)
+        n = int.from_bytes(head[80:84], "little") if len(head) == 84 else -1
+        if size != 84 + 50 * n:  # a binary STL has exactly this size; MuJoCo reads no other
+            return "ASCII STL"
+    return ""
+
+
+def _urdf_text_for_mujoco(path: Path, meshes: str) -> tuple[str, list[str]]:
+    """The URDF as MuJoCo should read it: visuals dropped, collision meshes stripped or resolved."""
+    _, root = _validation.read_urdf(path)
+    stripped = []
+    for link in root.iter("link"):
+        for visual in link.findall("visual"):
+            link.remove(visual)
+        for col in link.findall("collision"):
+            mesh = col.find("geometry/mesh")
+            if mesh is None:
+                continue
+            filename = mesh.get("filename", "")
+            resolved = _resolve_mesh(filename, path) if meshes == "resolve" else None
+            why = _unreadable_mesh(resolved) if meshes == "resolve" else ""
+            if not why and resolved is not None:
+                mesh.set("filename", str(resolved))
+            else:
+                link.remove(col)
+                stripped.append(f"{link.get('name')}: {filename}" + (f" ({why})" if why else ""))
+    return ET.tostring(root, encoding="unicode"), stripped
+
+
+def _frame_in_spec_body(robot: Robot, frame: str, bodies: set[str]) -> tuple[str, pin.SE3]:
+    """The spec body carrying a robot frame, and the frame's placement in that body."""
+    model = robot.model
+    fid = robot.frame_id(frame)
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, pin.neutral(model))
+    anc = fid
+    while not (model.frames[anc].type == pin.FrameType.BODY and model.frames[anc].name in bodies):
+        if anc == 0:
+            raise ModelError(f"frame {frame!r}: no ancestor frame is a body of the MuJoCo model")
+        anc = model.frames[anc].parentFrame
+    return model.frames[anc].name, data.oMf[anc].actInv(data.oMf[fid])
+
+
+def _quat_wxyz(R: Array) -> list[float]:
+    q = pin.Quaternion(np.asarray(R))
+    return [q.w, q.x, q.y, q.z]
+
+
+def mujoco_spec_for_robot(
+    robot: Robot,
+    contacts: Sequence[Contact] = (),
+    *,
+    floor: bool = True,
+    contact_geoms: bool = True,
+    other_collisions: bool = True,
+    sole_thickness: float = 0.01,
+    meshes: str = "strip",
+    inertia: str = "raise",
+    timestep: float = 0.001,
+    solver_tolerance: float | None = 1e-12,
+    solver_iterations: int = 500,
+) -> MujocoBuild:
+    """An editable MuJoCo model (``MjSpec``) of a robot, with its declared contacts.
+
+    The robot's ``source`` (a URDF or MJCF file) is read by MuJoCo and edited as a spec
+    (no text substitution): visual meshes are dropped, collision meshes stripped or
+    resolved, inertias MuJoCo refuses reported or repaired, the root given a free joint
+    when the robot has a floating base, and each declared contact given a site at its frame
+    and, optionally, a collision geom: for a :class:`SurfaceContact` a box of the sole's
+    half sizes whose bottom face is the sole (the contact frame's xy plane, the box inside
+    the foot along the frame's +z), for a :class:`PointContact` a 5 mm sphere touching the
+    frame origin. Bodies' inertias come from the file alone (``inertiafromgeom`` off), so
+    the added geoms carry no mass.
+
+    Parameters
+    ----------
+    robot : Robot
+        Its ``source`` must be the URDF or MJCF file it was loaded from; its frames (those
+        added with :meth:`Robot.add_frame` included) place the contacts.
+    contacts : sequence of Contact
+        The contacts to log (soles, points). Their frames need not be MuJoCo bodies: a frame
+        is placed in the nearest ancestor link that is one.
+    floor : bool
+        Add a ground plane ``wb_floor`` at z = 0, friction the smallest ``mu`` of the contacts
+        (MuJoCo takes the larger of two geoms' frictions).
+    contact_geoms : bool
+        Add the sole boxes / point spheres (default). Without them the contacts' bodies must
+        have collision geoms of their own: a ModelWarning at :meth:`MujocoBuild.compile`
+        names any that have none.
+    other_collisions : bool
+        Keep the file's collision geoms (default). False disables all of them but the added
+        contact geoms: the robot touches the world only where contacts are declared.
+    sole_thickness : float
+        Height of the sole boxes [m].
+    meshes : {"strip", "resolve"}
+        URDF collision meshes: remove them (default; dynamics needs none and their
+        ``package://`` paths rarely resolve), or resolve ``package://``, ``file://`` and
+        relative paths and keep the STL/OBJ/MSH files found (others are removed). Every
+        removed mesh is listed in :attr:`MujocoBuild.stripped`.
+    inertia : {"raise", "repair"}
+        Inertias MuJoCo refuses (principal moments breaking the triangle inequality or not
+        positive, massless moving bodies): raise :class:`InvalidInertiaError` naming every
+        body (default), or change them to the closest accepted values, list them in
+        :attr:`MujocoBuild.repairs`, warn (ModelWarning) and apply the same change to a copy
+        of the robot (:attr:`MujocoBuild.robot`), so both engines keep the same dynamics.
+    timestep : float
+        [s].
+    solver_tolerance, solver_iterations
+        MuJoCo's constraint-solver tolerance and iteration limit. Logged accelerations and
+        contact forces agree only as far as the solver converged: the default 1e-12 makes
+        the Newton-Euler residual of a log ~1e-10 N. None keeps MuJoCo's defaults.
+
+    Returns
+    -------
+    MujocoBuild
+        ``spec`` (edit it, then ``build.compile()``), the matching ``robot``, the contact
+        sites and geoms, the repairs and the stripped meshes.
+
+    Raises
+    ------
+    ModelError
+        No source file, or MuJoCo cannot read it (the reason is kept as ``__cause__``).
+    InvalidInertiaError
+        ``inertia="raise"`` and some bodies would be refused; the message lists them.
+    InvalidArgumentError
+        A bad option value.
+    """
+    mujoco = import_mujoco()
+    if meshes not in ("strip", "resolve"):
+        raise InvalidArgumentError(f"meshes must be 'strip' or 'resolve', got {meshes!r}")
+    if inertia not in ("raise", "repair"):
+        raise InvalidArgumentError(f"inertia must be 'raise' or 'repair', got {inertia!r}")
+    if not (np.isfinite(sole_thickness) and sole_thickness > 0):
+        raise InvalidArgumentError(
+            f"sole_thickness must be a positive length [m], got {sole_thickness!r}"
+        )
+    if not (np.isfinite(timestep) and timestep > 0):
+        raise InvalidArgumentError(f"timestep must be positive [s], got {timestep!r}")
+    if robot.source is None:
+        raise ModelError(
+            f"robot {robot.name!r} has no source file: load it from a URDF or MJCF file"
+        )
+    path = Path(robot.source)
+    if not path.is_file():
+        raise ModelFileNotFoundError(f"robot {robot.name!r}: source file not found: {path}")
+    stripped: list[str] = []
+    try:
+        if ET.parse(path).getroot().tag == "mujoco":
+            spec = mujoco.MjSpec.from_file(str(path))
+        else:
+            text, stripped = _urdf_text_for_mujoco(path, meshes)
+            spec = mujoco.MjSpec.from_string(text)
+    except ET.ParseError as exc:
+        raise ModelError(f"{path}: not well-formed XML: {exc}") from exc
+    except (ValueError, RuntimeError) as exc:  # mujoco raises ValueError on bad files
+        raise ModelError(f"MuJoCo cannot read {path}: {exc}") from exc
+    spec.compiler.balanceinertia = False
+    spec.compiler.inertiafromgeom = mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE
+    spec.compiler.discardvisual = True
+    spec.option.timestep = timestep
+    if solver_tolerance is not None:
+        spec.option.tolerance = solver_tolerance
+        spec.option.iterations = solver_iterations
+
+    # Inertias MuJoCo refuses: report, or repair in the spec and in a copy of the robot.
+    found = inertia_repairs(spec)
+    if found and inertia == "raise":
+        lines = "\n  ".join(str(r) for _, r, _, _ in found)
+        raise InvalidInertiaError(
+            f"{path}: MuJoCo refuses the inertia of {len(found)} bodies (the closest accepted "
+            "values are shown; inertia='repair' applies them to MuJoCo and to the robot):"
+            f"\n  {lines}"
+        )
+    changes = []
+    for body, rep, R, new_inertia in found:
+        com = np.asarray(body.ipos, dtype=float)
+        if not np.all(np.isfinite(com)):  # a body without <inertial>: mass at its origin
+            com = np.zeros(3)
+            body.ipos = com
+            body.iquat = [1.0, 0.0, 0.0, 0.0]
+            R = np.eye(3)
+        changes.append(
+            (
+                rep.body,
+                rep.mass_before,
+                rep.mass_after,
+                com,
+                R @ body_inertia(body)[1] @ R.T,
+                R @ new_inertia @ R.T,
+            )
+        )
+        body.explicitinertial = True
+        body.mass = rep.mass_after
+        body.fullinertia = [
+            new_inertia[0, 0],
+            new_inertia[1, 1],
+            new_inertia[2, 2],
+            new_inertia[0, 1],
+            new_inertia[0, 2],
+            new_inertia[1, 2],
+        ]
+    out_robot = patched_robot(robot, changes) if changes else robot
+    repairs = tuple(r for _, r, _, _ in found)
+    if repairs:
+        warnings.warn(
+            f"{path}: inertias repaired for MuJoCo (and in the returned robot):\n  "
+            + "\n  ".join(str(r) for r in repairs),
+            ModelWarning,
+            stacklevel=2,
+        )
+
+    root = spec.worldbody.first_body()
+    if root is None:
+        raise ModelError(f"{path}: MuJoCo finds no body in the model")
+    if robot.has_floating_base and not any(
+        j.type == mujoco.mjtJoint.mjJNT_FREE for j in root.joints
+    ):
+        root.add_freejoint()
+    if not other_collisions:
+        for g in spec.geoms:
+            g.contype, g.conaffinity = 0, 0
+
+    build = MujocoBuild(spec, out_robot, tuple(contacts), stripped=tuple(stripped), repairs=repairs)
+    bodies = {b.name for b in spec.bodies if b.name}
+    for c in contacts:
+        body_name, placement = _frame_in_spec_body(robot, c.frame, bodies)
+        body = spec.body(body_name)
+        R, p = np.asarray(placement.rotation), np.asarray(placement.translation)
+        site = CONTACT_SITE_PREFIX + c.name
+        body.add_site(name=site, pos=p, quat=_quat_wxyz(R))
+        build.contact_sites[c.name] = site
+        if not contact_geoms:
+            continue
+        geom = CONTACT_GEOM_PREFIX + c.name
+        if isinstance(c, SurfaceContact):
+            body.add_geom(
+                name=geom,
+                type=mujoco.mjtGeom.mjGEOM_BOX,
+                size=[c.half_length, c.half_width, sole_thickness / 2],
+                pos=p + R @ (c.center_point + [0.0, 0.0, sole_thickness / 2]),
+                quat=_quat_wxyz(R),
+                friction=[c.mu, 0.005, 0.0001],
+                contype=1,
+                conaffinity=1,
+            )
+        else:
+            radius = 0.005
+            body.add_geom(
+                name=geom,
+                type=mujoco.mjtGeom.mjGEOM_SPHERE,
+                size=[radius, 0, 0],
+                pos=p + R @ c.normal * radius,
+                friction=[c.mu, 0.005, 0.0001],
+                contype=1,
+                conaffinity=1,
+            )
+        build.contact_geoms[c.name] = geom
+    if floor:
+        mu = min((c.mu for c in contacts), default=1.0)
+        spec.worldbody.add_geom(
+            name=FLOOR_NAME,
+            type=mujoco.mjtGeom.mjGEOM_PLANE,
+            size=[50, 50, 0.1],
+            friction=[mu, 0.005, 0.0001],
+        )
+    return build
+
+
+def mujoco_model_from_urdf(
+    urdf: str | Path, *, floating_base: bool = True, floor: bool = False, timestep: float = 0.002
+) -> Any:
+    """Compile a MuJoCo model from a URDF file (visual meshes and collision meshes dropped).
+
+    A shortcut for the shipped robots; for any other robot use :func:`mujoco_spec_for_robot`
+    (contacts, inertia repairs, an editable spec).
+
+    Parameters
+    ----------
+    floating_base : bool
+        Give the root link a free joint, as :meth:`Robot.from_urdf` does.
+    floor : bool
+        Add a ground plane at z = 0 (for simulations with contacts).
+
+    Returns
+    -------
+    mujoco.MjModel
+
+    Raises
+    ------
+    ModelError
+        MuJoCo refuses the file (inertias: use :func:`mujoco_spec_for_robot` with
+        ``inertia="repair"``).
+    """
+    robot = Robot.from_urdf(urdf, floating_base=floating_base, validate="ignore")
+    build = mujoco_spec_for_robot(robot, (), floor=floor, timestep=timestep, solver_tolerance=None)
+    return build.compile()

@@ -1,0 +1,125 @@
+"""CheckOptions: one options object for check_trajectory, check_log, check_many and the CLI;
+the keyword arguments of earlier releases map onto it and give the same reports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from wholebody.check import CheckOptions, check_log, check_trajectory
+from wholebody.check.analysis import TOLERANCE_PRESETS
+from wholebody.check.many import check_many
+from wholebody.errors import InvalidArgumentError
+from wholebody.io.profile import load_profile
+from wholebody.models import models_dir
+from wholebody.trajectory import Trajectory
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def squat():
+    profile = load_profile(models_dir() / "humanoid.toml")
+    traj = Trajectory.load(ROOT / "data" / "humanoid_squat.npz")
+    # 10 % more force than the motion needs: inconsistent, so the diagnosis runs too
+    bad = Trajectory(
+        time=traj.time,
+        q=traj.q,
+        v=traj.v,
+        a=traj.a,
+        tau=traj.tau,
+        joint_names=traj.joint_names,
+        contact_names=traj.contact_names,
+        contact_wrenches=traj.contact_wrenches * 1.1,
+    )
+    return profile.robot, profile.contacts, traj, bad
+
+
+def _same_report(a, b):
+    assert a.verdict == b.verdict
+    assert a.n_checked == b.n_checked
+    np.testing.assert_array_equal(a.residual_force, b.residual_force)
+    np.testing.assert_array_equal(a.residual_moment, b.residual_moment)
+    assert [d.message for d in a.diagnosis] == [d.message for d in b.diagnosis]
+
+
+def test_keywords_and_options_give_the_same_report(squat):
+    robot, contacts, _, bad = squat
+    kw = dict(preset="measured", force_tolerance=0.002, t_start=0.2, t_stop=1.5, chunk_size=300)
+    by_keywords = check_trajectory(robot, bad, contacts, **kw)
+    by_options = check_trajectory(robot, bad, contacts, CheckOptions(**kw))
+    mixed = check_trajectory(
+        robot,
+        bad,
+        contacts,
+        CheckOptions(preset="measured"),
+        **{k: v for k, v in kw.items() if k != "preset"},
+    )
+    assert by_keywords.verdict == "inconsistent" and by_keywords.diagnosis
+    assert by_keywords.n_checked == int(np.sum((bad.time >= 0.2) & (bad.time <= 1.5)))
+    _same_report(by_keywords, by_options)
+    _same_report(by_keywords, mixed)
+
+
+def test_a_keyword_overrides_the_options(squat):
+    robot, contacts, traj, _ = squat
+    report = check_trajectory(robot, traj, contacts, CheckOptions(t_stop=0.5), t_stop=1.0)
+    assert report.n_checked == int(np.sum(traj.time <= 1.0))
+
+
+def test_check_log_takes_the_options(squat, tmp_path):
+    robot, contacts, _, bad = squat
+    path = tmp_path / "bad.npz"
+    bad.save(path)
+    options = CheckOptions(t_stop=1.0, chunk_size=200)
+    _same_report(
+        check_log(robot, path, contacts, options),
+        check_trajectory(robot, bad, contacts, t_stop=1.0, chunk_size=200),
+    )
+
+
+def test_check_many_takes_options_or_a_dict(squat, tmp_path):
+    robot, contacts, traj, bad = squat
+    paths = [tmp_path / "good.npz", tmp_path / "bad.npz"]
+    traj.save(paths[0])
+    bad.save(paths[1])
+    rows_options = check_many(paths, robot, contacts, options=CheckOptions(t_stop=1.0))
+    rows_dict = check_many(paths, robot, contacts, options={"t_stop": 1.0})
+    assert [r["verdict"] for r in rows_options] == ["consistent", "inconsistent"]
+    assert rows_options == rows_dict
+    # A bad option in a dict is each row's error, as before.
+    rows = check_many(paths[:1], robot, contacts, options={"workers": 0})
+    assert rows[0]["verdict"] == "error" and "workers must be an integer >= 1" in rows[0]["error"]
+
+
+def test_tolerances_follow_the_preset_unless_given():
+    assert CheckOptions().tolerances == TOLERANCE_PRESETS["simulation"]
+    measured = CheckOptions(preset="measured", moment_tolerance=0.03).tolerances
+    assert measured == {**TOLERANCE_PRESETS["measured"], "moment_tolerance": 0.03}
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"preset": "lab"}, "preset must be one of ['measured', 'simulation'], got 'lab'"),
+        ({"force_tolerance": -1.0}, "force_tolerance must be a finite number >= 0, got -1.0"),
+        ({"cone_tolerance": float("nan")}, "cone_tolerance must be a finite number >= 0"),
+        ({"workers": 0}, "workers must be an integer >= 1, got 0"),
+        ({"chunk_size": 2.5}, "chunk_size must be an integer >= 1, got 2.5"),
+    ],
+)
+def test_bad_options_are_refused_when_made(changes, message):
+    with pytest.raises(InvalidArgumentError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        CheckOptions(**changes)
+    with pytest.raises(InvalidArgumentError):
+        CheckOptions().replace(**changes)
+
+
+def test_unknown_keywords_and_wrong_options_type_are_named(squat):
+    robot, contacts, traj, _ = squat
+    with pytest.raises(InvalidArgumentError, match=r"unknown check options \['force_tol'\]"):
+        check_trajectory(robot, traj, contacts, force_tol=0.1)
+    with pytest.raises(InvalidArgumentError, match="options must be a CheckOptions, got dict"):
+        check_trajectory(robot, traj, contacts, {"t_stop": 1.0})

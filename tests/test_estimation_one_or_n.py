@@ -1,0 +1,102 @@
+"""One call for one sample or N (issue 25 item 4): ``estimate_contact_wrenches`` with ``q`` of
+shape (nq,) or (N, nq). Checked against wrenches known by construction (forward dynamics from
+drawn cone-interior wrenches), the single-sample path (qpsolvers) against the batch path (daqp
+through its own API), and the closed form at rest."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from wholebody.errors import StateError, WholebodyDeprecationWarning
+from wholebody.estimation import (
+    ContactEstimate,
+    EstimationBatch,
+    estimate_contact_wrenches,
+    estimate_contact_wrenches_batch,
+)
+from wholebody.estimation.problem import estimate_contact_wrenches as estimate_one
+
+from .test_estimation import FEET, known_sample
+
+TOL = 1e-6  # [N], [N m]: the wrenches are recovered exactly up to the QP's tolerance
+
+
+def _samples(robot, n, seed):
+    rng = np.random.default_rng(seed)
+    s = [known_sample(robot, rng) for _ in range(n)]
+    return (np.array([x[i] for x in s]) for i in range(4)), [x[4] for x in s]
+
+
+@pytest.mark.parametrize("full", [False, True])
+def test_n_samples_through_the_one_call_equal_each_sample(humanoid, full):
+    (Q, V, A, T), truth = _samples(humanoid, 5, seed=11)
+    many = estimate_contact_wrenches(humanoid, Q, V, A, FEET, tau=T if full else None)
+    assert isinstance(many, EstimationBatch) and many.is_batch and len(many) == 5
+    for i in range(5):
+        one = estimate_contact_wrenches(
+            humanoid, Q[i], V[i], A[i], FEET, tau=T[i] if full else None
+        )
+        assert isinstance(one, ContactEstimate) and not one.is_batch
+        assert many.status[i] == one.status == "found"
+        assert_allclose(many.wrenches[i], one.x, rtol=0, atol=TOL)
+        if full:  # full dynamics identifies each foot: the wrenches drawn
+            assert_allclose(one.x, np.concatenate(truth[i]), rtol=0, atol=TOL)
+    # The batch name of earlier releases gives the same result.
+    old = estimate_contact_wrenches_batch(humanoid, Q, V, A, FEET, tau=T if full else None)
+    assert_allclose(old.wrenches, many.wrenches, rtol=0, atol=0)
+
+
+def test_at_rest_each_foot_carries_half_the_weight_once_and_n_times(humanoid):
+    q, zero = humanoid.neutral(), np.zeros(humanoid.nv)
+    one = estimate_contact_wrenches(humanoid, q, zero, zero, FEET)
+    many = estimate_contact_wrenches(
+        humanoid, np.tile(q, (3, 1)), np.zeros((3, humanoid.nv)), np.zeros((3, humanoid.nv)), FEET
+    )
+    half = humanoid.weight / 2  # the neutral humanoid is symmetric about its sagittal plane
+    assert one.wrenches["left_sole"][2] == pytest.approx(half, abs=TOL)
+    assert_allclose(many.wrench("right_sole")[:, 2], half, rtol=0, atol=TOL)
+
+
+def test_a_bad_sample_is_flagged_among_n_and_raises_alone(humanoid):
+    (Q, V, A, _), _ = _samples(humanoid, 4, seed=3)
+    V[1, 7] = np.nan
+    many = estimate_contact_wrenches(humanoid, Q, V, A, FEET)
+    assert list(many.status) == ["found", "flagged", "found", "found"]
+    assert "v has non-finite values" in many.reasons[1]
+    with pytest.raises(StateError, match="v"):
+        estimate_contact_wrenches(humanoid, Q[1], V[1], A[1], FEET)
+
+
+def test_the_one_sample_path_of_earlier_releases_is_unchanged(humanoid):
+    (Q, V, A, _), _ = _samples(humanoid, 1, seed=5)
+    old = estimate_one(humanoid, Q[0], V[0], A[0], FEET)
+    new = estimate_contact_wrenches(humanoid, Q[0], V[0], A[0], FEET)
+    assert_allclose(new.x, old.x, rtol=0, atol=0)
+    # A (1, nq) row is a batch of one through the one call (the old path read it as one sample).
+    row = estimate_contact_wrenches(humanoid, Q[:1], V[:1], A[:1], FEET)
+    assert row.is_batch and len(row) == 1
+    assert_allclose(row.wrenches[0], old.x, rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("n", [None, 2])
+def test_deprecated_known_wrenches_warn_at_the_callers_line(humanoid, n):
+    q, zero = humanoid.neutral(), np.zeros(humanoid.nv)
+    push = {"torso": np.array([10.0, 0.0, 0.0])}
+    if n is not None:
+        q, zero = np.tile(q, (n, 1)), np.zeros((n, humanoid.nv))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = estimate_contact_wrenches(humanoid, q, zero, zero, FEET, known_wrenches=push)
+    hits = [w for w in caught if issubclass(w.category, WholebodyDeprecationWarning)]
+    assert len(hits) == 1 and hits[0].filename == __file__
+    with_push = estimate_contact_wrenches(humanoid, q, zero, zero, FEET, external_wrenches=push)
+    assert_allclose(
+        np.asarray(est.x if n is None else est.wrenches),
+        np.asarray(with_push.x if n is None else with_push.wrenches),
+        rtol=0,
+        atol=0,
+    )
