@@ -418,3 +418,32 @@ def test_contacts_writes_where_it_says(files, capsys, tmp_path):
     target = tmp_path / "s.npz"
     assert main(["contacts", files["short"], "--config", PROFILE, "-o", str(target)]) == 0
     assert f"written to {target}\n" in capsys.readouterr().out and target.is_file()
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo", "calibration-device", "urdf-device"])
+def test_a_profile_or_calibration_that_is_no_regular_file_is_refused_not_read(
+    tmp_path, capsys, kind
+):
+    # /dev/zero or a pipe would be read forever (the command hung): refused before any read,
+    # naming the path.
+    log = str(ROOT / "data" / "humanoid_squat.npz")
+    fifo = tmp_path / "pipe.toml"
+    os.mkfifo(fifo)
+    if kind == "device":
+        config, named = "/dev/zero", "/dev/zero"
+    elif kind == "fifo":
+        config, named = str(fifo), str(fifo)
+    else:
+        text = Path(PROFILE).read_text()
+        if kind == "calibration-device":
+            text = 'calibration = "/dev/zero"\n' + text
+            named = "/dev/zero"
+        else:
+            text = text.replace('robot = "humanoid"', 'urdf = "/dev/zero"')
+            named = "/dev/zero"
+        config = str(tmp_path / "profile.toml")
+        Path(config).write_text(text)
+    assert main(["check", log, "--config", config]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("wholebody: error: ") and named in err, err
+    assert "regular file" in err, err

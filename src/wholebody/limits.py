@@ -140,6 +140,24 @@ def check_file_size(path: Path, source: str | None = None) -> None:
     check_limit("text_bytes", size, source or str(path), f"a file of {size:,} bytes")
 
 
+def check_regular_text_file(path: Path, what: str, error: type[Exception]) -> None:
+    """Refuse, with ``error`` naming ``path`` and ``what`` it should be, a path that exists but
+    is not a regular file (a device such as /dev/zero or a pipe would be read forever), and a
+    regular file over :data:`LIMITS` ``.text_bytes``; a missing file passes (the reader names
+    it)."""
+    import stat
+
+    try:
+        st = path.stat()
+    except OSError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        raise error(f"{path}: is a directory, not {what}")
+    if not stat.S_ISREG(st.st_mode):
+        raise error(f"{path}: is not a regular file (a device, pipe or socket), not {what}")
+    check_file_size(path)
+
+
 def check_limit(name: str, value: float, source: str, what: str, cost: str = "") -> None:
     """Raise :class:`~wholebody.errors.SizeLimitError` when ``value`` exceeds the limit
     ``name``.

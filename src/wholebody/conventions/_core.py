@@ -279,8 +279,9 @@ def _rounding_bound(q: Array, vT: Array, t: Array) -> Array:
     per[:3] = np.nanmax(step_q[:, :3], axis=1)
     per[3:6] = 2.0 * np.nanmax(step_q[:, 3:7], axis=1)
     per[6:] = step_q[:, 7 : 7 + nv - 6].T
-    # A time step rounded too: the velocity times its relative error.
-    step_t = storage_resolution(t, single)
+    # A time step rounded too: the velocity times its relative error (time may be stored in
+    # float32 while q and v are not).
+    step_t = storage_resolution(t, single or is_float32(t))
     bound = per / dt_i + np.abs(vT) * (step_t / dt_i)
     bound += storage_resolution(vT, single)
     return np.nan_to_num(bound, nan=0.0, posinf=0.0)

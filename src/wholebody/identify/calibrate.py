@@ -48,6 +48,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InvalidArgumentError, OutputError, ProfileError
+from ..limits import check_regular_text_file
 from ..robot.core import Robot
 from ..trajectory import Trajectory
 from ._calibration_schema import check_calibration
@@ -290,6 +291,7 @@ class Calibration:
     @classmethod
     def load(cls, path: str | Path) -> Calibration:
         """Read a TOML calibration file."""
+        check_regular_text_file(Path(path), "a calibration file", ProfileError)
         try:
             text = Path(path).read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:

@@ -45,6 +45,7 @@ import numpy as np
 
 from ..contacts import Contact, PointContact, SurfaceContact
 from ..errors import ContactError, ProfileError, WholebodyError
+from ..limits import check_regular_text_file
 from ..models.loading import load
 from ..robot.core import Robot
 
@@ -272,6 +273,7 @@ def _contact(entry: dict[str, Any], where: str) -> Contact:
 
 
 def _read(path: Path) -> dict[str, Any]:
+    check_regular_text_file(path, "a profile", ProfileError)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -345,8 +347,12 @@ def _root_element(file: Path, key: str, where: str) -> str:
     """The root element's tag of a robot file (read up to it, no further)."""
     import xml.etree.ElementTree as ET
 
-    if not file.is_file():
+    if not file.exists():
         raise ProfileError(f"{where}: {key!r}: no such file {file}")
+    if not file.is_file():
+        raise ProfileError(
+            f"{where}: {key!r}: {file} is not a regular file (a directory, device or pipe)"
+        )
     try:
         for _event, elem in ET.iterparse(file, events=("start",)):
             return str(elem.tag)

@@ -51,6 +51,9 @@ def schmitt_trigger(x: ArrayLike, on: float, off: float, initial: bool | None = 
     X = np.asarray(x, dtype=float)
     if X.ndim == 1:
         X = X[:, None]
+    for name, value in (("force_on", on), ("force_off", off)):
+        if not np.isfinite(value):
+            raise InvalidArgumentError(f"{name} must be a finite number [N], got {value!r}")
     if not off <= on:
         raise InvalidArgumentError(f"force_off ({off}) must not exceed force_on ({on})")
     N, k = X.shape

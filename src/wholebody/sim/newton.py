@@ -109,8 +109,9 @@ class NewtonRecorder:
             )
         if "XPBD" in name:
             warnings.warn(
-                f"Newton's {name}: its contact impulses do not balance the momentum (8.5 N "
-                "median residual on a standing G1): the log will be inconsistent",
+                f"Newton's {name}: its contact impulses do not balance the momentum (newtons "
+                "of residual on a standing robot, docs/simulators.md): the log will be "
+                "inconsistent",
                 WholebodyWarning,
                 stacklevel=2,
             )

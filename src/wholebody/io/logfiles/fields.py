@@ -160,6 +160,8 @@ def as_float_array(value: Any, name: str, source: str) -> Array:
             ) from exc
     kind = arr.dtype.kind
     if kind in "fiu":
+        if name == "time":
+            check_time_resolution(arr, source)
         return np.asarray(arr, dtype=np.float64)
     what = {
         "b": "booleans",
@@ -367,4 +369,34 @@ def check_time_increasing(t: Array, source: str, offset: int = 0) -> None:
         raise LogFormatError(
             f"{source}: field 'time' is not strictly increasing (sample "
             f"{offset + int(finite[i + 1])}: {tf[i + 1]!r} after {tf[i]!r})"
+        )
+
+
+def check_time_resolution(time: Any, source: str) -> None:
+    """Refuse a time column whose storage precision cannot resolve the log's step (float16
+    near 2 s rounds to 2 ms: the differences would be the rounding, not the motion).
+
+    Raises
+    ------
+    LogFormatError
+        The resolution of the stored float type at the largest time exceeds a thousandth of
+        the median step.
+    """
+    stored = getattr(time, "dtype", None)
+    if stored is None or stored.kind != "f" or np.ndim(time) != 1 or len(time) < 2:
+        return
+    t = np.asarray(time, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        steps = np.diff(t)
+    steps = steps[np.isfinite(steps) & (steps > 0)]
+    span = np.abs(t[np.isfinite(t)])
+    if not len(steps) or not len(span):
+        return
+    resolution = float(np.finfo(stored).eps) * float(span.max())
+    dt = float(np.median(steps))
+    if resolution > 1e-3 * dt:
+        raise LogFormatError(
+            f"{source}: field 'time' is stored as {stored.name}, whose resolution at "
+            f"{span.max():.3g} s ({resolution:.2g} s) is not small against the log's step "
+            f"({dt:.2g} s): store time as float64"
         )
