@@ -41,6 +41,11 @@ class CrossValidation:
         Held-out RMS of each row group (``force`` [N], ``moment`` [N m], ``torque`` [N m]).
     cost_nominal, cost_fitted : float
         Held-out sum of squares, each group divided by its noise level squared.
+    fold_costs_nominal, fold_costs_fitted : list of float
+        The same per held-out window.
+    cost_resolution : float
+        The arithmetic resolution of those costs (64 eps times the data's sum of squares over
+        the noise level squared): differences below it are ties.
     """
 
     n_folds: int
@@ -48,12 +53,19 @@ class CrossValidation:
     rms_fitted: dict[str, float]
     cost_nominal: float
     cost_fitted: float
+    fold_costs_nominal: list[float] = field(default_factory=list)
+    fold_costs_fitted: list[float] = field(default_factory=list)
+    cost_resolution: float = 0.0
 
     @property
     def better(self) -> bool:
-        """The fit predicts the held-out windows at least as well as the URDF (ties within
-        a relative 1e-6, as when the fit changed nothing, count as not worse)."""
-        return self.cost_fitted <= self.cost_nominal * (1 + 1e-6)
+        """The fit predicts the held-out windows at least as well as the URDF. A difference
+        of held-out costs within their arithmetic resolution (:attr:`cost_resolution`: the
+        costs are sums of squares through Gram factors, exact to about eps times the data's
+        own sum of squares; on a log the URDF balances to round-off both costs are that
+        resolution) or within a relative 1e-6 is a tie, which counts as not worse."""
+        excess = self.cost_fitted - self.cost_nominal
+        return excess <= max(1e-6 * abs(self.cost_nominal), self.cost_resolution)
 
 
 @dataclass

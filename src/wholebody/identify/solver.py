@@ -109,6 +109,8 @@ def cross_validate(
     sensor[problem.n_inertial :] = True
     rss_fit = dict.fromkeys(noise, 0.0)
     rss_nom = dict.fromkeys(noise, 0.0)
+    fold_fit, fold_nom = [], []
+    resolution = 0.0
     for f in range(n_folds):
         train = combine(grams, [k for k in range(n_folds) if k != f], C)
         th = solver.solve(train, noise, theta.copy())
@@ -118,9 +120,20 @@ def cross_validate(
             th_nom = solver.solve(train, noise, th_nom, free=sensor)
         xf, _ = problem.x_and_derivative(th)
         xn, _ = problem.x_and_derivative(th_nom)
+        cost_fit = cost_nom = 0.0
         for g, R in fold_factors[f].items():
-            rss_fit[g] += float(np.sum((R @ xf) ** 2))
-            rss_nom[g] += float(np.sum((R @ xn) ** 2))
+            fit_g, nom_g = float(np.sum((R @ xf) ** 2)), float(np.sum((R @ xn) ** 2))
+            rss_fit[g] += fit_g
+            rss_nom[g] += nom_g
+            cost_fit += fit_g / noise[g] ** 2
+            cost_nom += nom_g / noise[g] ** 2
+            # A sum of squares through a Gram factor is exact only to about eps times the
+            # data's own sum of squares (||R||_F^2 ||x||^2): below that a held-out
+            # difference is arithmetic, not evidence.
+            size = float(np.sum(R * R)) * max(float(xf @ xf), float(xn @ xn))
+            resolution += 64.0 * float(np.finfo(float).eps) * size / noise[g] ** 2
+        fold_fit.append(cost_fit)
+        fold_nom.append(cost_nom)
     counts = {g: sum(fc[g] for fc in fold_counts) for g in noise}
     return CrossValidation(
         n_folds=n_folds,
@@ -128,4 +141,7 @@ def cross_validate(
         rms_fitted={g: math.sqrt(rss_fit[g] / max(counts[g], 1)) for g in noise},
         cost_nominal=sum(rss_nom[g] / noise[g] ** 2 for g in noise),
         cost_fitted=sum(rss_fit[g] / noise[g] ** 2 for g in noise),
+        fold_costs_nominal=fold_nom,
+        fold_costs_fitted=fold_fit,
+        cost_resolution=resolution,
     )
