@@ -390,3 +390,18 @@ def test_weight_offset_tradeoff_named(nominal):
     words = "\n".join(fit.identified_summary())
     assert "weight/offset trade-off" in words and "robot.mass" in words
     assert not fit["robot.mass"].identified
+
+
+def test_an_unidentified_parameter_gets_no_data_interval():
+    # A parameter the logs do not determine is held by the prior: its line says so with the
+    # prior's width, never a data interval (which collapsed to 3.5e-08 kg whatever the prior).
+    from wholebody.trajectory import Trajectory
+
+    log = Trajectory.load(Path(__file__).resolve().parents[1] / "data" / "humanoid_squat.npz")
+    fit = fit_inertial_parameters(wb.load("humanoid"), log, FEET, parameters="mass")
+    hidden = [p for p in fit.parameters if not p.identified]
+    assert hidden, "the squat cannot separate every link's mass"
+    report = fit.format_report()
+    for p in hidden:
+        line = next(x for x in report.splitlines() if x.startswith(f" * {p.name} "))
+        assert "not identified: held by the URDF prior" in line and "data share" not in line

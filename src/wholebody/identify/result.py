@@ -453,11 +453,19 @@ class IdentificationResult:
             "* = not identified by the logs):"
         )
         for p in self.parameters:
-            flag = " " if p.identified else "*"
+            if not p.identified:
+                # The data do not determine it: an interval from the data alone would be as
+                # narrow as the directions the logs do see, not an uncertainty of this value.
+                lines.append(
+                    f" * {p.name:34s} {p.nominal:+.5g} -> {p.estimate:+.6g} {p.unit}  "
+                    f"(not identified: held by the URDF prior, +- {p.prior_std:.2g} {p.unit} "
+                    "one prior standard deviation; no data interval)"
+                )
+                continue
             lo, hi = p.interval(level)
             half = 0.5 * (hi - lo)
             lines.append(
-                f" {flag} {p.name:34s} {p.nominal:+.5g} -> {p.estimate:+.6g} "
+                f"   {p.name:34s} {p.nominal:+.5g} -> {p.estimate:+.6g} "
                 f"+- {half:.2g} {p.unit}"
                 f"  (data share {p.data_share:.3f})"
             )
