@@ -77,3 +77,37 @@ def test_fit_log_without_excitation_names_it(tmp_path, capsys):
         out = capsys.readouterr().out
         assert code == 0
         assert "excitation the logs excite" in out and "not excited" in out
+
+
+def test_fit_com_on_one_held_posture(tmp_path, capsys):
+    """200 copies of one standing sample (the log of issue 23 that ended in "math domain
+    error", exit 4): exit 0 or 2, the report names the parameters the log does not excite, and
+    no lag is read from wrenches that never change."""
+    import wholebody as wb
+
+    from ._identify_logs import inverse_dynamics_log
+
+    robot = wb.load("humanoid")
+    one = inverse_dynamics_log(robot, 1, static=True)
+    n = 200
+    log = Trajectory.from_arrays(
+        np.arange(n) * 0.01,
+        np.repeat(one.q, n, axis=0),
+        np.zeros((n, robot.nv)),
+        joint_names=robot.joint_names,
+        contact_wrenches={
+            c: np.repeat(one.contact_wrenches[:, k], n, axis=0)
+            for k, c in enumerate(one.contact_names)
+        },
+        a=np.zeros((n, robot.nv)),
+        tau=np.repeat(one.tau, n, axis=0),
+    )
+    path = tmp_path / "static.npz"
+    log.save(path)
+    capsys.readouterr()
+    code = main(["fit", str(path), "--config", str(PROFILE), "--com", "-o", str(tmp_path / "o")])
+    out = capsys.readouterr()
+    assert code in (0, 2), out.err
+    assert "internal error" not in out.err + out.out
+    assert "not excited" in out.out
+    assert "static: wrenches +0.00 ms behind" in out.out
