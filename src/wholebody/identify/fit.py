@@ -187,6 +187,7 @@ def fit_inertial_parameters(
     prepared = prepare_logs(robot, logs, contacts, use_torques)
     with blas_threads(max(problem.n_columns, problem.p)) as threads:
         lag_values: dict[str, float] = {}
+        originals = list(prepared)
         if lags:
             for k, lg in enumerate(prepared):
                 lag = estimate_lag(problem, lg, max_lag)
@@ -198,9 +199,37 @@ def fit_inertial_parameters(
         result = _fit(
             problem, prepared, names, use_torques, prior_weight, max_iterations, folds, lag_values
         )
+        # The first lags were read with the URDF's model: its errors (with every link free,
+        # too many to project out) pose as part of a lag. Read them again with the fitted
+        # model, from the unshifted logs, and refit while they move.
+        for _ in range(_LAG_ROUNDS if lags else 0):
+            again = {
+                names[k]: estimate_lag(problem, lg, max_lag, result._theta)
+                for k, lg in enumerate(originals)
+            }
+            if all(abs(again[n] - lag_values[n]) <= _LAG_TOLERANCE for n in again):
+                break
+            lag_values = again
+            prepared = [shift_wrenches(lg, again[names[k]]) for k, lg in enumerate(originals)]
+            result = _fit(
+                problem,
+                prepared,
+                names,
+                use_torques,
+                prior_weight,
+                max_iterations,
+                folds,
+                lag_values,
+            )
     result.blas_threads = threads
     result.held_for_offsets = held
     return result
+
+
+#: Lags are read again with the fitted model at most this many times ...
+_LAG_ROUNDS = 3
+#: ... until none moves by more than this [s].
+_LAG_TOLERANCE = 2e-5
 
 
 def _sensor_carriers(
