@@ -90,3 +90,70 @@ def test_a_fit_of_an_exact_urdf_is_not_called_worse(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "WORSE" not in text and (out / "profile.toml").exists(), text
     assert not (out / "profile.not-recommended.toml").exists()
+
+
+def test_fit_com_on_one_held_posture(tmp_path, capsys):
+    """200 copies of one standing sample (the log of issue 23 that ended in "math domain
+    error", exit 4): exit 0 or 2, the report names the parameters the log does not excite, and
+    no lag is read from wrenches that never change."""
+    import wholebody as wb
+
+    from ._identify_logs import inverse_dynamics_log
+
+    robot = wb.load("humanoid")
+    one = inverse_dynamics_log(robot, 1, static=True)
+    n = 200
+    log = Trajectory.from_arrays(
+        np.arange(n) * 0.01,
+        np.repeat(one.q, n, axis=0),
+        np.zeros((n, robot.nv)),
+        joint_names=robot.joint_names,
+        contact_wrenches={
+            c: np.repeat(one.contact_wrenches[:, k], n, axis=0)
+            for k, c in enumerate(one.contact_names)
+        },
+        a=np.zeros((n, robot.nv)),
+        tau=np.repeat(one.tau, n, axis=0),
+    )
+    path = tmp_path / "static.npz"
+    log.save(path)
+    capsys.readouterr()
+    code = main(["fit", str(path), "--config", str(PROFILE), "--com", "-o", str(tmp_path / "o")])
+    out = capsys.readouterr()
+    assert code in (0, 2), out.err
+    assert "internal error" not in out.err + out.out
+    assert "not excited" in out.out
+    assert "static: wrenches +0.00 ms behind" in out.out
+
+
+def test_fit_mass_of_an_mjcf_robot_refused(tmp_path, capsys):
+    """An MJCF robot: no corrected MJCF can be written, so --mass/--com are refused before the
+    fit with a message that says why (exit 2, no traceback); the refusal needs no log."""
+    (tmp_path / "robot.xml").write_text(
+        '<mujoco><worldbody><body name="base" pos="0 0 1"><freejoint/>'
+        '<inertial pos="0 0 0" mass="5" diaginertia="0.1 0.1 0.1"/>'
+        '<body name="foot" pos="0 0 -0.5"><joint name="j" type="hinge" axis="0 1 0"/>'
+        '<inertial pos="0 0 0" mass="1" diaginertia="0.01 0.01 0.01"/></body>'
+        "</body></worldbody></mujoco>"
+    )
+    profile = tmp_path / "robot.toml"
+    profile.write_text(
+        'mjcf = "robot.xml"\n\n[[contacts]]\nframe = "foot"\ntype = "point"\nmu = 1.0\n'
+    )
+    capsys.readouterr()
+    code = main(
+        [
+            "fit",
+            str(tmp_path / "absent.npz"),
+            "--config",
+            str(profile),
+            "--com",
+            "-o",
+            str(tmp_path / "o"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "MJCF" in err and "URDF" in err and "--offsets" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "o").exists()

@@ -9,9 +9,10 @@ report), and ``profile.toml``: the profile with the corrected URDF and the calib
 ``wholebody check --config``, its paths relative to itself. When the fitted model predicts
 held-out time windows worse than the URDF, the profile is written as
 ``profile.not-recommended.toml`` instead and the report says so. For a robot loaded from
-MJCF no corrected model file is written (the report says why; the fitted values are in
-``fit.json``). :func:`run_fit` is the same in Python. :func:`add_fit_command` adds the
-subcommand to the CLI's parser.
+MJCF, ``--mass``/``--com``/``--inertia`` are refused before the fit (an
+:class:`~wholebody.errors.InvalidArgumentError` that says why: no corrected MJCF can be
+written); ``--offsets`` alone works. :func:`run_fit` is the same in Python.
+:func:`add_fit_command` adds the subcommand to the CLI's parser.
 """
 
 from __future__ import annotations
@@ -88,10 +89,21 @@ def run_fit(
     """
     profile = load_profile(config)
     robot = profile.robot
-    trajs = [Trajectory.load(p) for p in logs]
     parameters = _parameters(mass, com, inertia)
     if parameters is None and not offsets:
         raise InvalidArgumentError("nothing to fit: give --mass, --com, --inertia and/or --offsets")
+    source = str(robot.source) if robot.source is not None else ""
+    if parameters is not None and not source.endswith(".urdf"):
+        # Refused before the fit: its corrected model could not be written.
+        kind = "an MJCF file" if source.endswith(".xml") else "no URDF file"
+        raise InvalidArgumentError(
+            f"--mass/--com/--inertia: the robot of {config} comes from {source or 'memory'} "
+            f"({kind}); wholebody writes corrected inertias into URDF files only (Pinocchio "
+            "merges an MJCF body without joints into its parent, so a fitted link is not one "
+            "MJCF <inertial>): give the profile a `urdf` of the same robot, or fit --offsets "
+            "alone"
+        )
+    trajs = [Trajectory.load(p) for p in logs]
     sensors = SensorModel(offsets=True, per_log=per_log_offsets) if offsets else None
     result = fit_inertial_parameters(
         robot,
@@ -118,14 +130,6 @@ def run_fit(
     if parameters is not None and source.endswith(".urdf"):
         urdf_path = folder / f"{Path(source).stem}.corrected.urdf"
         result.write_urdf(urdf_path)
-    elif parameters is not None and result.changed_links():
-        kind = "MJCF" if source.endswith(".xml") else "not a URDF file"
-        notes.append(
-            f"no corrected model written: the robot comes from {source or 'memory'} ({kind}); "
-            "wholebody writes corrected inertias into URDF files only (an MJCF body's "
-            "<inertial> is not mapped back from Pinocchio's merged bodies); the fitted "
-            "masses, CoMs and inertias are in fit.json"
-        )
     calibration: Calibration = result.calibration
     cal_path = folder / "calibration.toml"
     calibration.save(cal_path)

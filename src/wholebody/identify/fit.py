@@ -22,7 +22,7 @@ from .features import features, fitted_calibration
 from .features import row_groups as _row_groups
 from .intervals import batch_means_meat
 from .lag import estimate_lag, shift_wrenches
-from .links import robot_links
+from .links import LinkInertia, robot_links
 from .parameters import (
     DEFAULT_PRIOR_STD,
     IDENTIFIED_SHARE,
@@ -152,6 +152,22 @@ def fit_inertial_parameters(
         use_torques = all(t.tau is not None for t in logs)
     all_links = robot_links(robot, urdf)
     mass_groups, com_links, inertia_links = parse_selection(all_links, parameters, links, groups)
+    held: dict[str, str] = {}
+    if links is None and sensors is not None:
+        # A sensor offset (constant in the sensor's axes) and the mass and CoM of the body
+        # that carries the sensor (its weight, fixed in world axes, acting on that same body)
+        # are told apart only by that body's tilt and acceleration; with offsets per log the
+        # shared mass and CoM trade with every log's offsets. A force-torque sensor's tare is
+        # that body's weight: by default its mass and CoM stay at the URDF, and the offsets
+        # take what a difference would explain (name the link in `links` to fit it anyway).
+        held = _sensor_carriers(robot, all_links, contacts, sensors)
+        drop = {i for i, lk in enumerate(all_links) if lk.name in held}
+        mass_groups = [
+            (g, ids)
+            for g, ids in mass_groups
+            if not (len(ids) == 1 and ids[0] in drop and g == all_links[ids[0]].name)
+        ]
+        com_links = [i for i in com_links if i not in drop]
     names = _log_names([str(t.source) for t in logs])
     problem = Problem(
         robot,
@@ -171,6 +187,7 @@ def fit_inertial_parameters(
     prepared = prepare_logs(robot, logs, contacts, use_torques)
     with blas_threads(max(problem.n_columns, problem.p)) as threads:
         lag_values: dict[str, float] = {}
+        originals = list(prepared)
         if lags:
             for k, lg in enumerate(prepared):
                 lag = estimate_lag(problem, lg, max_lag)
@@ -182,8 +199,55 @@ def fit_inertial_parameters(
         result = _fit(
             problem, prepared, names, use_torques, prior_weight, max_iterations, folds, lag_values
         )
+        # The first lags were read with the URDF's model: its errors (with every link free,
+        # too many to project out) pose as part of a lag. Read them again with the fitted
+        # model, from the unshifted logs, and refit while they move.
+        for _ in range(_LAG_ROUNDS if lags else 0):
+            again = {
+                names[k]: estimate_lag(problem, lg, max_lag, result._theta)
+                for k, lg in enumerate(originals)
+            }
+            if all(abs(again[n] - lag_values[n]) <= _LAG_TOLERANCE for n in again):
+                break
+            lag_values = again
+            prepared = [shift_wrenches(lg, again[names[k]]) for k, lg in enumerate(originals)]
+            result = _fit(
+                problem,
+                prepared,
+                names,
+                use_torques,
+                prior_weight,
+                max_iterations,
+                folds,
+                lag_values,
+            )
     result.blas_threads = threads
+    result.held_for_offsets = held
     return result
+
+
+#: Lags are read again with the fitted model at most this many times ...
+_LAG_ROUNDS = 3
+#: ... until none moves by more than this [s].
+_LAG_TOLERANCE = 2e-5
+
+
+def _sensor_carriers(
+    robot: Robot, links: list[LinkInertia], contacts: list[Contact], sensors: SensorModel
+) -> dict[str, str]:
+    """Links on the same rigid body as a contact whose offsets are fitted: link name ->
+    contact name."""
+    names = [c.name for c in contacts]
+    fitted = set(sensors.contacts_for("offsets", names))
+    held: dict[str, str] = {}
+    for c in contacts:
+        if c.name not in fitted:
+            continue
+        joint = robot.model.frames[robot.frame_id(c.frame)].parentJoint
+        for lk in links:
+            if lk.joint == joint and lk.name not in held:
+                held[lk.name] = c.name
+    return held
 
 
 def _log_names(sources: list[str]) -> list[str]:

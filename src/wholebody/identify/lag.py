@@ -87,6 +87,10 @@ def estimate_lag(
                 Je = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)[:, :6]
                 y[s] -= Je.T @ log.E[i, e]
     W = log.W[:, log.contact_order]
+    # Wrenches constant over time (a log of one held posture): every shift reads the same
+    # values, so the log says nothing about a lag.
+    if np.ptp(W, axis=0).max(initial=0.0) <= 1e-9 * max(float(np.abs(W).max(initial=0.0)), 1e-300):
+        return 0.0
 
     def residual(delta: float) -> Array:
         Wd = _interpolate(t, W, t[inside] + delta)
@@ -114,6 +118,9 @@ def estimate_lag(
     steps = int(max_lag / dt)
     grid = np.arange(-steps, steps + 1) * dt
     values = np.array([cost(float(d)) for d in grid])
+    # A flat cost (to rounding) does not tell one shift from another: no lag is claimed.
+    if values.max() - values.min() <= 1e-9 * max(float(values.max()), 1e-300):
+        return 0.0
     j = int(np.argmin(values))
     if 0 < j < len(grid) - 1:
         a, b, c = values[j - 1], values[j], values[j + 1]

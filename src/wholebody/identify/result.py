@@ -112,6 +112,9 @@ class IdentificationResult:
         as parameter name -> component (the largest).
     inseparable_share : dict of str to float
         Each parameter's share in that null space (0: the data determine it alone).
+    held_for_offsets : dict of str to str
+        Links kept at the URDF because they carry a contact whose sensor offsets are fitted
+        (their mass and CoM trade with the offsets): link name -> contact name.
     """
 
     robot: Robot
@@ -139,6 +142,7 @@ class IdentificationResult:
     blas_threads: str = ""
     inseparable: list[dict[str, float]] = field(default_factory=list)
     inseparable_share: dict[str, float] = field(default_factory=dict)
+    held_for_offsets: dict[str, str] = field(default_factory=dict)
 
     @property
     def recommended(self) -> bool:
@@ -334,6 +338,11 @@ class IdentificationResult:
                     + " vs ".join(names)
                     + ": kept at the prior"
                 )
+        for link, contact in self.held_for_offsets.items():
+            lines.append(
+                f"  {link}: mass and CoM kept at the URDF: they carry the {contact} sensor, "
+                "whose fitted offsets explain the same readings (name the link to fit it)"
+            )
         share = self.inseparable_share
         masses = [
             p.name for p in self.parameters if p.kind == "mass" and share.get(p.name, 0) > 0.01
@@ -522,6 +531,7 @@ class IdentificationResult:
             },
             "recommended": self.recommended,
             "inseparable": self.inseparable,
+            "held_for_offsets": self.held_for_offsets,
             "interval_level": REPORT_LEVEL,
             "batches": {"n": self.n_batches, "length": self.batch_length},
             "physically_consistent": self.physically_consistent(),
