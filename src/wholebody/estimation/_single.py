@@ -49,6 +49,7 @@ _NO_LOWER = -1e30  # daqp's "no lower bound" on the cone rows, as the batch uses
 KEPT = 32
 # skew(d) entries (0,1) (0,2) (1,0) (1,2) (2,0) (2,1) are d @ _SKEW (as ContactSet's).
 _SKEW = np.array([[0, 0, 0, -1, 0, 1], [0, 1, 0, 0, -1, 0], [-1, 0, 1, 0, 0, 0]], dtype=float)
+_SKEW_PAIRS = ((0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1))
 
 
 class SampleProblem:
@@ -117,9 +118,9 @@ class SampleProblem:
 class _Workspace:
     """Buffers and a daqp model for one robot and one contact set, reused call after call.
 
-    ``rows`` (6 + n_rows, n): the Newton-Euler rows, then the face rows in world axes
-    (``face`` is its lower part, the buffer :meth:`ContactSet.face_matrix` updates in
-    place); ``upper`` / ``lower`` the bounds (the targets on the first six rows).
+    ``rows`` (6 + n_rows, n): the Newton-Euler rows, then the face rows in world axes (the
+    values :meth:`ContactSet.face_matrix` gives, written in place); ``upper`` / ``lower``
+    the bounds (the targets on the first six rows).
     """
 
     def __init__(self, robot: Robot, contacts: tuple[Contact, ...], pyramid_faces: int):
@@ -130,12 +131,38 @@ class _Workspace:
         self.n = n
         self.rows = np.zeros((m, n))
         self.rows[:6] = cset.newton_euler_matrix(np.zeros((len(cset), 3)), np.zeros(3))
-        self.flat = self.rows.reshape(-1)  # a view: the skew entries are written through it
-        # Flat indices in ``rows`` of the entries (0,1) (0,2) (1,0) (1,2) (2,0) (2,1) of each
-        # contact's skew(d) block (rows 3-5), the order of _SKEW's columns.
-        pairs = [(0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)]
-        self.skew_flat = np.array([(3 + r) * n + s.start + c for s in cset.cols for r, c in pairs])
-        self.face = self.rows[6:]  # the same view object every call: face_matrix's fast case
+        self.flat = self.rows.reshape(-1)  # a view: the changing entries are written through it
+        # Every entry of ``rows`` that changes between samples is linear in the rotations
+        # and the lever arms: ``rows.flat[entries] = K @ [R_1..R_k, d_1..d_k]`` (raveled),
+        # one product per sample. Cone rows: G[r, c0 + 3p + a] = sum_c L[r, 3p + c] R[a, c]
+        # (L R^T per 3-column part, as ContactSet.face_matrix); Newton-Euler rows 3-5:
+        # skew(d) = [[0, -dz, dy], [dz, 0, -dx], [-dy, dx, 0]] per contact.
+        k = len(contacts)
+        entries: list[int] = []
+        K_rows: list[Array] = []
+        for j, (L, rws, cols) in enumerate(
+            zip(cset.local_faces, cset.rows, cset.cols, strict=True)
+        ):
+            for r in range(L.shape[0]):
+                for p in range(0, L.shape[1], 3):
+                    for axis in range(3):
+                        row = np.zeros(12 * k)
+                        row[9 * j + 3 * axis : 9 * j + 3 * axis + 3] = L[r, p : p + 3]
+                        entries.append((6 + rws.start + r) * n + cols.start + p + axis)
+                        K_rows.append(row)
+        for j, cols in enumerate(cset.cols):
+            for (r, c), e in zip(_SKEW_PAIRS, _SKEW.T, strict=True):
+                row = np.zeros(12 * k)
+                row[9 * k + 3 * j : 9 * k + 3 * j + 3] = e
+                entries.append((3 + r) * n + cols.start + c)
+                K_rows.append(row)
+        self.K = np.array(K_rows)
+        self.entries = np.array(entries)
+        self.values = np.empty(len(entries))
+        # The product's input: rotations (k, 3, 3) then lever arms (k, 3), raveled.
+        self.inputs = np.empty(12 * k)
+        self.R_in = self.inputs[: 9 * k].reshape(k, 3, 3)
+        self.d_in = self.inputs[9 * k :].reshape(k, 3)
         self.upper = np.zeros(m)
         self.lower = np.full(m, _NO_LOWER)
         self.sense = np.zeros(m, dtype=np.intc)
@@ -279,9 +306,10 @@ def estimate_one(
         R[j] = rotation
     com = ws.com_view.copy()
     rate = ws.rate_view.copy()
-    # The Newton-Euler rows about the CoM (only the lever-arm entries change), the cones.
-    ws.flat[ws.skew_flat] = ((P - com) @ _SKEW).ravel()
-    ws.cset.face_matrix(R, ws.face)
+    # The rows' changing entries (cones in world axes, lever arms about the CoM): one product.
+    ws.R_in[...] = R
+    np.subtract(P, com, out=ws.d_in)
+    ws.flat[ws.entries] = np.dot(ws.K, ws.inputs, out=ws.values)
     upper, lower = ws.upper, ws.lower
     target = np.subtract(rate, robot._mg6, out=upper[:6])  # (dP/dt - m g, dL_G/dt)
     lower[:6] = target
