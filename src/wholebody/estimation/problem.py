@@ -420,6 +420,13 @@ def estimate_contact_wrenches(
     The one-sample path of :func:`wholebody.estimation.estimate_contact_wrenches`, which
     also takes N samples (kept under this path for earlier releases).
 
+    Newton-Euler mode with the default backend (no ``tau``, known wrenches, ``active`` or
+    ``noise``) runs on daqp's own API, with buffers and a workspace kept per robot and set
+    of contacts (per thread), and verifies the answer as the full path does; the fields
+    derived from the solution (wrenches per contact, centres of pressure, residual,
+    margins) are computed at first read. A sample it does not verify as found (infeasible,
+    a backend failure) is built and solved in full, with the fallback and its reason.
+
     ``solver`` is any installed qpsolvers backend (default :data:`DEFAULT_SOLVER`);
     ``external_wrenches``, ``active`` and other keyword arguments go to
     :func:`build_estimation_problem`. ``noise`` (a :class:`wholebody.uncertainty.NoiseLevels`):
