@@ -179,7 +179,7 @@ class _Workspace:
         self.daqp: Any = None
         self.view_data: Any = None
         self.view_model: Any = None
-        self.positions_shape, self.rotations_shape = (len(cset), 3), (len(cset), 3, 3)
+        self.positions_shape = (len(cset), 3)
         self.all_soles = all(c.size == 6 for c in contacts)
         k = len(contacts)
         names = [c.name for c in contacts]
@@ -301,17 +301,20 @@ def estimate_one(
     if ws.view_data is not robot._data or ws.view_model is not robot._model:
         ws.views()
     model, data = ws.view_model, ws.view_data
-    _momentum_rate(model, data, q, v, a)
+    try:
+        _momentum_rate(model, data, q, v, a)
+    except Exception:  # unchecked input (check_inputs False): the full path says what
+        return None
     # Fresh arrays per call: the estimate keeps them for its derived fields.
-    P, R = np.empty(ws.positions_shape), np.empty(ws.rotations_shape)
+    P, R_in = np.empty(ws.positions_shape), ws.R_in
     for j, fid, translation, rotation in ws.frames:
         _update_frame(model, data, fid)
         P[j] = translation
-        R[j] = rotation
+        R_in[j] = rotation
+    R = R_in.copy()
     com = ws.com_view.copy()
     rate = ws.rate_view.copy()
     # The rows' changing entries (cones in world axes, lever arms about the CoM): one product.
-    ws.R_in[...] = R
     np.subtract(P, com, out=ws.d_in)
     ws.flat[ws.entries] = np.dot(ws.K, ws.inputs, out=ws.values)
     upper, lower = ws.upper, ws.lower
