@@ -34,7 +34,7 @@ def samples(robot, contacts, n, rng, base_height):
     out = []
     for _ in range(n):
         joints = {j: rng.uniform(-0.15, 0.15) for j in robot.joint_names}
-        q = robot.q_from_named(joints, base_position=[0.0, 0.0, base_height])
+        q = robot.q_from_named(joints, base_position=[0.0, 0.0, base_height], beyond_limits=True)
         v = rng.normal(scale=0.3, size=robot.nv)
         ext = {}
         for c in contacts:

@@ -142,7 +142,9 @@ def test_cli_workers_auto_is_the_default(capsys):
 def test_single_estimate_reuses_its_cones_by_value(monkeypatch, humanoid):
     """The contact set is built once per set of contacts; a contact changed by value gets
     its own (the cones of the new friction coefficient)."""
-    from wholebody.estimation import problem
+    import threading
+
+    from wholebody.estimation import _single, problem
 
     built = []
     real = problem.ContactSet
@@ -151,8 +153,11 @@ def test_single_estimate_reuses_its_cones_by_value(monkeypatch, humanoid):
         built.append(args)
         return real(*args, **kwargs)
 
+    # Both one-sample paths: the fast one's workspaces and the full one's sets.
     monkeypatch.setattr(problem, "ContactSet", counting)
+    monkeypatch.setattr(_single, "ContactSet", counting)
     monkeypatch.setattr(problem, "_CONTACT_SETS", type(problem._CONTACT_SETS)())
+    monkeypatch.setattr(_single, "_LOCAL", threading.local())
     q = humanoid.q_from_named({}, base_position=[0, 0, 0.94])
     v = np.zeros(humanoid.nv)
     a = np.zeros(humanoid.nv)

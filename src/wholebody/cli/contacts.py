@@ -16,70 +16,163 @@ import numpy as np
 
 __all__ = ["add_contacts_command", "run_contacts_command"]
 
+# The force trigger's default thresholds as shares of the weight (schedule.force's FORCE_ON
+# and FORCE_OFF; not imported here, to keep the parser's imports light).
+FORCE_ON_SHARE = 0.02
+FORCE_OFF_SHARE = 0.01
+
+CONTACTS_DESCRIPTION = """\
+Infer which contacts carry load at each sample of a log (a contact schedule), from the
+contact frames' kinematics, from the dynamics, or from the log's contact forces, and write it
+as a ContactSchedule (.npz) with a summary (and a timeline figure with --plot).
+Units are SI throughout: heights [m], speeds [m/s], durations [s], forces [N].
+"""
+
+CONTACTS_EPILOG = """\
+examples (from a clone of the repository: its demo log and profile):
+  wholebody contacts data/humanoid_squat.npz --config models/humanoid.toml \\
+      --method combined --height-on 0.01 --min-contact 0.05 -o schedule.npz --plot schedule.png
+
+  wholebody contacts data/humanoid_squat.npz --robot humanoid \\
+      --contact left_sole:surface:0.12:0.05:0.8 --contact right_sole:surface:0.12:0.05:0.8
+
+Exit codes: 0 success; 2 bad input (a log or profile unreadable, bad arguments); 3 nothing to
+infer (no sample with finite joint angles and velocities); 4 internal error.
+"""
+
 
 def add_contacts_command(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``contacts`` to ``subparsers`` (from ``parser.add_subparsers()``); its handler is
     :func:`run_contacts_command` (``set_defaults(func=...)``)."""
     p = subparsers.add_parser(
-        "contacts", help="infer which contacts are active per sample (a contact schedule)"
+        "contacts",
+        help="infer which contacts are active per sample (a contact schedule)",
+        description=CONTACTS_DESCRIPTION,
+        epilog=CONTACTS_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("log", help="log file (npz, csv, parquet, h5)")
-    p.add_argument("--config", help="robot profile (TOML): robot, frames, contacts")
-    p.add_argument("--robot", help="robot name, URDF or MJCF (without --config)")
+    p.add_argument(
+        "log",
+        help="log file (.npz, .csv, .parquet, .h5; ROS 2 bags / MCAP and LeRobot datasets with "
+        "a --config that maps them); SI units: q [m, rad], v [m/s, rad/s], wrenches [N, N m]",
+    )
+    p.add_argument(
+        "--config",
+        metavar="PROFILE.toml",
+        help="robot profile (TOML): robot, frames, contacts, log mapping (docs/profile.md)",
+    )
+    p.add_argument(
+        "--robot",
+        help="robot name (e.g. humanoid, g1), URDF or MJCF path; without --config, give the "
+        "contacts with --contact",
+    )
     p.add_argument(
         "--contact",
         action="append",
         metavar="SPEC",
-        help="FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU[:CX:CY] or FRAME:point:MU (repeat)",
+        help="a contact, repeat per contact: FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU[:CX:CY] "
+        "(a rectangular sole; half sizes and centre CX, CY in the frame's x-y plane [m], MU "
+        "friction coefficient [-]) or FRAME:point:MU [-]",
     )
     p.add_argument(
         "--method",
         choices=("auto", "kinematic", "dynamic", "combined", "force"),
         default="auto",
-        help="force: the log's normal forces (Schmitt trigger) gated by the kinematics; "
-        "auto (default): force when the log has the contacts' wrenches, else combined",
+        help="kinematic: height and normal speed of each contact frame; dynamic: the subset "
+        "of contacts whose wrenches explain the motion (Newton-Euler, or all equations with "
+        "torques); combined: kinematic where dynamically consistent, else the consistent "
+        "subset; force: the log's normal forces (Schmitt trigger) gated by the kinematics; "
+        "auto: force when the log has the contacts' wrenches, else combined "
+        "(default: %(default)s)",
     )
-    p.add_argument("--force-on", type=float, default=None, help="force trigger on [N]")
-    p.add_argument("--force-off", type=float, default=None, help="force trigger off [N]")
+    p.add_argument(
+        "--force-on",
+        type=_finite,
+        default=None,
+        metavar="N",
+        help="force method: normal force [N] above which a contact starts (default: "
+        f"{100 * FORCE_ON_SHARE:g}%% of the robot's weight m |g|)",
+    )
+    p.add_argument(
+        "--force-off",
+        type=_finite,
+        default=None,
+        metavar="N",
+        help="force method: normal force [N] below which a contact ends (default: "
+        f"{100 * FORCE_OFF_SHARE:g}%% of the robot's weight m |g|)",
+    )
     p.add_argument(
         "--no-torques",
         action="store_true",
-        help="dynamics from Newton-Euler rows only, even if the log has torques",
+        help="dynamic and combined methods: Newton-Euler rows only, even if the log has "
+        "joint torques (default: use the torques when logged)",
     )
-    p.add_argument("--ground-height", type=_finite, default=0.0, help="ground plane z [m]")
-    p.add_argument("--height-on", type=_finite, default=0.005, help="contact below this [m]")
-    p.add_argument("--height-off", type=_finite, default=0.01, help="no contact above this [m]")
+    p.add_argument(
+        "--ground-height",
+        type=_finite,
+        default=0.0,
+        metavar="Z",
+        help="height of the ground plane, world z [m] (default: %(default)s m)",
+    )
+    p.add_argument(
+        "--height-on",
+        type=_finite,
+        default=0.005,
+        metavar="H",
+        help="a contact frame below this height above the ground may be in contact [m] "
+        "(default: %(default)s m)",
+    )
+    p.add_argument(
+        "--height-off",
+        type=_finite,
+        default=0.01,
+        metavar="H",
+        help="a contact frame above this height above the ground is not in contact [m] "
+        "(default: %(default)s m)",
+    )
     p.add_argument(
         "--lift-speed",
         type=_non_negative,
         default=0.05,
-        help="rising speed that ends a contact above --height-on [m/s]",
+        metavar="V",
+        help="rising speed along the normal that ends a contact above --height-on [m/s] "
+        "(default: %(default)s m/s)",
     )
     p.add_argument(
         "--min-contact",
         type=_non_negative,
         default=None,
-        help="shortest contact [s] (0.02; force: 0)",
+        metavar="T",
+        help="shortest contact kept [s] (default: 0.02 s; 0 s for the force method)",
     )
     p.add_argument(
-        "--min-flight", type=_non_negative, default=None, help="shortest gap [s] (0.02; force: 0)"
+        "--min-flight",
+        type=_non_negative,
+        default=None,
+        metavar="T",
+        help="shortest gap between contacts kept [s] (default: 0.02 s; 0 s for the force method)",
     )
     p.add_argument(
         "--residual-tolerance",
         type=_positive,
         default=None,
-        help="largest misfit of a consistent subset [N] (default 1%% of the weight)",
+        metavar="N",
+        help="dynamic and combined methods: largest force misfit of a consistent subset of "
+        "contacts [N] (default: 1%% of the robot's weight m |g|)",
     )
     p.add_argument(
         "--output",
         "-o",
         default="schedule.npz",
-        help="schedule file (.npz; a folder: FOLDER/schedule.npz)",
+        metavar="FILE.npz",
+        help="schedule file to write (.npz; a folder: FOLDER/schedule.npz) (default: %(default)s)",
     )
     p.add_argument(
         "--plot",
         default=None,
-        help=f"also save the timeline figure ({', '.join(FIGURE_SUFFIXES)})",
+        metavar="FIGURE",
+        help=f"also save the timeline figure ({', '.join(FIGURE_SUFFIXES)}; needs "
+        "pip install 'wholebody[plot]') (default: none)",
     )
     p.set_defaults(func=run_contacts_command)
     return p

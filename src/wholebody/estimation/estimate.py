@@ -106,6 +106,12 @@ def estimate_contact_wrenches(
     >>> many.is_batch, list(many.status), np.round(many.wrench("left_sole")[:, 2], 1)
     (True, ['found', 'found', 'found'], array([322.3, 322.3, 322.3]))
     """
+    if tau is None and active is None and noise is None and type(q) is np.ndarray and q.ndim == 1:
+        fast = _problem._fast_one(
+            robot, q, v, a, contacts, external_wrenches, known_wrenches, solver, kwargs
+        )
+        if fast is not None:
+            return fast
     if known_wrenches:
         # Warn here, at the caller's line.
         external_wrenches = {

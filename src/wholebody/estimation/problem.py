@@ -20,6 +20,7 @@ from ..contacts import Contact
 from ..errors import StateError
 from ..friction import ContactSet
 from ..robot.core import Robot
+from . import _single
 from ._estimate_paths import fast_setup, found_estimate, make_estimate, solve_fast
 from .assembly import (
     assemble,
@@ -50,6 +51,9 @@ __all__ = [
 Array = NDArray[np.float64]
 _daqp: Any = None  # the daqp module, imported at the first solve that uses it
 _clock = time.perf_counter
+#: Keyword arguments the one-sample fast path takes (``regularization`` only shapes the
+#: fallback of the full path, which it leaves to).
+_FAST_KEYWORDS = frozenset({"pyramid_faces", "tolerance", "regularization"})
 
 
 @dataclass(frozen=True)
@@ -416,6 +420,13 @@ def estimate_contact_wrenches(
     The one-sample path of :func:`wholebody.estimation.estimate_contact_wrenches`, which
     also takes N samples (kept under this path for earlier releases).
 
+    Newton-Euler mode with the default backend (no ``tau``, known wrenches, ``active`` or
+    ``noise``) runs on daqp's own API, with buffers and a workspace kept per robot and set
+    of contacts (per thread), and verifies the answer as the full path does; the fields
+    derived from the solution (wrenches per contact, centres of pressure, residual,
+    margins) are computed at first read. A sample it does not verify as found (infeasible,
+    a backend failure) is built and solved in full, with the fallback and its reason.
+
     ``solver`` is any installed qpsolvers backend (default :data:`DEFAULT_SOLVER`);
     ``external_wrenches``, ``active`` and other keyword arguments go to
     :func:`build_estimation_problem`. ``noise`` (a :class:`wholebody.uncertainty.NoiseLevels`):
@@ -441,6 +452,12 @@ def estimate_contact_wrenches(
     >>> bool(np.abs(est.newton_euler_residual.force).max() < 1e-6)
     True
     """
+    if tau is None and active is None and noise is None:
+        fast = _fast_one(
+            robot, q, v, a, contacts, external_wrenches, known_wrenches, solver, kwargs
+        )
+        if fast is not None:
+            return fast
     if known_wrenches:
         # Warn here, at the caller's line (build_estimation_problem would point at this one).
         external_wrenches = {**_deprecated_known(known_wrenches), **(external_wrenches or {})}
@@ -462,6 +479,40 @@ def estimate_contact_wrenches(
 
     intervals = wrench_intervals(robot, problem, estimate, q, v, noise, confidence=confidence)
     return dataclasses.replace(estimate, intervals=intervals)
+
+
+def _fast_one(
+    robot: Robot,
+    q: Any,
+    v: Any,
+    a: Any,
+    contacts: Sequence[Contact],
+    external_wrenches: Any,
+    known_wrenches: Any,
+    solver: str | None,
+    kwargs: dict[str, Any],
+) -> ContactEstimate | None:
+    """The one-sample fast path (Newton-Euler mode, daqp on a workspace kept per robot and
+    contact set, :mod:`wholebody.estimation._single`) when the call is one it takes (no
+    joint torques, known wrenches, active mask or noise: the callers test those); None ->
+    the full path (also for every sample it does not verify as found)."""
+    if (
+        external_wrenches
+        or known_wrenches
+        or not (solver is None or solver == "daqp")
+        or DEFAULT_SOLVER != "daqp"
+        or not kwargs.keys() <= _FAST_KEYWORDS
+    ):
+        return None
+    return _single.estimate_one(
+        robot,
+        q,
+        v,
+        a,
+        contacts,
+        kwargs.get("pyramid_faces", 4),
+        kwargs.get("tolerance", DEFAULT_TOLERANCE),
+    )
 
 
 def _deprecated_known(known_wrenches: Mapping[str, Any]) -> dict[str, Any]:
