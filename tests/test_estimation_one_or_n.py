@@ -100,3 +100,25 @@ def test_deprecated_known_wrenches_warn_at_the_callers_line(humanoid, n):
         rtol=0,
         atol=0,
     )
+
+
+def test_a_single_row_batch_says_what_changed():
+    # (1, nq) was one sample in earlier releases: it is a batch of one now, said at the
+    # caller's line.
+    import warnings as _w
+
+    import wholebody as wb
+    from wholebody.contacts import SurfaceContact
+
+    robot = wb.load("humanoid")
+    feet = [
+        SurfaceContact(f, half_length=0.1, half_width=0.05, mu=0.8)
+        for f in ("left_sole", "right_sole")
+    ]
+    q, z = robot.neutral(), np.zeros(robot.nv)
+    with _w.catch_warnings(record=True) as caught:
+        _w.simplefilter("always")
+        out = wb.estimate_contact_wrenches(robot, q[None], z[None], z[None], feet)
+    assert out.is_batch
+    hits = [w for w in caught if issubclass(w.category, FutureWarning)]
+    assert hits and "(1, nq)" in str(hits[0].message) and hits[0].filename == __file__

@@ -10,6 +10,7 @@ Both results say which they hold (``is_batch``), as :class:`wholebody.balance.Re
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -119,6 +120,16 @@ def estimate_contact_wrenches(
             **(external_wrenches or {}),
         }
     if np.ndim(q) == 2:
+        if np.shape(q)[0] == 1:
+            # Earlier releases read a (1, nq) row as one sample: say what changed, at the
+            # caller's line, for one release.
+            warnings.warn(
+                "estimate_contact_wrenches: q of shape (1, nq) is a batch of one sample and "
+                "gives an EstimationBatch (earlier releases gave a ContactEstimate); pass q of "
+                "shape (nq,) for one sample",
+                FutureWarning,
+                stacklevel=2,
+            )
         kwargs.setdefault("intervals", noise is not None)
         return estimate_contact_wrenches_batch(
             robot,
