@@ -3,8 +3,9 @@
 Runs ``wholebody check data/humanoid_squat.npz --config models/humanoid.toml --json`` in a fresh
 subprocess for each source tree and prints how many ``wholebody`` modules are in
 ``sys.modules`` when the command returns, and their names; then ``python -X importtime -c
-"import wholebody.cli"`` (the cumulative microseconds of ``wholebody.cli``, median of 5
-runs). Other trees (an earlier commit, unpacked with ``git archive REV src models data | tar
+"import wholebody.cli"`` (the cumulative time of ``wholebody.cli``) and the time spent in
+imports during the whole check (the top-level entries of ``-X importtime`` summed), medians of
+5 runs. Other trees (an earlier commit, unpacked with ``git archive REV src models data | tar
 -x -C DIR``) are measured in the same run::
 
     python benchmarks/bench_imports.py --tree before=/tmp/base --tree after=.
@@ -40,20 +41,29 @@ def _env(tree: Path) -> dict[str, str]:
     return env
 
 
-def check_modules(tree: Path, extra: list[str]) -> list[str]:
-    """The ``wholebody`` modules imported by one ``wholebody check`` of the shipped log."""
-    args = ["check", "data/humanoid_squat.npz", "--config", "models/humanoid.toml", "--json"]
+ARGS = ["check", "data/humanoid_squat.npz", "--config", "models/humanoid.toml", "--json"]
+
+
+def check_modules(tree: Path, importtime: bool = False) -> tuple[list[str], float]:
+    """The ``wholebody`` modules imported by one ``wholebody check`` of the shipped log, and
+    with ``importtime`` the time spent importing (all modules, top-level entries summed) [us]."""
+    flags = ["-X", "importtime"] if importtime else []
     done = subprocess.run(
-        [sys.executable, "-c", _COUNT, *args, *extra],
+        [sys.executable, *flags, "-c", _COUNT, *ARGS],
         cwd=tree,
         env=_env(tree),
         capture_output=True,
         text=True,
         timeout=600,
     )
+    total = 0.0
     for line in done.stderr.splitlines():
+        parts = line.split("|")
+        if line.startswith("import time:") and len(parts) == 3 and not parts[2].startswith("  "):
+            if parts[1].strip().isdigit():  # a top-level import: its cumulative time
+                total += float(parts[1])
         if line.startswith("MODULES "):
-            return line.split()[1:]
+            return line.split()[1:], total
     raise RuntimeError(f"no module list from {tree}: {done.stderr[-2000:]}")
 
 
@@ -84,11 +94,15 @@ def main() -> None:
     trees = [t.split("=", 1) for t in options.tree] or [["this tree", str(ROOT)]]
     for label, where in trees:
         tree = Path(where).resolve()
-        mods = check_modules(tree, [])
+        mods, _ = check_modules(tree)
         print(f"{label} ({tree}): {len(mods)} wholebody modules after `wholebody check`")
         if not options.quiet:
             print("  " + " ".join(mods))
-        print(f"{label}: import wholebody.cli {cli_import_us(tree) / 1000:.0f} ms (median of 5)")
+        check_us = statistics.median(check_modules(tree, importtime=True)[1] for _ in range(5))
+        print(
+            f"{label}: import wholebody.cli {cli_import_us(tree) / 1000:.0f} ms, imports during "
+            f"`wholebody check` {check_us / 1000:.0f} ms (medians of 5, -X importtime)"
+        )
 
 
 if __name__ == "__main__":
