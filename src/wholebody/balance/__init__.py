@@ -8,27 +8,57 @@ physical-magnitude limits are in :mod:`wholebody.balance.newton_euler`, the cent
 in :mod:`wholebody.balance.cop`, reactions in :mod:`wholebody.balance.reactions`.
 """
 
-from .core import (
-    MAX_WRENCH_RELATIVE,
-    CentreOfPressure,
-    ExternalWrenches,
-    KinematicsBatch,
-    Residual,
-    ResidualBatch,
-    centre_of_pressure,
-    contact_wrench,
-    cop_in_contact_frame,
-    gravito_inertial_wrench,
-    joint_reaction_wrenches,
-    kinematics_batch,
-    newton_euler_residual,
-    newton_euler_residual_arrays,
-    newton_euler_residuals,
-    stack_contact_wrenches,
-    wrench_sum,
-    wrenches_in_log_layout,
-    zmp,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .core import (
+        MAX_WRENCH_RELATIVE,
+        CentreOfPressure,
+        ExternalWrenches,
+        KinematicsBatch,
+        Residual,
+        ResidualBatch,
+        centre_of_pressure,
+        contact_wrench,
+        cop_in_contact_frame,
+        gravito_inertial_wrench,
+        joint_reaction_wrenches,
+        kinematics_batch,
+        newton_euler_residual,
+        newton_euler_residual_arrays,
+        newton_euler_residuals,
+        stack_contact_wrenches,
+        wrench_sum,
+        wrenches_in_log_layout,
+        zmp,
+    )
+
+# name -> module of this package that defines it, imported on first access (PEP 562): the
+# check needs the residual and the batch kinematics, not the centre of pressure or reactions.
+_LAZY = {
+    "MAX_WRENCH_RELATIVE": "newton_euler",
+    "CentreOfPressure": "cop",
+    "ExternalWrenches": "newton_euler",
+    "KinematicsBatch": "_kinematics",
+    "Residual": "newton_euler",
+    "ResidualBatch": "newton_euler",
+    "centre_of_pressure": "cop",
+    "contact_wrench": "core",
+    "cop_in_contact_frame": "cop",
+    "gravito_inertial_wrench": "core",
+    "joint_reaction_wrenches": "reactions",
+    "kinematics_batch": "_kinematics",
+    "newton_euler_residual": "core",
+    "newton_euler_residual_arrays": "newton_euler",
+    "newton_euler_residuals": "core",
+    "stack_contact_wrenches": "newton_euler",
+    "wrench_sum": "newton_euler",
+    "wrenches_in_log_layout": "newton_euler",
+    "zmp": "cop",
+}
 
 __all__ = [
     "gravito_inertial_wrench",
@@ -51,3 +81,15 @@ __all__ = [
     "ExternalWrenches",
     "MAX_WRENCH_RELATIVE",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

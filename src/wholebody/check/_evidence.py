@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..balance.core import kinematics_batch
+from ..balance import kinematics_batch
 from ..balance.newton_euler import (
     wrench_sum,
 )

@@ -22,12 +22,13 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidArgumentError, OutputError
-from ..identify import IdentificationResult, fit_inertial_parameters
-from ..identify.calibrate import Calibration, SensorModel
-from ..io.profile import load_profile
-from ..trajectory import Trajectory
+
+if TYPE_CHECKING:  # the parser is built on every command: identify is imported by run_fit only
+    from ..identify import IdentificationResult
+    from ..identify.calibrate import Calibration
 
 __all__ = ["add_fit_command", "run_fit", "FitOutputs"]
 
@@ -87,6 +88,11 @@ def run_fit(
     -------
     FitOutputs
     """
+    from ..identify import fit_inertial_parameters
+    from ..identify.calibrate import SensorModel
+    from ..io.profile import load_profile
+    from ..trajectory import Trajectory
+
     profile = load_profile(config)
     robot = profile.robot
     parameters = _parameters(mass, com, inertia)

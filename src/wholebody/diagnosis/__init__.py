@@ -21,7 +21,6 @@ import dataclasses
 import numpy as np
 from numpy.typing import NDArray
 
-from .causes import CAUSES
 from .core import LENGTH_SCALE, DiagnosisData, Finding, LinearFit, linear_fit
 
 __all__ = [
@@ -65,6 +64,8 @@ def diagnose(data: DiagnosisData) -> list[Finding]:
     """
     if not data.over.any() or data.base_score <= 0:
         return []
+    from .causes import CAUSES  # the causes on the first diagnosis, not with the check
+
     findings: list[Finding] = []
     with np.errstate(all="ignore"):
         for cause in CAUSES:

@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ._build import (
     HUMANOID_SOLE_HALF_LENGTH,
@@ -15,13 +17,25 @@ from ._build import (
     SHIPPED,
     dempster_arm_parameters,
 )
-from .anthropometric import (
-    DEMPSTER,
-    anthropometric_human,
-    anthropometric_human_urdf,
-    sole_half_sizes,
-    standing_height,
-)
+
+if TYPE_CHECKING:
+    from .anthropometric import (
+        DEMPSTER,
+        anthropometric_human,
+        anthropometric_human_urdf,
+        sole_half_sizes,
+        standing_height,
+    )
+
+# The anthropometric models are imported on first access (PEP 562): loading a robot by name
+# needs only the shipped files.
+_LAZY = {
+    "DEMPSTER": "anthropometric",
+    "anthropometric_human": "anthropometric",
+    "anthropometric_human_urdf": "anthropometric",
+    "sole_half_sizes": "anthropometric",
+    "standing_height": "anthropometric",
+}
 
 __all__ = [
     "DEMPSTER",
@@ -63,3 +77,15 @@ def path(name: str) -> Path:
     if name not in SHIPPED:
         raise KeyError(f"no shipped model {name!r}; shipped: {sorted(SHIPPED)}")
     return models_dir() / f"{name}.urdf"
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -59,7 +59,6 @@ from ._contact import ContactDynamics, ContactDynamicsPass
 from ._dynamics import External, TorqueTerms
 from ._kinematics import ContactPass
 from ._model import _FREE_FLYER
-from .mjcf import model_from_mjcf
 
 __all__ = [
     "Robot",
@@ -272,6 +271,8 @@ class Robot:
         InvalidInertiaError
             As ``validate="raise"`` says.
         """
+        from .mjcf import model_from_mjcf  # the MJCF reader on the first MJCF model
+
         model, model_name = model_from_mjcf(path, floating_base=floating_base, validate=validate)
         return cls(model, name=name or model_name or model.name, source=str(path))
 

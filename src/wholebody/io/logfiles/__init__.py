@@ -13,12 +13,10 @@ from pathlib import Path
 
 from ...errors import LogFormatError
 from .base import FieldReader
-from .csvfile import CsvReader, write_csv
 from .fields import LogFields
-from .hdf5 import Hdf5Reader, write_hdf5
-from .npz import NpzReader, write_npz
-from .parquet import ParquetReader, write_parquet
 from .safety import check_input_path
+
+# Each format's module (its reader and writer) is imported on the first use of that format.
 
 __all__ = ["SUFFIXES", "LogFields", "FieldReader", "open_fields", "write_fields"]
 
@@ -48,12 +46,20 @@ def open_fields(path: str | Path) -> FieldReader:
             raise _unknown(path)
     check_input_path(path)
     if suffix == ".npz":
+        from .npz import NpzReader
+
         return NpzReader(path)
     if suffix == ".csv":
+        from .csvfile import CsvReader
+
         return CsvReader(path)
     if suffix == ".parquet":
+        from .parquet import ParquetReader
+
         return ParquetReader(path)
     if suffix in (".h5", ".hdf5"):
+        from .hdf5 import Hdf5Reader
+
         return Hdf5Reader(path)
     raise _unknown(path)
 
@@ -71,12 +77,20 @@ def write_fields(fields: LogFields, path: str | Path) -> None:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".npz":
+        from .npz import write_npz
+
         write_npz(fields, path)
     elif suffix == ".csv":
+        from .csvfile import write_csv
+
         write_csv(fields, path)
     elif suffix == ".parquet":
+        from .parquet import write_parquet
+
         write_parquet(fields, path)
     elif suffix in (".h5", ".hdf5"):
+        from .hdf5 import write_hdf5
+
         write_hdf5(fields, path)
     else:
         raise _unknown(path)

@@ -9,8 +9,6 @@ from typing import Any
 from ...errors import LogFormatError
 from ...robot.core import Robot
 from ...trajectory import Trajectory
-from .lerobot import read_lerobot
-from .rosbag import read_rosbag
 
 __all__ = ["recording_kind", "read_recording", "BAG_SUFFIXES"]
 
@@ -57,8 +55,12 @@ def read_recording(
     """
     kind = recording_kind(path)
     if kind == "rosbag":
+        from .rosbag import read_rosbag  # the readers on first use of their kind
+
         return read_rosbag(path, mapping, robot)
     if kind == "lerobot":
+        from .lerobot import read_lerobot
+
         return read_lerobot(path, mapping, episode=episode, robot=robot)
     raise LogFormatError(
         f"{path}: not a recording (a ROS bag: {', '.join(BAG_SUFFIXES)} or a folder with "

@@ -1,0 +1,109 @@
+"""Modules a log through ``wholebody check`` imports, and the command line's import time.
+
+Runs ``wholebody check data/humanoid_squat.npz --config models/humanoid.toml --json`` in a fresh
+subprocess for each source tree and prints how many ``wholebody`` modules are in
+``sys.modules`` when the command returns, and their names; then ``python -X importtime -c
+"import wholebody.cli"`` (the cumulative time of ``wholebody.cli``) and the time spent in
+imports during the whole check (the top-level entries of ``-X importtime`` summed), medians of
+5 runs. Other trees (an earlier commit, unpacked with ``git archive REV src models data | tar
+-x -C DIR``) are measured in the same run::
+
+    python benchmarks/bench_imports.py --tree before=/tmp/base --tree after=.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Run inside the subprocess: the command, then the wholebody modules it left in sys.modules.
+_COUNT = """
+import sys
+from wholebody.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+mods = sorted(m for m in sys.modules if m == "wholebody" or m.startswith("wholebody."))
+sys.stderr.write("MODULES " + " ".join(mods) + "\\n")
+"""
+
+
+def _env(tree: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(tree / "src")
+    return env
+
+
+ARGS = ["check", "data/humanoid_squat.npz", "--config", "models/humanoid.toml", "--json"]
+
+
+def check_modules(tree: Path, importtime: bool = False) -> tuple[list[str], float]:
+    """The ``wholebody`` modules imported by one ``wholebody check`` of the shipped log, and
+    with ``importtime`` the time spent importing (all modules, top-level entries summed) [us]."""
+    flags = ["-X", "importtime"] if importtime else []
+    done = subprocess.run(
+        [sys.executable, *flags, "-c", _COUNT, *ARGS],
+        cwd=tree,
+        env=_env(tree),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    total = 0.0
+    for line in done.stderr.splitlines():
+        parts = line.split("|")
+        if line.startswith("import time:") and len(parts) == 3 and not parts[2].startswith("  "):
+            if parts[1].strip().isdigit():  # a top-level import: its cumulative time
+                total += float(parts[1])
+        if line.startswith("MODULES "):
+            return line.split()[1:], total
+    raise RuntimeError(f"no module list from {tree}: {done.stderr[-2000:]}")
+
+
+def cli_import_us(tree: Path, repeats: int = 5) -> float:
+    """Median cumulative import time of ``wholebody.cli`` [us] (``-X importtime``)."""
+    times = []
+    for _ in range(repeats):
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", "import wholebody.cli"],
+            cwd=tree,
+            env=_env(tree),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        for line in done.stderr.splitlines():
+            parts = [p.strip() for p in line.split("|")]
+            if len(parts) == 3 and parts[2] == "wholebody.cli":
+                times.append(float(parts[1]))
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tree", action="append", default=[], metavar="LABEL=DIR")
+    parser.add_argument("--quiet", action="store_true", help="counts only, not the names")
+    options = parser.parse_args()
+    trees = [t.split("=", 1) for t in options.tree] or [["this tree", str(ROOT)]]
+    for label, where in trees:
+        tree = Path(where).resolve()
+        mods, _ = check_modules(tree)
+        print(f"{label} ({tree}): {len(mods)} wholebody modules after `wholebody check`")
+        if not options.quiet:
+            print("  " + " ".join(mods))
+        check_us = statistics.median(check_modules(tree, importtime=True)[1] for _ in range(5))
+        print(
+            f"{label}: import wholebody.cli {cli_import_us(tree) / 1000:.0f} ms, imports during "
+            f"`wholebody check` {check_us / 1000:.0f} ms (medians of 5, -X importtime)"
+        )
+
+
+if __name__ == "__main__":
+    main()
