@@ -354,3 +354,30 @@ def test_third_party_artefacts_are_named(third_party):
     W[..., 5] = 0.0
     best, report = _diagnose(robot, traj, W, contacts)
     assert best.cause == "normal_force_only", report.format_summary()
+
+
+def test_a_cop_just_outside_the_sole_gets_a_diagnosis_line(humanoid):
+    """The left sole declared 0.24 mm shorter than the CoP's furthest excursion along x (the
+    balance itself within tolerance): inconsistent, and the diagnosis says which contact,
+    how far (within 1 um) and when."""
+    from wholebody.contacts import SurfaceContact
+
+    traj = _squat(4, True)
+    clean = check_trajectory(humanoid, traj, FEET)
+    assert not any(f.cause == "cone_violation" for f in clean.diagnosis)
+    x = np.abs(clean.cop[:, 0, 0] - FEET[0].center[0])
+    half = float(np.nanmax(x)) - 0.24e-3
+    outside = np.flatnonzero(x > half)
+    small = [dataclasses.replace(FEET[0], half_length=half), FEET[1]]
+    assert isinstance(small[0], SurfaceContact)
+    report = check_trajectory(humanoid, traj, small)
+    assert report.verdict == "inconsistent" and not report.over_tolerance.any()
+    (line,) = [f for f in report.diagnosis if f.cause == "cone_violation"]
+    left = line.parameters["contacts"]["left_sole"]
+    # Counted beyond the cone's slack (1e-4 m g): among the samples outside the sole.
+    assert 0 < left["samples"] <= len(outside) and "CoP outside the sole" in left["most_violated"]
+    assert left["cop_beyond_sole"] == pytest.approx(0.24e-3, abs=1e-6)
+    t = traj.time[outside]
+    assert all(t[0] <= a <= b <= t[-1] for a, b in left["windows"])
+    assert "right_sole" not in line.parameters["contacts"]
+    assert "'left_sole'" in line.message and "0.24 mm" in line.message

@@ -20,6 +20,7 @@ from ..friction import VIOLATION_NAMES, ContactSet, normal_rotation
 from ..parallel import ChunkFailure, Shared, auto_workers, chunk_bounds, run_chunks
 from ..robot.batch import centroidal_frames_rows
 from ..robot.core import Robot
+from ._cone_finding import cone_finding
 from ._evidence import (
     _chunk_conventions,
     _convention_piece,
@@ -387,6 +388,9 @@ def _check_chunks(
     report.notes += limit_notes(convention_report)
     if held:
         report.notes.insert(0, held_note(held, out.time))
+    cone = cone_finding(report)
+    if cone is not None:  # which contact, how far, when: a line of its own
+        findings.append(cone)
     report.diagnosis = findings
     return report
 

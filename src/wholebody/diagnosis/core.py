@@ -50,7 +50,8 @@ class Finding:
         ``"wrong_point"``, ``"swapped_contacts"``, ``"time_offset"``, ``"mass_error"``,
         ``"gravity_sign"``, ``"com_offset"``, ``"sensor_offset"``, ``"force_gain"``,
         ``"normal_force_only"``, ``"stale_force"``, ``"missing_force"``, ``"unexplained"``,
-        ``"acceleration_estimate"``, ``"held_stream"``, ``"inertialess_links"``; as notes
+        ``"acceleration_estimate"``, ``"held_stream"``, ``"inertialess_links"``,
+        ``"cone_violation"`` (which contact, how far, when); as notes
         beside a consistent verdict also ``"joint_limits"``.
     explained : float
         Share of the residual score the correction removes (1 = all of it).
