@@ -62,10 +62,13 @@ def cone_finding(report: object) -> Finding | None:
         }
         when = ", ".join(f"{a:.3f} .. {b:.3f} s" for a, b in windows[:3])
         more = f" (+{len(windows) - 3} more)" if len(windows) > 3 else ""
+        # The margin's unit follows the inequality: a moment row (the CoP) in N m, else N.
+        of_kind = np.asarray(rows_named[:, j] == common) & v
+        unit = "N m" if "CoP" in common else "N"
         far = (
             f"the CoP up to {1e3 * beyond:.3g} mm beyond the sole's edge"
             if np.isfinite(beyond)
-            else f"up to {-float(np.nanmin(margin[v, j])):.3g} outside the cone"
+            else f"up to {-float(np.nanmin(margin[of_kind, j])):.3g} {unit} outside the cone"
         )
         parts.append(f"{name!r}: {int(v.sum())} samples, {common}; {far}; at {when}{more}")
     return Finding(
