@@ -374,6 +374,7 @@ def _check_chunks(
             links=links,
             bound=np.stack([e_f[rows], e_m[rows]], axis=1),
             smoothing=_kept_smoothing(smoothing, N, len(rows)),
+            log_flagged=bad.copy(),
         )
 
     if diagnose_causes and inconsistent.any():
