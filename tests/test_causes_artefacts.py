@@ -119,24 +119,94 @@ def test_zero_friction_does_not_excuse_another_fault(humanoid, fine, logged_a):
     assert not only or only[0].structural_evidence == 0.0
 
 
-@pytest.mark.parametrize("logged_a", ACC)
-@pytest.mark.parametrize("every", RATES)
-def test_a_held_stream_is_flagged_not_a_missing_force(humanoid, every, logged_a):
+def _squat(every, logged_a):
     from wholebody.trajectory import Trajectory
 
     squat = Trajectory.load(ROOT / "data" / "humanoid_squat.npz")  # 2 s at 500 Hz
     if every == 2:  # 1 kHz: the same motion resampled (forces and states together)
         t = np.arange(squat.time[0], squat.time[-1], 1e-3)
         squat = _resampled(squat, t)
-    traj = squat if logged_a else dataclasses.replace(squat, a=None)
-    W = traj.contact_wrenches.copy()
-    n = len(W) // 5  # the wrench topic ends 0.4 s early; its last value is held
-    W[-n:] = W[-n - 1]
-    best, report = _diagnose(humanoid, traj, W)
-    assert best.cause == "held_stream", report.format_summary()
-    flagged = best.parameters["flagged"]
-    assert min(flagged) >= len(W) - n - 1 and "stale" in next(iter(flagged.values()))
-    assert best.explained > 0.95
+    return squat if logged_a else dataclasses.replace(squat, a=None)
+
+
+def _held_from(W, stop):
+    """The wrench topic ends at row ``stop``: its last value is held to the log's end."""
+    W = W.copy()
+    W[stop:] = W[stop - 1]
+    return W
+
+
+@pytest.mark.parametrize("logged_a", ACC)
+@pytest.mark.parametrize("every", RATES)
+def test_a_held_stream_is_flagged_not_a_missing_force(humanoid, every, logged_a):
+    """Held samples are flagged with the reason (not evidence) and the verdict rests on the
+    rest; cropped to where the stream ends (``crop = true``), the same verdict, nothing held."""
+    traj = _squat(every, logged_a)
+    N = len(traj.time)
+    n = N // 5  # the wrench topic ends 0.4 s early; its last value is held
+    W = _held_from(traj.contact_wrenches, N - n)
+    report = check_trajectory(humanoid, dataclasses.replace(traj, contact_wrenches=W), FEET)
+    held = np.flatnonzero(report.flagged)
+    assert held.min() >= N - n and len(held) >= n - 2, report.format_summary()
+    assert all("held" in report.reasons[int(i)] for i in held)
+    assert report.verdict in ("consistent", "consistent_except_unreliable"), report.format_summary()
+    assert not any(f.cause == "missing_force" for f in report.diagnosis)
+    (note,) = [x for x in report.notes if x.cause == "held_stream"]
+    assert set(note.parameters["flagged"]) == set(held.tolist())
+    m = N - n
+    cropped = dataclasses.replace(
+        traj,
+        time=traj.time[:m],
+        q=traj.q[:m],
+        v=traj.v[:m],
+        a=None if traj.a is None else traj.a[:m],
+        tau=None,
+        contact_wrenches=W[:m],
+    )
+    report = check_trajectory(humanoid, cropped, FEET)
+    assert not report.flagged.any(), report.format_summary()
+    assert report.verdict in ("consistent", "consistent_except_unreliable")
+
+
+@pytest.mark.parametrize("logged_a", ACC)
+def test_a_held_stream_does_not_excuse_a_fault(humanoid, logged_a):
+    """Failing direction: a gain x1.2 on every reading, the stream held for its last 20 %:
+    the held samples are flagged, the rest is still inconsistent and names the gain."""
+    traj = _squat(4, logged_a)
+    N = len(traj.time)
+    W = _held_from(1.2 * traj.contact_wrenches, N - N // 5)
+    report = check_trajectory(humanoid, dataclasses.replace(traj, contact_wrenches=W), FEET)
+    assert report.flagged[N - N // 5 + 2 :].all()
+    assert report.verdict == "inconsistent", report.format_summary()
+    best = report.diagnosis[0]
+    causes = {best.cause, *best.parameters.get("alternative_causes", [])}
+    assert causes & {"force_gain", "mass_error"}, report.format_summary()
+
+
+def test_a_mostly_held_stream_is_inconclusive(humanoid):
+    """Held for 70 % of the log: too few samples remain for a verdict (inconclusive), never
+    a missing force."""
+    traj = _squat(4, True)
+    N = len(traj.time)
+    W = _held_from(traj.contact_wrenches, int(0.3 * N))
+    report = check_trajectory(humanoid, dataclasses.replace(traj, contact_wrenches=W), FEET)
+    assert report.verdict == "inconclusive", report.format_summary()
+    assert report.flagged.sum() >= 0.69 * N
+    assert not any(f.cause == "missing_force" for f in report.diagnosis)
+
+
+def test_a_repeated_reading_the_balance_accepts_is_not_flagged(humanoid):
+    """A reading repeated while the residual does not change (a still robot) is not flagged."""
+    from wholebody.check._held import held_rows
+
+    same = np.zeros((100, 1), dtype=bool)
+    same[10:60, 0] = True
+    r = np.zeros((100, 3))
+    r[:, 0] = 1e-3 * np.sin(np.arange(100))  # noise well below the tolerance
+    assert held_rows(same, r, np.arange(100) * 2e-3, ["left_sole"], 6.4) == {}
+    r[10:60, 0] += np.linspace(0.0, 5.0, 50)  # the balance needs a change of 5 N
+    out = held_rows(same, r, np.arange(100) * 2e-3, ["left_sole"], 6.4)
+    assert sorted(out) == list(range(10, 60)) and "left_sole" in out[10]
 
 
 def _resampled(traj, t):
@@ -284,3 +354,30 @@ def test_third_party_artefacts_are_named(third_party):
     W[..., 5] = 0.0
     best, report = _diagnose(robot, traj, W, contacts)
     assert best.cause == "normal_force_only", report.format_summary()
+
+
+def test_a_cop_just_outside_the_sole_gets_a_diagnosis_line(humanoid):
+    """The left sole declared 0.24 mm shorter than the CoP's furthest excursion along x (the
+    balance itself within tolerance): inconsistent, and the diagnosis says which contact,
+    how far (within 1 um) and when."""
+    from wholebody.contacts import SurfaceContact
+
+    traj = _squat(4, True)
+    clean = check_trajectory(humanoid, traj, FEET)
+    assert not any(f.cause == "cone_violation" for f in clean.diagnosis)
+    x = np.abs(clean.cop[:, 0, 0] - FEET[0].center[0])
+    half = float(np.nanmax(x)) - 0.24e-3
+    outside = np.flatnonzero(x > half)
+    small = [dataclasses.replace(FEET[0], half_length=half), FEET[1]]
+    assert isinstance(small[0], SurfaceContact)
+    report = check_trajectory(humanoid, traj, small)
+    assert report.verdict == "inconsistent" and not report.over_tolerance.any()
+    (line,) = [f for f in report.diagnosis if f.cause == "cone_violation"]
+    left = line.parameters["contacts"]["left_sole"]
+    # Counted beyond the cone's slack (1e-4 m g): among the samples outside the sole.
+    assert 0 < left["samples"] <= len(outside) and "CoP outside the sole" in left["most_violated"]
+    assert left["cop_beyond_sole"] == pytest.approx(0.24e-3, abs=1e-6)
+    t = traj.time[outside]
+    assert all(t[0] <= a <= b <= t[-1] for a, b in left["windows"])
+    assert "right_sole" not in line.parameters["contacts"]
+    assert "'left_sole'" in line.message and "0.24 mm" in line.message

@@ -20,6 +20,7 @@ from ..friction import VIOLATION_NAMES, ContactSet, normal_rotation
 from ..parallel import ChunkFailure, Shared, auto_workers, chunk_bounds, run_chunks
 from ..robot.batch import centroidal_frames_rows
 from ..robot.core import Robot
+from ._cone_finding import cone_finding
 from ._evidence import (
     _chunk_conventions,
     _convention_piece,
@@ -27,6 +28,7 @@ from ._evidence import (
     _kept_samples,
     _merge_conventions,
 )
+from ._held import held_note, held_rows, repeats
 from ._sources import _Differentiation, _Options, _read_part, _sample_checks, _Source
 from ._verdict import (
     MAX_WAIVED_SHARE,
@@ -128,6 +130,9 @@ def _check_chunks(
     # The storage resolution of the logged values (float32 detected on the first chunk).
     res_f, res_m = np.zeros(N), np.zeros(N)
     single: bool | None = None
+    # Readings repeated bit for bit (held or stale streams, judged once residuals are known).
+    same = np.zeros((N, len(contacts)), dtype=bool)
+    last_row: Array | None = None
     for g in range(0, len(bounds), group):
         jobs, shared = [], {}
         for c, (start, stop) in enumerate(bounds[g : g + group]):
@@ -144,6 +149,9 @@ def _check_chunks(
                 inactive[start:stop] = ~piece.contact_active
             out.bad[start:stop] = bad
             reasons.update({start + i: r for i, r in why.items()})
+            if len(contacts) and len(piece.contact_wrenches):
+                same[start:stop] = repeats(piece.contact_wrenches, last_row)
+                last_row = np.array(piece.contact_wrenches[-1])
             if single is None:
                 single = any(
                     is_float32(x[:1000])
@@ -215,6 +223,18 @@ def _check_chunks(
     for i in np.flatnonzero(not_finite):
         reasons[int(i)] = "the residual is not finite (NaN in the model, or values that overflow)"
     bad |= not_finite
+    # A held or stale stream: its samples are no evidence (flagged with the reason); the
+    # verdict rests on the rest.
+    held = held_rows(
+        same & ~bad[:, None],
+        np.where(bad[:, None], np.nan, out.r_f),
+        out.time,
+        [c.name for c in contacts],
+        tol["force_tolerance"] * robot.weight,
+    )
+    for row, reason in held.items():
+        reasons[row] = reason
+        bad[row] = True
     reasons = dict(sorted(reasons.items()))
     for field_ in ("r_f", "r_m", "margin", "util", "normal", "cop"):
         getattr(out, field_)[bad] = np.nan
@@ -354,6 +374,7 @@ def _check_chunks(
             links=links,
             bound=np.stack([e_f[rows], e_m[rows]], axis=1),
             smoothing=_kept_smoothing(smoothing, N, len(rows)),
+            log_flagged=bad.copy(),
         )
 
     if diagnose_causes and inconsistent.any():
@@ -366,6 +387,11 @@ def _check_chunks(
     from ..diagnosis.notes import limit_notes
 
     report.notes += limit_notes(convention_report)
+    if held:
+        report.notes.insert(0, held_note(held, out.time))
+    cone = cone_finding(report)
+    if cone is not None:  # which contact, how far, when: a line of its own
+        findings.append(cone)
     report.diagnosis = findings
     return report
 

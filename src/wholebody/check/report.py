@@ -392,15 +392,17 @@ class Report:
                 lines.append(f"          ... {len(self.reasons) - 5} more flagged samples")
                 break
             lines.append(f"flagged   sample {i}: {why}")
-        if self.diagnosis:
-            best = self.diagnosis[0]
+        # The cone line is not a tested cause: said on its own line, after them.
+        ranked = [f for f in self.diagnosis if f.cause != "cone_violation"]
+        if ranked:
+            best = ranked[0]
             of = (
                 "of the samples that failed the check"
                 if best.cause.startswith("convention:")
                 else "of the residual"
             )
             lines.append(f"diagnosis {best.message} (explains {100 * best.explained:.0f} % {of})")
-            runner = next((f for f in self.diagnosis[1:] if f.cause == best.runner_up), None)
+            runner = next((f for f in ranked[1:] if f.cause == best.runner_up), None)
             if runner is not None:
                 lines.append(
                     f"          runner-up: {runner.cause.replace('_', ' ')} (explains "
@@ -414,7 +416,7 @@ class Report:
             for alternative in best.alternatives:
                 lines.append(f"          or: {alternative}")
             others, seen = [], {best.cause}
-            for f in sorted(self.diagnosis[1:], key=lambda f: (-round(f.explained, 2), f.cause)):
+            for f in sorted(ranked[1:], key=lambda f: (-round(f.explained, 2), f.cause)):
                 if f.cause not in seen and f.cause != "unexplained":
                     seen.add(f.cause)
                     others.append(f"{f.cause.replace('_', ' ')} {100 * f.explained:.0f} %")
@@ -423,6 +425,9 @@ class Report:
                     f"          also tested: {', '.join(others[:6])}"
                     + (", ..." if len(others) > 6 else "")
                 )
+        for f in self.diagnosis:
+            if f.cause == "cone_violation":
+                lines.append(f"cone      {f.message}")
         for note in self.notes:
             lines.append(
                 f"note      {note.message}"

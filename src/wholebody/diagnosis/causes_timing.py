@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..spatial import cross
-from .core import DiagnosisData, Finding, finding_of, format_value
+from .core import DiagnosisData, Finding, Hypothesis, finding_of, format_value
 
 __all__ = ["force_lag", "lag_notes", "MAX_LAG_SAMPLES", "NOTE_REDUCTION", "JACKKNIFE_BLOCKS"]
 
@@ -62,6 +62,8 @@ def _integer_lag(d: DiagnosisData, limit: int) -> tuple[int, float]:
         if lag == 0:
             continue
         ok = (rows[scored] + lag >= 0) & (rows[scored] + lag < N)
+        if d.log_flagged is not None:  # flagged rows hold zeros, not readings
+            ok[ok] &= ~d.log_flagged[rows[scored][ok] + lag]
         inside = scored[ok]
         if len(inside) < max(3, len(scored) // 2):
             continue
@@ -107,9 +109,20 @@ class _Stream:
             out += w[:, m, None, None] * d.log_wrenches[i + off]
         return out
 
+    def readable(self, lag: float) -> NDArray[np.bool_]:
+        """(S,) bool: the kept samples whose four interpolation rows at ``lag`` are within
+        the log and not flagged (a flagged row holds zeros, not a reading)."""
+        u = self.d.rows + lag / self.dt
+        ok = (u >= 1.0) & (u <= self.n - 2.0)
+        flagged = self.d.log_flagged
+        if flagged is not None and flagged.any():
+            i = np.floor(np.clip(u, 1.0, self.n - 2.0)).astype(np.intp)
+            for off in (-1, 0, 1, 2):
+                ok &= ~flagged[np.clip(i + off, 0, self.n - 1)]
+        return np.asarray(ok, dtype=bool)
+
     def inside(self, rows: NDArray[np.intp], lag: float) -> NDArray[np.intp]:
-        u = self.d.rows[rows] + lag / self.dt
-        return rows[(u >= 1.0) & (u <= self.n - 2.0)]
+        return rows[self.readable(lag)[rows]]
 
 
 def _weighted(r: Array) -> Array:
@@ -230,10 +243,18 @@ def semi_implicit_euler(q: Array, v: Array, *, rtol: float = 1e-6) -> bool:
 def _finding(d: DiagnosisData, fitted: float, se: float, whole: int, note: bool) -> Finding:
     dt = d.dt
     stream = _Stream(d)
+    n = len(d.log_wrenches)
     if stream.ok:
         W = stream.wrenches(fitted)
+        # Forces shifted in from beyond the log's span or from flagged rows: no data
+        # there, so no evidence for or against the lag.
+        excluded = ~stream.readable(fitted)
     else:
-        W = d.log_wrenches[np.clip(d.rows + whole, 0, len(d.log_wrenches) - 1)]
+        W = d.log_wrenches[np.clip(d.rows + whole, 0, n - 1)]
+        at = d.rows + whole
+        excluded = (at < 0) | (at > n - 1)
+        if d.log_flagged is not None:
+            excluded |= d.log_flagged[np.clip(at, 0, n - 1)]
     # Against accelerations differentiated from v: a semi-implicit Euler integrator's v makes
     # the central difference half a step late (the fit is then half a step short: corrected);
     # an integrator sub-stepping between samples makes it late by up to half a log step (the
@@ -269,10 +290,11 @@ def _finding(d: DiagnosisData, fitted: float, se: float, whole: int, note: bool)
             else ": read one step after the state (e.g. contact results read after the "
             "simulator's step, the state before it)"
         )
+    hypothesis = d.hypothesis(W)
     return finding_of(
         d,
         "time_offset",
-        d.hypothesis(W),
+        Hypothesis(hypothesis.residual, hypothesis.wrenches, excluded),
         message,
         n_parameters=1,
         uncertainty={"lag_seconds": se},

@@ -50,7 +50,8 @@ class Finding:
         ``"wrong_point"``, ``"swapped_contacts"``, ``"time_offset"``, ``"mass_error"``,
         ``"gravity_sign"``, ``"com_offset"``, ``"sensor_offset"``, ``"force_gain"``,
         ``"normal_force_only"``, ``"stale_force"``, ``"missing_force"``, ``"unexplained"``,
-        ``"acceleration_estimate"``, ``"held_stream"``, ``"inertialess_links"``; as notes
+        ``"acceleration_estimate"``, ``"held_stream"``, ``"inertialess_links"``,
+        ``"cone_violation"`` (which contact, how far, when); as notes
         beside a consistent verdict also ``"joint_limits"``.
     explained : float
         Share of the residual score the correction removes (1 = all of it).
@@ -103,10 +104,12 @@ class Finding:
 @dataclass(frozen=True)
 class Hypothesis:
     """A correction of the log: the residual (S, 6) it leaves and the contact wrenches
-    (S, k, 6) it assumes."""
+    (S, k, 6) it assumes; ``excluded`` (S,) bool: samples it has no data for (forces shifted
+    out of the log's span), judged neither for nor against it."""
 
     residual: Array
     wrenches: Array
+    excluded: NDArray[np.bool_] | None = None
 
 
 @dataclass
@@ -189,6 +192,7 @@ class DiagnosisData:
     links: Any = None
     bound: Any = None
     smoothing: int = 1
+    log_flagged: NDArray[np.bool_] | None = None
 
     def __post_init__(self) -> None:
         if self.bound is None:
@@ -228,9 +232,7 @@ class DiagnosisData:
         n = self.n_independent
         remaining = max(1.0 - float(explained), self.floor)
         per_sample = structural_evidence / max(len(self.time), 1)
-        return float(
-            n * np.log(remaining) + n_parameters * np.log(max(n, 2.0)) - n * per_sample
-        )
+        return float(n * np.log(remaining) + n_parameters * np.log(max(n, 2.0)) - n * per_sample)
 
     @property
     def k(self) -> int:
@@ -305,7 +307,12 @@ class DiagnosisData:
         i = np.arange(S)
         lo = np.clip(i - M // 2, 0, S)
         hi = np.clip(i - M // 2 + M, 0, S)
-        return (c[hi] - c[lo]) / (hi - lo)[:, None]
+        finite = np.isfinite(r).all(axis=1)
+        if finite.all():
+            return (c[hi] - c[lo]) / (hi - lo)[:, None]
+        # Samples without a value (NaN) are left out of their windows' means.
+        n = (np.r_[0, np.cumsum(finite)][hi] - np.r_[0, np.cumsum(finite)][lo])[:, None]
+        return np.asarray((c[hi] - c[lo]) / np.maximum(n, 1), dtype=float)
 
     def fit(self, r0: Array, D: Array, rows: NDArray[np.intp], *, rtol: float = 1e-3) -> LinearFit:
         """:func:`linear_fit` of ``r0 + D theta`` on the residuals averaged over
@@ -361,15 +368,28 @@ class DiagnosisData:
             hypothesis = Hypothesis(hypothesis, self.wrenches)
         if self.base_score <= 0:
             return 0.0, self.base_cone_share
-        r = hypothesis.residual
-        gain = max(0.0, 1.0 - self.score(r) / self.base_score)
+        r, base, scored = hypothesis.residual, self.base_residual, self.score_rows
         clean = ~self.over
+        if hypothesis.excluded is not None and hypothesis.excluded.any():
+            # Samples without data for this correction: left out of both scores.
+            out = np.asarray(hypothesis.excluded, dtype=bool)
+            r, base = r.copy(), base.copy()
+            r[out] = np.nan
+            base[out] = np.nan
+            scored = scored[~out[scored]]
+            clean = clean & ~out
+            if not len(scored):
+                return 0.0, self.base_cone_share
+        base_score = self.score(base, scored)
+        if base_score <= 0:
+            return 0.0, self.base_cone_share
+        gain = max(0.0, 1.0 - self.score(r, scored) / base_score)
         if clean.any():
             # A sample is spoiled when it was within tolerance plus its bound and the
             # correction takes it beyond: samples already beyond (impacts whose
             # differentiated accelerations are off) neither count nor veto. The penalty is
             # the share of all samples spoiled: a cause must fix the log, not move the fault.
-            rs, r0 = self.smoothed(r), self.smoothed(self.base_residual)
+            rs, r0 = self.smoothed(r), self.smoothed(base)
             # The bound of an average over M samples: its two ends' (telescoped noise).
             shrink = min(1.0, 2.0 / max(int(self.smoothing), 1))
             lim_f = self.tolerance[0] + self.bound[:, 0] * shrink
