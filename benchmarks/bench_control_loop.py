@@ -48,7 +48,7 @@ HAND = "gripper_left_base_link"
 
 def setup():
     """Talos in MuJoCo, its state map, the initial state and the planned contacts."""
-    from wholebody.mujoco_bridge import MujocoStateMap, import_mujoco, mujoco_spec_for_robot
+    from wholebody.sim.mujoco import MujocoStateMap, import_mujoco, mujoco_spec_for_robot
 
     mujoco = import_mujoco()
     with warnings.catch_warnings():

@@ -17,8 +17,8 @@ import time
 import warnings
 
 from _common import benchmark_robot, synthetic_log
-from wholebody.analysis import check_trajectory
 
+from wholebody.check.analysis import check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.parallel import AUTO_MIN_SAMPLES, auto_workers, default_workers
 

@@ -28,9 +28,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from wholebody.analysis import check_trajectory
 
 import wholebody as wb
+from wholebody.check.analysis import check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.trajectory import Trajectory
 
@@ -96,8 +96,9 @@ def targets(robot: wb.Robot, t: float) -> np.ndarray:
 
 def run_mujoco(robot, path, contacts) -> tuple[Trajectory, wb.Robot]:
     import mujoco
-    from wholebody.mujoco_bridge import MujocoStateMap, mujoco_spec_for_robot
-    from wholebody.mujoco_recorder import MujocoRecorder
+
+    from wholebody.sim.mujoco import MujocoStateMap, mujoco_spec_for_robot
+    from wholebody.sim.mujoco_recorder import MujocoRecorder
 
     build = mujoco_spec_for_robot(robot, contacts, contact_geoms=False, timestep=DT)
     m = build.compile()
@@ -207,9 +208,9 @@ def run_mjx(robot, path, contacts, x64: bool = False) -> tuple[Trajectory, wb.Ro
     import jax.numpy as jnp
     import mujoco
     from mujoco import mjx
-    from wholebody.mujoco_bridge import MujocoStateMap, mujoco_spec_for_robot
 
     from wholebody.sim.mjx import MjxRecorder
+    from wholebody.sim.mujoco import MujocoStateMap, mujoco_spec_for_robot
 
     build = mujoco_spec_for_robot(
         robot,

@@ -34,12 +34,10 @@ from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
-from wholebody.analysis import Report, check_trajectory
-from wholebody.mujoco_bridge import MujocoStateMap, import_mujoco, mujoco_spec_for_robot
-from wholebody.mujoco_recorder import MujocoRecorder
-from wholebody.plots import optional_pyplot, output_dir
 
 import wholebody as wb
+from wholebody.check.analysis import Report, check_trajectory
+from wholebody.check.plots import optional_pyplot, output_dir
 from wholebody.contacts import SurfaceContact
 from wholebody.control import (
     AngularMomentumTask,
@@ -57,6 +55,8 @@ from wholebody.control import (
 from wholebody.errors import ModelWarning
 from wholebody.friction import ContactSet
 from wholebody.models import HUMANOID_SOLE_HALF_LENGTH, HUMANOID_SOLE_HALF_WIDTH
+from wholebody.sim.mujoco import MujocoStateMap, import_mujoco, mujoco_spec_for_robot
+from wholebody.sim.mujoco_recorder import MujocoRecorder
 from wholebody.trajectory import Trajectory
 
 mujoco = import_mujoco()

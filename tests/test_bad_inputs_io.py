@@ -1635,7 +1635,7 @@ LEROBOT_CASES: list[tuple[str, Callable[[Path], Path], dict, type, str]] = [
 
 @pytest.mark.parametrize("case", LEROBOT_CASES, ids=[c[0] for c in LEROBOT_CASES])
 def test_bad_lerobot_datasets(tmp_path, case):
-    from wholebody.recordings import read_lerobot
+    from wholebody.io.recordings import read_lerobot
 
     _, build, extra, error, fragment = case
     root = build(tmp_path)
@@ -1651,8 +1651,7 @@ def test_bad_lerobot_datasets(tmp_path, case):
 
 def test_only_mapped_columns_are_decoded(tmp_path):
     pa = pytest.importorskip("pyarrow")
-    from wholebody.recordings import read_lerobot
-
+    from wholebody.io.recordings import read_lerobot
     from wholebody.limits import set_limits
 
     big = pa.array([np.zeros(1000) for _ in range(5)], type=pa.list_(pa.float64()))
@@ -1667,7 +1666,7 @@ def test_only_mapped_columns_are_decoded(tmp_path):
 def test_total_episodes_is_not_a_loop_bound(tmp_path):
     import time
 
-    from wholebody.recordings import LerobotDataset
+    from wholebody.io.recordings import LerobotDataset
 
     root = _dataset(tmp_path, total_episodes=999_999)
     start = time.perf_counter()
@@ -1745,7 +1744,7 @@ CALIBRATION_CASES: list[tuple[str, bytes, str]] = [
 
 @pytest.mark.parametrize("case", CALIBRATION_CASES, ids=[c[0] for c in CALIBRATION_CASES])
 def test_bad_calibration_files(tmp_path, case):
-    from wholebody.calibrate import Calibration
+    from wholebody.identify.calibrate import Calibration
 
     _, content, fragment = case
     (tmp_path / "c.toml").write_bytes(content)
@@ -1755,7 +1754,7 @@ def test_bad_calibration_files(tmp_path, case):
 
 
 def test_a_written_calibration_reads_back(tmp_path):
-    from wholebody.calibrate import Calibration, ContactCalibration
+    from wholebody.identify.calibrate import Calibration, ContactCalibration
 
     cal = Calibration(
         {"left_sole": ContactCalibration([1.0, 2.0, 3.0], [0.1, 0.2, 0.3], 0.05, axes="world")},
@@ -1813,7 +1812,7 @@ def _joint_state_bag(tmp: Path, definition: str | None = None, name: str = "bag"
 
 
 def test_a_bag_defining_joint_state_with_other_fields_is_named(tmp_path):
-    from wholebody.recordings import read_rosbag
+    from wholebody.io.recordings import read_rosbag
 
     path = _joint_state_bag(tmp_path, "std_msgs/Header header\nfloat64[] q\n")
     with pytest.raises(RecordingError) as info:
@@ -1827,7 +1826,7 @@ def test_a_bag_defining_joint_state_with_other_fields_is_named(tmp_path):
 def test_a_huge_rate_is_refused_before_the_grid_is_built(tmp_path):
     import time
 
-    from wholebody.recordings import read_rosbag
+    from wholebody.io.recordings import read_rosbag
 
     path = _joint_state_bag(tmp_path)
     assert len(read_rosbag(path, {"joint_states": "/js", "rate": 1000.0})) == 41
@@ -1842,7 +1841,7 @@ def test_a_huge_rate_is_refused_before_the_grid_is_built(tmp_path):
 def test_a_bag_reads_only_its_own_files(tmp_path):
     import shutil
 
-    from wholebody.recordings import read_rosbag
+    from wholebody.io.recordings import read_rosbag
 
     path = _joint_state_bag(tmp_path)
     (tmp_path / "elsewhere").mkdir()
@@ -1857,8 +1856,7 @@ def test_a_bag_reads_only_its_own_files(tmp_path):
 
 
 def test_text_files_are_bounded_before_they_are_read(tmp_path):
-    from wholebody.recordings import read_lerobot
-
+    from wholebody.io.recordings import read_lerobot
     from wholebody.limits import set_limits
     from wholebody.robot import Robot
 

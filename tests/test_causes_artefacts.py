@@ -19,10 +19,10 @@ import sys
 import numpy as np
 import pinocchio as pin
 import pytest
-from wholebody.analysis import check_trajectory
 
 import wholebody as wb
 from wholebody.check._links import inertialess_links
+from wholebody.check.analysis import check_trajectory
 from wholebody.robot.model_warnings import leaf_links, links_without_inertia, mimic_joints
 
 from ._artefact_logs import ROOT, cut, fine_run

@@ -10,9 +10,9 @@ import dataclasses
 
 import numpy as np
 import pytest
-from wholebody.analysis import check_trajectory
 
 import wholebody as wb
+from wholebody.check.analysis import check_trajectory
 from wholebody.conventions import check_conventions
 from wholebody.conventions.limits import CHECK_NAME
 from wholebody.errors import StateError

@@ -13,9 +13,9 @@ import sys
 
 import numpy as np
 import pytest
-from wholebody.analysis import check_trajectory
 
 import wholebody as wb
+from wholebody.check.analysis import check_trajectory
 from wholebody.diagnosis.causes_timing import semi_implicit_euler
 
 from ._artefact_logs import FINE_DT, ROOT, cut, fine_run

@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from wholebody.profile import SCHEMA
-from wholebody.recordings.mapping import LEROBOT_KEYS, RECORDING_KEYS, WRENCH_KEYS
+
+from wholebody.io.profile import SCHEMA
+from wholebody.io.recordings.mapping import LEROBOT_KEYS, RECORDING_KEYS, WRENCH_KEYS
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from wholebody.analysis import check_trajectory
-from wholebody.many import auto_log_workers
 
 import wholebody as wb
 from wholebody import parallel
+from wholebody.check.analysis import check_trajectory
+from wholebody.check.many import auto_log_workers
 from wholebody.cli import main
 from wholebody.contacts import SurfaceContact
 from wholebody.estimation import estimate_contact_wrenches
@@ -127,7 +127,7 @@ def test_auto_workers_over_many_logs(monkeypatch, tmp_path):
     paths = [LOG, LOG, LOG]
     assert auto_log_workers(paths) == 1  # 3 short logs: one process checks them faster
     assert auto_log_workers([LOG]) == 1
-    monkeypatch.setattr("wholebody.many.AUTO_MIN_BYTES", 0)
+    monkeypatch.setattr("wholebody.check.many.AUTO_MIN_BYTES", 0)
     assert auto_log_workers(paths) == min(parallel.default_workers(), 3)
 
 
@@ -178,7 +178,8 @@ def test_demo_figure_holds_the_clipped_utilisation(humanoid):
     import dataclasses
 
     import matplotlib.pyplot as plt
-    from wholebody.plots import plot_report
+
+    from wholebody.check.plots import plot_report
 
     traj = Trajectory.load(LOG)
     W = traj.contact_wrenches.copy()

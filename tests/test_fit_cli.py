@@ -36,7 +36,7 @@ def test_fit_profile_paths_relative_to_itself(tmp_path, capsys):
     the output folder can be moved and the profile still loads."""
     import shutil
 
-    from wholebody.profile import load_profile
+    from wholebody.io.profile import load_profile
 
     log = Trajectory.load(ROOT / "data" / "humanoid_squat.npz")
     out = tmp_path / "fit"

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
-from wholebody.calibrate import SensorModel
 
 import wholebody as wb
 from wholebody.identify import fit_inertial_parameters, robot_links
+from wholebody.identify.calibrate import SensorModel
 from wholebody.identify.parameters import DEFAULT_PRIOR_STD
 from wholebody.identify.problem import Problem
 from wholebody.identify.rigid import pseudo_inertia

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from wholebody.profile import load_profile
 
 import wholebody
 from wholebody.cli import main
 from wholebody.errors import ModelWarning, ProfileError, SizeLimitError
+from wholebody.io.profile import load_profile
 from wholebody.limits import LIMITS, set_limits
 
 ROBOT = """<mujoco model="tiny">

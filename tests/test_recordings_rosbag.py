@@ -609,8 +609,8 @@ def test_contact_frame_is_honoured_with_every_axes_value(robot):
     """axes = 'world' with a contact_frame other than the contact's: the moment is moved from
     that frame's origin to the contact frame's (reference: Pinocchio's SE3 action); axes =
     'sensor' with a contact_frame that contradicts the profile's contact is refused."""
-    from wholebody.recordings._assemble import AlignedWrench, assemble
-    from wholebody.recordings.mapping import WrenchSource
+    from wholebody.io.recordings._assemble import AlignedWrench, assemble
+    from wholebody.io.recordings.mapping import WrenchSource
 
     rng = np.random.default_rng(3)
     N = 6
@@ -650,8 +650,7 @@ def test_an_external_wrench_enters_the_check_as_the_same_physics(bag, robot):
     """The same force-torque stream mapped as a contact (at the right sole) or as an external
     wrench (at the right ankle): the Newton-Euler residual of the check is the same to
     round-off, so the external wrench reaches the check at its own frame's origin."""
-    from wholebody.analysis import check_trajectory
-
+    from wholebody.check.analysis import check_trajectory
     from wholebody.contacts import SurfaceContact
 
     left = SurfaceContact("left_sole", half_length=0.12, half_width=0.05, mu=1.0)

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from wholebody.analysis import check_trajectory
-from wholebody.profile import load_profile
 
+from wholebody.check.analysis import check_trajectory
 from wholebody.cli import main
+from wholebody.io.profile import load_profile
 from wholebody.models import data_dir, models_dir
 from wholebody.trajectory import Trajectory
 
@@ -132,7 +132,7 @@ def test_new_report_fields_are_shown(flipped_report):
     """A scalar field added to Report (not yet in its summary) appears in the evidence."""
     import dataclasses as dc
 
-    from wholebody.report import Report
+    from wholebody.check.report import Report
 
     Extended = dc.make_dataclass(
         "Extended", [("noise_floor_N", float, dc.field(default=3.25))], bases=(Report,)

@@ -11,9 +11,9 @@ import sys
 
 import numpy as np
 import pytest
-from wholebody.analysis import estimate_trajectory
 
 import wholebody as wb
+from wholebody.check.analysis import estimate_trajectory
 from wholebody.errors import InvalidArgumentError
 from wholebody.schedule import infer_contact_schedule, infer_schedule_force, schmitt_trigger
 

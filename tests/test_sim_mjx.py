@@ -9,18 +9,18 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from wholebody.analysis import check_trajectory
 
 import wholebody as wb
+from wholebody.check.analysis import check_trajectory
 
 from ._engine_robots import feet_contacts, sphere_feet_urdf
 
 jax = pytest.importorskip("jax")
 mjx = pytest.importorskip("mujoco.mjx")
 import mujoco  # noqa: E402
-from wholebody.mujoco_bridge import MujocoStateMap, mujoco_spec_for_robot  # noqa: E402
 
 from wholebody.sim.mjx import MjxRecorder  # noqa: E402
+from wholebody.sim.mujoco import MujocoStateMap, mujoco_spec_for_robot  # noqa: E402
 
 #: Median Newton-Euler residual [N] at each precision's floor: float32 resolves a ~650 N
 #: weight to ~4e-5 N (measured 6e-5 N median); float64 to round-off with a 1e-12 solver

@@ -10,18 +10,18 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from wholebody.analysis import check_trajectory
 
 import wholebody as wb
+from wholebody.check.analysis import check_trajectory
 
 from ._engine_robots import feet_contacts, sphere_feet_urdf
 
 mjw = pytest.importorskip("mujoco_warp")
 wp = pytest.importorskip("warp")
 import mujoco  # noqa: E402
-from wholebody.mujoco_bridge import MujocoStateMap, mujoco_spec_for_robot  # noqa: E402
 
 from wholebody.sim.mjx import MujocoWarpRecorder  # noqa: E402
+from wholebody.sim.mujoco import MujocoStateMap, mujoco_spec_for_robot  # noqa: E402
 
 #: float32: a ~650 N weight resolves to ~4e-5 N.
 FLOOR = 5e-4

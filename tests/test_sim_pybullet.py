@@ -8,9 +8,9 @@ import warnings
 
 import numpy as np
 import pytest
-from wholebody.analysis import check_trajectory
 
 import wholebody as wb
+from wholebody.check.analysis import check_trajectory
 from wholebody.errors import ModelError, ModelWarning, StateError, WholebodyWarning
 
 from ._engine_robots import feet_contacts, sphere_feet_urdf

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
-from wholebody.analysis import check_trajectory
 
+from wholebody.check.analysis import check_trajectory
 from wholebody.cli import EXIT_INCONCLUSIVE, EXIT_OK, exit_code
 from wholebody.contacts import SurfaceContact
 from wholebody.conventions import check_conventions

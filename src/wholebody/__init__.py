@@ -8,7 +8,7 @@ The names below are the public API; the packages hold the rest, one idea each: `
 ``balance``, ``friction``, ``estimation``, ``conventions``, ``diagnosis``, ``schedule``,
 ``identify``, ``check``, ``io``, ``sim``, ``cli``, ``models``, beside ``trajectory``,
 ``spatial``, ``contacts`` and ``errors`` (``docs/architecture.md``). The module paths of
-earlier releases (``wholebody.analysis``, ``wholebody.mujoco_bridge``, ...) still import, as
+earlier releases (``wholebody.check.analysis``, ``wholebody.sim.mujoco``, ...) still import, as
 compatibility paths (:mod:`wholebody._aliases`). The heavier names are imported on first use,
 so ``import wholebody`` stays quick.
 """
@@ -102,7 +102,7 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     if _aliases.resolve(f"{__name__}.{name}") is not None:
-        # An old module path (``wholebody.analysis``) read as an attribute.
+        # An old module path (``wholebody.check.analysis``) read as an attribute.
         return import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'wholebody' has no attribute {name!r}")
 

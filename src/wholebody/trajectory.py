@@ -318,9 +318,9 @@ class Trajectory(TrajectoryPoints):
         ``qpos`` (N, 7 + nj): free joint ``[x, y, z, qw, qx, qy, qz]`` then joints in
         ``joint_names`` order; ``qvel`` / ``qacc`` (N, 6 + nj): free joint linear velocity in
         world axes and angular velocity in body axes, then joints. Converted by
-        :func:`wholebody.mujoco_bridge.free_base_to_pinocchio`. Contact wrenches must already
+        :func:`wholebody.sim.mujoco.free_base_to_pinocchio`. Contact wrenches must already
         be per contact in world axes at the contact frame origins, on the robot
-        (:func:`wholebody.mujoco_bridge.contact_wrenches_on_bodies` gives that from
+        (:func:`wholebody.sim.mujoco.contact_wrenches_on_bodies` gives that from
         ``mj_contactForce``, which acts from geom1 on geom2 in the contact frame).
         ``contact_active`` is the contact schedule, as in :meth:`from_arrays` (for instance
         which contacts MuJoCo's contact list touches at each sample).
@@ -362,11 +362,11 @@ class Trajectory(TrajectoryPoints):
 
     @classmethod
     def from_fields(cls, fields: LogFields) -> Trajectory:
-        """From the fields a log file holds (:class:`wholebody.logfiles.LogFields`)."""
+        """From the fields a log file holds (:class:`wholebody.io.logfiles.LogFields`)."""
         return cls(**fields.as_kwargs())
 
     def to_fields(self) -> LogFields:
-        """The fields written to a log file (:class:`wholebody.logfiles.LogFields`)."""
+        """The fields written to a log file (:class:`wholebody.io.logfiles.LogFields`)."""
         return LogFields(
             time=self.time,
             q=self.q,

@@ -3,7 +3,7 @@ formula is written.
 
 Every component is either a Python float (one sample: the single-sample calls of
 :mod:`wholebody.balance` run it with no array machinery) or an array of one common shape (a
-batch: :func:`wholebody.newton_euler.newton_euler_residual_arrays` passes columns of shape
+batch: :func:`wholebody.balance.newton_euler.newton_euler_residual_arrays` passes columns of shape
 (N,)). The same arithmetic, in the same order, serves both, so one sample gives the same
 numbers either way.
 

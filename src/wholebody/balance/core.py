@@ -15,8 +15,9 @@ zero force.
 
 Contact wrenches are given per contact in world axes at the contact frame's origin: a force
 (3,) for a :class:`PointContact`, ``(f, tau)`` (6,) for a :class:`SurfaceContact`. The algebra
-is :func:`wholebody.newton_euler.newton_euler_residual_arrays`; centres of pressure and the ZMP
-are in :mod:`wholebody.cop` (re-exported here).
+is :func:`wholebody.balance.newton_euler.newton_euler_residual_arrays`; centres of pressure and the
+ZMP
+are in :mod:`wholebody.balance.cop` (re-exported here).
 """
 
 from __future__ import annotations
@@ -283,7 +284,7 @@ def newton_euler_residual(
 
     Notes
     -----
-    The formula is :func:`wholebody.newton_euler.newton_euler_residual_arrays`' own, run on
+    The formula is :func:`wholebody.balance.newton_euler.newton_euler_residual_arrays`' own, run on
     the Python floats of one sample (no array machinery): the batch form gives the same
     numbers.
 

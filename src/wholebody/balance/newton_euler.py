@@ -5,7 +5,7 @@ Every check, estimate and diagnosis computes its residual with
 ``(f, tau)`` in world axes, each about its own point (N, k, 3). Contacts and known external
 wrenches are entries of the same layout. The single-sample and batch API is in
 :mod:`wholebody.balance`. The arithmetic itself is written once, component by component, in
-:mod:`wholebody._newton_euler_formula`: on columns of shape (N,) for a batch, on Python
+:mod:`wholebody.balance._formula`: on columns of shape (N,) for a batch, on Python
 floats for one sample (the single calls), the same operations in the same order.
 
 .. math::
@@ -130,7 +130,7 @@ def wrench_sum(wrenches: Array, points: Array, at: Array) -> tuple[Array, Array]
     ``wrenches`` (..., k, 6) world axes, each about its point in ``points`` (..., k, 3);
     ``at`` (..., 3). Returns force (..., 3) [N] and moment (..., 3) [N m]. One sample
     (``wrenches`` of shape (k, 6), ``at`` (3,)) is summed on Python floats, a batch on
-    arrays: the same arithmetic (:func:`wholebody._newton_euler_formula.wrench_sum_parts`).
+    arrays: the same arithmetic (:func:`wholebody.balance._formula.wrench_sum_parts`).
     """
     wrenches = np.asarray(wrenches, dtype=float)
     points = np.asarray(points, dtype=float)
@@ -198,7 +198,7 @@ def newton_euler_residual_arrays(
     -----
     One sample (``wrenches`` of shape (k, 6)) runs the formula on Python floats, a batch on
     arrays of shape (N,): one formula
-    (:func:`wholebody._newton_euler_formula.residual_parts`), two kinds of numbers.
+    (:func:`wholebody.balance._formula.residual_parts`), two kinds of numbers.
     """
     gx, gy, gz = np.asarray(gravity, dtype=float).tolist()
     mg = [mass * gx, mass * gy, mass * gz]  # Python floats: the same products as numpy's

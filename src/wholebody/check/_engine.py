@@ -1,5 +1,5 @@
 """The chunked engine of a log check: per chunk the Pinocchio pass, residuals, cones and
-events; then verdict evidence and the diagnosis. Private to :mod:`wholebody.analysis`."""
+events; then verdict evidence and the diagnosis. Private to :mod:`wholebody.check.analysis`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Evidence a check gathers beside the residual: convention checks per chunk, the expected
 error of differentiated accelerations, the samples the diagnosis keeps. Private to
-:mod:`wholebody.analysis`."""
+:mod:`wholebody.check.analysis`."""
 
 from __future__ import annotations
 

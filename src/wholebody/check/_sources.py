@@ -1,6 +1,6 @@
 """Where the samples of a check come from (a Trajectory in memory, or a log file read in
 ranges) and how accelerations are differentiated chunk by chunk, exactly as for the whole log.
-Private to :mod:`wholebody.analysis`."""
+Private to :mod:`wholebody.check.analysis`."""
 
 from __future__ import annotations
 

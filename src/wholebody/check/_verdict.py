@@ -1,7 +1,8 @@
 """The evidence behind a verdict: how much of the log was checked, how tight the check was,
 and whether the residual carries a systematic error that no single sample shows.
 
-Private to :mod:`wholebody.analysis`; the figures land in :attr:`wholebody.report.Report.evidence`
+Private to :mod:`wholebody.check.analysis`; the figures land in
+:attr:`wholebody.check.report.Report.evidence`
 and the model is explained in ``docs/diagnosis.md`` ("Evidence").
 
 **Share checked.** A sample is checked when it is not flagged; it is *waived* when its
@@ -277,7 +278,7 @@ def bias_test(
 
 
 def inconclusive_reasons(report: Any) -> list[str]:
-    """Why the evidence of a :class:`~wholebody.report.Report` is too thin for "consistent"
+    """Why the evidence of a :class:`~wholebody.check.report.Report` is too thin for "consistent"
     (empty when it is not), in words."""
     ev = report.evidence
     why = []
@@ -308,7 +309,7 @@ def inconclusive_reasons(report: Any) -> list[str]:
 
 
 def evidence_lines(report: Any) -> list[str]:
-    """The evidence figures of a :class:`~wholebody.report.Report` in words (share checked,
+    """The evidence figures of a :class:`~wholebody.check.report.Report` in words (share checked,
     bounds, the systematic test)."""
     ev = report.evidence
     n = max(report.n_samples, 1)

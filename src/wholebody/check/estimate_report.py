@@ -7,7 +7,7 @@ force, gated by its height and speed), so that a foot in the air (declared, but 
 nothing) gets no force from the estimate; otherwise every declared contact may carry force.
 
 :func:`format_estimate_report` turns an estimate (the trajectory
-:func:`wholebody.analysis.estimate_trajectory` returns) into lines: per contact the range of
+:func:`wholebody.check.analysis.estimate_trajectory` returns) into lines: per contact the range of
 its estimated normal force, the status counts (found, underdetermined, infeasible, ...), the
 largest uncertainty (contacts whose wrench the equations do not determine, and on how many
 samples), flagged samples, the schedule used, and what was written.
@@ -108,7 +108,7 @@ def format_estimate_report(
         lines.append(
             f"uncertain {worst!r}: its wrench is not determined by the equations on "
             f"{split[worst]} samples (the split between contacts comes from the "
-            "regularisation; intervals: wholebody.uncertainty)"
+            "regularisation; intervals: wholebody.estimation.uncertainty)"
             + (
                 "; also " + ", ".join(f"{n!r} {c}" for n, c in split.items() if n != worst and c)
                 if sum(1 for c in split.values() if c) > 1

@@ -1,6 +1,6 @@
 """Many logs: one summary table, on this machine's processes or on a Dask cluster.
 
-:func:`check_many` checks each log with :func:`~wholebody.analysis.check_trajectory` and
+:func:`check_many` checks each log with :func:`~wholebody.check.analysis.check_trajectory` and
 returns one row per log, every row with the same keys (:data:`ROW_KEYS`). Logs are
 independent, so they spread over ``workers`` local processes, or over a Dask cluster when a
 ``dask.distributed.Client`` is given: the robot is scattered once to every worker
@@ -92,7 +92,7 @@ def _finite(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
-#: Log formats checked chunk by chunk from the file (``wholebody.analysis.check_log``).
+#: Log formats checked chunk by chunk from the file (``wholebody.check.analysis.check_log``).
 STREAMED_SUFFIXES = (".parquet", ".h5", ".hdf5")
 
 
@@ -259,7 +259,7 @@ def check_many(
         error of each row).
     calibration : Calibration, optional
         Sensor calibration applied to every log before it is checked
-        (:meth:`wholebody.calibrate.Calibration.apply`; a profile's ``calibration`` key).
+        (:meth:`wholebody.identify.calibrate.Calibration.apply`; a profile's ``calibration`` key).
     recording : RobotProfile, str or Path, optional
         For ROS 2 bags / MCAP files and LeRobot datasets among ``paths``: the profile (or its
         path) whose ``[recording]`` / ``[lerobot]`` section maps them (``docs/recordings.md``).

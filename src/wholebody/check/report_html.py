@@ -294,7 +294,7 @@ def report_section(report: Any, anchor: str = "log") -> str:
     Parameters
     ----------
     report : Report
-        A check's result (:func:`wholebody.analysis.check_trajectory`).
+        A check's result (:func:`wholebody.check.analysis.check_trajectory`).
     anchor : str
         The section's ``id`` (unique on the page; the figure's is ``anchor + "-figure"``).
 
@@ -438,8 +438,8 @@ def many_html(
     Parameters
     ----------
     rows : sequence of dict
-        :func:`wholebody.many.check_many`'s rows (the keys of
-        :data:`wholebody.many.ROW_KEYS`).
+        :func:`wholebody.check.many.check_many`'s rows (the keys of
+        :data:`wholebody.check.many.ROW_KEYS`).
     path : str or Path, optional
         Written there when given.
     sections : sequence of str or None, optional

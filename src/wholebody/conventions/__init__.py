@@ -17,7 +17,7 @@ Every threshold is stated as a module constant relative to the log's own motion,
 sampling or the robot's size (see ``docs/conventions-checks.md``).
 
 The expected error of differentiated accelerations lives in
-:mod:`wholebody.conventions_differentiation` and is re-exported here.
+:mod:`wholebody.conventions.differentiation` and is re-exported here.
 
 The checks (``docs/conventions-checks.md``):
 

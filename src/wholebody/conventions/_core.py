@@ -1,5 +1,5 @@
 """The machinery of :func:`wholebody.conventions.check_conventions`: the run over one log
-(:func:`run_conventions`, which :mod:`wholebody.analysis` calls with the CoM and contact
+(:func:`run_conventions`, which :mod:`wholebody.check.analysis` calls with the CoM and contact
 origins of its own pass) and the velocity check, ``v`` against the manifold derivative of
 ``q``, with its hypotheses. Private; the public names are in :mod:`wholebody.conventions`.
 
@@ -196,7 +196,7 @@ def _noise_sigma_rows(xT: Array) -> Array:
 def _velocity_rows(robot: Robot, t: Array, q: Array) -> Array:
     """Velocities from configurations by central differences on the manifold, as
     :func:`wholebody.trajectory.estimate_velocities` (tangents between consecutive samples,
-    vectorised: :func:`wholebody._robot_batch.consecutive_differences`), transposed:
+    vectorised: :func:`wholebody.robot.batch.consecutive_differences`), transposed:
     (nv, N), one column of ``v`` per contiguous row."""
     fwd = consecutive_differences(robot, q)
     dt = np.diff(t)

@@ -1,7 +1,8 @@
 """What every hypothesis of the diagnosis shares: the data, the residual, the score, a fit.
 
 The residual of a hypothesis is always computed by
-:func:`wholebody.newton_euler.newton_euler_residual_arrays` on corrected data (other wrenches,
+:func:`wholebody.balance.newton_euler.newton_euler_residual_arrays` on corrected data (other
+wrenches,
 points, mass or CoM), so a hypothesis is judged by the same formula as the check itself.
 
 The **score** of a residual is ``median(|f_r|) / (m g) + median(|tau_r|) / (m g L)`` over the

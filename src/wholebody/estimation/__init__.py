@@ -46,7 +46,7 @@ wrench at a frame origin or a force at a point) enter as data, single and batch.
 contacts' wrenches to zero: their columns leave the equations, so the least-norm answer is
 zero there. ``identifiable_by_contact`` says which contacts' wrenches the equations
 determine (the null space of the equation matrix has no component on their columns);
-intervals are in :mod:`wholebody.uncertainty`.
+intervals are in :mod:`wholebody.estimation.uncertainty`.
 
 Modules: :mod:`~wholebody.estimation.problem` (assembly, :class:`EstimationProblem`),
 :mod:`~wholebody.estimation.known` (known wrenches, active masks, identifiability),

@@ -2,7 +2,7 @@
 :mod:`wholebody.estimation._samples`.
 
 Samples go in chunks: the Pinocchio pass of every sample of the chunk first
-(:func:`wholebody._robot_batch.centroidal_frames_rows`), then the QP data of the whole chunk
+(:func:`wholebody.robot.batch.centroidal_frames_rows`), then the QP data of the whole chunk
 in numpy (the six Newton-Euler rows, the cones in world axes, the targets), then one daqp
 update and solve per sample on rows of those arrays (no per-sample assembly in Python). The
 daqp model is set up once and updated per sample, starting each solve from the previous

@@ -61,7 +61,8 @@ def estimate_contact_wrenches_batch(
     Parameters
     ----------
     external_wrenches : mapping, optional
-        Known external wrenches (:data:`wholebody.newton_euler.ExternalWrenches`), per sample
+        Known external wrenches (:data:`wholebody.balance.newton_euler.ExternalWrenches`), per
+        sample
         (N, 6) / (N, 3) or constant, or ``(forces or wrenches, points)`` pairs with points
         (N, 3) or (3,) world [m] (a push at a point). Samples where one is non-finite are
         flagged.
@@ -77,8 +78,8 @@ def estimate_contact_wrenches_batch(
     friction_scale : bool
         Also search the least friction scale of infeasible samples (a few LPs each).
     intervals : bool
-        Also compute :class:`wholebody.uncertainty.WrenchIntervals` from ``noise`` (a
-        :class:`wholebody.uncertainty.NoiseLevels`) at ``confidence``: per sample a
+        Also compute :class:`wholebody.estimation.uncertainty.WrenchIntervals` from ``noise`` (a
+        :class:`wholebody.estimation.uncertainty.NoiseLevels`) at ``confidence``: per sample a
         linearisation and, for splits that are not identifiable, a few LPs (milliseconds per
         sample; the default leaves batch speed unchanged).
     """

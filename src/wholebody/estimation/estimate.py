@@ -71,7 +71,8 @@ def estimate_contact_wrenches(
         A qpsolvers backend; default :data:`~wholebody.estimation.DEFAULT_SOLVER`.
     noise : NoiseLevels, optional
         Also compute the wrench intervals at ``confidence``
-        (:mod:`wholebody.uncertainty`); for N samples this is ``intervals=True`` of the batch.
+        (:mod:`wholebody.estimation.uncertainty`); for N samples this is ``intervals=True`` of the
+        batch.
     confidence : float
         Level of those intervals.
     **kwargs

@@ -1,5 +1,5 @@
 """Known external wrenches and active-contact masks for estimation, in the library's one
-vocabulary (``external_wrenches``, see :data:`wholebody.newton_euler.ExternalWrenches`), and
+vocabulary (``external_wrenches``, see :data:`wholebody.balance.newton_euler.ExternalWrenches`), and
 which contacts' wrenches the equations determine."""
 
 from __future__ import annotations

@@ -280,7 +280,8 @@ def build_estimation_problem(
         Measured joint torques [N m]: full-dynamics mode. Without: Newton-Euler mode.
     external_wrenches : mapping, optional
         Known external wrenches (a push), in the library's one vocabulary
-        (:data:`wholebody.newton_euler.ExternalWrenches`): ``{frame: wrench}`` with a world-axes
+        (:data:`wholebody.balance.newton_euler.ExternalWrenches`): ``{frame: wrench}`` with a
+        world-axes
         ``(f, tau)`` (6,) or a force (3,) at the frame origin, a :class:`Wrench`, or a pair
         ``(wrench or force, point)`` with the point in world coordinates [m]. They enter as
         data. In full-dynamics mode each name must be a frame of the body the wrench acts on.
@@ -429,7 +430,8 @@ def estimate_contact_wrenches(
 
     ``solver`` is any installed qpsolvers backend (default :data:`DEFAULT_SOLVER`);
     ``external_wrenches``, ``active`` and other keyword arguments go to
-    :func:`build_estimation_problem`. ``noise`` (a :class:`wholebody.uncertainty.NoiseLevels`):
+    :func:`build_estimation_problem`. ``noise`` (a
+    :class:`wholebody.estimation.uncertainty.NoiseLevels`):
     also compute :attr:`ContactEstimate.intervals` at ``confidence``.
 
     Examples

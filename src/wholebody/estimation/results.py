@@ -199,7 +199,7 @@ class ContactEstimate:
         Whether the equations determine each contact's wrench (inactive: True).
     intervals : WrenchIntervals or None
         Per component, the range consistent with the stated noise (and, for contacts whose
-        split is not identifiable, with the cones); see :mod:`wholebody.uncertainty`.
+        split is not identifiable, with the cones); see :mod:`wholebody.estimation.uncertainty`.
     """
 
     status: str

@@ -92,7 +92,8 @@ def row_groups(rows: int) -> list[tuple[str, slice]]:
 
 
 def fitted_calibration(problem: Problem, theta: Array, log: int = 0) -> Calibration:
-    """The sensor :class:`~wholebody.calibrate.Calibration` of log ``log`` at the parameters
+    """The sensor :class:`~wholebody.identify.calibrate.Calibration` of log ``log`` at the
+    parameters
     ``theta`` (p,) (shared sensor parameters and that log's own)."""
     contacts: dict[str, dict[str, Any]] = {}
     torques: dict[str, float] = {}

@@ -2,7 +2,7 @@
 
 ``.npz`` and ``.csv`` in the core, ``.parquet`` and ``.h5`` with the ``parquet`` / ``hdf5``
 extras; the schema is in ``docs/log-format.md``. The formats themselves live in
-:mod:`wholebody.logfiles` (fields only); this module adds the ``Trajectory`` on top:
+:mod:`wholebody.io.logfiles` (fields only); this module adds the ``Trajectory`` on top:
 
 - :func:`open_log` opens a log and reads its names, sizes and metadata; :meth:`LogReader.read`
   reads a range of samples and :meth:`LogReader.chunks` iterates over the log in ranges.
@@ -212,7 +212,7 @@ def read_log(
     episode: int = 0,
 ) -> Trajectory:
     """Read a whole log into a :class:`Trajectory` (same as :meth:`Trajectory.load` for log
-    files); a recording is read through :mod:`wholebody.recordings`.
+    files); a recording is read through :mod:`wholebody.io.recordings`.
 
     Parameters
     ----------
@@ -233,7 +233,7 @@ def read_log(
     InvalidArgumentError
         A recording without ``mapping``.
     LogFormatError, LogFileError
-        As :meth:`Trajectory.load`, and for recordings as :mod:`wholebody.recordings`.
+        As :meth:`Trajectory.load`, and for recordings as :mod:`wholebody.io.recordings`.
     """
     from .recordings import read_recording, recording_kind
 

@@ -67,10 +67,10 @@ SCHEMA: dict[str, dict[str, str]] = {
         "validate": "'raise', 'warn' or 'ignore', with urdf or mjcf (default 'warn')",
         "frames": "array of tables: frames to add",
         "contacts": "array of tables: the contacts",
-        "calibration": "path of a calibration file (TOML, wholebody.calibrate), relative to the "
-        "profile: check and estimate apply it to every log",
-        "recording": "table: topics of ROS 2 bags / MCAP files (wholebody.recordings)",
-        "lerobot": "table: columns of LeRobot-style datasets (wholebody.recordings)",
+        "calibration": "path of a calibration file (TOML, wholebody.identify.calibrate), "
+        "relative to the profile: check and estimate apply it to every log",
+        "recording": "table: topics of ROS 2 bags / MCAP files (wholebody.io.recordings)",
+        "lerobot": "table: columns of LeRobot-style datasets (wholebody.io.recordings)",
     },
     "frames": {
         "name": "new frame name",
@@ -110,13 +110,13 @@ class RobotProfile:
         The profile's path.
     calibration : Calibration or None
         Sensor calibration to apply to logs before checking or estimating
-        (:meth:`wholebody.calibrate.Calibration.apply`), from the ``calibration`` key.
+        (:meth:`wholebody.identify.calibrate.Calibration.apply`), from the ``calibration`` key.
     recording : RosbagMapping or None
         The ``[recording]`` section: which bag topic fills which field
-        (:func:`wholebody.recordings.read_rosbag`).
+        (:func:`wholebody.io.recordings.read_rosbag`).
     lerobot : LerobotMapping or None
         The ``[lerobot]`` section: which dataset column fills which field
-        (:func:`wholebody.recordings.read_lerobot`).
+        (:func:`wholebody.io.recordings.read_lerobot`).
     """
 
     robot: Robot

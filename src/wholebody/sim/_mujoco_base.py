@@ -1,5 +1,5 @@
 """MuJoCo's conventions converted (the one place they are known), and lookups in a compiled
-MuJoCo model. Public through :mod:`wholebody.mujoco_bridge`, which re-exports these names."""
+MuJoCo model. Public through :mod:`wholebody.sim.mujoco`, which re-exports these names."""
 
 from __future__ import annotations
 

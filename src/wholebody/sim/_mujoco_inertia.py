@@ -1,5 +1,5 @@
 """Inertias MuJoCo refuses, found and repaired on an ``MjSpec`` (used by
-:func:`wholebody.mujoco_bridge.mujoco_spec_for_robot`)."""
+:func:`wholebody.sim.mujoco.mujoco_spec_for_robot`)."""
 
 from __future__ import annotations
 

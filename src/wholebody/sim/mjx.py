@@ -2,7 +2,7 @@
 
 Both run MuJoCo's model on an accelerator (or the CPU) with their own data structure; the
 contact forces are read on a host copy, with MuJoCo's own ``mj_contactForce``, by the same
-code as :class:`~wholebody.mujoco_recorder.MujocoRecorder`. What :class:`MjxRecorder` and
+code as :class:`~wholebody.sim.mujoco_recorder.MujocoRecorder`. What :class:`MjxRecorder` and
 :class:`MujocoWarpRecorder` add:
 
 * **one consistent state.** After ``mjx.step`` (``mujoco_warp.step``) the accelerations and
@@ -100,7 +100,7 @@ class _DeviceRecorder:
 
     @classmethod
     def from_build(cls, build: Any, mj_model: Any, **options: Any) -> Any:
-        """A recorder for a model compiled from a :class:`~wholebody.mujoco_bridge.MujocoBuild`."""
+        """A recorder for a model compiled from a :class:`~wholebody.sim.mujoco.MujocoBuild`."""
         return cls(
             build.robot, mj_model, build.contacts, contact_sites=build.contact_sites, **options
         )
@@ -151,9 +151,9 @@ class MjxRecorder(_DeviceRecorder):
     robot : Robot
     mj_model : mujoco.MjModel
         The host model that ``mjx.put_model`` was given (from
-        :func:`~wholebody.mujoco_bridge.mujoco_spec_for_robot`: use :meth:`from_build`).
+        :func:`~wholebody.sim.mujoco.mujoco_spec_for_robot`: use :meth:`from_build`).
     contacts, contact_sites, push_bodies, torques
-        As for :class:`~wholebody.mujoco_recorder.MujocoRecorder`.
+        As for :class:`~wholebody.sim.mujoco_recorder.MujocoRecorder`.
 
     Examples
     --------

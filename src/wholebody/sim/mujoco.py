@@ -2,7 +2,7 @@
 
 :func:`mujoco_spec_for_robot` builds a MuJoCo ``MjSpec`` from a robot's URDF or MJCF (meshes
 stripped or resolved, inertias MuJoCo refuses reported or repaired, a site and a collision
-box per declared sole); :class:`~wholebody.mujoco_recorder.MujocoRecorder` logs a running
+box per declared sole); :class:`~wholebody.sim.mujoco_recorder.MujocoRecorder` logs a running
 simulation into a :class:`~wholebody.Trajectory`. See ``docs/mujoco.md``.
 
 This is the one place where MuJoCo's conventions are known (the ``mujoco`` extra):

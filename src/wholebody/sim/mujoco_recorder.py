@@ -10,12 +10,12 @@ What a correct log needs, and what :class:`MujocoRecorder` does for it at each
   origin, from ``mj_contactForce`` (the force of geom1 on geom2 in the contact's frame).
   MuJoCo merges bodies welded to their parent, so a sole's contacts are on the merged body
   (the ankle link) while the wrench point is the sole frame: the point is read from the
-  contact's site (see :func:`~wholebody.mujoco_bridge.mujoco_spec_for_robot`), the body is
+  contact's site (see :func:`~wholebody.sim.mujoco.mujoco_spec_for_robot`), the body is
   the site's body. Contacts between two robot bodies are internal and skipped; contacts of
   robot bodies that carry no declared contact are measured and reported;
 * joints mapped by name, the free joint converted (quaternion order, base velocity axes,
   the ``omega x v`` term of the acceleration) by
-  :func:`~wholebody.mujoco_bridge.free_base_to_pinocchio`;
+  :func:`~wholebody.sim.mujoco.free_base_to_pinocchio`;
 * optional joint torques: every generalized force on the joint's degree of freedom except
   contacts (actuators, applied, passive, joint limits and friction);
 * optional pushes: ``xfrc_applied`` of named bodies, as world-axes wrenches at the body
@@ -55,7 +55,7 @@ class MujocoRecorder:
     ----------
     robot : Robot
         The robot the log is for (joint names, frames). Use :attr:`MujocoBuild.robot` when the
-        model came from :func:`~wholebody.mujoco_bridge.mujoco_spec_for_robot`.
+        model came from :func:`~wholebody.sim.mujoco.mujoco_spec_for_robot`.
     mj_model : mujoco.MjModel
         The compiled model; one free joint (the robot's root) and hinge/slide joints named as
         the robot's.

@@ -44,7 +44,7 @@ class FieldReader(ABC):
     has_active : bool
         Whether the file holds a contact schedule (``contact_active``); False by default.
     has_points : frozenset of str
-        Which per-sample point fields (:data:`~wholebody.logfiles.fields.POINT_SAMPLE_FIELDS`)
+        Which per-sample point fields (:data:`~wholebody.io.logfiles.fields.POINT_SAMPLE_FIELDS`)
         the file holds; empty by default.
     point_force_contacts : tuple of str
         The contact of each point force (m entries); () by default.

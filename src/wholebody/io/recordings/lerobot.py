@@ -6,7 +6,7 @@ A dataset is a folder with ``meta/info.json`` (``features``: per column its ``sh
 ``data/``: one per episode (``data/chunk-000/episode_000000.parquet``, LeRobot v2), or several
 episodes per file told apart by the ``episode_index`` column (a template without
 ``{episode_index}``, LeRobot v3). Columns hold one number or a list per frame; the profile's
-``[lerobot]`` section (:class:`~wholebody.recordings.mapping.LerobotMapping`) says which slice
+``[lerobot]`` section (:class:`~wholebody.io.recordings.mapping.LerobotMapping`) says which slice
 of which column is which field.
 
 Example

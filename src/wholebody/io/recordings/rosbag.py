@@ -3,7 +3,7 @@
 'wholebody[ros]'``; no ROS installation needed).
 
 Topics are mapped to fields by the profile's ``[recording]`` section
-(:class:`~wholebody.recordings.mapping.RosbagMapping`); each topic keeps its own stamps, and
+(:class:`~wholebody.io.recordings.mapping.RosbagMapping`); each topic keeps its own stamps, and
 every stream is interpolated onto one time base (``docs/recordings.md``).
 
 Example
