@@ -167,6 +167,15 @@ def test_spinning_flight_balances(world):
     report = check_trajectory(robot, traj, contacts)
     print("flight residual max [N]:", np.max(report.force_norm), np.max(report.moment_norm))
     assert np.max(report.force_norm) < FLOOR and np.max(report.moment_norm) < FLOOR
+    # A logger that takes Genesis' base-axes angular velocity for world axes and rotates it
+    # into base axes again: its log does not balance.
+    v = traj.v.copy()
+    for n, q in enumerate(traj.q):
+        v[n, 3:6] = quat_xyzw_to_matrix(q[3:7]).T @ v[n, 3:6]
+    twice = check_trajectory(robot, replace(traj, v=v), contacts)
+    print("rotated twice: moment residual median [N m]:", np.median(twice.moment_norm))
+    assert twice.verdict == "inconsistent"
+    assert np.median(twice.moment_norm) > 1e-2
 
 
 def test_masses_checked_at_attach(world):
