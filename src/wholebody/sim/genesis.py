@@ -153,6 +153,11 @@ class GenesisRecorder:
             raise ModelError("the Genesis scene is not built: call scene.build() first")
         if entity is ground or getattr(entity, "idx", None) == getattr(ground, "idx", -1):
             raise InvalidArgumentError("entity and ground are the same Genesis entity")
+        if np.ndim(_np(entity.get_qpos())) != 1:
+            raise ModelError(
+                "the Genesis scene is batched (scene.build(n_envs=...)): GenesisRecorder "
+                "records a scene built without n_envs"
+            )
         self.robot, self.entity, self.ground = robot, entity, ground
         joints = list(entity.joints)
         free = [j for j in joints if j.type == gs.JOINT_TYPE.FREE]
@@ -229,8 +234,8 @@ class GenesisRecorder:
         if missing:
             warnings.warn(
                 f"links {missing} have no <inertial>: Genesis gives each a tiny mass, the robot "
-                "none (within the mass check's tolerance here); give them an <inertial> so "
-                "that model and simulation agree exactly",
+                "none (a difference below the mass check's tolerance passes it); give them an "
+                "<inertial> so that model and simulation agree exactly",
                 ModelWarning,
                 stacklevel=2,
             )
