@@ -45,9 +45,12 @@ check: lint typecheck docs
 
 # Every simulator with a recorder (wholebody.sim), installed into .venv, then their tests
 # (each skips when its engine is missing; `make test` runs MuJoCo, PyBullet and Drake).
+# Genesis (pulls torch) compiles its kernels for minutes: its tests are marked slow.
 test-engines: $(BIN)/.installed-dev
-	$(BIN)/python -m pip install --quiet -e '.[dev,engines]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,engines,genesis]'
 	$(BIN)/python -m pytest -n 2 --dist loadfile tests/test_mujoco.py tests/test_sim_*.py
+	$(BIN)/python -m pytest -n 0 -m slow tests/test_sim_genesis.py \
+		'tests/test_sim_docs.py::test_recipe_runs_and_its_log_is_consistent[Genesis]'
 
 lint: $(BIN)/.installed-dev
 	$(BIN)/ruff check src tests examples benchmarks docs

@@ -6,14 +6,14 @@ without one 1 kg), stands on a floor while a joint PD sways its hips. Each insta
 engine simulates it and its recorder logs it (``docs/simulators.md``); ``check_trajectory``
 checks every log against the same robot. Each engine balances to its own floor: round-off
 for float64 engines (MuJoCo, PyBullet once its link damping is off, Drake SAP, MJX with
-x64), float32 precision for MJX.
+x64, Genesis with ``precision="64"``), float32 precision for MJX and Newton.
 
     python examples/cross_engine.py            # every installed engine
     WHOLEBODY_ENGINES=mujoco,drake python examples/cross_engine.py
 
 Engines: ``mujoco``, ``pybullet``, ``drake``, ``mjx`` (float32), ``mjx64`` (float64) and
-``newton`` (SolverMuJoCo, float32 state), each run when its package is installed
-(``pip install 'wholebody[engines]'``).
+``newton`` (SolverMuJoCo, float32 state) and ``genesis`` (float64), each run when its package
+is installed (``pip install 'wholebody[engines]'``; Genesis: ``'wholebody[genesis]'``).
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ FLOORS = {
     "mjx": (5e-4, "float32 precision"),
     "mjx64": (1e-9, "round-off (x64, tolerance 1e-12)"),
     "newton": (5e-4, "float32 precision (Newton's state)"),
+    "genesis": (1e-9, "round-off (precision='64')"),
 }
 
 
@@ -277,6 +278,31 @@ def run_newton(robot, path, contacts) -> tuple[Trajectory, wb.Robot]:
     return rec.trajectory(), robot
 
 
+def run_genesis(robot, path, contacts) -> tuple[Trajectory, wb.Robot]:
+    import genesis as gs
+
+    from wholebody.sim.genesis import GenesisRecorder
+
+    if not gs._initialized:
+        gs.init(backend=gs.cpu, precision="64", logging_level="warning")
+    q0 = initial_q(robot, contacts)
+    scene = gs.Scene(
+        sim_options=gs.options.SimOptions(dt=DT, gravity=(0.0, 0.0, -9.81)), show_viewer=False
+    )
+    plane = scene.add_entity(gs.morphs.Plane())
+    entity = scene.add_entity(gs.morphs.URDF(file=str(path), pos=tuple(q0[:3]), fixed=False))
+    scene.build()  # compiles Genesis' kernels (minutes on a CPU the first time)
+    rec = GenesisRecorder(robot, entity, plane, contacts)
+    dofs = [entity.get_joint(n).dof_start - entity.dof_start for n in robot.joint_names]
+    qs = [entity.get_joint(n).q_start - entity.q_start for n in robot.joint_names]
+    for n in range(int(DURATION / DT)):
+        qpos, vel = entity.get_qpos().numpy(), entity.get_dofs_velocity().numpy()
+        entity.control_dofs_force(KP * (targets(robot, n * DT) - qpos[qs]) - KD * vel[dofs], dofs)
+        scene.step()
+        rec.record()  # after the step: the state before it, its forces
+    return rec.trajectory(), rec.robot
+
+
 ENGINES: dict[str, tuple[str, Callable[..., tuple[Trajectory, wb.Robot]]]] = {
     "mujoco": ("mujoco", run_mujoco),
     "pybullet": ("pybullet", run_pybullet),
@@ -284,6 +310,7 @@ ENGINES: dict[str, tuple[str, Callable[..., tuple[Trajectory, wb.Robot]]]] = {
     "mjx": ("jax", run_mjx),
     "mjx64": ("jax", lambda r, p, c: run_mjx(r, p, c, x64=True)),
     "newton": ("newton", run_newton),
+    "genesis": ("genesis", run_genesis),
 }
 
 

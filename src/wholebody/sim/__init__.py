@@ -10,7 +10,8 @@
 - :mod:`wholebody.sim.mjx`: MuJoCo MJX (JAX, ``wholebody[mjx]``) and MuJoCo Warp
   (``wholebody[mujoco-warp]``);
 - :mod:`wholebody.sim.newton`: Newton (``wholebody[newton]``), solvers that expose contact
-  forces (``SolverMuJoCo``); others are refused by name.
+  forces (``SolverMuJoCo``); others are refused by name;
+- :mod:`wholebody.sim.genesis`: Genesis (``wholebody[genesis]``; pulls torch).
 
 Each engine is an optional extra, imported only with its module (nothing is imported here).
 The recipes are in ``docs/simulators.md`` and ``docs/mujoco.md``.
