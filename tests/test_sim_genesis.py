@@ -9,9 +9,9 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from wholebody.analysis import check_trajectory
 
 import wholebody as wb
+from wholebody.check.analysis import check_trajectory
 from wholebody.errors import ModelError, ModelWarning, StateError
 
 from ._engine_robots import feet_contacts, sphere_feet_urdf
@@ -200,7 +200,7 @@ import sys, warnings
 import numpy as np
 import genesis as gs
 import wholebody as wb
-from wholebody.analysis import check_trajectory
+from wholebody.check.analysis import check_trajectory
 from wholebody.sim.genesis import GenesisRecorder
 from tests._engine_robots import feet_contacts
 
