@@ -178,3 +178,21 @@ def test_lazy_fields_survive_pickling_and_later_calls(humanoid):
     _assert_same(first, ref, FEET)
     copy = pickle.loads(pickle.dumps(estimate_contact_wrenches(humanoid, q, v, a, FEET)))
     _assert_same(copy, ref, FEET)
+
+
+def test_wrenches_read_alone_then_the_rest(humanoid):
+    # The wrenches of a fast estimate are read from x without deriving the other fields; the
+    # rest, derived later, keeps the same wrench objects and equals quadprog's answer, and an
+    # estimate pickled after reading only its wrenches carries every field.
+    rng = np.random.default_rng(11)
+    q, v, a, _, _ = known_sample(humanoid, rng, FEET)
+    fast = _single.estimate_one(humanoid, q, v, a, FEET, 4, 1e-6)
+    assert fast is not None
+    first = fast.wrenches
+    assert "_derive" in fast.__dict__  # the rest not derived yet
+    copy = pickle.loads(pickle.dumps(fast))
+    assert "_wrenches_of" not in copy.__dict__ and "_derive" not in copy.__dict__
+    ref = _reference(humanoid, q, v, a, FEET)
+    _assert_same(fast, ref, FEET)
+    _assert_same(copy, ref, FEET)
+    assert fast.wrenches is first

@@ -200,7 +200,14 @@ class _Workspace:
             "min_friction_scale": None,
             "reason": "",
             "intervals": None,
+            # The wrenches alone, read from x without the other derived fields (made once
+            # here: a bound method stored per estimate costs nothing per call).
+            "_wrenches_of": self.wrenches_of,
         }
+
+    def wrenches_of(self, x: Array) -> dict[str, Array]:
+        """Contact name -> its wrench (or force) in ``x``, world axes at the frame origin."""
+        return {name: x[cols].copy() for name, cols in zip(self.names, self.cset.cols)}
 
     def views(self) -> None:
         """Live views into the robot's current ``data`` (made again when it changes: a

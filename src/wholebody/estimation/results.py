@@ -136,6 +136,12 @@ class _Derived:
         try:
             return values[self.name]
         except KeyError:
+            wrenches_of = values.get("_wrenches_of")
+            if self.name == "wrenches" and wrenches_of is not None:
+                # A fast estimate's wrenches are slices of x: no need to derive the rest
+                # (the full recipe later gives the same values).
+                values["wrenches"] = wrenches = wrenches_of(values["x"])
+                return wrenches
             _derive_now(values)
             return values[self.name]
 
@@ -148,7 +154,10 @@ def _derive_now(values: dict[str, Any]) -> None:
     (values first, then the recipe goes: a concurrent reader finds one or the other)."""
     derive = values.get("_derive")
     if derive is not None:
-        values.update(derive())
+        derived = derive()
+        if "wrenches" in values:  # read before from x (the same values): keep that object
+            derived.pop("wrenches", None)
+        values.update(derived)
         values.pop("_derive", None)
 
 
@@ -247,7 +256,9 @@ class ContactEstimate:
 
     def __getstate__(self) -> dict[str, Any]:
         _derive_now(self.__dict__)  # pickles and copies carry values, not the recipe
-        return dict(self.__dict__)
+        state = dict(self.__dict__)
+        state.pop("_wrenches_of", None)  # a method of a solver workspace: not data
+        return state
 
     @property
     def is_batch(self) -> bool:
