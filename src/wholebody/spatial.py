@@ -18,7 +18,14 @@ from numpy.typing import ArrayLike, NDArray
 
 from .errors import PointMismatchError, StateError
 
-__all__ = ["Wrench", "skew", "cross", "shift_moment", "PointMismatchError"]
+__all__ = [
+    "Wrench",
+    "skew",
+    "cross",
+    "shift_moment",
+    "rotation_from_quat_xyzw",
+    "PointMismatchError",
+]
 
 Array = NDArray[np.float64]
 
@@ -50,6 +57,29 @@ def cross(a: Array, b: Array) -> Array:
         return np.array([a2 * b3 - a3 * b2, a3 * b1 - a1 * b3, a1 * b2 - a2 * b1])
     return a.take(_NEXT, axis=-1) * b.take(_PREV, axis=-1) - a.take(_PREV, axis=-1) * b.take(
         _NEXT, axis=-1
+    )
+
+
+def rotation_from_quat_xyzw(quat: ArrayLike) -> Array:
+    """Rotation matrices (..., 3, 3) of quaternions ``[x, y, z, w]`` (..., 4), each normalised
+    first (the quaternion of Pinocchio's ``q``; reorder ``[w, x, y, z]`` before calling).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> R = rotation_from_quat_xyzw([0.0, 0.0, np.sin(np.pi / 4), np.cos(np.pi / 4)])
+    >>> np.round(R @ [1.0, 0.0, 0.0], 12)  # a quarter turn about z
+    array([0., 1., 0.])
+    """
+    Q = np.asarray(quat, dtype=float)
+    x, y, z, w = np.moveaxis(Q / np.linalg.norm(Q, axis=-1, keepdims=True), -1, 0)
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=-1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1),
+        ],
+        axis=-2,
     )
 
 

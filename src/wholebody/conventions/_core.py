@@ -21,6 +21,7 @@ from ..contacts import Contact
 from ..errors import InvalidArgumentError, LogFormatError
 from ..robot.batch import consecutive_differences
 from ..robot.core import Robot
+from ..spatial import rotation_from_quat_xyzw
 from ..trajectory import Trajectory
 from .contacts import ConventionCheck, ConventionReport, Ground, contact_checks
 from .differentiation import quiet_empty_slices
@@ -287,19 +288,6 @@ def _rounding_bound(q: Array, vT: Array, t: Array) -> Array:
     return np.nan_to_num(bound, nan=0.0, posinf=0.0)
 
 
-def _rotations_xyzw(quat: Array) -> Array:
-    """Rotation matrices (N, 3, 3), world from base, of quaternions x-y-z-w (N, 4)."""
-    x, y, z, w = (quat / np.linalg.norm(quat, axis=1, keepdims=True)).T
-    return np.stack(
-        [
-            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),
-            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=-1),
-            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1),
-        ],
-        axis=1,
-    )
-
-
 def _near(value: float, target: float) -> bool:
     return bool(np.isfinite(value) and abs(value / target - 1.0) < _SCALE_MATCH)
 
@@ -330,7 +318,7 @@ def _fix_base(q: Array, v: Array, names: tuple[str, ...]) -> tuple[Array, Array]
     q, v = q.copy(), v.copy()
     if "quaternion_wxyz" in names:
         q[:, 3:7] = q[:, [4, 5, 6, 3]]
-    R = _rotations_xyzw(q[:, 3:7])
+    R = rotation_from_quat_xyzw(q[:, 3:7])
     if "base_linear_velocity_in_world" in names:
         v[:, :3] = np.einsum("nji,nj->ni", R, v[:, :3])
     if "base_angular_velocity_in_world" in names:

@@ -26,6 +26,7 @@ from numpy.typing import ArrayLike
 from ..contacts import Contact
 from ..errors import InvalidArgumentError, LogFormatError, ModelError, WholebodyWarning
 from ..robot import Array, Robot
+from ..spatial import rotation_from_quat_xyzw
 from ..trajectory import Trajectory
 
 __all__ = [
@@ -47,14 +48,7 @@ UNDECLARED_FORCE_TOLERANCE = 1e-9
 
 def quat_xyzw_to_matrix(quat: ArrayLike) -> Array:
     """Rotation matrix (3, 3) of a quaternion ``[x, y, z, w]`` (normalised first)."""
-    x, y, z, w = np.asarray(quat, dtype=float) / np.linalg.norm(quat)
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ]
-    )
+    return rotation_from_quat_xyzw(quat)
 
 
 def _matrix_to_quat_xyzw(R: Array) -> Array:

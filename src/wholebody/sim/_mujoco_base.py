@@ -14,6 +14,7 @@ from .._optional import require
 from ..contacts import Contact
 from ..errors import ModelError
 from ..robot.core import Array, Robot
+from ..spatial import rotation_from_quat_xyzw
 
 __all__ = [
     "import_mujoco",
@@ -27,19 +28,6 @@ __all__ = [
     "CONTACT_GEOM_PREFIX",
     "FLOOR_NAME",
 ]
-
-
-def _quat_wxyz_to_rotation(quat_wxyz: Array) -> Array:
-    """Rotation matrices (N, 3, 3) from MuJoCo quaternions (N, 4), normalised first."""
-    w, x, y, z = (quat_wxyz / np.linalg.norm(quat_wxyz, axis=1, keepdims=True)).T
-    return np.stack(
-        [
-            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),
-            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=-1),
-            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1),
-        ],
-        axis=1,
-    )
 
 
 def free_base_to_pinocchio(
@@ -64,7 +52,7 @@ def free_base_to_pinocchio(
     """
     qpos = np.atleast_2d(np.asarray(qpos, dtype=float))
     qvel = np.atleast_2d(np.asarray(qvel, dtype=float))
-    R = _quat_wxyz_to_rotation(qpos[:, 3:7])
+    R = rotation_from_quat_xyzw(qpos[:, [4, 5, 6, 3]])  # MuJoCo: w, x, y, z
     q = np.concatenate([qpos[:, :3], qpos[:, 4:7], qpos[:, 3:4], qpos[:, 7:]], axis=1)
     v_lin = np.einsum("nji,nj->ni", R, qvel[:, :3])
     v = np.concatenate([v_lin, qvel[:, 3:]], axis=1)
