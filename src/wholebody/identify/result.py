@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from ..errors import InvalidArgumentError, OutputError
 from ..robot.core import Robot
+from ..robot.mjcf_writer import MjcfCorrection, write_corrected_mjcf
 from .calibrate import Calibration
 from .links import LinkInertia, link_parameters, rewrite_urdf_inertials
 from .parameters import Identifiability, ParameterEstimate
@@ -221,6 +222,12 @@ class IdentificationResult:
             Path(path).write_text(self.corrected_urdf(urdf))
         except OSError as exc:
             raise OutputError(f"cannot write the corrected URDF {path}: {exc}") from exc
+
+    def write_mjcf(self, path: str | Path) -> MjcfCorrection:
+        """Write a copy of the robot's MJCF with the fitted inertias to ``path``: each changed
+        link's ``<inertial>`` (includes inlined; see :mod:`wholebody.robot.mjcf_writer`, which
+        says which MJCF body takes a link's change and which links it refuses by name)."""
+        return write_corrected_mjcf(self.robot, self.corrected_robot(), path)
 
     # --- reports -----------------------------------------------------------------------------
 
