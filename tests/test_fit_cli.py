@@ -124,36 +124,3 @@ def test_fit_com_on_one_held_posture(tmp_path, capsys):
     assert "internal error" not in out.err + out.out
     assert "not excited" in out.out
     assert "static: wrenches +0.00 ms behind" in out.out
-
-
-def test_fit_mass_of_an_mjcf_robot_refused(tmp_path, capsys):
-    """An MJCF robot: no corrected MJCF can be written, so --mass/--com are refused before the
-    fit with a message that says why (exit 2, no traceback); the refusal needs no log."""
-    (tmp_path / "robot.xml").write_text(
-        '<mujoco><worldbody><body name="base" pos="0 0 1"><freejoint/>'
-        '<inertial pos="0 0 0" mass="5" diaginertia="0.1 0.1 0.1"/>'
-        '<body name="foot" pos="0 0 -0.5"><joint name="j" type="hinge" axis="0 1 0"/>'
-        '<inertial pos="0 0 0" mass="1" diaginertia="0.01 0.01 0.01"/></body>'
-        "</body></worldbody></mujoco>"
-    )
-    profile = tmp_path / "robot.toml"
-    profile.write_text(
-        'mjcf = "robot.xml"\n\n[[contacts]]\nframe = "foot"\ntype = "point"\nmu = 1.0\n'
-    )
-    capsys.readouterr()
-    code = main(
-        [
-            "fit",
-            str(tmp_path / "absent.npz"),
-            "--config",
-            str(profile),
-            "--com",
-            "-o",
-            str(tmp_path / "o"),
-        ]
-    )
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert "MJCF" in err and "URDF" in err and "--offsets" in err
-    assert "Traceback" not in err
-    assert not (tmp_path / "o").exists()

@@ -2,16 +2,19 @@
 -o OUT/``.
 
 Fits mass, CoM and rotational-inertia corrections (and sensor offsets, per log, and each
-log's wrench lag) to logs and writes, in ``OUT/``: ``<robot>.corrected.urdf`` (only the
-changed ``<inertial>`` elements rewritten), ``calibration.toml`` (with several logs and
-per-log offsets also ``calibration-<log>.toml`` for each), ``fit.json`` and ``fit.txt`` (the
-report), and ``profile.toml``: the profile with the corrected URDF and the calibration, for
-``wholebody check --config``, its paths relative to itself. When the fitted model predicts
-held-out time windows worse than the URDF, the profile is written as
-``profile.not-recommended.toml`` instead and the report says so. For a robot loaded from
-MJCF, ``--mass``/``--com``/``--inertia`` are refused before the fit (an
-:class:`~wholebody.errors.InvalidArgumentError` that says why: no corrected MJCF can be
-written); ``--offsets`` alone works. :func:`run_fit` is the same in Python.
+log's wrench lag) to logs and writes, in ``OUT/``: the corrected model,
+``<robot>.corrected.urdf`` (only the changed ``<inertial>`` elements rewritten) or, for a
+robot loaded from MJCF, ``<model>.corrected.xml`` (a copy with includes inlined and the
+changed links' ``<inertial>`` elements written; see :mod:`wholebody.robot.mjcf_writer`),
+``calibration.toml`` (with several logs and per-log offsets also ``calibration-<log>.toml``
+for each), ``fit.json`` and ``fit.txt`` (the report), and ``profile.toml``: the profile with
+the corrected model and the calibration, for ``wholebody check --config``, its paths relative
+to itself. When the fitted model predicts held-out time windows worse than the URDF, the
+profile is written as ``profile.not-recommended.toml`` instead and the report says so. A
+changed link that cannot be written into the MJCF (see the writer) ends the command with a
+:class:`~wholebody.errors.ModelError` naming it, after the report is written and before any
+model or profile is. A robot from no model file (built in memory) has its ``--mass``/``--com``
+/``--inertia`` refused before the fit. :func:`run_fit` is the same in Python.
 :func:`add_fit_command` adds the subcommand to the CLI's parser.
 """
 
@@ -24,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidArgumentError, OutputError
+from ..errors import InvalidArgumentError, ModelError, OutputError
 
 if TYPE_CHECKING:  # the parser is built on every command: identify is imported by run_fit only
     from ..identify import IdentificationResult
@@ -45,6 +48,7 @@ class FitOutputs:
     profile: Path | None
     calibrations: tuple[Path, ...] = ()
     notes: tuple[str, ...] = ()
+    mjcf: Path | None = None  # the corrected MJCF of a robot loaded from MJCF (urdf is None)
 
 
 def _parameters(mass: bool, com: bool, inertia: bool = False) -> str | None:
@@ -98,16 +102,14 @@ def run_fit(
     parameters = _parameters(mass, com, inertia)
     if parameters is None and not offsets:
         raise InvalidArgumentError("nothing to fit: give --mass, --com, --inertia and/or --offsets")
-    source = str(robot.source) if robot.source is not None else ""
-    if parameters is not None and not source.endswith(".urdf"):
+    kind = _model_kind(robot.source)
+    if parameters is not None and kind is None:
         # Refused before the fit: its corrected model could not be written.
-        kind = "an MJCF file" if source.endswith(".xml") else "no URDF file"
         raise InvalidArgumentError(
-            f"--mass/--com/--inertia: the robot of {config} comes from {source or 'memory'} "
-            f"({kind}); wholebody writes corrected inertias into URDF files only (Pinocchio "
-            "merges an MJCF body without joints into its parent, so a fitted link is not one "
-            "MJCF <inertial>): give the profile a `urdf` of the same robot, or fit --offsets "
-            "alone"
+            f"--mass/--com/--inertia: the robot of {config} comes from "
+            f"{robot.source or 'memory'}, not a URDF or MJCF file; wholebody writes corrected "
+            "inertias into the model file: give the profile a `urdf` or `mjcf`, or fit "
+            "--offsets alone"
         )
     trajs = [Trajectory.load(p) for p in logs]
     sensors = SensorModel(offsets=True, per_log=per_log_offsets) if offsets else None
@@ -131,11 +133,6 @@ def run_fit(
     except OSError as exc:
         raise OutputError(f"cannot create the output folder {folder}: {exc}") from exc
     notes: list[str] = []
-    urdf_path = None
-    source = str(robot.source) if robot.source is not None else ""
-    if parameters is not None and source.endswith(".urdf"):
-        urdf_path = folder / f"{Path(source).stem}.corrected.urdf"
-        result.write_urdf(urdf_path)
     calibration: Calibration = result.calibration
     cal_path = folder / "calibration.toml"
     calibration.save(cal_path)
@@ -162,21 +159,49 @@ def run_fit(
             "NOT RECOMMENDED: the fitted model predicts held-out time windows worse than the "
             f"URDF; the profile is written as {profile_path.name}, not profile.toml"
         )
+    report = result.format_report() + "\n"
     try:
-        text_path.write_text(result.format_report() + "\n" + "".join(n + "\n" for n in notes))
-        profile_path.write_text(_corrected_profile(Path(config), urdf_path, cal_path, folder))
+        text_path.write_text(report + "".join(n + "\n" for n in notes))
+    except OSError as exc:
+        raise OutputError(f"cannot write to {folder}: {exc}") from exc
+    # The model last but one: a link the MJCF cannot take ends the command with the report
+    # on disk and no profile pointing at a model that was not written.
+    model_path = None
+    if parameters is not None and kind is not None and robot.source is not None:
+        model_path = folder / f"{Path(str(robot.source)).stem}.corrected.{kind}"
+        if kind == "urdf":
+            result.write_urdf(model_path)
+        else:
+            try:
+                notes += result.write_mjcf(model_path).notes
+            except ModelError as exc:
+                raise ModelError(f"{exc} (the fit's report is in {text_path})") from exc
+    try:
+        text_path.write_text(report + "".join(n + "\n" for n in notes))
+        profile_path.write_text(_corrected_profile(Path(config), model_path, cal_path, folder))
     except OSError as exc:
         raise OutputError(f"cannot write to {folder}: {exc}") from exc
     return FitOutputs(
         result,
-        urdf_path,
+        model_path if kind == "urdf" else None,
         cal_path,
         json_path,
         text_path,
         profile_path,
         tuple(per_log_paths),
         tuple(notes),
+        model_path if kind == "xml" else None,
     )
+
+
+def _model_kind(source: str | None) -> str | None:
+    """``"urdf"`` (a ``.urdf`` file), ``"xml"`` (a file with a ``<mujoco>`` root) or None
+    (no model file)."""
+    from ..robot.mjcf_writer import is_mjcf
+
+    if source is not None and source.endswith(".urdf"):
+        return "urdf"
+    return "xml" if is_mjcf(source) else None
 
 
 def _relative(path: Path, folder: Path) -> str:
@@ -184,9 +209,9 @@ def _relative(path: Path, folder: Path) -> str:
     return Path(os.path.relpath(path.resolve(), folder.resolve())).as_posix()
 
 
-def _corrected_profile(config: Path, urdf: Path | None, calibration: Path, folder: Path) -> str:
-    """The profile's text with ``urdf`` pointing at the corrected file and a ``calibration``
-    key, both relative to the written profile's folder (``folder``)."""
+def _corrected_profile(config: Path, model: Path | None, calibration: Path, folder: Path) -> str:
+    """The profile's text with ``urdf`` or ``mjcf`` pointing at the corrected model and a
+    ``calibration`` key, both relative to the written profile's folder (``folder``)."""
     import sys
 
     if sys.version_info >= (3, 11):
@@ -196,8 +221,9 @@ def _corrected_profile(config: Path, urdf: Path | None, calibration: Path, folde
     text = config.read_text()
     data = tomllib.loads(text)
     lines = [f"# written by wholebody fit from {config.name}; paths relative to this file"]
-    if urdf is not None:
-        lines.append(f'urdf = "{_relative(urdf, folder)}"')
+    if model is not None:
+        key = "urdf" if model.suffix == ".urdf" else "mjcf"
+        lines.append(f'{key} = "{_relative(model, folder)}"')
     elif "urdf" in data:
         lines.append(f'urdf = "{_relative(config.parent / data["urdf"], folder)}"')
     elif "mjcf" in data:  # an MJCF robot: the profile points at the same model
@@ -237,6 +263,7 @@ def _fit(args: argparse.Namespace) -> int:
         p
         for p in (
             outputs.urdf,
+            outputs.mjcf,
             outputs.calibration,
             *outputs.calibrations,
             outputs.report_json,
@@ -251,7 +278,17 @@ def _fit(args: argparse.Namespace) -> int:
 
 def add_fit_command(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``fit`` to the CLI's subparsers; its handler returns the exit code."""
-    fit = subparsers.add_parser("fit", help="fit mass/CoM corrections and sensor offsets to logs")
+    fit = subparsers.add_parser(
+        "fit",
+        help="fit mass/CoM corrections and sensor offsets to logs",
+        description="Fit per-link mass, CoM and inertia corrections and sensor offsets to "
+        "logs. Writes to OUT/ the corrected model (<robot>.corrected.urdf; for a robot from "
+        "MJCF <model>.corrected.xml: a copy with includes inlined and the changed links' "
+        "<inertial> written, a link welded to others changed on its heaviest body, a link "
+        "that cannot be written refused by name with exit 2), calibration.toml, fit.json, "
+        "fit.txt and profile.toml (paths relative to itself; profile.not-recommended.toml "
+        "when the fit predicts held-out data worse than the model).",
+    )
     fit.add_argument(
         "logs", nargs="+", help="log files (.npz, .csv, .parquet, .h5), fitted together"
     )
@@ -292,7 +329,12 @@ def add_fit_command(subparsers: argparse._SubParsersAction) -> argparse.Argument
         help="time windows per log for the held-out comparison with the URDF (default 5)",
     )
     fit.add_argument("--offsets", action="store_true", help="6D offsets of each contact's sensor")
-    fit.add_argument("--link", action="append", help="restrict --mass/--com to this link (repeat)")
+    fit.add_argument(
+        "--link",
+        action="append",
+        help="restrict --mass/--com/--inertia to this link (repeat); an MJCF robot's links "
+        "are named after their joints",
+    )
     fit.add_argument(
         "--torques",
         action=argparse.BooleanOptionalAction,
