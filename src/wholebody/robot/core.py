@@ -59,6 +59,7 @@ from ._contact import ContactDynamics, ContactDynamicsPass
 from ._dynamics import External, TorqueTerms
 from ._kinematics import ContactPass
 from ._model import _FREE_FLYER
+from .model_warnings import inertialess_child_links
 
 __all__ = [
     "Robot",
@@ -153,14 +154,22 @@ class Robot:
         self._crba_upper_only = not np.array_equal(M, M.T)
         self._lower_mask = np.tril(np.ones((self._nv, self._nv), dtype=bool), -1)
         self._zero_v = np.zeros(self._nv)
+        # What the file said that the model does not keep (set by the loaders).
+        self._links_without_inertia: tuple[str, ...] = ()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"model": self._model, "name": self.name, "source": self.source}
+        return {
+            "model": self._model,
+            "name": self.name,
+            "source": self.source,
+            "links_without_inertia": self._links_without_inertia,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(  # type: ignore[misc]
             state["model"], name=state["name"], source=state["source"], _owned=True
         )
+        self._links_without_inertia = tuple(state.get("links_without_inertia", ()))
 
     @classmethod
     def from_urdf(
@@ -228,7 +237,12 @@ class Robot:
         problems = [p for p in problems if p.error_type is None]
         problems += _validation.model_problems(model, check_bodies=False)
         _validation.apply_policy(problems, validate, str(path))
-        return cls(model, name=name or root.get("name"), source=str(path), _owned=True)
+        robot = cls(model, name=name or root.get("name"), source=str(path), _owned=True)
+        # Kept from the parsed tree: nothing reads the file again (it may be gone).
+        robot._links_without_inertia = tuple(
+            n for n in inertialess_child_links(root) if model.existFrame(n, pin.FrameType.BODY)
+        )
+        return robot
 
     @classmethod
     def from_mjcf(
@@ -359,6 +373,33 @@ class Robot:
         :attr:`mass`, it does not follow edits made to :attr:`model` directly).
         """
         return self._weight
+
+    @property
+    def links_without_inertia(self) -> list[str]:
+        """Links that the URDF the robot was loaded from leaves without ``<inertial>``, in file
+        order, its root link excluded: Pinocchio gives them no mass, simulators some (PyBullet
+        1 kg each; see :mod:`wholebody.robot.model_warnings`).
+
+        Read when the file is loaded (:meth:`from_urdf`, :meth:`from_urdf_string`), so it
+        holds after the file is gone; kept by pickling and by :meth:`with_model`. Empty for
+        MJCF files and :meth:`from_model` (their bodies say nothing of a missing element).
+
+        Examples
+        --------
+        >>> import wholebody
+        >>> wholebody.load("humanoid").links_without_inertia
+        ['left_hand', 'left_sole', 'right_hand', 'right_sole']
+        """
+        return list(self._links_without_inertia)
+
+    def with_model(self: _R, model: pin.Model) -> _R:
+        """A robot on ``model``, a changed copy of this robot's model (other inertias, as the
+        simulators' repairs make), with this robot's name, source and what its file said
+        (:attr:`links_without_inertia`). ``model`` is used as is (not validated, not copied).
+        """
+        robot = type(self)(model, name=self.name, source=self.source)
+        robot._links_without_inertia = self._links_without_inertia
+        return robot
 
     @property
     def joint_names(self) -> list[str]:
