@@ -18,7 +18,8 @@ Conventions (fixed for the whole library, see the README's table):
 * Spatial vectors are force first: a wrench is ``(f, tau)``, a twist ``(v, omega)``.
 * SI units: m, kg, s, N, N m, rad.
 
-This package is the one place where Pinocchio is called for dynamics. :class:`Robot` is one
+This package is the one place where Pinocchio's algorithms are called (the passes that other
+packages need are in :mod:`wholebody.robot.batch`; tested). :class:`Robot` is one
 class: it holds the model, its data and the names (its constructor, loaders and properties
 are here), and its methods are plain functions of the robot, each in the module of its
 idea, bound to the class as attributes (no base classes, no call overhead):
