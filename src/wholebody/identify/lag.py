@@ -75,22 +75,21 @@ def estimate_lag(
         Yb, Jb, Rb = regressor_frames_rows(
             robot, log.q, log.v, log.a, block, frames, dofs=6, n_rotations=k
         )
-        for j, i in enumerate(block):
-            s = b + j
-            Y = Yb[j]
-            y[s] = Y @ pi0
-            N[s, :, 0] = y[s]
-            N[s, :, 1:5] = Y[:, 0:4]
-            if own:
-                N[s, :, 5:n_mass] = Y[:, problem.used] @ Dp
-            for c in range(k):
-                G[s, c] = Jb[j, c].T
-                R = Rb[j, c]
-                N[s, :, n_mass + 6 * c : n_mass + 6 * c + 3] = G[s, c][:, :3] @ R
-                N[s, :, n_mass + 6 * c + 3 : n_mass + 6 * c + 6] = G[s, c][:, 3:] @ R
-            if log.E is not None:
-                for e in range(len(ext)):
-                    y[s] -= Jb[j, k + e].T @ log.E[i, e]
+        rows = slice(b, b + len(block))
+        y[rows] = Yb @ pi0
+        N[rows, :, 0] = y[rows]
+        N[rows, :, 1:5] = Yb[:, :, 0:4]
+        if own:
+            N[rows, :, 5:n_mass] = Yb[:, :, problem.used] @ Dp
+        G[rows] = np.swapaxes(Jb[:, :k], 2, 3)
+        for c in range(k):
+            Gc, R = G[rows, c], Rb[:, c]
+            N[rows, :, n_mass + 6 * c : n_mass + 6 * c + 3] = Gc[:, :, :3] @ R
+            N[rows, :, n_mass + 6 * c + 3 : n_mass + 6 * c + 6] = Gc[:, :, 3:] @ R
+        if log.E is not None:
+            for e in range(len(ext)):
+                Je_T = np.swapaxes(Jb[:, k + e], 1, 2)
+                y[rows] -= (Je_T @ log.E[block, e][:, :, None])[:, :, 0]
     W = log.W[:, log.contact_order]
     # Wrenches constant over time (a log of one held posture): every shift reads the same
     # values, so the log says nothing about a lag.
