@@ -54,6 +54,8 @@ __all__ = [
 ]
 
 Array = NDArray[np.float64]
+#: Sample indices: a sequence of ints or an integer array.
+Samples = Sequence[int] | NDArray[np.integer]
 
 _momentum_rate = pin.computeCentroidalMomentumTimeVariation
 _update_frame = pin.updateFramePlacement
@@ -182,7 +184,7 @@ def com_frames_rows(
 def centroidal_map_rows(
     robot: Robot,
     Q: Array,
-    rows: Sequence[int],
+    rows: Samples,
     frame_ids: Sequence[int],
 ) -> tuple[Array, Array, Array]:
     """One Pinocchio pass per listed sample: the centroidal momentum map ``A_G(q)``
@@ -299,7 +301,7 @@ def regressor_frames_rows(
     Q: Array,
     V: Array,
     A: Array,
-    rows: Sequence[int],
+    rows: Samples,
     frame_ids: Sequence[int],
     *,
     dofs: int,

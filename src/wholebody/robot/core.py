@@ -58,14 +58,17 @@ from ._checks import (
 )
 from ._contact import ContactDynamics, ContactDynamicsPass
 from ._dynamics import External, TorqueTerms
-from ._kinematics import ContactPass
+from ._kinematics import ContactPass, FramePlacements
 from ._model import _FREE_FLYER
+from ._state import StateCheck
 from .model_warnings import inertialess_child_links
 
 __all__ = [
     "Robot",
     "TorqueTerms",
     "ContactPass",
+    "StateCheck",
+    "FramePlacements",
     "ContactDynamics",
     "ContactDynamicsPass",
     "External",
@@ -449,6 +452,7 @@ class Robot:
 
     # --- state: checks of q, v, a, tau (single and batch), configurations -----------------
 
+    check_state = _state.check_state
     check_q = _state.check_q
     _new_q_passes = _state._new_q_passes
     _new_v_passes = _state._new_v_passes
@@ -480,6 +484,7 @@ class Robot:
     # --- kinematics: frames, CoM, momentum, one-pass helpers for balance/estimation -------
 
     _fid = _kinematics._fid
+    placements = _kinematics.placements
     frame_placement = _kinematics.frame_placement
     frame_placements = _kinematics.frame_placements
     com_and_frame_positions = _kinematics.com_and_frame_positions
