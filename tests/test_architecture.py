@@ -1,10 +1,12 @@
 """The shape of the code, as docs/architecture.md states it: imports run down the layers, no
-import cycles (function-level imports included), and private modules and names used only inside
-their own package."""
+import cycles (function-level imports included), private modules and names used only inside
+their own package, and Pinocchio's algorithms called from ``robot`` only."""
 
 from __future__ import annotations
 
 import ast
+import inspect
+import re
 from pathlib import Path
 
 from wholebody._aliases import resolve
@@ -221,3 +223,134 @@ def test_robot_is_one_class_over_modules_of_functions():
     assert {"mass_matrix", "check_q", "check_batch", "frame_jacobian", "contact_dynamics"} <= bound
     for name in bound:
         assert getattr(Robot, name).__code__.co_varnames[0] == "robot", name
+
+
+# --- Pinocchio's algorithms are called from robot/ only -----------------------------------------
+
+# The modules (and packages) that may call Pinocchio's algorithms.
+PINOCCHIO_CALLERS = {
+    "wholebody.robot",
+    "wholebody.control._tick",  # moved in wt-ctl
+}
+# A signature that runs on a Data: a Model with its Data, or a pool of them (Boost.Python
+# writes each overload as ``name( (Model)model, (Data)data, ...) -> ...`` in the docstring).
+_ON_DATA = re.compile(r"\(Model\)\w+,\s*\(Data\)\w+|\(ModelPool\)")
+
+
+def _is_pinocchio_algorithm(name: str) -> bool:
+    """Whether ``pinocchio.<name>`` is an algorithm: a function of the module one of whose
+    signatures takes a ``Model`` with its ``Data`` (it reads or writes the Data: kinematics,
+    dynamics, Jacobians, regressors, frame updates). Types (``SE3``, ``Motion``, ``Inertia``,
+    ``Quaternion``, ``ReferenceFrame``), constants, model builders and functions of
+    configurations or rotations alone (``neutral``, ``difference``, ``log3``, ``exp3``) are
+    not."""
+    import pinocchio as pin
+
+    f = getattr(pin, name, None)
+    if f is None or isinstance(f, type) or not callable(f):
+        return False
+    if _ON_DATA.search(f.__doc__ or ""):
+        return True
+    try:  # a function written in Python
+        params = list(inspect.signature(f).parameters)
+    except (TypeError, ValueError):
+        return False
+    return params[:2] == ["model", "data"]
+
+
+def _pinocchio_algorithm_uses(source: str) -> set[tuple[int, str]]:
+    """(line, name) of every use of a Pinocchio algorithm in ``source``: an attribute of the
+    module under any name it is imported as (called or not: ``f = pin.rnea`` counts), a name
+    imported from it, or ``getattr(pin, "rnea")``."""
+    tree = ast.parse(source)
+    aliases: set[str] = set()
+    uses: set[tuple[int, str]] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == "pinocchio":
+                    aliases.add(a.asname or a.name)
+                elif a.name.startswith("pinocchio.") and a.asname is None:
+                    aliases.add("pinocchio")  # "import pinocchio.utils" binds pinocchio
+        elif isinstance(node, ast.ImportFrom) and node.module == "pinocchio" and not node.level:
+            uses |= {(node.lineno, a.name) for a in node.names if _is_pinocchio_algorithm(a.name)}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in aliases
+            and _is_pinocchio_algorithm(node.attr)
+        ):
+            uses.add((node.lineno, node.attr))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id in aliases
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+            and _is_pinocchio_algorithm(node.args[1].value)
+        ):
+            uses.add((node.lineno, node.args[1].value))
+    return uses
+
+
+def test_pinocchio_algorithms_are_called_from_robot_only():
+    offenders = []
+    callers = set()
+    for name, path in _modules().items():
+        uses = _pinocchio_algorithm_uses(path.read_text())
+        allowed = [m for m in PINOCCHIO_CALLERS if _inside(name, m)]
+        if allowed and uses:
+            callers.update(allowed)
+        elif uses:
+            offenders += [f"{name}:{line} uses pinocchio.{f}" for line, f in sorted(uses)]
+    assert not offenders, (
+        "Pinocchio algorithms outside robot/ (move the pass into a robot/ function):\n"
+        + "\n".join(offenders)
+    )
+    # No stale exemption: every module allowed still calls an algorithm.
+    assert callers == PINOCCHIO_CALLERS, f"allowed but calling none: {PINOCCHIO_CALLERS - callers}"
+
+
+def test_the_pinocchio_rule_tells_algorithms_from_types_and_catches_a_planted_call():
+    algorithms = [
+        "forwardKinematics", "framesForwardKinematics", "computeJointJacobians",
+        "computeFrameJacobian", "getFrameJacobian", "centerOfMass", "rnea", "crba",
+        "computeAllTerms", "updateFramePlacement", "updateFramePlacements",
+        "jointBodyRegressor", "computeJointTorqueRegressor", "computeCentroidalMap",
+        "computeCentroidalMomentumTimeVariation", "getFrameClassicalAcceleration",
+    ]  # fmt: skip
+    others = [
+        "SE3", "Quaternion", "ReferenceFrame", "Motion", "Force", "Inertia", "Model", "Data",
+        "FrameType", "LOCAL_WORLD_ALIGNED", "log3", "exp3", "log6", "neutral", "difference",
+        "integrate", "isNormalized", "buildModelFromUrdf", "not_a_pinocchio_name",
+    ]  # fmt: skip
+    assert [n for n in algorithms if not _is_pinocchio_algorithm(n)] == []
+    assert [n for n in others if _is_pinocchio_algorithm(n)] == []
+    planted = """
+import numpy as np
+import pinocchio as pin
+import pinocchio.utils
+from pinocchio import SE3, rnea
+
+def f(model, data, q):
+    pin.forwardKinematics(model, data, q)
+    J = pinocchio.getFrameJacobian(model, data, 3, pin.LOCAL_WORLD_ALIGNED)
+    rate = pin.computeCentroidalMomentumTimeVariation
+    M = getattr(pin, "crba")(model, data, q)
+    R = pin.exp3(np.zeros(3)) @ SE3.Identity().rotation
+    dq = pin.difference(model, pin.neutral(model), q) + pin.log3(R)[0]
+    return J, rate, M, dq, pin.Motion.Zero(), pin.Force.Zero(), pin.Inertia.Zero()
+"""
+    assert _pinocchio_algorithm_uses(planted) == {
+        (5, "rnea"),
+        (8, "forwardKinematics"),
+        (9, "getFrameJacobian"),
+        (10, "computeCentroidalMomentumTimeVariation"),
+        (11, "crba"),
+    }
+    # An unrelated module named like it is not Pinocchio.
+    assert _pinocchio_algorithm_uses("import pin\npin.rnea(1)\n") == set()

@@ -3,8 +3,6 @@ cause that gives them the mass a simulator does). Private to the check engine.""
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,30 +11,16 @@ from numpy.typing import NDArray
 
 from ..diagnosis.causes_artefacts import LinkMotion
 from ..robot import Robot
-from ..robot.model_warnings import links_without_inertia
+from ..robot.batch import frame_motions_rows
 
 __all__ = ["inertialess_links", "link_motion"]
 
 
 def inertialess_links(robot: Robot) -> list[str]:
     """The robot's links (Pinocchio body frames) that its URDF leaves without ``<inertial>``,
-    its root excluded (empty when the model did not come from a readable URDF file)."""
-    source = getattr(robot, "source", None)
-    if not source or not str(source).endswith(".urdf"):
-        return []
-    try:
-        root = ET.parse(Path(source)).getroot()
-    except (OSError, ET.ParseError):
-        return []
-    children = {
-        str(c.get("link")) for j in root.findall("joint") if (c := j.find("child")) is not None
-    }
-    model = robot.model
-    return [
-        n
-        for n in links_without_inertia(root)
-        if n in children and model.existFrame(n, pin.FrameType.BODY)
-    ]
+    its root excluded: :attr:`Robot.links_without_inertia`, read when the file was loaded
+    (empty for a model that did not come from a URDF)."""
+    return robot.links_without_inertia
 
 
 def link_motion(
@@ -52,23 +36,16 @@ def link_motion(
     S, m = len(rows), len(names)
     pos = np.full((S, m, 3), np.nan)
     acc = np.full((S, m, 3), np.nan)
-    model, data = robot.model, robot.model.createData()
+    model = robot.model
     ids = [model.getFrameId(n, pin.FrameType.BODY) for n in names]
-    frame = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
     for start, stop in bounds:
         sel = np.flatnonzero((rows >= start) & (rows < stop))
         if not len(sel):
             continue
         q, v, a, off = read(start, stop)
-        for s in sel:
-            i = int(rows[s] - start + off)
-            if not (
-                np.isfinite(q[i]).all() and np.isfinite(v[i]).all() and np.isfinite(a[i]).all()
-            ):
-                continue
-            pin.forwardKinematics(model, data, q[i], v[i], a[i])
-            for c, fid in enumerate(ids):
-                pin.updateFramePlacement(model, data, fid)
-                pos[s, c] = data.oMf[fid].translation
-                acc[s, c] = pin.getFrameClassicalAcceleration(model, data, fid, frame).linear
+        at = rows[sel] - start + off
+        ok = np.isfinite(q[at]).all(axis=1) & np.isfinite(v[at]).all(axis=1)
+        ok &= np.isfinite(a[at]).all(axis=1)
+        sel, at = sel[ok], at[ok]
+        pos[sel], acc[sel] = frame_motions_rows(robot, q[at], v[at], a[at], ids)
     return LinkMotion(list(names), pos, acc)

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pinocchio as pin
 from numpy.typing import NDArray
 
 from ..errors import InvalidArgumentError
+from ..robot.batch import com_frames_rows
 from ..robot.core import Robot
 from ..trajectory import Trajectory
 
@@ -164,8 +164,6 @@ def contact_checks(
     caller made (NaN where it made none); the missing samples are placed here.
     """
     N, k = len(traj), len(frames)
-    model = robot.model
-    data = model.createData()
     fids = [robot.frame_id(f) for f in frames]
     if placements is None:
         P = np.full((N, k, 3), np.nan)
@@ -175,10 +173,7 @@ def contact_checks(
         com = np.where(bad[:, None], np.nan, placements[0])
         P = np.where(bad[:, None, None], np.nan, placements[1])
         todo = ~bad & ~(np.isfinite(com).all(axis=1) & np.isfinite(P).all(axis=(1, 2)))
-    for i in np.flatnonzero(todo):
-        com[i] = pin.centerOfMass(model, data, q[i], False)
-        for c, fid in enumerate(fids):
-            P[i, c] = pin.updateFramePlacement(model, data, fid).translation
+    com_frames_rows(robot, q, np.flatnonzero(todo).tolist(), fids, com, P)
     t = traj.time
     normal = ground.normal if ground is not None else up
     W = traj.contact_wrenches

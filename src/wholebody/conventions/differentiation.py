@@ -51,11 +51,11 @@ from dataclasses import dataclass
 from typing import ParamSpec, TypeVar
 
 import numpy as np
-import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
 from ..contacts import Contact
 from ..errors import InvalidArgumentError, LogFormatError
+from ..robot.batch import centroidal_map_rows
 from ..robot.core import Robot
 from ..trajectory import Trajectory
 
@@ -188,8 +188,6 @@ def expected_residual_error(
         wrenches = np.concatenate([wrenches, traj.external_wrenches], axis=1)
     wrenches = np.where(np.isfinite(wrenches), wrenches, 0.0)
 
-    model = robot.model
-    data = model.createData()
     fids = [robot.frame_id(f) for f in frames]
     sigma = _noise_sigma(np.where(bad[:, None], np.nan, v), lags=FAST_NOISE_LAGS)
     sigma_slow = np.fmax(sigma, _noise_sigma(np.where(bad[:, None], np.nan, v)))
@@ -207,15 +205,7 @@ def expected_residual_error(
     all_rows = np.flatnonzero(~bad & need)
     for b in range(0, len(all_rows), _BLOCK):
         rows = all_rows[b : b + _BLOCK]
-        Ag = np.empty((len(rows), 6, model.nv))
-        G = np.empty((len(rows), 3))
-        P = np.empty((len(rows), len(fids), 3))
-        for r, i in enumerate(rows):
-            Ag[r] = pin.computeCentroidalMap(model, data, q[i])
-            pin.updateFramePlacements(model, data)
-            G[r] = data.com[0]
-            for c, fid in enumerate(fids):
-                P[r, c] = data.oMf[fid].translation
+        Ag, G, P = centroidal_map_rows(robot, q, rows, fids)
         for s_, (out_f, out_m) in ((sigma, (noise_f, noise_m)), (sigma_slow, (slow_f, slow_m))):
             As = Ag * s_[None, None, :]
             out_f[rows] = np.sqrt(np.sum(As[:, :3] ** 2, axis=(1, 2)))

@@ -2,17 +2,17 @@
 daqp workspace kept per (robot, contact set). Private to
 :mod:`wholebody.estimation.problem`.
 
-One call: the state check, one Pinocchio pass (CoM, momentum rate, the contact frames'
-placements, read through views of ``data``), the six Newton-Euler rows and the cones in
-world axes written in place into daqp's constraint matrix, one daqp update and solve
-(warm-started from the previous call's working set, as the batch is from the previous
-sample's), and the exact verification of the answer (every equation residual and every
-normalised cone row within ``tolerance * m |g|``). A verified answer becomes a
-:class:`ContactEstimate` whose derived fields (wrenches per contact, centres of pressure,
-the Newton-Euler residual, cone margins) are computed at first read, by the same function
-as the full path (:func:`~wholebody.estimation._estimate_paths.derived_fields`). Anything
-else (an infeasible sample, a daqp failure, known wrenches, an active mask, joint torques,
-another backend) returns None and the full path decides: it builds the
+One call: the state check, one Pinocchio pass (:class:`wholebody.robot.batch.LiveFrames`: CoM,
+momentum rate, the contact frames' placements, read through views of ``data``), the six
+Newton-Euler rows and the cones in world axes written in place into daqp's constraint matrix,
+one daqp update and solve (warm-started from the previous call's working set, as the batch is
+from the previous sample's), and the exact verification of the answer (every equation residual
+and every normalised cone row within ``tolerance * m |g|``). A verified answer becomes a
+:class:`ContactEstimate` whose derived fields (wrenches per contact, centres of pressure, the
+Newton-Euler residual, cone margins) are computed at first read, by the same function as the
+full path (:func:`~wholebody.estimation._estimate_paths.derived_fields`). Anything else (an
+infeasible sample, a daqp failure, known wrenches, an active mask, joint torques, another
+backend) returns None and the full path decides: it builds the
 :class:`~wholebody.estimation.EstimationProblem`, solves, falls back and explains.
 """
 
@@ -27,11 +27,11 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-import pinocchio as pin
 from numpy.typing import NDArray
 
 from ..contacts import Contact, PointContact, SurfaceContact
 from ..friction import ContactSet
+from ..robot.batch import LiveFrames
 from ..robot.core import Robot
 from ._estimate_paths import derived_fields
 from .assembly import newton_euler_identifiability
@@ -40,8 +40,6 @@ from .results import ContactEstimate
 __all__ = ["estimate_one", "SampleProblem"]
 
 Array = NDArray[np.float64]
-_momentum_rate = pin.computeCentroidalMomentumTimeVariation
-_update_frame = pin.updateFramePlacement
 _clock = time.perf_counter
 _largest = np.maximum.reduce
 _NO_LOWER = -1e30  # daqp's "no lower bound" on the cone rows, as the batch uses
@@ -177,8 +175,7 @@ class _Workspace:
         self.check_eq, self.check_cones = self.check[:6], self.check[6:]
         self.model: Any = None
         self.daqp: Any = None
-        self.view_data: Any = None
-        self.view_model: Any = None
+        self.live: LiveFrames | None = None  # the pass, through views of the robot's data
         self.positions_shape = (len(cset), 3)
         self.all_soles = all(c.size == 6 for c in contacts)
         k = len(contacts)
@@ -208,20 +205,6 @@ class _Workspace:
     def wrenches_of(self, x: Array) -> dict[str, Array]:
         """Contact name -> its wrench (or force) in ``x``, world axes at the frame origin."""
         return {name: x[cols].copy() for name, cols in zip(self.names, self.cset.cols)}
-
-    def views(self) -> None:
-        """Live views into the robot's current ``data`` (made again when it changes: a
-        frame added copies the model and its data)."""
-        robot = self.robot
-        d = robot._data
-        placed = [d.oMf[f] for f in self.frame_ids]
-        self.view_data, self.view_model = d, robot._model
-        self.com_view = d.com[0]
-        self.rate_view = d.dhg.vector
-        self.frames = [
-            (j, f, p.translation, p.rotation)
-            for j, (f, p) in enumerate(zip(self.frame_ids, placed))
-        ]
 
     def setup(self) -> bool:
         """A new daqp model on the current buffers (False when daqp refuses them)."""
@@ -305,22 +288,19 @@ def estimate_one(
         q, v, a = robot._check_qva(q, v, a)
     except Exception:  # the full path raises the same typed error, at its own checks
         return None
-    if ws.view_data is not robot._data or ws.view_model is not robot._model:
-        ws.views()
-    model, data = ws.view_model, ws.view_data
-    try:
-        _momentum_rate(model, data, q, v, a)
-    except Exception:  # unchecked input (check_inputs False): the full path says what
-        return None
+    live = ws.live
+    if live is None or live.data is not robot._data or live.model is not robot._model:
+        # Views made again when the data changes (a frame added copies model and data).
+        live = ws.live = LiveFrames(robot, ws.frame_ids)
     # Fresh arrays per call: the estimate keeps them for its derived fields.
     P, R_in = np.empty(ws.positions_shape), ws.R_in
-    for j, fid, translation, rotation in ws.frames:
-        _update_frame(model, data, fid)
-        P[j] = translation
-        R_in[j] = rotation
+    try:
+        live.centroidal_pass(q, v, a, P, R_in)
+    except Exception:  # unchecked input (check_inputs False): the full path says what
+        return None
     R = R_in.copy()
-    com = ws.com_view.copy()
-    rate = ws.rate_view.copy()
+    com = live.com.copy()
+    rate = live.rate.copy()
     # The rows' changing entries (cones in world axes, lever arms about the CoM): one product.
     np.subtract(P, com, out=ws.d_in)
     ws.flat[ws.entries] = np.dot(ws.K, ws.inputs, out=ws.values)

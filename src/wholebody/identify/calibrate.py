@@ -49,6 +49,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InvalidArgumentError, OutputError, ProfileError
 from ..limits import check_regular_text_file
+from ..robot.batch import frame_placements_rows
 from ..robot.core import Robot
 from ..trajectory import Trajectory
 from ._calibration_schema import check_calibration
@@ -311,16 +312,10 @@ def _frame_rotations(
     robot: Robot, q: Array, frames: list[str], names: list[str]
 ) -> dict[str, Array]:
     """Orientation (N, 3, 3), frame to world, of each frame over the samples of ``q``."""
-    import pinocchio as pin
-
-    model, data = robot.model, robot.model.createData()
     ids = [robot.frame_id(f) for f in frames]
-    out = {n: np.empty((len(q), 3, 3)) for n in names}
-    for i, qi in enumerate(q):
-        pin.forwardKinematics(model, data, qi)
-        for n, fid in zip(names, ids, strict=True):
-            out[n][i] = pin.updateFramePlacement(model, data, fid).rotation
-    return out
+    rotations = np.empty((len(q), len(ids), 3, 3))
+    frame_placements_rows(robot, q, range(len(q)), ids, rotations=rotations)
+    return {n: np.ascontiguousarray(rotations[:, j]) for j, n in enumerate(names)}
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pinocchio as pin
 from numpy.typing import NDArray
 
+from ..robot.batch import regressor_frames_rows
 from .calibrate import Calibration, ContactCalibration
 from .problem import PreparedLog, Problem
 
@@ -23,25 +23,15 @@ def features(
     """``F`` (n, rows, C) of samples ``start:stop`` of the log ``log_index``: ``r = F x`` is
     the residual of each row."""
     robot = problem.robot
-    model, data = robot.model, robot.model.createData()
+    model = robot.model
     contacts = problem.contacts
     frame_ids = [robot.frame_id(c.frame) for c in contacts] + [
         robot.frame_id(f) for f in log.ext_frames
     ]
     n, k = stop - start, len(contacts)
-    nf = len(frame_ids)
-    Y = np.empty((n, rows, problem.n_pi_full))
-    J = np.empty((n, nf, 6, rows))
-    Rot = np.empty((n, k, 3, 3))
-    for s in range(n):
-        i = start + s
-        q = log.q[i]
-        Y[s] = pin.computeJointTorqueRegressor(model, data, q, log.v[i], log.a[i])[:rows]
-        pin.computeJointJacobians(model, data, q)
-        for f, fid in enumerate(frame_ids):
-            J[s, f] = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)[:, :rows]
-            if f < k:
-                Rot[s, f] = pin.updateFramePlacement(model, data, fid).rotation
+    Y, J, Rot = regressor_frames_rows(
+        robot, log.q, log.v, log.a, range(start, stop), frame_ids, dofs=rows, n_rotations=k
+    )
     W = log.W[start:stop][:, log.contact_order]
     JT = np.swapaxes(J, 2, 3)  # (n, nf, rows, 6)
     b = np.einsum("nkrs,nks->nr", JT[:, :k], W)

@@ -18,13 +18,14 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-import pinocchio as pin
 from numpy.typing import NDArray
 
+from ..robot.batch import regressor_frames_rows
 from .problem import PreparedLog, Problem
 
 #: The fit's own inertial parameters join the nuisance up to this many (a targeted fit).
 MAX_OWN_COLUMNS = 24
+_BLOCK = 512  # samples per regressor pass
 __all__ = ["estimate_lag", "shift_wrenches"]
 
 Array = NDArray[np.float64]
@@ -53,7 +54,6 @@ def estimate_lag(
     if len(inside) < 10 or dt <= 0:
         return 0.0
     robot = problem.robot
-    model, data = robot.model, robot.model.createData()
     contacts = problem.contacts
     fids = [robot.frame_id(c.frame) for c in contacts]
     ext = [robot.frame_id(f) for f in log.ext_frames]
@@ -68,24 +68,28 @@ def estimate_lag(
     Dp = D0[: problem.n_pi, : problem.n_inertial]
     n_mass = 5 + (problem.n_inertial if own else 0)
     N = np.empty((n, 6, n_mass + 6 * k))
-    for s, i in enumerate(inside):
-        q = log.q[i]
-        Y = pin.computeJointTorqueRegressor(model, data, q, log.v[i], log.a[i])[:6]
-        pin.computeJointJacobians(model, data, q)
-        y[s] = Y @ pi0
-        N[s, :, 0] = y[s]
-        N[s, :, 1:5] = Y[:, 0:4]
+    frames = fids + (ext if log.E is not None else [])
+    # The base rows' regressor, Jacobians and rotations in blocks (memory bounded by a block).
+    for b in range(0, n, _BLOCK):
+        block = inside[b : b + _BLOCK]
+        Yb, Jb, Rb = regressor_frames_rows(
+            robot, log.q, log.v, log.a, block, frames, dofs=6, n_rotations=k
+        )
+        rows = slice(b, b + len(block))
+        y[rows] = Yb @ pi0
+        N[rows, :, 0] = y[rows]
+        N[rows, :, 1:5] = Yb[:, :, 0:4]
         if own:
-            N[s, :, 5:n_mass] = Y[:, problem.used] @ Dp
-        for c, fid in enumerate(fids):
-            G[s, c] = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)[:, :6].T
-            R = pin.updateFramePlacement(model, data, fid).rotation
-            N[s, :, n_mass + 6 * c : n_mass + 6 * c + 3] = G[s, c][:, :3] @ R
-            N[s, :, n_mass + 6 * c + 3 : n_mass + 6 * c + 6] = G[s, c][:, 3:] @ R
+            N[rows, :, 5:n_mass] = Yb[:, :, problem.used] @ Dp
+        G[rows] = np.swapaxes(Jb[:, :k], 2, 3)
+        for c in range(k):
+            Gc, R = G[rows, c], Rb[:, c]
+            N[rows, :, n_mass + 6 * c : n_mass + 6 * c + 3] = Gc[:, :, :3] @ R
+            N[rows, :, n_mass + 6 * c + 3 : n_mass + 6 * c + 6] = Gc[:, :, 3:] @ R
         if log.E is not None:
-            for e, fid in enumerate(ext):
-                Je = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)[:, :6]
-                y[s] -= Je.T @ log.E[i, e]
+            for e in range(len(ext)):
+                Je_T = np.swapaxes(Jb[:, k + e], 1, 2)
+                y[rows] -= (Je_T @ log.E[block, e][:, :, None])[:, :, 0]
     W = log.W[:, log.contact_order]
     # Wrenches constant over time (a log of one held posture): every shift reads the same
     # values, so the log says nothing about a lag.

@@ -21,7 +21,9 @@ from .core import (
     ContactDynamicsPass,
     ContactPass,
     External,
+    FramePlacements,
     Robot,
+    StateCheck,
     TorqueTerms,
 )
 
@@ -29,6 +31,8 @@ __all__ = [
     "Robot",
     "TorqueTerms",
     "ContactPass",
+    "StateCheck",
+    "FramePlacements",
     "ContactDynamics",
     "ContactDynamicsPass",
     "External",

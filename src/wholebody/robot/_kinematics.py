@@ -14,11 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
+
+from ..errors import InvalidArgumentError
+from .batch import frame_placements_rows
 
 if TYPE_CHECKING:
     from wholebody.robot.core import Robot
@@ -74,9 +77,145 @@ def _fid(robot: Robot, frame: str) -> int:
 # --- frames -----------------------------------------------------------------------------
 
 
+class FramePlacements(NamedTuple):
+    """Frame placements of one sample or N (:meth:`Robot.placements`): ``(positions,
+    rotations, flagged, reasons)``.
+
+    Shapes follow the call: a leading N axis for N samples, a frame axis (k) for a sequence
+    of frames, neither for one sample of one frame.
+
+    Attributes
+    ----------
+    positions : ndarray, shape ([N,] [k,] 3)
+        Frame origins in world coordinates [m]; NaN on flagged samples.
+    rotations : ndarray, shape ([N,] [k,] 3, 3)
+        World-from-frame rotations; NaN on flagged samples.
+    flagged : bool or ndarray of bool, shape (N,)
+        Samples that fail the state checks; always False for one sample (bad input raises).
+    reasons : dict of int to str
+        Why each flagged sample is flagged; empty for one sample.
+    """
+
+    positions: Array
+    rotations: Array
+    flagged: Any
+    reasons: dict[int, str]
+
+    @property
+    def is_batch(self) -> bool:
+        """True for N samples, False for one."""
+        return isinstance(self.flagged, np.ndarray)
+
+    def se3(self, *index: int) -> pin.SE3:
+        """One placement as a ``pinocchio.SE3`` (a copy), by its index on the leading axes:
+        ``se3()`` for one sample of one frame, ``se3(j)`` for frame ``j`` of one sample or
+        sample ``j`` of one frame, ``se3(i, j)`` for sample ``i``, frame ``j``.
+
+        Raises
+        ------
+        InvalidArgumentError
+            The index does not name one placement.
+        """
+        try:
+            p, R = self.positions[index], self.rotations[index]
+        except IndexError as exc:
+            raise InvalidArgumentError(f"se3{index}: {exc}") from None
+        if p.shape != (3,):
+            raise InvalidArgumentError(
+                f"se3{index} names {p.size // 3} placements, not one: give "
+                f"{self.positions.ndim - 1} indices"
+            )
+        return pin.SE3(R, p)
+
+
+# The generated constructor names this module, so that its annotations resolve here (the API
+# reference reads them).
+FramePlacements.__new__.__module__ = __name__
+
+
+def placements(robot: Robot, q: ArrayLike, frames: str | Sequence[str]) -> FramePlacements:
+    """Placements of frames for one configuration or N, in one call.
+
+    Like SciPy's ``Rotation``, the shape says which: ``q`` of shape (nq,) is one sample (bad
+    input raises, as in :meth:`check_q`), (N, nq) is N samples (bad samples flagged with a
+    reason and NaN, the others placed, as :meth:`check_batch` flags them). The result says
+    which it holds (:attr:`FramePlacements.is_batch`). One forward-kinematics pass per
+    sample, then each frame.
+
+    Parameters
+    ----------
+    q : array, shape (nq,) or (N, nq)
+        Configurations.
+    frames : str or sequence of str
+        One frame (no frame axis in the result) or several (axis k).
+
+    Returns
+    -------
+    FramePlacements
+        ``(positions, rotations, flagged, reasons)``: positions of shape ([N,] [k,] 3),
+        world [m]; rotations ([N,] [k,] 3, 3), world from frame.
+
+    Raises
+    ------
+    StateError
+        One sample: a bad ``q``. N samples: ``q`` not of shape (N, nq).
+    FrameNotFoundError
+        An unknown frame name.
+
+    Notes
+    -----
+    The names of earlier releases stay: :meth:`frame_placement` (one sample, one frame, a
+    ``pinocchio.SE3``: ``placements(q, frame).se3()``) and :meth:`frame_placements` (always
+    N samples, ``(positions, rotations)``; a (nq,) ``q`` is N = 1).
+
+    Examples
+    --------
+    The soles of the humanoid standing at the origin, once and over three samples (the
+    second with a zero quaternion, flagged):
+
+    >>> import numpy as np, wholebody
+    >>> robot = wholebody.load("humanoid")
+    >>> one = robot.placements(robot.neutral(), ["left_sole", "right_sole"])
+    >>> one.is_batch, one.positions.shape, np.round(one.positions[:, 1], 3)
+    (False, (2, 3), array([ 0.09, -0.09]))
+    >>> Q = np.tile(robot.neutral(), (3, 1))
+    >>> Q[1, 3:7] = 0.0
+    >>> many = robot.placements(Q, "left_sole")
+    >>> many.is_batch, many.positions.shape, many.flagged.tolist(), many.reasons
+    (True, (3, 3), [False, True, False], {1: 'base quaternion is zero'})
+    >>> np.round(many.se3(2).translation, 3)
+    array([ 0.03,  0.09, -0.94])
+    """
+    one_frame = isinstance(frames, str)
+    names = [frames] if isinstance(frames, str) else list(frames)
+    ids = [robot.frame_id(f) for f in names]
+    Q = np.asarray(q, dtype=float) if not isinstance(q, np.ndarray) else q
+    if Q.ndim == 1:
+        Q = robot.check_q(Q)[None]
+        flagged: Any = False
+        reasons: dict[int, str] = {}
+        rows: Any = [0]
+    else:
+        arrays, flagged, reasons = robot.check_batch(q=Q)
+        Q = arrays["q"]
+        rows = np.flatnonzero(~flagged).tolist()
+    N, k = Q.shape[0], len(ids)
+    positions = np.full((N, k, 3), np.nan)
+    rotations = np.full((N, k, 3, 3), np.nan)
+    frame_placements_rows(robot, Q, rows, ids, positions, rotations)
+    if one_frame:
+        positions, rotations = positions[:, 0], rotations[:, 0]
+    if not isinstance(flagged, np.ndarray):
+        positions, rotations = positions[0], rotations[0]
+    return FramePlacements(positions, rotations, flagged, reasons)
+
+
 def frame_placement(robot: Robot, q: ArrayLike, frame: str) -> pin.SE3:
     """Pose of a frame in the world, ``oMf`` (a copy): rotation world-from-frame and
-    origin in world coordinates [m]."""
+    origin in world coordinates [m].
+
+    The one-sample, one-frame form of :meth:`placements`, kept under this name of earlier
+    releases (``placements(q, frame).se3()``, on its own fast path)."""
     try:
         fid = robot._frame_ids[frame]
     except (KeyError, TypeError):
@@ -90,6 +229,9 @@ def frame_placements(
     robot: Robot, q: ArrayLike, frames: Sequence[str], *, progress: bool = False
 ) -> tuple[Array, Array]:
     """Poses of several frames over a whole log: one forward-kinematics pass per sample.
+
+    The N-sample form of :meth:`placements`, kept under this name of earlier releases: it
+    always has the N axis (a single (nq,) ``q`` is N = 1) and gives the two arrays alone.
 
     Parameters
     ----------
@@ -116,18 +258,12 @@ def frame_placements(
     N, k = Q.shape[0], len(ids)
     positions = np.full((N, k, 3), np.nan)
     rotations = np.full((N, k, 3, 3), np.nan)
-    m, d = robot._model, robot._data
     rows: Any = np.flatnonzero(~bad).tolist()
     if progress:
         from .._progress import progress_bar
 
         rows = progress_bar(rows, desc="frames", total=len(rows))
-    for i in rows:
-        pin.forwardKinematics(m, d, Q[i])
-        for j, fid in enumerate(ids):
-            placement = pin.updateFramePlacement(m, d, fid)
-            positions[i, j] = placement.translation
-            rotations[i, j] = placement.rotation
+    frame_placements_rows(robot, Q, rows, ids, positions, rotations)
     return positions, rotations
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -67,6 +67,10 @@ _TOP_TABLE = bytes(0 if b in _SMALL_TOP else 1 for b in range(256))
 
 def check_q(robot: Robot, q: ArrayLike) -> Array:
     """Return ``q`` as a float array of shape (nq,) after checking it.
+
+    The one-sample check of ``q`` alone, giving the array (the fast path every single-sample
+    method takes; skipped when :attr:`check_inputs` is False); :meth:`check_state` checks one
+    sample or N in one call.
 
     Raises
     ------
@@ -238,13 +242,120 @@ def _check_qva(
     return robot.check_q(q), robot.check_v(v), robot.check_v(a, "a")
 
 
+# --- one sample or N -------------------------------------------------------------------
+
+
+class StateCheck(NamedTuple):
+    """What :meth:`Robot.check_state` found, for one sample or N: ``(arrays, flagged,
+    reasons)``, a tuple (``arrays, bad, reasons = robot.check_batch(...)`` unpacks it as in
+    earlier releases).
+
+    Attributes
+    ----------
+    arrays : dict of str to ndarray
+        The checked arrays as float, by the names given: shape (nq,) / (nv,) for one sample,
+        (N, nq) / (N, nv) for N (other named arrays as given).
+    flagged : bool or ndarray of bool, shape (N,)
+        The samples that cannot be used; always False for one sample (bad input raises).
+    reasons : dict of int to str
+        Why each flagged sample is flagged (the first reason found); empty for one sample.
+    """
+
+    arrays: dict[str, Array]
+    flagged: Any
+    reasons: dict[int, str]
+
+    @property
+    def is_batch(self) -> bool:
+        """True for N samples, False for one."""
+        return isinstance(self.flagged, np.ndarray)
+
+
+# The generated constructor names this module, so that its annotations resolve here (the API
+# reference reads them).
+StateCheck.__new__.__module__ = __name__
+
+
+def check_state(robot: Robot, **arrays: ArrayLike) -> StateCheck:
+    """Check one sample or N in one call: one sample raises on bad input, N samples flag it.
+
+    Like SciPy's ``Rotation``, the shape says which: ``q`` of shape (nq,) (or, without ``q``,
+    the first of ``v``, ``a``, ``tau`` of shape (nv,)) is one sample, checked as
+    :meth:`check_q` and :meth:`check_v` check it (a :class:`~wholebody.errors.StateError`
+    naming the field, index and value; a quaternion norm off 1 by less than 1e-6
+    renormalised with a :class:`~wholebody.errors.StateWarning`); (N, nq) is N samples,
+    checked as :meth:`check_batch` checks them (bad samples flagged with a reason, never
+    dropped). The result says which it holds (:attr:`StateCheck.is_batch`). The states are
+    checked whatever :attr:`check_inputs` says.
+
+    Parameters
+    ----------
+    **arrays
+        ``q`` of shape (nq,) or (N, nq) and any of ``v``, ``a``, ``tau`` of shape (nv,) or
+        (N, nv) [SI units, Pinocchio's layout]; other named arrays (one sample: any shape;
+        N samples: (N, ...)) must be finite (and within the magnitude limit when their name
+        starts with ``tau``).
+
+    Returns
+    -------
+    StateCheck
+        ``(arrays, flagged, reasons)``: for one sample the checked vectors, ``False`` and
+        ``{}``; for N as :meth:`check_batch` returns them.
+
+    Raises
+    ------
+    StateError
+        One sample: any bad value. N samples: arrays whose shapes do not fit (a file-level
+        problem); bad values are flagged instead.
+
+    Examples
+    --------
+    One configuration, then three of which one has a zero base quaternion:
+
+    >>> import numpy as np, wholebody
+    >>> robot = wholebody.load("humanoid")
+    >>> one = robot.check_state(q=robot.neutral(), v=np.zeros(robot.nv))
+    >>> one.is_batch, one.arrays["q"].shape, one.flagged
+    (False, (26,), False)
+    >>> Q = np.tile(robot.neutral(), (3, 1))
+    >>> Q[1, 3:7] = 0.0
+    >>> many = robot.check_state(q=Q)
+    >>> many.is_batch, many.flagged.tolist(), many.reasons
+    (True, [False, True, False], {1: 'base quaternion is zero'})
+    >>> robot.check_state(q=Q[1])
+    Traceback (most recent call last):
+    ...
+    wholebody.errors.StateError: base quaternion q[3:7] is zero; a rotation needs a unit quaternion
+    """
+    first = next((arrays[n] for n in _STATE_FIELDS if n in arrays), None)
+    if first is None or np.ndim(first) != 1:
+        return robot.check_batch(**arrays)
+    out: dict[str, Array] = {}
+    for name, x in arrays.items():
+        if name == "q":
+            out[name] = robot._check_q_slow(x)  # the full check (whatever check_inputs says)
+        elif name in _STATE_FIELDS:
+            out[name] = as_state_vector(x, robot._nv, name)
+        else:  # the batch's rule for any other named array, on a batch of one
+            try:
+                arr = np.asarray(x, dtype=float)
+            except (TypeError, ValueError) as exc:
+                raise StateError(f"{name} must be an array of numbers: {exc}") from None
+            _, bad, reasons = robot.check_batch(**{name: arr[None]})
+            if bad[0]:
+                raise StateError(reasons[0])
+            out[name] = arr
+    return StateCheck(out, False, {})
+
+
 # --- arrays of samples ------------------------------------------------------------------
 
 
-def check_batch(
-    robot: Robot, **arrays: ArrayLike
-) -> tuple[dict[str, Array], NDArray[np.bool_], dict[int, str]]:
+def check_batch(robot: Robot, **arrays: ArrayLike) -> StateCheck:
     """Check arrays of samples at once; flag bad rows instead of raising.
+
+    The N-sample form of :meth:`check_state` (which also takes one sample), kept under this
+    name of earlier releases: it always takes N samples.
 
     Parameters
     ----------
@@ -254,16 +365,20 @@ def check_batch(
 
     Returns
     -------
-    arrays : dict of str to ndarray
-        The arrays as float; rows of ``q`` whose quaternion norm is within 1e-6 of 1
-        are renormalised (in a copy).
-    bad : ndarray of bool, shape (N,)
-        Rows that cannot be used: non-finite values; in ``q``, ``v``, ``a`` and ``tau*``
-        arrays also entries beyond :data:`~wholebody.robot.MAX_STATE_MAGNITUDE` (1e8, SI
-        units); quaternions that are zero or off unit norm by more than 1e-6.
-    reasons : dict of int to str
-        Why each bad row is bad (first reason found), e.g. ``"v has non-finite values"``
-        or ``"v[3] = 1e+200 is beyond any physical magnitude (|x| <= 1e+08)"``.
+    StateCheck
+        ``(arrays, bad, reasons)``, a tuple:
+
+        arrays : dict of str to ndarray
+            The arrays as float; rows of ``q`` whose quaternion norm is within 1e-6 of 1
+            are renormalised (in a copy).
+        bad : ndarray of bool, shape (N,)
+            Rows that cannot be used: non-finite values; in ``q``, ``v``, ``a`` and ``tau*``
+            arrays also entries beyond :data:`~wholebody.robot.MAX_STATE_MAGNITUDE` (1e8,
+            SI units); quaternions that are zero or off unit norm by more than 1e-6.
+        reasons : dict of int to str
+            Why each bad row is bad (first reason found), e.g. ``"v has non-finite
+            values"`` or ``"v[3] = 1e+200 is beyond any physical magnitude (|x| <=
+            1e+08)"``.
 
     Raises
     ------
@@ -341,7 +456,7 @@ def check_batch(
                 q = q.copy() if q is out["q"] else q
                 q[fix, start:stop] /= norm[fix, None]
         out["q"] = q
-    return out, bad, reasons
+    return StateCheck(out, bad, reasons)
 
 
 # --- configurations ---------------------------------------------------------------------

@@ -1,6 +1,25 @@
 """Batch helpers that call Pinocchio for many samples of one robot, for the hot loops of batch
-estimation and of log checks; and the configuration difference of many samples on the manifold,
-vectorised in numpy. Plain functions taking a :class:`~wholebody.robot.Robot`.
+estimation, of log checks, of the convention checks, the diagnosis and identification; and the
+configuration difference of many samples on the manifold, vectorised in numpy. Plain functions
+taking a :class:`~wholebody.robot.Robot`.
+
+The passes, one per listed sample, each on the robot's scratch ``Data`` (states **not
+checked**: callers check whole arrays with ``Robot.check_batch``):
+
+===============================  =============================================================
+:func:`centroidal_frames_rows`   CoM, momentum rate, frame placements (checks, estimation)
+:func:`com_frames_rows`          CoM and frame origins, no velocities (contact conventions)
+:func:`centroidal_map_rows`      the centroidal map ``A_G``, CoM and frame origins
+                                 (expected errors of differentiated accelerations)
+:func:`frame_placements_rows`    frame origins and rotations (``Robot.frame_placements``,
+                                 calibration)
+:func:`frame_motions_rows`       frame origins and classical accelerations (the motion of
+                                 links without ``<inertial>`` in the diagnosis)
+:func:`regressor_frames_rows`    joint-torque regressor rows, frame Jacobians and rotations
+                                 (identification)
+:class:`LiveFrames`              CoM, momentum rate and frame placements of one sample read
+                                 through views kept alive (the one-sample estimate)
+===============================  =============================================================
 
 The per-sample pass reads its results through views that Pinocchio's ``Data`` keeps alive
 (``data.com[0]``, ``data.dhg.vector``, ``data.oMf[i].translation`` / ``.rotation`` refer to the
@@ -10,7 +29,8 @@ sample.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
@@ -18,12 +38,28 @@ from numpy.typing import NDArray
 
 from ..errors import InvalidArgumentError
 
-__all__ = ["centroidal_frames_rows", "configuration_difference", "consecutive_differences"]
+if TYPE_CHECKING:
+    from .core import Robot
+
+__all__ = [
+    "centroidal_frames_rows",
+    "com_frames_rows",
+    "centroidal_map_rows",
+    "frame_placements_rows",
+    "frame_motions_rows",
+    "regressor_frames_rows",
+    "LiveFrames",
+    "configuration_difference",
+    "consecutive_differences",
+]
 
 Array = NDArray[np.float64]
+#: Sample indices: a sequence of ints or an integer array.
+Samples = Sequence[int] | NDArray[np.integer]
 
 _momentum_rate = pin.computeCentroidalMomentumTimeVariation
 _update_frame = pin.updateFramePlacement
+_LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 
 
 def centroidal_frames_rows(
@@ -71,12 +107,7 @@ def centroidal_frames_rows(
         A frame id outside ``[0, nframes)``.
     """
     model, data = robot.model, robot.data  # type: ignore[attr-defined]
-    ids = [int(f) for f in frame_ids]
-    bad = [f for f in ids if not 0 <= f < model.nframes]
-    if bad:
-        raise InvalidArgumentError(
-            f"frame ids {bad} are outside [0, {model.nframes}) for robot {model.name!r}"
-        )
+    ids = _checked_ids(model, frame_ids)
     r = len(ids) if n_rotations is None else int(n_rotations)
     if rotations is None:
         r = 0
@@ -99,6 +130,283 @@ def centroidal_frames_rows(
             Ri = rotations[i]  # type: ignore[index]
             for j in range(r):
                 Ri[j] = rots[j]
+
+
+def _checked_ids(model: pin.Model, frame_ids: Sequence[int]) -> list[int]:
+    """Frame ids as ints, each in ``[0, nframes)`` (Pinocchio aborts on one out of range)."""
+    ids = [int(f) for f in frame_ids]
+    bad = [f for f in ids if not 0 <= f < model.nframes]
+    if bad:
+        raise InvalidArgumentError(
+            f"frame ids {bad} are outside [0, {model.nframes}) for robot {model.name!r}"
+        )
+    return ids
+
+
+def com_frames_rows(
+    robot: Robot,
+    Q: Array,
+    rows: Iterable[int],
+    frame_ids: Sequence[int],
+    com: Array,
+    positions: Array,
+) -> None:
+    """One Pinocchio pass per listed sample (``centerOfMass`` of ``q`` alone, which places
+    the joints, then each frame): CoM and frame origins, written at the same rows.
+
+    Parameters
+    ----------
+    robot : Robot
+    Q : ndarray, shape (N, nq)
+        Checked configurations.
+    rows : iterable of int
+        The samples to compute, each in ``[0, N)``.
+    frame_ids : sequence of int
+        Frame indices in ``[0, nframes)``.
+    com : ndarray, shape (N, 3)
+        Out: centre of mass, world [m].
+    positions : ndarray, shape (N, len(frame_ids), 3)
+        Out: frame origins, world [m].
+
+    Raises
+    ------
+    InvalidArgumentError
+        A frame id outside ``[0, nframes)``.
+    """
+    model, data = robot.model, robot.data
+    ids = _checked_ids(model, frame_ids)
+    for i in rows:
+        com[i] = pin.centerOfMass(model, data, Q[i], False)
+        for c, fid in enumerate(ids):
+            positions[i, c] = _update_frame(model, data, fid).translation
+
+
+def centroidal_map_rows(
+    robot: Robot,
+    Q: Array,
+    rows: Samples,
+    frame_ids: Sequence[int],
+) -> tuple[Array, Array, Array]:
+    """One Pinocchio pass per listed sample: the centroidal momentum map ``A_G(q)``
+    (``h_G = A_G v``, world axes at the CoM), the CoM and the frames' origins.
+
+    Parameters
+    ----------
+    robot : Robot
+    Q : ndarray, shape (N, nq)
+        Checked configurations.
+    rows : sequence of int
+        The samples to compute, each in ``[0, N)``; the outputs follow their order.
+    frame_ids : sequence of int
+        Frame indices in ``[0, nframes)``.
+
+    Returns
+    -------
+    Ag : ndarray, shape (len(rows), 6, nv)
+        ``A_G``, rows ``(linear, angular)`` [kg, kg m^2 per unit of v].
+    com : ndarray, shape (len(rows), 3)
+        World [m].
+    positions : ndarray, shape (len(rows), len(frame_ids), 3)
+        Frame origins, world [m].
+    """
+    model, data = robot.model, robot.data
+    ids = _checked_ids(model, frame_ids)
+    n = len(rows)
+    Ag = np.empty((n, 6, model.nv))
+    com = np.empty((n, 3))
+    positions = np.empty((n, len(ids), 3))
+    for r, i in enumerate(rows):
+        Ag[r] = pin.computeCentroidalMap(model, data, Q[i])
+        pin.updateFramePlacements(model, data)
+        com[r] = data.com[0]
+        for c, fid in enumerate(ids):
+            positions[r, c] = data.oMf[fid].translation
+    return Ag, com, positions
+
+
+def frame_placements_rows(
+    robot: Robot,
+    Q: Array,
+    rows: Iterable[int],
+    frame_ids: Sequence[int],
+    positions: Array | None = None,
+    rotations: Array | None = None,
+) -> None:
+    """One forward-kinematics pass per listed sample (the joints, then each frame): frame
+    origins and world-from-frame rotations, written at the same rows.
+
+    Parameters
+    ----------
+    robot : Robot
+    Q : ndarray, shape (N, nq)
+        Checked configurations.
+    rows : iterable of int
+        The samples to compute, each in ``[0, N)``.
+    frame_ids : sequence of int
+        Frame indices in ``[0, nframes)``.
+    positions : ndarray, shape (N, len(frame_ids), 3), optional
+        Out: frame origins, world [m].
+    rotations : ndarray, shape (N, len(frame_ids), 3, 3), optional
+        Out: rotations, world from frame.
+    """
+    model, data = robot.model, robot.data
+    ids = list(enumerate(_checked_ids(model, frame_ids)))
+    for i in rows:
+        pin.forwardKinematics(model, data, Q[i])
+        for j, fid in ids:
+            placement = _update_frame(model, data, fid)
+            if positions is not None:
+                positions[i, j] = placement.translation
+            if rotations is not None:
+                rotations[i, j] = placement.rotation
+
+
+def frame_motions_rows(
+    robot: Robot, Q: Array, V: Array, A: Array, frame_ids: Sequence[int]
+) -> tuple[Array, Array]:
+    """One forward-kinematics pass (``q``, ``v``, ``a``) per sample: the frames' origins and
+    the classical accelerations of those origins.
+
+    Parameters
+    ----------
+    robot : Robot
+    Q : ndarray, shape (n, nq)
+    V, A : ndarray, shape (n, nv)
+        Checked states.
+    frame_ids : sequence of int
+        Frame indices in ``[0, nframes)``.
+
+    Returns
+    -------
+    positions : ndarray, shape (n, len(frame_ids), 3)
+        World [m].
+    accelerations : ndarray, shape (n, len(frame_ids), 3)
+        Classical (not spatial) accelerations of the origins, world axes [m/s^2].
+    """
+    model, data = robot.model, robot.data
+    ids = _checked_ids(model, frame_ids)
+    n, k = len(Q), len(ids)
+    positions, accelerations = np.empty((n, k, 3)), np.empty((n, k, 3))
+    for s in range(n):
+        pin.forwardKinematics(model, data, Q[s], V[s], A[s])
+        for c, fid in enumerate(ids):
+            _update_frame(model, data, fid)
+            positions[s, c] = data.oMf[fid].translation
+            accelerations[s, c] = pin.getFrameClassicalAcceleration(model, data, fid, _LWA).linear
+    return positions, accelerations
+
+
+def regressor_frames_rows(
+    robot: Robot,
+    Q: Array,
+    V: Array,
+    A: Array,
+    rows: Samples,
+    frame_ids: Sequence[int],
+    *,
+    dofs: int,
+    n_rotations: int = 0,
+) -> tuple[Array, Array, Array]:
+    """One pass per listed sample for identification: the joint-torque regressor, the frames'
+    Jacobians and rotations.
+
+    .. math::
+
+        \\tau = Y(q, v, a)\\,\\pi
+
+    with ``pi`` the 10 inertial parameters of every joint's body (Pinocchio's order:
+    ``m, m c, I`` about the joint origin).
+
+    Parameters
+    ----------
+    robot : Robot
+    Q : ndarray, shape (N, nq)
+    V, A : ndarray, shape (N, nv)
+        Checked states.
+    rows : sequence of int
+        The samples to compute, each in ``[0, N)``; the outputs follow their order.
+    frame_ids : sequence of int
+        Frame indices in ``[0, nframes)``.
+    dofs : int, keyword-only
+        The velocity coordinates kept: the regressor's first ``dofs`` rows and the
+        Jacobians' first ``dofs`` columns (6: a floating base's rows; nv: all).
+    n_rotations : int, keyword-only
+        The rotations of the first ``n_rotations`` frames.
+
+    Returns
+    -------
+    Y : ndarray, shape (len(rows), dofs, 10 (njoints - 1))
+        Regressor rows [N or N m per unit of parameter].
+    J : ndarray, shape (len(rows), len(frame_ids), 6, dofs)
+        ``LOCAL_WORLD_ALIGNED`` frame Jacobians, rows ``(v, omega)``.
+    R : ndarray, shape (len(rows), n_rotations, 3, 3)
+        World-from-frame rotations.
+    """
+    model, data = robot.model, robot.data
+    ids = _checked_ids(model, frame_ids)
+    n = len(rows)
+    Y = np.empty((n, dofs, 10 * (model.njoints - 1)))
+    J = np.empty((n, len(ids), 6, dofs))
+    R = np.empty((n, n_rotations, 3, 3))
+    for s, i in enumerate(rows):
+        q = Q[i]
+        Y[s] = pin.computeJointTorqueRegressor(model, data, q, V[i], A[i])[:dofs]
+        pin.computeJointJacobians(model, data, q)  # also places the joints
+        for f, fid in enumerate(ids):
+            J[s, f] = pin.getFrameJacobian(model, data, fid, _LWA)[:, :dofs]
+            if f < n_rotations:
+                R[s, f] = _update_frame(model, data, fid).rotation
+    return Y, J, R
+
+
+class LiveFrames:
+    """One sample's CoM, momentum rate and frame placements, read through views of a robot's
+    ``Data`` made once (see the module docstring): the pass of the one-sample estimate.
+
+    Parameters
+    ----------
+    robot : Robot
+    frame_ids : sequence of int
+        Frame indices in ``[0, nframes)``.
+
+    Attributes
+    ----------
+    com : ndarray, shape (3,)
+        A live view: the CoM of the last pass, world [m] (copy it to keep it).
+    rate : ndarray, shape (6,)
+        A live view: ``(dP/dt, dL_G/dt)`` of the last pass, world axes [N, N m].
+    """
+
+    __slots__ = ("model", "data", "com", "rate", "frames")
+
+    def __init__(self, robot: Robot, frame_ids: Sequence[int]):
+        model, data = robot.model, robot.data
+        ids = _checked_ids(model, frame_ids)
+        self.model, self.data = model, data
+        self.com = data.com[0]
+        self.rate = data.dhg.vector
+        placed = [data.oMf[f] for f in ids]
+        self.frames = [
+            (j, f, p.translation, p.rotation) for j, (f, p) in enumerate(zip(ids, placed))
+        ]
+
+    def current(self, robot: Robot) -> bool:
+        """Whether the views are of the robot's current model and data (a frame added copies
+        them: the views are then made again)."""
+        return self.data is robot.data and self.model is robot.model
+
+    def centroidal_pass(
+        self, q: Array, v: Array, a: Array, positions: Array, rotations: Array
+    ) -> None:
+        """One pass (``computeCentroidalMomentumTimeVariation``, then each frame) on a checked
+        state: :attr:`com` and :attr:`rate` are updated, the frames' origins (k, 3) and
+        rotations (k, 3, 3) written into ``positions`` and ``rotations``."""
+        model, data = self.model, self.data
+        _momentum_rate(model, data, q, v, a)
+        for j, fid, translation, rotation in self.frames:
+            _update_frame(model, data, fid)
+            positions[j] = translation
+            rotations[j] = rotation
 
 
 # --- the configuration difference on the manifold, vectorised -------------------------------

@@ -18,7 +18,8 @@ Conventions (fixed for the whole library, see the README's table):
 * Spatial vectors are force first: a wrench is ``(f, tau)``, a twist ``(v, omega)``.
 * SI units: m, kg, s, N, N m, rad.
 
-This package is the one place where Pinocchio is called for dynamics. :class:`Robot` is one
+This package is the one place where Pinocchio's algorithms are called (the passes that other
+packages need are in :mod:`wholebody.robot.batch`; tested). :class:`Robot` is one
 class: it holds the model, its data and the names (its constructor, loaders and properties
 are here), and its methods are plain functions of the robot, each in the module of its
 idea, bound to the class as attributes (no base classes, no call overhead):
@@ -57,13 +58,17 @@ from ._checks import (
 )
 from ._contact import ContactDynamics, ContactDynamicsPass
 from ._dynamics import External, TorqueTerms
-from ._kinematics import ContactPass
+from ._kinematics import ContactPass, FramePlacements
 from ._model import _FREE_FLYER
+from ._state import StateCheck
+from .model_warnings import inertialess_child_links
 
 __all__ = [
     "Robot",
     "TorqueTerms",
     "ContactPass",
+    "StateCheck",
+    "FramePlacements",
     "ContactDynamics",
     "ContactDynamicsPass",
     "External",
@@ -153,14 +158,22 @@ class Robot:
         self._crba_upper_only = not np.array_equal(M, M.T)
         self._lower_mask = np.tril(np.ones((self._nv, self._nv), dtype=bool), -1)
         self._zero_v = np.zeros(self._nv)
+        # What the file said that the model does not keep (set by the loaders).
+        self._links_without_inertia: tuple[str, ...] = ()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"model": self._model, "name": self.name, "source": self.source}
+        return {
+            "model": self._model,
+            "name": self.name,
+            "source": self.source,
+            "links_without_inertia": self._links_without_inertia,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(  # type: ignore[misc]
             state["model"], name=state["name"], source=state["source"], _owned=True
         )
+        self._links_without_inertia = tuple(state.get("links_without_inertia", ()))
 
     @classmethod
     def from_urdf(
@@ -228,7 +241,12 @@ class Robot:
         problems = [p for p in problems if p.error_type is None]
         problems += _validation.model_problems(model, check_bodies=False)
         _validation.apply_policy(problems, validate, str(path))
-        return cls(model, name=name or root.get("name"), source=str(path), _owned=True)
+        robot = cls(model, name=name or root.get("name"), source=str(path), _owned=True)
+        # Kept from the parsed tree: nothing reads the file again (it may be gone).
+        robot._links_without_inertia = tuple(
+            n for n in inertialess_child_links(root) if model.existFrame(n, pin.FrameType.BODY)
+        )
+        return robot
 
     @classmethod
     def from_mjcf(
@@ -361,6 +379,33 @@ class Robot:
         return self._weight
 
     @property
+    def links_without_inertia(self) -> list[str]:
+        """Links that the URDF the robot was loaded from leaves without ``<inertial>``, in file
+        order, its root link excluded: Pinocchio gives them no mass, simulators some (PyBullet
+        1 kg each; see :mod:`wholebody.robot.model_warnings`).
+
+        Read when the file is loaded (:meth:`from_urdf`, :meth:`from_urdf_string`), so it
+        holds after the file is gone; kept by pickling and by :meth:`with_model`. Empty for
+        MJCF files and :meth:`from_model` (their bodies say nothing of a missing element).
+
+        Examples
+        --------
+        >>> import wholebody
+        >>> wholebody.load("humanoid").links_without_inertia
+        ['left_hand', 'left_sole', 'right_hand', 'right_sole']
+        """
+        return list(self._links_without_inertia)
+
+    def with_model(self: _R, model: pin.Model) -> _R:
+        """A robot on ``model``, a changed copy of this robot's model (other inertias, as the
+        simulators' repairs make), with this robot's name, source and what its file said
+        (:attr:`links_without_inertia`). ``model`` is used as is (not validated, not copied).
+        """
+        robot = type(self)(model, name=self.name, source=self.source)
+        robot._links_without_inertia = self._links_without_inertia
+        return robot
+
+    @property
     def joint_names(self) -> list[str]:
         """Names of the joints in model order, without the floating base."""
         return list(self._joint_ids)
@@ -407,6 +452,7 @@ class Robot:
 
     # --- state: checks of q, v, a, tau (single and batch), configurations -----------------
 
+    check_state = _state.check_state
     check_q = _state.check_q
     _new_q_passes = _state._new_q_passes
     _new_v_passes = _state._new_v_passes
@@ -438,6 +484,7 @@ class Robot:
     # --- kinematics: frames, CoM, momentum, one-pass helpers for balance/estimation -------
 
     _fid = _kinematics._fid
+    placements = _kinematics.placements
     frame_placement = _kinematics.frame_placement
     frame_placements = _kinematics.frame_placements
     com_and_frame_positions = _kinematics.com_and_frame_positions

@@ -16,6 +16,7 @@ import xml.etree.ElementTree as ET
 
 __all__ = [
     "links_without_inertia",
+    "inertialess_child_links",
     "leaf_links",
     "mimic_joints",
     "inertia_note",
@@ -34,6 +35,15 @@ ENGINE_DEFAULTS = {
 def links_without_inertia(root: ET.Element) -> list[str]:
     """Names of the URDF's links that have no ``<inertial>`` (file order)."""
     return [str(link.get("name")) for link in root.findall("link") if link.find("inertial") is None]
+
+
+def inertialess_child_links(root: ET.Element) -> list[str]:
+    """:func:`links_without_inertia` that are some joint's child (the root link excluded: a
+    floating base's root carries no mass of its own in any engine's reading of the file)."""
+    children = {
+        str(c.get("link")) for j in root.findall("joint") if (c := j.find("child")) is not None
+    }
+    return [n for n in links_without_inertia(root) if n in children]
 
 
 def leaf_links(root: ET.Element) -> set[str]:

@@ -199,4 +199,4 @@ def patched_robot(
             + _parameters_in_joint(m_new, com, I_new, frame.placement)
         )
         model.inertias[j] = pin.Inertia.FromDynamicParameters(params)
-    return Robot(model, name=robot.name, source=robot.source)
+    return robot.with_model(model)

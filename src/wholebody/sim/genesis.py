@@ -221,7 +221,7 @@ class GenesisRecorder:
             sums = body_inertias(robot, self.link_names, inertias)
             for j in bad:
                 model.inertias[j] = sums[j]
-            self.robot = Robot(model, name=robot.name, source=robot.source)
+            self.robot = robot.with_model(model)
             self.repairs = tuple(bad.values())
             warnings.warn(
                 "Genesis' masses or inertias differ from the robot's on "

@@ -41,6 +41,7 @@ from ..errors import (
     ModelWarning,
 )
 from ..robot import validation as _validation
+from ..robot.batch import frame_placements_rows
 from ..robot.core import Array, Robot
 from ._mujoco_base import (
     CONTACT_GEOM_PREFIX,
@@ -237,14 +238,14 @@ def _frame_in_spec_body(robot: Robot, frame: str, bodies: set[str]) -> tuple[str
     """The spec body carrying a robot frame, and the frame's placement in that body."""
     model = robot.model
     fid = robot.frame_id(frame)
-    data = model.createData()
-    pin.framesForwardKinematics(model, data, pin.neutral(model))
     anc = fid
     while not (model.frames[anc].type == pin.FrameType.BODY and model.frames[anc].name in bodies):
         if anc == 0:
             raise ModelError(f"frame {frame!r}: no ancestor frame is a body of the MuJoCo model")
         anc = model.frames[anc].parentFrame
-    return model.frames[anc].name, data.oMf[anc].actInv(data.oMf[fid])
+    P, R = np.empty((1, 2, 3)), np.empty((1, 2, 3, 3))
+    frame_placements_rows(robot, robot.neutral()[None], [0], [anc, fid], P, R)
+    return model.frames[anc].name, pin.SE3(R[0, 0], P[0, 0]).actInv(pin.SE3(R[0, 1], P[0, 1]))
 
 
 def _quat_wxyz(R: Array) -> list[float]:

@@ -248,7 +248,7 @@ class PybulletRecorder:
         for j, inertia in sums.items():
             if j in joints:
                 model.inertias[j] = inertia
-        return Robot(model, name=self.robot.name, source=self.robot.source)
+        return self.robot.with_model(model)
 
     # --- reading -------------------------------------------------------------------------
 
