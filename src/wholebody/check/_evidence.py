@@ -240,7 +240,7 @@ def _kept_samples(
     search's reach (flagged samples' rows zeroed), read chunk by chunk. The kinematics are
     the check's own pass's (``placed``) when it kept them; else one more Pinocchio pass per
     kept sample, with the contacts' parent joints."""
-    from ..diagnosis.causes_fitted import MAX_LAG_SAMPLES
+    from ..diagnosis.core import MAX_LAG_SAMPLES
 
     N, k = source.n, len(contacts)
     e = len(source.external_frames)

@@ -33,7 +33,7 @@ _FIXED_BASE_SHIPPED = {"pendulum", "two_link_arm"}
 
 def available_robots() -> list[str]:
     """Names :func:`load` knows (example-robot-data ones need the ``robots`` extra)."""
-    return sorted(models.SHIPPED) + sorted(EXAMPLE_ROBOT_DATA)
+    return sorted(models.SHIPPED_NAMES) + sorted(EXAMPLE_ROBOT_DATA)
 
 
 def example_robot_data_dir() -> Path:
@@ -92,7 +92,7 @@ def load(name: str | Path, *, validate: str | None = None) -> Robot:
     """
     if isinstance(name, Path) or (
         isinstance(name, str)
-        and name not in models.SHIPPED
+        and name not in models.SHIPPED_NAMES
         and name not in EXAMPLE_ROBOT_DATA
         and Path(name).suffix.lower() in (".urdf", ".xml", ".mjcf")
     ):
@@ -101,7 +101,7 @@ def load(name: str | Path, *, validate: str | None = None) -> Robot:
         raise InvalidArgumentError(
             f"name must be a robot name (str) or a path, got {type(name).__name__}"
         )
-    if name in models.SHIPPED:
+    if name in models.SHIPPED_NAMES:
         return Robot.from_urdf(
             models.path(name),
             floating_base=name not in _FIXED_BASE_SHIPPED,
