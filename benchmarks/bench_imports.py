@@ -126,33 +126,34 @@ def running_modules(tree: Path) -> tuple[list[str], list[str]]:
     return lines["RUN"].split(), lines.get("CHECK", "").split()
 
 
-def cli_import_us(tree: Path, repeats: int = 5) -> float:
-    """Median cumulative import time of ``wholebody.cli`` [us] (``-X importtime``)."""
-    times = []
-    for _ in range(repeats):
-        done = subprocess.run(
-            [sys.executable, "-X", "importtime", "-c", "import wholebody.cli"],
-            cwd=tree,
-            env=_env(tree),
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        for line in done.stderr.splitlines():
-            parts = [p.strip() for p in line.split("|")]
-            if len(parts) == 3 and parts[2] == "wholebody.cli":
-                times.append(float(parts[1]))
-    return statistics.median(times)
+def cli_import_us(tree: Path) -> float:
+    """Cumulative import time of ``wholebody.cli`` [us] (``-X importtime``), one run."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import wholebody.cli"],
+        cwd=tree,
+        env=_env(tree),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    for line in done.stderr.splitlines():
+        parts = [p.strip() for p in line.split("|")]
+        if len(parts) == 3 and parts[2] == "wholebody.cli":
+            return float(parts[1])
+    raise RuntimeError(f"no import time of wholebody.cli from {tree}: {done.stderr[-2000:]}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tree", action="append", default=[], metavar="LABEL=DIR")
     parser.add_argument("--quiet", action="store_true", help="counts only, not the names")
+    parser.add_argument("--repeats", type=int, default=11, help="timed runs per tree")
     options = parser.parse_args()
-    trees = [t.split("=", 1) for t in options.tree] or [["this tree", str(ROOT)]]
-    for label, where in trees:
-        tree = Path(where).resolve()
+    trees = [
+        (label, Path(where).resolve()) for label, where in (t.split("=", 1) for t in options.tree)
+    ]
+    trees = trees or [("this tree", ROOT)]
+    for label, tree in trees:
         mods, _ = check_modules(tree)
         print(f"{label} ({tree}): {len(mods)} wholebody modules after `wholebody check`")
         if not options.quiet:
@@ -164,10 +165,20 @@ def main() -> None:
         )
         if not options.quiet:
             print("  imported, not run: " + " ".join(m for m in mods if m not in run))
-        check_us = statistics.median(check_modules(tree, importtime=True)[1] for _ in range(5))
+    # The timed runs alternate between the trees, so that a change of the machine's load
+    # falls on all of them alike.
+    cli: dict[str, list[float]] = {label: [] for label, _ in trees}
+    during: dict[str, list[float]] = {label: [] for label, _ in trees}
+    for _ in range(options.repeats):
+        for label, tree in trees:
+            cli[label].append(cli_import_us(tree) / 1000)
+            during[label].append(check_modules(tree, importtime=True)[1] / 1000)
+    for label, _ in trees:
         print(
-            f"{label}: import wholebody.cli {cli_import_us(tree) / 1000:.0f} ms, imports during "
-            f"`wholebody check` {check_us / 1000:.0f} ms (medians of 5, -X importtime)"
+            f"{label}: import wholebody.cli {statistics.median(cli[label]):.0f} ms (min "
+            f"{min(cli[label]):.0f}), imports during `wholebody check` "
+            f"{statistics.median(during[label]):.0f} ms (min {min(during[label]):.0f}); medians "
+            f"of {options.repeats} runs alternating between the trees, -X importtime"
         )
 
 

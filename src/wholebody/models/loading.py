@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from importlib import metadata
 from pathlib import Path
 
 from .. import models
@@ -38,6 +37,8 @@ def available_robots() -> list[str]:
 
 def example_robot_data_dir() -> Path:
     """The ``robots`` folder of the installed example-robot-data package."""
+    from importlib import metadata  # 14 ms, for example-robot-data's models only
+
     try:
         dist = metadata.distribution("example-robot-data")
     except metadata.PackageNotFoundError:
