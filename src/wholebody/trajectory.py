@@ -526,5 +526,7 @@ def __getattr__(name: str) -> Any:
     if name in ("estimate_velocities", "estimate_accelerations"):
         from .robot import differentiation
 
-        return getattr(differentiation, name)
+        value = getattr(differentiation, name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
