@@ -31,6 +31,10 @@ def main(out: str) -> int:
     # Naming each submodule as well as the package makes pdoc note the repeats: not a defect.
     warnings.filterwarnings("ignore", message="The module specification")
     modules = public_modules()
+    for name in modules:  # names imported on first access (PEP 562): pdoc reads __dict__
+        module = importlib.import_module(name)
+        for member in getattr(module, "__all__", []):
+            getattr(module, member, None)
     pdoc.render.configure(docformat="numpy", show_source=True)
     pdoc.pdoc(*modules, output_directory=Path(out))
     missing = []

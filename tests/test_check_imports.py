@@ -1,6 +1,7 @@
 """The path of a log through ``wholebody check`` imports only what it uses (issue 25), so the
-count cannot creep back: formats, recordings, identification, the diagnosis causes and the
-MJCF reader are imported on first use. ``benchmarks/bench_imports.py`` prints the list."""
+count cannot creep back: formats, recordings, identification, the diagnosis causes, the MJCF
+reader, the other commands' arguments and the code that writes the shipped models are imported
+on first use. ``benchmarks/bench_imports.py`` prints the lists."""
 
 from __future__ import annotations
 
@@ -14,10 +15,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Measured 69 on the shipped log (consistent: no diagnosis) after the lazy imports of issue 25
-# (102 before them, on 947ee70); the margin of 4 leaves room for a small new module, not for a
-# package face that imports its siblings again.
-MAX_CHECK_MODULES = 73
+# Measured 61 on the shipped log (consistent: the notes, no diagnosis) after the lazy imports of
+# issue 25 (78 on 52a9cf9 before the packages, 102 after them on 947ee70, 72 on 25f6d50); the
+# margin of 3 leaves room for a small new module, not for a package face that imports its
+# siblings again.
+MAX_CHECK_MODULES = 64
+# Of those, the modules a function of which runs (sys.setprofile, calls made while a module is
+# imported left out): 46 (53 on 25f6d50); the others are package faces, errors, spatial and
+# robot modules whose methods this check does not call.
+MAX_CHECK_RUNNING = 49
 
 _COUNT = """
 import sys
@@ -30,11 +36,39 @@ mods = sorted(m for m in sys.modules if m == "wholebody" or m.startswith("wholeb
 sys.stderr.write(f"EXIT {code}\\nMODULES " + " ".join(mods) + "\\n")
 """
 
+# The modules whose functions run during the command (not while a module is imported).
+_RUNNING = """
+import sys
+run = set()
 
-def _check_modules(*args: str) -> tuple[int, list[str]]:
+def importing(frame):
+    while frame is not None:
+        if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") != "__main__":
+            return True
+        frame = frame.f_back
+    return False
+
+def profile(frame, event, arg):
+    if event == "call" and frame.f_code.co_name != "<module>":
+        name = frame.f_globals.get("__name__", "")
+        if name.startswith("wholebody") and not importing(frame.f_back):
+            run.add(name)
+
+sys.setprofile(profile)
+from wholebody.cli import main
+try:
+    code = main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+sys.setprofile(None)
+sys.stderr.write(f"EXIT {code}\\nMODULES " + " ".join(sorted(run)) + "\\n")
+"""
+
+
+def _check_modules(*args: str, script: str = _COUNT) -> tuple[int, list[str]]:
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     done = subprocess.run(
-        [sys.executable, "-c", _COUNT, "check", *args, "--json"],
+        [sys.executable, "-c", script, "check", *args, "--json"],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -58,6 +92,15 @@ def test_check_imports_at_most_n_wholebody_modules(check_modules):
     assert len(check_modules) <= MAX_CHECK_MODULES, check_modules
 
 
+def test_check_runs_code_of_at_most_n_wholebody_modules(check_modules):
+    code, running = _check_modules(
+        "data/humanoid_squat.npz", "--config", "models/humanoid.toml", script=_RUNNING
+    )
+    assert code == 0
+    assert set(running) <= set(check_modules)
+    assert len(running) <= MAX_CHECK_RUNNING, running
+
+
 def test_check_of_an_npz_log_leaves_unused_features_unimported(check_modules):
     # Each of these is needed by another command or another input, never by this one; if one
     # comes back, an eager import brought it.
@@ -76,6 +119,15 @@ def test_check_of_an_npz_log_leaves_unused_features_unimported(check_modules):
         "wholebody.check.report_html",
         "wholebody.sim",
         "wholebody.estimation",
+        "wholebody.io.recordings",  # asked only for a path that is not a log file
+        "wholebody.cli.fit",  # the arguments of other commands
+        "wholebody.cli.contacts",
+        "wholebody.models._build",  # the code that writes the shipped models
+        "wholebody.models.urdf_writer",
+        "wholebody.diagnosis.causes_fitted",  # the causes (the notes need none of them)
+        "wholebody.diagnosis.causes_discrete",
+        "wholebody.robot.differentiation",  # a log without accelerations
+        "wholebody._optional",  # optional packages (pandas, plotly, ...)
     ]
     assert [m for m in unused if m in check_modules] == []
 

@@ -22,8 +22,6 @@ group), and exit on their own if the calling process disappears.
 from __future__ import annotations
 
 import collections
-import multiprocessing
-import multiprocessing.connection
 import os
 import pickle
 import signal
@@ -314,6 +312,9 @@ def _run_on_processes(
     item: str,
 ) -> list[Any]:
     global _SHARED
+    import multiprocessing  # 7 ms, for work on processes only
+    import multiprocessing.connection
+
     fork = "fork" in multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if fork else "spawn")
     pool = _Pool(context, pickle.dumps(robot), None if fork else shared)

@@ -39,9 +39,9 @@ from .errors import LogFormatError, StateError, WholebodyDeprecationWarning
 from .io.logfiles import LogFields, open_fields, write_fields
 from .io.logfiles.fields import as_bool_array, check_names, check_time_increasing
 from .robot.core import Robot
-from .robot.differentiation import estimate_accelerations, estimate_velocities
 
 if TYPE_CHECKING:
+    from .robot.differentiation import estimate_accelerations, estimate_velocities
     from .schedule import ContactSchedule
 
 __all__ = ["Trajectory", "LogFormatError", "estimate_velocities", "estimate_accelerations"]
@@ -423,6 +423,8 @@ class Trajectory(TrajectoryPoints):
                 WholebodyDeprecationWarning,
                 stacklevel=2,
             )
+        from .robot.differentiation import estimate_accelerations
+
         a = estimate_accelerations(self.time, self.v, savgol=savgol)
         return replace(self, a=a, accelerations_estimated=True)
 
@@ -517,3 +519,14 @@ class Trajectory(TrajectoryPoints):
                 f"{self.source}: no contact {name!r}; contacts: {list(self.contact_names)}"
             ) from None
 
+
+def __getattr__(name: str) -> Any:
+    # The differentiation of :mod:`wholebody.robot.differentiation`, public here too, imported
+    # on first use (PEP 562): a log that has its accelerations never needs it.
+    if name in ("estimate_velocities", "estimate_accelerations"):
+        from .robot import differentiation
+
+        value = getattr(differentiation, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

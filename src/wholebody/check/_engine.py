@@ -27,6 +27,8 @@ from ._evidence import (
     _differentiation_bounds,
     _kept_samples,
     _merge_conventions,
+    _Placed,
+    _Recent,
 )
 from ._held import held_note, held_rows, repeats
 from ._sources import _Differentiation, _Options, _read_part, _sample_checks, _Source
@@ -114,13 +116,22 @@ def _check_chunks(
         robot.model.names[robot.model.frames[robot.frame_id(c.frame)].parentJoint] for c in contacts
     ]
     frames = [c.frame for c in contacts] + list(source.external_frames)
+    # A log of at most MAX_SAMPLES samples: the diagnosis keeps every sample the checks pass,
+    # so the chunks' pass also places what it reads (the contacts' parent joints) and its
+    # kinematics are kept for it (one pass per sample); a longer log's diagnosis places the
+    # MAX_SAMPLES it keeps in a pass of its own rather than the log's kinematics being held.
+    placed = _Placed.empty(N, k, e) if diagnose_causes and N <= MAX_SAMPLES else None
+    if placed is not None:
+        frames += parents
     cone_slack = (tol["cone_tolerance"] * robot.weight, tol["cone_tolerance_relative"])
     bounds = chunk_bounds(N, opts.chunk_size)
     out = _Results.empty(N, k)
     reasons: dict[int, str] = {}
     convention_parts: list[tuple[int, int, Any]] = []
     run_conventions = conventions and N >= 3
-    pending: dict[int, tuple[int, Any]] = {}  # chunk start -> the convention checks' piece
+    # chunk start -> the convention checks' piece, its first sample and its checked states
+    pending: dict[int, tuple[int, Any, Any]] = {}
+    recent_states, recent_placed = _Recent(), _Recent()  # for a chunk shorter than the checks
     # Several chunks go to the workers at once: all of an in-memory log (its chunks are
     # views), ``workers`` of a file.
     group = len(bounds) if (workers > 1 and source.in_memory) else workers
@@ -137,11 +148,14 @@ def _check_chunks(
         jobs, shared = [], {}
         for c, (start, stop) in enumerate(bounds[g : g + group]):
             part, off = _read_part(source, start, stop, diff)
-            if run_conventions:  # checked once the chunk's pass is done (it reuses it)
-                pending[start] = _convention_piece(source, part, off, start, stop)
             here = slice(off, off + stop - start)
             piece = part if (off == 0 and len(part) == stop - start) else part.select(here)
-            arrays, bad, why = _sample_checks(robot, piece)
+            checked = _sample_checks(robot, piece)  # the chunk's one state check
+            arrays, bad, why = checked.arrays, checked.bad, checked.reasons
+            if run_conventions:  # checked once the chunk's pass is done (it reuses it)
+                lo, conv_piece = _convention_piece(source, part, off, start, stop)
+                states = recent_states.before(start - lo, *checked.motion)
+                pending[start] = (lo, conv_piece, states)
             out.time[start:stop] = piece.time
             if piece.contact_active is not None:
                 if inactive is None:
@@ -189,10 +203,11 @@ def _check_chunks(
                         e,
                         cone_slack,
                         progress and workers == 1,
+                        placed is not None,
                     ),
                 )
             )
-            del part, piece, arrays
+            del part, piece, arrays, checked
         results = run_chunks(robot, _check_chunk, jobs, workers, shared=shared)
         if workers > 1:  # the workers' chunks, counted here as they come back
             advance(sum(stop - start for (start, stop), _ in jobs))
@@ -209,10 +224,22 @@ def _check_chunks(
                 )
             else:
                 out.write(res, start, stop)
+                if placed is not None:
+                    placed.com[start:stop], placed.rate[start:stop] = res.com, res.rate
+                    placed.positions[start:stop] = res.frames
+                    placed.rotations[start:stop] = res.rotations
             if run_conventions:
-                lo, conv_piece = pending.pop(start)
-                placed = None if isinstance(res, ChunkFailure) else (res.com, res.positions)
-                checks = _chunk_conventions(robot, conv_piece, lo, start, contacts, ground, placed)
+                lo, conv_piece, states = pending.pop(start)
+                n = stop - start
+                com, origins = (
+                    (np.full((n, 3), np.nan), np.full((n, k, 3), np.nan))
+                    if isinstance(res, ChunkFailure)
+                    else (res.com, res.positions)
+                )
+                here_placed = recent_placed.before(start - lo, com, origins)
+                checks = _chunk_conventions(
+                    robot, conv_piece, contacts, ground, here_placed, states
+                )
                 convention_parts.append((start, stop, checks))
     # The samples the diagnosis may keep are chosen among those the sample checks passed.
     checked_ok = ~out.bad | _failed_chunk_rows(reasons, N)
@@ -338,7 +365,7 @@ def _check_chunks(
             else valid[np.linspace(0, len(valid) - 1, MAX_SAMPLES).astype(int)]
         )
         rows = keep[~bad[keep]]
-        kept = _kept_samples(robot, source, bounds, contacts, parents, rows, bad, diff)
+        kept = _kept_samples(robot, source, bounds, contacts, parents, rows, bad, diff, placed)
         euler = False
         if estimated:  # is v an Euler integrator's? (the lag fit's basis)
             from ..diagnosis.causes_timing import semi_implicit_euler
@@ -497,6 +524,11 @@ class _ChunkOutput:
     violated: NDArray[np.int16]
     com: Array  # (n, 3) world [m], NaN on skipped samples: the convention checks reuse it
     positions: Array  # (n, k, 3) contact frame origins, world [m], likewise
+    # With ``keep`` (for the diagnosis, _Placed), else None: the momentum rate (n, 6), every
+    # frame's origin (n, k + e + k, 3), the contact frames' rotations (n, k, 3, 3).
+    rate: Array | None = None
+    frames: Array | None = None
+    rotations: Array | None = None
 
 
 def _check_chunk(
@@ -512,8 +544,10 @@ def _check_chunk(
     e: int,
     cone_slack: tuple[float, float],
     progress: bool,
+    keep: bool = False,
 ) -> _ChunkOutput:
-    """The residual and the cones of one chunk of samples (one Pinocchio pass each)."""
+    """The residual and the cones of one chunk of samples (one Pinocchio pass each); with
+    ``keep`` also the pass's kinematics (the diagnosis reads them)."""
     k, N = len(contacts), Q.shape[0]
     com = np.full((N, 3), np.nan)
     rate = np.full((N, 6), np.nan)
@@ -555,8 +589,18 @@ def _check_chunk(
     with np.errstate(invalid="ignore"):
         outside = margin < -(cone_slack[0] + cone_slack[1] * np.abs(normal))
     violated = np.where(outside, cones.worst, -1).astype(np.int16)
+    kept = (rate, positions, R) if keep else (None, None, None)
     return _ChunkOutput(
-        r_f, r_m, margin, cones.utilisation, normal, cones.cop, violated, com, positions[:, :k]
+        r_f,
+        r_m,
+        margin,
+        cones.utilisation,
+        normal,
+        cones.cop,
+        violated,
+        com,
+        positions[:, :k],
+        *kept,
     )
 
 

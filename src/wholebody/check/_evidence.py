@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..balance import kinematics_batch
 from ..balance.newton_euler import (
     wrench_sum,
 )
@@ -46,26 +45,45 @@ def _convention_piece(
     return lo, piece
 
 
+class _Recent:
+    """The last :data:`_MIN_CONVENTION_SAMPLES` rows of per-sample arrays over the chunks
+    seen so far, in order: what a chunk shorter than the convention checks need reads before
+    it (states and placements that the chunks before checked and placed)."""
+
+    def __init__(self) -> None:
+        self.rows: tuple[Any, ...] | None = None
+
+    def before(self, count: int, *arrays: Any) -> tuple[Any, ...]:
+        """``arrays`` (a chunk's rows) after the last ``count`` rows seen; then the chunk's
+        rows are seen."""
+        seen = self.rows if self.rows is not None else tuple(x[:0] for x in arrays)
+        out = tuple(
+            np.concatenate([old[len(old) - count :], x]) if count else x
+            for old, x in zip(seen, arrays, strict=True)
+        )
+        keep = _MIN_CONVENTION_SAMPLES
+        self.rows = tuple(
+            np.concatenate([old, x[-keep:]])[-keep:] for old, x in zip(seen, arrays, strict=True)
+        )
+        return out
+
+
 def _chunk_conventions(
     robot: Robot,
     piece: Trajectory,
-    lo: int,
-    start: int,
     contacts: list[Contact],
     ground: Any,
-    placements: tuple[Array, Array] | None,
+    placements: tuple[Array, Array],
+    states: tuple[Array, Array, NDArray[np.bool_]],
 ) -> Any:
     """The convention checks of one chunk's piece (:func:`_convention_piece`), reusing the
-    CoM and contact origins of the chunk's pass (samples ``[start, stop)``) when given."""
+    checked states (``q``, ``v``, flagged: :class:`~wholebody.check._sources._Checked`) and
+    the CoM and contact origins of the chunks' pass, row for row with the piece."""
     from ..conventions import run_conventions
 
-    if placements is not None and lo < start:  # the samples before the chunk: placed there
-        k = placements[1].shape[1]
-        placements = (
-            np.concatenate([np.full((start - lo, 3), np.nan), placements[0]]),
-            np.concatenate([np.full((start - lo, k, 3), np.nan), placements[1]]),
-        )
-    return run_conventions(robot, piece, contacts, ground=ground, placements=placements)
+    return run_conventions(
+        robot, piece, contacts, ground=ground, placements=placements, states=states
+    )
 
 
 def _merge_conventions(parts: list[tuple[int, int, Any]]) -> Any:
@@ -183,6 +201,30 @@ class _Kept:
     log_wrenches: _RowsOf
 
 
+@dataclass
+class _Placed:
+    """The kinematics of the check's own pass, per sample of the log (NaN where it made
+    none), kept for the diagnosis when it keeps every sample: CoM (N, 3), momentum rate at
+    the CoM (N, 6), origins of the contact frames, the external wrenches' frames and the
+    contacts' parent joints (N, k + e + k, 3), contact frame rotations (N, k, 3, 3); world
+    axes, SI units."""
+
+    com: Array
+    rate: Array
+    positions: Array
+    rotations: Array
+
+    @classmethod
+    def empty(cls, n: int, k: int, e: int) -> _Placed:
+        nan = np.nan
+        return cls(
+            np.full((n, 3), nan),
+            np.full((n, 6), nan),
+            np.full((n, 2 * k + e, 3), nan),
+            np.full((n, k, 3, 3), nan),
+        )
+
+
 def _kept_samples(
     robot: Robot,
     source: _Source,
@@ -192,11 +234,13 @@ def _kept_samples(
     rows: NDArray[np.intp],
     bad: NDArray[np.bool_],
     diff: _Differentiation | None,
+    placed: _Placed | None = None,
 ) -> _Kept:
-    """The kinematics of the samples the diagnosis keeps (one more Pinocchio pass each, with
-    the contacts' parent joints) and the wrench rows within the lag search's reach (flagged
-    samples' rows zeroed), read chunk by chunk."""
-    from ..diagnosis.causes_fitted import MAX_LAG_SAMPLES
+    """The kinematics of the samples the diagnosis keeps and the wrench rows within the lag
+    search's reach (flagged samples' rows zeroed), read chunk by chunk. The kinematics are
+    the check's own pass's (``placed``) when it kept them; else one more Pinocchio pass per
+    kept sample, with the contacts' parent joints."""
+    from ..diagnosis.core import MAX_LAG_SAMPLES
 
     N, k = source.n, len(contacts)
     e = len(source.external_frames)
@@ -218,26 +262,22 @@ def _kept_samples(
         sel = np.flatnonzero((rows >= start) & (rows < stop))
         if not len(sel):
             continue
-        part, off = _read_part(source, start, stop, diff, margin=reach)
+        # Accelerations only for a pass of its own (the wrenches do not depend on them).
+        part, off = _read_part(source, start, stop, diff if placed is None else None, reach)
         lo = start - off
         local = rows[sel] - lo
-        q, v, a, _ = part.for_robot(robot)
-        arrays, _, _ = robot.check_batch(q=q[local], v=v[local], a=a[local])  # type: ignore[index]
-        kin = kinematics_batch(
-            robot,
-            arrays["q"],
-            arrays["v"],
-            arrays["a"],
-            frames,
-            np.zeros(len(sel), bool),
-            rotations=True,
-        )
-        assert kin.rotations is not None
+        if placed is None:
+            kin = _kept_pass(robot, part, local, frames)
+        else:
+            at = rows[sel]
+            kin = _Placed(
+                placed.com[at], placed.rate[at], placed.positions[at], placed.rotations[at]
+            )
         kept.positions[sel] = kin.positions[:, :k]
         kept.rotations[sel] = kin.rotations[:, :k]
         kept.joints[sel] = kin.positions[:, k + e :]
         kept.com[sel] = kin.com
-        kept.rate[sel] = kin.momentum_rate
+        kept.rate[sel] = kin.rate
         kept.wrenches[sel] = part.contact_wrenches[local]
         if part.external_wrenches is not None:
             kept.ext[sel] = np.concatenate(
@@ -254,3 +294,26 @@ def _kept_samples(
         index, first = np.unique(index, return_index=True)
         kept.log_wrenches = _RowsOf(N, index, np.concatenate(value_parts)[first])
     return kept
+
+
+def _kept_pass(
+    robot: Robot, part: Trajectory, local: NDArray[np.intp], frames: list[str]
+) -> _Placed:
+    """One Pinocchio pass per sample ``local`` of ``part`` (samples the check passed; checked
+    again for the renormalised ``q``): the kinematics of :class:`_Placed`."""
+    from ..balance import kinematics_batch
+
+    q, v, a, _ = part.for_robot(robot)
+    assert a is not None  # read with accelerations
+    arrays, _, _ = robot.check_batch(q=q[local], v=v[local], a=a[local])
+    kin = kinematics_batch(
+        robot,
+        arrays["q"],
+        arrays["v"],
+        arrays["a"],
+        frames,
+        np.zeros(len(local), bool),
+        rotations=True,
+    )
+    assert kin.rotations is not None
+    return _Placed(kin.com, kin.momentum_rate, kin.positions, kin.rotations)

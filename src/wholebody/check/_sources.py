@@ -214,14 +214,37 @@ def _read_part(
     return part, start - lo
 
 
-def _sample_checks(
-    robot: Robot, part: Trajectory
-) -> tuple[dict[str, Array], NDArray[np.bool_], dict[int, str]]:
-    """Checked ``q``, ``v``, ``a`` in the robot's joint order, the samples that cannot be
-    checked and why (indices in ``part``): states, times, wrenches beyond physical magnitudes."""
+@dataclass(frozen=True)
+class _Checked:
+    """The samples of one chunk, checked once (:meth:`Robot.check_batch`) for every reader.
+
+    ``arrays``: ``q``, ``v``, ``a`` checked, in the robot's joint order; ``bad``: the samples
+    the residual cannot use (a bad state, time or wrench) and ``reasons`` why (indices in the
+    chunk); ``motion``: ``(q, v, flagged)`` as the convention checks read them. Those look at
+    ``q`` and ``v`` only, so a sample flagged for its ``a``, time or wrenches keeps its ``q``
+    and ``v`` there: the rows ``check_batch`` flagged are checked again on ``q`` and ``v``
+    alone (the check is row by row: the same flags and renormalised ``q`` as a check of
+    ``q`` and ``v`` on every row), which leaves every unflagged sample checked once.
+    """
+
+    arrays: dict[str, Array]
+    bad: NDArray[np.bool_]
+    reasons: dict[int, str]
+    motion: tuple[Array, Array, NDArray[np.bool_]]
+
+
+def _sample_checks(robot: Robot, part: Trajectory) -> _Checked:
+    """The checks of a chunk's samples (:class:`_Checked`): states, times, wrenches beyond
+    physical magnitudes."""
     q, v, a, _ = part.for_robot(robot)
     assert a is not None  # read with accelerations (_read_part)
     arrays, bad, reasons = robot.check_batch(q=q, v=v, a=a)
+    motion = (arrays["q"], arrays["v"], bad.copy())
+    if bad.any():  # is q and v of a flagged sample usable on its own? (the conventions read it)
+        again = np.flatnonzero(bad)
+        alone, alone_bad, _ = robot.check_batch(q=q[again], v=v[again])
+        motion = (arrays["q"].copy(), arrays["v"].copy(), motion[2])
+        motion[0][again], motion[1][again], motion[2][again] = alone["q"], alone["v"], alone_bad
     N = len(part)
     W, E = part.contact_wrenches, part.external_wrenches
     # Sample-level problems are flagged before any algebra: non-finite values, and wrenches
@@ -242,7 +265,7 @@ def _sample_checks(
         for i in np.flatnonzero(rows & ~bad):
             reasons[int(i)] = why
         bad = bad | rows
-    return arrays, bad, reasons
+    return _Checked(arrays, bad, reasons, motion)
 
 
 @dataclass(frozen=True)

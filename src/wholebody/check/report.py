@@ -34,7 +34,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._optional import require
 from ..diagnosis import Finding
 from ._verdict import Evidence, evidence_lines, inconclusive_reasons
 
@@ -516,6 +515,8 @@ class Report:
 
     def to_dataframe(self) -> Any:
         """Per-sample columns as a pandas DataFrame (needs pandas)."""
+        from .._optional import require
+
         pd = require("pandas", "parquet", "DataFrames")
         df = pd.DataFrame(self.columns())
         for j, name in enumerate(self.contact_names):

@@ -322,8 +322,23 @@ def _demo(args: argparse.Namespace) -> int:
     return run_demo(out_dir=Path(args.out))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``wholebody`` argument parser (errors are one line, exit code 2)."""
+def _command(argv: Sequence[str] | None) -> str | None:
+    """The command named in ``argv`` (its first word that is not an option), or None."""
+    words = sys.argv[1:] if argv is None else argv
+    return next((w for w in words if not w.startswith("-")), None)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``wholebody`` argument parser (errors are one line, exit code 2).
+
+    Parameters
+    ----------
+    command : str, optional
+        Parse only this command's arguments: the commands whose arguments live in modules of
+        their own (``fit``, ``contacts``) are then named without them, and their modules are
+        not imported (``wholebody check`` needs neither). None (default): every command in
+        full.
+    """
     parser = _Parser(
         prog="wholebody",
         description="Whole-body dynamics and contact-wrench checks on Pinocchio.",
@@ -483,11 +498,20 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_argument("--solver", help="qpsolvers backend (default daqp)")
     estimate.set_defaults(func=_estimate)
 
-    from .contacts import add_contacts_command
-    from .fit import add_fit_command
+    # The commands of modules of their own: in full when named (or for every command), else
+    # named only (the usage lists them; their arguments are never parsed by this parser).
+    if command in (None, "fit"):
+        from .fit import add_fit_command
 
-    add_fit_command(sub)
-    add_contacts_command(sub)
+        add_fit_command(sub)
+    else:
+        sub.add_parser("fit")
+    if command in (None, "contacts"):
+        from .contacts import add_contacts_command
+
+        add_contacts_command(sub)
+    else:
+        sub.add_parser("contacts")
 
     demo = sub.add_parser(
         "demo", parents=[common], help="check the shipped humanoid log and show a diagnosis"
@@ -515,7 +539,7 @@ def _show_warning(
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code (see the module docstring)."""
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(_command(argv)).parse_args(argv)
     except SystemExit as exc:  # --help (0) or a bad argument (2, already printed)
         if exc.code is None:
             return EXIT_OK

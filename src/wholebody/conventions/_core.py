@@ -63,16 +63,22 @@ def run_conventions(
     *,
     ground: Ground | float | None = None,
     placements: tuple[Array, Array] | None = None,
+    states: tuple[Array, Array, NDArray[np.bool_]] | None = None,
 ) -> ConventionReport:
-    """:func:`wholebody.conventions.check_conventions`, reusing a pass the caller already
-    made: ``placements`` = (CoM (N, 3), contact frame origins (N, k, 3) in the log's contact
-    order), world [m], NaN on samples it did not compute (those are computed here)."""
+    """:func:`wholebody.conventions.check_conventions`, reusing the work the caller already
+    did: ``placements`` = (CoM (N, 3), contact frame origins (N, k, 3) in the log's contact
+    order), world [m], NaN on samples it did not compute (those are computed here);
+    ``states`` = (q (N, nq), v (N, nv), flagged (N,)), ``traj``'s ``q`` and ``v`` in the
+    robot's order as :meth:`Robot.check_batch` of ``q`` and ``v`` returns them and the rows it
+    flags (the check is then not repeated)."""
     traj = traj.at_frame_origins(robot, contacts)  # wrenches stated about other points
     frames = _contact_frames(traj, contacts)
-    q, v, _, _ = traj.for_robot(robot)
-    arrays, flagged, _ = robot.check_batch(q=q, v=v)
-    q, v = arrays["q"], arrays["v"]
-    bad = np.asarray(flagged, dtype=bool)
+    if states is None:
+        q, v, _, _ = traj.for_robot(robot)
+        arrays, flagged, _ = robot.check_batch(q=q, v=v)
+        states = (arrays["q"], arrays["v"], flagged)
+    q, v = states[0], states[1]
+    bad = np.asarray(states[2], dtype=bool)
     if len(traj) < 5:
         raise LogFormatError(
             f"{traj.source}: convention checks need at least 5 samples, the log has {len(traj)}"

@@ -15,7 +15,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..spatial import cross
-from .causes_discrete import normal_force_only as _share_of_horizontal
 from .core import DiagnosisData, Finding, finding_of, format_value, linear_fit
 
 __all__ = [
@@ -131,7 +130,11 @@ def tangential_force_missing(d: DiagnosisData) -> list[Finding]:
     )
     # The residual's horizontal share: a lower bound of what missing friction explains when
     # the logged moments are missing too (then no fit of friction alone closes them).
-    legacy = _share_of_horizontal(d) if axes == "contact" else []
+    # (A cause of the diagnosis, imported by it: the notes beside a consistent verdict, which
+    # this module serves too, do not need it.)
+    from .causes_discrete import normal_force_only
+
+    legacy = normal_force_only(d) if axes == "contact" else []
     horizontal = float(max((f.explained for f in legacy), default=0.0))
     moments_missing = horizontal > finding.explained
     if moments_missing:

@@ -8,14 +8,12 @@ from numpy.typing import NDArray
 
 from ..spatial import cross
 from .causes_discrete import MAX_OFFSET
-from .core import DiagnosisData, Finding, finding_of, format_value, skew_batch
+from .core import MAX_LAG_SAMPLES, DiagnosisData, Finding, finding_of, format_value, skew_batch
 
 Array = NDArray[np.float64]
 
 #: Mass-scale fits beyond +-30 % are not a model error (units, gains: other causes).
 MAX_MASS_ERROR = 0.3
-#: The lag search tries up to this many samples each way.
-MAX_LAG_SAMPLES = 50
 
 
 # --- fitted causes ------------------------------------------------------------------------

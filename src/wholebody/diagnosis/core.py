@@ -32,12 +32,16 @@ __all__ = [
     "Hypothesis",
     "skew_batch",
     "format_value",
+    "MAX_LAG_SAMPLES",
 ]
 
 Array = NDArray[np.float64]
 #: Moments are divided by this length [m] to compare them with forces (a foot's size).
 LENGTH_SCALE = 0.1
 _WEIGHTS = np.array([1.0, 1.0, 1.0, 1 / LENGTH_SCALE, 1 / LENGTH_SCALE, 1 / LENGTH_SCALE])
+#: The lag search of the causes tries up to this many samples each way: the wrench rows a
+#: check gives the diagnosis (``log_wrenches``) reach this far beyond its kept samples.
+MAX_LAG_SAMPLES = 50
 
 
 @dataclass(frozen=True)

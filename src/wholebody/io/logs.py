@@ -235,6 +235,8 @@ def read_log(
     LogFormatError, LogFileError
         As :meth:`Trajectory.load`, and for recordings as :mod:`wholebody.io.recordings`.
     """
+    if Path(path).suffix.lower() in SUFFIXES and not Path(path).is_dir():
+        return Trajectory.load(path)  # a log file: no recording has these suffixes
     from .recordings import read_recording, recording_kind
 
     kind = recording_kind(path)

@@ -10,15 +10,17 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._build import (
-    HUMANOID_SOLE_HALF_LENGTH,
-    HUMANOID_SOLE_HALF_WIDTH,
-    HUMANOID_STANDING_HEIGHT,
-    SHIPPED,
-    dempster_arm_parameters,
-)
+#: The names of the shipped models (``models/NAME.urdf``), in the order ``SHIPPED`` writes them.
+SHIPPED_NAMES = ("pendulum", "two_link_arm", "humanoid", "human_dempster")
 
 if TYPE_CHECKING:
+    from ._build import (
+        HUMANOID_SOLE_HALF_LENGTH,
+        HUMANOID_SOLE_HALF_WIDTH,
+        HUMANOID_STANDING_HEIGHT,
+        SHIPPED,
+        dempster_arm_parameters,
+    )
     from .anthropometric import (
         DEMPSTER,
         anthropometric_human,
@@ -27,9 +29,15 @@ if TYPE_CHECKING:
         standing_height,
     )
 
-# The anthropometric models are imported on first access (PEP 562): loading a robot by name
-# needs only the shipped files.
+# Imported on first access (PEP 562): loading a robot by name needs only the shipped files,
+# not the code that writes them (``SHIPPED``: name -> the function that writes its URDF) nor
+# the anthropometric models.
 _LAZY = {
+    "SHIPPED": "_build",
+    "dempster_arm_parameters": "_build",
+    "HUMANOID_SOLE_HALF_LENGTH": "_build",
+    "HUMANOID_SOLE_HALF_WIDTH": "_build",
+    "HUMANOID_STANDING_HEIGHT": "_build",
     "DEMPSTER": "anthropometric",
     "anthropometric_human": "anthropometric",
     "anthropometric_human_urdf": "anthropometric",
@@ -44,6 +52,7 @@ __all__ = [
     "sole_half_sizes",
     "standing_height",
     "SHIPPED",
+    "SHIPPED_NAMES",
     "path",
     "models_dir",
     "data_dir",
@@ -74,8 +83,8 @@ def data_dir() -> Path:
 
 def path(name: str) -> Path:
     """Path of a shipped URDF: ``"pendulum"``, ``"two_link_arm"`` or ``"humanoid"``."""
-    if name not in SHIPPED:
-        raise KeyError(f"no shipped model {name!r}; shipped: {sorted(SHIPPED)}")
+    if name not in SHIPPED_NAMES:
+        raise KeyError(f"no shipped model {name!r}; shipped: {sorted(SHIPPED_NAMES)}")
     return models_dir() / f"{name}.urdf"
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import SHIPPED_NAMES
 from .urdf_writer import (
     UrdfWriter,
     box,
@@ -314,9 +315,12 @@ def human_dempster_urdf() -> str:
     return anthropometric_human_urdf(1.70, 70.0, table="dempster")
 
 
+#: Name -> the function that writes its URDF, for every name of ``models.SHIPPED_NAMES``.
 SHIPPED = {
-    "pendulum": pendulum_urdf,
-    "two_link_arm": two_link_arm_urdf,
-    "humanoid": humanoid_urdf,
-    "human_dempster": human_dempster_urdf,
+    name: build
+    for name, build in zip(
+        SHIPPED_NAMES,
+        (pendulum_urdf, two_link_arm_urdf, humanoid_urdf, human_dempster_urdf),
+        strict=True,
+    )
 }

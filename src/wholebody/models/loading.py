@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from importlib import metadata
 from pathlib import Path
 
 from .. import models
@@ -33,11 +32,13 @@ _FIXED_BASE_SHIPPED = {"pendulum", "two_link_arm"}
 
 def available_robots() -> list[str]:
     """Names :func:`load` knows (example-robot-data ones need the ``robots`` extra)."""
-    return sorted(models.SHIPPED) + sorted(EXAMPLE_ROBOT_DATA)
+    return sorted(models.SHIPPED_NAMES) + sorted(EXAMPLE_ROBOT_DATA)
 
 
 def example_robot_data_dir() -> Path:
     """The ``robots`` folder of the installed example-robot-data package."""
+    from importlib import metadata  # 14 ms, for example-robot-data's models only
+
     try:
         dist = metadata.distribution("example-robot-data")
     except metadata.PackageNotFoundError:
@@ -92,7 +93,7 @@ def load(name: str | Path, *, validate: str | None = None) -> Robot:
     """
     if isinstance(name, Path) or (
         isinstance(name, str)
-        and name not in models.SHIPPED
+        and name not in models.SHIPPED_NAMES
         and name not in EXAMPLE_ROBOT_DATA
         and Path(name).suffix.lower() in (".urdf", ".xml", ".mjcf")
     ):
@@ -101,7 +102,7 @@ def load(name: str | Path, *, validate: str | None = None) -> Robot:
         raise InvalidArgumentError(
             f"name must be a robot name (str) or a path, got {type(name).__name__}"
         )
-    if name in models.SHIPPED:
+    if name in models.SHIPPED_NAMES:
         return Robot.from_urdf(
             models.path(name),
             floating_base=name not in _FIXED_BASE_SHIPPED,
