@@ -91,3 +91,21 @@ def test_an_old_path_leaves_the_module_its_own_spec():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["wholebody.io.profile", "True"]
+
+
+def test_top_level_lists_the_first_hour_names_and_still_resolves_earlier_ones():
+    # Issue 25: the top level lists about 15 names; the names earlier releases exported there
+    # still resolve, to the very object of their one home, without being listed.
+    import wholebody as wb
+
+    assert len(wb.__all__) <= 18, wb.__all__
+    for name in wb.__all__:
+        assert getattr(wb, name) is not None, name
+    earlier = wb._EARLIER
+    assert not set(earlier) & set(wb.__all__)
+    for name, home in earlier.items():
+        module = importlib.import_module(f"wholebody.{home}")
+        assert getattr(wb, name) is getattr(module, name), name
+        assert name not in dir(wb), name
+    with pytest.raises(AttributeError, match="no attribute 'zmpp'"):
+        wb.zmpp  # noqa: B018

@@ -4,12 +4,15 @@ Equations of motion, Newton-Euler wrench balance, friction cones and contact-for
 estimation, with the conventions of the README's table (Pinocchio's q/v layout, force-first
 wrenches that carry their point, world-aligned contact Jacobians, SI units).
 
-The names below are the public API; the packages hold the rest, one idea each: ``robot``,
+The names below are the first-hour API (a robot, a log, the check, the estimate, the fit,
+contacts and wrenches); the packages hold the rest, one idea each: ``robot``,
 ``balance``, ``friction``, ``estimation``, ``conventions``, ``diagnosis``, ``schedule``,
 ``identify``, ``check``, ``io``, ``sim``, ``cli``, ``models``, beside ``trajectory``,
 ``spatial``, ``contacts`` and ``errors`` (``docs/architecture.md``). The module paths of
 earlier releases (``wholebody.check.analysis``, ``wholebody.sim.mujoco``, ...) still import, as
-compatibility paths (:mod:`wholebody._aliases`). The heavier names are imported on first use,
+compatibility paths (:mod:`wholebody._aliases`), and the names earlier releases exported here
+(``wholebody.zmp``, ``wholebody.diagnose``, ...) still resolve, to the same objects as in their
+packages, without being listed. The heavier names are imported on first use,
 so ``import wholebody`` stays quick.
 """
 
@@ -21,34 +24,48 @@ from . import _aliases
 _aliases.install()
 
 from . import errors, models  # noqa: E402
-from .errors import (  # noqa: E402
-    FrameNotFoundError,
-    JointNotFoundError,
-    MissingDependencyError,
-    ModelError,
-    StateError,
-    WholebodyError,
-)
-from .models.loading import available_robots, load  # noqa: E402
-from .robot import Robot, TorqueTerms  # noqa: E402
+from .errors import WholebodyError  # noqa: E402
+from .models.loading import load  # noqa: E402
+from .robot import Robot  # noqa: E402
 
 __version__ = "0.1.0"
 
-# name -> module, imported on first access (PEP 562).
+# The first-hour names: a robot, a log, the check, the estimate, the fit, contacts and wrenches.
+# name -> module, imported on first access (PEP 562), so ``import wholebody`` stays quick.
 _LAZY = {
-    "Wrench": "spatial",
+    "Trajectory": "trajectory",
+    "check_trajectory": "check",
+    "check_log": "check",
+    "CheckOptions": "check",
+    "Report": "check",
     "PointContact": "contacts",
     "SurfaceContact": "contacts",
+    "Wrench": "spatial",
+    "ContactSet": "friction",
+    "newton_euler_residual": "balance",
+    "estimate_contact_wrenches": "estimation",
+    "fit_inertial_parameters": "identify",
+    "WholeBodyController": "control",
+}
+
+# Names that earlier releases exported here. They still resolve (same objects as in their
+# packages) but are no longer listed: each has one home, named beside it.
+_EARLIER = {
+    "TorqueTerms": "robot",
+    "available_robots": "models.loading",
+    "ModelError": "errors",
+    "StateError": "errors",
+    "FrameNotFoundError": "errors",
+    "JointNotFoundError": "errors",
+    "MissingDependencyError": "errors",
     "gravito_inertial_wrench": "balance",
     "contact_wrench": "balance",
-    "newton_euler_residual": "balance",
     "newton_euler_residuals": "balance",
     "Residual": "balance",
     "joint_reaction_wrenches": "balance",
     "newton_euler_residual_arrays": "balance.newton_euler",
     "centre_of_pressure": "balance.cop",
     "zmp": "balance.cop",
-    "ContactSet": "friction",
     "check_friction_cone": "friction",
     "contact_wrench_cone": "friction",
     "ContactDynamics": "robot",
@@ -61,44 +78,39 @@ _LAZY = {
     "diagnose": "diagnosis",
     "mujoco_spec_for_robot": "sim.mujoco",
     "MujocoRecorder": "sim.mujoco_recorder",
-    "fit_inertial_parameters": "identify",
     "Calibration": "identify.calibrate",
     "InverseDynamicsQP": "control",
     "infer_contact_schedule": "schedule",
     "ContactSchedule": "schedule",
     "build_estimation_problem": "estimation",
-    "estimate_contact_wrenches": "estimation",
     "estimate_contact_wrenches_batch": "estimation",
     "static_equilibrium_polygon": "friction.support",
-    "Trajectory": "trajectory",
-    "check_trajectory": "check.analysis",
-    "CheckOptions": "check.analysis",
     "estimate_trajectory": "check.analysis",
-    "Report": "check.analysis",
     "check_many": "check.many",
     "load_profile": "io.profile",
 }
 
+# The packages and modules, one idea each (docs/architecture.md).
+_PACKAGES = (
+    "robot", "balance", "friction", "estimation", "conventions", "diagnosis", "schedule",
+    "identify", "check", "io", "sim", "control", "cli", "models", "trajectory", "spatial",
+    "contacts", "errors", "limits", "parallel",
+)  # fmt: skip
+
 __all__ = [
     "Robot",
-    "TorqueTerms",
     "load",
-    "available_robots",
     "errors",
     "models",
     "WholebodyError",
-    "ModelError",
-    "StateError",
-    "FrameNotFoundError",
-    "JointNotFoundError",
-    "MissingDependencyError",
     *_LAZY,
 ]
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    home = _LAZY.get(name) or _EARLIER.get(name)
+    if home is not None:
+        value = getattr(import_module(f".{home}", __name__), name)
         globals()[name] = value
         return value
     if _aliases.resolve(f"{__name__}.{name}") is not None:
@@ -108,4 +120,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    # The listed names and the packages; the earlier releases' names resolve but are not listed.
+    return sorted({*__all__, *_PACKAGES, "__version__"})
