@@ -47,13 +47,76 @@ from .constraints import (
     NormalForceBounds,
     TorqueLimits,
 )
-from .tasks import AccelerationTask, ContactForceTask
+from .tasks import AccelerationTask, ContactForceTask, PostureTask
 
 __all__ = ["WholeBodyController", "ControlSolution"]
 
 Array = NDArray[np.float64]
 _DAQP_EQUALITY = 5
 _DAQP_FLAGS = {-1: "infeasible", -2: "cycling", -3: "unbounded", -4: "iteration limit"}
+_daqp_solve = daqp.solve
+
+
+class _Rows:
+    """The QP's buffers for one layout and one set of constraints, reused tick to tick:
+    ``lower <= C x <= upper`` (equality rows first, lazy constraints' rows last), the cost
+    ``P`` (with a writable view of its diagonal), ``q`` and daqp's row senses; each
+    constraint's views of its rows."""
+
+    def __init__(self, kin: TickKinematics, layout: ControlLayout, constraints: list[Constraint]):
+        self.layout = layout
+        n = layout.n
+        me = 6 + (n - layout.nv)
+        ordered = [c for c in constraints if not c.lazy] + [c for c in constraints if c.lazy]
+        sizes = [c.rows(kin, layout) for c in ordered]
+        m = me + sum(sizes)
+        self.m = m
+        self.C = np.zeros((m, n))
+        self.lower, self.upper = np.zeros(m), np.zeros(m)
+        self.me = me
+        self.sense = np.zeros(m, dtype=np.int32)
+        self.sense[:me] = _DAQP_EQUALITY
+        self.spans: list[tuple[str, slice]] = [("dynamics", slice(0, 6)), ("contacts", slice(6, me))]
+        self.fills: list[tuple[Constraint, Array, Array, Array]] = []
+        self.lazy: list[tuple[Constraint, Array, Array, Array]] = []
+        r = me
+        for c, k in zip(ordered, sizes, strict=True):
+            rows = slice(r, r + k)
+            if k:
+                views = (c, self.C[rows], self.lower[rows], self.upper[rows])
+                (self.lazy if c.lazy else self.fills).append(views)
+            self.spans.append((c.name, rows))
+            r += k
+        #: Rows of the QP without the lazy constraints (a prefix of C).
+        self.m_core = m - sum(k for c, k in zip(ordered, sizes, strict=True) if c.lazy)
+        self.C_core = self.C[: self.m_core]
+        self.lower_core, self.upper_core = self.lower[: self.m_core], self.upper[: self.m_core]
+        self.lazy_filled = False
+        self.lazy_needed = False  # the last tick's solution needed the lazy rows
+        self.P = np.zeros((n, n))
+        self.P_diagonal = np.einsum("ii->i", self.P)  # a writable view
+        self.q = np.zeros(n)
+
+
+class _TaskStack:
+    """The dense acceleration tasks' rows stacked: ``sqrt(w_i) S_i (J_i a - r_i)`` for all
+    tasks whose cost is :meth:`AccelerationTask.add_cost`'s, formed with one product."""
+
+    def __init__(self, tasks: list[AccelerationTask], nv: int):
+        sizes = [t.size for t in tasks]
+        rows = sum(sizes)
+        self.J = np.zeros((rows, nv))
+        self.r = np.zeros(rows)
+        self.s = np.zeros(rows)
+        self.A = np.zeros((rows, nv))
+        self.b = np.zeros(rows)
+        self.items: list[tuple[AccelerationTask, Array, Array, Array]] = []
+        at = 0
+        for t, k in zip(tasks, sizes, strict=True):
+            sl = slice(at, at + k)
+            self.items.append((t, self.J[sl], self.r[sl], self.s[sl]))
+            at += k
+        self.s_col = self.s[:, None]
 
 
 @dataclass(frozen=True)
@@ -133,9 +196,16 @@ class WholeBodyController:
             self.constraints.append(TorqueLimits(np.asarray(limits, dtype=float)))
         self._contacts: dict[str, ContactState] = {}
         self._layout: ControlLayout | None = None
+        self._rows: _Rows | None = None
+        self._stack: _TaskStack | None = None
+        self._other_tasks: list[Any] = []
+        self._diagonal_tasks: list[Any] = []
+        self._removing: set[str] = set()  # contacts ramping down
+        self._motion_tasks: list[AccelerationTask] = []
         self.time: float | None = None
         self._last: ControlSolution | None = None
         self._ready = False
+        self._spans: list[tuple[str, slice]] = []
 
     # --- tasks and constraints --------------------------------------------------------------
 
@@ -146,11 +216,13 @@ class WholeBodyController:
         if any(t.name == task.name for t in self.tasks):
             raise InvalidArgumentError(f"a task named {task.name!r} is already there")
         self.tasks.append(task)
+        self._stack = None
         return task
 
     def remove_task(self, name: str) -> None:
         """Remove the task called ``name``."""
         self.tasks.remove(self.task(name))
+        self._stack = None
 
     def task(self, name: str) -> Any:
         """The task called ``name``."""
@@ -245,6 +317,7 @@ class WholeBodyController:
             raise InvalidArgumentError(f"ramp must be a duration >= 0 [s], got {ramp!r}")
         if ramp == 0:
             del self._contacts[name]
+            self._removing.discard(name)
             self._layout = None
             return
         f0 = state.max_normal_force
@@ -252,6 +325,7 @@ class WholeBodyController:
             f = self._last.wrenches[name][:3]
             f0 = float(state.placement.rotation @ state.normal @ f)
         state.start_removal(ramp, f0)
+        self._removing.add(name)
 
     @property
     def contacts(self) -> dict[str, ContactState]:
@@ -280,8 +354,25 @@ class WholeBodyController:
             else None
         )
         layout = ControlLayout(nv, start, slice(0, nv), slice(nv, start), states, cs)
+        r = start - nv
+        layout.jacobian = np.zeros((r, nv))
+        for name in ("drift", "error", "kp", "kd", "desired", "rhs"):
+            setattr(layout, name, np.zeros(r))
+        layout.rotations = np.zeros((len(states), 3, 3))
+        row = 0
+        for i, s in enumerate(states):
+            rows = slice(row, row + s.size)
+            s.bind(
+                layout.jacobian[rows],
+                layout.drift[rows],
+                layout.error[rows],
+                layout.kp[rows],
+                layout.kd[rows],
+                layout.desired[rows],
+                layout.rotations[i],
+            )
+            row += s.size
         if cs is not None:
-            layout.rotations = np.zeros((len(states), 3, 3))
             layout.faces = np.zeros((cs.n_rows, cs.n))
         return layout
 
@@ -290,60 +381,121 @@ class WholeBodyController:
         ends finished contact ramps, refreshes every task, contact and constraint row."""
         t = (0.0 if self.time is None else self.time + self.dt) if t is None else float(t)
         self.time = t
-        for name in [n for n, s in self._contacts.items() if s.finished(t)]:
-            del self._contacts[name]
-            self._layout = None
+        if self._removing:
+            for name in [n for n in self._removing if self._contacts[n].finished(t)]:
+                del self._contacts[name]
+                self._removing.discard(name)
+                self._layout = None
         kin = self.kin
-        kin.update(q, v)
+        kin(q, v)
         layout = self.layout
         layout.time = t
         for s in layout.contacts:
             s.normal_force_bounds(t)  # starts the ramps begun since the last update
             s.update(kin)
-        for task in self.tasks:
-            if isinstance(task, AccelerationTask):
-                task.update(kin)
+        if layout.n > kin.nv:
+            # Every contact's PD at once: desired = kp e - kd J v; rows J a = desired - drift.
+            desired = layout.desired
+            np.multiply(layout.kp, layout.error, out=desired)
+            desired -= layout.kd * (layout.jacobian @ kin.v)
+            np.subtract(desired, layout.drift, out=layout.rhs)
+        if self._stack is None:
+            self._sort_tasks()
+        for task in self._motion_tasks:
+            task.update(kin)
         self._assemble(kin, layout)
         self._ready = True
 
-    def _assemble(self, kin: TickKinematics, layout: ControlLayout) -> None:
-        nv, n = kin.nv, layout.n
-        me = 6 + sum(s.size for s in layout.contacts)
-        sizes = [c.rows(kin, layout) for c in self.constraints]
-        m = me + sum(sizes)
-        C = np.zeros((m, n))
-        lower, upper = np.empty(m), np.empty(m)
-        M, h = kin.mass_matrix, kin.nonlinear_effects
-        # Floating base: M_b a - J_b^T w = -h_b.
-        C[:6, :nv] = M[:6]
-        lower[:6] = upper[:6] = -h[:6]
-        r = 6
-        for s in layout.contacts:
-            C[:6, s.columns] = -s.jacobian[:, :6].T
-            # Contact held: J a = desired - drift.
-            C[r : r + s.size, :nv] = s.jacobian
-            lower[r : r + s.size] = upper[r : r + s.size] = s.desired - s.drift
-            r += s.size
-        self._spans: list[tuple[str, slice]] = [
-            ("dynamics", slice(0, 6)),
-            ("contacts", slice(6, me)),
+    def _sort_tasks(self) -> None:
+        """Split the tasks: dense ones (the base class's cost) stacked, the others called."""
+        for task in self.tasks:  # a first update sizes tasks that depend on the robot
+            if isinstance(task, AccelerationTask) and task.jacobian.shape[1] != self.kin.nv:
+                task.update(self.kin)
+        self._motion_tasks = [t for t in self.tasks if isinstance(t, AccelerationTask)]
+        dense = [t for t in self._motion_tasks if type(t).add_cost is AccelerationTask.add_cost]
+        # Tasks whose cost is diagonal (their class's own add_cost): added to P's diagonal.
+        self._diagonal_tasks = [
+            t
+            for t in self.tasks
+            if type(t).add_cost in (PostureTask.add_cost, ContactForceTask.add_cost)
         ]
-        for c, k in zip(self.constraints, sizes, strict=True):
-            if k:
-                c.fill(kin, layout, C[r : r + k], lower[r : r + k], upper[r : r + k])
-            self._spans.append((c.name, slice(r, r + k)))
-            r += k
+        self._other_tasks = [
+            t
+            for t in self.tasks
+            if not any(t is d for d in dense) and not any(t is d for d in self._diagonal_tasks)
+        ]
+        self._stack = _TaskStack(dense, self.kin.nv)
+
+    def _assemble(self, kin: TickKinematics, layout: ControlLayout) -> None:
+        qp = self._rows
+        if qp is None or qp.layout is not layout:
+            qp = self._rows = _Rows(kin, layout, self.constraints)
+            self._spans = qp.spans
+        nv, me = kin.nv, qp.me
+        C, lower, upper = qp.C, qp.lower, qp.upper
+        # Floating base: M_b a - J_b^T w = -h_b.
+        C[:6, :nv] = kin.mass_matrix[:6]
+        np.negative(kin.nonlinear_effects[:6], out=lower[:6])
+        upper[:6] = lower[:6]
+        if me > 6:
+            # Contacts held: J_c a = desired - drift (rows stacked by the contacts' updates).
+            Jc = layout.jacobian
+            np.negative(Jc[:, :6].T, out=C[:6, nv:])
+            C[6:me, :nv] = Jc
+            lower[6:me] = layout.rhs
+            upper[6:me] = layout.rhs
+        C[me : qp.m_core] = 0.0
+        for c, Cr, lo, up in qp.fills:
+            c.fill(kin, layout, Cr, lo, up)
+        qp.lazy_filled = False
         self._C, self._lower, self._upper, self._me = C, lower, upper, me
 
+    def _fill_lazy(self) -> None:
+        """Write the lazy constraints' rows of the last update (once per update)."""
+        qp = self._rows
+        if qp is None or qp.lazy_filled:
+            return
+        kin, layout = self.kin, qp.layout
+        for c, Cr, lo, up in qp.lazy:
+            Cr[:] = 0.0
+            c.fill(kin, layout, Cr, lo, up)
+        qp.lazy_filled = True
+
     def _cost(self) -> tuple[Array, Array]:
-        layout = self.layout
-        n = layout.n
-        P = np.zeros((n, n))
-        qv = np.zeros(n)
-        P.flat[:: n + 1] = self.regularization
-        for task in self.tasks:
+        qp = self._rows
+        assert qp is not None
+        nv = self.kin.nv
+        P, qv = qp.P, qp.q
+        P.fill(0.0)
+        qv.fill(0.0)
+        stack = self._stack
+        if stack is not None and stack.items:
+            for task, J, r, s in stack.items:
+                if task.size != len(r):  # a task resized since it was stacked
+                    self._stack = None
+                    self._sort_tasks()
+                    return self._cost()
+                J[:] = task.jacobian
+                np.subtract(task.desired, task.drift, out=r)
+                s[:] = task._row_scale
+            A, b = stack.A, stack.b
+            np.multiply(stack.J, stack.s_col, out=A)
+            np.multiply(stack.r, stack.s, out=b)
+            P[:nv, :nv] = A.T @ A
+            qv[:nv] -= b @ A
+        diagonal = qp.P_diagonal
+        diagonal += self.regularization
+        contacts = self._contacts
+        for task in self._diagonal_tasks:
             if isinstance(task, ContactForceTask):
-                state = self._contacts.get(task.contact)
+                state = contacts.get(task.contact)
+                if state is not None:
+                    task.add_cost_diagonal(diagonal, qv, state.columns)
+            else:
+                task.add_cost_diagonal(diagonal, qv)
+        for task in self._other_tasks:
+            if isinstance(task, ContactForceTask):
+                state = contacts.get(task.contact)
                 if state is not None:
                     task.add_cost(P, qv, state.columns)
             else:
@@ -363,11 +515,37 @@ class WholeBodyController:
             No solution at this state (daqp's exit flag in the message).
         """
         self._check_ready()
+        qp = self._rows
+        assert qp is not None
         P, qv = self._cost()
-        sense = np.zeros(len(self._upper), dtype=np.int32)
-        sense[: self._me] = _DAQP_EQUALITY
-        x, _, flag, _ = daqp.solve(P, qv, self._C, self._upper, self._lower, sense)
+        # Lazy constraints (torque limits) are left out when the solution without them meets
+        # them: it is then the solution with them (a convex QP; the same optimum), else the
+        # QP is solved again with every row. After a tick that needed them, every row at once.
+        full = qp.lazy_needed or not qp.lazy
+        if full:
+            self._fill_lazy()
+        sol = self._solve_rows(P, qv, qp.m if full else qp.m_core)
+        if not full:
+            if all(c.satisfied(self.kin, qp.layout, sol.x, sol.torque) for c, *_ in qp.lazy):
+                return sol
+            qp.lazy_needed = True
+            self._fill_lazy()
+            return self._solve_rows(P, qv, len(qp.upper))
+        if qp.lazy_needed:  # without them again from the tick after none is active
+            qp.lazy_needed = not all(
+                c.satisfied(self.kin, qp.layout, sol.x, sol.torque, margin=True)
+                for c, *_ in qp.lazy
+            )
+        return sol
+
+    def _solve_rows(self, P: Array, qv: Array, m: int) -> ControlSolution:
+        """daqp on the first ``m`` rows of the last update."""
+        qp = self._rows
+        assert qp is not None
+        sense = qp.sense[:m].copy()  # daqp writes the active set into it
+        x, _, flag, _ = _daqp_solve(P, qv, qp.C[:m], qp.upper[:m], qp.lower[:m], sense)
         if flag <= 0:
+            self._fill_lazy()
             culprits = self._culprits(P, qv) if flag == -1 else []
             hint = (
                 f"without {' or '.join(culprits)} it has one"
@@ -378,7 +556,7 @@ class WholeBodyController:
                 f"WholeBodyController: daqp found no solution at t = {self.time} s (exit flag "
                 f"{flag}: {_DAQP_FLAGS.get(flag, 'failed')}); {hint}"
             )
-        return self._solution(np.asarray(x, dtype=float))
+        return self._solution(np.array(x, dtype=float))
 
     def _culprits(self, P: Array, qv: Array) -> list[str]:
         """The inequality groups whose removal alone makes the QP feasible (on failure only)."""
@@ -399,14 +577,14 @@ class WholeBodyController:
 
     def _solution(self, x: Array) -> ControlSolution:
         layout, kin = self.layout, self.kin
-        a = x[: kin.nv].copy()
-        tau = kin.mass_matrix[6:] @ a + kin.nonlinear_effects[6:]
-        wrenches = {}
-        for s in layout.contacts:
-            w = x[s.columns].copy()
-            tau -= s.jacobian[:, 6:].T @ w
-            wrenches[s.name] = w
-        sol = ControlSolution(float(self.time or 0.0), x.copy(), a, tau, wrenches)
+        nv = kin.nv
+        a = x[:nv]  # views of x, a fresh array of this solution's own
+        tau = kin.mass_matrix[6:] @ a
+        tau += kin.nonlinear_effects[6:]
+        if layout.n > nv:
+            tau -= x[nv:] @ layout.jacobian[:, 6:]
+        wrenches = {s.name: x[s.columns] for s in layout.contacts}
+        sol = ControlSolution(float(self.time or 0.0), x, a, tau, wrenches)
         self._last = sol
         return sol
 
@@ -414,7 +592,8 @@ class WholeBodyController:
         """The QP of the last update as a :class:`qpsolvers.Problem` (fresh arrays; one-sided
         rows ``G x <= h``, equality rows ``A x = b``) for any qpsolvers backend."""
         self._check_ready()
-        P, qv = self._cost()
+        self._fill_lazy()
+        P, qv = (x.copy() for x in self._cost())
         me = self._me
         C, lo, up = self._C[me:], self._lower[me:], self._upper[me:]
         has_up, has_lo = up < UNBOUNDED, lo > -UNBOUNDED
@@ -425,7 +604,7 @@ class WholeBodyController:
     def solution_from(self, x: ArrayLike) -> ControlSolution:
         """The :class:`ControlSolution` of a vector ``x`` (n,) of the last update's layout."""
         self._check_ready()
-        x = np.asarray(x, dtype=float)
+        x = np.array(x, dtype=float)  # a copy: the solution's arrays are views of it
         if x.shape != (self.layout.n,):
             raise InvalidArgumentError(f"x must have shape ({self.layout.n},), got {x.shape}")
         return self._solution(x)
@@ -435,6 +614,7 @@ class WholeBodyController:
         largest ``max(lower - C x, C x - upper, 0)`` per group (``"dynamics"``,
         ``"contacts"``, then each constraint's name) [N, N m, m/s^2, ...]."""
         self._check_ready()
+        self._fill_lazy()
         x = np.asarray(x, dtype=float)
         if x.shape != (self.layout.n,):
             raise InvalidArgumentError(f"x must have shape ({self.layout.n},), got {x.shape}")
@@ -443,8 +623,10 @@ class WholeBodyController:
         return {name: float(max(gap[s].max(initial=0.0), 0.0)) for name, s in self._spans}
 
     def rows(self) -> tuple[Array, Array, Array]:
-        """``(C, lower, upper)`` of the last update (equality rows first: lower = upper)."""
+        """``(C, lower, upper)`` of the last update (equality rows first: lower = upper); the
+        controller's buffers, which the next update overwrites (copy them to keep them)."""
         self._check_ready()
+        self._fill_lazy()
         return self._C, self._lower, self._upper
 
     def names(self) -> Sequence[str]:

@@ -57,15 +57,19 @@ class ContactForceTask:
 
     def add_cost(self, P: Array, q: Array, columns: slice) -> None:
         """Add the term to ``x^T P x / 2 + q^T x`` on the contact's ``columns`` of ``x``."""
+        self.add_cost_diagonal(np.einsum("ii->i", P), q, columns)
+
+    def add_cost_diagonal(self, diagonal: Array, q: Array, columns: slice) -> None:
+        """:meth:`add_cost` given a writable view of ``P``'s diagonal (the cost is diagonal)."""
         size = columns.stop - columns.start
         cw = self._weights.get(size)
         if cw is None:
             cw = self._weights[size] = as_gains(
                 self._cw, size, f"task {self.name!r}: component_weights"
             )
-        n = P.shape[0]
+        w = self.weight * cw
+        diagonal[columns] += w
         if self.reference is None:
-            P.flat[columns.start * (n + 1) : columns.stop * (n + 1) : n + 1] += self.weight * cw
             return
         ref = self.reference
         if ref.shape != (size,) or not np.all(np.isfinite(ref)):
@@ -73,6 +77,4 @@ class ContactForceTask:
                 f"task {self.name!r}: reference must be a finite vector of {size} "
                 f"(contact {self.contact!r}), got shape {ref.shape}"
             )
-        w = self.weight * cw
-        P.flat[columns.start * (n + 1) : columns.stop * (n + 1) : n + 1] += w
         q[columns] -= w * ref

@@ -92,12 +92,16 @@ class PostureTask(AccelerationTask):
             self.desired += as_vector(self.reference_acceleration, nu, "reference acceleration")
 
     def add_cost(self, P: Array, q: Array) -> None:
+        self.add_cost_diagonal(np.einsum("ii->i", P), q)
+
+    def add_cost_diagonal(self, diagonal: Array, q: Array) -> None:
+        """:meth:`add_cost` given a writable view of ``P``'s diagonal (the cost is diagonal:
+        ``weight * w_j`` on each joint's acceleration)."""
         if self.weight == 0.0:
             return
         w = self.weight * self.joint_weights
-        n = P.shape[0]
         nv = self.jacobian.shape[1]
-        P.flat[6 * (n + 1) : nv * (n + 1) : n + 1] += w
+        diagonal[6:nv] += w
         q[6:nv] -= w * self.desired
 
     def residual(self, a: ArrayLike) -> Array:
