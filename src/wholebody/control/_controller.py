@@ -31,6 +31,7 @@ import daqp
 import numpy as np
 import pinocchio as pin
 import qpsolvers
+import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
 from ..contacts import Contact, PointContact, SurfaceContact
@@ -55,6 +56,7 @@ Array = NDArray[np.float64]
 _DAQP_EQUALITY = 5
 _DAQP_FLAGS = {-1: "infeasible", -2: "cycling", -3: "unbounded", -4: "iteration limit"}
 _daqp_solve = daqp.solve
+_dgesv = scipy.linalg.lapack.dgesv
 
 
 class _Rows:
@@ -96,6 +98,10 @@ class _Rows:
         self.P = np.zeros((n, n))
         self.P_diagonal = np.einsum("ii->i", self.P)  # a writable view
         self.q = np.zeros(n)
+        # The KKT system of the equality rows, and whether to try it first.
+        self.kkt = np.zeros((n + me, n + me))
+        self.kkt_rhs = np.zeros(n + me)
+        self.equality_only = True
 
 
 class _TaskStack:
@@ -518,32 +524,79 @@ class WholeBodyController:
         qp = self._rows
         assert qp is not None
         P, qv = self._cost()
+        # While no inequality row was active at the last tick's solution, first the QP with
+        # its equality rows only (one KKT solve): when its solution meets every inequality
+        # row it is the solution of the whole QP (convex; the same optimum), else daqp.
+        if qp.equality_only:
+            sol = self._solve_equalities(P, qv)
+            if sol is not None:
+                return sol
+            qp.equality_only = False
         # Lazy constraints (torque limits) are left out when the solution without them meets
         # them: it is then the solution with them (a convex QP; the same optimum), else the
         # QP is solved again with every row. After a tick that needed them, every row at once.
         full = qp.lazy_needed or not qp.lazy
         if full:
             self._fill_lazy()
-        sol = self._solve_rows(P, qv, qp.m if full else qp.m_core)
+        sol, active = self._solve_rows(P, qv, qp.m if full else qp.m_core)
         if not full:
             if all(c.satisfied(self.kin, qp.layout, sol.x, sol.torque) for c, *_ in qp.lazy):
+                qp.equality_only = not active
                 return sol
             qp.lazy_needed = True
             self._fill_lazy()
-            return self._solve_rows(P, qv, len(qp.upper))
-        if qp.lazy_needed:  # without them again from the tick after none is active
-            qp.lazy_needed = not all(
-                c.satisfied(self.kin, qp.layout, sol.x, sol.torque, margin=True)
-                for c, *_ in qp.lazy
-            )
+            sol, active = self._solve_rows(P, qv, qp.m)
+        # The lazy rows again left out (and the equality rows alone tried) from the tick after
+        # none is active.
+        margin = all(
+            c.satisfied(self.kin, qp.layout, sol.x, sol.torque, margin=True) for c, *_ in qp.lazy
+        )
+        qp.lazy_needed = not margin
+        qp.equality_only = margin and not active
         return sol
 
-    def _solve_rows(self, P: Array, qv: Array, m: int) -> ControlSolution:
-        """daqp on the first ``m`` rows of the last update."""
+    def _solve_equalities(self, P: Array, qv: Array) -> ControlSolution | None:
+        """The minimiser on the equality rows (KKT system, LU), or None when it breaks an
+        inequality row (or the system is singular)."""
         qp = self._rows
         assert qp is not None
-        sense = qp.sense[:m].copy()  # daqp writes the active set into it
-        x, _, flag, _ = _daqp_solve(P, qv, qp.C[:m], qp.upper[:m], qp.lower[:m], sense)
+        n, me, mc = qp.layout.n, qp.me, qp.m_core
+        C, lower, upper = qp.C, qp.lower, qp.upper
+        K, rhs = qp.kkt, qp.kkt_rhs
+        # LAPACK reads K column-major: K^T is written here, so that K.T (no copy) is K.
+        K[:n, :n] = P.T
+        K[:n, n:] = C[:me].T
+        K[n:, :n] = C[:me]
+        K[n:, n:] = 0.0
+        np.negative(qv, out=rhs[:n])
+        rhs[n:] = upper[:me]
+        _, _, z, info = _dgesv(K.T, rhs, overwrite_a=1, overwrite_b=1)
+        if info != 0:
+            return None
+        x = z[:n].copy()
+        # Exact enough and feasible: equality rows to 1e-9 (relative), inequality rows met.
+        e = upper[:me]
+        r = C[:me] @ x
+        r -= e
+        if not np.abs(r).max() <= 1e-9 * (1.0 + np.abs(e).max()):  # False for NaN too
+            return None
+        if mc > me:
+            cx = C[me:mc] @ x
+            if not ((cx <= upper[me:mc]).all() and (cx >= lower[me:mc]).all()):
+                return None
+        sol = self._solution(x)
+        kin, layout = self.kin, qp.layout
+        if all(c.satisfied(kin, layout, x, sol.torque) for c, *_ in qp.lazy):
+            return sol
+        return None
+
+    def _solve_rows(self, P: Array, qv: Array, m: int) -> tuple[ControlSolution, bool]:
+        """daqp on the first ``m`` rows of the last update; the solution and whether an
+        inequality row is active at it."""
+        qp = self._rows
+        assert qp is not None
+        sense = qp.sense[:m].copy()
+        x, _, flag, info = _daqp_solve(P, qv, qp.C[:m], qp.upper[:m], qp.lower[:m], sense)
         if flag <= 0:
             self._fill_lazy()
             culprits = self._culprits(P, qv) if flag == -1 else []
@@ -556,7 +609,8 @@ class WholeBodyController:
                 f"WholeBodyController: daqp found no solution at t = {self.time} s (exit flag "
                 f"{flag}: {_DAQP_FLAGS.get(flag, 'failed')}); {hint}"
             )
-        return self._solution(np.array(x, dtype=float))
+        active = bool(np.asarray(info["lam"])[qp.me :].any())  # a multiplier not zero
+        return self._solution(np.array(x, dtype=float)), active
 
     def _culprits(self, P: Array, qv: Array) -> list[str]:
         """The inequality groups whose removal alone makes the QP feasible (on failure only)."""

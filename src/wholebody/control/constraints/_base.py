@@ -69,4 +69,4 @@ class Constraint:
         if margin:
             lower = lower + 1e-6 * np.maximum(1.0, np.abs(lower))
             upper = upper - 1e-6 * np.maximum(1.0, np.abs(upper))
-        return bool(np.all(cx >= lower) and np.all(cx <= upper))
+        return bool((cx >= lower).all() and (cx <= upper).all())

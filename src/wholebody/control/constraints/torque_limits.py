@@ -75,4 +75,4 @@ class TorqueLimits(Constraint):
         """``|tau| <= tau_max`` on the limited joints (``(1 - 1e-6) tau_max`` with margin)."""
         tau = np.abs(torque if isinstance(self._rows, slice) else torque[self._limited])
         limit = self._tau_max * (1.0 - 1e-6) if margin else self._tau_max
-        return bool(np.all(tau <= limit))
+        return bool((tau <= limit).all())
