@@ -98,10 +98,26 @@ class _Rows:
         self.P = np.zeros((n, n))
         self.P_diagonal = np.einsum("ii->i", self.P)  # a writable view
         self.q = np.zeros(n)
-        # The KKT system of the equality rows, and whether to try it first.
-        self.kkt = np.zeros((n + me, n + me))
-        self.kkt_rhs = np.zeros(n + me)
-        self.equality_only = True
+        # The last tick's active inequality rows and their sides (+1 upper, -1 lower), and
+        # whether to try them first (the KKT system, buffers per number of rows).
+        self.active = np.zeros(0, dtype=np.intp)
+        self.side = np.zeros(0)
+        self.warm = True
+        self._kkt: dict[int, tuple[Array, Array]] = {}
+
+    def kkt_buffers(self, k: int) -> tuple[Array, Array]:
+        """The KKT matrix and right-hand side buffers with ``k`` active inequality rows."""
+        buffers = self._kkt.get(k)
+        if buffers is None:
+            size = self.layout.n + self.me + k
+            buffers = self._kkt[k] = (np.zeros((size, size)), np.zeros(size))
+        return buffers
+
+    def set_active(self, rows: Array, side: Array) -> None:
+        """The active set to try first at the next tick (at most n rows with the equality
+        rows, else none is tried)."""
+        self.active, self.side = rows, side
+        self.warm = self.me + len(rows) <= self.layout.n
 
 
 class _TaskStack:
@@ -194,6 +210,8 @@ class WholeBodyController:
                 f"regularization must be finite and >= 0, got {regularization!r}"
             )
         self.regularization = float(regularization)
+        # Tolerance of the KKT checks of an active-set solve [N-scale]: 1e-9 of the weight.
+        self._tolerance = 1e-9 * max(1.0, float(robot.weight))
         self.pyramid_faces = int(pyramid_faces)
         self.tasks: list[AccelerationTask | ContactForceTask] = []
         self.constraints: list[Constraint] = [FrictionCones(), NormalForceBounds()]
@@ -524,75 +542,88 @@ class WholeBodyController:
         qp = self._rows
         assert qp is not None
         P, qv = self._cost()
-        # While no inequality row was active at the last tick's solution, first the QP with
-        # its equality rows only (one KKT solve): when its solution meets every inequality
-        # row it is the solution of the whole QP (convex; the same optimum), else daqp.
-        if qp.equality_only:
-            sol = self._solve_equalities(P, qv)
+        # First the last tick's active set: the KKT system of the equality rows and of the
+        # inequality rows active at the last solution (at their bounds). Its solution is the
+        # QP's optimum when it meets every row and the multipliers of those inequality rows
+        # have their signs (the KKT conditions, checked); else daqp.
+        if qp.warm and not qp.lazy_needed:
+            sol = self._solve_active_set(P, qv)
             if sol is not None:
                 return sol
-            qp.equality_only = False
         # Lazy constraints (torque limits) are left out when the solution without them meets
         # them: it is then the solution with them (a convex QP; the same optimum), else the
         # QP is solved again with every row. After a tick that needed them, every row at once.
         full = qp.lazy_needed or not qp.lazy
         if full:
             self._fill_lazy()
-        sol, active = self._solve_rows(P, qv, qp.m if full else qp.m_core)
-        if not full:
-            if all(c.satisfied(self.kin, qp.layout, sol.x, sol.torque) for c, *_ in qp.lazy):
-                qp.equality_only = not active
-                return sol
-            qp.lazy_needed = True
+        sol, lam = self._solve_rows(P, qv, qp.m if full else qp.m_core)
+        if not full and not all(
+            c.satisfied(self.kin, qp.layout, sol.x, sol.torque) for c, *_ in qp.lazy
+        ):
+            qp.lazy_needed = full = True
             self._fill_lazy()
-            sol, active = self._solve_rows(P, qv, qp.m)
-        # The lazy rows again left out (and the equality rows alone tried) from the tick after
-        # none is active.
-        margin = all(
-            c.satisfied(self.kin, qp.layout, sol.x, sol.torque, margin=True) for c, *_ in qp.lazy
-        )
-        qp.lazy_needed = not margin
-        qp.equality_only = margin and not active
+            sol, lam = self._solve_rows(P, qv, qp.m)
+        if full:  # the lazy rows left out again from the tick after none is active
+            qp.lazy_needed = not all(
+                c.satisfied(self.kin, qp.layout, sol.x, sol.torque, margin=True)
+                for c, *_ in qp.lazy
+            )
+        active = np.flatnonzero(lam[qp.me : qp.m_core]) + qp.me
+        qp.set_active(active, np.sign(lam[active]))
         return sol
 
-    def _solve_equalities(self, P: Array, qv: Array) -> ControlSolution | None:
-        """The minimiser on the equality rows (KKT system, LU), or None when it breaks an
-        inequality row (or the system is singular)."""
+    def _solve_active_set(self, P: Array, qv: Array) -> ControlSolution | None:
+        """The QP's optimum from the KKT system of the equality rows and the last tick's
+        active inequality rows, or None when a KKT condition fails (or it is singular)."""
         qp = self._rows
         assert qp is not None
         n, me, mc = qp.layout.n, qp.me, qp.m_core
         C, lower, upper = qp.C, qp.lower, qp.upper
-        K, rhs = qp.kkt, qp.kkt_rhs
+        rows, side = qp.active, qp.side
+        k = len(rows)
+        K, rhs = qp.kkt_buffers(k)
         # LAPACK reads K column-major: K^T is written here, so that K.T (no copy) is K.
         K[:n, :n] = P.T
-        K[:n, n:] = C[:me].T
-        K[n:, :n] = C[:me]
+        A = K[n:, :n]
+        A[:me] = C[:me]
+        rhs[n : n + me] = upper[:me]
+        if k:
+            A[me:] = C[rows]
+            rhs[n + me :] = np.where(side > 0, upper[rows], lower[rows])
+        K[:n, n:] = A.T
         K[n:, n:] = 0.0
         np.negative(qv, out=rhs[:n])
-        rhs[n:] = upper[:me]
-        _, _, z, info = _dgesv(K.T, rhs, overwrite_a=1, overwrite_b=1)
+        rhs0 = rhs.copy()
+        _, _, z, info = _dgesv(K.T, rhs, overwrite_a=0, overwrite_b=1)
         if info != 0:
             return None
-        x = z[:n].copy()
-        # Exact enough and feasible: equality rows to 1e-9 (relative), inequality rows met.
-        e = upper[:me]
-        r = C[:me] @ x
-        r -= e
-        if not np.abs(r).max() <= 1e-9 * (1.0 + np.abs(e).max()):  # False for NaN too
+        # The KKT conditions, to 1e-9 of the robot's weight [N] (LU is backward stable:
+        # these only catch a near-singular system): the system's residual (primal rows
+        # solved for, stationarity), every other row met, the active rows' multipliers.
+        tol = self._tolerance
+        r = K.T @ z
+        r -= rhs0
+        if not np.abs(r).max() <= tol:  # False for NaN too
             return None
+        x = z[:n].copy()
         if mc > me:
             cx = C[me:mc] @ x
-            if not ((cx <= upper[me:mc]).all() and (cx >= lower[me:mc]).all()):
+            gap = np.maximum(cx - upper[me:mc], lower[me:mc] - cx)
+            if not gap.max() <= tol:
                 return None
+        # An active upper bound pushes back (multiplier >= 0), a lower one (<= 0), in the
+        # system's convention P x + q + A^T lam = 0.
+        if k and not (z[n + me :] * side >= 0.0).all():
+            return None
         sol = self._solution(x)
         kin, layout = self.kin, qp.layout
         if all(c.satisfied(kin, layout, x, sol.torque) for c, *_ in qp.lazy):
             return sol
         return None
 
-    def _solve_rows(self, P: Array, qv: Array, m: int) -> tuple[ControlSolution, bool]:
-        """daqp on the first ``m`` rows of the last update; the solution and whether an
-        inequality row is active at it."""
+    def _solve_rows(self, P: Array, qv: Array, m: int) -> tuple[ControlSolution, Array]:
+        """daqp on the first ``m`` rows of the last update; the solution and the rows'
+        multipliers (zero for inactive rows)."""
         qp = self._rows
         assert qp is not None
         sense = qp.sense[:m].copy()
@@ -609,8 +640,7 @@ class WholeBodyController:
                 f"WholeBodyController: daqp found no solution at t = {self.time} s (exit flag "
                 f"{flag}: {_DAQP_FLAGS.get(flag, 'failed')}); {hint}"
             )
-        active = bool(np.asarray(info["lam"])[qp.me :].any())  # a multiplier not zero
-        return self._solution(np.array(x, dtype=float)), active
+        return self._solution(np.array(x, dtype=float)), np.asarray(info["lam"], dtype=float)
 
     def _culprits(self, P: Array, qv: Array) -> list[str]:
         """The inequality groups whose removal alone makes the QP feasible (on failure only)."""

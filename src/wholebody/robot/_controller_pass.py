@@ -37,12 +37,14 @@ class ControllerPass:
     """The terms of one state for a control tick, one ``computeAllTerms`` pass per call.
 
     Build it with :meth:`Robot.controller_pass` (a floating-base robot); call it with
-    ``(q, v)``. Its arrays are buffers that the next call overwrites.
+    ``(q, v)``. It runs on its own ``pinocchio.Data`` (calls of the robot's other methods
+    between two ticks leave it alone); its arrays are views of that data, which the next
+    call overwrites.
 
     Attributes
     ----------
     q, v : ndarray, shapes (nq,), (nv,)
-        The state of the last call.
+        The state of the last call (the checked arrays given, not copies).
     mass_matrix : ndarray, shape (nv, nv)
         ``M(q)``, full and symmetric.
     nonlinear_effects : ndarray, shape (nv,)
@@ -74,58 +76,59 @@ class ControllerPass:
         nv = robot.nv
         self.nv, self.nq = nv, robot.nq
         self.mass = float(robot.mass)
-        self.gravity = np.array(robot.gravity_vector, dtype=float)
+        self.q, self.v = pin.neutral(robot.model), np.zeros(nv)
+        self.momentum_drift = np.zeros(6)
+        self._lower = np.tril(np.ones((nv, nv), dtype=bool), -1)
+        self._bind(robot._model)
+        self.tick = 0
+
+    def _bind(self, model: pin.Model) -> None:
+        """Own data for ``model`` and the views of it that the pass hands on (its arrays
+        keep their memory from call to call)."""
+        self._model = model
+        self.gravity = np.array(model.gravity.linear, dtype=float)
         self._weight_vector = tuple((self.mass * self.gravity).tolist())  # m g [N], world
-        m, d = robot.model, robot.data
-        pin.computeAllTerms(m, d, pin.neutral(m), np.zeros(nv))
+        self._data = d = model.createData()
+        pin.computeAllTerms(model, d, pin.neutral(model), np.zeros(model.nv))
         # Some Pinocchio versions fill only the upper triangle of data.M: find out once.
         self._upper_only = not np.array_equal(d.M, d.M.T)
-        self._lower = np.tril(np.ones((nv, nv), dtype=bool), -1)
-        self.q, self.v = pin.neutral(m), np.zeros(nv)
-        self.mass_matrix = np.zeros((nv, nv))
-        self.nonlinear_effects = np.zeros(nv)
-        self.com = np.zeros(3)
-        self.momentum = np.zeros(6)
-        self.momentum_matrix = np.zeros((6, nv))
-        self.momentum_drift = np.zeros(6)
-        self.tick = 0
+        self.mass_matrix = d.M
+        self.nonlinear_effects = d.nle
+        self.com = d.com[0]
+        self.momentum = d.hg.vector
+        self.momentum_matrix = d.Ag
+        root = d.oMi[1]
+        self._root_R, self._root_p = root.rotation, root.translation
+        self._nle_columns = d.nle[:6].reshape(2, 3).T  # (f, tau) of the root as columns
 
     @property
     def model(self) -> pin.Model:
-        """The robot's model (the one the pass runs on)."""
-        return self.robot._model
+        """The model the pass runs on (the robot's)."""
+        return self._model
 
     @property
     def data(self) -> pin.Data:
-        """The robot's scratch data, holding the last pass."""
-        return self.robot._data
+        """The pass's own data (not the robot's scratch data), holding the last pass."""
+        return self._data
 
     def __call__(self, q: ArrayLike, v: ArrayLike) -> None:
         """The one pass at ``(q, v)`` (checked like every state of the robot)."""
         robot = self.robot
         q, v = robot._check_qv(q, v)
-        m, d = robot._model, robot._data
+        if robot._model is not self._model:  # a frame added since: the model was copied
+            self._bind(robot._model)
         # Looked up per call (not aliased): a test counts the passes by patching pinocchio.
-        pin.computeAllTerms(m, d, q, v)
-        self.q[:] = q
-        self.v[:] = v
-        M = self.mass_matrix
-        M[:] = d.M
+        pin.computeAllTerms(self._model, self._data, q, v)
+        self.q, self.v = q, v
         if self._upper_only:
+            M = self.mass_matrix
             np.copyto(M, M.T, where=self._lower)
-        nle = self.nonlinear_effects
-        nle[:] = d.nle
-        c = self.com
-        c[:] = d.com[0]
-        self.momentum[:] = d.hg.vector
-        self.momentum_matrix[:] = d.Ag
         # Momentum rate at a = 0 from the root joint's rows of h (its local frame): they are
         # the whole body's momentum rate minus gravity's wrench, so in world axes
         # dP/dt = R f + m g and dL_G/dt = R tau + (p_root - c) x R f. One product gives
         # R f and R tau as columns; the rest on Python floats (3-vectors).
-        root = d.oMi[1]
-        (fx, tx), (fy, ty), (fz, tz) = (root.rotation @ nle[:6].reshape(2, 3).T).tolist()
-        rx, ry, rz = (root.translation - c).tolist()
+        (fx, tx), (fy, ty), (fz, tz) = (self._root_R @ self._nle_columns).tolist()
+        rx, ry, rz = (self._root_p - self.com).tolist()
         gx, gy, gz = self._weight_vector
         self.momentum_drift[:] = (
             fx + gx,
@@ -152,7 +155,7 @@ class ControllerPass:
         past the next call); ``jacobian`` (6, nv) and ``drift`` (6,) are world-aligned at
         the frame origin, ``(v, omega)`` rows, as :meth:`jacobian` and :meth:`drift`.
         """
-        m, d = self.robot._model, self.robot._data
+        m, d = self._model, self._data
         return (
             _update_frame(m, d, fid),
             _get_jacobian(m, d, fid, _LWA),
@@ -161,16 +164,16 @@ class ControllerPass:
 
     def placement(self, fid: int) -> pin.SE3:
         """World placement of frame ``fid`` (one SE3 product on the pass's joint placements)."""
-        return _update_frame(self.robot._model, self.robot._data, fid)
+        return _update_frame(self._model, self._data, fid)
 
     def jacobian(self, fid: int, local: bool = False) -> Array:
         """Frame Jacobian (6, nv), ``(v, omega)`` rows; world-aligned axes at the frame origin,
         or the frame's own axes with ``local``."""
-        return _get_jacobian(self.robot._model, self.robot._data, fid, _LOCAL if local else _LWA)
+        return _get_jacobian(self._model, self._data, fid, _LOCAL if local else _LWA)
 
     def velocity(self, fid: int, local: bool = False) -> Array:
         """Frame twist ``(v, omega)`` (6,), axes as :meth:`jacobian` [m/s, rad/s]."""
-        m, d = self.robot._model, self.robot._data
+        m, d = self._model, self._data
         return _get_velocity(m, d, fid, _LOCAL if local else _LWA).vector
 
     def drift(self, fid: int, local: bool = False) -> Array:
@@ -180,7 +183,7 @@ class ControllerPass:
         derivative of the world-aligned twist). Local: the spatial acceleration in the
         frame's axes (the time derivative of the body twist).
         """
-        m, d = self.robot._model, self.robot._data
+        m, d = self._model, self._data
         if local:
             return _get_acc(m, d, fid, _LOCAL).vector
         return _get_classical_acc(m, d, fid, _LWA).vector
