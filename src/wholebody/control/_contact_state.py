@@ -52,6 +52,8 @@ class ContactState:
         World-aligned, r = 3 or 6, of the last update: the Jacobian, ``dJ/dt v``, the
         error ``e`` to the reference and the PD's ``kp e - kd J v``.
     placement : pinocchio.SE3
+    bounds : tuple of float
+        ``(f_min, f_max)`` [N] of the last update.
     normal : ndarray (3,)
         The contact normal in the frame's axes.
     """
@@ -96,6 +98,7 @@ class ContactState:
             self.phase, self.ramp = "ramp_up", float(ramp)
         self.reference = None if reference is None else reference.copy()
         self.columns = slice(0, 0)
+        self.bounds = (self.min_normal_force, self.max_normal_force)
         self.fid = -1
         self.placement = pin.SE3.Identity()
         self._ref: pin.SE3 | None = None  # the reference whose arrays are cached below
@@ -198,8 +201,12 @@ class ContactState:
         n = self.size
         if self._owned and self.jacobian.shape[1] != J.shape[1]:
             self._bind_own(J.shape[1])
-        self.jacobian[:] = J[:n]
-        self.drift[:] = drift[:n]
+        if n == 6:
+            self.jacobian[:] = J
+            self.drift[:] = drift
+        else:
+            self.jacobian[:] = J[:3]
+            self.drift[:] = drift[:3]
         err = self.error
         np.subtract(self._ref_p, M.translation, out=err[:3])
         R = M.rotation

@@ -53,9 +53,8 @@ class NormalForceBounds(Constraint):
     def fill(
         self, kin: TickKinematics, layout: ControlLayout, C: Array, lower: Array, upper: Array
     ) -> None:
-        t = layout.time
         for i, c in enumerate(layout.contacts):
             start = c.columns.start
             np.matmul(layout.rotations[i], c.normal, out=C[i, start : start + 3])
-            lower[i], up = c.normal_force_bounds(t)
+            lower[i], up = c.bounds  # this update's (normal_force_bounds at layout.time)
             upper[i] = min(up, UNBOUNDED)

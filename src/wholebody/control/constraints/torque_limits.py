@@ -74,5 +74,5 @@ class TorqueLimits(Constraint):
     ) -> bool:
         """``|tau| <= tau_max`` on the limited joints (``(1 - 1e-6) tau_max`` with margin)."""
         tau = np.abs(torque if isinstance(self._rows, slice) else torque[self._limited])
-        limit = self._tau_max * (1.0 - 1e-6) if margin else self._tau_max
-        return bool((tau <= limit).all())
+        tau -= self._tau_max * (1.0 - 1e-6) if margin else self._tau_max
+        return bool(np.maximum.reduce(tau) <= 0.0)
