@@ -107,8 +107,14 @@ class ContactState:
     def _bind_own(self, nv: int = 0) -> None:
         n = self.size
         self.bind(
-            np.zeros((n, nv)), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n),
-            np.zeros(n), np.eye(3), owned=True,
+            np.zeros((n, nv)),
+            np.zeros(n),
+            np.zeros(n),
+            np.zeros(n),
+            np.zeros(n),
+            np.zeros(n),
+            np.eye(3),
+            owned=True,
         )
 
     def bind(

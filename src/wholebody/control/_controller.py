@@ -45,6 +45,7 @@ from .constraints import (
     UNBOUNDED,
     Constraint,
     FrictionCones,
+    JointBounds,
     NormalForceBounds,
     TorqueLimits,
 )
@@ -59,6 +60,9 @@ _daqp_solve = daqp.solve
 # ufunc reductions: ndarray.max()/.min() go through a Python wrapper (~0.5 us more each).
 _max, _min = np.maximum.reduce, np.minimum.reduce
 _dgesv = scipy.linalg.lapack.dgesv
+#: Constraints that write the same entries of their rows at every tick of a layout (the rest
+#: of their rows stays zero): their rows are not zeroed before each fill.
+_OWN_PATTERN = (FrictionCones, NormalForceBounds, TorqueLimits, JointBounds)
 
 
 class _Rows:
@@ -80,15 +84,22 @@ class _Rows:
         self.me = me
         self.sense = np.zeros(m, dtype=np.int32)
         self.sense[:me] = _DAQP_EQUALITY
-        self.spans: list[tuple[str, slice]] = [("dynamics", slice(0, 6)), ("contacts", slice(6, me))]
+        self.spans: list[tuple[str, slice]] = [
+            ("dynamics", slice(0, 6)),
+            ("contacts", slice(6, me)),
+        ]
         self.fills: list[tuple[Constraint, Array, Array, Array]] = []
         self.lazy: list[tuple[Constraint, Array, Array, Array]] = []
+        #: Rows of constraints that do not rewrite their whole pattern each tick: zeroed first.
+        self.zeroed: list[Array] = []
         r = me
         for c, k in zip(ordered, sizes, strict=True):
             rows = slice(r, r + k)
             if k:
                 views = (c, self.C[rows], self.lower[rows], self.upper[rows])
                 (self.lazy if c.lazy else self.fills).append(views)
+                if not c.lazy and type(c) not in _OWN_PATTERN:
+                    self.zeroed.append(self.C[rows])
             self.spans.append((c.name, rows))
             r += k
         #: Rows of the QP without the lazy constraints (a prefix of C).
@@ -141,6 +152,7 @@ class _TaskStack:
             self.items.append((t, self.J[sl], self.r[sl], self.s[sl]))
             at += k
         self.s_col = self.s[:, None]
+        self.versions = [-1] * len(tasks)  # of the row scales copied into s
 
 
 @dataclass(frozen=True)
@@ -474,7 +486,8 @@ class WholeBodyController:
             C[6:me, :nv] = Jc
             lower[6:me] = layout.rhs
             upper[6:me] = layout.rhs
-        C[me : qp.m_core] = 0.0
+        for Cr in qp.zeroed:
+            Cr[:] = 0.0
         for c, Cr, lo, up in qp.fills:
             c.fill(kin, layout, Cr, lo, up)
         qp.lazy_filled = False
@@ -500,14 +513,17 @@ class WholeBodyController:
         qv.fill(0.0)
         stack = self._stack
         if stack is not None and stack.items:
-            for task, J, r, s in stack.items:
+            versions = stack.versions
+            for i, (task, J, r, s) in enumerate(stack.items):
                 if task.size != len(r):  # a task resized since it was stacked
                     self._stack = None
                     self._sort_tasks()
                     return self._cost()
                 J[:] = task.jacobian
                 np.subtract(task.desired, task.drift, out=r)
-                s[:] = task._row_scale
+                if versions[i] != task._scale_version:
+                    s[:] = task._row_scale
+                    versions[i] = task._scale_version
             A, b = stack.A, stack.b
             np.multiply(stack.J, stack.s_col, out=A)
             np.multiply(stack.r, stack.s, out=b)

@@ -51,6 +51,10 @@ class ControllerPass:
         ``h = C(q, v) v + g(q)`` [N, N m].
     com : ndarray, shape (3,)
         Centre of mass, world [m].
+    com_velocity : ndarray, shape (3,)
+        Its velocity, world [m/s].
+    com_jacobian : ndarray, shape (3, nv)
+        ``J_com = A_G[:3] / m``, world axes.
     momentum : ndarray, shape (6,)
         Centroidal momentum ``(P, L_G)``, world axes at the CoM [kg m/s, kg m^2/s].
     momentum_matrix : ndarray, shape (6, nv)
@@ -69,8 +73,7 @@ class ControllerPass:
     def __init__(self, robot: Robot):
         if not robot.has_floating_base:
             raise InvalidArgumentError(
-                f"the controller pass needs a floating-base robot; {robot.name!r} has a "
-                "fixed base"
+                f"the controller pass needs a floating-base robot; {robot.name!r} has a fixed base"
             )
         self.robot = robot
         nv = robot.nv
@@ -95,6 +98,8 @@ class ControllerPass:
         self.mass_matrix = d.M
         self.nonlinear_effects = d.nle
         self.com = d.com[0]
+        self.com_velocity = d.vcom[0]
+        self.com_jacobian = d.Jcom
         self.momentum = d.hg.vector
         self.momentum_matrix = d.Ag
         root = d.oMi[1]

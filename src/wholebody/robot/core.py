@@ -68,6 +68,7 @@ __all__ = [
     "ContactPass",
     "ContactDynamics",
     "ContactDynamicsPass",
+    "ControllerPass",
     "External",
     "Array",
     "MAX_STATE_MAGNITUDE",

@@ -77,6 +77,7 @@ class AccelerationTask:
         self._mask.setflags(write=False)
         self._full = True
         self._row_scale = np.full(size, np.sqrt(self._weight))
+        self._scale_version = 0  # bumped when the row scales change
         if mask is not None:
             self.set_mask(mask)
         self.desired = np.zeros(size)
@@ -121,6 +122,7 @@ class AccelerationTask:
         if self._row_scale.shape != self._mask.shape:
             self._row_scale = np.empty(self._mask.shape)
         np.multiply(self._mask, np.sqrt(self._weight), out=self._row_scale)
+        self._scale_version = getattr(self, "_scale_version", 0) + 1
 
     def update(self, kin: TickKinematics) -> None:  # pragma: no cover - abstract
         """Refresh ``jacobian``, ``drift``, ``error``, ``desired`` from the tick's pass."""

@@ -55,11 +55,11 @@ class ComTask(AccelerationTask):
         )
 
     def update(self, kin: TickKinematics) -> None:
-        inv_m = 1.0 / kin.mass
-        self.jacobian = kin.momentum_matrix[:3] * inv_m
-        self.drift = kin.momentum_drift[:3] * inv_m
-        self.position = position = kin.com  # the pass's buffer: the last update's
-        self.velocity = velocity = kin.momentum[:3] * inv_m
+        # The pass's arrays (views of its data): the last update's.
+        self.jacobian = kin.com_jacobian
+        self.drift = kin.momentum_drift[:3] * (1.0 / kin.mass)
+        self.position = position = kin.com
+        self.velocity = velocity = kin.com_velocity
         if self.reference is None:
             self.reference = position.copy()
         self.error = error = self.reference - position
