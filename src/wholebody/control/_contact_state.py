@@ -52,6 +52,7 @@ class ContactState:
         World-aligned, r = 3 or 6, of the last update: the Jacobian, ``dJ/dt v``, the
         error ``e`` to the reference and the PD's ``kp e - kd J v``.
     placement : pinocchio.SE3
+        The frame's world placement at the last update.
     bounds : tuple of float
         ``(f_min, f_max)`` [N] of the last update.
     normal : ndarray (3,)

@@ -665,9 +665,10 @@ class WholeBodyController:
             return None
         sol = self._solution(x)
         kin, layout = self.kin, qp.layout
-        if all(c.satisfied(kin, layout, x, sol.torque) for c, *_ in qp.lazy):
-            return sol
-        return None
+        for c, *_ in qp.lazy:
+            if not c.satisfied(kin, layout, x, sol.torque):
+                return None
+        return sol
 
     def _solve_rows(self, P: Array, qv: Array, m: int) -> tuple[ControlSolution, Array]:
         """daqp on the first ``m`` rows of the last update; the solution and the rows'
