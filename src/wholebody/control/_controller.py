@@ -126,7 +126,7 @@ class _Rows:
             buffers = self._kkt[k] = (np.zeros((size, size)), np.zeros(size))
         return buffers
 
-    def set_active(self, rows: Array, side: Array) -> None:
+    def set_active(self, rows: NDArray[np.intp], side: Array) -> None:
         """The active set to try first at the next tick (at most n rows with the equality
         rows, else none is tried)."""
         self.active, self.side = rows, side
