@@ -50,29 +50,15 @@ class NormalForceBounds(Constraint):
     def rows(self, kin: TickKinematics, layout: ControlLayout) -> int:
         return len(layout.contacts)
 
-    def __init__(self) -> None:
-        # Per layout: the contacts' normals (k, 3, 1) and where row i's three entries are.
-        self._layout: ControlLayout | None = None
-        self._normals = np.zeros((0, 3, 1))
-        self._at = np.zeros(0, dtype=np.intp)
-
     def fill(
         self, kin: TickKinematics, layout: ControlLayout, C: Array, lower: Array, upper: Array
     ) -> None:
-        contacts = layout.contacts
-        if layout is not self._layout:
-            self._layout = layout
-            self._normals = np.array([c.normal for c in contacts], dtype=float).reshape(-1, 3, 1)
-            self._at = np.array(
-                [
-                    i * layout.n + c.columns.start + j
-                    for i, c in enumerate(contacts)
-                    for j in range(3)
-                ],
-                dtype=np.intp,
-            )
-        # World normals of every contact at once, into their rows' force columns.
-        np.put(C, self._at, np.matmul(layout.rotations, self._normals))
-        for i, c in enumerate(contacts):
+        rotations = layout.rotations
+        for i, c in enumerate(layout.contacts):
+            start = c.columns.start
+            if c.point:
+                np.matmul(rotations[i], c.normal, out=C[i, start : start + 3])
+            else:  # a surface contact's normal is its frame's z axis
+                C[i, start : start + 3] = rotations[i, :, 2]
             lower[i], up = c.bounds  # this update's (normal_force_bounds at layout.time)
             upper[i] = min(up, UNBOUNDED)
