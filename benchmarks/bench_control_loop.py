@@ -291,7 +291,8 @@ def tsid_problem() -> str | None:
     why = lines[-1] if lines else f"exit status {run.returncode}"
     return (
         f"tsid imports but tsid.RobotWrapper(model) fails ({why}): its binary was built "
-        f"against another Pinocchio than {pin.__version__}; build it from source (README)"
+        f"against another Pinocchio than {pin.__version__}; build it from source "
+        "(benchmarks/README.md)"
     )
 
 
