@@ -25,9 +25,10 @@ The solve returns the QP's optimum in one of two exact ways:
 
 1. The last tick's active set: one LU solve of the KKT system of the equality rows and of
    the inequality rows that were active (at the bounds they were at), accepted only when the
-   KKT conditions hold (every row met and the system's residual within 1e-9 of the robot's
-   weight, the active rows' multipliers of the right sign): it is then the optimum of the
-   convex QP. At 1 kHz the active set rarely changes from one tick to the next.
+   KKT conditions hold (every row met within 1e-9 of the robot's weight, the active rows'
+   multipliers of the right sign; stationarity to the LU's backward error): it is then the
+   optimum of the convex QP. At 1 kHz the active set rarely changes from one tick to the
+   next.
 2. Otherwise daqp (exact active-set) on the rows, *lazy* constraints (:class:`TorqueLimits`)
    left out when the solution without them meets them (it is then the optimum with them);
    else the QP is solved again with them, and with them at once from then on until none of
@@ -658,21 +659,23 @@ class WholeBodyController:
         K[:n, n:] = A.T
         K[n:, n:] = 0.0
         np.negative(qv, out=rhs[:n])
-        rhs0 = rhs.copy()
-        _, _, z, info = _dgesv(K.T, rhs, overwrite_a=0, overwrite_b=1)
+        _, _, z, info = _dgesv(K.T, rhs, overwrite_a=1, overwrite_b=1)
         if info != 0:
             return None
-        # The KKT conditions, to 1e-9 of the robot's weight [N] (LU is backward stable:
-        # these only catch a near-singular system): the system's residual (primal rows
-        # solved for, stationarity), every other row met, the active rows' multipliers.
+        # The KKT conditions. Stationarity and the rows solved for hold to the LU's backward
+        # error (partial pivoting: the exact solution of a system within rounding of this
+        # one, whose P is positive definite and whose rows daqp kept independent); checked
+        # here, to 1e-9 of the robot's weight [N]: the equality rows and every inequality
+        # row met (False for NaN too), the active rows' multipliers of the right sign.
         tol = self._tolerance
-        r = K.T @ z
-        r -= rhs0
-        if not _max(np.abs(r, out=r)) <= tol:  # False for NaN too
-            return None
         x = z[:n].copy()
+        cx = C[:mc] @ x
+        r = cx[:me]
+        r -= upper[:me]
+        if not _max(np.abs(r, out=r)) <= tol:
+            return None
         if mc > me:
-            cx = C[me:mc] @ x
+            cx = cx[me:]
             gap = np.maximum(cx - upper[me:mc], lower[me:mc] - cx)
             if not _max(gap) <= tol:
                 return None
