@@ -62,18 +62,22 @@ def reference(ctrl):
 def count_paths(monkeypatch):
     """Counts of the active-set solves accepted / refused and of daqp solves."""
     counts = {"kkt": 0, "refused": 0, "daqp": 0}
-    kkt, rows = _Impl._solve_active_set, _Impl._solve_rows
+    rows = _Impl._solve_rows
 
-    def counted_kkt(self, P, q):
-        sol = kkt(self, P, q)
-        counts["kkt" if sol is not None else "refused"] += 1
-        return sol
+    def counted(method):
+        def call(self, *args):
+            sol = method(self, *args)
+            counts["kkt" if sol is not None else "refused"] += 1
+            return sol
+
+        return call
 
     def counted_rows(self, P, q, m):
         counts["daqp"] += 1
         return rows(self, P, q, m)
 
-    monkeypatch.setattr(_Impl, "_solve_active_set", counted_kkt)
+    for name in ("_solve_active_set", "_solve_active_set_reduced"):  # full / wrenches eliminated
+        monkeypatch.setattr(_Impl, name, counted(getattr(_Impl, name)))
     monkeypatch.setattr(_Impl, "_solve_rows", counted_rows)
     return counts
 
@@ -111,9 +115,14 @@ def test_a_wrong_active_set_is_refused(humanoid):
     wrong = np.array([cones.start, cones.start + 1])
     qp.set_active(wrong, np.ones(2))
     P, qv = ctrl._cost()
-    assert ctrl._solve_active_set(P, qv) is None
+    assert ctrl._solve_active_set(P, qv) is None  # the full KKT system
+    assert ctrl._solve_active_set_reduced(ctrl._objective()) is None  # wrenches eliminated
     qp.set_active(wrong, np.ones(2))
     np.testing.assert_allclose(ctrl.solve().x, x_opt, rtol=0, atol=AGREE)
+    # The active set daqp found there (set by that solve) is accepted by both: the optimum.
+    for sol in (ctrl._solve_active_set(*ctrl._cost()), ctrl._solve_active_set_reduced(False)):
+        assert sol is not None
+        np.testing.assert_allclose(sol.x, x_opt, rtol=0, atol=AGREE)
 
 
 def test_lazy_torque_limits_give_the_full_qps_solution(humanoid, monkeypatch):

@@ -28,7 +28,8 @@ The solve returns the QP's optimum in one of two exact ways:
    KKT conditions hold (every row met within 1e-9 of the robot's weight, the active rows'
    multipliers of the right sign; stationarity to the LU's backward error): it is then the
    optimum of the convex QP. At 1 kHz the active set rarely changes from one tick to the
-   next.
+   next. When the cost is block diagonal (no task but the built-in ones couples the
+   wrenches: ``P = diag(P_aa, D)``), the wrenches are eliminated from that system first.
 2. Otherwise daqp (exact active-set) on the rows, *lazy* constraints (:class:`TorqueLimits`)
    left out when the solution without them meets them (it is then the optimum with them);
    else the QP is solved again with them, and with them at once from then on until none of
@@ -122,23 +123,31 @@ class _Rows:
         self.lower_core, self.upper_core = self.lower[: self.m_core], self.upper[: self.m_core]
         self.lazy_filled = False
         self.lazy_needed = False  # the last tick's solution needed the lazy rows
+        nv = layout.nv
         self.P = np.zeros((n, n))
         self.P_diagonal = np.einsum("ii->i", self.P)  # a writable view
-        self.P_acc = self.P[: layout.nv, : layout.nv]
-        self.q = np.zeros(n)
+        self.q = np.zeros(n)  # with the generic tasks' terms (for daqp)
+        # The cost without the generic tasks (block diagonal then): P_aa (nv, nv), the
+        # wrench block's diagonal and q (their tick's values once `objective` is set).
+        self.P_aa = np.zeros((nv, nv))
+        self.P_aa_diagonal = np.einsum("ii->i", self.P_aa)
+        self.q_structured = np.zeros(n)
         # The last tick's active inequality rows and their sides (+1 upper, -1 lower), and
         # whether to try them first (the KKT system, buffers per number of rows).
         self.active = np.zeros(0, dtype=np.intp)
         self.side = np.zeros(0)
         self.warm = True
-        self._kkt: dict[int, tuple[Array, Array]] = {}
+        self._kkt: dict[tuple[int, int], tuple[Array, Array, Array]] = {}
 
-    def kkt_buffers(self, k: int) -> tuple[Array, Array]:
-        """The KKT matrix and right-hand side buffers with ``k`` active inequality rows."""
-        buffers = self._kkt.get(k)
+    def kkt_buffers(self, k: int, reduced: bool) -> tuple[Array, Array, Array]:
+        """The KKT matrix, right-hand side and (reduced) wrench-rows buffers with ``k``
+        active inequality rows: over ``(a, w, lam)``, or ``(a, lam)`` with ``w`` eliminated."""
+        buffers = self._kkt.get((k, reduced))
         if buffers is None:
-            size = self.layout.n + self.me + k
-            buffers = self._kkt[k] = (np.zeros((size, size)), np.zeros(size))
+            layout, m = self.layout, self.me + k
+            size = (layout.nv if reduced else layout.n) + m
+            buffers = np.zeros((size, size)), np.zeros(size), np.zeros((m, layout.n - layout.nv))
+            self._kkt[(k, reduced)] = buffers
         return buffers
 
     def set_active(self, rows: NDArray[np.intp], side: Array) -> None:
@@ -256,6 +265,7 @@ class WholeBodyController:
         self._removing: set[str] = set()  # contacts ramping down
         self._diagonal_key: list[Any] = []
         self._diagonal = np.zeros(0)
+        self._wrench_inverse: Array | None = None
         self._motion_tasks: list[AccelerationTask] = []
         self.time: float | None = None
         self._last: ControlSolution | None = None
@@ -519,12 +529,14 @@ class WholeBodyController:
             c.fill(kin, layout, Cr, lo, up)
         qp.lazy_filled = True
 
-    def _cost(self) -> tuple[Array, Array]:
+    def _objective(self) -> bool:
+        """The tick's cost without the generic tasks: ``P_aa`` (the dense tasks' product
+        and the diagonal's acceleration part), the diagonal (regularization and diagonal
+        tasks) and ``q``, into the rows' buffers. Returns whether ``q`` has wrench terms."""
         qp = self._rows
         assert qp is not None
         nv = self.kin.nv
-        P, qv = qp.P, qp.q
-        P.fill(0.0)
+        Paa, qv = qp.P_aa, qp.q_structured
         qv.fill(0.0)
         stack = self._stack
         if stack is not None and stack.items:
@@ -533,7 +545,7 @@ class WholeBodyController:
                 if task.size != len(r):  # a task resized since it was stacked
                     self._stack = None
                     self._sort_tasks()
-                    return self._cost()
+                    return self._objective()
                 J[:] = task.jacobian
                 np.subtract(task.desired, task.drift, out=r)
                 if versions[i] != task._scale_version:
@@ -542,14 +554,17 @@ class WholeBodyController:
             A, b = stack.A, stack.b
             np.multiply(stack.J, stack.s_col, out=A)
             np.multiply(stack.r, stack.s, out=b)
-            np.matmul(A.T, A, out=qp.P_acc)
+            np.matmul(A.T, A, out=Paa)
             np.matmul(b, A, out=qv[:nv])
             np.negative(qv[:nv], out=qv[:nv])
+        else:
+            Paa.fill(0.0)
         # The diagonal tasks' quadratic part and the regularization: kept from tick to tick
         # while their weights and the contact columns are the same.
         contacts = self._contacts
         key: list[Any] = [qp, self.regularization]
         linear: list[Any] = []
+        wrench_terms = False
         for task in self._diagonal_tasks:
             if isinstance(task, ContactForceTask):
                 state = contacts.get(task.contact)
@@ -557,18 +572,37 @@ class WholeBodyController:
                     key.append((task.cost_key(), state.columns.start))
                     if task.reference is not None:
                         linear.append((task, state.columns))
+                        wrench_terms = True
             else:
                 key.append(task.cost_key())
                 linear.append((task, None))
         if key != self._diagonal_key:
             self._diagonal = self._diagonal_of(qp)
             self._diagonal_key = key
-        qp.P_diagonal += self._diagonal
+            wrench_diagonal = self._diagonal[nv:]
+            # 1 / D of the wrench block, for the KKT system with the wrenches eliminated
+            # (None when a wrench has no cost: then the full system).
+            self._wrench_inverse = 1.0 / wrench_diagonal if np.all(wrench_diagonal > 0) else None
+        qp.P_aa_diagonal += self._diagonal[:nv]
         for task, columns in linear:
             if columns is None:
                 task.cost_linear(qv)
             else:
                 task.cost_linear(qv, columns)
+        return wrench_terms
+
+    def _cost(self) -> tuple[Array, Array]:
+        """The whole cost ``(P, q)`` of this tick (with the generic tasks), for daqp."""
+        qp = self._rows
+        assert qp is not None
+        nv = self.kin.nv
+        self._objective()
+        P, qv = qp.P, qp.q
+        P.fill(0.0)
+        P[:nv, :nv] = qp.P_aa
+        qp.P_diagonal[nv:] = self._diagonal[nv:]
+        qv[:] = qp.q_structured
+        contacts = self._contacts
         for task in self._other_tasks:
             if isinstance(task, ContactForceTask):
                 state = contacts.get(task.contact)
@@ -607,15 +641,21 @@ class WholeBodyController:
         self._check_ready()
         qp = self._rows
         assert qp is not None
-        P, qv = self._cost()
         # First the last tick's active set: the KKT system of the equality rows and of the
         # inequality rows active at the last solution (at their bounds). Its solution is the
         # QP's optimum when it meets every row and the multipliers of those inequality rows
-        # have their signs (the KKT conditions, checked); else daqp.
+        # have their signs (the KKT conditions, checked); else daqp. Without generic tasks
+        # the cost is block diagonal (P_aa, a diagonal on the wrenches): the wrenches are
+        # eliminated from the system (a smaller LU).
         if qp.warm and not qp.lazy_needed:
-            sol = self._solve_active_set(P, qv)
+            wrench_terms = self._objective()
+            if self._wrench_inverse is not None and not self._other_tasks:
+                sol = self._solve_active_set_reduced(wrench_terms)
+            else:
+                sol = self._solve_active_set(*self._cost())
             if sol is not None:
                 return sol
+        P, qv = self._cost()
         # Lazy constraints (torque limits) are left out when the solution without them meets
         # them: it is then the solution with them (a convex QP; the same optimum), else the
         # QP is solved again with every row. After a tick that needed them, every row at once.
@@ -647,7 +687,7 @@ class WholeBodyController:
         C, lower, upper = qp.C, qp.lower, qp.upper
         rows, side = qp.active, qp.side
         k = len(rows)
-        K, rhs = qp.kkt_buffers(k)
+        K, rhs, _ = qp.kkt_buffers(k, False)
         # LAPACK reads K column-major: K^T is written here, so that K.T (no copy) is K.
         K[:n, :n] = P.T
         A = K[n:, :n]
@@ -685,6 +725,75 @@ class WholeBodyController:
             return None
         sol = self._solution(x)
         kin, layout = self.kin, qp.layout
+        for c, *_ in qp.lazy:
+            if not c.satisfied(kin, layout, x, sol.torque):
+                return None
+        return sol
+
+    def _solve_active_set_reduced(self, wrench_terms: bool) -> ControlSolution | None:
+        """:meth:`_solve_active_set` for a block-diagonal cost, ``P = diag(P_aa, D)``: the
+        wrenches eliminated, ``w = -D^-1 (q_w + A_w^T lam)``, from the KKT system
+
+        ``[[P_aa, A_a^T], [A_a, -A_w D^-1 A_w^T]] [a; lam] = [-q_a; b + A_w D^-1 q_w]``
+
+        (``A = [A_a, A_w]`` the rows solved for), the same conditions checked."""
+        qp = self._rows
+        dinv = self._wrench_inverse
+        assert qp is not None and dinv is not None
+        layout = qp.layout
+        n, nv, me, mc = layout.n, layout.nv, qp.me, qp.m_core
+        C, lower, upper, qs = qp.C, qp.lower, qp.upper, qp.q_structured
+        rows, side = qp.active, qp.side
+        k = len(rows)
+        K, rhs, W = qp.kkt_buffers(k, True)
+        # LAPACK reads K column-major: K^T is written here, so that K.T (no copy) is K.
+        K[:nv, :nv] = qp.P_aa.T
+        A = K[nv:, :nv]
+        A[:me] = C[:me, :nv]
+        W[:me] = C[:me, nv:]
+        b = rhs[nv:]
+        b[:me] = upper[:me]
+        if k:
+            Ck = C[rows]
+            A[me:] = Ck[:, :nv]
+            W[me:] = Ck[:, nv:]
+            b[me:] = np.where(side > 0, upper[rows], lower[rows])
+        K[:nv, nv:] = A.T
+        WD = W * dinv
+        S = K[nv:, nv:]
+        np.matmul(WD, W.T, out=S)
+        np.negative(S, out=S)
+        np.negative(qs[:nv], out=rhs[:nv])
+        if wrench_terms:
+            b += WD @ qs[nv:]
+        _, _, z, info = _dgesv(K.T, rhs, overwrite_a=1, overwrite_b=1)
+        if info != 0:
+            return None
+        lam = z[nv:]
+        x = np.empty(n)
+        x[:nv] = z[:nv]
+        w = x[nv:]
+        np.matmul(lam, W, out=w)
+        if wrench_terms:
+            w += qs[nv:]
+        w *= -dinv
+        # The KKT conditions, as in _solve_active_set (stationarity in a to the LU's
+        # backward error, in w by construction).
+        tol = self._tolerance
+        cx = C[:mc] @ x
+        r = cx[:me]
+        r -= upper[:me]
+        if not _max(np.abs(r, out=r)) <= tol:
+            return None
+        if mc > me:
+            cx = cx[me:]
+            gap = np.maximum(cx - upper[me:mc], lower[me:mc] - cx)
+            if not _max(gap) <= tol:
+                return None
+        if k and not _min(lam[me:] * side) >= 0.0:
+            return None
+        sol = self._solution(x)
+        kin = self.kin
         for c, *_ in qp.lazy:
             if not c.satisfied(kin, layout, x, sol.torque):
                 return None
