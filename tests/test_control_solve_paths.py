@@ -212,3 +212,26 @@ def test_task_weight_checked_when_set(bad):
         task.mask = [True, False]
     with pytest.raises(ValueError):
         task.mask[0] = False  # read-only: set a new mask
+
+
+def test_wrenches_eliminated_with_point_contacts_and_force_references(humanoid, monkeypatch):
+    """Point contacts (3 unknowns each) tracking reference forces (wrench terms in q): the
+    system with the wrenches eliminated gives quadprog's optimum; no contact at all too."""
+    from wholebody.contacts import PointContact
+
+    counts = count_paths(monkeypatch)
+    q, v = standing(humanoid, 2)
+    ctrl = WholeBodyController(humanoid)
+    for f in SOLES:
+        ctrl.add_contact(PointContact(f, mu=0.5), kp=10.0, kd=6.0)
+        ctrl.add_task(ContactForceTask(f, weight=1e-6, reference=[1.0, -2.0, 300.0]))
+    ctrl.add_task(ComTask(kp=25.0, kd=10.0))
+    ctrl.add_task(PostureTask(kp=50.0, kd=14.0, weight=1e-3))
+    free = WholeBodyController(humanoid)  # no contact: nothing to eliminate
+    free.add_task(ComTask(kp=25.0, kd=10.0))
+    free.add_task(PostureTask(kp=50.0, kd=14.0, weight=1e-3))
+    for c in (ctrl, free):
+        for k in range(3):
+            c.update(q, v, 1e-3 * k)
+            np.testing.assert_allclose(c.solve().x, reference(c), rtol=0, atol=AGREE)
+    assert counts["kkt"] >= 4
