@@ -256,7 +256,7 @@ def simulate(plan: Plan | None = None) -> Run:
                 W_qp[k, j] = sol.wrenches[f]
                 R_qp[k, j] = ctrl.contacts[f].placement.rotation
                 active[k, j] = True
-            feet[k, j] = _placement(robot, f).translation
+            feet[k, j] = _placement(ctrl, f).translation
         qs[k], vs[k], accs[k], taus[k] = q, v, sol.acceleration, sol.torque
         com_log[k], com_ref[k] = com.position, com.reference
         hand_log[k] = hand.placement.translation
@@ -317,9 +317,10 @@ def _other(foot: str) -> str:
     return SOLES[1] if foot == SOLES[0] else SOLES[0]
 
 
-def _placement(robot: wb.Robot, frame: str) -> pin.SE3:
-    """A frame's placement from the pass the controller's update just made."""
-    return pin.updateFramePlacement(robot.model, robot.data, robot.frame_id(frame))
+def _placement(ctrl: WholeBodyController, frame: str) -> pin.SE3:
+    """A frame's placement from the pass the controller's update just made (on the pass's own
+    data: ``ctrl.kin``)."""
+    return ctrl.kin.placement(ctrl.kin.frame_id(frame))
 
 
 def plot(run: Run, path: Path) -> None:

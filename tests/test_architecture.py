@@ -228,10 +228,7 @@ def test_robot_is_one_class_over_modules_of_functions():
 # --- Pinocchio's algorithms are called from robot/ only -----------------------------------------
 
 # The modules (and packages) that may call Pinocchio's algorithms.
-PINOCCHIO_CALLERS = {
-    "wholebody.robot",
-    "wholebody.control._tick",  # moved in wt-ctl
-}
+PINOCCHIO_CALLERS = {"wholebody.robot"}
 # A signature that runs on a Data: a Model with its Data, or a pool of them (Boost.Python
 # writes each overload as ``name( (Model)model, (Data)data, ...) -> ...`` in the docstring).
 _ON_DATA = re.compile(r"\(Model\)\w+,\s*\(Data\)\w+|\(ModelPool\)")

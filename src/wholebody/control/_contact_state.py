@@ -48,9 +48,13 @@ class ContactState:
         The held placement (set at the first update while active).
     columns : slice
         The contact's wrench columns in ``x`` of the current layout.
-    jacobian, drift : ndarray, (r, nv), (r,)
-        World-aligned, r = 3 or 6, of the last update.
+    jacobian, drift, error, desired : ndarray, (r, nv), (r,), (r,), (r,)
+        World-aligned, r = 3 or 6, of the last update: the Jacobian, ``dJ/dt v``, the
+        error ``e`` to the reference and the PD's ``kp e - kd J v``.
     placement : pinocchio.SE3
+        The frame's world placement at the last update.
+    bounds : tuple of float
+        ``(f_min, f_max)`` [N] of the last update.
     normal : ndarray (3,)
         The contact normal in the frame's axes.
     """
@@ -69,10 +73,11 @@ class ContactState:
     ):
         self.contact = contact
         self.name = contact.name
-        self.kp, self.kd = float(kp), float(kd)
-        for what, x in (("kp", self.kp), ("kd", self.kd)):
-            if not (np.isfinite(x) and x >= 0):
-                raise InvalidArgumentError(f"contact {self.name!r}: {what} must be >= 0, got {x}")
+        self.point = isinstance(contact, PointContact)
+        self.size = 3 if self.point else 6
+        # Own buffers until the controller binds this contact to its stacked rows.
+        self._bind_own()
+        self.kp, self.kd = kp, kd
         self.min_normal_force = float(min_normal_force)
         self.max_normal_force = float(max_normal_force)
         if not (0 <= self.min_normal_force <= self.max_normal_force):
@@ -80,8 +85,6 @@ class ContactState:
                 f"contact {self.name!r}: need 0 <= min_normal_force <= max_normal_force, got "
                 f"{self.min_normal_force} and {self.max_normal_force}"
             )
-        self.point = isinstance(contact, PointContact)
-        self.size = 3 if self.point else 6
         self.normal = (
             np.asarray(contact.normal, float)
             if isinstance(contact, PointContact)
@@ -96,11 +99,71 @@ class ContactState:
             self.phase, self.ramp = "ramp_up", float(ramp)
         self.reference = None if reference is None else reference.copy()
         self.columns = slice(0, 0)
+        self.bounds = (self.min_normal_force, self.max_normal_force)
         self.fid = -1
         self.placement = pin.SE3.Identity()
-        self.jacobian = np.zeros((self.size, 0))
-        self.drift = np.zeros(self.size)
-        self.desired = np.zeros(self.size)
+        self._ref: pin.SE3 | None = None  # the reference whose arrays are cached below
+        self._ref_p, self._ref_R = np.zeros(3), np.eye(3)
+
+    def _bind_own(self, nv: int = 0) -> None:
+        n = self.size
+        self.bind(
+            np.zeros((n, nv)),
+            np.zeros(n),
+            np.zeros(n),
+            np.zeros(n),
+            np.zeros(n),
+            np.zeros(n),
+            np.eye(3),
+            owned=True,
+        )
+
+    def bind(
+        self,
+        jacobian: Array,
+        drift: Array,
+        error: Array,
+        kp: Array,
+        kd: Array,
+        desired: Array,
+        rotation: Array,
+        *,
+        owned: bool = False,
+    ) -> None:
+        """Make this contact's arrays views of a controller's stacked buffers (its rows):
+        ``jacobian`` (size, nv), ``drift``, ``error``, the gains ``kp``, ``kd`` and
+        ``desired`` (size,), and its orientation ``rotation`` (3, 3). :meth:`update` fills
+        all but ``desired``, which the controller computes for every contact at once
+        (``kp e - kd J v``), as :meth:`update` does itself while the contact is unbound."""
+        gains = (self.kp, self.kd) if hasattr(self, "_kp") else (0.0, 0.0)
+        self.jacobian, self.drift, self.error = jacobian, drift, error
+        self._kp, self._kd, self.desired, self._rotation = kp, kd, desired, rotation
+        self._owned = owned
+        self.kp, self.kd = gains
+
+    @property
+    def kp(self) -> float:
+        """Stiffness of the drift stabilisation [1/s^2] (>= 0)."""
+        return float(self._kp[0])
+
+    @kp.setter
+    def kp(self, value: float) -> None:
+        self._kp[:] = self._gain(value, "kp")
+
+    @property
+    def kd(self) -> float:
+        """Damping of the drift stabilisation [1/s] (>= 0)."""
+        return float(self._kd[0])
+
+    @kd.setter
+    def kd(self, value: float) -> None:
+        self._kd[:] = self._gain(value, "kd")
+
+    def _gain(self, value: float, what: str) -> float:
+        x = float(value)
+        if not (np.isfinite(x) and x >= 0):
+            raise InvalidArgumentError(f"contact {self.name!r}: {what} must be >= 0, got {x}")
+        return x
 
     def start_removal(self, ramp: float, normal_force: float) -> None:
         """Begin the ramp down at the next update, from ``normal_force`` [N] over ``ramp`` [s]."""
@@ -130,19 +193,33 @@ class ContactState:
         return self.min_normal_force, self.max_normal_force
 
     def update(self, kin: TickKinematics) -> None:
-        """Jacobian, drift, placement and the PD's desired acceleration from the tick's pass."""
+        """Jacobian, drift, placement, orientation and position error from the tick's pass,
+        into this contact's (bound) rows; ``desired`` too while unbound."""
         if self.fid < 0:
             self.fid = kin.frame_id(self.contact.frame)
-        M = kin.placement(self.fid)
-        self.placement = M.copy()
+        M, J, drift = kin.frame(self.fid)
+        self.placement = M = M.copy()
         if self.reference is None:
             self.reference = M.copy()
-        n = self.size
-        J = kin.jacobian(self.fid)
-        self.jacobian = J[:n]
-        self.drift = kin.drift(self.fid)[:n]
         ref = self.reference
-        err = np.empty(6)
-        err[:3] = ref.translation - M.translation
-        err[3:] = M.rotation @ pin.log3(M.rotation.T @ ref.rotation)
-        self.desired = self.kp * err[:n] - self.kd * (self.jacobian @ kin.v)
+        if ref is not self._ref:
+            # SE3 arrays are views: in-place edits of the reference follow.
+            self._ref, self._ref_p, self._ref_R = ref, ref.translation, ref.rotation
+        n = self.size
+        if self._owned and self.jacobian.shape[1] != J.shape[1]:
+            self._bind_own(J.shape[1])
+        if n == 6:
+            self.jacobian[:] = J
+            self.drift[:] = drift
+        else:
+            self.jacobian[:] = J[:3]
+            self.drift[:] = drift[:3]
+        err = self.error
+        np.subtract(self._ref_p, M.translation, out=err[:3])
+        R = M.rotation
+        if n == 6:
+            err[3:] = pin.log3(self._ref_R @ R.T)  # = R log3(R^T R_ref), world axes
+        self._rotation[:] = R
+        if self._owned:
+            np.multiply(self._kp, err, out=self.desired)
+            self.desired -= self._kd * (self.jacobian @ kin.v)

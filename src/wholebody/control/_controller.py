@@ -15,10 +15,25 @@ contact frame's origin; 3 per point, 6 per surface contact).
     \\text{lower} \\le C x \\le \\text{upper} & \\text{(cones, normal forces, torques, joints)}
     \\end{cases}
 
-Each tick is one :meth:`WholeBodyController.update` (one Pinocchio pass, every task and row
-refreshed from it) and one :meth:`WholeBodyController.solve` (daqp on the stacked buffers).
-Contacts are added and removed on the live controller; the stacked layout is rebuilt only
-when the set of contacts changes.
+Each tick is one :meth:`WholeBodyController.update` (one Pinocchio pass,
+:meth:`wholebody.Robot.controller_pass`, every task and row refreshed from it into buffers
+kept from tick to tick) and one :meth:`WholeBodyController.solve`. Contacts are added and
+removed on the live controller; the stacked layout is rebuilt only when the set of contacts
+changes.
+
+The solve returns the QP's optimum in one of two exact ways:
+
+1. The last tick's active set: one LU solve of the KKT system of the equality rows and of
+   the inequality rows that were active (at the bounds they were at), accepted only when the
+   KKT conditions hold (every row met within 1e-9 of the robot's weight, the active rows'
+   multipliers of the right sign; stationarity to the LU's backward error): it is then the
+   optimum of the convex QP. At 1 kHz the active set rarely changes from one tick to the
+   next. When the cost is block diagonal (no task but the built-in ones couples the
+   wrenches: ``P = diag(P_aa, D)``), the wrenches are eliminated from that system first.
+2. Otherwise daqp (exact active-set) on the rows, *lazy* constraints (:class:`TorqueLimits`)
+   left out when the solution without them meets them (it is then the optimum with them);
+   else the QP is solved again with them, and with them at once from then on until none of
+   their rows is active.
 """
 
 from __future__ import annotations
@@ -31,6 +46,7 @@ import daqp
 import numpy as np
 import pinocchio as pin
 import qpsolvers
+import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
 from ..contacts import Contact, PointContact, SurfaceContact
@@ -44,16 +60,123 @@ from .constraints import (
     UNBOUNDED,
     Constraint,
     FrictionCones,
+    JointBounds,
     NormalForceBounds,
     TorqueLimits,
 )
-from .tasks import AccelerationTask, ContactForceTask
+from .tasks import AccelerationTask, ContactForceTask, PostureTask
 
 __all__ = ["WholeBodyController", "ControlSolution"]
 
 Array = NDArray[np.float64]
 _DAQP_EQUALITY = 5
 _DAQP_FLAGS = {-1: "infeasible", -2: "cycling", -3: "unbounded", -4: "iteration limit"}
+_daqp_solve = daqp.solve
+# ufunc reductions: ndarray.max()/.min() go through a Python wrapper (~0.5 us more each).
+_max, _min = np.maximum.reduce, np.minimum.reduce
+_dgesv = scipy.linalg.lapack.dgesv
+#: Constraints that write the same entries of their rows at every tick of a layout (the rest
+#: of their rows stays zero): their rows are not zeroed before each fill.
+_OWN_PATTERN = (FrictionCones, NormalForceBounds, TorqueLimits, JointBounds)
+
+
+class _Rows:
+    """The QP's buffers for one layout and one set of constraints, reused tick to tick:
+    ``lower <= C x <= upper`` (equality rows first, lazy constraints' rows last), the cost
+    ``P`` (with a writable view of its diagonal), ``q`` and daqp's row senses; each
+    constraint's views of its rows."""
+
+    def __init__(self, kin: TickKinematics, layout: ControlLayout, constraints: list[Constraint]):
+        self.layout = layout
+        n = layout.n
+        me = 6 + (n - layout.nv)
+        ordered = [c for c in constraints if not c.lazy] + [c for c in constraints if c.lazy]
+        sizes = [c.rows(kin, layout) for c in ordered]
+        m = me + sum(sizes)
+        self.m = m
+        self.C = np.zeros((m, n))
+        self.lower, self.upper = np.zeros(m), np.zeros(m)
+        self.me = me
+        self.sense = np.zeros(m, dtype=np.int32)
+        self.sense[:me] = _DAQP_EQUALITY
+        self.spans: list[tuple[str, slice]] = [
+            ("dynamics", slice(0, 6)),
+            ("contacts", slice(6, me)),
+        ]
+        self.fills: list[tuple[Constraint, Array, Array, Array]] = []
+        self.lazy: list[tuple[Constraint, Array, Array, Array]] = []
+        #: Rows of constraints that do not rewrite their whole pattern each tick: zeroed first.
+        self.zeroed: list[Array] = []
+        r = me
+        for c, k in zip(ordered, sizes, strict=True):
+            rows = slice(r, r + k)
+            if k:
+                views = (c, self.C[rows], self.lower[rows], self.upper[rows])
+                (self.lazy if c.lazy else self.fills).append(views)
+                if not c.lazy and type(c) not in _OWN_PATTERN:
+                    self.zeroed.append(self.C[rows])
+            self.spans.append((c.name, rows))
+            r += k
+        #: Rows of the QP without the lazy constraints (a prefix of C).
+        self.m_core = m - sum(k for c, k in zip(ordered, sizes, strict=True) if c.lazy)
+        self.C_core = self.C[: self.m_core]
+        self.lower_core, self.upper_core = self.lower[: self.m_core], self.upper[: self.m_core]
+        self.lazy_filled = False
+        self.lazy_needed = False  # the last tick's solution needed the lazy rows
+        nv = layout.nv
+        self.P = np.zeros((n, n))
+        self.P_diagonal = np.einsum("ii->i", self.P)  # a writable view
+        self.q = np.zeros(n)  # with the generic tasks' terms (for daqp)
+        # The cost without the generic tasks (block diagonal then): P_aa (nv, nv), the
+        # wrench block's diagonal and q (their tick's values once `objective` is set).
+        self.P_aa = np.zeros((nv, nv))
+        self.P_aa_diagonal = np.einsum("ii->i", self.P_aa)
+        self.q_structured = np.zeros(n)
+        # The last tick's active inequality rows and their sides (+1 upper, -1 lower), and
+        # whether to try them first (the KKT system, buffers per number of rows).
+        self.active = np.zeros(0, dtype=np.intp)
+        self.side = np.zeros(0)
+        self.warm = True
+        self._kkt: dict[tuple[int, int], tuple[Array, Array, Array]] = {}
+
+    def kkt_buffers(self, k: int, reduced: bool) -> tuple[Array, Array, Array]:
+        """The KKT matrix, right-hand side and (reduced) wrench-rows buffers with ``k``
+        active inequality rows: over ``(a, w, lam)``, or ``(a, lam)`` with ``w`` eliminated."""
+        buffers = self._kkt.get((k, reduced))
+        if buffers is None:
+            layout, m = self.layout, self.me + k
+            size = (layout.nv if reduced else layout.n) + m
+            buffers = np.zeros((size, size)), np.zeros(size), np.zeros((m, layout.n - layout.nv))
+            self._kkt[(k, reduced)] = buffers
+        return buffers
+
+    def set_active(self, rows: NDArray[np.intp], side: Array) -> None:
+        """The active set to try first at the next tick (at most n rows with the equality
+        rows, else none is tried)."""
+        self.active, self.side = rows, side
+        self.warm = self.me + len(rows) <= self.layout.n
+
+
+class _TaskStack:
+    """The dense acceleration tasks' rows stacked: ``sqrt(w_i) S_i (J_i a - r_i)`` for all
+    tasks whose cost is :meth:`AccelerationTask.add_cost`'s, formed with one product."""
+
+    def __init__(self, tasks: list[AccelerationTask], nv: int):
+        sizes = [t.size for t in tasks]
+        rows = sum(sizes)
+        self.J = np.zeros((rows, nv))
+        self.r = np.zeros(rows)
+        self.s = np.zeros(rows)
+        self.A = np.zeros((rows, nv))
+        self.b = np.zeros(rows)
+        self.items: list[tuple[AccelerationTask, Array, Array, Array]] = []
+        at = 0
+        for t, k in zip(tasks, sizes, strict=True):
+            sl = slice(at, at + k)
+            self.items.append((t, self.J[sl], self.r[sl], self.s[sl]))
+            at += k
+        self.s_col = self.s[:, None]
+        self.versions = [-1] * len(tasks)  # of the row scales copied into s
 
 
 @dataclass(frozen=True)
@@ -82,7 +205,7 @@ class ControlSolution:
 
 
 class WholeBodyController:
-    """Task-space inverse dynamics with run-time contacts, solved by daqp each tick.
+    """Task-space inverse dynamics with run-time contacts, one exact QP solve per tick.
 
     Parameters
     ----------
@@ -125,6 +248,8 @@ class WholeBodyController:
                 f"regularization must be finite and >= 0, got {regularization!r}"
             )
         self.regularization = float(regularization)
+        # Tolerance of the KKT checks of an active-set solve [N-scale]: 1e-9 of the weight.
+        self._tolerance = 1e-9 * max(1.0, float(robot.weight))
         self.pyramid_faces = int(pyramid_faces)
         self.tasks: list[AccelerationTask | ContactForceTask] = []
         self.constraints: list[Constraint] = [FrictionCones(), NormalForceBounds()]
@@ -133,9 +258,19 @@ class WholeBodyController:
             self.constraints.append(TorqueLimits(np.asarray(limits, dtype=float)))
         self._contacts: dict[str, ContactState] = {}
         self._layout: ControlLayout | None = None
+        self._rows: _Rows | None = None
+        self._stack: _TaskStack | None = None
+        self._other_tasks: list[Any] = []
+        self._diagonal_tasks: list[Any] = []
+        self._removing: set[str] = set()  # contacts ramping down
+        self._diagonal_key: list[Any] = []
+        self._diagonal = np.zeros(0)
+        self._wrench_inverse: Array | None = None
+        self._motion_tasks: list[AccelerationTask] = []
         self.time: float | None = None
         self._last: ControlSolution | None = None
         self._ready = False
+        self._spans: list[tuple[str, slice]] = []
 
     # --- tasks and constraints --------------------------------------------------------------
 
@@ -146,11 +281,13 @@ class WholeBodyController:
         if any(t.name == task.name for t in self.tasks):
             raise InvalidArgumentError(f"a task named {task.name!r} is already there")
         self.tasks.append(task)
+        self._stack = None
         return task
 
     def remove_task(self, name: str) -> None:
         """Remove the task called ``name``."""
         self.tasks.remove(self.task(name))
+        self._stack = None
 
     def task(self, name: str) -> Any:
         """The task called ``name``."""
@@ -245,6 +382,7 @@ class WholeBodyController:
             raise InvalidArgumentError(f"ramp must be a duration >= 0 [s], got {ramp!r}")
         if ramp == 0:
             del self._contacts[name]
+            self._removing.discard(name)
             self._layout = None
             return
         f0 = state.max_normal_force
@@ -252,6 +390,7 @@ class WholeBodyController:
             f = self._last.wrenches[name][:3]
             f0 = float(state.placement.rotation @ state.normal @ f)
         state.start_removal(ramp, f0)
+        self._removing.add(name)
 
     @property
     def contacts(self) -> dict[str, ContactState]:
@@ -280,8 +419,25 @@ class WholeBodyController:
             else None
         )
         layout = ControlLayout(nv, start, slice(0, nv), slice(nv, start), states, cs)
+        r = start - nv
+        layout.jacobian = np.zeros((r, nv))
+        for name in ("drift", "error", "kp", "kd", "desired", "rhs"):
+            setattr(layout, name, np.zeros(r))
+        layout.rotations = np.zeros((len(states), 3, 3))
+        row = 0
+        for i, s in enumerate(states):
+            rows = slice(row, row + s.size)
+            s.bind(
+                layout.jacobian[rows],
+                layout.drift[rows],
+                layout.error[rows],
+                layout.kp[rows],
+                layout.kd[rows],
+                layout.desired[rows],
+                layout.rotations[i],
+            )
+            row += s.size
         if cs is not None:
-            layout.rotations = np.zeros((len(states), 3, 3))
             layout.faces = np.zeros((cs.n_rows, cs.n))
         return layout
 
@@ -290,72 +446,192 @@ class WholeBodyController:
         ends finished contact ramps, refreshes every task, contact and constraint row."""
         t = (0.0 if self.time is None else self.time + self.dt) if t is None else float(t)
         self.time = t
-        for name in [n for n, s in self._contacts.items() if s.finished(t)]:
-            del self._contacts[name]
-            self._layout = None
+        if self._removing:
+            for name in [n for n in self._removing if self._contacts[n].finished(t)]:
+                del self._contacts[name]
+                self._removing.discard(name)
+                self._layout = None
         kin = self.kin
-        kin.update(q, v)
-        layout = self.layout
+        kin(q, v)
+        layout = self._layout
+        if layout is None:
+            layout = self._layout = self._make_layout()
         layout.time = t
         for s in layout.contacts:
-            s.normal_force_bounds(t)  # starts the ramps begun since the last update
+            s.bounds = s.normal_force_bounds(t)  # (starts the ramps begun since the last update)
             s.update(kin)
-        for task in self.tasks:
-            if isinstance(task, AccelerationTask):
-                task.update(kin)
+        if layout.n > kin.nv:
+            # Every contact's PD at once: desired = kp e - kd J v; rows J a = desired - drift.
+            desired = layout.desired
+            np.multiply(layout.kp, layout.error, out=desired)
+            desired -= layout.kd * (layout.jacobian @ kin.v)
+            np.subtract(desired, layout.drift, out=layout.rhs)
+        if self._stack is None:
+            self._sort_tasks()
+        for task in self._motion_tasks:
+            task.update(kin)
         self._assemble(kin, layout)
         self._ready = True
 
-    def _assemble(self, kin: TickKinematics, layout: ControlLayout) -> None:
-        nv, n = kin.nv, layout.n
-        me = 6 + sum(s.size for s in layout.contacts)
-        sizes = [c.rows(kin, layout) for c in self.constraints]
-        m = me + sum(sizes)
-        C = np.zeros((m, n))
-        lower, upper = np.empty(m), np.empty(m)
-        M, h = kin.mass_matrix, kin.nonlinear_effects
-        # Floating base: M_b a - J_b^T w = -h_b.
-        C[:6, :nv] = M[:6]
-        lower[:6] = upper[:6] = -h[:6]
-        r = 6
-        for s in layout.contacts:
-            C[:6, s.columns] = -s.jacobian[:, :6].T
-            # Contact held: J a = desired - drift.
-            C[r : r + s.size, :nv] = s.jacobian
-            lower[r : r + s.size] = upper[r : r + s.size] = s.desired - s.drift
-            r += s.size
-        self._spans: list[tuple[str, slice]] = [
-            ("dynamics", slice(0, 6)),
-            ("contacts", slice(6, me)),
+    def _sort_tasks(self) -> None:
+        """Split the tasks: dense ones (the base class's cost) stacked, the others called."""
+        for task in self.tasks:  # a first update sizes tasks that depend on the robot
+            if isinstance(task, AccelerationTask) and task.jacobian.shape[1] != self.kin.nv:
+                task.update(self.kin)
+        self._motion_tasks = [t for t in self.tasks if isinstance(t, AccelerationTask)]
+        dense = [t for t in self._motion_tasks if type(t).add_cost is AccelerationTask.add_cost]
+        # Tasks whose cost is diagonal (their class's own add_cost): added to P's diagonal.
+        self._diagonal_tasks = [
+            t
+            for t in self.tasks
+            if type(t).add_cost in (PostureTask.add_cost, ContactForceTask.add_cost)
         ]
-        for c, k in zip(self.constraints, sizes, strict=True):
-            if k:
-                c.fill(kin, layout, C[r : r + k], lower[r : r + k], upper[r : r + k])
-            self._spans.append((c.name, slice(r, r + k)))
-            r += k
+        self._other_tasks = [
+            t
+            for t in self.tasks
+            if not any(t is d for d in dense) and not any(t is d for d in self._diagonal_tasks)
+        ]
+        self._stack = _TaskStack(dense, self.kin.nv)
+
+    def _assemble(self, kin: TickKinematics, layout: ControlLayout) -> None:
+        qp = self._rows
+        if qp is None or qp.layout is not layout:
+            qp = self._rows = _Rows(kin, layout, self.constraints)
+            self._spans = qp.spans
+        nv, me = kin.nv, qp.me
+        C, lower, upper = qp.C, qp.lower, qp.upper
+        # Floating base: M_b a - J_b^T w = -h_b.
+        C[:6, :nv] = kin.mass_matrix[:6]
+        np.negative(kin.nonlinear_effects[:6], out=lower[:6])
+        upper[:6] = lower[:6]
+        if me > 6:
+            # Contacts held: J_c a = desired - drift (rows stacked by the contacts' updates).
+            Jc = layout.jacobian
+            np.negative(Jc[:, :6].T, out=C[:6, nv:])
+            C[6:me, :nv] = Jc
+            lower[6:me] = layout.rhs
+            upper[6:me] = layout.rhs
+        for Cr in qp.zeroed:
+            Cr[:] = 0.0
+        for c, Cr, lo, up in qp.fills:
+            c.fill(kin, layout, Cr, lo, up)
+        qp.lazy_filled = False
         self._C, self._lower, self._upper, self._me = C, lower, upper, me
 
-    def _cost(self) -> tuple[Array, Array]:
-        layout = self.layout
-        n = layout.n
-        P = np.zeros((n, n))
-        qv = np.zeros(n)
-        P.flat[:: n + 1] = self.regularization
-        for task in self.tasks:
+    def _fill_lazy(self) -> None:
+        """Write the lazy constraints' rows of the last update (once per update)."""
+        qp = self._rows
+        if qp is None or qp.lazy_filled:
+            return
+        kin, layout = self.kin, qp.layout
+        for c, Cr, lo, up in qp.lazy:
+            Cr[:] = 0.0
+            c.fill(kin, layout, Cr, lo, up)
+        qp.lazy_filled = True
+
+    def _objective(self) -> bool:
+        """The tick's cost without the generic tasks: ``P_aa`` (the dense tasks' product
+        and the diagonal's acceleration part), the diagonal (regularization and diagonal
+        tasks) and ``q``, into the rows' buffers. Returns whether ``q`` has wrench terms."""
+        qp = self._rows
+        assert qp is not None
+        nv = self.kin.nv
+        Paa, qv = qp.P_aa, qp.q_structured
+        qv.fill(0.0)
+        stack = self._stack
+        if stack is not None and stack.items:
+            versions = stack.versions
+            for i, (task, J, r, s) in enumerate(stack.items):
+                if task.size != len(r):  # a task resized since it was stacked
+                    self._stack = None
+                    self._sort_tasks()
+                    return self._objective()
+                J[:] = task.jacobian
+                np.subtract(task.desired, task.drift, out=r)
+                if versions[i] != task._scale_version:
+                    s[:] = task._row_scale
+                    versions[i] = task._scale_version
+            A, b = stack.A, stack.b
+            np.multiply(stack.J, stack.s_col, out=A)
+            np.multiply(stack.r, stack.s, out=b)
+            np.matmul(A.T, A, out=Paa)
+            np.matmul(b, A, out=qv[:nv])
+            np.negative(qv[:nv], out=qv[:nv])
+        else:
+            Paa.fill(0.0)
+        # The diagonal tasks' quadratic part and the regularization: kept from tick to tick
+        # while their weights and the contact columns are the same.
+        contacts = self._contacts
+        key: list[Any] = [qp, self.regularization]
+        linear: list[Any] = []
+        wrench_terms = False
+        for task in self._diagonal_tasks:
             if isinstance(task, ContactForceTask):
-                state = self._contacts.get(task.contact)
+                state = contacts.get(task.contact)
+                if state is not None:
+                    key.append((task.cost_key(), state.columns.start))
+                    if task.reference is not None:
+                        linear.append((task, state.columns))
+                        wrench_terms = True
+            else:
+                key.append(task.cost_key())
+                linear.append((task, None))
+        if key != self._diagonal_key:
+            self._diagonal = self._diagonal_of(qp)
+            self._diagonal_key = key
+            wrench_diagonal = self._diagonal[nv:]
+            # 1 / D of the wrench block, for the KKT system with the wrenches eliminated
+            # (None when a wrench has no cost: then the full system).
+            self._wrench_inverse = 1.0 / wrench_diagonal if np.all(wrench_diagonal > 0) else None
+        qp.P_aa_diagonal += self._diagonal[:nv]
+        for task, columns in linear:
+            if columns is None:
+                task.cost_linear(qv)
+            else:
+                task.cost_linear(qv, columns)
+        return wrench_terms
+
+    def _cost(self) -> tuple[Array, Array]:
+        """The whole cost ``(P, q)`` of this tick (with the generic tasks), for daqp."""
+        qp = self._rows
+        assert qp is not None
+        nv = self.kin.nv
+        self._objective()
+        P, qv = qp.P, qp.q
+        P.fill(0.0)
+        P[:nv, :nv] = qp.P_aa
+        qp.P_diagonal[nv:] = self._diagonal[nv:]
+        qv[:] = qp.q_structured
+        contacts = self._contacts
+        for task in self._other_tasks:
+            if isinstance(task, ContactForceTask):
+                state = contacts.get(task.contact)
                 if state is not None:
                     task.add_cost(P, qv, state.columns)
             else:
                 task.add_cost(P, qv)
         return P, qv
 
+    def _diagonal_of(self, qp: _Rows) -> Array:
+        """The regularization and the diagonal tasks' quadratic parts, (n,)."""
+        diagonal = np.full(qp.layout.n, self.regularization)
+        for task in self._diagonal_tasks:
+            if isinstance(task, ContactForceTask):
+                state = self._contacts.get(task.contact)
+                if state is not None:
+                    task.cost_diagonal(diagonal, state.columns)
+            else:
+                task.cost_diagonal(diagonal)
+        return diagonal
+
     def _check_ready(self) -> None:
         if not self._ready or self._layout is None:
             raise StateError("WholeBodyController: call update(q, v, t) before solving")
 
     def solve(self) -> ControlSolution:
-        """Solve the QP of the last :meth:`update` (daqp, exact active-set).
+        """Solve the QP of the last :meth:`update`: its optimum, by the last tick's active set
+        when the KKT conditions confirm it, else by daqp (exact active-set); see the module
+        notes.
 
         Raises
         ------
@@ -363,11 +639,175 @@ class WholeBodyController:
             No solution at this state (daqp's exit flag in the message).
         """
         self._check_ready()
+        qp = self._rows
+        assert qp is not None
+        # First the last tick's active set: the KKT system of the equality rows and of the
+        # inequality rows active at the last solution (at their bounds). Its solution is the
+        # QP's optimum when it meets every row and the multipliers of those inequality rows
+        # have their signs (the KKT conditions, checked); else daqp. Without generic tasks
+        # the cost is block diagonal (P_aa, a diagonal on the wrenches): the wrenches are
+        # eliminated from the system (a smaller LU).
+        if qp.warm and not qp.lazy_needed:
+            wrench_terms = self._objective()
+            if self._wrench_inverse is not None and not self._other_tasks:
+                sol = self._solve_active_set_reduced(wrench_terms)
+            else:
+                sol = self._solve_active_set(*self._cost())
+            if sol is not None:
+                return sol
         P, qv = self._cost()
-        sense = np.zeros(len(self._upper), dtype=np.int32)
-        sense[: self._me] = _DAQP_EQUALITY
-        x, _, flag, _ = daqp.solve(P, qv, self._C, self._upper, self._lower, sense)
+        # Lazy constraints (torque limits) are left out when the solution without them meets
+        # them: it is then the solution with them (a convex QP; the same optimum), else the
+        # QP is solved again with every row. After a tick that needed them, every row at once.
+        full = qp.lazy_needed or not qp.lazy
+        if full:
+            self._fill_lazy()
+        sol, lam = self._solve_rows(P, qv, qp.m if full else qp.m_core)
+        if not full and not all(
+            c.satisfied(self.kin, qp.layout, sol.x, sol.torque) for c, *_ in qp.lazy
+        ):
+            qp.lazy_needed = full = True
+            self._fill_lazy()
+            sol, lam = self._solve_rows(P, qv, qp.m)
+        if full:  # the lazy rows left out again from the tick after none is active
+            qp.lazy_needed = not all(
+                c.satisfied(self.kin, qp.layout, sol.x, sol.torque, margin=True)
+                for c, *_ in qp.lazy
+            )
+        active = np.flatnonzero(lam[qp.me : qp.m_core]) + qp.me
+        qp.set_active(active, np.sign(lam[active]))
+        return sol
+
+    def _solve_active_set(self, P: Array, qv: Array) -> ControlSolution | None:
+        """The QP's optimum from the KKT system of the equality rows and the last tick's
+        active inequality rows, or None when a KKT condition fails (or it is singular)."""
+        qp = self._rows
+        assert qp is not None
+        n, me, mc = qp.layout.n, qp.me, qp.m_core
+        C, lower, upper = qp.C, qp.lower, qp.upper
+        rows, side = qp.active, qp.side
+        k = len(rows)
+        K, rhs, _ = qp.kkt_buffers(k, False)
+        # LAPACK reads K column-major: K^T is written here, so that K.T (no copy) is K.
+        K[:n, :n] = P.T
+        A = K[n:, :n]
+        A[:me] = C[:me]
+        rhs[n : n + me] = upper[:me]
+        if k:
+            A[me:] = C[rows]
+            rhs[n + me :] = np.where(side > 0, upper[rows], lower[rows])
+        K[:n, n:] = A.T
+        K[n:, n:] = 0.0
+        np.negative(qv, out=rhs[:n])
+        _, _, z, info = _dgesv(K.T, rhs, overwrite_a=1, overwrite_b=1)
+        if info != 0:
+            return None
+        # The KKT conditions. Stationarity and the rows solved for hold to the LU's backward
+        # error (partial pivoting: the exact solution of a system within rounding of this
+        # one, whose P is positive definite and whose rows daqp kept independent); checked
+        # here, to 1e-9 of the robot's weight [N]: the equality rows and every inequality
+        # row met (False for NaN too), the active rows' multipliers of the right sign.
+        tol = self._tolerance
+        x = z[:n].copy()
+        cx = C[:mc] @ x
+        r = cx[:me]
+        r -= upper[:me]
+        if not _max(np.abs(r, out=r)) <= tol:
+            return None
+        if mc > me:
+            cx = cx[me:]
+            gap = np.maximum(cx - upper[me:mc], lower[me:mc] - cx)
+            if not _max(gap) <= tol:
+                return None
+        # An active upper bound pushes back (multiplier >= 0), a lower one (<= 0), in the
+        # system's convention P x + q + A^T lam = 0.
+        if k and not _min(z[n + me :] * side) >= 0.0:
+            return None
+        sol = self._solution(x)
+        kin, layout = self.kin, qp.layout
+        for c, *_ in qp.lazy:
+            if not c.satisfied(kin, layout, x, sol.torque):
+                return None
+        return sol
+
+    def _solve_active_set_reduced(self, wrench_terms: bool) -> ControlSolution | None:
+        """:meth:`_solve_active_set` for a block-diagonal cost, ``P = diag(P_aa, D)``: the
+        wrenches eliminated, ``w = -D^-1 (q_w + A_w^T lam)``, from the KKT system
+
+        ``[[P_aa, A_a^T], [A_a, -A_w D^-1 A_w^T]] [a; lam] = [-q_a; b + A_w D^-1 q_w]``
+
+        (``A = [A_a, A_w]`` the rows solved for), the same conditions checked."""
+        qp = self._rows
+        dinv = self._wrench_inverse
+        assert qp is not None and dinv is not None
+        layout = qp.layout
+        n, nv, me, mc = layout.n, layout.nv, qp.me, qp.m_core
+        C, lower, upper, qs = qp.C, qp.lower, qp.upper, qp.q_structured
+        rows, side = qp.active, qp.side
+        k = len(rows)
+        K, rhs, W = qp.kkt_buffers(k, True)
+        # LAPACK reads K column-major: K^T is written here, so that K.T (no copy) is K.
+        K[:nv, :nv] = qp.P_aa.T
+        A = K[nv:, :nv]
+        A[:me] = C[:me, :nv]
+        W[:me] = C[:me, nv:]
+        b = rhs[nv:]
+        b[:me] = upper[:me]
+        if k:
+            Ck = C[rows]
+            A[me:] = Ck[:, :nv]
+            W[me:] = Ck[:, nv:]
+            b[me:] = np.where(side > 0, upper[rows], lower[rows])
+        K[:nv, nv:] = A.T
+        WD = W * dinv
+        S = K[nv:, nv:]
+        np.matmul(WD, W.T, out=S)
+        np.negative(S, out=S)
+        np.negative(qs[:nv], out=rhs[:nv])
+        if wrench_terms:
+            b += WD @ qs[nv:]
+        _, _, z, info = _dgesv(K.T, rhs, overwrite_a=1, overwrite_b=1)
+        if info != 0:
+            return None
+        lam = z[nv:]
+        x = np.empty(n)
+        x[:nv] = z[:nv]
+        w = x[nv:]
+        np.matmul(lam, W, out=w)
+        if wrench_terms:
+            w += qs[nv:]
+        w *= -dinv
+        # The KKT conditions, as in _solve_active_set (stationarity in a to the LU's
+        # backward error, in w by construction).
+        tol = self._tolerance
+        cx = C[:mc] @ x
+        r = cx[:me]
+        r -= upper[:me]
+        if not _max(np.abs(r, out=r)) <= tol:
+            return None
+        if mc > me:
+            cx = cx[me:]
+            gap = np.maximum(cx - upper[me:mc], lower[me:mc] - cx)
+            if not _max(gap) <= tol:
+                return None
+        if k and not _min(lam[me:] * side) >= 0.0:
+            return None
+        sol = self._solution(x)
+        kin = self.kin
+        for c, *_ in qp.lazy:
+            if not c.satisfied(kin, layout, x, sol.torque):
+                return None
+        return sol
+
+    def _solve_rows(self, P: Array, qv: Array, m: int) -> tuple[ControlSolution, Array]:
+        """daqp on the first ``m`` rows of the last update; the solution and the rows'
+        multipliers (zero for inactive rows)."""
+        qp = self._rows
+        assert qp is not None
+        sense = qp.sense[:m].copy()
+        x, _, flag, info = _daqp_solve(P, qv, qp.C[:m], qp.upper[:m], qp.lower[:m], sense)
         if flag <= 0:
+            self._fill_lazy()
             culprits = self._culprits(P, qv) if flag == -1 else []
             hint = (
                 f"without {' or '.join(culprits)} it has one"
@@ -378,7 +818,7 @@ class WholeBodyController:
                 f"WholeBodyController: daqp found no solution at t = {self.time} s (exit flag "
                 f"{flag}: {_DAQP_FLAGS.get(flag, 'failed')}); {hint}"
             )
-        return self._solution(np.asarray(x, dtype=float))
+        return self._solution(np.array(x, dtype=float)), np.asarray(info["lam"], dtype=float)
 
     def _culprits(self, P: Array, qv: Array) -> list[str]:
         """The inequality groups whose removal alone makes the QP feasible (on failure only)."""
@@ -399,14 +839,14 @@ class WholeBodyController:
 
     def _solution(self, x: Array) -> ControlSolution:
         layout, kin = self.layout, self.kin
-        a = x[: kin.nv].copy()
-        tau = kin.mass_matrix[6:] @ a + kin.nonlinear_effects[6:]
-        wrenches = {}
-        for s in layout.contacts:
-            w = x[s.columns].copy()
-            tau -= s.jacobian[:, 6:].T @ w
-            wrenches[s.name] = w
-        sol = ControlSolution(float(self.time or 0.0), x.copy(), a, tau, wrenches)
+        nv = kin.nv
+        a = x[:nv]  # views of x, a fresh array of this solution's own
+        tau = kin.mass_matrix[6:] @ a
+        tau += kin.nonlinear_effects[6:]
+        if layout.n > nv:
+            tau -= x[nv:] @ layout.jacobian[:, 6:]
+        wrenches = {s.name: x[s.columns] for s in layout.contacts}
+        sol = ControlSolution(float(self.time or 0.0), x, a, tau, wrenches)
         self._last = sol
         return sol
 
@@ -414,7 +854,8 @@ class WholeBodyController:
         """The QP of the last update as a :class:`qpsolvers.Problem` (fresh arrays; one-sided
         rows ``G x <= h``, equality rows ``A x = b``) for any qpsolvers backend."""
         self._check_ready()
-        P, qv = self._cost()
+        self._fill_lazy()
+        P, qv = (x.copy() for x in self._cost())
         me = self._me
         C, lo, up = self._C[me:], self._lower[me:], self._upper[me:]
         has_up, has_lo = up < UNBOUNDED, lo > -UNBOUNDED
@@ -425,7 +866,7 @@ class WholeBodyController:
     def solution_from(self, x: ArrayLike) -> ControlSolution:
         """The :class:`ControlSolution` of a vector ``x`` (n,) of the last update's layout."""
         self._check_ready()
-        x = np.asarray(x, dtype=float)
+        x = np.array(x, dtype=float)  # a copy: the solution's arrays are views of it
         if x.shape != (self.layout.n,):
             raise InvalidArgumentError(f"x must have shape ({self.layout.n},), got {x.shape}")
         return self._solution(x)
@@ -435,6 +876,7 @@ class WholeBodyController:
         largest ``max(lower - C x, C x - upper, 0)`` per group (``"dynamics"``,
         ``"contacts"``, then each constraint's name) [N, N m, m/s^2, ...]."""
         self._check_ready()
+        self._fill_lazy()
         x = np.asarray(x, dtype=float)
         if x.shape != (self.layout.n,):
             raise InvalidArgumentError(f"x must have shape ({self.layout.n},), got {x.shape}")
@@ -443,8 +885,10 @@ class WholeBodyController:
         return {name: float(max(gap[s].max(initial=0.0), 0.0)) for name, s in self._spans}
 
     def rows(self) -> tuple[Array, Array, Array]:
-        """``(C, lower, upper)`` of the last update (equality rows first: lower = upper)."""
+        """``(C, lower, upper)`` of the last update (equality rows first: lower = upper); the
+        controller's buffers, which the next update overwrites (copy them to keep them)."""
         self._check_ready()
+        self._fill_lazy()
         return self._C, self._lower, self._upper
 
     def names(self) -> Sequence[str]:

@@ -31,6 +31,21 @@ class ControlLayout:
         Their cones (None without contacts).
     time : float
         Time of the last update [s].
+    rotations : ndarray, shape (k, 3, 3)
+        The contacts' orientations (world from contact) of the last update.
+    faces : ndarray
+        The buffer of the cone rows (rows, wrench columns).
+    jacobian : ndarray, shape (r, nv)
+        The active contacts' Jacobians stacked in column order (world-aligned; r = number of
+        wrench unknowns), of the last update; each contact's ``jacobian`` is a view of its
+        rows, and likewise for the vectors below.
+    drift, error, desired : ndarray, shape (r,)
+        Their ``dJ/dt v``, errors to the held placements and desired accelerations
+        ``kp e - kd J v``.
+    kp, kd : ndarray, shape (r,)
+        Their gains, per row.
+    rhs : ndarray, shape (r,)
+        ``desired - drift``: the right-hand side of ``J_c a = rhs``.
     """
 
     nv: int
@@ -40,6 +55,12 @@ class ControlLayout:
     contacts: list[ContactState]
     contact_set: ContactSet | None
     time: float = 0.0
-    #: Buffers of the cone rows: contact orientations (k, 3, 3), faces (rows, wrench columns).
     rotations: Array = field(default_factory=lambda: np.zeros((0, 3, 3)))
     faces: Array = field(default_factory=lambda: np.zeros((0, 0)))
+    jacobian: Array = field(default_factory=lambda: np.zeros((0, 0)))
+    drift: Array = field(default_factory=lambda: np.zeros(0))
+    error: Array = field(default_factory=lambda: np.zeros(0))
+    kp: Array = field(default_factory=lambda: np.zeros(0))
+    kd: Array = field(default_factory=lambda: np.zeros(0))
+    desired: Array = field(default_factory=lambda: np.zeros(0))
+    rhs: Array = field(default_factory=lambda: np.zeros(0))

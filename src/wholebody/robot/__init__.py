@@ -4,8 +4,9 @@
 constructor, loaders and properties); its methods are plain functions of the robot in the
 modules of this package, bound to the class (``_model``: names and frames; ``_state``: checks
 of q, v, a, tau; ``_dynamics``: M, C, g, inverse and forward dynamics; ``_kinematics``:
-frames, CoM, momentum, the one-pass helpers; ``_contact``: the contact-dynamics bundle), the
-batch passes (:mod:`wholebody.robot.batch`), differentiation on the manifold
+frames, CoM, momentum, the one-pass helpers; ``_contact``: the contact-dynamics bundle;
+``_controller_pass``: the one pass of a control tick), the batch passes
+(:mod:`wholebody.robot.batch`), differentiation on the manifold
 (:mod:`wholebody.robot.differentiation`) and MJCF loading (:mod:`wholebody.robot.mjcf`);
 :func:`wholebody.load` (by name or path) is in :mod:`wholebody.models.loading`, beside the
 shipped models.
@@ -20,6 +21,7 @@ from .core import (
     ContactDynamics,
     ContactDynamicsPass,
     ContactPass,
+    ControllerPass,
     External,
     FramePlacements,
     Robot,
@@ -35,6 +37,7 @@ __all__ = [
     "FramePlacements",
     "ContactDynamics",
     "ContactDynamicsPass",
+    "ControllerPass",
     "External",
     "Array",
     "MAX_STATE_MAGNITUDE",

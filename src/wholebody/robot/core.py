@@ -30,6 +30,7 @@ idea, bound to the class as attributes (no base classes, no call overhead):
 ``_dynamics``     M, C, C v, g, nle, inverse/forward dynamics, torque split
 ``_kinematics``   frames, CoM, momentum, one-pass helpers for balance/estimation
 ``_contact``      the one-pass contact-dynamics bundle for controllers
+``_controller_pass``  the one pass of a whole-body controller's tick
 ================  ===========================================================
 
 ``Robot.mass_matrix`` is ``_dynamics.mass_matrix``, whose first argument is the robot.
@@ -47,7 +48,7 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from ..errors import InvalidArgumentError, URDFParseError
-from . import _contact, _dynamics, _kinematics, _model, _state
+from . import _contact, _controller_pass, _dynamics, _kinematics, _model, _state
 from . import validation as _validation
 from ._checks import (
     MAX_STATE_MAGNITUDE,
@@ -57,6 +58,7 @@ from ._checks import (
     as_state_vector,
 )
 from ._contact import ContactDynamics, ContactDynamicsPass
+from ._controller_pass import ControllerPass
 from ._dynamics import External, TorqueTerms
 from ._kinematics import ContactPass, FramePlacements
 from ._model import _FREE_FLYER
@@ -71,6 +73,7 @@ __all__ = [
     "FramePlacements",
     "ContactDynamics",
     "ContactDynamicsPass",
+    "ControllerPass",
     "External",
     "Array",
     "MAX_STATE_MAGNITUDE",
@@ -510,3 +513,7 @@ class Robot:
 
     contact_dynamics_pass = _contact.contact_dynamics_pass
     contact_dynamics = _contact.contact_dynamics
+
+    # --- controller: the one pass of a control tick (whole-body terms, frames read) -------
+
+    controller_pass = _controller_pass.controller_pass

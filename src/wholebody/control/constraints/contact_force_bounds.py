@@ -32,10 +32,8 @@ class FrictionCones(Constraint):
         cs = layout.contact_set
         if cs is None:
             return
-        rotations = layout.rotations
-        for i, c in enumerate(layout.contacts):
-            rotations[i] = c.placement.rotation
-        C[:, layout.wrench] = cs.face_matrix(rotations, out=layout.faces)
+        # layout.rotations: the contacts' orientations, written by their updates this tick.
+        C[:, layout.wrench] = cs.face_matrix(layout.rotations, out=layout.faces)
         lower[:] = -UNBOUNDED
         upper[:] = 0.0
 
@@ -55,10 +53,12 @@ class NormalForceBounds(Constraint):
     def fill(
         self, kin: TickKinematics, layout: ControlLayout, C: Array, lower: Array, upper: Array
     ) -> None:
+        rotations = layout.rotations
         for i, c in enumerate(layout.contacts):
-            n = c.placement.rotation @ c.normal
             start = c.columns.start
-            C[i, start : start + 3] = n
-            lo, up = c.normal_force_bounds(layout.time)
-            lower[i] = lo
+            if c.point:
+                np.matmul(rotations[i], c.normal, out=C[i, start : start + 3])
+            else:  # a surface contact's normal is its frame's z axis
+                C[i, start : start + 3] = rotations[i, :, 2]
+            lower[i], up = c.bounds  # this update's (normal_force_bounds at layout.time)
             upper[i] = min(up, UNBOUNDED)

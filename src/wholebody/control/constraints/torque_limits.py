@@ -27,6 +27,9 @@ class TorqueLimits(Constraint):
     """
 
     name = "torque_limits"
+    #: Rarely active on a standing or walking humanoid: left out of the QP when the
+    #: solution without them meets them (the same solution; see :class:`Constraint`).
+    lazy = True
 
     def __init__(self, limits: ArrayLike):
         lim = np.asarray(limits, dtype=float)
@@ -36,7 +39,9 @@ class TorqueLimits(Constraint):
             )
         self.limits = lim
         self._limited = np.flatnonzero(lim < 1e10)
-        self._rows = 6 + self._limited
+        self._rows: slice | NDArray[np.intp] = 6 + self._limited
+        if len(self._limited) == len(lim):  # all limited: slices, no fancy indexing per tick
+            self._rows = slice(6, 6 + len(lim))
         self._tau_max = lim[self._limited]
 
     def rows(self, kin: TickKinematics, layout: ControlLayout) -> int:
@@ -51,8 +56,23 @@ class TorqueLimits(Constraint):
     ) -> None:
         rows, nv = self._rows, kin.nv
         C[:, :nv] = kin.mass_matrix[rows]
-        for c in layout.contacts:
-            C[:, c.columns] = -c.jacobian[:, rows].T
+        if layout.n > nv:
+            np.negative(layout.jacobian[:, rows].T, out=C[:, nv:])
         h = kin.nonlinear_effects[rows]
         np.subtract(self._tau_max, h, out=upper)
-        np.subtract(-self._tau_max, h, out=lower)
+        np.negative(self._tau_max, out=lower)
+        lower -= h
+
+    def satisfied(
+        self,
+        kin: TickKinematics,
+        layout: ControlLayout,
+        x: Array,
+        torque: Array,
+        *,
+        margin: bool = False,
+    ) -> bool:
+        """``|tau| <= tau_max`` on the limited joints (``(1 - 1e-6) tau_max`` with margin)."""
+        tau = np.abs(torque if isinstance(self._rows, slice) else torque[self._limited])
+        tau -= self._tau_max * (1.0 - 1e-6) if margin else self._tau_max
+        return bool(np.maximum.reduce(tau) <= 0.0)

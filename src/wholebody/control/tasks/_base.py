@@ -11,6 +11,17 @@ from .._tick import TickKinematics
 Array = NDArray[np.float64]
 
 
+def _zeros(n: int) -> Array:
+    z = np.zeros(n)
+    z.setflags(write=False)
+    return z
+
+
+#: The references' "none given" (read-only): a task skips the terms of a reference that is
+#: one of these (a reference set to other values is a new array).
+ZERO3, ZERO6 = _zeros(3), _zeros(6)
+
+
 def as_gains(value: ArrayLike, size: int, what: str) -> Array:
     """A scalar or per-axis gain vector (size,), finite and >= 0."""
     g = np.asarray(value, dtype=float)
@@ -49,9 +60,10 @@ class AccelerationTask:
     ----------
     name : str
     weight : float
-        Non-negative weight of the task in the objective.
+        Non-negative weight of the task in the objective (checked when set).
     mask : ndarray of bool, shape (m,)
-        Rows (axes) that count.
+        Rows (axes) that count (read-only array; assign a new mask or use
+        :meth:`set_mask`).
     jacobian, drift, desired, error : ndarrays
         Of the last :meth:`update`; ``error`` is the task's position-level error (the PD's
         proportional term acts on it).
@@ -59,15 +71,38 @@ class AccelerationTask:
 
     def __init__(self, name: str, size: int, *, weight: float, mask: ArrayLike | None = None):
         self.name = str(name)
-        self.weight = as_weight(weight, f"task {name!r}: weight")
         self.size = int(size)
-        self.mask = np.ones(size, dtype=bool)
+        self._weight = as_weight(weight, f"task {name!r}: weight")
+        self._mask = np.ones(size, dtype=bool)
+        self._mask.setflags(write=False)
+        self._full = True
+        self._row_scale = np.full(size, np.sqrt(self._weight))
+        self._scale_version = 0  # bumped when the row scales change
         if mask is not None:
             self.set_mask(mask)
         self.desired = np.zeros(size)
         self.error = np.zeros(size)
         self.drift = np.zeros(size)
         self.jacobian: Array = np.zeros((size, 0))
+
+    @property
+    def weight(self) -> float:
+        """Non-negative weight of the task in the objective."""
+        return self._weight
+
+    @weight.setter
+    def weight(self, value: float) -> None:
+        self._weight = as_weight(value, f"task {self.name!r}: weight")
+        self._rescale()
+
+    @property
+    def mask(self) -> NDArray[np.bool_]:
+        """Rows (axes) that count, booleans (m,); set it with :meth:`set_mask` or assign."""
+        return self._mask
+
+    @mask.setter
+    def mask(self, value: ArrayLike) -> None:
+        self.set_mask(value)
 
     def set_mask(self, mask: ArrayLike) -> None:
         """Which of the task's ``size`` axes count (booleans or 0/1)."""
@@ -76,7 +111,18 @@ class AccelerationTask:
             raise InvalidArgumentError(
                 f"task {self.name!r}: mask must have {self.size} entries, got shape {m.shape}"
             )
-        self.mask = m.astype(bool)
+        self._mask = m.astype(bool)
+        self._mask.setflags(write=False)  # changed through here, so the row scales follow
+        self._full = bool(self._mask.all())
+        self._rescale()
+
+    def _rescale(self) -> None:
+        # sqrt(weight) on the rows that count, 0 elsewhere: the controller stacks the rows
+        # of every task as sqrt(w_i) S_i J_i and forms their cost with one product.
+        if self._row_scale.shape != self._mask.shape:
+            self._row_scale = np.empty(self._mask.shape)
+        np.multiply(self._mask, np.sqrt(self._weight), out=self._row_scale)
+        self._scale_version = getattr(self, "_scale_version", 0) + 1
 
     def update(self, kin: TickKinematics) -> None:  # pragma: no cover - abstract
         """Refresh ``jacobian``, ``drift``, ``error``, ``desired`` from the tick's pass."""
@@ -86,15 +132,15 @@ class AccelerationTask:
         """Add ``weight * ||S (J a + drift - desired)||^2`` to ``x^T P x / 2 + q^T x``
         (``P``, ``q`` over ``a``: their first nv rows and columns; factor 2 absorbed as in
         :class:`~wholebody.control.InverseDynamicsQP`)."""
-        if self.weight == 0.0:
+        if self._weight == 0.0:
             return
         r = self.desired - self.drift
         J = self.jacobian
-        if not self.mask.all():
-            J, r = J[self.mask], r[self.mask]
+        if not self._full:
+            J, r = J[self._mask], r[self._mask]
         nv = J.shape[1]
-        P[:nv, :nv] += self.weight * (J.T @ J)
-        q[:nv] -= self.weight * (J.T @ r)
+        P[:nv, :nv] += self._weight * (J.T @ J)
+        q[:nv] -= self._weight * (J.T @ r)
 
     def residual(self, a: ArrayLike) -> Array:
         """``S (J a + drift - desired)`` for accelerations ``a`` (nv,), the masked rows."""

@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._tick import TickKinematics
-from ._base import AccelerationTask, as_gains, as_vector
+from ._base import ZERO3, AccelerationTask, as_gains, as_vector
 
 
 class ComTask(AccelerationTask):
@@ -36,8 +36,8 @@ class ComTask(AccelerationTask):
         super().__init__(name, 3, weight=weight, mask=mask)
         self.kp, self.kd = as_gains(kp, 3, "kp"), as_gains(kd, 3, "kd")
         self.reference: np.ndarray | None = None
-        self.reference_velocity = np.zeros(3)
-        self.reference_acceleration = np.zeros(3)
+        self.reference_velocity = ZERO3
+        self.reference_acceleration = ZERO3
         self.position = np.zeros(3)
         self.velocity = np.zeros(3)
 
@@ -49,24 +49,24 @@ class ComTask(AccelerationTask):
     ) -> None:
         """CoM reference [m], its velocity [m/s] and acceleration [m/s^2], world axes."""
         self.reference = as_vector(position, 3, "position")
-        self.reference_velocity = (
-            np.zeros(3) if velocity is None else as_vector(velocity, 3, "velocity")
-        )
+        self.reference_velocity = ZERO3 if velocity is None else as_vector(velocity, 3, "velocity")
         self.reference_acceleration = (
-            np.zeros(3) if acceleration is None else as_vector(acceleration, 3, "acceleration")
+            ZERO3 if acceleration is None else as_vector(acceleration, 3, "acceleration")
         )
 
     def update(self, kin: TickKinematics) -> None:
-        m = kin.mass
-        self.jacobian = kin.momentum_matrix[:3] / m
-        self.drift = kin.momentum_drift[:3] / m
-        self.position = kin.com.copy()
-        self.velocity = kin.momentum[:3] / m
+        # The pass's arrays (views of its data): the last update's.
+        self.jacobian = kin.com_jacobian
+        self.drift = kin.momentum_drift[:3] * (1.0 / kin.mass)
+        self.position = position = kin.com
+        self.velocity = velocity = kin.com_velocity
         if self.reference is None:
-            self.reference = self.position.copy()
-        self.error = self.reference - self.position
-        self.desired = (
-            self.reference_acceleration
-            + self.kp * self.error
-            + self.kd * (self.reference_velocity - self.velocity)
-        )
+            self.reference = position.copy()
+        self.error = error = self.reference - position
+        desired = self.kp * error
+        desired -= self.kd * velocity
+        if self.reference_velocity is not ZERO3:
+            desired += self.kd * self.reference_velocity
+        if self.reference_acceleration is not ZERO3:
+            desired += self.reference_acceleration
+        self.desired = desired

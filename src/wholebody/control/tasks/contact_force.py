@@ -57,22 +57,39 @@ class ContactForceTask:
 
     def add_cost(self, P: Array, q: Array, columns: slice) -> None:
         """Add the term to ``x^T P x / 2 + q^T x`` on the contact's ``columns`` of ``x``."""
-        size = columns.stop - columns.start
+        self.add_cost_diagonal(np.einsum("ii->i", P), q, columns)
+
+    def add_cost_diagonal(self, diagonal: Array, q: Array, columns: slice) -> None:
+        """:meth:`add_cost` given a writable view of ``P``'s diagonal (the cost is diagonal)."""
+        self.cost_diagonal(diagonal, columns)
+        self.cost_linear(q, columns)
+
+    def _component_weights(self, size: int) -> Array:
         cw = self._weights.get(size)
         if cw is None:
             cw = self._weights[size] = as_gains(
                 self._cw, size, f"task {self.name!r}: component_weights"
             )
-        n = P.shape[0]
+            cw.setflags(write=False)
+        return cw
+
+    def cost_diagonal(self, diagonal: Array, columns: slice) -> None:
+        """The quadratic part: ``weight * w_k`` on the contact's columns."""
+        diagonal[columns] += self.weight * self._component_weights(columns.stop - columns.start)
+
+    def cost_linear(self, q: Array, columns: slice) -> None:
+        """The linear part: ``-weight w_k w_ref,k`` (nothing without a reference)."""
         if self.reference is None:
-            P.flat[columns.start * (n + 1) : columns.stop * (n + 1) : n + 1] += self.weight * cw
             return
+        size = columns.stop - columns.start
         ref = self.reference
         if ref.shape != (size,) or not np.all(np.isfinite(ref)):
             raise InvalidArgumentError(
                 f"task {self.name!r}: reference must be a finite vector of {size} "
                 f"(contact {self.contact!r}), got shape {ref.shape}"
             )
-        w = self.weight * cw
-        P.flat[columns.start * (n + 1) : columns.stop * (n + 1) : n + 1] += w
-        q[columns] -= w * ref
+        q[columns] -= self.weight * self._component_weights(size) * ref
+
+    def cost_key(self) -> float:
+        """What :meth:`cost_diagonal` depends on besides the columns (compared per tick)."""
+        return self.weight

@@ -7,7 +7,7 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from .._tick import TickKinematics
-from ._base import AccelerationTask, as_gains, as_vector
+from ._base import ZERO6, AccelerationTask, as_gains, as_vector
 
 
 class FrameTask(AccelerationTask):
@@ -50,11 +50,13 @@ class FrameTask(AccelerationTask):
         self.frame = str(frame)
         self.kp, self.kd = as_gains(kp, 6, "kp"), as_gains(kd, 6, "kd")
         self.reference: pin.SE3 | None = None
-        self.reference_velocity = np.zeros(6)
-        self.reference_acceleration = np.zeros(6)
+        self.reference_velocity = ZERO6
+        self.reference_acceleration = ZERO6
         self.placement = pin.SE3.Identity()
         self.twist = np.zeros(6)
         self._fid: int | None = None
+        self._ref: pin.SE3 | None = None  # the reference whose arrays (views) are cached
+        self._ref_p, self._ref_R = np.zeros(3), np.eye(3)
 
     def set_reference(
         self,
@@ -69,29 +71,31 @@ class FrameTask(AccelerationTask):
             if isinstance(placement, pin.SE3)
             else pin.SE3(np.asarray(placement, dtype=float))
         )
-        self.reference_velocity = (
-            np.zeros(6) if velocity is None else as_vector(velocity, 6, "velocity")
-        )
+        self.reference_velocity = ZERO6 if velocity is None else as_vector(velocity, 6, "velocity")
         self.reference_acceleration = (
-            np.zeros(6) if acceleration is None else as_vector(acceleration, 6, "acceleration")
+            ZERO6 if acceleration is None else as_vector(acceleration, 6, "acceleration")
         )
 
     def update(self, kin: TickKinematics) -> None:
         if self._fid is None:
             self._fid = kin.frame_id(self.frame)
-        fid = self._fid
-        M = kin.placement(fid)
-        self.placement = M.copy()
+        M, J, drift = kin.frame(self._fid)
+        self.placement = M = M.copy()
         if self.reference is None:
             self.reference = M.copy()
-        self.jacobian = kin.jacobian(fid)
-        self.drift = kin.drift(fid)
-        self.twist = self.jacobian @ kin.v
         ref = self.reference
-        self.error[:3] = ref.translation - M.translation
-        self.error[3:] = M.rotation @ pin.log3(M.rotation.T @ ref.rotation)
-        self.desired = (
-            self.reference_acceleration
-            + self.kp * self.error
-            + self.kd * (self.reference_velocity - self.twist)
-        )
+        if ref is not self._ref:  # SE3 arrays are views: in-place edits of ref follow
+            self._ref, self._ref_p, self._ref_R = ref, ref.translation, ref.rotation
+        self.jacobian, self.drift = J, drift
+        self.twist = twist = J @ kin.v
+        err = self.error
+        np.subtract(self._ref_p, M.translation, out=err[:3])
+        # R log3(R^T R_ref) = log3(R_ref R^T): the rotation error in world axes.
+        err[3:] = pin.log3(self._ref_R @ M.rotation.T)
+        desired = self.kp * err
+        desired -= self.kd * twist
+        if self.reference_velocity is not ZERO6:
+            desired += self.kd * self.reference_velocity
+        if self.reference_acceleration is not ZERO6:
+            desired += self.reference_acceleration
+        self.desired = desired

@@ -26,11 +26,14 @@ class _MomentumTask(AccelerationTask):
 
     def update(self, kin: TickKinematics) -> None:
         rows = self._rows
-        self.jacobian = kin.momentum_matrix[rows].copy()
-        self.drift = kin.momentum_drift[rows].copy()
-        self.momentum = kin.momentum[rows].copy()
-        self.error = self.reference - self.momentum
-        self.desired = self.reference_rate + self.kd * self.error
+        # Views of the pass's buffers: the last update's values.
+        self.jacobian = kin.momentum_matrix[rows]
+        self.drift = kin.momentum_drift[rows]
+        self.momentum = momentum = kin.momentum[rows]
+        self.error = error = self.reference - momentum
+        desired = self.kd * error
+        desired += self.reference_rate
+        self.desired = desired
 
 
 class AngularMomentumTask(_MomentumTask):

@@ -66,6 +66,9 @@ class PostureTask(AccelerationTask):
         self.joint_weights = (
             np.ones(nu) if self._jw is None else as_gains(self._jw, nu, "joint_weights")
         )
+        # Read-only: a change is a new array (the controller keeps the cost's diagonal
+        # from tick to tick while the weights are the same objects).
+        self.joint_weights.setflags(write=False)
         self.mask = self.joint_weights > 0
         self.jacobian = np.zeros((nu, kin.nv))
         self.jacobian[:, 6:] = np.eye(nu)
@@ -92,13 +95,30 @@ class PostureTask(AccelerationTask):
             self.desired += as_vector(self.reference_acceleration, nu, "reference acceleration")
 
     def add_cost(self, P: Array, q: Array) -> None:
-        if self.weight == 0.0:
-            return
-        w = self.weight * self.joint_weights
-        n = P.shape[0]
-        nv = self.jacobian.shape[1]
-        P.flat[6 * (n + 1) : nv * (n + 1) : n + 1] += w
-        q[6:nv] -= w * self.desired
+        self.add_cost_diagonal(np.einsum("ii->i", P), q)
+
+    def add_cost_diagonal(self, diagonal: Array, q: Array) -> None:
+        """:meth:`add_cost` given a writable view of ``P``'s diagonal (the cost is diagonal:
+        ``weight * w_j`` on each joint's acceleration)."""
+        self.cost_diagonal(diagonal)
+        self.cost_linear(q)
+
+    def cost_diagonal(self, diagonal: Array) -> None:
+        """The quadratic part of :meth:`add_cost_diagonal`, constant while ``weight`` and
+        ``joint_weights`` are (the same objects)."""
+        if self._weight:
+            diagonal[6 : self.jacobian.shape[1]] += self._weight * self.joint_weights
+
+    def cost_linear(self, q: Array) -> None:
+        """The linear part of :meth:`add_cost_diagonal`: ``-weight w_j desired_j``."""
+        if self._weight:
+            w = self._weight * self.joint_weights
+            w *= self.desired
+            q[6 : self.jacobian.shape[1]] -= w
+
+    def cost_key(self) -> tuple[float, int]:
+        """What :meth:`cost_diagonal` depends on (compared from tick to tick)."""
+        return self._weight, id(self.joint_weights)
 
     def residual(self, a: ArrayLike) -> Array:
         return (np.asarray(a, dtype=float)[6:] - self.desired)[self.mask]
