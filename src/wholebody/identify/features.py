@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 from .calibrate import Calibration, ContactCalibration
 from .problem import PreparedLog, Problem
 
-__all__ = ["features", "row_groups", "fitted_calibration"]
+__all__ = ["features", "features_and_jacobians", "row_groups", "fitted_calibration"]
 
 Array = NDArray[np.float64]
 
@@ -22,19 +22,28 @@ def features(
 ) -> Array:
     """``F`` (n, rows, C) of samples ``start:stop`` of the log ``log_index``: ``r = F x`` is
     the residual of each row."""
+    return features_and_jacobians(problem, log, np.arange(start, stop), rows, log_index)[0]
+
+
+def features_and_jacobians(
+    problem: Problem, log: PreparedLog, index: NDArray[np.intp], rows: int, log_index: int = 0
+) -> tuple[Array, Array]:
+    """The features ``F`` (n, rows, C) of the samples ``index`` (n,) (see :func:`features`)
+    and the transposed contact Jacobians ``J_c^T`` (n, k, rows, 6) of the problem's contacts
+    (world-aligned, at the contact frames' origins): how each contact's logged wrench enters
+    the rows, so how its noise does."""
     robot = problem.robot
     model, data = robot.model, robot.model.createData()
     contacts = problem.contacts
     frame_ids = [robot.frame_id(c.frame) for c in contacts] + [
         robot.frame_id(f) for f in log.ext_frames
     ]
-    n, k = stop - start, len(contacts)
+    n, k = len(index), len(contacts)
     nf = len(frame_ids)
     Y = np.empty((n, rows, problem.n_pi_full))
     J = np.empty((n, nf, 6, rows))
     Rot = np.empty((n, k, 3, 3))
-    for s in range(n):
-        i = start + s
+    for s, i in enumerate(index):
         q = log.q[i]
         Y[s] = pin.computeJointTorqueRegressor(model, data, q, log.v[i], log.a[i])[:rows]
         pin.computeJointJacobians(model, data, q)
@@ -42,13 +51,13 @@ def features(
             J[s, f] = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)[:, :rows]
             if f < k:
                 Rot[s, f] = pin.updateFramePlacement(model, data, fid).rotation
-    W = log.W[start:stop][:, log.contact_order]
+    W = log.W[index][:, log.contact_order]
     JT = np.swapaxes(J, 2, 3)  # (n, nf, rows, 6)
     b = np.einsum("nkrs,nks->nr", JT[:, :k], W)
     if log.E is not None:
-        b += np.einsum("nkrs,nks->nr", JT[:, k:], log.E[start:stop])
+        b += np.einsum("nkrs,nks->nr", JT[:, k:], log.E[index])
     if rows > 6 and log.tau is not None:
-        b[:, 6:] += log.tau[start:stop]
+        b[:, 6:] += log.tau[index]
     cols = []
     names = [c.name for c in contacts]
     for p in problem.params[problem.n_inertial :]:
@@ -81,7 +90,7 @@ def features(
     for c, col in enumerate(cols):
         F[:, :, problem.n_pi + c] = col
     F[:, :, -1] = Y[:, :, problem.unused] @ problem.pi_unused - b
-    return F
+    return F, JT[:, :k]
 
 
 def row_groups(rows: int) -> list[tuple[str, slice]]:
