@@ -467,7 +467,10 @@ class IdentificationResult:
                     "told from 0: the log is fitted as timed"
                 )
             else:
-                lines.append(f"lag       {log}: none read (the wrenches never change)")
+                lines.append(
+                    f"lag       {log}: none read (too short, no time stamps, or wrenches that "
+                    "never change)"
+                )
         if self.inconsistent_urdf_links:
             lines.append(
                 "URDF      not a real rigid body (pseudo-inertia not positive definite): "
