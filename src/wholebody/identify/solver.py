@@ -83,7 +83,13 @@ class Solver:
             return theta
         x, D = self.problem.x_and_derivative(theta)
         blocks = {g: ((R @ D) @ self.L) @ B for g, R in factors.items()}
-        V_obs = B @ observable_basis(blocks)[0]
+        observed, unobserved, _ = observable_basis(blocks)
+        V_obs = B @ observed
+        if unobserved.shape[1]:
+            # What the logs do not observe (here) keeps the URDF's value: a start from an
+            # earlier fit, whose observed directions differed a little, is brought back there.
+            U = B @ unobserved
+            theta = theta - self.L @ (U @ (U.T @ (self.Li @ theta)))
         current = self.cost(factors, noise, theta)
         for _ in range(self.max_iterations):
             x, D = self.problem.x_and_derivative(theta)
