@@ -644,8 +644,67 @@ def test_noise_model_recovers_the_logged_noise(nominal):
     model = NoiseModel(("a", "b"), np.array([0.5, 0.3]), np.array([0.05, 0.1]), rows)
     white = model.whitening(JT, nominal.nv)
     cov = model.covariance(JT, nominal.nv)
+    expected = np.zeros_like(cov)  # the formula, written out sample by sample
+    for n in range(4):
+        for c in range(2):
+            E = np.diag([model.force[c] ** 2] * 3 + [model.moment[c] ** 2] * 3)
+            expected[n] += JT[n, c] @ E @ JT[n, c].T
+        expected[n] += np.diag([0.1**2] * 3 + [0.02**2] * 3 + [0.3**2] * (nominal.nv - 6))
+    np.testing.assert_allclose(cov, expected, rtol=0, atol=1e-12 * np.abs(expected).max())
     W = white.apply(np.broadcast_to(np.eye(nominal.nv), (4, nominal.nv, nominal.nv)).copy())
     inverse = np.linalg.inv(cov)
     np.testing.assert_allclose(
         np.swapaxes(W, 1, 2) @ W, inverse, rtol=0, atol=1e-9 * np.abs(inverse).max()
     )
+
+
+def test_lag_applied_only_when_told_from_zero(nominal):
+    """A lag's standard error (delete-a-block jackknife) covers its estimate's spread: over 12
+    lag-free logs with AR(1) noise (0.5 N, 0.9) the estimate is within 1.96 standard errors of 0
+    in at least 10 (the binomial 2 % tail at 95 %), and such a log is fitted as timed (lag 0,
+    the report says the estimate was not told from 0). A 7-sample lag is told from 0 and
+    applied."""
+    from wholebody.identify.lag import lag_and_error
+    from wholebody.identify.problem import prepare_logs
+
+    truth = wb.Robot.from_urdf_string(perturbed_urdf(humanoid_text(), "torso", 1.05))
+    problem = Problem(
+        nominal,
+        robot_links(nominal),
+        [],
+        [],
+        FEET,
+        SensorModel(offsets=True),
+        True,
+        DEFAULT_PRIOR_STD,
+    )
+    inside = 0
+    for seed in range(12):
+        log = _humanoid_smooth(truth, 40 + seed, noise=(0.5, 0.05, 0.05), rho=0.9, n=800, dt=1e-3)
+        lag, se = lag_and_error(problem, prepare_logs(nominal, [log], FEET, True)[0], 0.02)
+        assert 0 < se < 5e-4
+        inside += abs(lag) <= 1.96 * se
+    assert inside >= 10, inside
+    fit = fit_inertial_parameters(
+        nominal,
+        dataclasses.replace(log, source="quiet.npz"),
+        FEET,
+        parameters="mass",
+        links=["torso"],
+        lags=True,
+    )
+    read, se = fit.lag_estimates["quiet"]
+    assert abs(read) <= 1.96 * se  # the last log's estimate is within its noise ...
+    assert fit.lags["quiet"] == 0.0 and "not told from 0" in fit.format_report()  # ... so 0
+    lagged = _humanoid_smooth(
+        truth, 60, noise=(0.5, 0.05, 0.05), rho=0.9, n=800, dt=1e-3, lag_samples=7
+    )
+    fit = fit_inertial_parameters(
+        nominal,
+        dataclasses.replace(lagged, source="late.npz"),
+        FEET,
+        parameters="mass",
+        links=["torso"],
+        lags=True,
+    )
+    assert abs(fit.lags["late"] - 0.007) < 5e-4

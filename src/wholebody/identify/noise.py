@@ -19,7 +19,9 @@ preliminary fit by the method of moments on the samples' outer products ``r r^T`
 non-negative least-squares fit of ``sum_k v_k B_k(s)`` to them), and each sample's rows are
 whitened by the Cholesky factor of its covariance, so that every row weighs by what its noise
 is: the rows a sensor offset shows in with little noise (an ankle's torque) are no longer
-drowned by the same group's noisier rows (a hip's).
+drowned by the same group's noisier rows (a hip's). The same preliminary fit, to pairs of
+consecutive samples, gives the whitened residuals' lag-1 autocorrelation, which the fit removes
+in time (:data:`WHITEN_IN_TIME`).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ __all__ = [
     "RELATIVE_FLOOR",
     "ROUND_OFF",
     "WHITEN_IN_TIME",
+    "MAX_LAG_ONE",
 ]
 
 Array = NDArray[np.float64]
