@@ -12,7 +12,7 @@ from ..robot.batch import regressor_frames_rows
 from .calibrate import Calibration, ContactCalibration
 from .problem import PreparedLog, Problem
 
-__all__ = ["features", "row_groups", "fitted_calibration"]
+__all__ = ["features", "features_and_jacobians", "row_groups", "fitted_calibration"]
 
 Array = NDArray[np.float64]
 
@@ -22,23 +22,33 @@ def features(
 ) -> Array:
     """``F`` (n, rows, C) of samples ``start:stop`` of the log ``log_index``: ``r = F x`` is
     the residual of each row."""
+    return features_and_jacobians(problem, log, np.arange(start, stop), rows, log_index)[0]
+
+
+def features_and_jacobians(
+    problem: Problem, log: PreparedLog, index: NDArray[np.intp], rows: int, log_index: int = 0
+) -> tuple[Array, Array]:
+    """The features ``F`` (n, rows, C) of the samples ``index`` (n,) (see :func:`features`)
+    and the transposed contact Jacobians ``J_c^T`` (n, k, rows, 6) of the problem's contacts
+    (world-aligned, at the contact frames' origins): how each contact's logged wrench enters
+    the rows, so how its noise does."""
     robot = problem.robot
     model = robot.model
     contacts = problem.contacts
     frame_ids = [robot.frame_id(c.frame) for c in contacts] + [
         robot.frame_id(f) for f in log.ext_frames
     ]
-    n, k = stop - start, len(contacts)
+    n, k = len(index), len(contacts)
     Y, J, Rot = regressor_frames_rows(
-        robot, log.q, log.v, log.a, range(start, stop), frame_ids, dofs=rows, n_rotations=k
+        robot, log.q, log.v, log.a, index, frame_ids, dofs=rows, n_rotations=k
     )
-    W = log.W[start:stop][:, log.contact_order]
+    W = log.W[index][:, log.contact_order]
     JT = np.swapaxes(J, 2, 3)  # (n, nf, rows, 6)
     b = np.einsum("nkrs,nks->nr", JT[:, :k], W)
     if log.E is not None:
-        b += np.einsum("nkrs,nks->nr", JT[:, k:], log.E[start:stop])
+        b += np.einsum("nkrs,nks->nr", JT[:, k:], log.E[index])
     if rows > 6 and log.tau is not None:
-        b[:, 6:] += log.tau[start:stop]
+        b[:, 6:] += log.tau[index]
     cols = []
     names = [c.name for c in contacts]
     for p in problem.params[problem.n_inertial :]:
@@ -71,7 +81,7 @@ def features(
     for c, col in enumerate(cols):
         F[:, :, problem.n_pi + c] = col
     F[:, :, -1] = Y[:, :, problem.unused] @ problem.pi_unused - b
-    return F
+    return F, JT[:, :k]
 
 
 def row_groups(rows: int) -> list[tuple[str, slice]]:

@@ -18,11 +18,12 @@ from ..robot.core import Robot
 from ..trajectory import Trajectory
 from ._threads import blas_threads
 from .calibrate import SensorModel
-from .features import features, fitted_calibration
+from .features import features_and_jacobians, fitted_calibration
 from .features import row_groups as _row_groups
-from .intervals import batch_means_meat
-from .lag import estimate_lag, shift_wrenches
+from .intervals import batch_means_meat, integrated_autocorrelation_time
+from .lag import lag_and_error, shift_wrenches
 from .links import LinkInertia, robot_links
+from .noise import NoiseModel, NoiseStatistics, Whitening
 from .parameters import (
     DEFAULT_PRIOR_STD,
     IDENTIFIED_SHARE,
@@ -34,8 +35,9 @@ from .parameters import (
     pinv_sym,
 )
 from .problem import INERTIA_COMPONENTS, Problem, prepare_logs
-from .result import IdentificationResult
-from .solver import Solver, combine, cross_validate, square_root
+from .result import CrossValidation, IdentificationResult
+from .solver import Solver, combine, fold_parameters, square_root
+from .stance import offset_imitated_directions
 
 __all__ = ["fit_inertial_parameters", "fit_calibration"]
 
@@ -45,6 +47,16 @@ Array = NDArray[np.float64]
 _CHUNK = 500
 #: The features of all samples are kept between the passes up to this size [bytes].
 _KEEP_BYTES = 256 * 2**20
+#: The noise model is estimated from about this many samples (every k-th of each log) ...
+_NOISE_SAMPLES = 1000
+#: ... after at most this many rounds of a preliminary fit and its row groups' noise levels.
+_NOISE_ROUNDS = 6
+#: The overall scale of the whitened residual is at least this (a log the model balances to
+#: round-off).
+_SCALE_FLOOR = 1e-12
+#: A computed residual entry is exact to within this many eps times the sum of the magnitudes
+#: of the terms that cancel in it (the held-out comparison's arithmetic resolution).
+_ROUNDING = 64.0
 _PAIRS = ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))
 
 
@@ -184,32 +196,51 @@ def fit_inertial_parameters(
     )
     if problem.p == 0:
         raise InvalidArgumentError("nothing to fit: choose parameters or sensor parameters")
+    # Directions of other links' mass and CoM that a fitted offset imitates while its sensor's
+    # body is still (an ankle link's mass and CoM along the roll axis, a shank's mass at the
+    # ankle): held at the URDF like the carrier's (wholebody.identify.stance).
+    imitated = []
+    if links is None and sensors is not None:
+        fitted = sensors.contacts_for("offsets", [c.name for c in contacts])
+        imitated = offset_imitated_directions(problem, fitted, robot.nv if use_torques else 6)
+    held_matrix = np.array([d.direction for d in imitated]) if imitated else None
     prepared = prepare_logs(robot, logs, contacts, use_torques)
     with blas_threads(max(problem.n_columns, problem.p)) as threads:
         lag_values: dict[str, float] = {}
+        lag_read: dict[str, tuple[float, float]] = {}
         originals = list(prepared)
         if lags:
             for k, lg in enumerate(prepared):
-                lag = estimate_lag(problem, lg, max_lag)
-                lag_values[names[k]] = lag
-                prepared[k] = shift_wrenches(lg, lag)
+                lag_read[names[k]] = lag_and_error(problem, lg, max_lag)
+                lag_values[names[k]] = _significant(*lag_read[names[k]])
+                prepared[k] = shift_wrenches(lg, lag_values[names[k]])
         n_total = sum(len(lg.q) for lg in prepared)
         if n_total == 0:
             raise StateError("no usable sample in the logs (all flagged as non-finite or invalid)")
         result = _fit(
-            problem, prepared, names, use_torques, prior_weight, max_iterations, folds, lag_values
+            problem,
+            prepared,
+            names,
+            use_torques,
+            prior_weight,
+            max_iterations,
+            folds,
+            lag_values,
+            held_matrix,
         )
         # The first lags were read with the URDF's model: its errors (with every link free,
         # too many to project out) pose as part of a lag. Read them again with the fitted
         # model, from the unshifted logs, and refit while they move.
         for _ in range(_LAG_ROUNDS if lags else 0):
-            again = {
-                names[k]: estimate_lag(problem, lg, max_lag, result._theta)
+            read = {
+                names[k]: lag_and_error(problem, lg, max_lag, result._theta)
                 for k, lg in enumerate(originals)
             }
+            again = {n: _significant(*v) for n, v in read.items()}
             if all(abs(again[n] - lag_values[n]) <= _LAG_TOLERANCE for n in again):
+                lag_read = read
                 break
-            lag_values = again
+            lag_values, lag_read = again, read
             prepared = [shift_wrenches(lg, again[names[k]]) for k, lg in enumerate(originals)]
             result = _fit(
                 problem,
@@ -220,12 +251,25 @@ def fit_inertial_parameters(
                 max_iterations,
                 folds,
                 lag_values,
+                held_matrix,
             )
     result.blas_threads = threads
+    result.lag_estimates = lag_read
     result.held_for_offsets = held
+    result.held_directions = [(d.link, d.contact, d.words()) for d in imitated]
     return result
 
 
+def _significant(lag: float, std_error: float) -> float:
+    """The lag applied to a log: its estimate when the log tells it from zero (beyond
+    :data:`LAG_QUANTILE` standard errors), else 0 (the log is taken as timed: a fractional
+    shift read from noise moves that log's sensor offsets by the wrenches' rate of change times
+    the shift)."""
+    return lag if abs(lag) > LAG_QUANTILE * std_error else 0.0
+
+
+#: A lag is applied when its estimate is beyond this many standard errors (two-sided 95 %).
+LAG_QUANTILE = 1.959963984540054
 #: Lags are read again with the fitted model at most this many times ...
 _LAG_ROUNDS = 3
 #: ... until none moves by more than this [s].
@@ -258,6 +302,57 @@ def _log_names(sources: list[str]) -> list[str]:
     return stems
 
 
+def _noise_model(
+    problem: Problem, prepared: list[Any], rows: int, solver: Solver, floor: float
+) -> tuple[NoiseModel, float]:
+    """The noise of the logged quantities (:mod:`~wholebody.identify.noise`) and the lag-1
+    autocorrelation of the residuals, from a preliminary fit (each row group weighted by its
+    own noise level, one level per group) to pairs of consecutive samples ``(t, t + 1)``, every
+    k-th ``t`` of each log, about :data:`_NOISE_SAMPLES` samples in all."""
+    n_total = sum(len(lg.q) for lg in prepared)
+    step = max(2, 2 * (n_total // _NOISE_SAMPLES))
+    C = problem.n_columns
+    stats = NoiseStatistics([c.name for c in problem.contacts], rows, C)
+    for li, lg in enumerate(prepared):
+        starts = np.arange(0, len(lg.q) - 1, step)
+        for c0 in range(0, len(starts), _CHUNK // 2):
+            t = starts[c0 : c0 + _CHUNK // 2]
+            index = np.stack([t, t + 1], axis=1).reshape(-1)
+            stats.add(*features_and_jacobians(problem, lg, index, rows, li))
+    first = 2 * len(problem.contacts)
+    groups = [g for g, _ in _row_groups(rows)]
+    factors = {g: square_root(stats.G[first + k]) for k, g in enumerate(groups)}
+    total = max(sum(stats.counts.values()), 1)
+    dof_share = max(1.0 - problem.p / total, 1e-3)
+    theta = np.zeros(problem.p)
+    x = problem.x_only(theta)
+
+    def levels(x: Array, share: float) -> dict[str, float]:
+        return {
+            g: max(
+                math.sqrt(
+                    max(float(x @ stats.G[first + k] @ x), 0.0) / max(stats.counts[g] * share, 1.0)
+                ),
+                floor,
+            )
+            for k, g in enumerate(groups)
+        }
+
+    noise = levels(x, 1.0)
+    for _ in range(_NOISE_ROUNDS):
+        theta = solver.solve(factors, noise, theta)
+        x = problem.x_only(theta)
+        new = levels(x, dof_share)
+        converged = all(abs(new[g] / noise[g] - 1) < 1e-2 for g in noise)
+        noise = new
+        if converged:
+            break
+    if stats.round_off(x):
+        # The model balances the logs to round-off: no noise to model; every row alike.
+        return NoiseModel.uniform(stats.contacts, groups, floor), 0.0
+    return stats.model(x, dof_share, floor), stats.lag_one(x, noise)
+
+
 def _fit(
     problem: Problem,
     prepared: list[Any],
@@ -267,6 +362,7 @@ def _fit(
     max_iterations: int,
     folds: int,
     lag_values: dict[str, float],
+    held: Array | None = None,
 ) -> IdentificationResult:
     robot = problem.robot
     rows = robot.nv if use_torques else 6
@@ -285,83 +381,128 @@ def _fit(
                 segments.append((li, f, start, min(start + _CHUNK, int(bounds[f + 1]))))
     n_folds = 1 + max(f for _, f, _, _ in segments)
 
-    keep = n_total * rows * C * 8 <= _KEEP_BYTES
-    kept: list[Array] = []
+    solver = Solver(problem, prior_weight, max_iterations, held)
+    floor = 1e-12 * robot.weight
+    noise_model, rho = _noise_model(problem, prepared, rows, solver, floor)
 
-    def chunks() -> Iterator[tuple[tuple[int, int, int, int], Array]]:
+    keep = n_total * rows * (C + rows) * 8 <= _KEEP_BYTES
+    kept: list[tuple[Array, Whitening]] = []
+
+    def chunks() -> Iterator[tuple[tuple[int, int, int, int], Array, Whitening]]:
+        """Each segment's features (n, rows, C) and the whitening of its samples' rows."""
         if kept:
-            yield from zip(segments, kept, strict=True)
+            for seg, (F, white) in zip(segments, kept, strict=True):
+                yield seg, F, white
             return
         for seg in segments:
             li, _, start, stop = seg
-            yield seg, features(problem, prepared[li], start, stop, rows, li)
+            F, JT = features_and_jacobians(problem, prepared[li], np.arange(start, stop), rows, li)
+            yield seg, F, noise_model.whitening(JT, rows)
 
-    # Pass 1: each row group's Gram matrix of the stacked features, per fold (BLAS-3, half
-    # the work of a QR), factored once into a square root R (R^T R = F^T F).
-    grams = [{g: np.zeros((C, C)) for g, _ in groups_rows} for _ in range(n_folds)]
-    fold_counts = [dict.fromkeys(grams[0], 0) for _ in range(n_folds)]
-    for (_, f, _, _), F in chunks():
+    # Pass 1: the Gram matrix per fold of the features whitened across rows (each sample by its
+    # residual covariance) and in time (the residuals' lag-1 autoregression removed within each
+    # time window, Prais-Winsten at its start): generalised least squares, so that the data
+    # weigh against the prior by the information they carry, not by their sample count.
+    # Factored once into a square root R (R^T R = G).
+    grams = [{"all": np.zeros((C, C))} for _ in range(n_folds)]
+    n_rows = 0
+    previous: tuple[tuple[int, int], Array] | None = None
+    for (li, f, _, _), F, white in chunks():
         if keep:
-            kept.append(F)
-        for g, sl in groups_rows:
-            block = F[:, sl].reshape(-1, C)
-            fold_counts[f][g] += len(block)
-            grams[f][g] += block.T @ block
-    fold_factors = [{g: square_root(G) for g, G in fg.items()} for fg in grams]
+            kept.append((F, white))
+        Fw = white.apply(F)
+        prior_row = previous[1] if previous is not None and previous[0] == (li, f) else None
+        previous = ((li, f), Fw[-1].copy())
+        Fg = _prewhiten(Fw, prior_row, rho, in_place=True).reshape(-1, C)
+        grams[f]["all"] += Fg.T @ Fg
+        n_rows += len(Fg)
     factors = combine(grams, range(n_folds), C)
-    counts = {g: sum(fc[g] for fc in fold_counts) for g in factors}
+    R_all = factors["all"]
 
-    # Gauss-Newton in prior-whitened parameters, noise levels re-estimated.
-    solver = Solver(problem, prior_weight, max_iterations)
+    # Gauss-Newton in prior-whitened parameters; the noise model's overall scale re-estimated
+    # (its shape, the ratios of its components, is the preliminary fit's).
     theta0 = np.zeros(problem.p)
-    x0, _ = problem.x_and_derivative(theta0)
-    rss0 = {g: float(np.sum((R @ x0) ** 2)) for g, R in factors.items()}
-    floor = 1e-12 * robot.weight
-    noise = {g: max(math.sqrt(rss0[g] / max(counts[g], 1)), floor) for g in factors}
+    x0 = problem.x_only(theta0)
+    dof_share = max(1.0 - problem.p / max(n_rows, 1), 1e-3)
+    scale = max(math.sqrt(float(np.sum((R_all @ x0) ** 2)) / max(n_rows, 1)), _SCALE_FLOOR)
     theta = theta0.copy()
     for _outer in range(6):
-        theta = solver.solve(factors, noise, theta)
-        x, _ = problem.x_and_derivative(theta)
-        dof_share = max(1.0 - problem.p / max(sum(counts.values()), 1), 1e-3)
-        new = {
-            g: max(math.sqrt(float(np.sum((R @ x) ** 2)) / max(counts[g] * dof_share, 1.0)), floor)
-            for g, R in factors.items()
-        }
-        converged = all(abs(new[g] / noise[g] - 1) < 1e-3 for g in noise)
-        noise = new
+        theta = solver.solve(factors, {"all": scale}, theta)
+        x = problem.x_only(theta)
+        new = max(
+            math.sqrt(float(np.sum((R_all @ x) ** 2)) / max(n_rows * dof_share, 1.0)),
+            _SCALE_FLOOR,
+        )
+        converged = abs(new / scale - 1) < 1e-3
+        scale = new
         if converged:
             break
 
-    # Information, identifiability and the covariance (pass 2 over the samples).
+    # Information and identifiability (data alone, every direction), then the posterior in
+    # the directions the fit may move (N: not held for a sensor's offset).
     L = problem.prior_factor
     x, D = problem.x_and_derivative(theta)
     DL = D @ L
-    Jg = {g: (R @ DL) / noise[g] for g, R in factors.items()}
-    H_data = sum(J.T @ J for J in Jg.values())
-    H = H_data + prior_weight * np.eye(problem.p)
-    before: dict[str, list[Array]] = {g: [] for g in factors}
-    after: dict[str, list[Array]] = {g: [] for g in factors}
+    J = (R_all @ DL) / scale
+    H_data = J.T @ J
+    N = solver.basis()
+    H = N.T @ H_data @ N + prior_weight * np.eye(N.shape[1])
+    H_inv = pinv_sym(H)
+    fold_x = fold_parameters(solver, problem, grams, {"all": scale}, n_folds, C)
+
+    # Pass 2: each sample's residual (before, after, and of each held-out window with the
+    # models fitted without it) and its score, in the series whitened across rows and in time:
+    # e_t = w_t - rho w_{t-1} (w = W r), whose gradient is
+    # F_t^T W_t^T e_t - rho F_{t-1}^T W_{t-1}^T e_t (Prais-Winsten at a window's start).
+    before: dict[str, list[Array]] = {g: [] for g, _ in groups_rows}
+    after: dict[str, list[Array]] = {g: [] for g, _ in groups_rows}
     scores: list[list[Array]] = [[] for _ in prepared]
-    for (li, _, _, _), F in chunks():
+    DLN = DL @ N
+    rss_fit = {g: 0.0 for g, _ in groups_rows}
+    rss_nom = {g: 0.0 for g, _ in groups_rows}
+    fold_fit = [0.0] * len(fold_x)
+    fold_nom = [0.0] * len(fold_x)
+    resolution = 0.0
+    excess: list[list[Array]] = [[] for _ in prepared]  # per held-out sample, in time order
+    carry: tuple[tuple[int, int], Array, Whitening, Array] | None = None
+    for (li, f, _, _), F, white in chunks():
         rx, r0 = F @ x, F @ x0  # (n, rows)
-        grad = np.zeros((len(F), C))
+        w = white.apply(rx)
+        prev = carry if carry is not None and carry[0] == (li, f) else None
+        e = _prewhiten(w, None if prev is None else prev[3], rho)
+        grad = np.einsum("nrc,nr->nc", F, white.apply_transpose(e))
+        if prev is None:  # a window's first sample: F_0^T W_0^T e_0 sqrt(1 - rho^2)
+            grad[0] *= math.sqrt(1.0 - rho**2)
+        if rho and len(F) > 1:
+            grad[1:] -= rho * np.einsum(
+                "nrc,nr->nc", F[:-1], white.take(slice(0, -1)).apply_transpose(e[1:])
+            )
+        if rho and prev is not None:
+            grad[0] -= rho * (prev[1].T @ prev[2].apply_transpose(e[:1])[0])
+        scores[li].append((grad / scale**2) @ DLN)
+        carry = ((li, f), F[-1], white.take(slice(len(F) - 1, len(F))), w[-1])
         for g, sl in groups_rows:
-            grad += np.einsum("nrc,nr->nc", F[:, sl], rx[:, sl]) / noise[g] ** 2
             before[g].append(np.linalg.norm(r0[:, sl], axis=1))
             after[g].append(np.linalg.norm(rx[:, sl], axis=1))
-        scores[li].append(grad @ DL)
-    H_inv = pinv_sym(H)
-    per_log = [np.concatenate(s) if s else np.zeros((0, problem.p)) for s in scores]
-    meat, n_batches, batch = batch_means_meat(per_log, H_inv)
-    cov_u = H_inv @ meat @ H_inv
-    blocks = {g: R @ DL for g, R in factors.items()}
+        if fold_x:
+            cost_f, cost_n, res = _held_out(F, white, *fold_x[f], groups_rows, rss_fit, rss_nom)
+            fold_fit[f] += float(cost_f.sum()) / scale**2
+            fold_nom[f] += float(cost_n.sum()) / scale**2
+            resolution += res / scale**2
+            excess[li].append((cost_f - cost_n) / scale**2)
+    per_log = [np.concatenate(s) if s else np.zeros((0, N.shape[1])) for s in scores]
+    meat, n_batches, batch, dof_w = batch_means_meat(
+        per_log, H_inv, correlation_time=(1.0 + rho) / (1.0 - rho)
+    )
+    cov_w = H_inv @ meat @ H_inv
+    blocks = {"all": J}
     identifiability = identifiability_report(blocks, H_data, [p.name for p in problem.params])
     V_null = observable_basis(blocks)[1]
     # What the data alone cannot separate, whatever the prior's scales: the null space of the
     # regressor with every parameter's column equilibrated.
-    scale = np.sqrt(sum(np.einsum("ij,ij->j", J, J) for J in Jg.values()))
-    scale[scale == 0] = 1.0
-    V_eq = observable_basis({g: J / scale for g, J in Jg.items()})[1]
+    col_scale = np.sqrt(np.einsum("ij,ij->j", J, J))
+    col_scale[col_scale == 0] = 1.0
+    V_eq = observable_basis({"all": J / col_scale})[1]
     data_null = np.einsum("ij,ij->i", V_eq, V_eq)  # share of each parameter in it
     # An inertia's six coordinates mix into all its entries: if any coordinate is unseen,
     # none of the link's entries counts as identified.
@@ -376,29 +517,46 @@ def _fit(
     # Reported quantities q = M theta (physical units) and their covariances.
     M = _reporting_jacobian(problem, theta)
     ML = M @ L
-    cov = ML @ cov_u @ ML.T
+    MLN = ML @ N
+    cov = MLN @ cov_w @ MLN.T
     prior_var = np.einsum("ij,ij->i", ML, ML)
-    post = ML @ pinv_sym(H_data + np.eye(problem.p)) @ ML.T
-    share = 1.0 - np.diag(post) / np.maximum(prior_var, 1e-300)
+    free_var = np.einsum("ij,ij->i", MLN, MLN)
+    held_q = free_var < 0.01 * prior_var  # kept at the URDF for a sensor's offset
+    post = MLN @ pinv_sym(N.T @ H_data @ N + np.eye(N.shape[1])) @ MLN.T
+    share = 1.0 - np.diag(post) / np.maximum(free_var, 1e-300)
     null_share = np.einsum("ij,ij->i", ML @ V_null, ML @ V_null) / np.maximum(prior_var, 1e-300)
     unobserved = null_share > 0.5
-    share[unobserved] = 0.0
+    share[unobserved | held_q] = 0.0
     share = np.clip(share, 0.0, 1.0)
     if prior_weight == 0:
         cov[unobserved, :] = np.inf
         cov[:, unobserved] = np.inf
-    dof = float(n_batches - 1) if n_batches > 1 else 1.0
+    # A reported quantity's degrees of freedom: the fewest of the coordinates it moves with
+    # (a sensor offset of one log: that log's batches).
+    moves = np.abs(MLN) > 1e-12 * np.maximum(np.abs(MLN).max(axis=1, keepdims=True), 1e-300)
+    dof = np.array([float(dof_w[m].min()) if m.any() else 1.0 for m in moves])
 
-    estimates = _estimates(problem, theta, cov, prior_var, share, dof, data_null)
+    estimates = _estimates(problem, theta, cov, prior_var, share, dof, data_null, held_q)
     calibrations = {names[k]: fitted_calibration(problem, theta, k) for k in range(len(prepared))}
-    cross = cross_validate(
-        solver, problem, grams, fold_factors, fold_counts, noise, theta, n_folds, C
-    )
+    counts = {g: sum(len(v) for v in after[g]) * (sl.stop - sl.start) for g, sl in groups_rows}
+    cross = None
+    if fold_x:
+        cross = CrossValidation(
+            n_folds=n_folds,
+            rms_nominal={g: math.sqrt(rss_nom[g] / max(counts[g], 1)) for g in rss_nom},
+            rms_fitted={g: math.sqrt(rss_fit[g] / max(counts[g], 1)) for g in rss_fit},
+            cost_nominal=sum(fold_nom),
+            cost_fitted=sum(fold_fit),
+            fold_costs_nominal=fold_nom,
+            fold_costs_fitted=fold_fit,
+            cost_resolution=resolution,
+            difference_std=_sum_std([np.concatenate(e) for e in excess if e]),
+        )
 
-    def rms(parts: dict[str, list[Array]]) -> dict[str, float]:
+    def rms(parts: dict[str, list[Array]], share: float = 1.0) -> dict[str, float]:
         return {
-            g: float(np.sqrt(np.mean(np.concatenate(v) ** 2 / (sl.stop - sl.start))))
-            for (g, v), (_, sl) in zip(parts.items(), groups_rows, strict=True)
+            g: float(np.sqrt(np.sum(np.concatenate(parts[g]) ** 2) / max(counts[g] * share, 1.0)))
+            for g, _ in groups_rows
         }
 
     return IdentificationResult(
@@ -406,7 +564,7 @@ def _fit(
         links=problem.links,
         parameters=estimates,
         identifiability=identifiability,
-        noise=noise,
+        noise={g: max(v, floor) for g, v in rms(after, dof_share).items()},
         residual_rms_before=rms(before),
         residual_rms_after=rms(after),
         residual_before={g: np.concatenate(v) for g, v in before.items()},
@@ -426,7 +584,66 @@ def _fit(
         inconsistent_urdf_links=list(problem.inconsistent),
         inseparable=together,
         inseparable_share=dict(zip(names_p, (float(v) for v in data_null), strict=True)),
+        noise_model=noise_model.as_dict(),
+        noise_lag_one=rho,
     )
+
+
+def _prewhiten(X: Array, previous: Array | None, rho: float, in_place: bool = False) -> Array:
+    """``X_t - rho X_{t-1}`` along the first axis of ``X`` (n, ...), ``previous`` the sample
+    before ``X[0]`` (None: ``X[0]`` starts a window and is scaled by ``sqrt(1 - rho^2)``,
+    Prais-Winsten); ``in_place``: overwrite ``X``."""
+    if rho == 0.0:
+        return X
+    out = X if in_place else X.copy()
+    first = X[0] * math.sqrt(1.0 - rho**2) if previous is None else X[0] - rho * previous
+    out[1:] -= rho * X[:-1]  # the overlap is buffered by NumPy
+    out[0] = first
+    return out
+
+
+def _sum_std(series: list[Array]) -> float:
+    """Standard deviation of the sum of time series (independent of each other), each from
+    its variance and integrated autocorrelation time."""
+    var = 0.0
+    for z in series:
+        if len(z) >= 2:
+            tau = float(integrated_autocorrelation_time(z[:, None])[0])
+            var += len(z) * float(np.var(z)) * tau
+    return math.sqrt(var)
+
+
+def _held_out(
+    F: Array,
+    white: Whitening,
+    x_fit: Array,
+    x_nom: Array,
+    groups_rows: list[tuple[str, slice]],
+    rss_fit: dict[str, float],
+    rss_nom: dict[str, float],
+) -> tuple[Array, Array, float]:
+    """Held-out samples scored on their own residuals ``r = F x``: each sample's whitened
+    squared residual ``|W r|^2`` (n,) of the fit and of the nominal model (the groups' plain
+    sums of squares are added to ``rss_*``), and the arithmetic resolution of their sum.
+
+    A computed residual entry is exact to within ``_ROUNDING eps a_i``, ``a_i`` the sum of the
+    magnitudes of the terms that cancel in it, so each whitened residual entry ``w_i`` to
+    within ``d_i``, ``d = |W| (_ROUNDING eps a)``, and the sample's ``|w|^2`` to within
+    ``sum_i 2 |w_i| d_i + d_i^2``; the resolution sums that over samples and both models.
+    """
+    eps = float(np.finfo(float).eps)
+    costs = []
+    resolution = 0.0
+    absF = np.abs(F)
+    for x, rss in ((x_fit, rss_fit), (x_nom, rss_nom)):
+        r = F @ x
+        for g, sl in groups_rows:
+            rss[g] += float(np.sum(r[:, sl] ** 2))
+        w = white.apply(r)
+        costs.append(np.einsum("ni,ni->n", w, w))
+        d = white.bound(_ROUNDING * eps * (absF @ np.abs(x)))
+        resolution += float(np.sum(2.0 * np.abs(w) * d + d**2))
+    return costs[0], costs[1], resolution
 
 
 def _reporting_jacobian(problem: Problem, theta: Array) -> Array:
@@ -449,17 +666,19 @@ def _estimates(
     cov: Array,
     prior_var: Array,
     share: Array,
-    dof: float,
+    dof: Array,
     data_null: Array,
+    held: NDArray[np.bool_],
 ) -> list[ParameterEstimate]:
     """The reported parameters; a parameter is identified when the data shrink its prior
-    variance by :data:`IDENTIFIED_SHARE` and it is not part of a combination the data cannot
-    separate (``data_null``: its share in the equilibrated null space, below 1 %)."""
+    variance by :data:`IDENTIFIED_SHARE`, it is not part of a combination the data cannot
+    separate (``data_null``: its share in the equilibrated null space, below 1 %) and it is
+    not ``held`` at the URDF (what a sensor offset imitates)."""
     out = []
     links = problem.links
     by_name = {lk.name: (i, lk) for i, lk in enumerate(links)}
     for k, p in enumerate(problem.params):
-        se = math.sqrt(cov[k, k]) if np.isfinite(cov[k, k]) else math.inf
+        se = math.sqrt(max(cov[k, k], 0.0)) if np.isfinite(cov[k, k]) else math.inf
         prior = math.sqrt(prior_var[k])
         if p.kind == "mass":
             ids = problem.mass_groups[k][1]
@@ -487,8 +706,8 @@ def _estimates(
                 float(se),
                 float(prior),
                 float(share[k]),
-                bool(share[k] >= IDENTIFIED_SHARE and data_null[k] < 0.01),
-                dof,
+                bool(share[k] >= IDENTIFIED_SHARE and data_null[k] < 0.01 and not held[k]),
+                float(dof[k]),
             )
         )
     assert len(INERTIA_COMPONENTS) == 6

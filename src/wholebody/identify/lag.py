@@ -10,12 +10,15 @@ sensor offset nor a mass error can pose as a lag. Every link's inertial paramete
 too many: their dynamic columns absorb most of what a lag changes. The fit then estimates the
 lags again with its fitted model, and refits when they moved. The residual is minimised
 over whole-sample shifts within ``+- max_lag`` and refined by a parabola through the best
-three.
+three. Its standard error is a delete-a-block jackknife over contiguous blocks of the log;
+the fit applies a lag only when the log tells it from zero (a sub-sample shift read from noise
+moves that log's sensor offsets by the wrenches' rate of change times the shift).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,7 +29,9 @@ from .problem import PreparedLog, Problem
 #: The fit's own inertial parameters join the nuisance up to this many (a targeted fit).
 MAX_OWN_COLUMNS = 24
 _BLOCK = 512  # samples per regressor pass
-__all__ = ["estimate_lag", "shift_wrenches"]
+#: Contiguous blocks of the delete-a-block jackknife of the lag's standard error.
+JACKKNIFE_BLOCKS = 10
+__all__ = ["estimate_lag", "lag_and_error", "shift_wrenches", "JACKKNIFE_BLOCKS"]
 
 Array = NDArray[np.float64]
 
@@ -46,13 +51,24 @@ def estimate_lag(
     """The lag [s] of ``log``'s contact wrenches behind its motion, within ``+- max_lag``
     (0 when the log is too short or has no time stamps), with the model of the parameters
     ``theta`` (default: the URDF)."""
+    return lag_and_error(problem, log, max_lag, theta)[0]
+
+
+def lag_and_error(
+    problem: Problem, log: PreparedLog, max_lag: float, theta: Array | None = None
+) -> tuple[float, float]:
+    """:func:`estimate_lag` and its standard error [s]: a delete-a-block jackknife over
+    :data:`JACKKNIFE_BLOCKS` contiguous blocks of the log (each block's share of the cost at
+    every shift; the lag minimising the others'), so that residuals correlated in time widen
+    it. ``(0, inf)`` when the log cannot tell a lag."""
+    none = (0.0, math.inf)
     t = log.t
     if t is None or len(t) < 20:
-        return 0.0
+        return none
     dt = float(np.median(np.diff(t)))
     inside = np.flatnonzero((t >= t[0] + max_lag) & (t <= t[-1] - max_lag))
     if len(inside) < 10 or dt <= 0:
-        return 0.0
+        return none
     robot = problem.robot
     contacts = problem.contacts
     fids = [robot.frame_id(c.frame) for c in contacts]
@@ -94,7 +110,7 @@ def estimate_lag(
     # Wrenches constant over time (a log of one held posture): every shift reads the same
     # values, so the log says nothing about a lag.
     if np.ptp(W, axis=0).max(initial=0.0) <= 1e-9 * max(float(np.abs(W).max(initial=0.0)), 1e-300):
-        return 0.0
+        return none
 
     def residual(delta: float) -> Array:
         Wd = _interpolate(t, W, t[inside] + delta)
@@ -112,29 +128,47 @@ def estimate_lag(
     Nw = (N * weight[None, :, None]).reshape(-1, N.shape[2])
     U = _basis(Nw)
 
-    def cost(delta: float) -> float:
+    def per_sample(delta: float) -> Array:
         r = (residual(delta) * weight).reshape(-1)
-        return float(r @ r - np.sum((U.T @ r) ** 2))
+        r = r - U @ (U.T @ r)
+        return np.sum(r.reshape(n, 6) ** 2, axis=1)
 
     # Whole-sample shifts only: interpolating noisy wrenches between samples smooths the
     # noise and so favours half-sample shifts. The minimum is refined by a parabola through
     # the three best neighbouring shifts.
     steps = int(max_lag / dt)
-    grid = np.arange(-steps, steps + 1) * dt
-    values = np.array([cost(float(d)) for d in grid])
+    grid: Array = np.arange(-steps, steps + 1, dtype=float) * dt
+    blocks = np.array_split(np.arange(n), min(JACKKNIFE_BLOCKS, n))
+    costs: Array = np.array(
+        [[c[idx].sum() for idx in blocks] for c in map(per_sample, grid)], dtype=float
+    )  # (shifts, blocks)
+    values: Array = costs.sum(axis=1)
     # A flat cost (to rounding) does not tell one shift from another: no lag is claimed.
     if values.max() - values.min() <= 1e-9 * max(float(values.max()), 1e-300):
-        return 0.0
+        return none
+    lag = _vertex(grid, values, dt)
+    j = int(np.argmin(values))
+    # A refined lag is kept only where the residual agrees: between unrelated samples (a log
+    # of independent states) the cost is no parabola.
+    if lag != grid[j] and float(per_sample(lag).sum()) > values[j]:
+        lag = float(grid[j])
+    B = len(blocks)
+    if B < 2:
+        return lag, math.inf
+    others = np.array([_vertex(grid, values - costs[:, b], dt) for b in range(B)])
+    se = math.sqrt((B - 1) / B * float(np.sum((others - others.mean()) ** 2)))
+    return lag, se
+
+
+def _vertex(grid: Array, values: Array, dt: float) -> float:
+    """The minimum of ``values`` on ``grid`` (spacing ``dt``), refined by the parabola through
+    it and its two neighbours."""
     j = int(np.argmin(values))
     if 0 < j < len(grid) - 1:
         a, b, c = values[j - 1], values[j], values[j + 1]
         curvature = a - 2 * b + c
         if curvature > 0:
-            refined = float(grid[j] + 0.5 * dt * (a - c) / curvature)
-            # Kept only where the residual agrees: between unrelated samples (a log of
-            # independent states) the cost is no parabola.
-            if cost(refined) <= b:
-                return refined
+            return float(grid[j] + 0.5 * dt * (a - c) / curvature)
     return float(grid[j])
 
 

@@ -27,6 +27,9 @@ Array = NDArray[np.float64]
 _SHOWN = 8
 #: Level of the intervals printed by :meth:`IdentificationResult.format_report`.
 REPORT_LEVEL = 0.95
+#: A fit is worse than the URDF when its held-out excess cost is beyond this many standard
+#: deviations of the difference's noise (one-sided 95 %).
+WORSE_QUANTILE = 1.6448536269514722
 
 
 @dataclass(frozen=True)
@@ -39,14 +42,22 @@ class CrossValidation:
     n_folds : int
         Time windows per log, each held out in turn.
     rms_nominal, rms_fitted : dict of str to float
-        Held-out RMS of each row group (``force`` [N], ``moment`` [N m], ``torque`` [N m]).
+        Held-out RMS of each row group (``force`` [N], ``moment`` [N m], ``torque`` [N m]),
+        from the residuals of the held-out samples themselves.
     cost_nominal, cost_fitted : float
-        Held-out sum of squares, each group divided by its noise level squared.
+        Held-out sum of the samples' whitened squared residuals (each sample's rows weighed
+        by its noise covariance, see :mod:`wholebody.identify.noise`).
     fold_costs_nominal, fold_costs_fitted : list of float
         The same per held-out window.
     cost_resolution : float
-        The arithmetic resolution of those costs (64 eps times the data's sum of squares over
-        the noise level squared): differences below it are ties.
+        The arithmetic resolution of the difference of those costs: each residual entry is
+        computed to within 64 eps times the sum of the magnitudes of the terms that cancel in
+        it; differences below it are ties (both models balance the held-out samples to
+        round-off).
+    difference_std : float
+        Standard deviation of that difference from the held-out samples' own spread (its
+        per-sample values' variance and integrated autocorrelation time, per log): a fit that
+        predicts as well as the URDF within the noise differs from it by about this much.
     """
 
     n_folds: int
@@ -57,16 +68,22 @@ class CrossValidation:
     fold_costs_nominal: list[float] = field(default_factory=list)
     fold_costs_fitted: list[float] = field(default_factory=list)
     cost_resolution: float = 0.0
+    difference_std: float = 0.0
+
+    @property
+    def margin(self) -> float:
+        """How much higher than the URDF's the fit's held-out cost may be and still not count
+        as worse: the arithmetic resolution plus the one-sided 95 % quantile of the
+        difference's noise (:attr:`difference_std`)."""
+        return self.cost_resolution + WORSE_QUANTILE * self.difference_std
 
     @property
     def better(self) -> bool:
-        """The fit predicts the held-out windows at least as well as the URDF. A difference
-        of held-out costs within their arithmetic resolution (:attr:`cost_resolution`: the
-        costs are sums of squares through Gram factors, exact to about eps times the data's
-        own sum of squares; on a log the URDF balances to round-off both costs are that
-        resolution) or within a relative 1e-6 is a tie, which counts as not worse."""
-        excess = self.cost_fitted - self.cost_nominal
-        return excess <= max(1e-6 * abs(self.cost_nominal), self.cost_resolution)
+        """The fit predicts the held-out windows at least as well as the URDF: its held-out
+        cost is not above the URDF's by more than :attr:`margin` (a difference the arithmetic
+        cannot resolve, or one within the noise of the held-out samples, is no evidence that
+        the fit is worse; anything beyond it is)."""
+        return self.cost_fitted - self.cost_nominal <= self.margin
 
 
 @dataclass
@@ -78,8 +95,16 @@ class IdentificationResult:
     parameters : list of ParameterEstimate
     identifiability : Identifiability
     noise : dict of str to float
-        Estimated noise level of each row group: base ``force`` [N], base ``moment``
-        [N m about the base origin], joint ``torque`` [N m].
+        Residual level of each row group after the fit (RMS per row, for the degrees of
+        freedom used): base ``force`` [N], base ``moment`` [N m about the base origin], joint
+        ``torque`` [N m].
+    noise_model : dict of str to float
+        The noise the fit weighs the rows by (:mod:`wholebody.identify.noise`), as standard
+        deviations: ``CONTACT force`` [N] and ``CONTACT moment`` [N m] per axis of each
+        contact's wrench, and each row group's equation error (``force rows`` ...; ``torque
+        rows`` includes the torques' own noise).
+    noise_lag_one : float
+        The residuals' lag-1 autocorrelation the fit removed in time (0: samples independent).
     residual_rms_before, residual_rms_after : dict of str to float
         RMS of each row group's residual with the URDF (and uncalibrated sensors), and
         after the fit.
@@ -95,7 +120,10 @@ class IdentificationResult:
         Each log's calibration (by the log's file stem): shared sensor parameters and the
         log's own; ``calibration`` is the first log's.
     lags : dict of str to float
-        Each log's wrench lag behind the motion [s] (estimated before the fit, when asked).
+        Each log's wrench lag behind the motion [s] applied in the fit (when asked): the
+        estimate when it is beyond 1.96 standard errors, else 0.
+    lag_estimates : dict of str to (float, float)
+        Each log's lag estimate and its standard error [s] (delete-a-block jackknife).
     cross_validation : CrossValidation or None
         Held-out prediction against the URDF (None: too few samples to hold any out).
     batch_length, n_batches : int
@@ -116,6 +144,10 @@ class IdentificationResult:
     held_for_offsets : dict of str to str
         Links kept at the URDF because they carry a contact whose sensor offsets are fitted
         (their mass and CoM trade with the offsets): link name -> contact name.
+    held_directions : list of (str, str, str)
+        Directions of other links' mass and CoM kept at the URDF because a fitted offset
+        imitates them while the sensor's body is still (:mod:`wholebody.identify.stance`):
+        (link, contact, the link's parameters in it, e.g. ``"mass with CoM z"``).
     """
 
     robot: Robot
@@ -144,6 +176,10 @@ class IdentificationResult:
     inseparable: list[dict[str, float]] = field(default_factory=list)
     inseparable_share: dict[str, float] = field(default_factory=dict)
     held_for_offsets: dict[str, str] = field(default_factory=dict)
+    noise_model: dict[str, float] = field(default_factory=dict)
+    noise_lag_one: float = 0.0
+    lag_estimates: dict[str, tuple[float, float]] = field(default_factory=dict)
+    held_directions: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def recommended(self) -> bool:
@@ -350,6 +386,15 @@ class IdentificationResult:
                 f"  {link}: mass and CoM kept at the URDF: they carry the {contact} sensor, "
                 "whose fitted offsets explain the same readings (name the link to fit it)"
             )
+        imitated: dict[tuple[str, str], list[str]] = {}
+        for link, contact, words in self.held_directions:
+            imitated.setdefault((link, contact), []).append(words)
+        for (link, contact), parts in imitated.items():
+            lines.append(
+                f"  {link}: {'; '.join(parts)} kept at the URDF: a {contact} offset has the "
+                "same effect on every row while that sensor's body is still (name the link "
+                "to fit it)"
+            )
         share = self.inseparable_share
         masses = [
             p.name for p in self.parameters if p.kind == "mass" and share.get(p.name, 0) > 0.01
@@ -397,21 +442,42 @@ class IdentificationResult:
                     f"          {g:6s} RMS URDF {cv.rms_nominal[g]:.4g} -> fitted "
                     f"{cv.rms_fitted[g]:.4g} {units[g]}"
                 )
-            verdict = (
-                "better than the URDF"
-                if cv.better
-                else "WORSE than the URDF: not recommended (the model the fit assumes does not "
-                "explain these logs; check them first)"
-            )
+            difference = cv.cost_fitted - cv.cost_nominal
+            if not cv.better:
+                verdict = (
+                    "WORSE than the URDF: not recommended (the model the fit assumes does not "
+                    "explain these logs, or they are too short for what it fits; check them "
+                    "first)"
+                )
+            elif abs(difference) <= cv.cost_resolution:
+                verdict = "the same as the URDF to round-off"
+            elif difference < 0:
+                verdict = "better than the URDF"
+            else:
+                verdict = "as good as the URDF (the difference is within the noise)"
             lines.append(
-                f"          noise-weighted cost URDF {cv.cost_nominal:.4g} -> fitted "
-                f"{cv.cost_fitted:.4g}: {verdict}"
+                f"          noise-weighted cost URDF {cv.cost_nominal:.6g} -> fitted "
+                f"{cv.cost_fitted:.6g} (difference {difference:+.3g}, noise "
+                f"{cv.difference_std:.2g}): {verdict}"
             )
         for log, lag in self.lags.items():
-            lines.append(
-                f"lag       {log}: wrenches {1e3 * lag:+.2f} ms behind the motion "
-                "(estimated before the fit, floating-base rows; the log is fitted shifted back)"
-            )
+            read, se = self.lag_estimates.get(log, (lag, math.nan))
+            if lag:
+                lines.append(
+                    f"lag       {log}: wrenches {1e3 * lag:+.2f} +- {1e3 * 1.96 * se:.2g} ms "
+                    "behind the motion (95 %, floating-base rows, read with the fitted model; "
+                    "the log is fitted shifted back)"
+                )
+            elif math.isfinite(se):
+                lines.append(
+                    f"lag       {log}: {1e3 * read:+.2f} +- {1e3 * 1.96 * se:.2g} ms (95 %), not "
+                    "told from 0: the log is fitted as timed"
+                )
+            else:
+                lines.append(
+                    f"lag       {log}: none read (too short, no time stamps, or wrenches that "
+                    "never change)"
+                )
         if self.inconsistent_urdf_links:
             lines.append(
                 "URDF      not a real rigid body (pseudo-inertia not positive definite): "
@@ -461,12 +527,13 @@ class IdentificationResult:
         lines.append("identified:")
         lines += self.identified_summary()
         level = REPORT_LEVEL
-        dof = self.parameters[0].dof if self.parameters else math.inf
+        dofs = sorted({round(p.dof) for p in self.parameters if p.identified}) or [0]
+        span = f"{dofs[0]}" if len(dofs) == 1 else f"{dofs[0]} to {dofs[-1]}"
         lines.append(
             f"parameters (estimate +- half-width of the {100 * level:.0f} % interval, Student t "
-            f"with {dof:.0f} degrees of freedom: {self.n_batches} batches of "
-            f"{self.batch_length} samples, for time-correlated residuals; "
-            "* = not identified by the logs):"
+            f"with {span} degrees of freedom: {self.n_batches} batches of "
+            f"{self.batch_length} samples, prewhitened, for time-correlated residuals; a "
+            "log's own parameters count that log's batches; * = not identified by the logs):"
         )
         for p in self.parameters:
             if not p.identified:
@@ -498,6 +565,8 @@ class IdentificationResult:
             "residual_rms_before": self.residual_rms_before,
             "residual_rms_after": self.residual_rms_after,
             "noise": self.noise,
+            "noise_model": self.noise_model,
+            "noise_lag_one": self.noise_lag_one,
             "changes": self.changes(),
             "changed_links": sorted(self.changed_links()),
             "identifiability": {
@@ -526,6 +595,7 @@ class IdentificationResult:
             "calibration": self.calibration.to_toml(),
             "calibrations": {k: c.to_toml() for k, c in self.calibrations.items()},
             "lags": self.lags,
+            "lag_estimates": {k: list(v) for k, v in self.lag_estimates.items()},
             "cross_validation": None
             if self.cross_validation is None
             else {
@@ -534,11 +604,14 @@ class IdentificationResult:
                 "rms_fitted": self.cross_validation.rms_fitted,
                 "cost_nominal": self.cross_validation.cost_nominal,
                 "cost_fitted": self.cross_validation.cost_fitted,
+                "cost_resolution": self.cross_validation.cost_resolution,
+                "difference_std": self.cross_validation.difference_std,
                 "better": self.cross_validation.better,
             },
             "recommended": self.recommended,
             "inseparable": self.inseparable,
             "held_for_offsets": self.held_for_offsets,
+            "held_directions": [list(d) for d in self.held_directions],
             "interval_level": REPORT_LEVEL,
             "batches": {"n": self.n_batches, "length": self.batch_length},
             "physically_consistent": self.physically_consistent(),

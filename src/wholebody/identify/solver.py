@@ -1,5 +1,5 @@
 """The fit's solver: Gauss-Newton on the square roots of the features' Gram matrices, in
-prior-whitened coordinates, and the cross-validation on held-out time windows."""
+prior-whitened coordinates, and the fits of the cross-validation (all time windows but one)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ from numpy.typing import NDArray
 
 from .parameters import observable_basis
 from .problem import Problem
-from .result import CrossValidation
 
-__all__ = ["Solver", "square_root", "combine", "cross_validate"]
+__all__ = ["Solver", "square_root", "combine", "fold_parameters"]
 
 Array = NDArray[np.float64]
 
@@ -28,11 +27,43 @@ def square_root(G: Array) -> Array:
 
 
 class Solver:
-    """Gauss-Newton on triangular factors, in prior-whitened coordinates ``u = L^-1 theta``."""
+    """Gauss-Newton on triangular factors, in prior-whitened coordinates ``u = L^-1 theta``.
 
-    def __init__(self, problem: Problem, prior_weight: float, max_iterations: int):
+    ``held`` (k, p): directions of ``u`` the fit never moves (rows; the URDF's value stays),
+    e.g. what a sensor offset imitates (:mod:`~wholebody.identify.stance`).
+    """
+
+    def __init__(
+        self,
+        problem: Problem,
+        prior_weight: float,
+        max_iterations: int,
+        held: Array | None = None,
+    ):
         self.problem, self.w, self.max_iterations = problem, prior_weight, max_iterations
         self.L, self.Li = problem.prior_factor, problem.prior_factor_inv
+        self.held = np.zeros((0, problem.p)) if held is None else held
+
+    def basis(self, free: NDArray[np.bool_] | None = None) -> Array:
+        """Orthonormal basis (p, r) of the directions of ``u`` the fit may move: not held,
+        and within the ``free`` parameters."""
+        p = self.problem.p
+        free = np.ones(p, dtype=bool) if free is None else free
+        # Parameters no held direction involves keep their own axis (so a sensor offset of
+        # one log stays one coordinate); the others' allowed directions are the null space.
+        involved = np.abs(self.held).max(axis=0, initial=0.0) > 0
+        mixed = np.flatnonzero(involved & free)
+        plain = np.flatnonzero(~involved & free)
+        if len(mixed):
+            _, s, Vt = np.linalg.svd(self.held[:, mixed], full_matrices=True)
+            rank = int(np.sum(s > 1e-10 * max(float(s[0]) if len(s) else 0.0, 1e-300)))
+            inner = Vt[rank:].T
+        else:
+            inner = np.zeros((0, 0))
+        out = np.zeros((p, len(plain) + inner.shape[1]))
+        out[plain, np.arange(len(plain))] = 1.0
+        out[np.ix_(mixed, np.arange(len(plain), out.shape[1]))] = inner
+        return out
 
     def cost(self, factors: dict[str, Array], noise: dict[str, float], th: Array) -> float:
         xx = self.problem.x_only(th)
@@ -47,15 +78,18 @@ class Solver:
         free: NDArray[np.bool_] | None = None,
     ) -> Array:
         p = self.problem.p
-        free = np.ones(p, dtype=bool) if free is None else free
-        if not free.any():
+        B = self.basis(free)
+        if B.shape[1] == 0:
             return theta
         x, D = self.problem.x_and_derivative(theta)
-        blocks = {g: ((R @ D) @ self.L)[:, free] for g, R in factors.items()}
-        V_obs = np.zeros((p, 0))
-        basis = observable_basis(blocks)[0]
-        V_obs = np.zeros((p, basis.shape[1]))
-        V_obs[free] = basis
+        blocks = {g: ((R @ D) @ self.L) @ B for g, R in factors.items()}
+        observed, unobserved, _ = observable_basis(blocks)
+        V_obs = B @ observed
+        if unobserved.shape[1]:
+            # What the logs do not observe (here) keeps the URDF's value: a start from an
+            # earlier fit, whose observed directions differed a little, is brought back there.
+            U = B @ unobserved
+            theta = theta - self.L @ (U @ (U.T @ (self.Li @ theta)))
         current = self.cost(factors, noise, theta)
         for _ in range(self.max_iterations):
             x, D = self.problem.x_and_derivative(theta)
@@ -90,58 +124,31 @@ def combine(grams: list[dict[str, Array]], which: Any, C: int) -> dict[str, Arra
     return {g: square_root(sum(grams[f][g] for f in chosen)) for g in grams[0]}
 
 
-def cross_validate(
+def fold_parameters(
     solver: Solver,
     problem: Problem,
     grams: list[dict[str, Array]],
-    fold_factors: list[dict[str, Array]],
-    fold_counts: list[dict[str, int]],
     noise: dict[str, float],
-    theta: Array,
     n_folds: int,
     C: int,
-) -> CrossValidation | None:
-    """Fit on all windows but one, score the held-out one; the nominal model (URDF inertias,
-    sensor parameters fitted on the same windows) scored alike."""
+) -> list[tuple[Array, Array]]:
+    """For each time window held out in turn: ``x`` of the fit to the other windows and of
+    the nominal model (URDF inertias, sensor parameters fitted on the same windows); the
+    held-out windows are scored on their own residuals
+    (:class:`~wholebody.identify.result.CrossValidation`)."""
     if n_folds < 2:
-        return None
+        return []
     sensor = np.zeros(problem.p, dtype=bool)
     sensor[problem.n_inertial :] = True
-    rss_fit = dict.fromkeys(noise, 0.0)
-    rss_nom = dict.fromkeys(noise, 0.0)
-    fold_fit, fold_nom = [], []
-    resolution = 0.0
+    out = []
     for f in range(n_folds):
         train = combine(grams, [k for k in range(n_folds) if k != f], C)
-        th = solver.solve(train, noise, theta.copy())
+        # From the URDF, not from the fit to all windows: the steps stay in the directions the
+        # training windows observe, so a start there would keep what only the held-out window
+        # told about the others.
+        th = solver.solve(train, noise, np.zeros(problem.p))
         th_nom = np.zeros(problem.p)
         if sensor.any():
-            th_nom[sensor] = theta[sensor]
             th_nom = solver.solve(train, noise, th_nom, free=sensor)
-        xf, _ = problem.x_and_derivative(th)
-        xn, _ = problem.x_and_derivative(th_nom)
-        cost_fit = cost_nom = 0.0
-        for g, R in fold_factors[f].items():
-            fit_g, nom_g = float(np.sum((R @ xf) ** 2)), float(np.sum((R @ xn) ** 2))
-            rss_fit[g] += fit_g
-            rss_nom[g] += nom_g
-            cost_fit += fit_g / noise[g] ** 2
-            cost_nom += nom_g / noise[g] ** 2
-            # A sum of squares through a Gram factor is exact only to about eps times the
-            # data's own sum of squares (||R||_F^2 ||x||^2): below that a held-out
-            # difference is arithmetic, not evidence.
-            size = float(np.sum(R * R)) * max(float(xf @ xf), float(xn @ xn))
-            resolution += 64.0 * float(np.finfo(float).eps) * size / noise[g] ** 2
-        fold_fit.append(cost_fit)
-        fold_nom.append(cost_nom)
-    counts = {g: sum(fc[g] for fc in fold_counts) for g in noise}
-    return CrossValidation(
-        n_folds=n_folds,
-        rms_nominal={g: math.sqrt(rss_nom[g] / max(counts[g], 1)) for g in noise},
-        rms_fitted={g: math.sqrt(rss_fit[g] / max(counts[g], 1)) for g in noise},
-        cost_nominal=sum(rss_nom[g] / noise[g] ** 2 for g in noise),
-        cost_fitted=sum(rss_fit[g] / noise[g] ** 2 for g in noise),
-        fold_costs_nominal=fold_nom,
-        fold_costs_fitted=fold_fit,
-        cost_resolution=resolution,
-    )
+        out.append((problem.x_only(th), problem.x_only(th_nom)))
+    return out
