@@ -138,6 +138,9 @@ class _Rows:
         self.side = np.zeros(0)
         self.warm = True
         self._kkt: dict[tuple[int, int], tuple[Array, Array, Array]] = {}
+        self._wd: dict[int, Array] = {}
+        # The KKT checks' buffers: C x and the rows' gaps (m_core,).
+        self.cx, self.gap = np.zeros(m), np.zeros(m)
 
     def kkt_buffers(self, k: int, reduced: bool) -> tuple[Array, Array, Array]:
         """The KKT matrix, right-hand side and (reduced) wrench-rows buffers with ``k``
@@ -149,6 +152,13 @@ class _Rows:
             buffers = np.zeros((size, size)), np.zeros(size), np.zeros((m, layout.n - layout.nv))
             self._kkt[(k, reduced)] = buffers
         return buffers
+
+    def wd_buffer(self, k: int) -> Array:
+        """``-D^-1 W^T`` (wrench columns, me + k) of the reduced KKT system, per ``k``."""
+        buffer = self._wd.get(k)
+        if buffer is None:
+            buffer = self._wd[k] = np.zeros((self.layout.n - self.layout.nv, self.me + k))
+        return buffer
 
     def set_active(self, rows: NDArray[np.intp], side: Array) -> None:
         """The active set to try first at the next tick (at most n rows with the equality
@@ -164,18 +174,16 @@ class _TaskStack:
     def __init__(self, tasks: list[AccelerationTask], nv: int):
         sizes = [t.size for t in tasks]
         rows = sum(sizes)
-        self.J = np.zeros((rows, nv))
-        self.r = np.zeros(rows)
         self.s = np.zeros(rows)
         self.A = np.zeros((rows, nv))
         self.b = np.zeros(rows)
-        self.items: list[tuple[AccelerationTask, Array, Array, Array]] = []
+        #: Per task: its rows of A and b, its row scales (a column too: a view of s).
+        self.items: list[tuple[AccelerationTask, Array, Array, Array, Array]] = []
         at = 0
         for t, k in zip(tasks, sizes, strict=True):
             sl = slice(at, at + k)
-            self.items.append((t, self.J[sl], self.r[sl], self.s[sl]))
+            self.items.append((t, self.A[sl], self.b[sl], self.s[sl], self.s[sl, None]))
             at += k
-        self.s_col = self.s[:, None]
         self.versions = [-1] * len(tasks)  # of the row scales copied into s
 
 
@@ -266,6 +274,8 @@ class WholeBodyController:
         self._diagonal_key: list[Any] = []
         self._diagonal = np.zeros(0)
         self._wrench_inverse: Array | None = None
+        self._minus_wrench_inverse = np.zeros((0, 1))
+        self._diagonal_plan: tuple[Any, Any, list[tuple[Any, slice | None]]] | None = None
         self._motion_tasks: list[AccelerationTask] = []
         self.time: float | None = None
         self._last: ControlSolution | None = None
@@ -541,19 +551,19 @@ class WholeBodyController:
         stack = self._stack
         if stack is not None and stack.items:
             versions = stack.versions
-            for i, (task, J, r, s) in enumerate(stack.items):
-                if task.size != len(r):  # a task resized since it was stacked
+            # Each task's rows scaled straight into A and b: s (J, desired - drift).
+            for i, (task, Ai, bi, s, s_col) in enumerate(stack.items):
+                if task.size != len(bi):  # a task resized since it was stacked
                     self._stack = None
                     self._sort_tasks()
                     return self._objective()
-                J[:] = task.jacobian
-                np.subtract(task.desired, task.drift, out=r)
                 if versions[i] != task._scale_version:
                     s[:] = task._row_scale
                     versions[i] = task._scale_version
+                np.multiply(task.jacobian, s_col, out=Ai)
+                np.subtract(task.desired, task.drift, out=bi)
+                bi *= s
             A, b = stack.A, stack.b
-            np.multiply(stack.J, stack.s_col, out=A)
-            np.multiply(stack.r, stack.s, out=b)
             np.matmul(A.T, A, out=Paa)
             np.matmul(b, A, out=qv[:nv])
             np.negative(qv[:nv], out=qv[:nv])
@@ -561,21 +571,14 @@ class WholeBodyController:
             Paa.fill(0.0)
         # The diagonal tasks' quadratic part and the regularization: kept from tick to tick
         # while their weights and the contact columns are the same.
-        contacts = self._contacts
-        key: list[Any] = [qp, self.regularization]
-        linear: list[Any] = []
+        # Which diagonal tasks count and on which columns: fixed while the rows (the
+        # layout's contacts) and the stack (the task list) are the same objects.
+        plan = self._diagonal_plan
+        if plan is None or plan[0] is not qp or plan[1] is not self._stack:
+            plan = self._diagonal_plan = (qp, self._stack, self._plan_diagonal())
+        key: list[Any] = [qp, self._stack, self.regularization]
+        key += [task.cost_key() for task, _ in plan[2]]
         wrench_terms = False
-        for task in self._diagonal_tasks:
-            if isinstance(task, ContactForceTask):
-                state = contacts.get(task.contact)
-                if state is not None:
-                    key.append((task.cost_key(), state.columns.start))
-                    if task.reference is not None:
-                        linear.append((task, state.columns))
-                        wrench_terms = True
-            else:
-                key.append(task.cost_key())
-                linear.append((task, None))
         if key != self._diagonal_key:
             self._diagonal = self._diagonal_of(qp)
             self._diagonal_key = key
@@ -583,13 +586,29 @@ class WholeBodyController:
             # 1 / D of the wrench block, for the KKT system with the wrenches eliminated
             # (None when a wrench has no cost: then the full system).
             self._wrench_inverse = 1.0 / wrench_diagonal if np.all(wrench_diagonal > 0) else None
+            if self._wrench_inverse is not None:
+                self._minus_wrench_inverse = -self._wrench_inverse[:, None]  # a column
         qp.P_aa_diagonal += self._diagonal[:nv]
-        for task, columns in linear:
+        for task, columns in plan[2]:
             if columns is None:
                 task.cost_linear(qv)
-            else:
+            elif task.reference is not None:
                 task.cost_linear(qv, columns)
+                wrench_terms = True
         return wrench_terms
+
+    def _plan_diagonal(self) -> list[tuple[Any, slice | None]]:
+        """The diagonal tasks that count, each with its contact's columns (None for a task on
+        the accelerations); a force task whose contact is not active is left out."""
+        plan: list[tuple[Any, slice | None]] = []
+        for task in self._diagonal_tasks:
+            if isinstance(task, ContactForceTask):
+                state = self._contacts.get(task.contact)
+                if state is not None:
+                    plan.append((task, state.columns))
+            else:
+                plan.append((task, None))
+        return plan
 
     def _cost(self) -> tuple[Array, Array]:
         """The whole cost ``(P, q)`` of this tick (with the generic tasks), for daqp."""
@@ -759,13 +778,13 @@ class WholeBodyController:
             W[me:] = Ck[:, nv:]
             b[me:] = np.where(side > 0, upper[rows], lower[rows])
         K[:nv, nv:] = A.T
-        WD = W * dinv
-        S = K[nv:, nv:]
-        np.matmul(WD, W.T, out=S)
-        np.negative(S, out=S)
+        # -D^-1 W^T into the wrench-rows buffer's transpose: S = W (-D^-1 W^T).
+        WD = qp.wd_buffer(k)
+        np.multiply(W.T, self._minus_wrench_inverse, out=WD)
+        np.matmul(W, WD, out=K[nv:, nv:])
         np.negative(qs[:nv], out=rhs[:nv])
         if wrench_terms:
-            b += WD @ qs[nv:]
+            b -= qs[nv:] @ WD
         _, _, z, info = _dgesv(K.T, rhs, overwrite_a=1, overwrite_b=1)
         if info != 0:
             return None
@@ -778,18 +797,15 @@ class WholeBodyController:
             w += qs[nv:]
         w *= -dinv
         # The KKT conditions, as in _solve_active_set (stationarity in a to the LU's
-        # backward error, in w by construction).
-        tol = self._tolerance
-        cx = C[:mc] @ x
-        r = cx[:me]
-        r -= upper[:me]
-        if not _max(np.abs(r, out=r)) <= tol:
+        # backward error, in w by construction). One gap for all rows: for the equality
+        # rows (lower = upper) it is |C x - upper|.
+        cx, gap = qp.cx[:mc], qp.gap[:mc]
+        np.matmul(C[:mc], x, out=cx)
+        np.subtract(cx, upper[:mc], out=gap)
+        np.subtract(lower[:mc], cx, out=cx)
+        np.maximum(gap, cx, out=gap)
+        if not _max(gap) <= self._tolerance:
             return None
-        if mc > me:
-            cx = cx[me:]
-            gap = np.maximum(cx - upper[me:mc], lower[me:mc] - cx)
-            if not _max(gap) <= tol:
-                return None
         if k and not _min(lam[me:] * side) >= 0.0:
             return None
         sol = self._solution(x)
