@@ -258,3 +258,20 @@ def test_bad_arguments(nominal, heavier_torso_log):
         fit_inertial_parameters(
             nominal, heavier_torso_log, FEET, parameters="mass", links=["torso"]
         )["tail.mass"]
+
+
+@pytest.mark.parametrize(
+    ("level", "dof", "value"),
+    [
+        # Student t quantiles from printed tables (Abramowitz & Stegun table 26.10), to 9 digits.
+        (0.95, 1.0, 12.7062047362),
+        (0.95, 10.0, 2.22813885196),
+        (0.99, 5.0, 4.03214298356),
+        (0.90, 30.0, 1.69726088659),
+        (0.95, float("inf"), 1.95996398454),
+    ],
+)
+def test_critical_value_against_tables(level, dof, value):
+    from wholebody.identify.parameters import critical_value
+
+    assert critical_value(level, dof) == pytest.approx(value, rel=1e-9)

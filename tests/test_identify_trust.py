@@ -708,3 +708,38 @@ def test_lag_applied_only_when_told_from_zero(nominal):
         lags=True,
     )
     assert abs(fit.lags["late"] - 0.007) < 5e-4
+
+
+def test_lag_read_again_from_kept_base_rows(nominal):
+    """The fit reads each log's lag again with its fitted model from the base rows kept from
+    the first reading (one regressor pass per sample): with other parameters, the reading
+    from kept rows equals a fresh pass's, and the kept rows are the first reading's (the
+    holder is filled once, not again)."""
+    from wholebody.identify.lag import lag_and_error
+    from wholebody.identify.problem import prepare_logs
+
+    truth = wb.Robot.from_urdf_string(perturbed_urdf(humanoid_text(), "torso", 1.05))
+    problem = Problem(
+        nominal,
+        robot_links(nominal),
+        [(lk.name, [i]) for i, lk in enumerate(robot_links(nominal)) if lk.mass > 0],
+        [],
+        FEET,
+        SensorModel(offsets=True),
+        True,
+        DEFAULT_PRIOR_STD,
+    )
+    log = _humanoid_smooth(
+        truth, 7, noise=(0.5, 0.05, 0.05), rho=0.9, n=600, dt=1e-3, lag_samples=5
+    )
+    prepared = prepare_logs(nominal, [log], FEET, True)[0]
+    rows: list = []
+    first = lag_and_error(problem, prepared, 0.02, rows=rows)
+    assert len(rows) == 1
+    assert first == lag_and_error(problem, prepared, 0.02)
+    theta = np.random.default_rng(3).normal(0.0, 0.5, problem.p)
+    again = lag_and_error(problem, prepared, 0.02, theta, rows)
+    assert len(rows) == 1
+    fresh = lag_and_error(problem, prepared, 0.02, theta)
+    np.testing.assert_allclose(again, fresh, rtol=1e-12, atol=1e-15)
+    assert abs(again[0] - first[0]) > 0  # the parameters changed the reading

@@ -49,16 +49,22 @@ def features_and_jacobians(
         b += np.einsum("nkrs,nks->nr", JT[:, k:], log.E[index])
     if rows > 6 and log.tau is not None:
         b[:, 6:] += log.tau[index]
-    cols = []
+    F = np.empty((n, rows, problem.n_columns))
+    # The used parameters' columns copied by runs of consecutive indices (slices, not a
+    # gather: several times faster on these arrays).
+    used = np.asarray(problem.used)
+    cuts = np.flatnonzero(np.diff(used) != 1) + 1
+    at = 0
+    for run in np.split(used, cuts) if len(used) else []:
+        F[:, :, at : at + len(run)] = Y[:, :, int(run[0]) : int(run[-1]) + 1]
+        at += len(run)
+    F[:, :, problem.n_pi : -1] = 0.0
     names = [c.name for c in contacts]
-    for p in problem.params[problem.n_inertial :]:
+    for c, p in enumerate(problem.params[problem.n_inertial :], start=problem.n_pi):
         if p.log is not None and p.log != log_index:
-            cols.append(np.zeros((n, rows)))
             continue
         if p.kind == "torque_offset":
-            col = np.zeros((n, rows))
-            col[:, model.joints[robot.joint_id(p.target)].idx_v] = 1.0
-            cols.append(col)
+            F[:, model.joints[robot.joint_id(p.target)].idx_v, c] = 1.0
             continue
         j = names.index(p.target)
         world = problem.sensor_axes.get(p.target) == "world"
@@ -75,11 +81,7 @@ def features_and_jacobians(
         else:  # rotation: w_true gains (R delta) x w, so r gains -J^T (dir x w)... sign below
             w6[:, :3] = -np.cross(direction, W[:, j, :3])
             w6[:, 3:] = -np.cross(direction, W[:, j, 3:])
-        cols.append(np.einsum("nrs,ns->nr", JT[:, j], w6))
-    F = np.empty((n, rows, problem.n_columns))
-    F[:, :, : problem.n_pi] = Y[:, :, problem.used]
-    for c, col in enumerate(cols):
-        F[:, :, problem.n_pi + c] = col
+        F[:, :, c] = np.einsum("nrs,ns->nr", JT[:, j], w6)
     F[:, :, -1] = Y[:, :, problem.unused] @ problem.pi_unused - b
     return F, JT[:, :k]
 

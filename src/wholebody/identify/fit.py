@@ -5,7 +5,8 @@ against the URDF on held-out time windows (see :mod:`wholebody.identify`)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from .calibrate import SensorModel
 from .features import features_and_jacobians, fitted_calibration
 from .features import row_groups as _row_groups
 from .intervals import batch_means_meat, integrated_autocorrelation_time
-from .lag import lag_and_error, shift_wrenches
+from .lag import BaseRows, lag_and_error, shift_wrenches
 from .links import LinkInertia, robot_links
 from .noise import NoiseModel, NoiseStatistics, Whitening
 from .parameters import (
@@ -43,8 +44,10 @@ __all__ = ["fit_inertial_parameters", "fit_calibration"]
 
 Array = NDArray[np.float64]
 
-#: Samples per chunk of features.
-_CHUNK = 500
+#: Samples per chunk of features: a chunk's arrays (100 x 38 rows x 347 columns for Talos,
+#: 10 MB) stay below the allocator's mmap threshold, so they are reused, not page-faulted in
+#: afresh for every chunk.
+_CHUNK = 100
 #: The features of all samples are kept between the passes up to this size [bytes].
 _KEEP_BYTES = 256 * 2**20
 #: The noise model is estimated from about this many samples (every k-th of each log) ...
@@ -209,15 +212,19 @@ def fit_inertial_parameters(
         lag_values: dict[str, float] = {}
         lag_read: dict[str, tuple[float, float]] = {}
         originals = list(prepared)
+        # Each log's base rows from the first reading kept for the readings with the fitted
+        # model (one regressor pass per sample), within the memory the fit keeps features in.
+        keep_rows = sum(BaseRows.nbytes(problem, lg) for lg in prepared) <= _KEEP_BYTES
+        base_rows: list[list[BaseRows] | None] = [[] if keep_rows else None for _ in prepared]
         if lags:
             for k, lg in enumerate(prepared):
-                lag_read[names[k]] = lag_and_error(problem, lg, max_lag)
+                lag_read[names[k]] = lag_and_error(problem, lg, max_lag, rows=base_rows[k])
                 lag_values[names[k]] = _significant(*lag_read[names[k]])
                 prepared[k] = shift_wrenches(lg, lag_values[names[k]])
         n_total = sum(len(lg.q) for lg in prepared)
         if n_total == 0:
             raise StateError("no usable sample in the logs (all flagged as non-finite or invalid)")
-        result = _fit(
+        estimate = _fit(
             problem,
             prepared,
             names,
@@ -233,7 +240,7 @@ def fit_inertial_parameters(
         # model, from the unshifted logs, and refit while they move.
         for _ in range(_LAG_ROUNDS if lags else 0):
             read = {
-                names[k]: lag_and_error(problem, lg, max_lag, result._theta)
+                names[k]: lag_and_error(problem, lg, max_lag, estimate.theta, base_rows[k])
                 for k, lg in enumerate(originals)
             }
             again = {n: _significant(*v) for n, v in read.items()}
@@ -242,7 +249,10 @@ def fit_inertial_parameters(
                 break
             lag_values, lag_read = again, read
             prepared = [shift_wrenches(lg, again[names[k]]) for k, lg in enumerate(originals)]
-            result = _fit(
+            # From the URDF again, not from the previous estimate: the scale's fixed point is
+            # met to a tolerance, so another start stops at another point within it (measured on
+            # the three-log Talos case: 0.008 standard errors away, for about 0.4 s of 13 s).
+            estimate = _fit(
                 problem,
                 prepared,
                 names,
@@ -253,6 +263,7 @@ def fit_inertial_parameters(
                 lag_values,
                 held_matrix,
             )
+        result = estimate.report()
     result.blas_threads = threads
     result.lag_estimates = lag_read
     result.held_for_offsets = held
@@ -353,6 +364,14 @@ def _noise_model(
     return stats.model(x, dof_share, floor), stats.lag_one(x, noise)
 
 
+@dataclass(frozen=True)
+class _Estimate:
+    """A fit's parameters ``theta`` (p,) and the function computing its report."""
+
+    theta: Array
+    report: Callable[[], IdentificationResult]
+
+
 def _fit(
     problem: Problem,
     prepared: list[Any],
@@ -363,7 +382,11 @@ def _fit(
     folds: int,
     lag_values: dict[str, float],
     held: Array | None = None,
-) -> IdentificationResult:
+) -> _Estimate:
+    """The noise model, the first pass (the Gram matrices) and the Gauss-Newton estimate
+    (from the URDF); the report (the second pass: scores, held-out
+    windows, intervals) is computed when asked for: a fit whose lags are read again and
+    redone needs only the estimate."""
     robot = problem.robot
     rows = robot.nv if use_torques else 6
     groups_rows = _row_groups(rows)
@@ -438,155 +461,170 @@ def _fit(
         if converged:
             break
 
-    # Information and identifiability (data alone, every direction), then the posterior in
-    # the directions the fit may move (N: not held for a sensor's offset).
-    L = problem.prior_factor
-    x, D = problem.x_and_derivative(theta)
-    DL = D @ L
-    J = (R_all @ DL) / scale
-    H_data = J.T @ J
-    N = solver.basis()
-    H = N.T @ H_data @ N + prior_weight * np.eye(N.shape[1])
-    H_inv = pinv_sym(H)
-    fold_x = fold_parameters(solver, problem, grams, {"all": scale}, n_folds, C)
+    def report() -> IdentificationResult:
+        # Information and identifiability (data alone, every direction), then the posterior in
+        # the directions the fit may move (N: not held for a sensor's offset).
+        L = problem.prior_factor
+        x, D = problem.x_and_derivative(theta)
+        DL = D @ L
+        J = (R_all @ DL) / scale
+        H_data = J.T @ J
+        N = solver.basis()
+        H = N.T @ H_data @ N + prior_weight * np.eye(N.shape[1])
+        H_inv = pinv_sym(H)
+        fold_x = fold_parameters(solver, problem, grams, {"all": scale}, n_folds, C)
 
-    # Pass 2: each sample's residual (before, after, and of each held-out window with the
-    # models fitted without it) and its score, in the series whitened across rows and in time:
-    # e_t = w_t - rho w_{t-1} (w = W r), whose gradient is
-    # F_t^T W_t^T e_t - rho F_{t-1}^T W_{t-1}^T e_t (Prais-Winsten at a window's start).
-    before: dict[str, list[Array]] = {g: [] for g, _ in groups_rows}
-    after: dict[str, list[Array]] = {g: [] for g, _ in groups_rows}
-    scores: list[list[Array]] = [[] for _ in prepared]
-    DLN = DL @ N
-    rss_fit = {g: 0.0 for g, _ in groups_rows}
-    rss_nom = {g: 0.0 for g, _ in groups_rows}
-    fold_fit = [0.0] * len(fold_x)
-    fold_nom = [0.0] * len(fold_x)
-    resolution = 0.0
-    excess: list[list[Array]] = [[] for _ in prepared]  # per held-out sample, in time order
-    carry: tuple[tuple[int, int], Array, Whitening, Array] | None = None
-    for (li, f, _, _), F, white in chunks():
-        rx, r0 = F @ x, F @ x0  # (n, rows)
-        w = white.apply(rx)
-        prev = carry if carry is not None and carry[0] == (li, f) else None
-        e = _prewhiten(w, None if prev is None else prev[3], rho)
-        grad = np.einsum("nrc,nr->nc", F, white.apply_transpose(e))
-        if prev is None:  # a window's first sample: F_0^T W_0^T e_0 sqrt(1 - rho^2)
-            grad[0] *= math.sqrt(1.0 - rho**2)
-        if rho and len(F) > 1:
-            grad[1:] -= rho * np.einsum(
-                "nrc,nr->nc", F[:-1], white.take(slice(0, -1)).apply_transpose(e[1:])
-            )
-        if rho and prev is not None:
-            grad[0] -= rho * (prev[1].T @ prev[2].apply_transpose(e[:1])[0])
-        scores[li].append((grad / scale**2) @ DLN)
-        carry = ((li, f), F[-1], white.take(slice(len(F) - 1, len(F))), w[-1])
-        for g, sl in groups_rows:
-            before[g].append(np.linalg.norm(r0[:, sl], axis=1))
-            after[g].append(np.linalg.norm(rx[:, sl], axis=1))
+        # Pass 2: each sample's residual (before, after, and of each held-out window with the
+        # models fitted without it) and its score, in the series whitened across rows and in time:
+        # e_t = w_t - rho w_{t-1} (w = W r), whose gradient is
+        # F_t^T W_t^T e_t - rho F_{t-1}^T W_{t-1}^T e_t (Prais-Winsten at a window's start).
+        before: dict[str, list[Array]] = {g: [] for g, _ in groups_rows}
+        after: dict[str, list[Array]] = {g: [] for g, _ in groups_rows}
+        scores: list[list[Array]] = [[] for _ in prepared]
+        DLN = DL @ N
+        rss_fit = {g: 0.0 for g, _ in groups_rows}
+        rss_nom = {g: 0.0 for g, _ in groups_rows}
+        fold_fit = [0.0] * len(fold_x)
+        fold_nom = [0.0] * len(fold_x)
+        resolution = 0.0
+        excess: list[list[Array]] = [[] for _ in prepared]  # per held-out sample, in time order
+        carry: tuple[tuple[int, int], Array, Whitening, Array] | None = None
+        for (li, f, _, _), F, white in chunks():
+            # The residuals of the fit, the URDF and the held-out window's two models in one
+            # product: one read of the chunk's features (memory-bound), not four.
+            X = np.stack([x, x0, *(fold_x[f] if fold_x else ())], axis=1)
+            residuals = F @ X  # (n, rows, 2 or 4)
+            rx, r0 = residuals[..., 0], residuals[..., 1]
+            w = white.apply(rx)
+            prev = carry if carry is not None and carry[0] == (li, f) else None
+            e = _prewhiten(w, None if prev is None else prev[3], rho)
+            grad = np.einsum("nrc,nr->nc", F, white.apply_transpose(e))
+            if prev is None:  # a window's first sample: F_0^T W_0^T e_0 sqrt(1 - rho^2)
+                grad[0] *= math.sqrt(1.0 - rho**2)
+            if rho and len(F) > 1:
+                grad[1:] -= rho * np.einsum(
+                    "nrc,nr->nc", F[:-1], white.take(slice(0, -1)).apply_transpose(e[1:])
+                )
+            if rho and prev is not None:
+                grad[0] -= rho * (prev[1].T @ prev[2].apply_transpose(e[:1])[0])
+            scores[li].append((grad / scale**2) @ DLN)
+            carry = ((li, f), F[-1], white.take(slice(len(F) - 1, len(F))), w[-1])
+            for g, sl in groups_rows:
+                before[g].append(np.linalg.norm(r0[:, sl], axis=1))
+                after[g].append(np.linalg.norm(rx[:, sl], axis=1))
+            if fold_x:
+                cost_f, cost_n, res = _held_out(
+                    F, white, X[:, 2:], residuals[..., 2:], groups_rows, rss_fit, rss_nom
+                )
+                fold_fit[f] += float(cost_f.sum()) / scale**2
+                fold_nom[f] += float(cost_n.sum()) / scale**2
+                resolution += res / scale**2
+                excess[li].append((cost_f - cost_n) / scale**2)
+        per_log = [np.concatenate(s) if s else np.zeros((0, N.shape[1])) for s in scores]
+        meat, n_batches, batch, dof_w = batch_means_meat(
+            per_log, H_inv, correlation_time=(1.0 + rho) / (1.0 - rho)
+        )
+        cov_w = H_inv @ meat @ H_inv
+        blocks = {"all": J}
+        identifiability = identifiability_report(blocks, H_data, [p.name for p in problem.params])
+        V_null = observable_basis(blocks)[1]
+        # What the data alone cannot separate, whatever the prior's scales: the null space of the
+        # regressor with every parameter's column equilibrated.
+        col_scale = np.sqrt(np.einsum("ij,ij->j", J, J))
+        col_scale[col_scale == 0] = 1.0
+        V_eq = observable_basis({"all": J / col_scale})[1]
+        data_null = np.einsum("ij,ij->i", V_eq, V_eq)  # share of each parameter in it
+        # An inertia's six coordinates mix into all its entries: if any coordinate is unseen,
+        # none of the link's entries counts as identified.
+        LV = L @ V_null
+        coord_null = np.einsum("ij,ij->i", LV, LV) / np.maximum(np.einsum("ij,ij->i", L, L), 1e-300)
+        for col in problem.link_inertia.values():
+            if coord_null[col : col + 6].max() > 0.01:
+                data_null[col : col + 6] = np.maximum(data_null[col : col + 6], 1.0)
+        names_p = [p.name for p in problem.params]
+        together = [direction_components(V_eq[:, k], names_p) for k in range(V_eq.shape[1])]
+
+        # Reported quantities q = M theta (physical units) and their covariances.
+        M = _reporting_jacobian(problem, theta)
+        ML = M @ L
+        MLN = ML @ N
+        cov = MLN @ cov_w @ MLN.T
+        prior_var = np.einsum("ij,ij->i", ML, ML)
+        free_var = np.einsum("ij,ij->i", MLN, MLN)
+        held_q = free_var < 0.01 * prior_var  # kept at the URDF for a sensor's offset
+        post = MLN @ pinv_sym(N.T @ H_data @ N + np.eye(N.shape[1])) @ MLN.T
+        share = 1.0 - np.diag(post) / np.maximum(free_var, 1e-300)
+        null_share = np.einsum("ij,ij->i", ML @ V_null, ML @ V_null) / np.maximum(prior_var, 1e-300)
+        unobserved = null_share > 0.5
+        share[unobserved | held_q] = 0.0
+        share = np.clip(share, 0.0, 1.0)
+        if prior_weight == 0:
+            cov[unobserved, :] = np.inf
+            cov[:, unobserved] = np.inf
+        # A reported quantity's degrees of freedom: the fewest of the coordinates it moves with
+        # (a sensor offset of one log: that log's batches).
+        moves = np.abs(MLN) > 1e-12 * np.maximum(np.abs(MLN).max(axis=1, keepdims=True), 1e-300)
+        dof = np.array([float(dof_w[m].min()) if m.any() else 1.0 for m in moves])
+
+        estimates = _estimates(problem, theta, cov, prior_var, share, dof, data_null, held_q)
+        calibrations = {
+            names[k]: fitted_calibration(problem, theta, k) for k in range(len(prepared))
+        }
+        counts = {g: sum(len(v) for v in after[g]) * (sl.stop - sl.start) for g, sl in groups_rows}
+        cross = None
         if fold_x:
-            cost_f, cost_n, res = _held_out(F, white, *fold_x[f], groups_rows, rss_fit, rss_nom)
-            fold_fit[f] += float(cost_f.sum()) / scale**2
-            fold_nom[f] += float(cost_n.sum()) / scale**2
-            resolution += res / scale**2
-            excess[li].append((cost_f - cost_n) / scale**2)
-    per_log = [np.concatenate(s) if s else np.zeros((0, N.shape[1])) for s in scores]
-    meat, n_batches, batch, dof_w = batch_means_meat(
-        per_log, H_inv, correlation_time=(1.0 + rho) / (1.0 - rho)
-    )
-    cov_w = H_inv @ meat @ H_inv
-    blocks = {"all": J}
-    identifiability = identifiability_report(blocks, H_data, [p.name for p in problem.params])
-    V_null = observable_basis(blocks)[1]
-    # What the data alone cannot separate, whatever the prior's scales: the null space of the
-    # regressor with every parameter's column equilibrated.
-    col_scale = np.sqrt(np.einsum("ij,ij->j", J, J))
-    col_scale[col_scale == 0] = 1.0
-    V_eq = observable_basis({"all": J / col_scale})[1]
-    data_null = np.einsum("ij,ij->i", V_eq, V_eq)  # share of each parameter in it
-    # An inertia's six coordinates mix into all its entries: if any coordinate is unseen,
-    # none of the link's entries counts as identified.
-    LV = L @ V_null
-    coord_null = np.einsum("ij,ij->i", LV, LV) / np.maximum(np.einsum("ij,ij->i", L, L), 1e-300)
-    for col in problem.link_inertia.values():
-        if coord_null[col : col + 6].max() > 0.01:
-            data_null[col : col + 6] = np.maximum(data_null[col : col + 6], 1.0)
-    names_p = [p.name for p in problem.params]
-    together = [direction_components(V_eq[:, k], names_p) for k in range(V_eq.shape[1])]
+            cross = CrossValidation(
+                n_folds=n_folds,
+                rms_nominal={g: math.sqrt(rss_nom[g] / max(counts[g], 1)) for g in rss_nom},
+                rms_fitted={g: math.sqrt(rss_fit[g] / max(counts[g], 1)) for g in rss_fit},
+                cost_nominal=sum(fold_nom),
+                cost_fitted=sum(fold_fit),
+                fold_costs_nominal=fold_nom,
+                fold_costs_fitted=fold_fit,
+                cost_resolution=resolution,
+                difference_std=_sum_std([np.concatenate(e) for e in excess if e]),
+            )
 
-    # Reported quantities q = M theta (physical units) and their covariances.
-    M = _reporting_jacobian(problem, theta)
-    ML = M @ L
-    MLN = ML @ N
-    cov = MLN @ cov_w @ MLN.T
-    prior_var = np.einsum("ij,ij->i", ML, ML)
-    free_var = np.einsum("ij,ij->i", MLN, MLN)
-    held_q = free_var < 0.01 * prior_var  # kept at the URDF for a sensor's offset
-    post = MLN @ pinv_sym(N.T @ H_data @ N + np.eye(N.shape[1])) @ MLN.T
-    share = 1.0 - np.diag(post) / np.maximum(free_var, 1e-300)
-    null_share = np.einsum("ij,ij->i", ML @ V_null, ML @ V_null) / np.maximum(prior_var, 1e-300)
-    unobserved = null_share > 0.5
-    share[unobserved | held_q] = 0.0
-    share = np.clip(share, 0.0, 1.0)
-    if prior_weight == 0:
-        cov[unobserved, :] = np.inf
-        cov[:, unobserved] = np.inf
-    # A reported quantity's degrees of freedom: the fewest of the coordinates it moves with
-    # (a sensor offset of one log: that log's batches).
-    moves = np.abs(MLN) > 1e-12 * np.maximum(np.abs(MLN).max(axis=1, keepdims=True), 1e-300)
-    dof = np.array([float(dof_w[m].min()) if m.any() else 1.0 for m in moves])
+        def rms(parts: dict[str, list[Array]], share: float = 1.0) -> dict[str, float]:
+            return {
+                g: float(
+                    np.sqrt(np.sum(np.concatenate(parts[g]) ** 2) / max(counts[g] * share, 1.0))
+                )
+                for g, _ in groups_rows
+            }
 
-    estimates = _estimates(problem, theta, cov, prior_var, share, dof, data_null, held_q)
-    calibrations = {names[k]: fitted_calibration(problem, theta, k) for k in range(len(prepared))}
-    counts = {g: sum(len(v) for v in after[g]) * (sl.stop - sl.start) for g, sl in groups_rows}
-    cross = None
-    if fold_x:
-        cross = CrossValidation(
-            n_folds=n_folds,
-            rms_nominal={g: math.sqrt(rss_nom[g] / max(counts[g], 1)) for g in rss_nom},
-            rms_fitted={g: math.sqrt(rss_fit[g] / max(counts[g], 1)) for g in rss_fit},
-            cost_nominal=sum(fold_nom),
-            cost_fitted=sum(fold_fit),
-            fold_costs_nominal=fold_nom,
-            fold_costs_fitted=fold_fit,
-            cost_resolution=resolution,
-            difference_std=_sum_std([np.concatenate(e) for e in excess if e]),
+        return IdentificationResult(
+            robot=robot,
+            links=problem.links,
+            parameters=estimates,
+            identifiability=identifiability,
+            noise={g: max(v, floor) for g, v in rms(after, dof_share).items()},
+            residual_rms_before=rms(before),
+            residual_rms_after=rms(after),
+            residual_before={g: np.concatenate(v) for g, v in before.items()},
+            residual_after={g: np.concatenate(v) for g, v in after.items()},
+            calibration=calibrations[names[0]],
+            n_samples=n_total,
+            use_torques=use_torques,
+            sources=[lg.source for lg in prepared],
+            covariance=cov,
+            _link_states={
+                problem.links[i].name: problem.link_state(theta, i) for i in problem.touched
+            },
+            _theta=theta,
+            calibrations=calibrations,
+            lags=lag_values,
+            cross_validation=cross,
+            batch_length=batch,
+            n_batches=n_batches,
+            inconsistent_urdf_links=list(problem.inconsistent),
+            inseparable=together,
+            inseparable_share=dict(zip(names_p, (float(v) for v in data_null), strict=True)),
+            noise_model=noise_model.as_dict(),
+            noise_lag_one=rho,
         )
 
-    def rms(parts: dict[str, list[Array]], share: float = 1.0) -> dict[str, float]:
-        return {
-            g: float(np.sqrt(np.sum(np.concatenate(parts[g]) ** 2) / max(counts[g] * share, 1.0)))
-            for g, _ in groups_rows
-        }
-
-    return IdentificationResult(
-        robot=robot,
-        links=problem.links,
-        parameters=estimates,
-        identifiability=identifiability,
-        noise={g: max(v, floor) for g, v in rms(after, dof_share).items()},
-        residual_rms_before=rms(before),
-        residual_rms_after=rms(after),
-        residual_before={g: np.concatenate(v) for g, v in before.items()},
-        residual_after={g: np.concatenate(v) for g, v in after.items()},
-        calibration=calibrations[names[0]],
-        n_samples=n_total,
-        use_torques=use_torques,
-        sources=[lg.source for lg in prepared],
-        covariance=cov,
-        _link_states={problem.links[i].name: problem.link_state(theta, i) for i in problem.touched},
-        _theta=theta,
-        calibrations=calibrations,
-        lags=lag_values,
-        cross_validation=cross,
-        batch_length=batch,
-        n_batches=n_batches,
-        inconsistent_urdf_links=list(problem.inconsistent),
-        inseparable=together,
-        inseparable_share=dict(zip(names_p, (float(v) for v in data_null), strict=True)),
-        noise_model=noise_model.as_dict(),
-        noise_lag_one=rho,
-    )
+    return _Estimate(theta, report)
 
 
 def _prewhiten(X: Array, previous: Array | None, rho: float, in_place: bool = False) -> Array:
@@ -616,15 +654,16 @@ def _sum_std(series: list[Array]) -> float:
 def _held_out(
     F: Array,
     white: Whitening,
-    x_fit: Array,
-    x_nom: Array,
+    X: Array,
+    residuals: Array,
     groups_rows: list[tuple[str, slice]],
     rss_fit: dict[str, float],
     rss_nom: dict[str, float],
 ) -> tuple[Array, Array, float]:
-    """Held-out samples scored on their own residuals ``r = F x``: each sample's whitened
-    squared residual ``|W r|^2`` (n,) of the fit and of the nominal model (the groups' plain
-    sums of squares are added to ``rss_*``), and the arithmetic resolution of their sum.
+    """Held-out samples scored on their own residuals ``r = F x`` (``residuals`` (n, rows, 2)
+    of ``X`` (C, 2): the fit's ``x`` and the nominal model's): each sample's whitened squared
+    residual ``|W r|^2`` (n,) of the fit and of the nominal model (the groups' plain sums of
+    squares are added to ``rss_*``), and the arithmetic resolution of their sum.
 
     A computed residual entry is exact to within ``_ROUNDING eps a_i``, ``a_i`` the sum of the
     magnitudes of the terms that cancel in it, so each whitened residual entry ``w_i`` to
@@ -634,14 +673,14 @@ def _held_out(
     eps = float(np.finfo(float).eps)
     costs = []
     resolution = 0.0
-    absF = np.abs(F)
-    for x, rss in ((x_fit, rss_fit), (x_nom, rss_nom)):
-        r = F @ x
+    magnitudes = np.abs(F) @ np.abs(X)  # (n, rows, 2)
+    for k, rss in enumerate((rss_fit, rss_nom)):
+        r = residuals[..., k]
         for g, sl in groups_rows:
             rss[g] += float(np.sum(r[:, sl] ** 2))
         w = white.apply(r)
         costs.append(np.einsum("ni,ni->n", w, w))
-        d = white.bound(_ROUNDING * eps * (absF @ np.abs(x)))
+        d = white.bound(_ROUNDING * eps * magnitudes[..., k])
         resolution += float(np.sum(2.0 * np.abs(w) * d + d**2))
     return costs[0], costs[1], resolution
 

@@ -31,7 +31,7 @@ MAX_OWN_COLUMNS = 24
 _BLOCK = 512  # samples per regressor pass
 #: Contiguous blocks of the delete-a-block jackknife of the lag's standard error.
 JACKKNIFE_BLOCKS = 10
-__all__ = ["estimate_lag", "lag_and_error", "shift_wrenches", "JACKKNIFE_BLOCKS"]
+__all__ = ["estimate_lag", "lag_and_error", "shift_wrenches", "BaseRows", "JACKKNIFE_BLOCKS"]
 
 Array = NDArray[np.float64]
 
@@ -54,13 +54,81 @@ def estimate_lag(
     return lag_and_error(problem, log, max_lag, theta)[0]
 
 
+@dataclasses.dataclass(frozen=True)
+class BaseRows:
+    """The base rows of a log's samples inside the lag window, from one regressor pass:
+    kept between readings of the same log's lag with other parameters.
+
+    Attributes
+    ----------
+    Y : ndarray, shape (n, 6, 10 (njoints - 1))
+        Regressor rows [N or N m per unit of parameter].
+    G : ndarray, shape (n, k, 6, 6)
+        Base rows of each contact's ``J^T`` (world-aligned, at the contact frame's origin).
+    offsets : ndarray, shape (n, 6, 6 k)
+        How each contact's constant 6D offset in its own axes enters the base rows.
+    external : ndarray, shape (n, 6)
+        The base rows' share of the logged external wrenches (zeros without).
+    """
+
+    Y: Array
+    G: Array
+    offsets: Array
+    external: Array
+
+    @staticmethod
+    def nbytes(problem: Problem, log: PreparedLog) -> int:
+        """Memory [bytes] the base rows of ``log`` take (its whole length, a bound)."""
+        k = len(problem.contacts)
+        per_sample = 6 * (10 * (problem.robot.model.njoints - 1) + 6 * k + 6 * k + 1)
+        return 8 * len(log.q) * per_sample
+
+
+def _base_rows(problem: Problem, log: PreparedLog, inside: NDArray[np.intp]) -> BaseRows:
+    """The regressor pass of :class:`BaseRows` over the samples ``inside``, in blocks of
+    :data:`_BLOCK` samples (the pass's own memory bounded by a block)."""
+    robot = problem.robot
+    k = len(problem.contacts)
+    fids = [robot.frame_id(c.frame) for c in problem.contacts]
+    ext = [robot.frame_id(f) for f in log.ext_frames] if log.E is not None else []
+    n = len(inside)
+    Y = np.empty((n, 6, 10 * (robot.model.njoints - 1)))
+    G = np.empty((n, k, 6, 6))
+    offsets = np.empty((n, 6, 6 * k))
+    external = np.zeros((n, 6))
+    for b in range(0, n, _BLOCK):
+        block = inside[b : b + _BLOCK]
+        Yb, Jb, Rb = regressor_frames_rows(
+            robot, log.q, log.v, log.a, block, fids + ext, dofs=6, n_rotations=k
+        )
+        rows = slice(b, b + len(block))
+        Y[rows] = Yb
+        G[rows] = np.swapaxes(Jb[:, :k], 2, 3)
+        for c in range(k):
+            Gc, R = G[rows, c], Rb[:, c]
+            offsets[rows, :, 6 * c : 6 * c + 3] = Gc[:, :, :3] @ R
+            offsets[rows, :, 6 * c + 3 : 6 * c + 6] = Gc[:, :, 3:] @ R
+        if log.E is not None:
+            for e in range(len(ext)):
+                Je_T = np.swapaxes(Jb[:, k + e], 1, 2)
+                external[rows] += (Je_T @ log.E[block, e][:, :, None])[:, :, 0]
+    return BaseRows(Y, G, offsets, external)
+
+
 def lag_and_error(
-    problem: Problem, log: PreparedLog, max_lag: float, theta: Array | None = None
+    problem: Problem,
+    log: PreparedLog,
+    max_lag: float,
+    theta: Array | None = None,
+    rows: list[BaseRows] | None = None,
 ) -> tuple[float, float]:
     """:func:`estimate_lag` and its standard error [s]: a delete-a-block jackknife over
     :data:`JACKKNIFE_BLOCKS` contiguous blocks of the log (each block's share of the cost at
     every shift; the lag minimising the others'), so that residuals correlated in time widen
-    it. ``(0, inf)`` when the log cannot tell a lag."""
+    it. ``(0, inf)`` when the log cannot tell a lag.
+
+    ``rows``: a holder of the log's :class:`BaseRows` between readings: empty, the pass's
+    rows are put in it; holding them, they are used (the same log, another ``theta``)."""
     none = (0.0, math.inf)
     t = log.t
     if t is None or len(t) < 20:
@@ -69,14 +137,17 @@ def lag_and_error(
     inside = np.flatnonzero((t >= t[0] + max_lag) & (t <= t[-1] - max_lag))
     if len(inside) < 10 or dt <= 0:
         return none
-    robot = problem.robot
-    contacts = problem.contacts
-    fids = [robot.frame_id(c.frame) for c in contacts]
-    ext = [robot.frame_id(f) for f in log.ext_frames]
     pi0 = problem.pi_full(np.zeros(problem.p) if theta is None else theta)
-    n, k = len(inside), len(contacts)
-    y = np.empty((n, 6))
-    G = np.empty((n, k, 6, 6))  # base rows of J^T per contact
+    n, k = len(inside), len(problem.contacts)
+    if rows:
+        base = rows[0]
+    else:
+        base = _base_rows(problem, log, inside)
+        if rows is not None:
+            rows.append(base)
+    G = base.G  # base rows of J^T per contact
+    model_rows = base.Y @ pi0
+    y = model_rows - base.external
     # Nuisance: whole-robot mass scale, base body mass and first moment, and the fit's own
     # inertial parameters when they are few (a targeted fit).
     own = problem.n_inertial <= MAX_OWN_COLUMNS
@@ -84,28 +155,11 @@ def lag_and_error(
     Dp = D0[: problem.n_pi, : problem.n_inertial]
     n_mass = 5 + (problem.n_inertial if own else 0)
     N = np.empty((n, 6, n_mass + 6 * k))
-    frames = fids + (ext if log.E is not None else [])
-    # The base rows' regressor, Jacobians and rotations in blocks (memory bounded by a block).
-    for b in range(0, n, _BLOCK):
-        block = inside[b : b + _BLOCK]
-        Yb, Jb, Rb = regressor_frames_rows(
-            robot, log.q, log.v, log.a, block, frames, dofs=6, n_rotations=k
-        )
-        rows = slice(b, b + len(block))
-        y[rows] = Yb @ pi0
-        N[rows, :, 0] = y[rows]
-        N[rows, :, 1:5] = Yb[:, :, 0:4]
-        if own:
-            N[rows, :, 5:n_mass] = Yb[:, :, problem.used] @ Dp
-        G[rows] = np.swapaxes(Jb[:, :k], 2, 3)
-        for c in range(k):
-            Gc, R = G[rows, c], Rb[:, c]
-            N[rows, :, n_mass + 6 * c : n_mass + 6 * c + 3] = Gc[:, :, :3] @ R
-            N[rows, :, n_mass + 6 * c + 3 : n_mass + 6 * c + 6] = Gc[:, :, 3:] @ R
-        if log.E is not None:
-            for e in range(len(ext)):
-                Je_T = np.swapaxes(Jb[:, k + e], 1, 2)
-                y[rows] -= (Je_T @ log.E[block, e][:, :, None])[:, :, 0]
+    N[:, :, 0] = model_rows  # the whole robot's mass scale
+    N[:, :, 1:5] = base.Y[:, :, 0:4]
+    if own:
+        N[:, :, 5:n_mass] = base.Y[:, :, problem.used] @ Dp
+    N[:, :, n_mass:] = base.offsets
     W = log.W[:, log.contact_order]
     # Wrenches constant over time (a log of one held posture): every shift reads the same
     # values, so the log says nothing about a lag.

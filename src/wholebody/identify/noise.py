@@ -104,10 +104,12 @@ class NoiseModel:
         coupled = np.flatnonzero(np.any(JT != 0, axis=(0, 1, 3)))
         alone = np.setdiff1d(np.arange(n_rows), coupled)
         block = S[:, coupled][:, :, coupled]
+        # The inverse of the Cholesky factor once per sample: each whitening is applied to the
+        # features and to several residuals (a product then, not a solve each time).
         return Whitening(
             coupled,
             alone,
-            np.asarray(np.linalg.cholesky(block), dtype=np.float64),
+            np.asarray(np.linalg.inv(np.linalg.cholesky(block)), dtype=np.float64),
             1.0 / np.sqrt(S[:, alone, alone]),
         )
 
@@ -139,21 +141,21 @@ def _as_slice(index: NDArray[np.intp]) -> slice | NDArray[np.intp]:
 @dataclass(frozen=True)
 class Whitening:
     """``W_s`` with ``W_s^T W_s = Cov(r_s)^-1`` for each of n samples: on the ``coupled`` rows
-    the inverse of the lower Cholesky factor ``chol`` (n, m, m) of their covariance block,
+    ``inverse`` (n, m, m), the inverse of the lower Cholesky factor of their covariance block,
     on the other rows (``alone``, uncorrelated with anything) the scale ``scale`` (n, rows - m).
     """
 
     coupled: NDArray[np.intp]
     alone: NDArray[np.intp]
-    chol: Array
+    inverse: Array
     scale: Array
 
     def __len__(self) -> int:
-        return len(self.chol)
+        return len(self.inverse)
 
     def take(self, index: slice) -> Whitening:
         """The whitening of the samples ``index``."""
-        return Whitening(self.coupled, self.alone, self.chol[index], self.scale[index])
+        return Whitening(self.coupled, self.alone, self.inverse[index], self.scale[index])
 
     def apply(self, F: Array) -> Array:
         """``W_s F_s`` for ``F`` (n, rows, ...)."""
@@ -162,7 +164,7 @@ class Whitening:
         if len(self.coupled):
             block = F[:, c]
             flat = block.reshape(len(F), len(self.coupled), -1)
-            out[:, c] = np.linalg.solve(self.chol, flat).reshape(block.shape)
+            out[:, c] = np.matmul(self.inverse, flat).reshape(block.shape)
         if len(self.alone):
             np.multiply(
                 F[:, a], self.scale.reshape(self.scale.shape + (1,) * (F.ndim - 2)), out=out[:, a]
@@ -174,7 +176,7 @@ class Whitening:
         out = np.empty_like(v)
         c, a = self.coupled, self.alone
         if len(c):
-            out[:, c] = np.linalg.solve(np.swapaxes(self.chol, 1, 2), v[:, c, None])[..., 0]
+            out[:, c] = np.einsum("nji,nj->ni", self.inverse, v[:, c])
         if len(a):
             out[:, a] = v[:, a] * self.scale
         return out
@@ -185,7 +187,7 @@ class Whitening:
         out = np.empty_like(v)
         c, a = self.coupled, self.alone
         if len(c):
-            inv = np.abs(np.linalg.inv(self.chol))
+            inv = np.abs(self.inverse)
             out[:, c] = np.einsum("nij,nj->ni", inv, v[:, c])
         if len(a):
             out[:, a] = v[:, a] * self.scale
