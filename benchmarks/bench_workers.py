@@ -30,9 +30,7 @@ def wall(robot, log, feet, workers: int, chunk: int) -> float:
     best = math.inf
     for _ in range(REPEATS):
         t0 = time.perf_counter()
-        check_trajectory(
-            robot, log, feet, workers=workers, chunk_size=chunk, diagnose_causes=False
-        )
+        check_trajectory(robot, log, feet, workers=workers, chunk_size=chunk, diagnose_causes=False)
         best = min(best, time.perf_counter() - t0)
     return best
 

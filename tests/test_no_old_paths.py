@@ -11,7 +11,8 @@ from wholebody._aliases import ALIASES
 
 ROOT = Path(__file__).resolve().parents[1]
 _OLD = re.compile(
-    r"(?<![\w.])(" + "|".join(re.escape(k) for k in sorted(ALIASES, key=len, reverse=True))
+    r"(?<![\w.])("
+    + "|".join(re.escape(k) for k in sorted(ALIASES, key=len, reverse=True))
     + r")(?![\w])"
 )
 _KEPT = {"tests/test_compat_paths.py", "tests/test_no_old_paths.py", "src/wholebody/_aliases.py"}
