@@ -804,3 +804,25 @@ def test_whitening_applied_equals_each_samples_matrix():
             out = np.full_like(F, np.nan)
             assert white.apply(F, out=out) is out
             np.testing.assert_allclose(out, reference, rtol=1e-13, atol=1e-13)
+
+
+def test_prewhitening_in_blocks_equals_the_formula():
+    """``X_t - rho X_{t-1}`` computed in place in cache-sized blocks of samples (with a
+    scratch buffer) equals the formula to the bit, Prais-Winsten's first sample included,
+    for chunks shorter and longer than a block."""
+    from wholebody.identify.fit import _prewhiten
+
+    rng = np.random.default_rng(1)
+    rho = 0.7
+    for n in (1, 2, 7, 100):
+        for shape in ((n, 38, 347), (n, 5)):
+            X = rng.normal(size=shape)
+            for previous in (None, rng.normal(size=shape[1:])):
+                expected = X.copy()
+                expected[1:] = X[1:] - rho * X[:-1]
+                expected[0] = (
+                    X[0] * np.sqrt(1.0 - rho**2) if previous is None else X[0] - rho * previous
+                )
+                scratch = np.empty((100,) + shape[1:])
+                got = _prewhiten(X.copy(), previous, rho, in_place=True, scratch=scratch)
+                assert np.array_equal(got, expected)

@@ -669,8 +669,15 @@ def _prewhiten(
     if scratch is None:
         out[1:] -= rho * X[:-1]
     else:
-        lagged = np.multiply(X[:-1], rho, out=scratch[: len(X) - 1])
-        out[1:] -= lagged
+        # In blocks of samples from the last (a block's lagged rows are not yet overwritten)
+        # of about 1 MB: each block's product and difference stay in the cache.
+        block = max(1, 2**20 // max(X[0].nbytes, 1))
+        stop = len(X)
+        while stop > 1:
+            start = max(1, stop - block)
+            lagged = np.multiply(X[start - 1 : stop - 1], rho, out=scratch[: stop - start])
+            out[start:stop] -= lagged
+            stop = start
     out[0] = first
     return out
 
