@@ -743,3 +743,86 @@ def test_lag_read_again_from_kept_base_rows(nominal):
     fresh = lag_and_error(problem, prepared, 0.02, theta)
     np.testing.assert_allclose(again, fresh, rtol=1e-12, atol=1e-15)
     assert abs(again[0] - first[0]) > 0  # the parameters changed the reading
+
+
+def test_features_from_a_reused_workspace_equal_fresh_ones(nominal):
+    """The fit's chunks reuse one workspace's buffers (no fresh pages per chunk): features
+    and Jacobians computed in it equal, to the bit, those of fresh arrays, whatever chunk came
+    before (a longer one, other samples, another log's sensor columns), and the buffers are
+    reused, not made anew."""
+    from wholebody.identify.features import Workspace, features_and_jacobians
+    from wholebody.identify.problem import prepare_logs
+
+    truth = wb.Robot.from_urdf_string(perturbed_urdf(humanoid_text(), "torso", 1.05))
+    problem = Problem(
+        nominal,
+        robot_links(nominal),
+        [(lk.name, [i]) for i, lk in enumerate(robot_links(nominal)) if lk.mass > 0][:4],
+        [1, 2],
+        FEET,
+        SensorModel(offsets=True),
+        True,
+        DEFAULT_PRIOR_STD,
+        log_names=["a", "b"],
+    )
+    assert len(problem.unused) > 0  # the gathered columns' product is exercised
+    logs = [_humanoid_smooth(truth, seed, noise=(0.5, 0.05, 0.05), n=300) for seed in (1, 2)]
+    prepared = prepare_logs(nominal, logs, FEET, True)
+    rows = nominal.nv
+    workspace = Workspace()
+    chunks = [(0, np.arange(0, 100)), (1, np.arange(150, 187)), (0, np.arange(10, 210, 2))]
+    buffers = []
+    for li, index in chunks:
+        F, JT = features_and_jacobians(problem, prepared[li], index, rows, li, workspace)
+        F_ref, JT_ref = features_and_jacobians(problem, prepared[li], index, rows, li)
+        assert np.array_equal(F, F_ref) and np.array_equal(JT, JT_ref)
+        buffers.append(F)
+    assert np.shares_memory(buffers[0], buffers[2])
+
+
+def test_whitening_applied_equals_each_samples_matrix():
+    """``Whitening.apply`` (into a fresh array or a given one) against each sample's whitening
+    matrix built explicitly, for coupled and lone rows in runs and interleaved (an index array,
+    not a slice, selects a copy: the lone rows must still be written)."""
+    from wholebody.identify.noise import Whitening
+
+    rng = np.random.default_rng(5)
+    n, rows, C = 7, 9, 4
+    for coupled in (np.arange(0, 5), np.array([0, 2, 3, 6, 8])):
+        alone = np.setdiff1d(np.arange(rows), coupled)
+        m = len(coupled)
+        white = Whitening(
+            coupled, alone, rng.normal(size=(n, m, m)), rng.uniform(0.5, 2.0, (n, rows - m))
+        )
+        W = np.zeros((n, rows, rows))
+        for s in range(n):
+            W[s][np.ix_(coupled, coupled)] = white.inverse[s]
+            W[s, alone, alone] = white.scale[s]
+        for F in (rng.normal(size=(n, rows, C)), rng.normal(size=(n, rows))):
+            reference = np.einsum("nij,nj...->ni...", W, F)
+            np.testing.assert_allclose(white.apply(F), reference, rtol=1e-13, atol=1e-13)
+            out = np.full_like(F, np.nan)
+            assert white.apply(F, out=out) is out
+            np.testing.assert_allclose(out, reference, rtol=1e-13, atol=1e-13)
+
+
+def test_prewhitening_in_blocks_equals_the_formula():
+    """``X_t - rho X_{t-1}`` computed in place in cache-sized blocks of samples (with a
+    scratch buffer) equals the formula to the bit, Prais-Winsten's first sample included,
+    for chunks shorter and longer than a block."""
+    from wholebody.identify.fit import _prewhiten
+
+    rng = np.random.default_rng(1)
+    rho = 0.7
+    for n in (1, 2, 7, 100):
+        for shape in ((n, 38, 347), (n, 5)):
+            X = rng.normal(size=shape)
+            for previous in (None, rng.normal(size=shape[1:])):
+                expected = X.copy()
+                expected[1:] = X[1:] - rho * X[:-1]
+                expected[0] = (
+                    X[0] * np.sqrt(1.0 - rho**2) if previous is None else X[0] - rho * previous
+                )
+                scratch = np.empty((100,) + shape[1:])
+                got = _prewhiten(X.copy(), previous, rho, in_place=True, scratch=scratch)
+                assert np.array_equal(got, expected)

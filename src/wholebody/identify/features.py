@@ -12,9 +12,43 @@ from ..robot.batch import regressor_frames_rows
 from .calibrate import Calibration, ContactCalibration
 from .problem import PreparedLog, Problem
 
-__all__ = ["features", "features_and_jacobians", "row_groups", "fitted_calibration"]
+__all__ = [
+    "Workspace",
+    "features",
+    "features_and_jacobians",
+    "row_groups",
+    "fitted_calibration",
+]
 
 Array = NDArray[np.float64]
+
+
+class Workspace:
+    """Named arrays reused from chunk to chunk and from pass to pass of a fit.
+
+    A chunk's arrays (100 samples x 38 rows x 347 columns for Talos: 10 MB each) allocated
+    afresh are page-faulted in afresh (the allocator hands such blocks back to the system
+    between chunks): reused, they cost their pages once. An array handed out is valid until the
+    next request of the same name.
+    """
+
+    def __init__(self) -> None:
+        self._arrays: dict[str, Array] = {}
+
+    def array(self, name: str, shape: tuple[int, ...], axis: int = 0) -> Array:
+        """An uninitialised float array of ``shape``: the first ``shape[axis]`` entries along
+        ``axis`` of the C-contiguous buffer kept under ``name`` (made anew when it is too short
+        there or its other dimensions differ); contiguous for ``axis`` 0."""
+        buffer = self._arrays.get(name)
+        others = shape[:axis] + shape[axis + 1 :]
+        if (
+            buffer is None
+            or buffer.shape[:axis] + buffer.shape[axis + 1 :] != others
+            or buffer.shape[axis] < shape[axis]
+        ):
+            buffer = np.empty(shape)
+            self._arrays[name] = buffer
+        return buffer[(slice(None),) * axis + (slice(0, shape[axis]),)]
 
 
 def features(
@@ -26,12 +60,20 @@ def features(
 
 
 def features_and_jacobians(
-    problem: Problem, log: PreparedLog, index: NDArray[np.intp], rows: int, log_index: int = 0
+    problem: Problem,
+    log: PreparedLog,
+    index: NDArray[np.intp],
+    rows: int,
+    log_index: int = 0,
+    workspace: Workspace | None = None,
 ) -> tuple[Array, Array]:
     """The features ``F`` (n, rows, C) of the samples ``index`` (n,) (see :func:`features`)
     and the transposed contact Jacobians ``J_c^T`` (n, k, rows, 6) of the problem's contacts
     (world-aligned, at the contact frames' origins): how each contact's logged wrench enters
-    the rows, so how its noise does."""
+    the rows, so how its noise does.
+
+    With a ``workspace`` both are views of its buffers, valid until its next use for
+    features: use them, do not keep them."""
     robot = problem.robot
     model = robot.model
     contacts = problem.contacts
@@ -39,8 +81,15 @@ def features_and_jacobians(
         robot.frame_id(f) for f in log.ext_frames
     ]
     n, k = len(index), len(contacts)
+    buffers = None
+    if workspace is not None:
+        buffers = (
+            workspace.array("features Y", (n, rows, 10 * (model.njoints - 1))),
+            workspace.array("features J", (n, len(frame_ids), 6, rows)),
+            workspace.array("features R", (n, k, 3, 3)),
+        )
     Y, J, Rot = regressor_frames_rows(
-        robot, log.q, log.v, log.a, index, frame_ids, dofs=rows, n_rotations=k
+        robot, log.q, log.v, log.a, index, frame_ids, dofs=rows, n_rotations=k, out=buffers
     )
     W = log.W[index][:, log.contact_order]
     JT = np.swapaxes(J, 2, 3)  # (n, nf, rows, 6)
@@ -49,7 +98,8 @@ def features_and_jacobians(
         b += np.einsum("nkrs,nks->nr", JT[:, k:], log.E[index])
     if rows > 6 and log.tau is not None:
         b[:, 6:] += log.tau[index]
-    F = np.empty((n, rows, problem.n_columns))
+    shape = (n, rows, problem.n_columns)
+    F = np.empty(shape) if workspace is None else workspace.array("features F", shape)
     # The used parameters' columns copied by runs of consecutive indices (slices, not a
     # gather: several times faster on these arrays).
     used = np.asarray(problem.used)
@@ -82,7 +132,16 @@ def features_and_jacobians(
             w6[:, :3] = -np.cross(direction, W[:, j, :3])
             w6[:, 3:] = -np.cross(direction, W[:, j, 3:])
         F[:, :, c] = np.einsum("nrs,ns->nr", JT[:, j], w6)
-    F[:, :, -1] = Y[:, :, problem.unused] @ problem.pi_unused - b
+    unused = np.asarray(problem.unused, dtype=np.intp)
+    if workspace is None:
+        Y_unused = Y[:, :, unused]
+    else:
+        # In the layout NumPy's gather gives (the gathered axis outermost), so that the
+        # product sums in the same order as without a workspace; valid indices: no clipping.
+        Y_unused = workspace.array("features unused", (len(unused), n, rows), axis=1)
+        Y_unused = Y_unused.transpose(1, 2, 0)
+        np.take(Y, unused, axis=2, out=Y_unused, mode="clip")
+    F[:, :, -1] = Y_unused @ problem.pi_unused - b
     return F, JT[:, :k]
 
 

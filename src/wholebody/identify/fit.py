@@ -19,7 +19,7 @@ from ..robot.core import Robot
 from ..trajectory import Trajectory
 from ._threads import blas_threads
 from .calibrate import SensorModel
-from .features import features_and_jacobians, fitted_calibration
+from .features import Workspace, features_and_jacobians, fitted_calibration
 from .features import row_groups as _row_groups
 from .intervals import batch_means_meat, integrated_autocorrelation_time
 from .lag import BaseRows, lag_and_error, shift_wrenches
@@ -208,6 +208,8 @@ def fit_inertial_parameters(
         imitated = offset_imitated_directions(problem, fitted, robot.nv if use_torques else 6)
     held_matrix = np.array([d.direction for d in imitated]) if imitated else None
     prepared = prepare_logs(robot, logs, contacts, use_torques)
+    # The chunks' arrays, kept for every pass of the fit and the refits.
+    workspace = Workspace()
     with blas_threads(max(problem.n_columns, problem.p)) as threads:
         lag_values: dict[str, float] = {}
         lag_read: dict[str, tuple[float, float]] = {}
@@ -234,6 +236,7 @@ def fit_inertial_parameters(
             folds,
             lag_values,
             held_matrix,
+            workspace,
         )
         # The first lags were read with the URDF's model: its errors (with every link free,
         # too many to project out) pose as part of a lag. Read them again with the fitted
@@ -262,6 +265,7 @@ def fit_inertial_parameters(
                 folds,
                 lag_values,
                 held_matrix,
+                workspace,
             )
         result = estimate.report()
     result.blas_threads = threads
@@ -314,7 +318,12 @@ def _log_names(sources: list[str]) -> list[str]:
 
 
 def _noise_model(
-    problem: Problem, prepared: list[Any], rows: int, solver: Solver, floor: float
+    problem: Problem,
+    prepared: list[Any],
+    rows: int,
+    solver: Solver,
+    floor: float,
+    workspace: Workspace | None = None,
 ) -> tuple[NoiseModel, float]:
     """The noise of the logged quantities (:mod:`~wholebody.identify.noise`) and the lag-1
     autocorrelation of the residuals, from a preliminary fit (each row group weighted by its
@@ -329,7 +338,7 @@ def _noise_model(
         for c0 in range(0, len(starts), _CHUNK // 2):
             t = starts[c0 : c0 + _CHUNK // 2]
             index = np.stack([t, t + 1], axis=1).reshape(-1)
-            stats.add(*features_and_jacobians(problem, lg, index, rows, li))
+            stats.add(*features_and_jacobians(problem, lg, index, rows, li, workspace))
     first = 2 * len(problem.contacts)
     groups = [g for g, _ in _row_groups(rows)]
     factors = {g: square_root(stats.G[first + k]) for k, g in enumerate(groups)}
@@ -382,11 +391,13 @@ def _fit(
     folds: int,
     lag_values: dict[str, float],
     held: Array | None = None,
+    workspace: Workspace | None = None,
 ) -> _Estimate:
     """The noise model, the first pass (the Gram matrices) and the Gauss-Newton estimate
     (from the URDF); the report (the second pass: scores, held-out
     windows, intervals) is computed when asked for: a fit whose lags are read again and
-    redone needs only the estimate."""
+    redone needs only the estimate. ``workspace``: the chunks' arrays, reused (by the fit's
+    passes and by fits one after another)."""
     robot = problem.robot
     rows = robot.nv if use_torques else 6
     groups_rows = _row_groups(rows)
@@ -406,20 +417,24 @@ def _fit(
 
     solver = Solver(problem, prior_weight, max_iterations, held)
     floor = 1e-12 * robot.weight
-    noise_model, rho = _noise_model(problem, prepared, rows, solver, floor)
+    ws = Workspace() if workspace is None else workspace
+    noise_model, rho = _noise_model(problem, prepared, rows, solver, floor, ws)
 
     keep = n_total * rows * (C + rows) * 8 <= _KEEP_BYTES
     kept: list[tuple[Array, Whitening]] = []
 
     def chunks() -> Iterator[tuple[tuple[int, int, int, int], Array, Whitening]]:
-        """Each segment's features (n, rows, C) and the whitening of its samples' rows."""
+        """Each segment's features (n, rows, C) and the whitening of its samples' rows (the
+        features in the workspace's buffer, valid until the next chunk, unless kept)."""
         if kept:
             for seg, (F, white) in zip(segments, kept, strict=True):
                 yield seg, F, white
             return
         for seg in segments:
             li, _, start, stop = seg
-            F, JT = features_and_jacobians(problem, prepared[li], np.arange(start, stop), rows, li)
+            F, JT = features_and_jacobians(
+                problem, prepared[li], np.arange(start, stop), rows, li, None if keep else ws
+            )
             yield seg, F, noise_model.whitening(JT, rows)
 
     # Pass 1: the Gram matrix per fold of the features whitened across rows (each sample by its
@@ -433,10 +448,11 @@ def _fit(
     for (li, f, _, _), F, white in chunks():
         if keep:
             kept.append((F, white))
-        Fw = white.apply(F)
+        Fw = white.apply(F, out=ws.array("whitened", F.shape))
         prior_row = previous[1] if previous is not None and previous[0] == (li, f) else None
         previous = ((li, f), Fw[-1].copy())
-        Fg = _prewhiten(Fw, prior_row, rho, in_place=True).reshape(-1, C)
+        scratch = ws.array("lagged", F.shape)
+        Fg = _prewhiten(Fw, prior_row, rho, in_place=True, scratch=scratch).reshape(-1, C)
         grams[f]["all"] += Fg.T @ Fg
         n_rows += len(Fg)
     factors = combine(grams, range(n_folds), C)
@@ -508,13 +524,21 @@ def _fit(
             if rho and prev is not None:
                 grad[0] -= rho * (prev[1].T @ prev[2].apply_transpose(e[:1])[0])
             scores[li].append((grad / scale**2) @ DLN)
-            carry = ((li, f), F[-1], white.take(slice(len(F) - 1, len(F))), w[-1])
+            # F[-1] copied: the next chunk's features overwrite the buffer.
+            carry = ((li, f), F[-1].copy(), white.take(slice(len(F) - 1, len(F))), w[-1])
             for g, sl in groups_rows:
                 before[g].append(np.linalg.norm(r0[:, sl], axis=1))
                 after[g].append(np.linalg.norm(rx[:, sl], axis=1))
             if fold_x:
                 cost_f, cost_n, res = _held_out(
-                    F, white, X[:, 2:], residuals[..., 2:], groups_rows, rss_fit, rss_nom
+                    F,
+                    white,
+                    X[:, 2:],
+                    residuals[..., 2:],
+                    groups_rows,
+                    rss_fit,
+                    rss_nom,
+                    ws.array("magnitudes", F.shape),
                 )
                 fold_fit[f] += float(cost_f.sum()) / scale**2
                 fold_nom[f] += float(cost_n.sum()) / scale**2
@@ -627,15 +651,33 @@ def _fit(
     return _Estimate(theta, report)
 
 
-def _prewhiten(X: Array, previous: Array | None, rho: float, in_place: bool = False) -> Array:
+def _prewhiten(
+    X: Array,
+    previous: Array | None,
+    rho: float,
+    in_place: bool = False,
+    scratch: Array | None = None,
+) -> Array:
     """``X_t - rho X_{t-1}`` along the first axis of ``X`` (n, ...), ``previous`` the sample
     before ``X[0]`` (None: ``X[0]`` starts a window and is scaled by ``sqrt(1 - rho^2)``,
-    Prais-Winsten); ``in_place``: overwrite ``X``."""
+    Prais-Winsten); ``in_place``: overwrite ``X``; ``scratch`` (at least n - 1, ...): holds
+    ``rho X_{t-1}`` (else a temporary)."""
     if rho == 0.0:
         return X
     out = X if in_place else X.copy()
     first = X[0] * math.sqrt(1.0 - rho**2) if previous is None else X[0] - rho * previous
-    out[1:] -= rho * X[:-1]  # the overlap is buffered by NumPy
+    if scratch is None:
+        out[1:] -= rho * X[:-1]
+    else:
+        # In blocks of samples from the last (a block's lagged rows are not yet overwritten)
+        # of about 1 MB: each block's product and difference stay in the cache.
+        block = max(1, 2**20 // max(X[0].nbytes, 1))
+        stop = len(X)
+        while stop > 1:
+            start = max(1, stop - block)
+            lagged = np.multiply(X[start - 1 : stop - 1], rho, out=scratch[: stop - start])
+            out[start:stop] -= lagged
+            stop = start
     out[0] = first
     return out
 
@@ -659,6 +701,7 @@ def _held_out(
     groups_rows: list[tuple[str, slice]],
     rss_fit: dict[str, float],
     rss_nom: dict[str, float],
+    scratch: Array | None = None,
 ) -> tuple[Array, Array, float]:
     """Held-out samples scored on their own residuals ``r = F x`` (``residuals`` (n, rows, 2)
     of ``X`` (C, 2): the fit's ``x`` and the nominal model's): each sample's whitened squared
@@ -669,11 +712,12 @@ def _held_out(
     magnitudes of the terms that cancel in it, so each whitened residual entry ``w_i`` to
     within ``d_i``, ``d = |W| (_ROUNDING eps a)``, and the sample's ``|w|^2`` to within
     ``sum_i 2 |w_i| d_i + d_i^2``; the resolution sums that over samples and both models.
+    ``scratch`` (the shape of ``F``): holds ``|F|`` (else a temporary).
     """
     eps = float(np.finfo(float).eps)
     costs = []
     resolution = 0.0
-    magnitudes = np.abs(F) @ np.abs(X)  # (n, rows, 2)
+    magnitudes = np.abs(F, out=scratch) @ np.abs(X)  # (n, rows, 2)
     for k, rss in enumerate((rss_fit, rss_nom)):
         r = residuals[..., k]
         for g, sl in groups_rows:

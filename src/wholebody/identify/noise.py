@@ -157,18 +157,25 @@ class Whitening:
         """The whitening of the samples ``index``."""
         return Whitening(self.coupled, self.alone, self.inverse[index], self.scale[index])
 
-    def apply(self, F: Array) -> Array:
-        """``W_s F_s`` for ``F`` (n, rows, ...)."""
-        out = np.empty_like(F)
+    def apply(self, F: Array, out: Array | None = None) -> Array:
+        """``W_s F_s`` for ``F`` (n, rows, ...), written into ``out`` (the shape of ``F``, not
+        ``F``) when given."""
+        if out is None:
+            out = np.empty_like(F)
         c, a = _as_slice(self.coupled), _as_slice(self.alone)
         if len(self.coupled):
             block = F[:, c]
-            flat = block.reshape(len(F), len(self.coupled), -1)
-            out[:, c] = np.matmul(self.inverse, flat).reshape(block.shape)
+            if F.ndim == 3 and isinstance(c, slice):
+                np.matmul(self.inverse, block, out=out[:, c])  # no temporary
+            else:
+                flat = block.reshape(len(F), len(self.coupled), -1)
+                out[:, c] = np.matmul(self.inverse, flat).reshape(block.shape)
         if len(self.alone):
-            np.multiply(
-                F[:, a], self.scale.reshape(self.scale.shape + (1,) * (F.ndim - 2)), out=out[:, a]
-            )
+            scale = self.scale.reshape(self.scale.shape + (1,) * (F.ndim - 2))
+            if isinstance(a, slice):
+                np.multiply(F[:, a], scale, out=out[:, a])
+            else:  # an index array selects a copy: assign
+                out[:, a] = F[:, a] * scale
         return out
 
     def apply_transpose(self, v: Array) -> Array:

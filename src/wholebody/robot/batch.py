@@ -306,6 +306,7 @@ def regressor_frames_rows(
     *,
     dofs: int,
     n_rotations: int = 0,
+    out: tuple[Array, Array, Array] | None = None,
 ) -> tuple[Array, Array, Array]:
     """One pass per listed sample for identification: the joint-torque regressor, the frames'
     Jacobians and rotations.
@@ -332,6 +333,9 @@ def regressor_frames_rows(
         Jacobians' first ``dofs`` columns (6: a floating base's rows; nv: all).
     n_rotations : int, keyword-only
         The rotations of the first ``n_rotations`` frames.
+    out : tuple of ndarray, optional
+        ``(Y, J, R)`` of the shapes below to write into (buffers reused from chunk to chunk:
+        no fresh pages per chunk); returned.
 
     Returns
     -------
@@ -345,9 +349,15 @@ def regressor_frames_rows(
     model, data = robot.model, robot.data
     ids = _checked_ids(model, frame_ids)
     n = len(rows)
-    Y = np.empty((n, dofs, 10 * (model.njoints - 1)))
-    J = np.empty((n, len(ids), 6, dofs))
-    R = np.empty((n, n_rotations, 3, 3))
+    shapes = ((n, dofs, 10 * (model.njoints - 1)), (n, len(ids), 6, dofs), (n, n_rotations, 3, 3))
+    if out is None:
+        Y, J, R = (np.empty(shape) for shape in shapes)
+    else:
+        if tuple(a.shape for a in out) != shapes:
+            raise InvalidArgumentError(
+                f"out: arrays of shapes {shapes} expected, got {tuple(a.shape for a in out)}"
+            )
+        Y, J, R = out
     for s, i in enumerate(rows):
         q = Q[i]
         Y[s] = pin.computeJointTorqueRegressor(model, data, q, V[i], A[i])[:dofs]
