@@ -25,25 +25,9 @@ class TickKinematics(ControllerPass):
     Parameters
     ----------
     robot : Robot
-        A floating-base robot (free-flyer root joint). Its ``model`` and ``data`` are used.
+        A floating-base robot (free-flyer root joint). The pass keeps its own Pinocchio
+        ``Data``; ``robot.data`` is left alone.
 
-    Attributes
-    ----------
-    q, v : ndarray, shapes (nq,), (nv,)
-        The state of the last :meth:`update`.
-    mass_matrix : ndarray, shape (nv, nv)
-        ``M(q)``, full and symmetric.
-    nonlinear_effects : ndarray, shape (nv,)
-        ``h = C(q, v) v + g(q)`` [N, N m].
-    com : ndarray, shape (3,)
-        Centre of mass, world [m].
-    momentum : ndarray, shape (6,)
-        Centroidal momentum ``(P, L_G)``, world axes at the CoM [kg m/s, kg m^2/s].
-    momentum_matrix : ndarray, shape (6, nv)
-        ``A_G`` with ``A_G v = (P, L_G)``; ``A_G[:3] / m`` is the CoM Jacobian.
-    momentum_drift : ndarray, shape (6,)
-        ``dA_G/dt v`` [N, N m]: the momentum rate at ``a = 0``, so that
-        ``d(P, L_G)/dt = A_G a + momentum_drift``.
-    tick : int
-        Number of updates so far.
+    The attributes (``mass_matrix``, ``com``, ``momentum_matrix``, ...) are those of
+    :class:`~wholebody.robot.ControllerPass`, documented there with shapes, frames and units.
     """

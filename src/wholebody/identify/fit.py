@@ -226,18 +226,23 @@ def fit_inertial_parameters(
         n_total = sum(len(lg.q) for lg in prepared)
         if n_total == 0:
             raise StateError("no usable sample in the logs (all flagged as non-finite or invalid)")
-        estimate = _fit(
-            problem,
-            prepared,
-            names,
-            use_torques,
-            prior_weight,
-            max_iterations,
-            folds,
-            lag_values,
-            held_matrix,
-            workspace,
-        )
+
+        def fit_shifted(prepared: list[Any], lag_values: dict[str, float]) -> _Estimate:
+            """The fit of the logs as shifted by ``lag_values`` (every other setting fixed)."""
+            return _fit(
+                problem,
+                prepared,
+                names,
+                use_torques,
+                prior_weight,
+                max_iterations,
+                folds,
+                lag_values,
+                held_matrix,
+                workspace,
+            )
+
+        estimate = fit_shifted(prepared, lag_values)
         # The first lags were read with the URDF's model: its errors (with every link free,
         # too many to project out) pose as part of a lag. Read them again with the fitted
         # model, from the unshifted logs, and refit while they move.
@@ -255,18 +260,7 @@ def fit_inertial_parameters(
             # From the URDF again, not from the previous estimate: the scale's fixed point is
             # met to a tolerance, so another start stops at another point within it (measured on
             # the three-log Talos case: 0.008 standard errors away, for about 0.4 s of 13 s).
-            estimate = _fit(
-                problem,
-                prepared,
-                names,
-                use_torques,
-                prior_weight,
-                max_iterations,
-                folds,
-                lag_values,
-                held_matrix,
-                workspace,
-            )
+            estimate = fit_shifted(prepared, lag_values)
         result = estimate.report()
     result.blas_threads = threads
     result.lag_estimates = lag_read

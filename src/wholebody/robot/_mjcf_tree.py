@@ -50,8 +50,9 @@ class MjcfTree:
     changed: bool = False  # includes or repeated sections: Pinocchio needs the merged copy
 
 
-def _parse(path: Path, shown: str) -> ET.Element:
-    """Parse one file, counting elements as they come so a huge file stops early."""
+def _parse(path: Path, shown: str, *, comments: bool = False) -> ET.Element:
+    """Parse one file, counting elements as they come so a huge file stops early; with
+    ``comments``, the comments are kept in the tree (for a corrected copy of the file)."""
     if not path.is_file():
         raise ModelFileNotFoundError(f"MJCF file not found: {shown}")
     check_file_size(path, shown)
@@ -61,7 +62,8 @@ def _parse(path: Path, shown: str) -> ET.Element:
             count += 1
             if count > LIMITS.model_elements:
                 check_limit("model_elements", count, shown, "more XML elements than allowed")
-        root = ET.parse(path).getroot()
+        parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True)) if comments else None
+        root = ET.parse(path, parser=parser).getroot()
     except ET.ParseError as exc:
         raise MJCFParseError(f"{shown}: not well-formed XML: {exc}") from exc
     except UnicodeDecodeError as exc:
@@ -113,9 +115,12 @@ def _includes(
     ]
 
 
-def _expand(root: ET.Element, folder: Path, main: Path, seen: dict[Path, str]) -> list[str]:
-    """Replace, in place, every <include> by the children of the included file's root;
-    returns the ``model`` names of the included files that hold bodies."""
+def _expand(
+    root: ET.Element, folder: Path, main: Path, seen: dict[Path, str], *, comments: bool = False
+) -> list[str]:
+    """Replace, in place, every <include> by the children of the included file's root (with
+    their comments when ``comments``); returns the ``model`` names of the included files that
+    hold bodies."""
     bodies: list[str] = []
     todo = _includes(root, list(root), str(main))
     while todo:
@@ -136,7 +141,7 @@ def _expand(root: ET.Element, folder: Path, main: Path, seen: dict[Path, str]) -
                 f"{where}: <include file={name!r}>: no such file {target} (includes are "
                 f"relative to the model's folder {folder})"
             )
-        sub = _parse(target, str(target))
+        sub = _parse(target, str(target), comments=comments)
         if sub.find("worldbody/body") is not None:
             bodies.append(sub.get("model") or "")
         items = list(sub)

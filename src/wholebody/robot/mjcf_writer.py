@@ -50,7 +50,7 @@ import pinocchio as pin
 from numpy.typing import NDArray
 
 from ..errors import InvalidArgumentError, ModelError, OutputError
-from ._mjcf_tree import _include_path, _includes, read_mjcf_tree
+from ._mjcf_tree import _expand, _parse, read_mjcf_tree
 
 if TYPE_CHECKING:
     from .core import Robot
@@ -147,29 +147,12 @@ def _numbers(xs: NDArray[np.floating]) -> str:
 # --- the copy --------------------------------------------------------------------------------
 
 
-def _parse(path: Path) -> ET.Element:
-    """One MJCF file with its comments (already checked by :func:`read_mjcf_tree`)."""
-    parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))
-    try:
-        return ET.parse(path, parser=parser).getroot()
-    except (OSError, ET.ParseError) as exc:  # changed since it was checked
-        raise ModelError(f"{path}: cannot read it again: {exc}") from exc
-
-
 def _inlined(path: Path) -> ET.Element:
     """The model file with every ``<include>`` replaced by the included root's children, in
-    the order MuJoCo reads them."""
-    root = _parse(path)
-    todo = _includes(root, list(root), str(path))
-    while todo:
-        parent, child, where = todo.pop(0)
-        target = _include_path(path.parent, child.get("file"), path, where)
-        items = list(_parse(target))
-        index = list(parent).index(child)
-        parent.remove(child)
-        for k, item in enumerate(items):
-            parent.insert(index + k, item)
-        todo += _includes(parent, items, str(target))
+    the order MuJoCo reads them, comments kept (read again with the loader's checks: limits,
+    includes confined to the model's folder, each file once)."""
+    root = _parse(path, str(path), comments=True)
+    _expand(root, path.parent, path, {path.resolve(): str(path)}, comments=True)
     return root
 
 
