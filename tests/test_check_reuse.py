@@ -166,11 +166,7 @@ def test_diagnosis_reading_the_checks_pass_equals_its_own_pass(squat, monkeypatc
     shared = check_trajectory(profile.robot, traj, profile.contacts)
     assert shared.verdict == "inconsistent" and shared.diagnosis
 
-    class _OwnPass:
-        @staticmethod
-        def empty(*args):
-            return None
-
-    monkeypatch.setattr(engine, "_Placed", _OwnPass)
+    # No placements kept from the check's pass: the diagnosis places its samples itself.
+    monkeypatch.setattr(engine._Placed, "empty", classmethod(lambda cls, *args: None))
     own = check_trajectory(profile.robot, traj, profile.contacts)
     assert shared.to_json() == own.to_json()

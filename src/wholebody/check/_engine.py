@@ -1,8 +1,14 @@
-"""The chunked engine of a log check: per chunk the Pinocchio pass, residuals, cones and
-events; then verdict evidence and the diagnosis. Private to :mod:`wholebody.check.analysis`."""
+"""The run of a log check over chunks: where the samples come from (a Trajectory in memory,
+or a log file read in ranges), how accelerations are differentiated chunk by chunk exactly as
+for the whole log, the state checks of each chunk, then per chunk the Pinocchio pass,
+residuals, cones, events and the convention checks, the expected error of differentiated
+accelerations, the samples the diagnosis keeps; then the verdict's evidence and the
+diagnosis. Private to :mod:`wholebody.check`."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -11,38 +17,585 @@ from numpy.typing import NDArray
 
 from .._progress import advance, run_progress
 from ..balance.newton_euler import (
+    MAX_WRENCH_RELATIVE,
+    beyond_physical_magnitude,
     newton_euler_residual_arrays,
+    wrench_sum,
 )
 from ..contacts import Contact, SurfaceContact, ground_aligned_rotations
 from ..conventions.differentiation import is_float32
 from ..diagnosis import MAX_SAMPLES, DiagnosisData, Finding, diagnose
+from ..errors import InvalidArgumentError, LogFormatError
 from ..friction import VIOLATION_NAMES, ContactSet, normal_rotation
 from ..parallel import ChunkFailure, Shared, auto_workers, chunk_bounds, run_chunks
 from ..robot.batch import centroidal_frames_rows
 from ..robot.core import Robot
-from ._cone_finding import cone_finding
-from ._evidence import (
-    _chunk_conventions,
-    _convention_piece,
-    _differentiation_bounds,
-    _kept_samples,
-    _merge_conventions,
-    _Placed,
-    _Recent,
-)
-from ._held import held_note, held_rows, repeats
-from ._sources import _Differentiation, _Options, _read_part, _sample_checks, _Source
+from ..trajectory import Trajectory
 from ._verdict import (
     MAX_WAIVED_SHARE,
     MIN_CHECKED_SHARE,
     Evidence,
     bias_test,
+    cone_finding,
+    held_note,
+    held_rows,
+    repeats,
     residual_resolution,
     window_edges,
 )
 from .report import CONTACT_THRESHOLD, Report
 
 Array = NDArray[np.float64]
+
+
+# --- where the samples come from ---------------------------------------------------------------
+
+
+def _window_bounds(
+    time: Array, t_start: float | None, t_stop: float | None, source: str
+) -> tuple[int, int]:
+    """``[i0, i1)``: the samples with ``t_start <= time <= t_stop`` (times increase)."""
+    n = len(time)
+    if t_start is None and t_stop is None:
+        return 0, n
+    for name, value in (("t_start", t_start), ("t_stop", t_stop)):
+        if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)):
+            raise InvalidArgumentError(f"{name} must be a finite time in seconds, got {value!r}")
+    lo = -np.inf if t_start is None else float(t_start)
+    hi = np.inf if t_stop is None else float(t_stop)
+    inside = np.flatnonzero((time >= lo) & (time <= hi))
+    if not len(inside):
+        raise InvalidArgumentError(
+            f"no sample of {source} lies in [{lo}, {hi}] s (the log spans {time[0]:.6g} .. "
+            f"{time[-1]:.6g} s)"
+        )
+    return int(inside[0]), int(inside[-1]) + 1
+
+
+class _TrajectorySource:
+    """The samples ``[i0, i1)`` of an in-memory log, read as views."""
+
+    in_memory = True
+
+    def __init__(self, traj: Trajectory, t_start: float | None, t_stop: float | None):
+        self.source = traj.source
+        self.contact_names = traj.contact_names
+        self.external_frames = traj.external_frames
+        self.has_accelerations = traj.a is not None
+        self.accelerations_estimated = bool(traj.accelerations_estimated)
+        if t_start is not None or t_stop is not None:
+            i0, i1 = _window_bounds(traj.time, t_start, t_stop, traj.source)
+            inside = (traj.time[i0:i1] >= (-np.inf if t_start is None else t_start)) & (
+                traj.time[i0:i1] <= (np.inf if t_stop is None else t_stop)
+            )
+            if not inside.all():  # non-finite times inside the window: drop them (a copy)
+                traj = traj.select(
+                    np.r_[np.zeros(i0, bool), inside, np.zeros(len(traj) - i1, bool)]
+                )
+                i0, i1 = 0, len(traj)
+        else:
+            i0, i1 = 0, len(traj)
+        self._traj, self._i0 = traj, i0
+        self.n = i1 - i0
+
+    def time(self) -> Array:
+        return self._traj.time[self._i0 : self._i0 + self.n]
+
+    def read(self, lo: int, hi: int) -> Trajectory:
+        t, a, b = self._traj, self._i0 + lo, self._i0 + hi
+        if a == 0 and b == len(t):
+            return t
+
+        return t.select(slice(a, b))
+
+
+class _LogSource:
+    """The samples ``[i0, i1)`` of a log file, read by range (:func:`wholebody.io.open_log`).
+
+    The times are read first (one more pass over the file) only when a time window is asked
+    for or accelerations must be estimated; a window spans from its first to its last sample.
+    """
+
+    in_memory = False
+
+    def __init__(
+        self,
+        log: Any,
+        t_start: float | None,
+        t_stop: float | None,
+        chunk_size: int,
+        need_time: bool,
+    ):
+        self._log = log
+        self.source = log.source
+        self.contact_names = log.contact_names
+        self.external_frames = log.external_frames
+        self.has_accelerations = log.has_accelerations
+        self.accelerations_estimated = bool(log.accelerations_estimated)
+        self._time: Array | None = None
+        i0, i1 = 0, log.n_samples
+        if need_time or t_start is not None or t_stop is not None:
+            time = np.empty(log.n_samples)
+            for start, stop, part in log.chunks(chunk_size):
+                time[start:stop] = part.time
+            i0, i1 = _window_bounds(time, t_start, t_stop, self.source)
+            self._time = time[i0:i1]
+        self._i0, self.n = i0, i1 - i0
+
+    def time(self) -> Array:
+        assert self._time is not None  # read at opening when needed
+        return self._time
+
+    def read(self, lo: int, hi: int) -> Trajectory:
+        return self._log.read(self._i0 + lo, self._i0 + hi)
+
+
+_Source = _TrajectorySource | _LogSource
+
+
+# --- accelerations from v, chunk by chunk --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Differentiation:
+    """Accelerations from ``v`` as :func:`wholebody.trajectory.estimate_accelerations` on the
+    whole log gives them, computed on a part that holds ``overlap`` neighbours each side.
+
+    The whole log's steps choose the formula (``np.gradient`` uses its uniform one only when
+    every step is equal; Savitzky-Golay uses the median step), so a chunk gives the same bits.
+    """
+
+    savgol: tuple[int, int] | None
+    uniform_dx: float | None
+    median_dt: float
+
+    @classmethod
+    def from_time(cls, t: Array, savgol: tuple[int, int] | None) -> _Differentiation:
+        if len(t) < 3:
+            raise LogFormatError(
+                f"estimating accelerations needs at least 3 samples, the log has {len(t)}"
+            )
+        dx = np.diff(t)
+        uniform = float(dx[0]) if bool((dx == dx[0]).all()) else None
+        return cls(savgol, uniform, float(np.median(dx)) if savgol is not None else 0.0)
+
+    @property
+    def overlap(self) -> int:
+        return 2 if self.savgol is None else max(2, int(self.savgol[0]))
+
+    def accelerations(self, t: Array, v: Array) -> Array:
+        if self.savgol is not None:
+            from scipy.signal import savgol_filter
+
+            window, order = self.savgol
+            return np.asarray(
+                savgol_filter(
+                    v, window, order, deriv=1, delta=self.median_dt, axis=0, mode="interp"
+                )
+            )
+        return _central_differences(t, v, self.uniform_dx)
+
+
+def _central_differences(t: Array, f: Array, uniform_dx: float | None) -> Array:
+    """``np.gradient(f, t, axis=0, edge_order=2)`` with its uniform formula only when
+    ``uniform_dx`` is given (the same expressions, hence the same bits)."""
+    out = np.empty_like(f)
+    if uniform_dx is not None:
+        h = uniform_dx
+        out[1:-1] = (f[2:] - f[:-2]) / (2.0 * h)
+        out[0] = -1.5 / h * f[0] + 2.0 / h * f[1] + -0.5 / h * f[2]
+        out[-1] = 0.5 / h * f[-3] + -2.0 / h * f[-2] + 1.5 / h * f[-1]
+        return out
+    dx = np.diff(t)
+    dx1, dx2 = dx[:-1], dx[1:]
+    a = (-dx2 / (dx1 * (dx1 + dx2)))[:, None]
+    b = ((dx2 - dx1) / (dx1 * dx2))[:, None]
+    c = (dx1 / (dx2 * (dx1 + dx2)))[:, None]
+    out[1:-1] = a * f[:-2] + b * f[1:-1] + c * f[2:]
+    d1, d2 = dx[0], dx[1]
+    out[0] = (
+        -(2.0 * d1 + d2) / (d1 * (d1 + d2)) * f[0]
+        + (d1 + d2) / (d1 * d2) * f[1]
+        + -d1 / (d2 * (d1 + d2)) * f[2]
+    )
+    d1, d2 = dx[-2], dx[-1]
+    out[-1] = (
+        d2 / (d1 * (d1 + d2)) * f[-3]
+        + -(d2 + d1) / (d1 * d2) * f[-2]
+        + (2.0 * d2 + d1) / (d2 * (d1 + d2)) * f[-1]
+    )
+    return out
+
+
+def _read_part(
+    source: _Source, start: int, stop: int, diff: _Differentiation | None, margin: int = 0
+) -> tuple[Trajectory, int]:
+    """Samples ``[start - m, stop + m)`` (clipped to the log; ``m`` covers the differences'
+    neighbours and ``margin``) with accelerations, and the offset of ``start`` in them."""
+    m = max(margin, diff.overlap if diff is not None else 0)
+    lo, hi = max(start - m, 0), min(stop + m, source.n)
+    part = source.read(lo, hi)
+    if diff is not None:
+        part = replace(part, a=diff.accelerations(part.time, part.v), accelerations_estimated=True)
+    return part, start - lo
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """The samples of one chunk, checked once (:meth:`Robot.check_batch`) for every reader.
+
+    ``arrays``: ``q``, ``v``, ``a`` checked, in the robot's joint order; ``bad``: the samples
+    the residual cannot use (a bad state, time or wrench) and ``reasons`` why (indices in the
+    chunk); ``motion``: ``(q, v, flagged)`` as the convention checks read them. Those look at
+    ``q`` and ``v`` only, so a sample flagged for its ``a``, time or wrenches keeps its ``q``
+    and ``v`` there: the rows ``check_batch`` flagged are checked again on ``q`` and ``v``
+    alone (the check is row by row: the same flags and renormalised ``q`` as a check of
+    ``q`` and ``v`` on every row), which leaves every unflagged sample checked once.
+    """
+
+    arrays: dict[str, Array]
+    bad: NDArray[np.bool_]
+    reasons: dict[int, str]
+    motion: tuple[Array, Array, NDArray[np.bool_]]
+
+
+def _sample_checks(robot: Robot, part: Trajectory) -> _Checked:
+    """The checks of a chunk's samples (:class:`_Checked`): states, times, wrenches beyond
+    physical magnitudes."""
+    q, v, a, _ = part.for_robot(robot)
+    assert a is not None  # read with accelerations (_read_part)
+    arrays, bad, reasons = robot.check_batch(q=q, v=v, a=a)
+    motion = (arrays["q"], arrays["v"], bad.copy())
+    if bad.any():  # is q and v of a flagged sample usable on its own? (the conventions read it)
+        again = np.flatnonzero(bad)
+        alone, alone_bad, _ = robot.check_batch(q=q[again], v=v[again])
+        motion = (arrays["q"].copy(), arrays["v"].copy(), motion[2])
+        motion[0][again], motion[1][again], motion[2][again] = alone["q"], alone["v"], alone_bad
+    N = len(part)
+    W, E = part.contact_wrenches, part.external_wrenches
+    # Sample-level problems are flagged before any algebra: non-finite values, and wrenches
+    # beyond physical magnitudes (a diverged simulation; they would also overflow).
+    checks: list[tuple[str, Any]] = [("time has non-finite values", ~np.isfinite(part.time))]
+    for label, arr in [("contact wrenches", W)] + ([] if E is None else [("external wrenches", E)]):
+        checks.append(
+            (f"{label} have non-finite values", ~np.isfinite(arr).reshape(N, -1).all(axis=1))
+        )
+        checks.append(
+            (
+                f"{label} are beyond physical magnitudes (> {MAX_WRENCH_RELATIVE:g} m g, "
+                "a diverged simulation or wrong units)",
+                beyond_physical_magnitude(arr, robot.weight),
+            )
+        )
+    for why, rows in checks:
+        for i in np.flatnonzero(rows & ~bad):
+            reasons[int(i)] = why
+        bad = bad | rows
+    return _Checked(arrays, bad, reasons, motion)
+
+
+@dataclass(frozen=True)
+class _Options:
+    preset: str
+    tol: dict[str, float]
+    workers: int
+    chunk_size: int
+
+
+# --- convention checks per chunk ---------------------------------------------------------------
+
+#: The convention checks need this many samples; a shorter last chunk takes its predecessors.
+_MIN_CONVENTION_SAMPLES = 5
+
+
+def _convention_piece(
+    source: _Source, part: Trajectory, off: int, start: int, stop: int
+) -> tuple[int, Trajectory]:
+    """The samples ``[lo, stop)`` the convention checks of chunk ``[start, stop)`` read
+    (``lo < start`` only when the chunk is shorter than the checks need), and ``lo``."""
+    lo = min(start, max(stop - _MIN_CONVENTION_SAMPLES, 0))
+    base = start - off  # the sample index of part[0]
+    if lo < base:
+        piece = source.read(lo, stop)
+    elif lo == base and stop - base == len(part):
+        piece = part
+    else:
+        piece = part.select(slice(lo - base, stop - base))
+    return lo, piece
+
+
+class _Recent:
+    """The last :data:`_MIN_CONVENTION_SAMPLES` rows of per-sample arrays over the chunks
+    seen so far, in order: what a chunk shorter than the convention checks need reads before
+    it (states and placements that the chunks before checked and placed)."""
+
+    def __init__(self) -> None:
+        self.rows: tuple[Any, ...] | None = None
+
+    def before(self, count: int, *arrays: Any) -> tuple[Any, ...]:
+        """``arrays`` (a chunk's rows) after the last ``count`` rows seen; then the chunk's
+        rows are seen."""
+        seen = self.rows if self.rows is not None else tuple(x[:0] for x in arrays)
+        out = tuple(
+            np.concatenate([old[len(old) - count :], x]) if count else x
+            for old, x in zip(seen, arrays, strict=True)
+        )
+        keep = _MIN_CONVENTION_SAMPLES
+        self.rows = tuple(
+            np.concatenate([old, x[-keep:]])[-keep:] for old, x in zip(seen, arrays, strict=True)
+        )
+        return out
+
+
+def _chunk_conventions(
+    robot: Robot,
+    piece: Trajectory,
+    contacts: list[Contact],
+    ground: Any,
+    placements: tuple[Array, Array],
+    states: tuple[Array, Array, NDArray[np.bool_]],
+) -> Any:
+    """The convention checks of one chunk's piece (:func:`_convention_piece`), reusing the
+    checked states (``q``, ``v``, flagged: :class:`~_Checked`) and
+    the CoM and contact origins of the chunks' pass, row for row with the piece."""
+    from ..conventions import run_conventions
+
+    return run_conventions(
+        robot, piece, contacts, ground=ground, placements=placements, states=states
+    )
+
+
+def _merge_conventions(parts: list[tuple[int, int, Any]]) -> Any:
+    """One :class:`~wholebody.conventions.ConventionReport` from the chunks' reports: a check
+    fails when it fails on some chunk (the first failing chunk's message and evidence, with
+    the chunks that failed); one chunk's report is returned as it is."""
+    from ..conventions import ConventionCheck, ConventionReport
+
+    if len(parts) == 1:
+        return parts[0][2]
+    merged = []
+    for j, first in enumerate(parts[0][2].all_checks):
+        failing = [(a, b, r.all_checks[j]) for a, b, r in parts if not r.all_checks[j].passed]
+        if not failing:
+            merged.append(
+                ConventionCheck(
+                    first.name,
+                    True,
+                    f"{first.message} (in each of {len(parts)} chunks; first chunk shown)",
+                    evidence=first.evidence,
+                )
+            )
+            continue
+        a, b, check = failing[0]
+        spans = [[a, b - 1] for a, b, _ in failing]
+        merged.append(
+            ConventionCheck(
+                check.name,
+                False,
+                f"samples {a}..{b - 1}: {check.message} (fails on {len(failing)} of "
+                f"{len(parts)} chunks)",
+                check.fix,
+                check.hypotheses,
+                {**check.evidence, "failing_chunks": spans[:50], "n_chunks": len(parts)},
+            )
+        )
+    return ConventionReport(tuple(merged))
+
+
+def _differentiation_bounds(
+    robot: Robot,
+    source: _Source,
+    bounds: list[tuple[int, int]],
+    contacts: Sequence[Contact],
+    report: Report,
+    need: NDArray[np.bool_],
+) -> tuple[Array, Array, Array, Array, Array]:
+    """The expected error of differentiated accelerations [N], [N m] at the samples
+    ``need`` (``inf`` elsewhere), chunk by chunk with the neighbours the differences use;
+    then the same with the slow noise model (for averages over windows), and the total
+    external wrench at the CoM (N, 6) (NaN where not computed)."""
+    from ..conventions import expected_residual_error
+
+    e_f = np.full(report.n_samples, np.inf)
+    e_m = np.full(report.n_samples, np.inf)
+    s_f = np.full(report.n_samples, np.inf)
+    s_m = np.full(report.n_samples, np.inf)
+    total = np.full((report.n_samples, 6), np.nan)
+    for start, stop in bounds:
+        idx = np.flatnonzero(need[start:stop]) + start
+        if not len(idx):
+            continue
+        part, off = _read_part(source, start, stop, None, margin=2)
+        lo = start - off
+        expected = expected_residual_error(
+            robot,
+            part,
+            contacts,
+            force_tolerance=report.force_tolerance,
+            moment_tolerance=report.moment_tolerance,
+            samples=idx - lo,
+        )
+        e_f[idx], e_m[idx] = expected.force_error[idx - lo], expected.moment_error[idx - lo]
+        assert expected.slow_force_error is not None and expected.slow_moment_error is not None
+        s_f[idx] = expected.slow_force_error[idx - lo]
+        s_m[idx] = expected.slow_moment_error[idx - lo]
+        assert expected.total_wrench is not None
+        # The differences read the neighbours: their wrenches are known too.
+        near = np.unique(np.clip(np.concatenate([idx - 1, idx, idx + 1]), start, stop - 1))
+        total[near] = expected.total_wrench[near - lo]
+    return e_f, e_m, s_f, s_m, total
+
+
+# --- what the diagnosis keeps ------------------------------------------------------------------
+
+
+class _RowsOf:
+    """Rows of an (N, k, 6) array known at some indices only: the wrench rows the
+    diagnosis' lag search reads (``len`` is N; indexing by an array of known rows)."""
+
+    def __init__(self, n: int, index: NDArray[np.intp], values: Array):
+        self.n, self.index, self.values = n, index, values
+        self.shape = (n,) + values.shape[1:]
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, rows: Any) -> Array:
+        rows = np.asarray(rows)
+        pos = np.minimum(np.searchsorted(self.index, rows), max(len(self.index) - 1, 0))
+        if not len(self.index) or np.any(self.index[pos] != rows):
+            raise IndexError("wrench rows beyond those kept for the diagnosis")
+        return self.values[pos]
+
+
+@dataclass
+class _Kept:
+    wrenches: Array
+    positions: Array
+    rotations: Array
+    joints: Array
+    com: Array
+    rate: Array
+    ext: Array
+    log_wrenches: _RowsOf
+
+
+@dataclass
+class _Placed:
+    """The kinematics of the check's own pass, per sample of the log (NaN where it made
+    none), kept for the diagnosis when it keeps every sample: CoM (N, 3), momentum rate at
+    the CoM (N, 6), origins of the contact frames, the external wrenches' frames and the
+    contacts' parent joints (N, k + e + k, 3), contact frame rotations (N, k, 3, 3); world
+    axes, SI units."""
+
+    com: Array
+    rate: Array
+    positions: Array
+    rotations: Array
+
+    @classmethod
+    def empty(cls, n: int, k: int, e: int) -> _Placed:
+        nan = np.nan
+        return cls(
+            np.full((n, 3), nan),
+            np.full((n, 6), nan),
+            np.full((n, 2 * k + e, 3), nan),
+            np.full((n, k, 3, 3), nan),
+        )
+
+
+def _kept_samples(
+    robot: Robot,
+    source: _Source,
+    bounds: list[tuple[int, int]],
+    contacts: list[Contact],
+    parents: list[str],
+    rows: NDArray[np.intp],
+    bad: NDArray[np.bool_],
+    diff: _Differentiation | None,
+    placed: _Placed | None = None,
+) -> _Kept:
+    """The kinematics of the samples the diagnosis keeps and the wrench rows within the lag
+    search's reach (flagged samples' rows zeroed), read chunk by chunk. The kinematics are
+    the check's own pass's (``placed``) when it kept them; else one more Pinocchio pass per
+    kept sample, with the contacts' parent joints."""
+    from ..diagnosis.core import MAX_LAG_SAMPLES
+
+    N, k = source.n, len(contacts)
+    e = len(source.external_frames)
+    reach = min(MAX_LAG_SAMPLES, N // 4) + 1
+    frames = [c.frame for c in contacts] + list(source.external_frames) + parents
+    S = len(rows)
+    kept = _Kept(
+        np.empty((S, k, 6)),
+        np.empty((S, k, 3)),
+        np.empty((S, k, 3, 3)),
+        np.empty((S, k, 3)),
+        np.empty((S, 3)),
+        np.empty((S, 6)),
+        np.zeros((S, 6)),
+        _RowsOf(N, np.zeros(0, np.intp), np.zeros((0, k, 6))),
+    )
+    index_parts, value_parts = [], []
+    for start, stop in bounds:
+        sel = np.flatnonzero((rows >= start) & (rows < stop))
+        if not len(sel):
+            continue
+        # Accelerations only for a pass of its own (the wrenches do not depend on them).
+        part, off = _read_part(source, start, stop, diff if placed is None else None, reach)
+        lo = start - off
+        local = rows[sel] - lo
+        if placed is None:
+            kin = _kept_pass(robot, part, local, frames)
+        else:
+            at = rows[sel]
+            kin = _Placed(
+                placed.com[at], placed.rate[at], placed.positions[at], placed.rotations[at]
+            )
+        kept.positions[sel] = kin.positions[:, :k]
+        kept.rotations[sel] = kin.rotations[:, :k]
+        kept.joints[sel] = kin.positions[:, k + e :]
+        kept.com[sel] = kin.com
+        kept.rate[sel] = kin.rate
+        kept.wrenches[sel] = part.contact_wrenches[local]
+        if part.external_wrenches is not None:
+            kept.ext[sel] = np.concatenate(
+                wrench_sum(part.external_wrenches[local], kin.positions[:, k : k + e], kin.com),
+                axis=1,
+            )
+        near = np.unique(np.clip(rows[sel][:, None] + np.arange(-reach, reach + 1), 0, N - 1))
+        values = part.contact_wrenches[near - lo].copy()
+        values[bad[near]] = 0.0
+        index_parts.append(near)
+        value_parts.append(values)
+    if index_parts:
+        index = np.concatenate(index_parts)
+        index, first = np.unique(index, return_index=True)
+        kept.log_wrenches = _RowsOf(N, index, np.concatenate(value_parts)[first])
+    return kept
+
+
+def _kept_pass(
+    robot: Robot, part: Trajectory, local: NDArray[np.intp], frames: list[str]
+) -> _Placed:
+    """One Pinocchio pass per sample ``local`` of ``part`` (samples the check passed; checked
+    again for the renormalised ``q``): the kinematics of :class:`_Placed`."""
+    from ..balance import kinematics_batch
+
+    q, v, a, _ = part.for_robot(robot)
+    assert a is not None  # read with accelerations
+    arrays, _, _ = robot.check_batch(q=q[local], v=v[local], a=a[local])
+    kin = kinematics_batch(
+        robot,
+        arrays["q"],
+        arrays["v"],
+        arrays["a"],
+        frames,
+        np.zeros(len(local), bool),
+        rotations=True,
+    )
+    assert kin.rotations is not None
+    return _Placed(kin.com, kin.momentum_rate, kin.positions, kin.rotations)
 
 
 # --- the check ---------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The evidence behind a verdict: how much of the log was checked, how tight the check was,
-and whether the residual carries a systematic error that no single sample shows.
+whether the residual carries a systematic error that no single sample shows, which streams
+were held (flagged before the verdict), and where a wrench left its cone.
 
-Private to :mod:`wholebody.check.analysis`; the figures land in
+Private to :mod:`wholebody.check`; the figures land in
 :attr:`wholebody.check.report.Report.evidence`
 and the model is explained in ``docs/diagnosis.md`` ("Evidence").
 
@@ -26,6 +27,18 @@ a mass error, an offset or a lag averages to itself. Windows of ``M`` = 4, 8, 16
 (up to half the log), sliding by the smallest, are tested: a window whose mean residual
 exceeds the tolerance plus its bound is a systematic error, and its samples are
 inconsistent (the diagnosis runs on them) even when every single sample is waived.
+
+**Held and stale streams** (:func:`held_rows`), found before the verdict: a contact whose
+reading repeats one value, bit for bit, while the balance needs it to change carries no
+evidence about the motion. Its samples are flagged with the reason and the verdict rests on
+the rest (a topic that ended before the others, held by a resampler, is never read as a
+missing force).
+
+**Cone findings** (:func:`cone_finding`): a diagnosis line for friction-cone and CoP
+violations: which contact, which inequality, how far (the CoP's distance beyond the sole's
+edge in millimetres, or the cone margin in newtons), and when. A log whose balance is within
+tolerance but whose wrench leaves a cone is inconsistent; the diagnosis says where and by how
+much.
 """
 
 from __future__ import annotations
@@ -38,17 +51,25 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..conventions.differentiation import storage_resolution
+from ..diagnosis.core import Finding
 
 Array = NDArray[np.float64]
+
 
 #: Default minimum share of the log's samples that must be checked (not flagged) for a
 #: verdict other than "inconclusive".
 MIN_CHECKED_SHARE = 0.5
+
+
 #: Default largest share of the checked samples that may be waived (over tolerance, within
 #: the expected error of differentiation) for a verdict other than "inconclusive".
 MAX_WAIVED_SHARE = 0.1
+
+
 #: The smallest window of the systematic-error test [samples].
 MIN_WINDOW = 4
+
+
 #: At most this many window starts per scale (longer logs slide by more than the smallest
 #: window: the test's cost does not grow with the log beyond it).
 MAX_WINDOW_STARTS = 20_000
@@ -337,3 +358,195 @@ def evidence_lines(report: Any) -> list[str]:
             "the log is inconsistent (a diverged simulation or wrong units)"
         )
     return lines
+
+
+#: A reading repeated (bit for bit, not zeros) this many samples in a row may be held.
+MIN_HELD_SAMPLES = 5
+
+
+#: The share of the force tolerance the residual must change by over a hold (below it, a
+#: hold changes nothing the verdict sees; the notes of a consistent log still list it).
+FLOOR = 0.1
+
+
+#: How many standard errors of its noise the residual's change over a hold must exceed.
+NOISE_FACTOR = 4.0
+
+
+def repeats(wrenches: Array, previous: Array | None) -> NDArray[np.bool_]:
+    """Per sample and contact: the reading equals the previous sample's bit for bit and is
+    not all zeros (a foot in the air reads zeros, not a hold).
+
+    Parameters
+    ----------
+    wrenches : ndarray, shape (n, k, 6)
+        A block of logged contact wrenches.
+    previous : ndarray, shape (k, 6), or None
+        The sample before the block (None: the log's first block).
+
+    Returns
+    -------
+    ndarray of bool, shape (n, k)
+    """
+    W = np.asarray(wrenches)
+    before = np.concatenate([W[:1] if previous is None else previous[None], W[:-1]])
+    same = (W == before).all(axis=-1) & (np.abs(W).max(axis=-1) > 0)
+    if previous is None and len(same):
+        same[0] = False
+    return np.asarray(same, dtype=bool)
+
+
+def _runs(mask: NDArray[np.bool_]) -> list[tuple[int, int]]:
+    edges = np.diff(np.r_[0, mask.astype(np.int8), 0])
+    return list(zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1), strict=True))
+
+
+def held_rows(
+    same: NDArray[np.bool_],
+    residual: Array,
+    time: Array,
+    names: list[str],
+    tolerance: float,
+) -> dict[int, str]:
+    """Samples of held readings: runs of at least :data:`MIN_HELD_SAMPLES` repeats in which
+    the residual force changes by more than ``FLOOR`` times ``tolerance`` plus its noise
+    (the mean over the run's last quarter against its first, beyond ``NOISE_FACTOR``
+    standard errors): the balance needs the reading to change and it does not.
+
+    Parameters
+    ----------
+    same : ndarray of bool, shape (N, k)
+        :func:`repeats` over the log.
+    residual : ndarray, shape (N, 3)
+        Residual force per sample, world [N] (NaN where not checked).
+    time : ndarray, shape (N,)
+        Sample times [s].
+    names : list of str
+        Contact names (k).
+    tolerance : float
+        Force tolerance [N].
+
+    Returns
+    -------
+    dict
+        Log row -> reason.
+    """
+    out: dict[int, str] = {}
+    for j, name in enumerate(names):
+        for a, b in _runs(same[:, j]):
+            if b - a < MIN_HELD_SAMPLES:
+                continue
+            r = residual[a:b]
+            r = r[np.isfinite(r).all(axis=1)]
+            if len(r) < 4:
+                continue
+            h = max(2, len(r) // 4)
+            first, last = r[:h], r[-h:]
+            change = float(np.linalg.norm(last.mean(axis=0) - first.mean(axis=0)))
+            noise = float(np.sqrt((first.var(axis=0) / h + last.var(axis=0) / h).sum()))
+            if not change > FLOOR * tolerance + NOISE_FACTOR * noise:
+                continue
+            why = (
+                f"contact {name!r} holds its reading of {float(time[a - 1]):.4f} s while the "
+                "balance needs it to change (a held or stale stream: not evidence)"
+            )
+            for i in range(a, b):
+                out.setdefault(i, why)
+    return out
+
+
+def held_note(held: dict[int, str], time: Array) -> Finding:
+    """The note that says which samples :func:`held_rows` flagged (``parameters["flagged"]``:
+    log row -> reason; ``windows``: per run its reason, first and last time, samples)."""
+    rows = np.array(sorted(held))
+    breaks = np.flatnonzero(
+        (np.diff(rows) != 1)
+        | (
+            np.array([held[int(i)] for i in rows[1:]])
+            != np.array([held[int(i)] for i in rows[:-1]])
+        )
+    )
+    starts = np.r_[0, breaks + 1]
+    stops = np.r_[breaks + 1, len(rows)]
+    windows = [
+        {
+            "reason": held[int(rows[a])],
+            "start": float(time[rows[a]]),
+            "end": float(time[rows[b - 1]]),
+            "samples": int(b - a),
+        }
+        for a, b in zip(starts, stops, strict=True)
+    ]
+    text = "; ".join(
+        f"{w['start']:.3f} .. {w['end']:.3f} s ({w['samples']} samples): {w['reason']}"
+        for w in windows[:4]
+    )
+    more = f" (+{len(windows) - 4} more)" if len(windows) > 4 else ""
+    return Finding(
+        "held_stream",
+        0.0,
+        f"{len(rows)} samples flagged, their readings held: {text}{more}; the verdict rests "
+        "on the other samples",
+        {"flagged": dict(held), "windows": windows, "note": True},
+    )
+
+
+def cone_finding(report: object) -> Finding | None:
+    """The ``cone_violation`` finding of a report with violated cones (None without).
+
+    ``parameters["contacts"]``: per contact the samples violated, the most violated
+    inequality, the largest CoP excursion beyond the sole [m] (NaN for point contacts or
+    slips), the least cone margin [N or N m], and the windows (first, last time [s]).
+    """
+    viol: NDArray[np.bool_] = report.cone_violation  # type: ignore[attr-defined]
+    if not viol.any():
+        return None
+    time: Array = report.time  # type: ignore[attr-defined]
+    names: list[str] = report.contact_names  # type: ignore[attr-defined]
+    halves: dict[str, tuple[float, float]] = report.sole_half_sizes  # type: ignore[attr-defined]
+    centres = report.sole_centers  # type: ignore[attr-defined]
+    cop: Array = report.cop  # type: ignore[attr-defined]
+    margin: Array = report.cone_margin  # type: ignore[attr-defined]
+    rows_named = report.violated_row  # type: ignore[attr-defined]
+    out: dict[str, dict[str, object]] = {}
+    parts = []
+    for j, name in enumerate(names):
+        v = viol[:, j]
+        if not v.any():
+            continue
+        kinds = list(rows_named[v, j])
+        common = max(set(kinds), key=kinds.count)
+        beyond = float("nan")
+        if name in halves and cop.ndim == 3:
+            X, Y = halves[name]
+            c = np.asarray(centres.get(name, (0.0, 0.0)), dtype=float)
+            p = cop[v, j] - c
+            with np.errstate(invalid="ignore"):
+                excess = np.maximum(np.abs(p[:, 0]) - X, np.abs(p[:, 1]) - Y)
+            if np.isfinite(excess).any() and np.nanmax(excess) > 0:
+                beyond = float(np.nanmax(excess))
+        windows = [(float(time[a]), float(time[b - 1])) for a, b in _runs(v)]
+        out[name] = {
+            "samples": int(v.sum()),
+            "most_violated": common,
+            "cop_beyond_sole": beyond,
+            "min_margin": float(np.nanmin(margin[v, j])),
+            "windows": windows,
+        }
+        when = ", ".join(f"{a:.3f} .. {b:.3f} s" for a, b in windows[:3])
+        more = f" (+{len(windows) - 3} more)" if len(windows) > 3 else ""
+        # The margin's unit follows the inequality: a moment row (the CoP) in N m, else N.
+        of_kind = np.asarray(rows_named[:, j] == common) & v
+        unit = "N m" if "CoP" in common else "N"
+        far = (
+            f"the CoP up to {1e3 * beyond:.3g} mm beyond the sole's edge"
+            if np.isfinite(beyond)
+            else f"up to {-float(np.nanmin(margin[of_kind, j])):.3g} {unit} outside the cone"
+        )
+        parts.append(f"{name!r}: {int(v.sum())} samples, {common}; {far}; at {when}{more}")
+    return Finding(
+        "cone_violation",
+        0.0,
+        "contact wrenches outside their cone: " + "; ".join(parts),
+        {"contacts": out},
+    )

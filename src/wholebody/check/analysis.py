@@ -21,8 +21,7 @@ from ..contacts import Contact
 from ..errors import InvalidArgumentError, LogFormatError
 from ..robot.core import Robot
 from ..trajectory import Trajectory
-from ._engine import _check_source
-from ._sources import _LogSource, _Options, _TrajectorySource
+from ._engine import _check_source, _LogSource, _Options, _TrajectorySource
 from ._verdict import MAX_WAIVED_SHARE, MIN_CHECKED_SHARE
 from .report import Report
 
