@@ -24,7 +24,6 @@ LAYERS = [
     ["io", "sim"],
     ["identify"],
     ["trajectory"],
-    ["_trajectory_arrays", "_wrench_points"],
     ["io.logfiles"],
     ["friction"],
     ["balance"],

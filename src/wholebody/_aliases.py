@@ -84,6 +84,8 @@ ALIASES: dict[str, str] = {
     "wholebody._robot_checks": "wholebody.robot._checks",
     "wholebody._robot_batch": "wholebody.robot.batch",
     "wholebody._validation": "wholebody.robot.validation",
+    "wholebody._trajectory_arrays": "wholebody.trajectory",
+    "wholebody._wrench_points": "wholebody.trajectory",
     "wholebody.differentiation": "wholebody.robot.differentiation",
     "wholebody.loading": "wholebody.models.loading",
     "wholebody.mjcf": "wholebody.robot.mjcf",

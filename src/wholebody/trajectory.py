@@ -13,6 +13,26 @@ sample in the world (``contact_points_world``, e.g. a CoP), point forces with th
 (``point_forces``), and the points of the external wrenches (a push). The checks and the
 estimation move them all to the frame origins once, with batch frame kinematics
 (:meth:`Trajectory.at_frame_origins`).
+
+The module's parts: the tables :meth:`Trajectory.from_arrays` builds from mappings
+{name: array} and the checks of the point fields (every problem raises
+:class:`LogFormatError` naming the argument or field), and the wrenches at stated points moved
+to their frames' origins over a whole log at once (:meth:`Trajectory.at_frame_origins`). A
+wrench ``(f, tau_P)`` about a point P, world axes, is the wrench ``(f, tau_O)`` about the
+frame origin O with
+
+.. math::
+
+    \\tau_O = \\tau_P + (p_P - p_O) \\times f
+
+(Varignon, DESIGN section 3); a point force ``f_i`` at ``p_i`` adds ``(f_i, (p_i - p_O)
+\\times f_i)`` to its contact's wrench. Frame placements come from one batch pass,
+:meth:`wholebody.Robot.frame_placements`; the algebra is numpy over all samples.
+
+A force that is exactly zero is moved without its point (its lever arm is not read), so a
+point left undefined (NaN) while nothing acts there, as simulators and CoP-referenced logs do
+when a foot is in the air, gives a finite wrench. A NaN point under a non-zero force gives a
+NaN wrench on that sample only, which the checks flag like any non-finite sample.
 """
 
 from __future__ import annotations
@@ -27,27 +47,520 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._trajectory_arrays import (
-    _active_table,
-    _float_array,
-    _wrench_table,
-    check_point_fields,
-    point_arrays,
+from .errors import (
+    ContactNotFoundError,
+    InvalidArgumentError,
+    LogFormatError,
+    StateError,
+    WholebodyDeprecationWarning,
 )
-from ._wrench_points import TrajectoryPoints
-from .errors import LogFormatError, StateError, WholebodyDeprecationWarning
 from .io.logfiles import LogFields, open_fields, write_fields
-from .io.logfiles.fields import as_bool_array, check_names, check_time_increasing
+from .io.logfiles.fields import (
+    as_bool_array,
+    as_float_array,
+    check_labels,
+    check_names,
+    check_time_increasing,
+)
 from .robot.core import Robot
+from .spatial import cross
 
 if TYPE_CHECKING:
     from .robot.differentiation import estimate_accelerations, estimate_velocities
     from .schedule import ContactSchedule
 
+
 __all__ = ["Trajectory", "LogFormatError", "estimate_velocities", "estimate_accelerations"]
 
+
 Array = NDArray[np.float64]
+
+
+def _float_array(x: Any, name: str, ndim: int, source: str) -> Array:
+    arr = as_float_array(x, name, source)
+    if arr.ndim != ndim:
+        raise LogFormatError(
+            f"{source}: field {name!r} must have {ndim} dimensions, got shape {arr.shape}"
+        )
+    return arr
+
+
+def _wrench_table(
+    wrenches: Any, what: str, N: int, allow_forces: bool
+) -> tuple[tuple[str, ...], Array]:
+    """Names and an (N, k, 6) array from a mapping {name: (N, 6) or (N, 3) array}."""
+    if not isinstance(wrenches, Mapping):
+        raise LogFormatError(
+            f"arrays: {what} must be a mapping {{name: (N, 6) array}}, got "
+            f"{type(wrenches).__name__}"
+            + (f" of shape {np.shape(wrenches)}" if isinstance(wrenches, np.ndarray) else "")
+        )
+    names = tuple(wrenches)
+    bad = [n for n in names if not isinstance(n, str)]
+    if bad:
+        raise LogFormatError(f"arrays: {what} names must be strings, got {bad[0]!r}")
+    W = np.zeros((N, len(names), 6))
+    widths = (3, 6) if allow_forces else (6,)
+    for k, name in enumerate(names):
+        w = as_float_array(wrenches[name], f"{what}[{name!r}]", "arrays")
+        if w.ndim != 2 or w.shape[0] != N or w.shape[1] not in widths:
+            allowed = " or ".join(f"({N}, {n})" for n in widths)
+            raise LogFormatError(
+                f"arrays: {what} {name!r} must have shape {allowed}, got {w.shape}"
+            )
+        W[:, k, : w.shape[1]] = w
+    return names, W
+
+
+def _mapping(value: Any, what: str, expect: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise LogFormatError(
+            f"arrays: {what} must be a mapping {{name: {expect}}}, got "
+            f"{type(value).__name__}"
+            + (f" of shape {np.shape(value)}" if isinstance(value, np.ndarray) else "")
+        )
+    return value
+
+
+def _unknown_names(given: Mapping[str, Any], names: tuple[str, ...], what: str, of: str) -> None:
+    unknown = [n for n in given if n not in names]
+    if unknown:
+        raise LogFormatError(
+            f"arrays: {what} names {unknown[0]!r}, which is not one of the {of} {list(names)}"
+        )
+
+
+def _local_points(value: Any, names: tuple[str, ...], what: str, of: str) -> Array | None:
+    """A (k, 3) array from {name: (3,) point}; names absent get the frame origin."""
+    if value is None:
+        return None
+    value = _mapping(value, what, "(3,) point [m]")
+    _unknown_names(value, names, what, of)
+    out = np.zeros((len(names), 3))
+    for j, name in enumerate(names):
+        if name in value:
+            p = as_float_array(value[name], f"{what}[{name!r}]", "arrays")
+            if p.shape != (3,):
+                raise LogFormatError(
+                    f"arrays: {what} {name!r} must have shape (3,) [m], got {p.shape}"
+                )
+            out[j] = p
+    return out
+
+
+def _world_points(value: Any, names: tuple[str, ...], N: int, what: str, of: str) -> Array | None:
+    """An (N, k, 3) array from {name: (N, 3) points}, one entry per name."""
+    if value is None:
+        return None
+    value = _mapping(value, what, "(N, 3) points [m]")
+    _unknown_names(value, names, what, of)
+    missing = [n for n in names if n not in value]
+    if missing:
+        raise LogFormatError(
+            f"arrays: {what} must give the points of every one of the {of} {list(names)}; "
+            f"missing {missing} (use the frame origin's own position, or "
+            f"{what.replace('world', 'local')} for points fixed in the frames)"
+        )
+    out = np.zeros((N, len(names), 3))
+    for j, name in enumerate(names):
+        p = as_float_array(value[name], f"{what}[{name!r}]", "arrays")
+        if p.shape != (N, 3):
+            raise LogFormatError(f"arrays: {what} {name!r} must have shape ({N}, 3), got {p.shape}")
+        out[:, j] = p
+    return out
+
+
+def _point_force_table(
+    forces: Any, positions: Any, names: tuple[str, ...], N: int
+) -> tuple[Array | None, Array | None, tuple[str, ...]]:
+    """(N, m, 3) forces and positions and the m owners from {contact: (N, 3) or (N, n, 3)}."""
+    if forces is None and positions is None:
+        return None, None, ()
+    if forces is None or positions is None:
+        given, other = (
+            ("point_forces", "point_force_positions")
+            if positions is None
+            else ("point_force_positions", "point_forces")
+        )
+        raise LogFormatError(f"arrays: {given} needs {other} (a position for every force)")
+    forces = _mapping(forces, "point_forces", "(N, 3) or (N, n, 3) forces [N]")
+    positions = _mapping(positions, "point_force_positions", "(N, 3) or (N, n, 3) points [m]")
+    _unknown_names(forces, names, "point_forces", "contacts")
+    if set(forces) != set(positions):
+        raise LogFormatError(
+            f"arrays: point_forces and point_force_positions must name the same contacts; "
+            f"point_forces {list(forces)}, point_force_positions {list(positions)}"
+        )
+    F, P, owners = [], [], []
+    for name in forces:
+        arrays = []
+        for what, table in (("point_forces", forces), ("point_force_positions", positions)):
+            x = as_float_array(table[name], f"{what}[{name!r}]", "arrays")
+            if x.ndim == 2:
+                x = x[:, None, :]
+            if x.ndim != 3 or x.shape[0] != N or x.shape[2] != 3:
+                raise LogFormatError(
+                    f"arrays: {what} {name!r} must have shape ({N}, 3) or ({N}, n, 3), "
+                    f"got {np.shape(table[name])}"
+                )
+            arrays.append(x)
+        if arrays[0].shape != arrays[1].shape:
+            raise LogFormatError(
+                f"arrays: point_forces {name!r} has shape {arrays[0].shape} but "
+                f"point_force_positions {name!r} has {arrays[1].shape}"
+            )
+        F.append(arrays[0])
+        P.append(arrays[1])
+        owners += [name] * arrays[0].shape[1]
+    return np.concatenate(F, axis=1), np.concatenate(P, axis=1), tuple(owners)
+
+
+def _active_table(active: Any, names: tuple[str, ...], N: int) -> Any:
+    """An (N, k) mask in ``names`` order from a mapping {contact: (N,) mask} or an array."""
+    if not isinstance(active, Mapping):
+        return active  # checked by Trajectory.__post_init__
+    unknown = [n for n in active if n not in names]
+    missing = [n for n in names if n not in active]
+    if unknown or missing:
+        raise LogFormatError(
+            f"arrays: contact_active must have one (N,) mask per contact "
+            f"{list(names)}; unknown {unknown}, missing {missing}"
+        )
+    columns = []
+    for name in names:
+        col = as_bool_array(active[name], f"contact_active[{name!r}]", "arrays")
+        if col.shape != (N,):
+            raise LogFormatError(
+                f"arrays: contact_active {name!r} must have shape ({N},), got {col.shape}"
+            )
+        columns.append(col)
+    return np.stack(columns, axis=1) if columns else np.zeros((N, 0), dtype=bool)
+
+
+def check_point_fields(self: Any, N: int) -> None:
+    """Validate and convert the point fields of a Trajectory ``self`` (shapes, names,
+    finiteness of the fixed points); an empty set of point forces becomes None."""
+    src = self.source
+    pairs = (
+        ("contact_points_local", "contact_points_world", self.contact_names, "contacts"),
+        ("external_points_local", "external_points_world", self.external_frames, "frames"),
+    )
+    for local_name, world_name, names, of in pairs:
+        local, world = getattr(self, local_name), getattr(self, world_name)
+        if local is not None and world is not None:
+            raise LogFormatError(f"{src}: give {local_name!r} or {world_name!r}, not both")
+        if local_name == "external_points_local" and self.external_wrenches is None:
+            given = local_name if local is not None else world_name
+            if local is not None or world is not None:
+                raise LogFormatError(f"{src}: field {given!r} is given without external_wrenches")
+        k = len(names)
+        if local is not None:
+            arr = _float_array(local, local_name, 2, src)
+            if arr.shape != (k, 3):
+                raise LogFormatError(
+                    f"{src}: field {local_name!r} must have shape {(k, 3)} (a point per "
+                    f"one of the {of} {list(names)}, in its frame [m]), got {arr.shape}"
+                )
+            if not np.isfinite(arr).all():
+                j = int(np.flatnonzero(~np.isfinite(arr).all(axis=1))[0])
+                raise LogFormatError(
+                    f"{src}: field {local_name!r}: the point of {names[j]!r} is "
+                    f"{arr[j].tolist()}; points fixed in a frame must be finite [m]"
+                )
+            object.__setattr__(self, local_name, arr if k else None)
+        if world is not None:
+            arr = _float_array(world, world_name, 3, src)
+            if arr.shape != (N, k, 3):
+                raise LogFormatError(
+                    f"{src}: field {world_name!r} must have shape {(N, k, 3)} (N samples, "
+                    f"a point per one of the {of} {list(names)}, world [m]), got {arr.shape}"
+                )
+            object.__setattr__(self, world_name, arr if k else None)
+    owners = check_labels(self.point_force_contacts, "point_force_contacts", src)
+    object.__setattr__(self, "point_force_contacts", owners)
+    F, P = self.point_forces, self.point_force_positions
+    if F is None and P is None:
+        if owners:
+            raise LogFormatError(
+                f"{src}: field 'point_force_contacts' is given without 'point_forces' "
+                "and 'point_force_positions'"
+            )
+        return
+    if F is None or P is None:
+        given, other = (
+            ("point_forces", "point_force_positions")
+            if P is None
+            else ("point_force_positions", "point_forces")
+        )
+        raise LogFormatError(f"{src}: field {given!r} is given without {other!r}")
+    unknown = [c for c in owners if c not in self.contact_names]
+    if unknown:
+        raise LogFormatError(
+            f"{src}: field 'point_force_contacts' names {unknown[0]!r}, which is not a "
+            f"contact; contacts: {list(self.contact_names)}"
+        )
+    m = len(owners)
+    for name, value in (("point_forces", F), ("point_force_positions", P)):
+        arr = _float_array(value, name, 3, src)
+        if arr.shape != (N, m, 3):
+            raise LogFormatError(
+                f"{src}: field {name!r} must have shape {(N, m, 3)} (N samples, one per "
+                f"entry of point_force_contacts), got {arr.shape}"
+            )
+        object.__setattr__(self, name, arr if m else None)
+    if not m:
+        object.__setattr__(self, "point_force_contacts", ())
+
+
+def point_arrays(
+    N: int, names: tuple[str, ...], external_wrenches: Any, **points: Any
+) -> tuple[tuple[str, ...], Array | None, dict[str, Any]]:
+    """For ``Trajectory.from_arrays``: the external frames and (N, e, 6) wrenches, and the
+    point fields as ``Trajectory`` keyword arguments, from the mappings given."""
+    ext_frames: tuple[str, ...] = ()
+    E = None
+    if external_wrenches is not None and (
+        not isinstance(external_wrenches, Mapping) or external_wrenches
+    ):
+        # A bare force (N, 3) is a push at a stated point: only with the points.
+        at_points = (
+            points["external_points_local"] is not None
+            or points["external_points_world"] is not None
+        )
+        ext_frames, E = _wrench_table(
+            external_wrenches, "external_wrenches", N, allow_forces=at_points
+        )
+    F, P, owners = _point_force_table(
+        points["point_forces"], points["point_force_positions"], names, N
+    )
+    out: dict[str, Any] = {
+        "point_forces": F,
+        "point_force_positions": P,
+        "point_force_contacts": owners,
+    }
+    for key, table, of in (
+        ("contact_points", names, "contacts"),
+        ("external_points", ext_frames, "external frames"),
+    ):
+        out[f"{key}_local"] = _local_points(points[f"{key}_local"], table, f"{key}_local", of)
+        out[f"{key}_world"] = _world_points(points[f"{key}_world"], table, N, f"{key}_world", of)
+    return ext_frames, E, out
+
+
+def lever_moment(arm: Array, force: Array) -> Array:
+    """``arm x force`` (..., 3), zero where ``force`` is exactly zero (whatever ``arm``)."""
+    moment = cross(arm, force)
+    zero = ~np.any(force != 0.0, axis=-1)
+    if zero.any():
+        moment[zero] = 0.0
+    return moment
+
+
+def shift_to_origins(
+    wrenches: Array,
+    origins: Array,
+    rotations: Array | None,
+    points_local: Array | None,
+    points_world: Array | None,
+) -> Array:
+    """Wrenches (N, k, 6) about stated points moved to the frame origins (a new array).
+
+    Parameters
+    ----------
+    wrenches : ndarray, shape (N, k, 6)
+        ``(f, tau_P)`` world axes, about the points [N, N m].
+    origins : ndarray, shape (N, k, 3)
+        Frame origins, world [m].
+    rotations : ndarray, shape (N, k, 3, 3), or None
+        World-from-frame rotations (needed with ``points_local``).
+    points_local : ndarray, shape (k, 3), or None
+        Points fixed in each frame, frame coordinates [m].
+    points_world : ndarray, shape (N, k, 3), or None
+        Points per sample, world [m].
+    """
+    out = np.array(wrenches, dtype=float, copy=True)
+    if points_local is not None:
+        assert rotations is not None
+        arm = np.einsum("nkij,kj->nki", rotations, points_local)
+    elif points_world is not None:
+        arm = points_world - origins
+    else:
+        return out
+    out[..., 3:] += lever_moment(arm, out[..., :3])
+    return out
+
+
+def add_point_forces(
+    wrenches: Array,
+    origins: Array,
+    forces: Array,
+    positions: Array,
+    owner: Sequence[int],
+) -> None:
+    """Add point forces (N, m, 3) at ``positions`` (N, m, 3) to the wrenches (N, k, 6) of
+    their contacts ``owner[j]`` about those contacts' origins (N, k, 3), in place."""
+    for j, c in enumerate(owner):
+        f = forces[:, j]
+        wrenches[:, c, :3] += f
+        wrenches[:, c, 3:] += lever_moment(positions[:, j] - origins[:, c], f)
+
+
+def placements(robot: Robot, q: Array, frames: Sequence[str]) -> tuple[Array, Array]:
+    """Origins (N, n, 3) and rotations (N, n, 3, 3) of ``frames`` over ``q`` (N, nq), NaN
+    on samples that fail the state checks (:meth:`Robot.frame_placements`)."""
+    if not frames:
+        N = q.shape[0]
+        return np.zeros((N, 0, 3)), np.zeros((N, 0, 3, 3))
+    return robot.frame_placements(q, list(frames))
+
+
+def at_frame_origins(traj: Any, robot: Robot, contacts: Any) -> Any:
+    """:meth:`Trajectory.at_frame_origins` of a trajectory that has points."""
+    k, e = len(traj.contact_names), len(traj.external_frames)
+    owner = [traj.contact_names.index(c) for c in traj.point_force_contacts]
+    # Only the frames whose wrenches move: a contact with a non-zero fixed point, world
+    # points or point forces; an external frame with points.
+    need_c = np.zeros(k, dtype=bool)
+    if traj.contact_points_local is not None:
+        need_c |= np.any(traj.contact_points_local != 0.0, axis=1)
+    if traj.contact_points_world is not None:
+        need_c[:] = True
+    need_c[owner] = True
+    need_e = np.full(e, traj.external_points_world is not None) | (
+        np.any(traj.external_points_local != 0.0, axis=1)
+        if traj.external_points_local is not None
+        else False
+    )
+    cj, ej = np.flatnonzero(need_c), np.flatnonzero(need_e)
+    frames = _contact_frames(contacts, [traj.contact_names[j] for j in cj])
+    q = traj.for_robot(robot)[0]
+    names = frames + [traj.external_frames[j] for j in ej]
+    origins, rotations = placements(robot, q, names)
+    N, n = len(traj), len(cj)
+    Oc = np.zeros((N, k, 3))
+    Rc = np.zeros((N, k, 3, 3))
+    Oc[:, cj], Rc[:, cj] = origins[:, :n], rotations[:, :n]
+    W = traj.contact_wrenches
+    if need_c.any():
+        W = shift_to_origins(W, Oc, Rc, traj.contact_points_local, traj.contact_points_world)
+        if traj.point_forces is not None and traj.point_force_positions is not None:
+            add_point_forces(W, Oc, traj.point_forces, traj.point_force_positions, owner)
+    E = traj.external_wrenches
+    if E is not None and need_e.any():
+        Oe = np.zeros((N, e, 3))
+        Re = np.zeros((N, e, 3, 3))
+        Oe[:, ej], Re[:, ej] = origins[:, n:], rotations[:, n:]
+        E = shift_to_origins(E, Oe, Re, traj.external_points_local, traj.external_points_world)
+    return replace(
+        traj,
+        contact_wrenches=W,
+        external_wrenches=E,
+        contact_points_local=None,
+        contact_points_world=None,
+        point_forces=None,
+        point_force_positions=None,
+        point_force_contacts=(),
+        external_points_local=None,
+        external_points_world=None,
+    )
+
+
+def _contact_frames(contacts: Any, needed: list[str]) -> list[str]:
+    """The frames of the contacts ``needed``, from ``contacts`` (see
+    :meth:`at_frame_origins`)."""
+    if contacts is None:
+        return list(needed)
+    if isinstance(contacts, Mapping):
+        table = dict(contacts)
+    else:
+        try:
+            table = {c.name: c.frame for c in contacts}
+        except (AttributeError, TypeError):
+            raise InvalidArgumentError(
+                "contacts must be a sequence of Contact or a mapping {contact name: frame "
+                f"name}}, got {type(contacts).__name__}"
+            ) from None
+    missing = [n for n in needed if n not in table]
+    if missing:
+        raise ContactNotFoundError(missing[0], list(table))
+    return [table[n] for n in needed]
+
+
+class TrajectoryPoints:
+    """The wrenches-at-stated-points part of :class:`wholebody.trajectory.Trajectory`
+    (its fields are declared there)."""
+
+    @property
+    def has_points(self) -> bool:
+        """Whether some wrench is given about a stated point (a point field is set), so that
+        :meth:`at_frame_origins` has something to convert."""
+        return any(
+            getattr(self, name) is not None
+            for name in (
+                "contact_points_local",
+                "contact_points_world",
+                "point_forces",
+                "external_points_local",
+                "external_points_world",
+            )
+        )
+
+    def at_frame_origins(
+        self,
+        robot: Robot,
+        contacts: Sequence[Any] | Mapping[str, str] | None = None,
+    ) -> Any:
+        """The same log with every wrench about its frame's origin and the point fields
+        cleared; ``self`` when there is nothing to convert (:attr:`has_points` is False).
+
+        One batch pass of frame kinematics over the whole log
+        (:meth:`wholebody.Robot.frame_placements`, only the frames that need it), then
+        numpy over all samples, world axes:
+
+        .. math::
+
+            \\\\tau_O = \\tau_P + (p_P - p_O) \\times f, \\qquad
+            w_c \\mathrel{+}= \\left(f_i,\\; (p_i - p_O) \\times f_i\\right)
+
+        for a wrench ``(f, tau_P)`` about a stated point P (fixed in the frame:
+        ``p_P - p_O = R p_local``; or per sample in the world) and for each point force
+        ``f_i`` at ``p_i`` of contact ``c``, with ``O`` the frame's origin. A force that is
+        exactly zero is moved without reading its point, so a NaN point where nothing acts
+        gives a finite wrench; a NaN point under a non-zero force makes that sample's wrench
+        NaN, which the checks flag (like any non-finite sample). Samples whose ``q`` fails
+        the state checks get NaN wrenches where a shift was needed.
+
+        Parameters
+        ----------
+        robot : Robot
+            Floating-base robot; the log's joints are mapped to it by name.
+        contacts : sequence of Contact, or mapping {contact name: frame name}, optional
+            The frame of each contact of the log (by name). Default: each contact name is
+            a robot frame. External wrenches are about their ``external_frames``.
+
+        Returns
+        -------
+        Trajectory
+            ``contact_wrenches`` (N, k, 6) and ``external_wrenches`` (N, e, 6), world axes
+            about each frame's origin [N, N m]; no point fields.
+
+        Raises
+        ------
+        ContactNotFoundError
+            A contact that needs converting and has no frame in ``contacts``.
+        FrameNotFoundError
+            A frame the robot lacks.
+        LogFormatError
+            Joints of the log and the robot that do not match (as :meth:`for_robot`).
+        """
+        if not self.has_points:
+            return self
+        return at_frame_origins(self, robot, contacts)
+
+
 Bools = NDArray[np.bool_]
+
+
 BASE_NQ, BASE_NV = 7, 6
 
 
