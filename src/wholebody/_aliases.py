@@ -92,6 +92,8 @@ ALIASES: dict[str, str] = {
     "wholebody.uncertainty": "wholebody.estimation.uncertainty",
     "wholebody.calibrate": "wholebody.identify.calibrate",
     "wholebody.logfiles": "wholebody.io.logfiles",
+    "wholebody.io.logfiles.base": "wholebody.io.logfiles.fields",
+    "wholebody.io.logfiles.safety": "wholebody.io.logfiles.fields",
     "wholebody.recordings": "wholebody.io.recordings",
     "wholebody.profile": "wholebody.io.profile",
     "wholebody.mujoco_bridge": "wholebody.sim.mujoco",

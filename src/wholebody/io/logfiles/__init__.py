@@ -12,9 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...errors import LogFormatError
-from .base import FieldReader
-from .fields import LogFields
-from .safety import check_input_path
+from .fields import FieldReader, LogFields, check_input_path
 
 # Each format's module (its reader and writer) is imported on the first use of that format.
 

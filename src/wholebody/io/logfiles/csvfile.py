@@ -18,8 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...errors import LogFormatError
-from .fields import LogFields, dump_metadata, parse_metadata
-from .safety import available_memory, output_file
+from .fields import LogFields, available_memory, dump_metadata, output_file, parse_metadata
 from .table import TableReader, table_columns, table_metadata
 
 __all__ = ["CsvReader", "write_csv", "METADATA_PREFIX"]

@@ -16,7 +16,6 @@ from numpy.typing import NDArray
 
 from ..._optional import require
 from ...errors import LogFormatError
-from .base import FieldReader
 from .fields import (
     ACTIVE_FIELD,
     NAME_FIELDS,
@@ -24,15 +23,17 @@ from .fields import (
     POINT_SAMPLE_FIELDS,
     POINT_STATIC_FIELDS,
     REQUIRED,
+    FieldReader,
     LogFields,
     as_bool_array,
     as_float_array,
+    check_declared_size,
     check_labels,
     check_names,
     dump_metadata,
+    output_file,
     parse_metadata,
 )
-from .safety import check_declared_size, output_file
 
 __all__ = ["Hdf5Reader", "write_hdf5"]
 

@@ -17,8 +17,7 @@ from numpy.typing import NDArray
 
 from ..._optional import require
 from ...errors import LogFormatError
-from .fields import LogFields, dump_metadata, parse_metadata
-from .safety import check_declared_size, output_file
+from .fields import LogFields, check_declared_size, dump_metadata, output_file, parse_metadata
 from .table import ACTIVE_PREFIX, TableReader, table_columns, table_metadata
 
 __all__ = ["ParquetReader", "write_parquet", "ROW_GROUP"]

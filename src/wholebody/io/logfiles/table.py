@@ -20,7 +20,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...errors import LogFormatError
-from .base import FieldReader
 from .fields import (
     ACTIVE_FIELD,
     BASE_A,
@@ -28,6 +27,7 @@ from .fields import (
     BASE_V,
     POINT_STATIC_FIELDS,
     WRENCH,
+    FieldReader,
     LogFields,
     as_float_array,
 )
