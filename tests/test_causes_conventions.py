@@ -14,7 +14,7 @@ import pytest
 import wholebody as wb
 from wholebody.check.analysis import check_trajectory
 from wholebody.conventions import check_conventions
-from wholebody.conventions.limits import CHECK_NAME
+from wholebody.conventions._core import CHECK_NAME
 from wholebody.errors import StateError
 
 from .test_conventions import FEET, VELOCITY, _rotations, logs, yawed  # noqa: F401
@@ -111,7 +111,7 @@ def test_third_party_robot_degrees():
     N = 200
     q = np.tile(talos.neutral(), (N, 1))
     q[:, 7:] = lo + (hi - lo) * (0.3 + 0.4 * rng.random(len(lo)))
-    from wholebody.conventions.limits import joint_limit_check
+    from wholebody.conventions._core import joint_limit_check
 
     assert joint_limit_check(talos, q).passed
     qd = q.copy()

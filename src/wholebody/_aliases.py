@@ -17,7 +17,7 @@ old path                              new home
 ``wholebody.cop``                     ``wholebody.balance.cop``
 ``wholebody.reactions``               ``wholebody.balance.reactions``
 ``wholebody.support``                 ``wholebody.friction.support``
-``wholebody.conventions_contacts``    ``wholebody.conventions.contacts``
+``wholebody.conventions_contacts``    ``wholebody.conventions`` (``conventions._core``)
 ``wholebody.conventions_differentiation``  ``wholebody.conventions.differentiation``
 ``wholebody.differentiation``         ``wholebody.robot.differentiation``
 ``wholebody.loading``                 ``wholebody.models.loading`` (``wholebody.load``)
@@ -74,7 +74,9 @@ ALIASES: dict[str, str] = {
     "wholebody._balance_kinematics": "wholebody.balance._kinematics",
     "wholebody.support": "wholebody.friction.support",
     "wholebody._conventions_core": "wholebody.conventions._core",
-    "wholebody.conventions_contacts": "wholebody.conventions.contacts",
+    "wholebody.conventions_contacts": "wholebody.conventions._core",
+    "wholebody.conventions.contacts": "wholebody.conventions._core",
+    "wholebody.conventions.limits": "wholebody.conventions._core",
     "wholebody.conventions_differentiation": "wholebody.conventions.differentiation",
     "wholebody._robot_model": "wholebody.robot._model",
     "wholebody._robot_state": "wholebody.robot._state",

@@ -32,20 +32,18 @@ from ..contacts import Contact
 from ..robot.core import Robot
 from ..trajectory import Trajectory
 from ._core import (
-    MAX_DISAGREEING_SHARE,
-    NOISE_SIGMAS,
-    VELOCITY_RELATIVE_FLOOR,
-    run_conventions,
-)
-from .contacts import (
     GROUND_TOLERANCE_FRACTION,
     LOAD_SHARE,
+    MAX_DISAGREEING_SHARE,
     MAX_VIOLATION_SHARE,
     MIN_VIOLATION_TIME,
+    NOISE_SIGMAS,
     STILL_SPEED_FRACTION,
+    VELOCITY_RELATIVE_FLOOR,
     ConventionCheck,
     ConventionReport,
     Ground,
+    run_conventions,
 )
 from .differentiation import (
     ExpectedResidualError,

@@ -1,10 +1,28 @@
-"""The machinery of :func:`wholebody.conventions.check_conventions`: the run over one log
-(:func:`run_conventions`, which :mod:`wholebody.check.analysis` calls with the CoM and contact
-origins of its own pass) and the velocity check, ``v`` against the manifold derivative of
-``q``, with its hypotheses. Private; the public names are in :mod:`wholebody.conventions`.
+"""The convention checks of a log, run before any dynamics: the machinery of
+:func:`wholebody.conventions.check_conventions`, the types the checks share
+(:class:`ConventionCheck`, :class:`ConventionReport`, :class:`Ground`), and each check: the run
+over one log (:func:`run_conventions`, which :mod:`wholebody.check` calls with the CoM and
+contact origins of its own pass); the velocity check, ``v`` against the manifold derivative of
+``q``, with its hypotheses; the contact checks (a loaded contact is still and on the ground);
+the joint limits and joint angles logged in degrees. Private; the public names are in
+:mod:`wholebody.conventions`.
 
 The per-column statistics work on columns stored as contiguous rows (nv, N), and without
 NaN handling when there is no NaN: the same values as numpy's NaN-aware functions.
+
+**Joint limits and degrees.** A log whose joint angles, velocities and accelerations are all in
+degrees still has ``v`` equal to ``dq/dt`` (the velocity check passes); the robot it describes
+is then folded far beyond its joints' limits, and its contacts seem to move at tens of m/s.
+This check flags each sample whose joint is beyond its limits (with the joint), and names the
+degrees when reading the angles as degrees puts every joint within them (a failed check).
+Joints beyond their limits otherwise pass the check (the balance is not at stake: a simulator
+may not enforce a URDF's limits), flagged per sample in its evidence and said as a note beside
+the verdict (:func:`wholebody.diagnosis.notes.limit_notes`).
+
+Model: a joint is beyond its limits when its position is outside ``[lower - s, upper + s]``,
+``s = LIMIT_SLACK_RAD + LIMIT_SLACK_SHARE * (upper - lower)`` (simulators enforce limits
+softly: a few milliradians of penetration are normal). Only one-coordinate joints with finite
+limits (``lower < upper``) are checked.
 """
 
 from __future__ import annotations
@@ -12,6 +30,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -19,13 +38,11 @@ from numpy.typing import NDArray
 
 from ..contacts import Contact
 from ..errors import InvalidArgumentError, LogFormatError
-from ..robot.batch import consecutive_differences
+from ..robot.batch import com_frames_rows, consecutive_differences
 from ..robot.core import Robot
 from ..spatial import rotation_from_quat_xyzw
 from ..trajectory import Trajectory
-from .contacts import ConventionCheck, ConventionReport, Ground, contact_checks
 from .differentiation import quiet_empty_slices
-from .limits import joint_limit_check
 
 __all__ = [
     "run_conventions",
@@ -33,25 +50,479 @@ __all__ = [
     "VELOCITY_RELATIVE_FLOOR",
     "NOISE_SIGMAS",
     "MAX_DISAGREEING_SHARE",
+    "Ground",
+    "ConventionCheck",
+    "ConventionReport",
+    "contact_checks",
+    "LOAD_SHARE",
+    "STILL_SPEED_FRACTION",
+    "GROUND_TOLERANCE_FRACTION",
+    "MAX_VIOLATION_SHARE",
+    "MIN_VIOLATION_TIME",
+    "joint_limit_check",
+    "limited_joints",
+    "LIMIT_SLACK_RAD",
+    "LIMIT_SLACK_SHARE",
+    "CHECK_NAME",
 ]
 
+
 Array = NDArray[np.float64]
+
+
+#: A contact is loaded when its normal force exceeds this share of the weight.
+LOAD_SHARE = 0.1
+
+
+#: A loaded contact is still when its frame origin moves slower than this fraction of the
+#: robot's pendulum speed ``sqrt(g h)`` (``h``: CoM height above the loaded contacts):
+#: 0.05 sqrt(9.81 * 0.75) = 0.14 m/s for the shipped humanoid; a swinging foot moves at
+#: 0.3 m/s and more, a foot creeping on MuJoCo's soft contacts at 0.01-0.04 m/s.
+STILL_SPEED_FRACTION = 0.05
+
+
+#: A loaded contact is on the ground when its frame origin is within this fraction of ``h``
+#: of the plane: 15 mm at h = 0.75 m (soft contacts sink ~1-5 mm; a foot rolling on an edge
+#: at 10 % load lifts its centre ~5 mm; a wrong sole frame is off by centimetres).
+GROUND_TOLERANCE_FRACTION = 0.02
+
+
+#: A contact check fails when its violating samples are more than this share of the
+#: contact's loaded samples ...
+MAX_VIOLATION_SHARE = 0.02
+
+
+#: ... and last at least this long in total [s] (an impact settles within a few ms).
+MIN_VIOLATION_TIME = 0.02
+
+
+@dataclass(frozen=True)
+class Ground:
+    """A ground plane: the points ``p`` with ``normal . (p - (0, 0, height)) = 0``.
+
+    Parameters
+    ----------
+    height : float
+        Height of the plane's point above the world origin, along world z [m].
+    normal : array of shape (3,)
+        Upward normal, world axes; normalised here. Default ``(0, 0, 1)``.
+    """
+
+    height: float = 0.0
+    normal: Array = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
+
+    def __post_init__(self) -> None:
+        h = float(self.height)
+        n = np.asarray(self.normal, dtype=float)
+        if not math.isfinite(h):
+            raise InvalidArgumentError(f"ground height must be finite, got {self.height!r}")
+        if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) < 1e-9:
+            raise InvalidArgumentError(
+                f"ground normal must be a non-zero finite 3-vector, got {self.normal!r}"
+            )
+        object.__setattr__(self, "height", h)
+        object.__setattr__(self, "normal", n / np.linalg.norm(n))
+
+    def distance(self, points: Array) -> Array:
+        """Signed distance of points (..., 3) [m] above the plane, along the normal [m]."""
+        return (points - np.array([0.0, 0.0, self.height])) @ self.normal
+
+
+@dataclass(frozen=True)
+class ConventionCheck:
+    """The result of one named check.
+
+    Attributes
+    ----------
+    name : str
+        ``"velocity_matches_configuration"``, ``"loaded_contacts_still"`` or
+        ``"loaded_contacts_on_ground"``.
+    passed : bool
+    message : str
+        What was found, in words, with the key numbers.
+    fix : str
+        What to change in the log (empty when passed).
+    hypotheses : tuple of str
+        The named mistakes whose correction makes the check pass, e.g.
+        ``("quaternion_wxyz", "base_linear_velocity_in_world")``; empty when the check
+        passed or when no hypothesis fits.
+    evidence : dict
+        The numbers: per-column statistics, worst samples and values, thresholds.
+    """
+
+    name: str
+    passed: bool
+    message: str
+    fix: str = ""
+    hypotheses: tuple[str, ...] = ()
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ConventionReport:
+    """All convention checks of one log.
+
+    Attributes
+    ----------
+    all_checks : tuple of ConventionCheck
+        Every check run, in order.
+    """
+
+    all_checks: tuple[ConventionCheck, ...]
+
+    @property
+    def findings(self) -> tuple[ConventionCheck, ...]:
+        """The checks that failed."""
+        return tuple(c for c in self.all_checks if not c.passed)
+
+    @property
+    def passed(self) -> bool:
+        """True when every check passed."""
+        return not self.findings
+
+    def __getitem__(self, name: str) -> ConventionCheck:
+        for c in self.all_checks:
+            if c.name == name:
+                return c
+        raise KeyError(f"no check {name!r}; checks: {[c.name for c in self.all_checks]}")
+
+    def format_summary(self) -> str:
+        """One line per check; failed checks with their fix."""
+        lines = []
+        for c in self.all_checks:
+            lines.append(f"{'ok  ' if c.passed else 'FAIL'} {c.name}: {c.message}")
+            if not c.passed and c.fix:
+                lines.append(f"     fix: {c.fix}")
+        return "\n".join(lines)
+
+
+def contact_checks(
+    robot: Robot,
+    traj: Trajectory,
+    q: Array,
+    bad: NDArray[np.bool_],
+    frames: list[str],
+    ground: Ground | None,
+    up: Array,
+    placements: tuple[Array, Array] | None = None,
+) -> tuple[ConventionCheck, ConventionCheck]:
+    """The checks ``loaded_contacts_still`` and ``loaded_contacts_on_ground``.
+
+    ``placements``: (CoM (N, 3), contact frame origins (N, k, 3)), world [m], from a pass the
+    caller made (NaN where it made none); the missing samples are placed here.
+    """
+    N, k = len(traj), len(frames)
+    fids = [robot.frame_id(f) for f in frames]
+    if placements is None:
+        P = np.full((N, k, 3), np.nan)
+        com = np.full((N, 3), np.nan)
+        todo = ~bad
+    else:
+        com = np.where(bad[:, None], np.nan, placements[0])
+        P = np.where(bad[:, None, None], np.nan, placements[1])
+        todo = ~bad & ~(np.isfinite(com).all(axis=1) & np.isfinite(P).all(axis=(1, 2)))
+    com_frames_rows(robot, q, np.flatnonzero(todo).tolist(), fids, com, P)
+    t = traj.time
+    normal = ground.normal if ground is not None else up
+    W = traj.contact_wrenches
+    with np.errstate(invalid="ignore"):
+        fn = W[:, :, :3] @ normal
+        loaded = (fn > LOAD_SHARE * robot.weight) & ~bad[:, None]
+    height_of = P @ normal  # (N, k) along the normal
+    if loaded.any():
+        rows = loaded.any(axis=1)
+        feet = np.nanmean(np.where(loaded, height_of, np.nan)[rows], axis=1)
+        h = float(np.nanmedian(com[rows] @ normal - feet))
+    else:
+        h = float(np.nanmedian(com @ normal - np.nanmin(height_of, axis=1)))
+    h = max(h, 1e-3) if math.isfinite(h) else 1.0
+    g = float(np.linalg.norm(robot.gravity_vector))
+    speed_tol = STILL_SPEED_FRACTION * math.sqrt(g * h)
+    height_tol = GROUND_TOLERANCE_FRACTION * h
+    stated = {
+        "load_threshold_N": LOAD_SHARE * robot.weight,
+        "robot_size_h_m": h,
+        "max_violation_share": MAX_VIOLATION_SHARE,
+        "min_violation_time_s": MIN_VIOLATION_TIME,
+    }
+    dt = np.gradient(t)
+
+    speed = np.linalg.norm(np.gradient(P, t, axis=0), axis=2) if N > 1 else np.zeros((N, k))
+    if ground is not None:
+        offset = ground.distance(P)
+        plane = {
+            "ground_height_m": ground.height,
+            "ground_normal": ground.normal.tolist(),
+            "ground": "declared",
+        }
+    else:
+        level = float(np.nanmedian(height_of[loaded])) if loaded.any() else 0.0
+        offset = height_of - level
+        plane = {
+            "ground_height_m": level,
+            "ground_normal": normal.tolist(),
+            "ground": "estimated: median height of the loaded contacts",
+        }
+    still = _contact_verdict(
+        "loaded_contacts_still",
+        traj.contact_names,
+        loaded,
+        speed,
+        speed_tol,
+        t,
+        dt,
+        {**stated, "speed_tolerance_m_s": speed_tol},
+        "m/s",
+        "loaded contacts move",
+        "is still while loaded",
+        "check that each wrench is logged with its own contact (names not swapped), that forces "
+        "and motion share one clock (no time lag), that a lifted contact's force is zero "
+        "(no stale force), and the contact frames; a real slip shows here too",
+    )
+    on_ground = _contact_verdict(
+        "loaded_contacts_on_ground",
+        traj.contact_names,
+        loaded,
+        np.abs(offset),
+        height_tol,
+        t,
+        dt,
+        {**stated, "height_tolerance_m": height_tol, **plane},
+        "m",
+        "loaded contacts are off the ground plane",
+        "is on the ground while loaded",
+        "check the contact frames (the sole, not the ankle), the ground height and normal, and "
+        "that the base position is in the same world frame as the ground",
+        signed=offset,
+    )
+    return still, on_ground
+
+
+def _contact_verdict(
+    name: str,
+    contact_names: tuple[str, ...],
+    loaded: NDArray[np.bool_],
+    value: Array,
+    tol: float,
+    t: Array,
+    dt: Array,
+    stated: dict[str, Any],
+    unit: str,
+    bad_words: str,
+    good_words: str,
+    fix: str,
+    signed: Array | None = None,
+) -> ConventionCheck:
+    per_contact: dict[str, Any] = {}
+    failing = []
+    with np.errstate(invalid="ignore"):
+        over = loaded & (value > tol)
+    for c, cname in enumerate(contact_names):
+        n_loaded = int(loaded[:, c].sum())
+        idx = np.flatnonzero(over[:, c])
+        share = len(idx) / max(n_loaded, 1)
+        duration = float(dt[idx].sum())
+        fails = share > MAX_VIOLATION_SHARE and duration >= MIN_VIOLATION_TIME
+        worst = idx[np.argsort(-value[idx, c])][:5]
+        shown = signed if signed is not None else value
+        loaded_values = value[loaded[:, c], c]
+        per_contact[cname] = {
+            "loaded_samples": n_loaded,
+            "violating_samples": len(idx),
+            "violating_share": share,
+            "violating_time_s": duration,
+            "max_loaded": float(np.nanmax(loaded_values)) if n_loaded else 0.0,
+            "worst": [(int(i), float(t[i]), float(shown[i, c])) for i in worst],
+        }
+        if fails:
+            failing.append(cname)
+    evidence = {**stated, "contacts": per_contact, "unit": unit}
+    if not failing:
+        return ConventionCheck(
+            name,
+            True,
+            f"every contact {good_words} (tolerance {tol:.3g} {unit})",
+            evidence=evidence,
+        )
+    parts = []
+    for cname in failing:
+        e = per_contact[cname]
+        i, ti, val = e["worst"][0]
+        parts.append(
+            f"{cname!r} for {e['violating_time_s']:.3g} s ({e['violating_share']:.0%} of "
+            f"its loaded samples), worst {val:.3g} {unit} at t = {ti:.4g} s (sample {i})"
+        )
+    message = f"{bad_words} (tolerance {tol:.3g} {unit}): " + "; ".join(parts)
+    return ConventionCheck(name, False, message, fix, (), evidence)
+
+
+#: Absolute slack beyond a limit [rad or m] (soft limits of simulators).
+LIMIT_SLACK_RAD = 0.02
+
+
+#: ... plus this share of the joint's range.
+LIMIT_SLACK_SHARE = 0.01
+
+
+#: The check's name in :class:`~wholebody.conventions.ConventionReport`.
+CHECK_NAME = "joint_positions_within_limits"
+
+
+_MAX_LISTED = 1000  # per-sample flags kept in the evidence
+
+
+def limited_joints(robot: Robot) -> list[tuple[str, int, float, float, bool]]:
+    """(name, index in q, lower, upper, revolute) of each one-coordinate joint with finite
+    limits ``lower < upper``."""
+    model = robot.model
+    out = []
+    for name in robot.joint_names:
+        jm = model.joints[model.getJointId(name)]
+        if jm.nq != 1:
+            continue
+        i = jm.idx_q
+        lo, hi = float(model.lowerPositionLimit[i]), float(model.upperPositionLimit[i])
+        if not (np.isfinite(lo) and np.isfinite(hi)) or not lo < hi or max(abs(lo), abs(hi)) > 1e6:
+            continue
+        revolute = "Prismatic" not in jm.shortname() and "P" not in jm.shortname()[-2:]
+        out.append((name, i, lo, hi, revolute))
+    return out
+
+
+def _beyond(Q: Array, lo: Array, hi: Array) -> NDArray[np.bool_]:
+    slack = LIMIT_SLACK_RAD + LIMIT_SLACK_SHARE * (hi - lo)
+    with np.errstate(invalid="ignore"):
+        return (Q < lo - slack) | (Q > hi + slack)
+
+
+def joint_limit_check(
+    robot: Robot, q: Array, bad: NDArray[np.bool_] | None = None, time: Array | None = None
+) -> ConventionCheck:
+    """Flag samples whose joints are beyond their URDF limits; name degrees when reading the
+    revolute joints' angles as degrees puts every sample within them.
+
+    Parameters
+    ----------
+    q : ndarray, shape (N, nq)
+        Configurations in the robot's layout.
+    bad : ndarray of bool, shape (N,), optional
+        Samples already flagged (not judged).
+    time : ndarray, shape (N,), optional
+        [s], for the message.
+
+    Returns
+    -------
+    ConventionCheck
+        ``evidence["flagged"]``: sample -> "joint 'x' at 45 beyond [0, 2.4]" (the first
+        1000); ``evidence["joints"]``: per joint, samples beyond and the worst value;
+        hypothesis ``"joint_angles_in_degrees"`` when it fits.
+    """
+    joints = limited_joints(robot)
+    N = len(q)
+    ok = np.ones(N, dtype=bool) if bad is None else ~np.asarray(bad, dtype=bool)
+    stated = {"slack": f"{LIMIT_SLACK_RAD} + {LIMIT_SLACK_SHARE} x range", "checked": len(joints)}
+    if not joints or not ok.any():
+        return ConventionCheck(CHECK_NAME, True, "no joint limits to check", evidence=stated)
+    idx = np.array([j[1] for j in joints])
+    lo = np.array([j[2] for j in joints])
+    hi = np.array([j[3] for j in joints])
+    revolute = np.array([j[4] for j in joints])
+    Q = np.where(ok[:, None], q[:, idx], np.nan)
+    beyond = _beyond(Q, lo, hi)
+    if not beyond.any():
+        return ConventionCheck(
+            CHECK_NAME,
+            True,
+            f"every joint within its URDF limits ({len(joints)} joints checked)",
+            evidence=stated,
+        )
+    per_joint: dict[str, Any] = {}
+    flagged: dict[int, str] = {}
+    for c in np.flatnonzero(beyond.any(axis=0)):
+        rows = np.flatnonzero(beyond[:, c])
+        worst = int(rows[np.argmax(np.maximum(lo[c] - Q[rows, c], Q[rows, c] - hi[c]))])
+        name = joints[c][0]
+        per_joint[name] = {
+            "samples": int(len(rows)),
+            "first": int(rows[0]),
+            "worst_sample": worst,
+            "worst_value": float(Q[worst, c]),
+            "limits": [float(lo[c]), float(hi[c])],
+        }
+        for r in rows:
+            if len(flagged) >= _MAX_LISTED:
+                break
+            flagged.setdefault(
+                int(r), f"joint {name!r} at {Q[r, c]:.4g} beyond [{lo[c]:.4g}, {hi[c]:.4g}]"
+            )
+    evidence: dict[str, Any] = {**stated, "joints": per_joint, "flagged": flagged}
+    rows_beyond = beyond.any(axis=1)
+    # Degrees: the revolute joints' angles read as degrees are all within their limits, and
+    # the log is far beyond them as it is (a few joints over by a little is not degrees).
+    Qd = np.where(revolute, np.radians(Q), Q)
+    in_degrees = (
+        revolute[beyond.any(axis=0)].all()
+        and not _beyond(Qd, lo, hi).any()
+        and float(np.nanmax(np.abs(Q[:, revolute]))) > 2 * np.pi
+    )
+    names = list(per_joint)
+    shown = ", ".join(f"{n!r} ({per_joint[n]['samples']} samples)" for n in names[:6])
+    more = f" and {len(names) - 6} more" if len(names) > 6 else ""
+    first = int(np.flatnonzero(rows_beyond)[0])
+    when = f" from {time[first]:.3f} s" if time is not None else f" from sample {first}"
+    if in_degrees:
+        return ConventionCheck(
+            CHECK_NAME,
+            False,
+            f"joints beyond their URDF limits on {int(rows_beyond.sum())} samples{when}: "
+            f"{shown}{more}; every joint is within them with the angles read as degrees",
+            "joint angles are in degrees (with v equal to dq/dt, the velocities and "
+            "accelerations too); convert q, v and a of the revolute joints to radians",
+            ("joint_angles_in_degrees",),
+            evidence,
+        )
+    # Beyond the limits, not degrees: the balance is not at stake (a simulator may not enforce
+    # a URDF's limits; a start at the neutral pose may be outside them). The check passes; the
+    # samples are flagged in the evidence and said as a note beside the verdict.
+    return ConventionCheck(
+        CHECK_NAME,
+        True,
+        f"joints beyond their URDF limits on {int(rows_beyond.sum())} samples{when}: "
+        f"{shown}{more} (flagged per sample in the evidence; check the joint order and "
+        "offsets against the URDF, or the URDF's limits)",
+        "",
+        (),
+        evidence,
+    )
+
 
 #: A ``v`` column may differ from the derivative of ``q`` by the change of ``v`` between
 #: adjacent samples (what any sample-and-difference scheme can be off by), plus this share of
 #: the column's velocity scale (90th percentile of ``|v|``): 1 %.
 VELOCITY_RELATIVE_FLOOR = 0.01
+
+
 #: ... plus this many standard deviations of the noise of the derivative of ``q`` (estimated
 #: from its second differences).
 NOISE_SIGMAS = 4.0
+
+
 #: A column disagrees when more than this share of its samples is beyond that bound (a few
 #: impact samples do not make a disagreement).
 MAX_DISAGREEING_SHARE = 0.05
+
+
 #: The velocity check needs this many samples where ``v`` and ``dq/dt`` are both known; with
 #: fewer it says it could not run (it neither passes nor fails the log on them).
 MIN_VELOCITY_SAMPLES = 10
+
+
 _BASE_COLUMNS = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
+
+
 _DEG = 180.0 / math.pi
+
+
 _SCALE_MATCH = 0.1  # a fitted scale "is" 180/pi or 1000 within 10 %
 
 
@@ -313,6 +784,8 @@ _BASE_HYPOTHESES = {
     "and was converted again as if in world axes (as a Genesis logger that treats its base-axes "
     "angular velocity as world); drop that conversion (omega = R omega_logged)",
 }
+
+
 # Hypotheses that exclude each other (one conversion of one part at a time).
 _EXCLUSIVE = (
     {"base_linear_velocity_in_world", "base_linear_velocity_rotated_twice"},
@@ -545,6 +1018,3 @@ def _joint_permutation(
     if np.array_equal(perm, np.arange(len(perm))):
         return None
     return np.asarray(perm)
-
-
-# --- loaded contacts --------------------------------------------------------------------------
