@@ -24,7 +24,7 @@ import wholebody as wb
 from wholebody.check._links import inertialess_links
 from wholebody.check.analysis import check_trajectory
 from wholebody.errors import ModelWarning
-from wholebody.robot.model_warnings import leaf_links, links_without_inertia, mimic_joints
+from wholebody.robot.validation import leaf_links, links_without_inertia, mimic_joints
 
 from ._artefact_logs import ROOT, cut, fine_run
 from .test_diagnosis import FEET

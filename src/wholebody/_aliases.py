@@ -86,6 +86,7 @@ ALIASES: dict[str, str] = {
     "wholebody._robot_checks": "wholebody.robot._checks",
     "wholebody._robot_batch": "wholebody.robot.batch",
     "wholebody._validation": "wholebody.robot.validation",
+    "wholebody.robot.model_warnings": "wholebody.robot.validation",
     "wholebody._trajectory_arrays": "wholebody.trajectory",
     "wholebody._wrench_points": "wholebody.trajectory",
     "wholebody.differentiation": "wholebody.robot.differentiation",

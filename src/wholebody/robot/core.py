@@ -63,7 +63,7 @@ from ._dynamics import External, TorqueTerms
 from ._kinematics import ContactPass, FramePlacements
 from ._model import _FREE_FLYER
 from ._state import StateCheck
-from .model_warnings import inertialess_child_links
+from .validation import inertialess_child_links
 
 __all__ = [
     "Robot",
@@ -385,7 +385,7 @@ class Robot:
     def links_without_inertia(self) -> list[str]:
         """Links that the URDF the robot was loaded from leaves without ``<inertial>``, in file
         order, its root link excluded: Pinocchio gives them no mass, simulators some (PyBullet
-        1 kg each; see :mod:`wholebody.robot.model_warnings`).
+        1 kg each; see :mod:`wholebody.robot.validation`).
 
         Read when the file is loaded (:meth:`from_urdf`, :meth:`from_urdf_string`), so it
         holds after the file is gone; kept by pickling and by :meth:`with_model`. Empty for
