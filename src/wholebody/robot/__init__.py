@@ -13,21 +13,28 @@ shipped models.
 The conventions are those of :mod:`wholebody.robot.core`.
 """
 
+from typing import TYPE_CHECKING, Any
+
+from . import core
 from .core import (
     MAX_STATE_MAGNITUDE,
     QUAT_EXACT_TOL,
     QUAT_RENORMALIZE_TOL,
     Array,
-    ContactDynamics,
-    ContactDynamicsPass,
-    ContactPass,
-    ControllerPass,
-    External,
-    FramePlacements,
     Robot,
     StateCheck,
-    TorqueTerms,
 )
+
+if TYPE_CHECKING:
+    from .core import (
+        ContactDynamics,
+        ContactDynamicsPass,
+        ContactPass,
+        ControllerPass,
+        External,
+        FramePlacements,
+        TorqueTerms,
+    )
 
 __all__ = [
     "Robot",
@@ -44,3 +51,10 @@ __all__ = [
     "QUAT_EXACT_TOL",
     "QUAT_RENORMALIZE_TOL",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The classes of the method modules a check does not use, imported on first access.
+    if name in core._LAZY:
+        return getattr(core, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

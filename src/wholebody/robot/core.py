@@ -40,15 +40,16 @@ from __future__ import annotations
 
 import os
 import tempfile
+from importlib import import_module
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from ..errors import InvalidArgumentError, URDFParseError
-from . import _contact, _controller_pass, _dynamics, _kinematics, _model, _state
+from . import _model, _state
 from . import validation as _validation
 from ._checks import (
     MAX_STATE_MAGNITUDE,
@@ -57,13 +58,16 @@ from ._checks import (
     Array,
     as_state_vector,
 )
-from ._contact import ContactDynamics, ContactDynamicsPass
-from ._controller_pass import ControllerPass
-from ._dynamics import External, TorqueTerms
-from ._kinematics import ContactPass, FramePlacements
 from ._model import _FREE_FLYER
 from ._state import StateCheck
 from .validation import inertialess_child_links
+
+if TYPE_CHECKING:
+    from . import _contact, _controller_pass, _dynamics, _kinematics
+    from ._contact import ContactDynamics, ContactDynamicsPass
+    from ._controller_pass import ControllerPass
+    from ._dynamics import External, TorqueTerms
+    from ._kinematics import ContactPass, FramePlacements
 
 __all__ = [
     "Robot",
@@ -80,6 +84,59 @@ __all__ = [
     "QUAT_EXACT_TOL",
     "QUAT_RENORMALIZE_TOL",
 ]
+
+
+class _Method:
+    """``Robot.<attr>``: the function ``name`` of the robot's module ``module``, imported on
+    the first use of the attribute and then bound to the class as is (the same object and
+    call cost as a binding in the class body)."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.name = module, name
+
+    def __set_name__(self, owner: type, attr: str) -> None:
+        self.owner, self.attr = owner, attr
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        function = getattr(import_module(f"{__package__}.{self.module}"), self.name)
+        setattr(self.owner, self.attr, function)
+        return function if instance is None else function.__get__(instance, owner)
+
+
+class _OnFirstUse:
+    """A method module of the robot, imported on the first use of one of its methods: a
+    check of a log calls none of dynamics, frames, contact dynamics or the controller's pass,
+    so it does not import them."""
+
+    def __init__(self, module: str) -> None:
+        self.module = module
+
+    def __getattr__(self, name: str) -> _Method:
+        return _Method(self.module, name)
+
+
+if not TYPE_CHECKING:
+    _contact, _controller_pass, _dynamics, _kinematics = (
+        _OnFirstUse(m) for m in ("_contact", "_controller_pass", "_dynamics", "_kinematics")
+    )
+
+# Names of those modules exported here, imported on first access (PEP 562).
+_LAZY = {
+    "ContactDynamics": "_contact",
+    "ContactDynamicsPass": "_contact",
+    "ControllerPass": "_controller_pass",
+    "External": "_dynamics",
+    "TorqueTerms": "_dynamics",
+    "ContactPass": "_kinematics",
+    "FramePlacements": "_kinematics",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(f"{__package__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _R = TypeVar("_R", bound="Robot")
 
