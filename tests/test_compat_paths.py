@@ -63,10 +63,27 @@ def test_old_paths_import_in_a_fresh_interpreter():
     code = (
         "import wholebody.mujoco_recorder as m, wholebody.sim.mujoco_recorder as n; "
         "assert m is n; from wholebody.profile import load_profile; "
-        "import wholebody._robot_contact as c; print(c.__name__)"
+        "import wholebody._robot_contact as c; print(c.__name__); "
+        # the submodule of an old package path, imported first: the same object, not a copy
+        # of the file found in the new package's folder
+        "import wholebody.recordings.timing as t, wholebody.io.recordings.timing as u; "
+        "assert t is u, (t, u)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "wholebody.robot._contact"
+
+
+def test_the_alias_finder_is_asked_last_until_an_old_package_path_is_imported():
+    # Last: the imports of modules that exist never run it (a check imports no old path).
+    code = (
+        "import sys, wholebody, wholebody.check; from wholebody._aliases import _AliasFinder; "
+        "print(isinstance(sys.meta_path[-1], _AliasFinder), "
+        "sum(isinstance(f, _AliasFinder) for f in sys.meta_path)); "
+        "import wholebody.recordings; print(isinstance(sys.meta_path[0], _AliasFinder), "
+        "sum(isinstance(f, _AliasFinder) for f in sys.meta_path))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "1", "True", "1"]
 
 
 def test_console_entry_point_and_module_run():

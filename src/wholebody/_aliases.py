@@ -127,6 +127,10 @@ class _AliasLoader(importlib.abc.Loader):
         # The module of the new home itself: one object under both names.
         module = importlib.import_module(self.target)
         self._spec = module.__spec__
+        if hasattr(module, "__path__"):
+            # An old package path: its submodules' old paths would be found in the new
+            # package's folder as second copies; from now on the aliases are asked first.
+            _install(first=True)
         return module
 
     def exec_module(self, module: ModuleType) -> None:
@@ -150,6 +154,20 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
 
 
 def install() -> None:
-    """Put the alias finder first on :data:`sys.meta_path` (once)."""
-    if not any(isinstance(f, _AliasFinder) for f in sys.meta_path):
+    """Put the alias finder last on :data:`sys.meta_path` (once): it is asked only for the
+    modules no other finder has (every old path is a module that no longer exists), so the
+    imports of every other module never run it. Once an old package path is imported, it
+    goes first (the submodules of that path would be found as files of the new package)."""
+    _install(first=False)
+
+
+def _install(first: bool) -> None:
+    present = [f for f in sys.meta_path if isinstance(f, _AliasFinder)]
+    if present and (not first or sys.meta_path[0] is present[0]):
+        return
+    for finder in present:
+        sys.meta_path.remove(finder)
+    if first:
         sys.meta_path.insert(0, _AliasFinder())
+    else:
+        sys.meta_path.append(_AliasFinder())
