@@ -128,6 +128,7 @@ def test_check_of_an_npz_log_leaves_unused_features_unimported(check_modules):
         "wholebody.diagnosis.causes_discrete",
         "wholebody.robot.differentiation",  # a log without accelerations
         "wholebody._optional",  # optional packages (pandas, plotly, ...)
+        "wholebody._progress",  # progress bars (--progress)
         "wholebody.robot._dynamics",  # methods bound on first use: none is called here
         "wholebody.robot._kinematics",
         "wholebody.robot._contact",

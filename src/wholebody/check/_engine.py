@@ -15,7 +15,6 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import NDArray
 
-from .._progress import advance, run_progress
 from ..balance.newton_euler import (
     MAX_WRENCH_RELATIVE,
     beyond_physical_magnitude,
@@ -642,7 +641,11 @@ def _check_source(
     one progress bar for the whole log (not one per chunk)."""
     if opts.workers == 0:  # workers="auto": from the log's length
         opts = replace(opts, workers=auto_workers(source.n, opts.chunk_size))
-    with run_progress(source.n, kwargs["progress"], desc="checking", unit="samples"):
+    if not kwargs["progress"]:
+        return _check_chunks(robot, source, contacts, opts, **kwargs)
+    from .._progress import run_progress  # the bars only when asked for
+
+    with run_progress(source.n, True, desc="checking", unit="samples"):
         return _check_chunks(robot, source, contacts, opts, **kwargs)
 
 
@@ -762,7 +765,9 @@ def _check_chunks(
             )
             del part, piece, arrays, checked
         results = run_chunks(robot, _check_chunk, jobs, workers, shared=shared)
-        if workers > 1:  # the workers' chunks, counted here as they come back
+        if workers > 1 and progress:  # the workers' chunks, counted here as they come back
+            from .._progress import advance
+
             advance(sum(stop - start for (start, stop), _ in jobs))
         del shared
         for ((start, stop), _), res in zip(jobs, results, strict=True):
@@ -1108,6 +1113,8 @@ def _check_chunk(
     R = np.full((N, k, 3, 3), np.nan)
     rows: Any = np.flatnonzero(~skip).tolist()
     ids = [robot.frame_id(f) for f in frames]
+    if progress:  # the run's one bar (run_progress), in this process
+        from .._progress import advance
     for s in range(0, len(rows), _PASS_BLOCK):  # one Pinocchio pass per sample
         block = rows[s : s + _PASS_BLOCK]
         centroidal_frames_rows(robot, Q, V, A, block, ids, com, rate, positions, R, n_rotations=k)
