@@ -1,7 +1,7 @@
 """Balance: the Newton-Euler wrench balance, gravito-inertial and contact wrenches, the centre
 of pressure and the ZMP, joint reaction wrenches.
 
-The residual is written once (``_formula``, behind
+The residual is written once (in :mod:`wholebody.balance.newton_euler`, behind
 :func:`~wholebody.balance.newton_euler.newton_euler_residual_arrays` for batches and the
 single-sample calls of :mod:`wholebody.balance.core`); the log layout of wrenches and the
 physical-magnitude limits are in :mod:`wholebody.balance.newton_euler`, the centre of pressure

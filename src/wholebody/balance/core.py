@@ -33,7 +33,6 @@ from ..contacts import Contact
 from ..errors import InvalidArgumentError, StateError
 from ..robot.core import Robot
 from ..spatial import Wrench, cross
-from ._formula import residual_parts, wrench_sum_parts
 from ._kinematics import (
     KinematicsBatch,
     _batch_points,
@@ -51,8 +50,10 @@ from .newton_euler import (
     check_sample_wrenches,
     newton_euler_residual_arrays,
     parse_external_wrenches,
+    residual_parts,
     stack_contact_wrenches,
     wrench_sum,
+    wrench_sum_parts,
     wrenches_in_log_layout,
 )
 from .reactions import joint_reaction_wrenches

@@ -1,18 +1,18 @@
 """The Newton-Euler residual over arrays: the one home of the wrench-balance algebra.
 
 Every check, estimate and diagnosis computes its residual with
-:func:`newton_euler_residual_arrays` on the **log layout**: wrenches of shape (N, k, 6),
-``(f, tau)`` in world axes, each about its own point (N, k, 3). Contacts and known external
-wrenches are entries of the same layout. The single-sample and batch API is in
-:mod:`wholebody.balance`. The arithmetic itself is written once, component by component, in
-:mod:`wholebody.balance._formula`: on columns of shape (N,) for a batch, on Python
-floats for one sample (the single calls), the same operations in the same order.
+:func:`newton_euler_residual_arrays` on the **log layout**: wrenches of shape (N, k, 6), ``(f,
+tau)`` in world axes, each about its own point (N, k, 3). Contacts and known external wrenches
+are entries of the same layout. The single-sample and batch API is in :mod:`wholebody.balance`.
+The arithmetic itself is written once, component by component, in :func:`residual_parts` and
+:func:`wrench_sum_parts` (below): on columns of shape (N,) for a batch, on Python floats for
+one sample (the single calls), the same operations in the same order.
 
 .. math::
 
     f_r = \\sum_i f_i + m g - \\dot P, \\qquad
-    \\tau_r(A) = \\sum_i \\left(\\tau_i + (p_i - p_A) \\times f_i\\right)
-               - \\dot L_G + (p_G - p_A) \\times (m g - \\dot P)
+    \tau_r(A) = \\sum_i \\left(\tau_i + (p_i - p_A) \times f_i\right)
+               - \\dot L_G + (p_G - p_A) \times (m g - \\dot P)
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from numpy.typing import NDArray
 from ..contacts import Contact
 from ..errors import InvalidArgumentError, StateError, WholebodyDeprecationWarning
 from ..spatial import Wrench
-from ._formula import residual_parts, wrench_sum_parts
 
 __all__ = [
     "stack_contact_wrenches",
@@ -45,7 +44,59 @@ __all__ = [
     "ResidualBatch",
 ]
 
+
+def wrench_sum_parts(wrenches: Any, points: Any, at: Any) -> tuple[Any, ...] | None:
+    """Varignon's sum, component by component: the one place it is written.
+
+    ``wrenches`` is a sequence of k 6-sequences ``(f, tau)``, ``points`` of k 3-sequences,
+    ``at`` a 3-sequence. Every component is either a Python float (one sample: no array
+    machinery at all) or an array of one common shape (a batch, e.g. (N,)): the same
+    arithmetic, in the same order, serves both. Returns ``(f_x, f_y, f_z, tau_x, tau_y,
+    tau_z)``, the total force and the moment about ``at``; None when k = 0.
+    """
+    ax, ay, az = at
+    first, fx, fy, fz, tx, ty, tz = True, *((None,) * 6)
+    for (f1, f2, f3, t1, t2, t3), (p1, p2, p3) in zip(wrenches, points, strict=True):
+        l1, l2, l3 = p1 - ax, p2 - ay, p3 - az  # lever arm p_i - p_A
+        m1 = t1 + (l2 * f3 - l3 * f2)  # tau_i + (p_i - p_A) x f_i
+        m2 = t2 + (l3 * f1 - l1 * f3)
+        m3 = t3 + (l1 * f2 - l2 * f1)
+        if first:  # new objects only (never += : batch components are views of the input)
+            first, fx, fy, fz, tx, ty, tz = False, f1, f2, f3, m1, m2, m3
+        else:
+            fx, fy, fz = fx + f1, fy + f2, fz + f3
+            tx, ty, tz = tx + m1, ty + m2, tz + m3
+    return None if first else (fx, fy, fz, tx, ty, tz)
+
+
+def residual_parts(
+    wrenches: Any, points: Any, com: Any, rate: Any, mg: Any, at: Any | None
+) -> tuple[tuple[Any, Any, Any], tuple[Any, Any, Any]]:
+    """The Newton-Euler residual, component by component: the one place it is written.
+
+    Components as in :func:`wrench_sum_parts` (floats for one sample, arrays for a batch);
+    ``rate`` is the 6 components of ``(dP/dt, dL_G/dt)``, ``mg`` the 3 of ``m g``, ``at``
+    None for the CoM. Returns the force and moment components of ``w_c + w_gi`` about ``at``.
+    """
+    about = com if at is None else at
+    parts = wrench_sum_parts(wrenches, points, about)
+    if parts is None:
+        parts = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    fx, fy, fz, tx, ty, tz = parts
+    g1, g2, g3 = mg[0] - rate[0], mg[1] - rate[1], mg[2] - rate[2]  # f_gi = m g - dP/dt
+    force = (fx + g1, fy + g2, fz + g3)
+    if at is None:
+        return force, (tx - rate[3], ty - rate[4], tz - rate[5])
+    l1, l2, l3 = com[0] - at[0], com[1] - at[1], com[2] - at[2]  # p_G - p_A
+    return force, (
+        tx + (l2 * g3 - l3 * g2) - rate[3],
+        ty + (l3 * g1 - l1 * g3) - rate[4],
+        tz + (l1 * g2 - l2 * g1) - rate[5],
+    )
+
+
 Array = NDArray[np.float64]
+
 
 # --- stacking -----------------------------------------------------------------------------
 
@@ -130,7 +181,7 @@ def wrench_sum(wrenches: Array, points: Array, at: Array) -> tuple[Array, Array]
     ``wrenches`` (..., k, 6) world axes, each about its point in ``points`` (..., k, 3);
     ``at`` (..., 3). Returns force (..., 3) [N] and moment (..., 3) [N m]. One sample
     (``wrenches`` of shape (k, 6), ``at`` (3,)) is summed on Python floats, a batch on
-    arrays: the same arithmetic (:func:`wholebody.balance._formula.wrench_sum_parts`).
+    arrays: the same arithmetic (:func:`wrench_sum_parts`).
     """
     wrenches = np.asarray(wrenches, dtype=float)
     points = np.asarray(points, dtype=float)
@@ -198,7 +249,7 @@ def newton_euler_residual_arrays(
     -----
     One sample (``wrenches`` of shape (k, 6)) runs the formula on Python floats, a batch on
     arrays of shape (N,): one formula
-    (:func:`wholebody.balance._formula.residual_parts`), two kinds of numbers.
+    (:func:`residual_parts`), two kinds of numbers.
     """
     gx, gy, gz = np.asarray(gravity, dtype=float).tolist()
     mg = [mass * gx, mass * gy, mass * gz]  # Python floats: the same products as numpy's
@@ -221,7 +272,6 @@ def newton_euler_residual_arrays(
 
 
 # --- external wrenches ------------------------------------------------------------------------
-
 
 #: Known external wrenches (a push measured elsewhere), by name. Each value is, in world axes:
 #: a wrench ``(f, tau)`` (6,) or (N, 6), or a force (3,) or (N, 3), about the origin of the
