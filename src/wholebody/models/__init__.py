@@ -7,11 +7,9 @@
 from __future__ import annotations
 
 from importlib import import_module
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-#: The names of the shipped models (``models/NAME.urdf``), in the order ``SHIPPED`` writes them.
-SHIPPED_NAMES = ("pendulum", "two_link_arm", "humanoid", "human_dempster")
+from .loading import SHIPPED_NAMES, data_dir, models_dir, path
 
 if TYPE_CHECKING:
     from ._build import (
@@ -61,31 +59,6 @@ __all__ = [
     "HUMANOID_SOLE_HALF_WIDTH",
     "HUMANOID_STANDING_HEIGHT",
 ]
-
-
-def models_dir() -> Path:
-    """The folder holding the shipped URDF files."""
-    here = Path(__file__).resolve()
-    for candidate in (here.parent.parent / "_models", here.parents[3] / "models"):
-        if (candidate / "humanoid.urdf").is_file():
-            return candidate
-    raise FileNotFoundError("wholebody's models folder is missing from this installation")
-
-
-def data_dir() -> Path:
-    """The folder holding the shipped logs (``data/`` in the repository)."""
-    here = Path(__file__).resolve()
-    for candidate in (here.parent.parent / "_data", here.parents[3] / "data"):
-        if (candidate / "humanoid_squat.npz").is_file():
-            return candidate
-    raise FileNotFoundError("wholebody's data folder is missing from this installation")
-
-
-def path(name: str) -> Path:
-    """Path of a shipped URDF: ``"pendulum"``, ``"two_link_arm"`` or ``"humanoid"``."""
-    if name not in SHIPPED_NAMES:
-        raise KeyError(f"no shipped model {name!r}; shipped: {sorted(SHIPPED_NAMES)}")
-    return models_dir() / f"{name}.urdf"
 
 
 def __getattr__(name: str) -> Any:

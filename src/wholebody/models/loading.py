@@ -1,10 +1,14 @@
-"""``wholebody.load(name)``: the shipped models and the humanoids of example-robot-data."""
+"""``wholebody.load(name)``: where the shipped models are, and loading them and the humanoids
+of example-robot-data.
+
+``models/`` in the repository holds the URDF files; installed wheels carry them as
+``wholebody/_models``. :func:`path` finds either.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from .. import models
 from ..errors import (
     InvalidArgumentError,
     MissingDependencyError,
@@ -13,7 +17,11 @@ from ..errors import (
 )
 from ..robot import Robot
 
-__all__ = ["load", "available_robots"]
+__all__ = ["load", "available_robots", "path", "models_dir", "data_dir", "SHIPPED_NAMES"]
+
+#: The names of the shipped models (``models/NAME.urdf``), in the order ``SHIPPED`` writes them.
+SHIPPED_NAMES = ("pendulum", "two_link_arm", "humanoid", "human_dempster")
+
 
 # name -> path below example-robot-data's "robots" folder; floating base for all of them.
 EXAMPLE_ROBOT_DATA = {
@@ -32,7 +40,7 @@ _FIXED_BASE_SHIPPED = {"pendulum", "two_link_arm"}
 
 def available_robots() -> list[str]:
     """Names :func:`load` knows (example-robot-data ones need the ``robots`` extra)."""
-    return sorted(models.SHIPPED_NAMES) + sorted(EXAMPLE_ROBOT_DATA)
+    return sorted(SHIPPED_NAMES) + sorted(EXAMPLE_ROBOT_DATA)
 
 
 def example_robot_data_dir() -> Path:
@@ -93,7 +101,7 @@ def load(name: str | Path, *, validate: str | None = None) -> Robot:
     """
     if isinstance(name, Path) or (
         isinstance(name, str)
-        and name not in models.SHIPPED_NAMES
+        and name not in SHIPPED_NAMES
         and name not in EXAMPLE_ROBOT_DATA
         and Path(name).suffix.lower() in (".urdf", ".xml", ".mjcf")
     ):
@@ -102,9 +110,9 @@ def load(name: str | Path, *, validate: str | None = None) -> Robot:
         raise InvalidArgumentError(
             f"name must be a robot name (str) or a path, got {type(name).__name__}"
         )
-    if name in models.SHIPPED_NAMES:
+    if name in SHIPPED_NAMES:
         return Robot.from_urdf(
-            models.path(name),
+            path(name),
             floating_base=name not in _FIXED_BASE_SHIPPED,
             validate=validate or "raise",
             name=name,
@@ -128,3 +136,28 @@ def _load_file(path: Path, validate: str) -> Robot:
     if "<mujoco" in head:
         return Robot.from_mjcf(path, validate=validate)
     return Robot.from_urdf(path, floating_base=True, validate=validate)
+
+
+def models_dir() -> Path:
+    """The folder holding the shipped URDF files."""
+    here = Path(__file__).resolve()
+    for candidate in (here.parent.parent / "_models", here.parents[3] / "models"):
+        if (candidate / "humanoid.urdf").is_file():
+            return candidate
+    raise FileNotFoundError("wholebody's models folder is missing from this installation")
+
+
+def data_dir() -> Path:
+    """The folder holding the shipped logs (``data/`` in the repository)."""
+    here = Path(__file__).resolve()
+    for candidate in (here.parent.parent / "_data", here.parents[3] / "data"):
+        if (candidate / "humanoid_squat.npz").is_file():
+            return candidate
+    raise FileNotFoundError("wholebody's data folder is missing from this installation")
+
+
+def path(name: str) -> Path:
+    """Path of a shipped URDF: ``"pendulum"``, ``"two_link_arm"`` or ``"humanoid"``."""
+    if name not in SHIPPED_NAMES:
+        raise KeyError(f"no shipped model {name!r}; shipped: {sorted(SHIPPED_NAMES)}")
+    return models_dir() / f"{name}.urdf"
