@@ -127,6 +127,7 @@ def test_check_of_an_npz_log_leaves_unused_features_unimported(check_modules):
         "wholebody.diagnosis.causes_fitted",  # the causes (the notes need none of them)
         "wholebody.diagnosis.causes_discrete",
         "wholebody.robot.differentiation",  # a log without accelerations
+        "wholebody.conventions.differentiation",  # its expected error, likewise
         "wholebody._optional",  # optional packages (pandas, plotly, ...)
         "wholebody._progress",  # progress bars (--progress)
         "wholebody.robot._dynamics",  # methods bound on first use: none is called here

@@ -22,10 +22,10 @@ from ..balance.newton_euler import (
     wrench_sum,
 )
 from ..contacts import Contact, SurfaceContact, ground_aligned_rotations
-from ..conventions.differentiation import is_float32
 from ..diagnosis import MAX_SAMPLES, DiagnosisData, Finding, diagnose
 from ..errors import InvalidArgumentError, LogFormatError
 from ..friction import VIOLATION_NAMES, ContactSet, normal_rotation
+from ..io.logfiles.fields import is_float32
 from ..parallel import ChunkFailure, Shared, auto_workers, chunk_bounds, run_chunks
 from ..robot.batch import centroidal_frames_rows
 from ..robot.core import Robot

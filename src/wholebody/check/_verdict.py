@@ -50,8 +50,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..conventions.differentiation import storage_resolution
 from ..diagnosis.core import Finding
+from ..io.logfiles.fields import storage_resolution
 
 Array = NDArray[np.float64]
 

@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -42,7 +43,6 @@ from ..robot.batch import com_frames_rows, consecutive_differences
 from ..robot.core import Robot
 from ..spatial import rotation_from_quat_xyzw
 from ..trajectory import Trajectory
-from .differentiation import quiet_empty_slices
 
 __all__ = [
     "run_conventions",
@@ -68,6 +68,21 @@ __all__ = [
 
 
 Array = NDArray[np.float64]
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def quiet_empty_slices(fn: Callable[P, T]) -> Callable[P, T]:
+    """Silence numpy's "All-NaN slice" / "Mean of empty slice" warnings inside ``fn``: a log
+    whose samples are all flagged has empty statistics, which the results say (NaN, inf)."""
+
+    @functools.wraps(fn)
+    def quiet(*args: P.args, **kwargs: P.kwargs) -> T:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return fn(*args, **kwargs)
+
+    return quiet
 
 
 #: A contact is loaded when its normal force exceeds this share of the weight.
@@ -741,7 +756,7 @@ def _rounding_bound(q: Array, vT: Array, t: Array) -> Array:
     per sample pair (``s`` the step of float32 or float64 at the values' magnitude), base
     translations mixed by the rotation (their largest step), the quaternion's step per
     unit norm for the angular velocity."""
-    from .differentiation import is_float32, storage_resolution
+    from ..io.logfiles.fields import is_float32, storage_resolution
 
     single = is_float32(q) or is_float32(vT)
     step_q = storage_resolution(q, single)  # (N, nq)

@@ -43,24 +43,20 @@ exceed the residual tolerance.
 
 from __future__ import annotations
 
-import functools
 import math
-import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ParamSpec, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..contacts import Contact
 from ..errors import InvalidArgumentError, LogFormatError
+from ..io.logfiles.fields import is_float32, storage_resolution  # noqa: F401 (their old home)
 from ..robot.batch import centroidal_map_rows
 from ..robot.core import Robot
 from ..trajectory import Trajectory
-
-P = ParamSpec("P")
-T = TypeVar("T")
+from ._core import NOISE_SIGMAS, quiet_empty_slices
 
 __all__ = ["ExpectedResidualError", "expected_residual_error", "NOISE_SIGMAS"]
 
@@ -68,7 +64,6 @@ Array = NDArray[np.float64]
 
 #: Standard deviations of the noise of ``v`` counted in the expected error (a 4-sigma
 #: excursion has probability 6e-5 per sample).
-NOISE_SIGMAS = 4.0
 _BLOCK = 2048  # samples per block of the batched algebra
 
 
@@ -108,19 +103,6 @@ class ExpectedResidualError:
     slow_force_error: Array | None = None
     slow_moment_error: Array | None = None
     total_wrench: Array | None = None
-
-
-def quiet_empty_slices(fn: Callable[P, T]) -> Callable[P, T]:
-    """Silence numpy's "All-NaN slice" / "Mean of empty slice" warnings inside ``fn``: a log
-    whose samples are all flagged has empty statistics, which the results say (NaN, inf)."""
-
-    @functools.wraps(fn)
-    def quiet(*args: P.args, **kwargs: P.kwargs) -> T:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return fn(*args, **kwargs)
-
-    return quiet
 
 
 @quiet_empty_slices
@@ -292,28 +274,3 @@ def _noise_sigma(v: Array, lags: Sequence[int] = NOISE_LAGS) -> Array:
         out = s if not prev else np.fmax(out, np.fmin(s, out * (k / prev)))
         prev = k
     return out
-
-
-def is_float32(x: Array) -> bool:
-    """Whether every finite value of ``x`` is exactly a float32 (a log stored in single
-    precision; a float64 value of 6 or more significant digits almost never is)."""
-    x = np.asarray(x)
-    if x.dtype == np.float32:
-        return True
-    finite = x[np.isfinite(x)]
-    if finite.size < 16 or not np.any(finite != np.round(finite)):
-        return False  # integers and tiny arrays say nothing
-    with np.errstate(over="ignore"):
-        return bool(np.all(finite.astype(np.float32).astype(np.float64) == finite))
-
-
-def storage_resolution(x: Array, float32: bool | None = None) -> Array:
-    """The rounding step of each value of ``x`` in its storage precision: ``spacing(|x|)``
-    in float32 when the data are float32 (:func:`is_float32`), else in float64. Same
-    shape; NaN stays NaN."""
-    x = np.asarray(x, dtype=np.float64)
-    single = is_float32(x) if float32 is None else float32
-    if single:
-        with np.errstate(over="ignore", invalid="ignore"):
-            return np.spacing(np.abs(x).astype(np.float32)).astype(np.float64)
-    return np.spacing(np.abs(x))

@@ -1,5 +1,6 @@
 """What every log format shares: the fields of a log as plain arrays, the reader interface,
-the checks of names and arrays, and safe reading and writing.
+the checks of names and arrays, safe reading and writing, and the storage precision of the
+logged values (:func:`storage_resolution`).
 
 :class:`LogFields` is what a format reader produces and a writer consumes: numpy arrays and
 names, in wholebody's conventions (``docs/log-format.md``), with no knowledge of
@@ -774,3 +775,28 @@ def output_file(path: Path) -> Iterator[Path]:
             tmp.unlink()
         except OSError:
             pass
+
+
+def is_float32(x: Array) -> bool:
+    """Whether every finite value of ``x`` is exactly a float32 (a log stored in single
+    precision; a float64 value of 6 or more significant digits almost never is)."""
+    x = np.asarray(x)
+    if x.dtype == np.float32:
+        return True
+    finite = x[np.isfinite(x)]
+    if finite.size < 16 or not np.any(finite != np.round(finite)):
+        return False  # integers and tiny arrays say nothing
+    with np.errstate(over="ignore"):
+        return bool(np.all(finite.astype(np.float32).astype(np.float64) == finite))
+
+
+def storage_resolution(x: Array, float32: bool | None = None) -> Array:
+    """The rounding step of each value of ``x`` in its storage precision: ``spacing(|x|)``
+    in float32 when the data are float32 (:func:`is_float32`), else in float64. Same
+    shape; NaN stays NaN."""
+    x = np.asarray(x, dtype=np.float64)
+    single = is_float32(x) if float32 is None else float32
+    if single:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.spacing(np.abs(x).astype(np.float32)).astype(np.float64)
+    return np.spacing(np.abs(x))
