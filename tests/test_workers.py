@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import wholebody.check._engine as analysis  # where _check_chunk lives
+import wholebody.check.analysis as analysis  # where _check_chunk lives
 from wholebody.check.analysis import check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.errors import InvalidArgumentError

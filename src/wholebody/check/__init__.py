@@ -3,11 +3,11 @@
 :func:`check_trajectory` (a :class:`~wholebody.trajectory.Trajectory` in memory) and
 :func:`check_log` (a file, streamed) give a :class:`Report`, with the options of
 :class:`CheckOptions`; :func:`check_many` checks many logs (on processes or a Dask
-cluster). The parts: ``_engine`` (the run over chunks: where samples come from, the options,
-the per-sample pass, the residual, conventions, expected errors, the diagnosis), ``_verdict``
-(the evidence behind a verdict: share checked, bounds, bias, held streams, cone findings),
-:mod:`~wholebody.check.report` (the verdict and its outputs), :mod:`~wholebody.check.plots`
-(figures), :mod:`~wholebody.check.many`.
+cluster). The parts: :mod:`~wholebody.check.analysis` (the check of one log: the options,
+where samples come from, the run over chunks with the per-sample pass, the residual, the
+conventions, the expected errors, the diagnosis), :mod:`~wholebody.check.report` (the verdict,
+the evidence behind it: share checked, bounds, bias, held streams, cone findings; and its
+outputs), :mod:`~wholebody.check.plots` (figures), :mod:`~wholebody.check.many`.
 The names are imported on first use, so importing a part does not load the rest.
 """
 
