@@ -76,6 +76,7 @@ ALIASES: dict[str, str] = {
     "wholebody.reactions": "wholebody.balance.reactions",
     "wholebody._balance_kinematics": "wholebody.balance._kinematics",
     "wholebody.support": "wholebody.friction.support",
+    "wholebody.friction.contact_set": "wholebody.friction.cones",
     "wholebody._conventions_core": "wholebody.conventions._core",
     "wholebody.conventions_contacts": "wholebody.conventions._core",
     "wholebody.conventions.contacts": "wholebody.conventions._core",

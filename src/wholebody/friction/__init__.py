@@ -37,9 +37,12 @@ from .cones import (
     SLIPPING,
     VIOLATION_NAMES,
     ConeCheck,
+    ConeEvaluation,
+    ContactSet,
     WrenchConeCheck,
     check_friction_cone,
     check_wrench_cone,
+    cone_matrix,
     contact_wrench_cone,
     friction_pyramid,
     in_world_axes,
@@ -47,7 +50,6 @@ from .cones import (
     point_contact_pyramid,
     wrench_cone_generators,
 )
-from .contact_set import ConeEvaluation, ContactSet, cone_matrix
 
 __all__ = [
     "ContactSet",
