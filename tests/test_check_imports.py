@@ -130,6 +130,7 @@ def test_check_of_an_npz_log_leaves_unused_features_unimported(check_modules):
         "wholebody.conventions.differentiation",  # its expected error, likewise
         "wholebody._optional",  # optional packages (pandas, plotly, ...)
         "wholebody._progress",  # progress bars (--progress)
+        "wholebody._aliases",  # the module paths of earlier releases
         "wholebody.robot._dynamics",  # methods bound on first use: none is called here
         "wholebody.robot._kinematics",
         "wholebody.robot._contact",

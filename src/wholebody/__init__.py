@@ -16,12 +16,27 @@ packages, without being listed. The heavier names are imported on first use,
 so ``import wholebody`` stays quick.
 """
 
+import sys
 from importlib import import_module
 from typing import Any
 
-from . import _aliases
 
-_aliases.install()
+class _OldPaths:
+    """Asked last on :data:`sys.meta_path`, for a ``wholebody`` module that no other finder
+    has: the module paths of earlier releases, served by :mod:`wholebody._aliases` (imported
+    then; the imports of modules that exist never reach it)."""
+
+    @staticmethod
+    def find_spec(fullname: str, path: Any = None, target: Any = None) -> Any:
+        if not fullname.startswith(f"{__name__}."):
+            return None
+        from ._aliases import find_spec
+
+        return find_spec(fullname, path, target)
+
+
+if not any(isinstance(f, _OldPaths) for f in sys.meta_path):
+    sys.meta_path.append(_OldPaths())
 
 from . import errors, models  # noqa: E402
 from .errors import WholebodyError  # noqa: E402
@@ -113,7 +128,9 @@ def __getattr__(name: str) -> Any:
         value = getattr(import_module(f".{home}", __name__), name)
         globals()[name] = value
         return value
-    if _aliases.resolve(f"{__name__}.{name}") is not None:
+    from ._aliases import resolve
+
+    if resolve(f"{__name__}.{name}") is not None:
         # An old module path (``wholebody.check.analysis``) read as an attribute.
         return import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'wholebody' has no attribute {name!r}")

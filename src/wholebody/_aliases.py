@@ -51,7 +51,7 @@ from collections.abc import Sequence
 from importlib.machinery import ModuleSpec
 from types import ModuleType
 
-__all__ = ["ALIASES", "resolve", "install"]
+__all__ = ["ALIASES", "resolve", "install", "find_spec"]
 
 #: Old module path -> new module path. A submodule of an old package path maps likewise
 #: (``wholebody.logfiles.npz`` -> ``wholebody.io.logfiles.npz``).
@@ -157,11 +157,20 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
         return importlib.util.spec_from_loader(fullname, _AliasLoader(new))
 
 
+def find_spec(
+    fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+) -> ModuleSpec | None:
+    """The spec of an old module path, or None. ``wholebody`` asks it last on
+    :data:`sys.meta_path`, for the modules no other finder has (every old path is a module
+    that no longer exists), so the imports of every other module never run it. Once an old
+    package path is imported, the alias finder goes first (the submodules of that path would
+    be found as files of the new package)."""
+    return _AliasFinder().find_spec(fullname, path, target)
+
+
 def install() -> None:
-    """Put the alias finder last on :data:`sys.meta_path` (once): it is asked only for the
-    modules no other finder has (every old path is a module that no longer exists), so the
-    imports of every other module never run it. Once an old package path is imported, it
-    goes first (the submodules of that path would be found as files of the new package)."""
+    """Put the alias finder last on :data:`sys.meta_path` (once); ``import wholebody`` puts a
+    finder there that asks :func:`find_spec`."""
     _install(first=False)
 
 
