@@ -191,3 +191,29 @@ def test_an_unreachable_dask_scheduler_is_a_cluster_error_in_time():
         InvalidArgumentError, match="timeout must be a positive number of seconds, got 0"
     ):
         connect("127.0.0.1:1", timeout=0)
+
+
+def test_one_log_on_the_command_line_is_the_row_check_many_gives(monkeypatch, capsys):
+    """The command line checks one log without the many-file runner (``check_file``): its
+    row is check_many's, an unexpected failure included (``TYPE: message``, exit code 2)."""
+    import json
+
+    import wholebody.check.analysis as analysis
+    from wholebody.cli import main
+    from wholebody.io.profile import load_profile
+
+    profile = load_profile(ROOT / "models" / "humanoid.toml")
+    args = ["check", str(LOG), "--config", str(ROOT / "models" / "humanoid.toml"), "--json"]
+    for failure in (None, RuntimeError("boom")):
+        if failure is not None:
+
+            def fail(*args, error=failure, **kwargs):
+                raise error
+
+            monkeypatch.setattr(analysis, "check_trajectory", fail)
+        code = main(args)
+        rows = json.loads(capsys.readouterr().out)
+        many = check_many([str(LOG)], profile.robot, profile.contacts, workers=1)
+        assert rows == json.loads(json.dumps(many, default=float))
+        assert code == (0 if failure is None else 2)
+    assert rows[0]["verdict"] == "error" and rows[0]["error"] == "RuntimeError: boom"

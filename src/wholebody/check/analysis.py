@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
+from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
@@ -61,6 +62,8 @@ __all__ = [
     "check_trajectory",
     "check_log",
     "estimate_trajectory",
+    "check_file",
+    "ROW_KEYS",
     "validate_tolerances",
     "TOLERANCE_PRESETS",
     "DEFAULT_FORCE_TOLERANCE",
@@ -564,6 +567,117 @@ def estimate_trajectory(
             },
         },
     )
+
+
+# --- one log file, its row ---------------------------------------------------------------------
+
+#: The keys of every row of :func:`check_many`, in order, readable log or not.
+ROW_KEYS = (
+    "path",
+    "error",
+    "verdict",
+    "consistent",
+    "samples_in",
+    "checked",
+    "flagged",
+    "max_residual_force_N",
+    "max_residual_moment_Nm",
+    "fraction_over_tolerance",
+    "cone_violations",
+    "share_checked",
+    "bound_force_N",
+    "bound_moment_Nm",
+    "diagnosis",
+    "text",
+)
+
+
+def error_row(path: str, error: str) -> dict[str, Any]:
+    """The row of a log that could not be read or checked: ``error`` says why."""
+    row: dict[str, Any] = dict.fromkeys(ROW_KEYS)
+    row |= {"path": path, "error": error, "verdict": "error", "text": f"{path}: error: {error}"}
+    return row
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+#: Log formats checked chunk by chunk from the file (``wholebody.check.analysis.check_log``).
+STREAMED_SUFFIXES = (".parquet", ".h5", ".hdf5")
+
+
+def check_file(
+    robot: Robot,
+    path: str,
+    contacts: Sequence[Contact],
+    options: Any,
+    out_dir: str | None,
+    plot: bool,
+    calibration: Any = None,
+    recording: Any = None,
+    episode: int = 0,
+    html: bool = False,
+) -> dict[str, Any]:
+    """Check one log file (or recording) and give its row (:data:`ROW_KEYS`, the rows of
+    :func:`wholebody.check.many.check_many`), writing its report to ``out_dir`` when given;
+    a log that cannot be read or checked (a typed error, a bad path or value) is a row with
+    its error. Any other exception propagates (:func:`~wholebody.check.many.check_many` and
+    the command line make it the row's error, ``TYPE: message``)."""
+    from ..errors import WholebodyError
+    from ..io.logs import read_log
+
+    given, keywords = (options, {}) if isinstance(options, CheckOptions) else (None, options)
+    try:
+        if calibration is None and Path(path).suffix.lower() in STREAMED_SUFFIXES:
+            # Read in row groups / slices: memory does not grow with the log's length.
+            report = check_log(robot, path, contacts, given, **keywords)
+        else:
+            traj = read_log(path, mapping=recording, robot=robot, episode=episode)
+            if calibration is not None:
+                traj = calibration.apply(traj, robot)
+            report = check_trajectory(robot, traj, contacts, given, **keywords)
+    except (WholebodyError, OSError, ValueError) as exc:
+        return error_row(path, str(exc))
+    if out_dir is not None:
+        out = Path(out_dir)
+        stem = Path(path).stem
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            report.to_json(out / f"{stem}.report.json")
+            report.to_csv(out / f"{stem}.report.csv")
+            if plot:
+                report.plot(out / f"{stem}.report.png")
+                import matplotlib.pyplot as plt
+
+                plt.close("all")
+        except OSError as exc:
+            return error_row(path, f"cannot write the report of {path} to {out}: {exc}")
+    s = report.summary()
+    unchecked = report.verdict == "unchecked"
+    row: dict[str, Any] = {
+        "path": str(path),
+        "error": None,
+        "verdict": report.verdict,
+        "consistent": report.consistent,
+        "samples_in": s["samples"]["in"],
+        "checked": s["samples"]["checked"],
+        "flagged": s["samples"]["flagged"],
+        "max_residual_force_N": _finite(s["residual_force_N"]["max"]),
+        "max_residual_moment_Nm": _finite(s["residual_moment_Nm"]["max"]),
+        "fraction_over_tolerance": None if unchecked else s["fraction_over_tolerance"],
+        "cone_violations": sum(c["violations"] for c in s["contacts"].values()),
+        "share_checked": report.evidence.share_checked,
+        "bound_force_N": _finite(report.evidence.bound_force),
+        "bound_moment_Nm": _finite(report.evidence.bound_moment),
+        "diagnosis": report.diagnosis[0].message if report.diagnosis else None,
+        "text": report.format_summary(),
+    }
+    if html:  # rendered where the report is, so only the page fragment travels back
+        from .report_html import anchor, report_section
+
+        return {k: row[k] for k in ROW_KEYS} | {"html": report_section(report, anchor(path))}
+    return {k: row[k] for k in ROW_KEYS}
 
 
 # --- where the samples come from ---------------------------------------------------------------

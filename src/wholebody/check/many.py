@@ -24,6 +24,7 @@ from ..contacts import Contact
 from ..errors import ClusterError
 from ..parallel import ChunkFailure, run_chunks
 from ..robot.core import Robot
+from .analysis import ROW_KEYS, check_file, error_row
 
 __all__ = [
     "ROW_KEYS",
@@ -33,27 +34,6 @@ __all__ = [
     "auto_log_workers",
     "AUTO_MIN_BYTES",
 ]
-
-#: The keys of every row of :func:`check_many`, in order, readable log or not.
-ROW_KEYS = (
-    "path",
-    "error",
-    "verdict",
-    "consistent",
-    "samples_in",
-    "checked",
-    "flagged",
-    "max_residual_force_N",
-    "max_residual_moment_Nm",
-    "fraction_over_tolerance",
-    "cone_violations",
-    "share_checked",
-    "bound_force_N",
-    "bound_moment_Nm",
-    "diagnosis",
-    "text",
-)
-
 
 #: Bytes of log files in all below which ``workers="auto"`` checks many logs in one process
 #: (about :data:`wholebody.parallel.AUTO_MIN_SAMPLES` samples of a 35-dof robot in .npz, 870
@@ -82,90 +62,6 @@ def auto_log_workers(paths: Sequence[str | Path]) -> int:
     return max(1, min(default_workers(), len(names)))
 
 
-def _error_row(path: str, error: str) -> dict[str, Any]:
-    row: dict[str, Any] = dict.fromkeys(ROW_KEYS)
-    row |= {"path": path, "error": error, "verdict": "error", "text": f"{path}: error: {error}"}
-    return row
-
-
-def _finite(x: float) -> float | None:
-    return float(x) if math.isfinite(x) else None
-
-
-#: Log formats checked chunk by chunk from the file (``wholebody.check.analysis.check_log``).
-STREAMED_SUFFIXES = (".parquet", ".h5", ".hdf5")
-
-
-def _check_file(
-    robot: Robot,
-    path: str,
-    contacts: Sequence[Contact],
-    options: Any,
-    out_dir: str | None,
-    plot: bool,
-    calibration: Any = None,
-    recording: Any = None,
-    episode: int = 0,
-    html: bool = False,
-) -> dict[str, Any]:
-    """Check one log; a log that cannot be read is a row with its error."""
-    from ..errors import WholebodyError
-    from ..io.logs import read_log
-    from .analysis import CheckOptions, check_log, check_trajectory
-
-    given, keywords = (options, {}) if isinstance(options, CheckOptions) else (None, options)
-    try:
-        if calibration is None and Path(path).suffix.lower() in STREAMED_SUFFIXES:
-            # Read in row groups / slices: memory does not grow with the log's length.
-            report = check_log(robot, path, contacts, given, **keywords)
-        else:
-            traj = read_log(path, mapping=recording, robot=robot, episode=episode)
-            if calibration is not None:
-                traj = calibration.apply(traj, robot)
-            report = check_trajectory(robot, traj, contacts, given, **keywords)
-    except (WholebodyError, OSError, ValueError) as exc:
-        return _error_row(path, str(exc))
-    if out_dir is not None:
-        out = Path(out_dir)
-        stem = Path(path).stem
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-            report.to_json(out / f"{stem}.report.json")
-            report.to_csv(out / f"{stem}.report.csv")
-            if plot:
-                report.plot(out / f"{stem}.report.png")
-                import matplotlib.pyplot as plt
-
-                plt.close("all")
-        except OSError as exc:
-            return _error_row(path, f"cannot write the report of {path} to {out}: {exc}")
-    s = report.summary()
-    unchecked = report.verdict == "unchecked"
-    row: dict[str, Any] = {
-        "path": str(path),
-        "error": None,
-        "verdict": report.verdict,
-        "consistent": report.consistent,
-        "samples_in": s["samples"]["in"],
-        "checked": s["samples"]["checked"],
-        "flagged": s["samples"]["flagged"],
-        "max_residual_force_N": _finite(s["residual_force_N"]["max"]),
-        "max_residual_moment_Nm": _finite(s["residual_moment_Nm"]["max"]),
-        "fraction_over_tolerance": None if unchecked else s["fraction_over_tolerance"],
-        "cone_violations": sum(c["violations"] for c in s["contacts"].values()),
-        "share_checked": report.evidence.share_checked,
-        "bound_force_N": _finite(report.evidence.bound_force),
-        "bound_moment_Nm": _finite(report.evidence.bound_moment),
-        "diagnosis": report.diagnosis[0].message if report.diagnosis else None,
-        "text": report.format_summary(),
-    }
-    if html:  # rendered where the report is, so only the page fragment travels back
-        from .report_html import anchor, report_section
-
-        return {k: row[k] for k in ROW_KEYS} | {"html": report_section(report, anchor(path))}
-    return {k: row[k] for k in ROW_KEYS}
-
-
 def _task(
     path: str,
     robot: Robot,
@@ -178,7 +74,7 @@ def _task(
     episode: int = 0,
     html: bool = False,
 ) -> dict[str, Any]:
-    return _check_file(
+    return check_file(
         robot, path, contacts, options, out_dir, plot, calibration, recording, episode, html
     )
 
@@ -328,9 +224,9 @@ def check_many(
         ((i, i + 1), (p, contacts, options, out, plot, calibration, recording, episode, html))
         for i, p in enumerate(names)
     ]
-    results = run_chunks(robot, _check_file, chunks, processes, item="log")  # type: ignore[arg-type]
+    results = run_chunks(robot, check_file, chunks, processes, item="log")  # type: ignore[arg-type]
     return [
-        _error_row(p, r.error) if isinstance(r, ChunkFailure) else r
+        error_row(p, r.error) if isinstance(r, ChunkFailure) else r
         for p, r in zip(names, results, strict=True)
     ]
 
@@ -374,7 +270,7 @@ def _on_dask(
         try:
             rows.append(future.result())
         except Exception as exc:  # a task that failed on the cluster: that log's row says why
-            rows.append(_error_row(path, f"Dask task failed: {type(exc).__name__}: {exc}"))
+            rows.append(error_row(path, f"Dask task failed: {type(exc).__name__}: {exc}"))
     return rows
 
 

@@ -208,8 +208,7 @@ def exit_code(rows: Sequence[dict[str, Any]]) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from ..check.analysis import CheckOptions
-    from ..check.many import check_many, connect, format_table
+    from ..check.analysis import CheckOptions, check_file, error_row
 
     if args.out is not None:
         _writable_dir(Path(args.out), create=True)
@@ -232,28 +231,49 @@ def _check(args: argparse.Namespace) -> int:
             if getattr(args, name) is not None
         },
     )
-    client = connect(args.dask, timeout=args.dask_timeout) if args.dask else None
+    client = None
+    if args.dask:
+        from ..check.many import connect
+
+        client = connect(args.dask, timeout=args.dask_timeout)
     try:
         if len(args.logs) == 1 and client is None:
-            # One log: its samples are shared between the workers.
+            # One log, checked here: its samples are shared between the workers (the row is
+            # the one check_many gives; the many-file runner is not imported).
             options = options.replace(workers=args.workers, progress=_progress(args))
-            workers = 1
+            try:
+                row = check_file(
+                    robot,
+                    args.logs[0],
+                    contacts,
+                    options,
+                    args.out,
+                    args.plot,
+                    calibration,
+                    args.config,
+                    args.episode,
+                    args.html is not None,
+                )
+            except Exception as exc:  # the log's row says it, as check_many's would
+                row = error_row(args.logs[0], f"{type(exc).__name__}: {exc}")
+            rows = [row]
         else:
-            workers = args.workers
-        rows = check_many(
-            args.logs,
-            robot,
-            contacts,
-            workers=workers,
-            client=client,
-            calibration=calibration,
-            recording=args.config,
-            episode=args.episode,
-            out_dir=args.out,
-            plot=args.plot,
-            options=options,
-            html=args.html is not None,
-        )
+            from ..check.many import check_many
+
+            rows = check_many(
+                args.logs,
+                robot,
+                contacts,
+                workers=args.workers,
+                client=client,
+                calibration=calibration,
+                recording=args.config,
+                episode=args.episode,
+                out_dir=args.out,
+                plot=args.plot,
+                options=options,
+                html=args.html is not None,
+            )
     finally:
         if client is not None:
             client.close()
@@ -270,6 +290,8 @@ def _check(args: argparse.Namespace) -> int:
             if len(rows) > 1:
                 print()
         if len(rows) > 1:
+            from ..check.many import format_table
+
             print(format_table(rows))
     for r in rows:
         if r["verdict"] == "error":
