@@ -105,9 +105,18 @@ def check_conventions(
     return run_conventions(robot, traj, contacts, ground=ground)
 
 
+_LAZY = ("ExpectedResidualError", "expected_residual_error")
+
+
 def __getattr__(name: str) -> Any:
     # The expected error of differentiated accelerations, imported on first use: a log with
     # its accelerations never needs it.
-    if name in ("ExpectedResidualError", "expected_residual_error"):
-        return getattr(import_module(f"{__name__}.differentiation"), name)
+    if name in _LAZY:
+        value = getattr(import_module(f"{__name__}.differentiation"), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

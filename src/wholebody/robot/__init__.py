@@ -56,5 +56,11 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # The classes of the method modules a check does not use, imported on first access.
     if name in core._LAZY:
-        return getattr(core, name)
+        value = getattr(core, name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(core._LAZY))
