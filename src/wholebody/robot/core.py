@@ -33,7 +33,9 @@ idea, bound to the class as attributes (no base classes, no call overhead):
 ``_controller_pass``  the one pass of a whole-body controller's tick
 ================  ===========================================================
 
-``Robot.mass_matrix`` is ``_dynamics.mass_matrix``, whose first argument is the robot.
+``Robot.mass_matrix`` is ``_dynamics.mass_matrix``, whose first argument is the robot. The
+last four modules are imported on the first use of one of their methods (a check of a log
+calls none of them), each method then bound to the class as is.
 """
 
 from __future__ import annotations
