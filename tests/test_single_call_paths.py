@@ -488,3 +488,74 @@ def test_wrench_sum_broadcasts_one_set_of_wrenches_over_per_sample_points():
                 np.testing.assert_allclose(f[n], W[:, :3].sum(0), rtol=0, atol=1e-12)
                 ref = sum(W[i, 3:] + np.cross(P[n, i] - A[n], W[i, :3]) for i in range(k))
                 np.testing.assert_allclose(m[n], ref, rtol=0, atol=1e-12)
+
+
+def test_inline_checks_of_com_frame_jacobian_and_inverse_dynamics(humanoid):
+    """com, frame_jacobian and inverse_dynamics test a state inline (not through check_q or
+    _check_qva): each bad input, new or written in place into a state that has just passed,
+    still gets the named StateError, and good inputs in any accepted form give raw
+    Pinocchio's numbers (computed here on a Data of its own)."""
+    m = humanoid.model
+    d = m.createData()
+    fid = m.getFrameId("left_sole")
+    lwa = pin.LOCAL_WORLD_ALIGNED
+    q, v, a, _ = sample(humanoid, 21)
+    terms = {
+        "com": (
+            lambda q, v, a: humanoid.com(q),
+            lambda q, v, a: pin.centerOfMass(m, d, q, False).copy(),
+        ),
+        "frame_jacobian": (
+            lambda q, v, a: humanoid.frame_jacobian(q, "left_sole"),
+            lambda q, v, a: pin.computeFrameJacobian(m, d, q, fid, lwa),
+        ),
+        "inverse_dynamics": (
+            lambda q, v, a: humanoid.inverse_dynamics(q, v, a),
+            lambda q, v, a: pin.rnea(m, d, q, v, a).copy(),
+        ),
+    }
+    nq = humanoid.nq
+    bad_q = [
+        (lambda x: x.__setitem__(9, np.nan), r"q has non-finite values at indices \[9\]"),
+        (lambda x: x.__setitem__(0, -np.inf), r"q has non-finite values at indices \[0\]"),
+        (lambda x: x.__setitem__(8, 1e9), r"q\[8\] = 1e\+09 is beyond any physical magnitude"),
+        (lambda x: x.__setitem__(slice(3, 7), [0, 0, 0, 2.0]), r"q\[3:7\] has norm 2"),
+        (lambda x: x.__setitem__(slice(3, 7), [0, 0, 0, np.nan]), r"non-finite .* \[6\]"),
+    ]
+    for name, (ours, ref) in terms.items():
+        expected = ref(q, v, a)
+        # Accepted forms: the array, a list, a column vector, a strided view.
+        for qq in (q, q.tolist(), q.reshape(-1, 1), np.repeat(q, 2)[::2]):
+            assert_allclose(ours(qq, v, a), ref(np.asarray(qq, float).ravel(), v, a), atol=0)
+        for change, message in bad_q:
+            for fresh in (True, False):
+                x = q.copy()
+                if not fresh:  # the same array passed just before, then written in place
+                    assert_allclose(ours(x, v, a), expected, rtol=0, atol=0, err_msg=name)
+                change(x)
+                with pytest.raises(StateError, match=message):
+                    ours(x, v, a)
+        for size in (nq - 1, nq + 1):
+            with pytest.raises(StateError, match=rf"q must have shape \({nq},\), got \({size},\)"):
+                ours(np.zeros(size), v, a)
+        with pytest.raises(StateError, match="q must be an array"):
+            ours("not a state", v, a)
+        assert_allclose(ours(q, v, a), expected, rtol=0, atol=0, err_msg=name)
+    # inverse_dynamics: v and a are named, new or changed in place after a pass.
+    f = terms["inverse_dynamics"][0]
+    nv = humanoid.nv
+    for what in ("v", "a"):
+        for fresh in (True, False):
+            vv, aa = v.copy(), a.copy()
+            if not fresh:
+                f(q, vv, aa)
+            x = vv if what == "v" else aa
+            x[4] = np.inf
+            with pytest.raises(StateError, match=rf"{what} has non-finite values at indices \[4\]"):
+                f(q, vv, aa)
+            x[4] = -2e8
+            with pytest.raises(StateError, match=rf"{what}\[4\] = -2e\+08 is beyond"):
+                f(q, vv, aa)
+        short = (np.zeros(nv - 1), a) if what == "v" else (v, np.zeros(nv - 1))
+        with pytest.raises(StateError, match=rf"{what} must have shape \({nv},\)"):
+            f(q, *short)
