@@ -251,15 +251,65 @@ def test_centre_of_pressure_equals_rotation_by_hand(humanoid):
         (np.array([1.0, np.nan, 3.0, 0.0, 0.0, 0.0]), "non-finite"),
         (np.array([1e12, 0.0, 3.0, 0.0, 0.0, 0.0]), "beyond any physical magnitude"),
         (np.zeros(5), "takes a wrench (f, tau) (6,) per sample, got shape (5,)"),
+        (np.array([1.0, 2.0, -np.inf, 0.0, 0.0, 0.0]), "non-finite"),
+        (np.zeros((6, 1)), "takes a wrench (f, tau) (6,) per sample, got shape (6, 1)"),
     ],
 )
-def test_single_calls_refuse_bad_wrenches(humanoid, bad, fragment):
+@pytest.mark.parametrize("position", [0, 1])
+def test_single_calls_refuse_bad_wrenches(humanoid, bad, fragment, position):
+    # In the first or a later place: the one-loop fast path of the sample layout stops at
+    # it (after taking the rows before it) and the general path names it.
     q, v, a, wrenches = sample(humanoid, 0)
-    given = [bad] + wrenches[1:]
+    given = list(wrenches)
+    given[position] = bad
     with pytest.raises(StateError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
         newton_euler_residual(humanoid, q, v, a, CONTACTS, given)
     with pytest.raises(StateError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
         contact_wrench(humanoid, q, CONTACTS, given)
+
+
+def test_single_residual_names_an_unknown_contact_frame_and_takes_any_wrench_form(humanoid):
+    """The fast sample layout reads frame ids from the name table: an unknown frame is still
+    named, and wrenches given as lists, tuples, int or float32 arrays, or one stacked array,
+    give the numbers of float64 arrays, those of raw Pinocchio and np.cross (computed here)."""
+    from wholebody.errors import FrameNotFoundError
+
+    q, v, a, wrenches = sample(humanoid, 5)
+    unknown = [SurfaceContact("no_such_sole", half_length=0.1, half_width=0.05, mu=0.8)]
+    with pytest.raises(FrameNotFoundError, match="no_such_sole"):
+        newton_euler_residual(humanoid, q, v, a, unknown, [wrenches[0]])
+    m = humanoid.model
+    d = m.createData()
+    dh = pin.computeCentroidalMomentumTimeVariation(m, d, q, v, a)
+    com = d.com[0].copy()
+    force = m.gravity.linear * humanoid.mass - dh.linear
+    moment = -dh.angular.copy()
+    for c, w in zip(CONTACTS, wrenches, strict=True):
+        p = pin.updateFramePlacement(m, d, m.getFrameId(c.frame)).translation
+        force = force + w[:3]
+        moment = moment + (w[3:] if c.size == 6 else 0.0) + np.cross(p - com, w[:3])
+    forms = [
+        wrenches,
+        tuple(wrenches),
+        [w.tolist() for w in wrenches],
+        [np.round(w).astype(int) for w in wrenches],
+    ]
+    for given in forms:
+        res = newton_euler_residual(humanoid, q, v, a, CONTACTS, given)
+        ref_f, ref_m = force, moment
+        if given is forms[-1]:  # rounded wrenches: the reference with the same rounding
+            ref_f = force + sum(np.round(w)[:3] - w[:3] for w in wrenches)
+            ref_m = moment + sum(
+                (np.round(w)[3:] - w[3:] if c.size == 6 else 0.0)
+                + np.cross(
+                    pin.updateFramePlacement(m, d, m.getFrameId(c.frame)).translation - com,
+                    np.round(w)[:3] - w[:3],
+                )
+                for c, w in zip(CONTACTS, wrenches, strict=True)
+            )
+        assert_allclose(res.force, ref_f, rtol=0, atol=TOL_REF)
+        assert_allclose(res.moment, ref_m, rtol=0, atol=TOL_REF)
+        assert_allclose(res.point, com, rtol=0, atol=1e-15)
 
 
 def test_centre_of_pressure_refuses_bad_wrenches(humanoid):

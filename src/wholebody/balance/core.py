@@ -150,6 +150,27 @@ def _sample_layout(
 ) -> tuple[list[list[float]], list[int], list[list[float]]]:
     """One sample's wrenches (k + e rows of 6 floats), the frames to place (contacts, then
     external wrenches at frame origins), and the points given with external wrenches."""
+    if not external and type(wrenches) in (list, tuple) and len(wrenches) == len(contacts):
+        # The common case in one loop (a controller's or a log's float64 arrays, one per
+        # contact, known frames, each norm within the limit); anything else, or anything
+        # wrong, takes the general path below, which names it.
+        rows, frames = [], []
+        ids = robot._frame_ids
+        limit = MAX_WRENCH_RELATIVE * weight
+        try:
+            for c, w in zip(contacts, wrenches):
+                size = c.size
+                if type(w) is not np.ndarray or w.dtype is not _F64 or w.shape != (size,):
+                    break
+                row = w.tolist()
+                if not math.hypot(*row) <= limit:  # False for NaN and inf too
+                    break
+                rows.append(row if size == 6 else row + [0.0, 0.0, 0.0])
+                frames.append(ids[c.frame])
+            else:
+                return rows, frames, []
+        except (KeyError, TypeError):
+            pass
     rows = _sample_rows(contacts, wrenches, weight)
     for e in external:
         check_sample_wrenches(e.wrench, f"external wrench {e.name!r}", weight)
