@@ -17,8 +17,6 @@ import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import StateError, WholebodyDeprecationWarning
-from ._checks import F64, QUAT_EXACT_TOL
-from ._state import _TOP, _TOP_TABLE, _is_normalized
 
 if TYPE_CHECKING:
     from wholebody.robot.core import Robot
@@ -220,35 +218,8 @@ def inverse_dynamics(
     external = (
         external_wrenches if external is None else _renamed_external(external_wrenches, external)
     )
-    m = robot._model
-    if robot.check_inputs:
-        # _check_qva's fast path, inline (a call costs ~0.1 us): three float64 vectors equal
-        # to the last that passed, or new with small finite entries (one byte test over the
-        # three), v and a of length nv and q's size and quaternions checked by Pinocchio;
-        # anything else goes through _check_qva, which says what is wrong.
-        x: Any = q
-        y: Any = v
-        z: Any = a
-        try:
-            if x.dtype is y.dtype is z.dtype is F64 and x.ndim == y.ndim == z.ndim == 1:
-                rq, rv, ra = x.tobytes(), y.tobytes(), z.tobytes()
-                seen = robot._checked_v
-                fast = (rq == robot._checked_q and rv == seen.get("v") and ra == seen.get("a")) or (
-                    len(y) == len(z) == robot._nv
-                    and 1 not in (rq + rv + ra)[_TOP::8].translate(_TOP_TABLE)
-                    and _is_normalized(m, x, QUAT_EXACT_TOL)
-                )
-            else:
-                fast = False
-        except (AttributeError, TypeError, ValueError, RuntimeError):
-            fast = False
-        if fast:
-            robot._checked_q = rq
-            seen["v"] = rv
-            seen["a"] = ra
-        else:
-            q, v, a = robot._check_qva(q, v, a)
-    tau: Array = _rnea(m, robot._data, q, v, a)
+    q, v, a = robot._check_qva(q, v, a)
+    tau: Array = _rnea(robot._model, robot._data, q, v, a)
     if external:
         tau -= robot.external_generalized_forces(q, external)
     return tau

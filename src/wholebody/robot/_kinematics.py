@@ -21,8 +21,6 @@ import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InvalidArgumentError
-from ._checks import F64, QUAT_EXACT_TOL
-from ._state import _TOP, _TOP_TABLE, _is_normalized
 from .batch import frame_placements_rows
 
 if TYPE_CHECKING:
@@ -314,30 +312,9 @@ def frame_jacobian(robot: Robot, q: ArrayLike, frame: str) -> Array:
         fid = robot._frame_ids[frame]
     except (KeyError, TypeError):
         raise robot._frame_error(frame) from None
-    m = robot._model
-    if robot.check_inputs:
-        # check_q's fast path, inline (a call costs ~0.05 us, 7% of this term): a float64
-        # vector equal to the last q that passed, or with small finite entries (the byte
-        # test) and unit quaternions of the right size; anything else goes through
-        # check_q, which says what is wrong.
-        x: Any = q
-        try:
-            if x.dtype is F64 and x.ndim == 1:
-                raw = x.tobytes()
-                fast = raw == robot._checked_q or (
-                    1 not in raw[_TOP::8].translate(_TOP_TABLE)
-                    and _is_normalized(m, x, QUAT_EXACT_TOL)
-                )
-            else:
-                fast = False
-        except (AttributeError, TypeError, ValueError, RuntimeError):
-            fast = False  # e.g. a wrong size: check_q says what is wrong
-        if fast:
-            robot._checked_q = raw
-        else:
-            q = robot.check_q(q)
+    q = robot.check_q(q)
     # computeFrameJacobian returns a new matrix (not a view of data): no copy needed.
-    return _frame_jacobian(m, robot._data, q, fid, _LWA)
+    return _frame_jacobian(robot._model, robot._data, q, fid, _LWA)
 
 
 def point_jacobian(robot: Robot, q: ArrayLike, frame: str) -> Array:
@@ -382,26 +359,8 @@ def com(robot: Robot, q: ArrayLike) -> Array:
     >>> robot.com(robot.neutral()).round(3)
     array([ 0.001,  0.   , -0.004])
     """
-    m = robot._model
-    if robot.check_inputs:
-        # check_q's fast path, inline, as in frame_jacobian.
-        x: Any = q
-        try:
-            if x.dtype is F64 and x.ndim == 1:
-                raw = x.tobytes()
-                fast = raw == robot._checked_q or (
-                    1 not in raw[_TOP::8].translate(_TOP_TABLE)
-                    and _is_normalized(m, x, QUAT_EXACT_TOL)
-                )
-            else:
-                fast = False
-        except (AttributeError, TypeError, ValueError, RuntimeError):
-            fast = False
-        if fast:
-            robot._checked_q = raw
-        else:
-            q = robot.check_q(q)
-    return _com(m, robot._data, q, False)
+    q = robot.check_q(q)
+    return _com(robot._model, robot._data, q, False)
 
 
 def com_jacobian(robot: Robot, q: ArrayLike) -> Array:

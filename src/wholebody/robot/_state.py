@@ -173,7 +173,7 @@ def _check_qv(robot: Robot, q: ArrayLike, v: ArrayLike) -> tuple[Array, Array]:
     x: Any = q
     y: Any = v
     try:
-        if x.dtype is y.dtype is F64 and x.ndim == y.ndim == 1:
+        if x.dtype is F64 and y.dtype is F64 and x.ndim == 1 and y.ndim == 1:
             rq, rv = x.tobytes(), y.tobytes()
             checked = robot._checked_v
             if rq == robot._checked_q and rv == checked.get("v"):
@@ -206,8 +206,14 @@ def _check_qva(
     y: Any = v
     z: Any = a
     try:
-        # Chained comparisons: one attribute read per array and test (~0.05 us less).
-        if x.dtype is y.dtype is z.dtype is F64 and x.ndim == y.ndim == z.ndim == 1:
+        if (
+            x.dtype is F64
+            and y.dtype is F64
+            and z.dtype is F64
+            and x.ndim == 1
+            and y.ndim == 1
+            and z.ndim == 1
+        ):
             rq, rv, ra = x.tobytes(), y.tobytes(), z.tobytes()
             checked = robot._checked_v
             if rq == robot._checked_q and rv == checked.get("v") and ra == checked.get("a"):
@@ -216,7 +222,8 @@ def _check_qva(
             # translate instead of three), then the quaternions; larger entries, wrong sizes
             # and partial repeats take the separate tests below.
             if (
-                len(y) == len(z) == robot._nv
+                len(y) == robot._nv
+                and len(z) == robot._nv
                 and 1 not in (rq + rv + ra)[_TOP::8].translate(_TOP_TABLE)
                 and _is_normalized(robot._model, x, QUAT_EXACT_TOL)
             ):
