@@ -251,15 +251,65 @@ def test_centre_of_pressure_equals_rotation_by_hand(humanoid):
         (np.array([1.0, np.nan, 3.0, 0.0, 0.0, 0.0]), "non-finite"),
         (np.array([1e12, 0.0, 3.0, 0.0, 0.0, 0.0]), "beyond any physical magnitude"),
         (np.zeros(5), "takes a wrench (f, tau) (6,) per sample, got shape (5,)"),
+        (np.array([1.0, 2.0, -np.inf, 0.0, 0.0, 0.0]), "non-finite"),
+        (np.zeros((6, 1)), "takes a wrench (f, tau) (6,) per sample, got shape (6, 1)"),
     ],
 )
-def test_single_calls_refuse_bad_wrenches(humanoid, bad, fragment):
+@pytest.mark.parametrize("position", [0, 1])
+def test_single_calls_refuse_bad_wrenches(humanoid, bad, fragment, position):
+    # In the first or a later place: the one-loop fast path of the sample layout stops at
+    # it (after taking the rows before it) and the general path names it.
     q, v, a, wrenches = sample(humanoid, 0)
-    given = [bad] + wrenches[1:]
+    given = list(wrenches)
+    given[position] = bad
     with pytest.raises(StateError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
         newton_euler_residual(humanoid, q, v, a, CONTACTS, given)
     with pytest.raises(StateError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
         contact_wrench(humanoid, q, CONTACTS, given)
+
+
+def test_single_residual_names_an_unknown_contact_frame_and_takes_any_wrench_form(humanoid):
+    """The fast sample layout reads frame ids from the name table: an unknown frame is still
+    named, and wrenches given as lists, tuples, int or float32 arrays, or one stacked array,
+    give the numbers of float64 arrays, those of raw Pinocchio and np.cross (computed here)."""
+    from wholebody.errors import FrameNotFoundError
+
+    q, v, a, wrenches = sample(humanoid, 5)
+    unknown = [SurfaceContact("no_such_sole", half_length=0.1, half_width=0.05, mu=0.8)]
+    with pytest.raises(FrameNotFoundError, match="no_such_sole"):
+        newton_euler_residual(humanoid, q, v, a, unknown, [wrenches[0]])
+    m = humanoid.model
+    d = m.createData()
+    dh = pin.computeCentroidalMomentumTimeVariation(m, d, q, v, a)
+    com = d.com[0].copy()
+    force = m.gravity.linear * humanoid.mass - dh.linear
+    moment = -dh.angular.copy()
+    for c, w in zip(CONTACTS, wrenches, strict=True):
+        p = pin.updateFramePlacement(m, d, m.getFrameId(c.frame)).translation
+        force = force + w[:3]
+        moment = moment + (w[3:] if c.size == 6 else 0.0) + np.cross(p - com, w[:3])
+    forms = [
+        wrenches,
+        tuple(wrenches),
+        [w.tolist() for w in wrenches],
+        [np.round(w).astype(int) for w in wrenches],
+    ]
+    for given in forms:
+        res = newton_euler_residual(humanoid, q, v, a, CONTACTS, given)
+        ref_f, ref_m = force, moment
+        if given is forms[-1]:  # rounded wrenches: the reference with the same rounding
+            ref_f = force + sum(np.round(w)[:3] - w[:3] for w in wrenches)
+            ref_m = moment + sum(
+                (np.round(w)[3:] - w[3:] if c.size == 6 else 0.0)
+                + np.cross(
+                    pin.updateFramePlacement(m, d, m.getFrameId(c.frame)).translation - com,
+                    np.round(w)[:3] - w[:3],
+                )
+                for c, w in zip(CONTACTS, wrenches, strict=True)
+            )
+        assert_allclose(res.force, ref_f, rtol=0, atol=TOL_REF)
+        assert_allclose(res.moment, ref_m, rtol=0, atol=TOL_REF)
+        assert_allclose(res.point, com, rtol=0, atol=1e-15)
 
 
 def test_centre_of_pressure_refuses_bad_wrenches(humanoid):
@@ -488,3 +538,74 @@ def test_wrench_sum_broadcasts_one_set_of_wrenches_over_per_sample_points():
                 np.testing.assert_allclose(f[n], W[:, :3].sum(0), rtol=0, atol=1e-12)
                 ref = sum(W[i, 3:] + np.cross(P[n, i] - A[n], W[i, :3]) for i in range(k))
                 np.testing.assert_allclose(m[n], ref, rtol=0, atol=1e-12)
+
+
+def test_inline_checks_of_com_frame_jacobian_and_inverse_dynamics(humanoid):
+    """com, frame_jacobian and inverse_dynamics test a state inline (not through check_q or
+    _check_qva): each bad input, new or written in place into a state that has just passed,
+    still gets the named StateError, and good inputs in any accepted form give raw
+    Pinocchio's numbers (computed here on a Data of its own)."""
+    m = humanoid.model
+    d = m.createData()
+    fid = m.getFrameId("left_sole")
+    lwa = pin.LOCAL_WORLD_ALIGNED
+    q, v, a, _ = sample(humanoid, 21)
+    terms = {
+        "com": (
+            lambda q, v, a: humanoid.com(q),
+            lambda q, v, a: pin.centerOfMass(m, d, q, False).copy(),
+        ),
+        "frame_jacobian": (
+            lambda q, v, a: humanoid.frame_jacobian(q, "left_sole"),
+            lambda q, v, a: pin.computeFrameJacobian(m, d, q, fid, lwa),
+        ),
+        "inverse_dynamics": (
+            lambda q, v, a: humanoid.inverse_dynamics(q, v, a),
+            lambda q, v, a: pin.rnea(m, d, q, v, a).copy(),
+        ),
+    }
+    nq = humanoid.nq
+    bad_q = [
+        (lambda x: x.__setitem__(9, np.nan), r"q has non-finite values at indices \[9\]"),
+        (lambda x: x.__setitem__(0, -np.inf), r"q has non-finite values at indices \[0\]"),
+        (lambda x: x.__setitem__(8, 1e9), r"q\[8\] = 1e\+09 is beyond any physical magnitude"),
+        (lambda x: x.__setitem__(slice(3, 7), [0, 0, 0, 2.0]), r"q\[3:7\] has norm 2"),
+        (lambda x: x.__setitem__(slice(3, 7), [0, 0, 0, np.nan]), r"non-finite .* \[6\]"),
+    ]
+    for name, (ours, ref) in terms.items():
+        expected = ref(q, v, a)
+        # Accepted forms: the array, a list, a column vector, a strided view.
+        for qq in (q, q.tolist(), q.reshape(-1, 1), np.repeat(q, 2)[::2]):
+            assert_allclose(ours(qq, v, a), ref(np.asarray(qq, float).ravel(), v, a), atol=0)
+        for change, message in bad_q:
+            for fresh in (True, False):
+                x = q.copy()
+                if not fresh:  # the same array passed just before, then written in place
+                    assert_allclose(ours(x, v, a), expected, rtol=0, atol=0, err_msg=name)
+                change(x)
+                with pytest.raises(StateError, match=message):
+                    ours(x, v, a)
+        for size in (nq - 1, nq + 1):
+            with pytest.raises(StateError, match=rf"q must have shape \({nq},\), got \({size},\)"):
+                ours(np.zeros(size), v, a)
+        with pytest.raises(StateError, match="q must be an array"):
+            ours("not a state", v, a)
+        assert_allclose(ours(q, v, a), expected, rtol=0, atol=0, err_msg=name)
+    # inverse_dynamics: v and a are named, new or changed in place after a pass.
+    f = terms["inverse_dynamics"][0]
+    nv = humanoid.nv
+    for what in ("v", "a"):
+        for fresh in (True, False):
+            vv, aa = v.copy(), a.copy()
+            if not fresh:
+                f(q, vv, aa)
+            x = vv if what == "v" else aa
+            x[4] = np.inf
+            with pytest.raises(StateError, match=rf"{what} has non-finite values at indices \[4\]"):
+                f(q, vv, aa)
+            x[4] = -2e8
+            with pytest.raises(StateError, match=rf"{what}\[4\] = -2e\+08 is beyond"):
+                f(q, vv, aa)
+        short = (np.zeros(nv - 1), a) if what == "v" else (v, np.zeros(nv - 1))
+        with pytest.raises(StateError, match=rf"{what} must have shape \({nv},\)"):
+            f(q, *short)
