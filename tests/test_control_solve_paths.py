@@ -182,6 +182,12 @@ def test_controller_pass_against_separate_pinocchio_calls(humanoid):
     acc = pin.getFrameClassicalAcceleration(m, d, fid, lwa).vector
     np.testing.assert_allclose(drift, acc, atol=1e-10)
     assert placement.isApprox(d.oMf[fid], 1e-12)
+    # The placement is a copy of its own: the next pass leaves it alone (tasks and contacts
+    # keep it as theirs without copying it again).
+    kept = placement.copy()
+    tick(robot.neutral(), np.zeros(robot.nv))
+    assert placement == kept and not tick.placement(fid).isApprox(kept, 1e-6)
+    tick(q, v)
     # The robot's own methods at another state do not touch the pass's arrays.
     before = tick.mass_matrix.copy(), tick.com.copy()
     robot.mass_matrix(robot.neutral())

@@ -198,7 +198,7 @@ class ContactState:
         if self.fid < 0:
             self.fid = kin.frame_id(self.contact.frame)
         M, J, drift = kin.frame(self.fid)
-        self.placement = M = M.copy()
+        self.placement = M  # a fresh SE3 (the pass's placements are copies)
         if self.reference is None:
             self.reference = M.copy()
         ref = self.reference

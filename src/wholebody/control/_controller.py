@@ -99,6 +99,8 @@ class _Rows:
         self.me = me
         self.sense = np.zeros(m, dtype=np.int32)
         self.sense[:me] = _DAQP_EQUALITY
+        layout.rhs = self.lower[6:me]  # the contacts' rows' right-hand side, written there
+        self.kdJv = np.zeros(me - 6)
         self.spans: list[tuple[str, slice]] = [
             ("dynamics", slice(0, 6)),
             ("contacts", slice(6, me)),
@@ -470,12 +472,6 @@ class WholeBodyController:
         for s in layout.contacts:
             s.bounds = s.normal_force_bounds(t)  # (starts the ramps begun since the last update)
             s.update(kin)
-        if layout.n > kin.nv:
-            # Every contact's PD at once: desired = kp e - kd J v; rows J a = desired - drift.
-            desired = layout.desired
-            np.multiply(layout.kp, layout.error, out=desired)
-            desired -= layout.kd * (layout.jacobian @ kin.v)
-            np.subtract(desired, layout.drift, out=layout.rhs)
         if self._stack is None:
             self._sort_tasks()
         for task in self._motion_tasks:
@@ -513,14 +509,20 @@ class WholeBodyController:
         # Floating base: M_b a - J_b^T w = -h_b.
         C[:6, :nv] = kin.mass_matrix[:6]
         np.negative(kin.nonlinear_effects[:6], out=lower[:6])
-        upper[:6] = lower[:6]
         if me > 6:
-            # Contacts held: J_c a = desired - drift (rows stacked by the contacts' updates).
+            # Contacts held: J_c a = desired - drift (rows stacked by the contacts' updates),
+            # every contact's PD at once: desired = kp e - kd J v. The right-hand side is
+            # written straight into the rows' bounds (layout.rhs is a view of them).
             Jc = layout.jacobian
+            desired = layout.desired
+            np.multiply(layout.kp, layout.error, out=desired)
+            kdJv = np.matmul(Jc, kin.v, out=qp.kdJv)
+            kdJv *= layout.kd
+            desired -= kdJv
+            np.subtract(desired, layout.drift, out=lower[6:me])
             np.negative(Jc[:, :6].T, out=C[:6, nv:])
             C[6:me, :nv] = Jc
-            lower[6:me] = layout.rhs
-            upper[6:me] = layout.rhs
+        upper[:me] = lower[:me]
         for Cr in qp.zeroed:
             Cr[:] = 0.0
         for c, Cr, lo, up in qp.fills:

@@ -63,10 +63,14 @@ class ComTask(AccelerationTask):
         if self.reference is None:
             self.reference = position.copy()
         self.error = error = self.reference - position
+        # kp e + kd (v_ref - v) (+ a_ref): the velocity term formed once.
         desired = self.kp * error
-        desired -= self.kd * velocity
         if self.reference_velocity is not ZERO3:
-            desired += self.kd * self.reference_velocity
+            damping = self.reference_velocity - velocity
+            damping *= self.kd
+            desired += damping
+        else:
+            desired -= self.kd * velocity
         if self.reference_acceleration is not ZERO3:
             desired += self.reference_acceleration
         self.desired = desired

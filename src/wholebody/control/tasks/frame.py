@@ -80,7 +80,7 @@ class FrameTask(AccelerationTask):
         if self._fid is None:
             self._fid = kin.frame_id(self.frame)
         M, J, drift = kin.frame(self._fid)
-        self.placement = M = M.copy()
+        self.placement = M  # a fresh SE3 (the pass's placements are copies)
         if self.reference is None:
             self.reference = M.copy()
         ref = self.reference
@@ -93,9 +93,12 @@ class FrameTask(AccelerationTask):
         # R log3(R^T R_ref) = log3(R_ref R^T): the rotation error in world axes.
         err[3:] = pin.log3(self._ref_R @ M.rotation.T)
         desired = self.kp * err
-        desired -= self.kd * twist
-        if self.reference_velocity is not ZERO6:
-            desired += self.kd * self.reference_velocity
+        if self.reference_velocity is not ZERO6:  # kd (v_ref - v), formed once
+            damping = self.reference_velocity - twist
+            damping *= self.kd
+            desired += damping
+        else:
+            desired -= self.kd * twist
         if self.reference_acceleration is not ZERO6:
             desired += self.reference_acceleration
         self.desired = desired
