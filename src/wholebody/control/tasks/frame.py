@@ -57,6 +57,7 @@ class FrameTask(AccelerationTask):
         self._fid: int | None = None
         self._ref: pin.SE3 | None = None  # the reference whose arrays (views) are cached
         self._ref_p, self._ref_R = np.zeros(3), np.eye(3)
+        self._err_p, self._err_r = self.error[:3], self.error[3:]
 
     def set_reference(
         self,
@@ -89,9 +90,11 @@ class FrameTask(AccelerationTask):
         self.jacobian, self.drift = J, drift
         self.twist = twist = J @ kin.v
         err = self.error
-        np.subtract(self._ref_p, M.translation, out=err[:3])
+        if self._err_p.base is not err:  # views of error, made once
+            self._err_p, self._err_r = err[:3], err[3:]
+        np.subtract(self._ref_p, M.translation, out=self._err_p)
         # R log3(R^T R_ref) = log3(R_ref R^T): the rotation error in world axes.
-        err[3:] = pin.log3(self._ref_R @ M.rotation.T)
+        self._err_r[...] = pin.log3(self._ref_R @ M.rotation.T)
         desired = self.kp * err
         if self.reference_velocity is not ZERO6:  # kd (v_ref - v), formed once
             damping = self.reference_velocity - twist
