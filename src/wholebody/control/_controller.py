@@ -123,6 +123,7 @@ class _Rows:
         self.m_core = m - sum(k for c, k in zip(ordered, sizes, strict=True) if c.lazy)
         self.C_core = self.C[: self.m_core]
         self.lower_core, self.upper_core = self.lower[: self.m_core], self.upper[: self.m_core]
+        self.lazy_constraints = [c for c, *_ in self.lazy]
         self.lazy_filled = False
         self.lazy_needed = False  # the last tick's solution needed the lazy rows
         nv = layout.nv
@@ -805,7 +806,7 @@ class WholeBodyController:
             return None
         sol = self._solution(x)
         kin, layout = self.kin, qp.layout
-        for c, *_ in qp.lazy:
+        for c in qp.lazy_constraints:
             if not c.satisfied(kin, layout, x, sol.torque):
                 return None
         return sol
@@ -869,7 +870,7 @@ class WholeBodyController:
             return None
         sol = self._solution(x)
         kin = self.kin
-        for c, *_ in qp.lazy:
+        for c in qp.lazy_constraints:
             if not c.satisfied(kin, layout, x, sol.torque):
                 return None
         return sol
