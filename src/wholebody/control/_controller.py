@@ -226,23 +226,29 @@ class _ReducedKKT:
 
 
 class _TaskStack:
-    """The dense acceleration tasks' rows stacked: ``sqrt(w_i) S_i (J_i a - r_i)`` for all
-    tasks whose cost is :meth:`AccelerationTask.add_cost`'s, formed with one product."""
+    """The dense acceleration tasks' rows stacked, for their cost
+    ``sum_i w_i ||S_i (J_i a - r_i)||^2`` (``r_i = desired - drift``) formed at once.
+
+    Each tick the tasks' ``J_i`` and ``-r_i`` are copied, unscaled, into ``J`` and ``nr``;
+    with ``s2`` the rows' weights (``w_i`` on the rows that count, 0 elsewhere),
+    ``WJT = J^T diag(s2)`` (one product), ``P_aa = WJT J`` and ``q_a = WJT nr``."""
 
     def __init__(self, tasks: list[AccelerationTask], nv: int):
         sizes = [t.size for t in tasks]
         rows = sum(sizes)
-        self.s = np.zeros(rows)
-        self.A = np.zeros((rows, nv))
-        self.b = np.zeros(rows)
-        #: Per task: its rows of A and b, its row scales (a column too: a view of s).
-        self.items: list[tuple[AccelerationTask, Array, Array, Array, Array]] = []
+        self.s2 = np.zeros(rows)
+        self.J = np.zeros((rows, nv))
+        self.JT = self.J.T
+        self.nr = np.zeros(rows)
+        self.WJT = np.zeros((nv, rows))
+        #: Per task: its rows of J, nr and s2.
+        self.items: list[tuple[AccelerationTask, Array, Array, Array]] = []
         at = 0
         for t, k in zip(tasks, sizes, strict=True):
             sl = slice(at, at + k)
-            self.items.append((t, self.A[sl], self.b[sl], self.s[sl], self.s[sl, None]))
+            self.items.append((t, self.J[sl], self.nr[sl], self.s2[sl]))
             at += k
-        self.versions = [-1] * len(tasks)  # of the row scales copied into s
+        self.versions = [-1] * len(tasks)  # of the row weights copied into s2
 
 
 @dataclass(frozen=True)
@@ -610,24 +616,22 @@ class WholeBodyController:
         qv.fill(0.0)
         stack = self._stack
         if stack is not None and stack.items:
-            versions = stack.versions
-            # Each task's rows scaled straight into A and b: s (J, desired - drift).
-            for i, (task, Ai, bi, s, s_col) in enumerate(stack.items):
-                if task.size != len(bi):  # a task resized since it was stacked
+            versions, copyto, subtract = stack.versions, np.copyto, np.subtract
+            # Each task's rows copied unscaled, then weighted all at once.
+            for i, (task, Ji, nri, s2i) in enumerate(stack.items):
+                if task.size != len(nri):  # a task resized since it was stacked
                     self._stack = None
                     self._sort_tasks()
                     return self._objective()
                 if versions[i] != task._scale_version:
-                    s[:] = task._row_scale
+                    np.square(task._row_scale, out=s2i)
                     versions[i] = task._scale_version
-                np.multiply(task.jacobian, s_col, out=Ai)
-                np.subtract(task.desired, task.drift, out=bi)
-                bi *= s
-            A, b = stack.A, stack.b
-            np.matmul(A.T, A, out=Paa)
-            qa = qp.q_structured_a
-            np.matmul(b, A, out=qa)
-            np.negative(qa, out=qa)
+                copyto(Ji, task.jacobian)
+                subtract(task.drift, task.desired, out=nri)
+            WJT = stack.WJT
+            np.multiply(stack.JT, stack.s2, out=WJT)
+            np.matmul(WJT, stack.J, out=Paa)
+            np.matmul(WJT, stack.nr, out=qp.q_structured_a)
         else:
             Paa.fill(0.0)
         # The diagonal tasks' quadratic part and the regularization: kept from tick to tick
