@@ -219,7 +219,7 @@ class ContactState:
         np.subtract(self._ref_p, M.translation, out=self._err_p)
         R = M.rotation
         if n == 6:
-            self._err_r[...] = pin.log3(self._ref_R @ R.T)  # = R log3(R^T R_ref), world axes
+            self._err_r[...] = pin.log3(self._ref_R.dot(R.T))  # = R log3(R^T R_ref), world axes
         self._rotation[:] = R
         if self._owned:
             np.multiply(self._kp, err, out=self.desired)

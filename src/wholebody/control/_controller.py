@@ -580,7 +580,7 @@ class WholeBodyController:
             Jc = layout.jacobian
             desired = layout.desired
             np.multiply(layout.kp, layout.error, out=desired)
-            kdJv = np.matmul(Jc, kin.v, out=qp.kdJv)
+            kdJv = Jc.dot(kin.v, out=qp.kdJv)  # ndarray.dot: less dispatch than matmul
             kdJv *= layout.kd
             desired -= kdJv
             np.subtract(desired, layout.drift, out=layout.rhs)
@@ -630,8 +630,8 @@ class WholeBodyController:
                 subtract(task.drift, task.desired, out=nri)
             WJT = stack.WJT
             np.multiply(stack.JT, stack.s2, out=WJT)
-            np.matmul(WJT, stack.J, out=Paa)
-            np.matmul(WJT, stack.nr, out=qp.q_structured_a)
+            WJT.dot(stack.J, out=Paa)
+            WJT.dot(stack.nr, out=qp.q_structured_a)
         else:
             Paa.fill(0.0)
         # The diagonal tasks' quadratic part and the regularization: kept from tick to tick
@@ -856,7 +856,7 @@ class WholeBodyController:
         x = np.empty(layout.n)
         x[:nv] = r.rhs_a if z is r.rhs else z[:nv]
         w = x[nv:]
-        np.matmul(lam, r.W, out=w)
+        lam.dot(r.W, out=w)
         if wrench_terms:
             w += r.qs_w
         w *= -dinv
@@ -864,7 +864,7 @@ class WholeBodyController:
         # backward error, in w by construction). One gap for all rows: for the equality
         # rows (lower = upper) it is |C x - upper|.
         cx, gap = r.cx, r.gap
-        np.matmul(r.C_core, x, out=cx)
+        r.C_core.dot(x, out=cx)
         np.subtract(cx, r.upper_core, out=gap)
         np.subtract(r.lower_core, cx, out=cx)
         np.maximum(gap, cx, out=gap)
@@ -924,10 +924,10 @@ class WholeBodyController:
         qp = self._rows
         if qp is not None and qp.layout is layout:
             v = qp.views(kin)
-            tau = v.M_j @ a
+            tau = v.M_j.dot(a)
             tau += v.h_j
             if layout.n > nv:
-                tau -= x[nv:] @ v.Jc_j
+                tau -= x[nv:].dot(v.Jc_j)
         else:
             tau = kin.mass_matrix[6:] @ a
             tau += kin.nonlinear_effects[6:]

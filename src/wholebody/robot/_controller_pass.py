@@ -31,7 +31,6 @@ _get_jacobian = pin.getFrameJacobian
 _get_velocity = pin.getFrameVelocity
 _get_acc = pin.getFrameAcceleration
 _get_classical_acc = pin.getFrameClassicalAcceleration
-_matmul = np.matmul
 
 
 class ControllerPass:
@@ -127,7 +126,7 @@ class ControllerPass:
             M = self.mass_matrix
             np.copyto(M, M.T, where=self._lower)
         # Momentum rate at a = 0: dA_G/dt v, with the pass's dA_G (one product).
-        _matmul(self._dAg, v, out=self.momentum_drift)
+        self._dAg.dot(v, out=self.momentum_drift)  # ndarray.dot: less dispatch than matmul
         self.tick += 1
 
     update = __call__

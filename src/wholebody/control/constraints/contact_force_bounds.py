@@ -74,7 +74,7 @@ class NormalForceBounds(Constraint):
             ]
         for i, (c, row, R, z) in enumerate(self._items):
             if c.point:
-                np.matmul(R, c.normal, out=row)
+                R.dot(c.normal, out=row)
             else:  # a surface contact's normal is its frame's z axis
                 row[...] = z
             lower[i], up = c.bounds  # this update's (normal_force_bounds at layout.time)

@@ -88,13 +88,13 @@ class FrameTask(AccelerationTask):
         if ref is not self._ref:  # SE3 arrays are views: in-place edits of ref follow
             self._ref, self._ref_p, self._ref_R = ref, ref.translation, ref.rotation
         self.jacobian, self.drift = J, drift
-        self.twist = twist = J @ kin.v
+        self.twist = twist = J.dot(kin.v)  # ndarray.dot: less dispatch than matmul
         err = self.error
         if self._err_p.base is not err:  # views of error, made once
             self._err_p, self._err_r = err[:3], err[3:]
         np.subtract(self._ref_p, M.translation, out=self._err_p)
         # R log3(R^T R_ref) = log3(R_ref R^T): the rotation error in world axes.
-        self._err_r[...] = pin.log3(self._ref_R @ M.rotation.T)
+        self._err_r[...] = pin.log3(self._ref_R.dot(M.rotation.T))
         desired = self.kp * err
         if self.reference_velocity is not ZERO6:  # kd (v_ref - v), formed once
             damping = self.reference_velocity - twist
