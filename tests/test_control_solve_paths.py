@@ -182,6 +182,12 @@ def test_controller_pass_against_separate_pinocchio_calls(humanoid):
     acc = pin.getFrameClassicalAcceleration(m, d, fid, lwa).vector
     np.testing.assert_allclose(drift, acc, atol=1e-10)
     assert placement.isApprox(d.oMf[fid], 1e-12)
+    # The placement is a copy of its own: the next pass leaves it alone (tasks and contacts
+    # keep it as theirs without copying it again).
+    kept = placement.copy()
+    tick(robot.neutral(), np.zeros(robot.nv))
+    assert placement == kept and not tick.placement(fid).isApprox(kept, 1e-6)
+    tick(q, v)
     # The robot's own methods at another state do not touch the pass's arrays.
     before = tick.mass_matrix.copy(), tick.com.copy()
     robot.mass_matrix(robot.neutral())
@@ -235,3 +241,53 @@ def test_wrenches_eliminated_with_point_contacts_and_force_references(humanoid, 
             c.update(q, v, 1e-3 * k)
             np.testing.assert_allclose(c.solve().x, reference(c), rtol=0, atol=AGREE)
     assert counts["kkt"] >= 4
+
+
+def eom_residual(robot, q, v, sol):
+    """``|M a + h - S^T tau - sum J_c^T w_c|`` from Pinocchio's own calls at ``(q, v)``."""
+    m, d = robot.model, robot.model.createData()
+    M = pin.crba(m, d, q)
+    M = np.triu(M) + np.triu(M, 1).T
+    r = M @ sol.acceleration + pin.rnea(m, d, q, v, 0 * v)
+    r[6:] -= sol.torque
+    pin.computeJointJacobians(m, d, q)
+    pin.updateFramePlacements(m, d)
+    for name, w in sol.wrenches.items():
+        J = pin.getFrameJacobian(m, d, m.getFrameId(name), pin.LOCAL_WORLD_ALIGNED)
+        r -= J.T @ w
+    return float(np.max(np.abs(r)))
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+def test_kept_views_follow_a_model_copied_between_ticks(humanoid, monkeypatch, frozen):
+    """The views that a tick keeps of the pass's arrays (M and h rows) are made again when
+    the robot's model is copied between ticks (a frame added): the next solution meets the
+    equations of motion of an independent Pinocchio pass at its state. Failing direction:
+    with the views frozen at the first tick's (the old data, no longer written), it does
+    not."""
+    from wholebody.control._controller import _Rows
+
+    robot = type(humanoid)(humanoid.model)
+    ctrl = controller(robot)
+    q, v = standing(robot, 0)
+    for k in range(3):
+        ctrl.update(q, v, 1e-3 * k)
+        ctrl.solve()
+    if frozen:
+        kept = _Rows.views
+
+        def first(self, kin):
+            if self._views is None:
+                return kept(self, kin)
+            return self._views
+
+        monkeypatch.setattr(_Rows, "views", first)
+    robot.add_frame("tick_probe", "left_hand", [0.0, 0.0, -0.1])  # the model is copied
+    q2 = pin.integrate(robot.model, q, 2.0 * v)
+    v2 = standing(robot, 1, scale=0.3)[1]
+    ctrl.update(q2, v2, 3e-3)
+    residual = eom_residual(robot, q2, v2, ctrl.solve())
+    if frozen:
+        assert residual > 1e-3  # [N, N m]
+    else:
+        assert residual <= TOL * max(1.0, robot.weight)

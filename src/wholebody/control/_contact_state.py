@@ -137,6 +137,7 @@ class ContactState:
         (``kp e - kd J v``), as :meth:`update` does itself while the contact is unbound."""
         gains = (self.kp, self.kd) if hasattr(self, "_kp") else (0.0, 0.0)
         self.jacobian, self.drift, self.error = jacobian, drift, error
+        self._err_p, self._err_r = error[:3], error[3:]  # views, made once per binding
         self._kp, self._kd, self.desired, self._rotation = kp, kd, desired, rotation
         self._owned = owned
         self.kp, self.kd = gains
@@ -198,7 +199,7 @@ class ContactState:
         if self.fid < 0:
             self.fid = kin.frame_id(self.contact.frame)
         M, J, drift = kin.frame(self.fid)
-        self.placement = M = M.copy()
+        self.placement = M  # a fresh SE3 (the pass's placements are copies)
         if self.reference is None:
             self.reference = M.copy()
         ref = self.reference
@@ -215,10 +216,10 @@ class ContactState:
             self.jacobian[:] = J[:3]
             self.drift[:] = drift[:3]
         err = self.error
-        np.subtract(self._ref_p, M.translation, out=err[:3])
+        np.subtract(self._ref_p, M.translation, out=self._err_p)
         R = M.rotation
         if n == 6:
-            err[3:] = pin.log3(self._ref_R @ R.T)  # = R log3(R^T R_ref), world axes
+            self._err_r[...] = pin.log3(self._ref_R.dot(R.T))  # = R log3(R^T R_ref), world axes
         self._rotation[:] = R
         if self._owned:
             np.multiply(self._kp, err, out=self.desired)

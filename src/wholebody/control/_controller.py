@@ -99,6 +99,8 @@ class _Rows:
         self.me = me
         self.sense = np.zeros(m, dtype=np.int32)
         self.sense[:me] = _DAQP_EQUALITY
+        layout.rhs = self.lower[6:me]  # the contacts' rows' right-hand side, written there
+        self.kdJv = np.zeros(me - 6)
         self.spans: list[tuple[str, slice]] = [
             ("dynamics", slice(0, 6)),
             ("contacts", slice(6, me)),
@@ -121,6 +123,7 @@ class _Rows:
         self.m_core = m - sum(k for c, k in zip(ordered, sizes, strict=True) if c.lazy)
         self.C_core = self.C[: self.m_core]
         self.lower_core, self.upper_core = self.lower[: self.m_core], self.upper[: self.m_core]
+        self.lazy_constraints = [c for c, *_ in self.lazy]
         self.lazy_filled = False
         self.lazy_needed = False  # the last tick's solution needed the lazy rows
         nv = layout.nv
@@ -132,13 +135,15 @@ class _Rows:
         self.P_aa = np.zeros((nv, nv))
         self.P_aa_diagonal = np.einsum("ii->i", self.P_aa)
         self.q_structured = np.zeros(n)
+        self.q_structured_a = self.q_structured[:nv]
         # The last tick's active inequality rows and their sides (+1 upper, -1 lower), and
         # whether to try them first (the KKT system, buffers per number of rows).
         self.active = np.zeros(0, dtype=np.intp)
         self.side = np.zeros(0)
         self.warm = True
         self._kkt: dict[tuple[int, int], tuple[Array, Array, Array]] = {}
-        self._wd: dict[int, Array] = {}
+        self._reduced: dict[int, _ReducedKKT] = {}
+        self._views: _RowViews | None = None
         # The KKT checks' buffers: C x and the rows' gaps (m_core,).
         self.cx, self.gap = np.zeros(m), np.zeros(m)
 
@@ -153,12 +158,20 @@ class _Rows:
             self._kkt[(k, reduced)] = buffers
         return buffers
 
-    def wd_buffer(self, k: int) -> Array:
-        """``-D^-1 W^T`` (wrench columns, me + k) of the reduced KKT system, per ``k``."""
-        buffer = self._wd.get(k)
-        if buffer is None:
-            buffer = self._wd[k] = np.zeros((self.layout.n - self.layout.nv, self.me + k))
-        return buffer
+    def views(self, kin: TickKinematics) -> _RowViews:
+        """The views of these rows and of the pass's arrays that a tick reads and writes,
+        made again only when the pass's arrays are new ones (its model was copied)."""
+        views = self._views
+        if views is None or views.M is not kin.mass_matrix or views.h is not kin.nonlinear_effects:
+            views = self._views = _RowViews(self, kin)
+        return views
+
+    def reduced_kkt(self, k: int) -> _ReducedKKT:
+        """The reduced KKT system's buffers and views with ``k`` active inequality rows."""
+        kkt = self._reduced.get(k)
+        if kkt is None:
+            kkt = self._reduced[k] = _ReducedKKT(self, k)
+        return kkt
 
     def set_active(self, rows: NDArray[np.intp], side: Array) -> None:
         """The active set to try first at the next tick (at most n rows with the equality
@@ -167,24 +180,75 @@ class _Rows:
         self.warm = self.me + len(rows) <= self.layout.n
 
 
+class _RowViews:
+    """Views of the rows' buffers and of the pass's arrays for one tick's writes, made once
+    (slicing costs per tick)."""
+
+    def __init__(self, qp: _Rows, kin: TickKinematics):
+        layout, me = qp.layout, qp.me
+        nv = layout.nv
+        self.M, self.h = M, h = kin.mass_matrix, kin.nonlinear_effects
+        self.M_b, self.h_b, self.M_j, self.h_j = M[:6], h[:6], M[6:], h[6:]
+        Jc = layout.jacobian
+        self.Jc_base_T, self.Jc_j = Jc[:, :6].T, Jc[:, 6:]
+        C = qp.C
+        self.C_base_a, self.C_base_w, self.C_contacts_a = C[:6, :nv], C[:6, nv:], C[6:me, :nv]
+        self.lower_base, self.lower_eq, self.upper_eq = qp.lower[:6], qp.lower[:me], qp.upper[:me]
+
+
+class _ReducedKKT:
+    """The buffers of the KKT system with the wrenches eliminated (``k`` active inequality
+    rows), ``[[P_aa, A_a^T], [A_a, -S]] [a; lam] = [-q_a; b]``, and every view of them and
+    of the rows' buffers that a tick writes or reads, made once (slicing costs per tick)."""
+
+    def __init__(self, qp: _Rows, k: int):
+        layout = qp.layout
+        nv, n, me, mc = layout.nv, layout.n, qp.me, qp.m_core
+        m = me + k
+        self.K = K = np.zeros((nv + m, nv + m))
+        self.KT = K.T
+        self.rhs = rhs = np.zeros(nv + m)
+        self.W = W = np.zeros((m, n - nv))  # the rows' wrench columns
+        self.WT = W.T
+        self.WD = np.zeros((n - nv, m))  # -D^-1 W^T
+        self.K_P, self.K_A, self.K_AT, self.K_S = K[:nv, :nv], K[nv:, :nv], K[:nv, nv:], K[nv:, nv:]
+        self.A_T = self.K_A.T
+        self.A_eq, self.A_in = self.K_A[:me], self.K_A[me:]
+        self.W_eq, self.W_in = W[:me], W[me:]
+        self.rhs_a, self.b = rhs[:nv], rhs[nv:]
+        self.b_eq, self.b_in = self.b[:me], self.b[me:]
+        C = qp.C
+        self.C_eq_a, self.C_eq_w, self.upper_eq = C[:me, :nv], C[:me, nv:], qp.upper[:me]
+        self.P_aa_T = qp.P_aa.T
+        self.qs_a, self.qs_w = qp.q_structured[:nv], qp.q_structured[nv:]
+        self.C_core, self.upper_core, self.lower_core = C[:mc], qp.upper[:mc], qp.lower[:mc]
+        self.cx, self.gap = qp.cx[:mc], qp.gap[:mc]
+
+
 class _TaskStack:
-    """The dense acceleration tasks' rows stacked: ``sqrt(w_i) S_i (J_i a - r_i)`` for all
-    tasks whose cost is :meth:`AccelerationTask.add_cost`'s, formed with one product."""
+    """The dense acceleration tasks' rows stacked, for their cost
+    ``sum_i w_i ||S_i (J_i a - r_i)||^2`` (``r_i = desired - drift``) formed at once.
+
+    Each tick the tasks' ``J_i`` and ``-r_i`` are copied, unscaled, into ``J`` and ``nr``;
+    with ``s2`` the rows' weights (``w_i`` on the rows that count, 0 elsewhere),
+    ``WJT = J^T diag(s2)`` (one product), ``P_aa = WJT J`` and ``q_a = WJT nr``."""
 
     def __init__(self, tasks: list[AccelerationTask], nv: int):
         sizes = [t.size for t in tasks]
         rows = sum(sizes)
-        self.s = np.zeros(rows)
-        self.A = np.zeros((rows, nv))
-        self.b = np.zeros(rows)
-        #: Per task: its rows of A and b, its row scales (a column too: a view of s).
-        self.items: list[tuple[AccelerationTask, Array, Array, Array, Array]] = []
+        self.s2 = np.zeros(rows)
+        self.J = np.zeros((rows, nv))
+        self.JT = self.J.T
+        self.nr = np.zeros(rows)
+        self.WJT = np.zeros((nv, rows))
+        #: Per task: its rows of J, nr and s2.
+        self.items: list[tuple[AccelerationTask, Array, Array, Array]] = []
         at = 0
         for t, k in zip(tasks, sizes, strict=True):
             sl = slice(at, at + k)
-            self.items.append((t, self.A[sl], self.b[sl], self.s[sl], self.s[sl, None]))
+            self.items.append((t, self.J[sl], self.nr[sl], self.s2[sl]))
             at += k
-        self.versions = [-1] * len(tasks)  # of the row scales copied into s
+        self.versions = [-1] * len(tasks)  # of the row weights copied into s2
 
 
 @dataclass(frozen=True)
@@ -273,6 +337,7 @@ class WholeBodyController:
         self._removing: set[str] = set()  # contacts ramping down
         self._diagonal_key: list[Any] = []
         self._diagonal = np.zeros(0)
+        self._diagonal_a = self._diagonal
         self._wrench_inverse: Array | None = None
         self._minus_wrench_inverse = np.zeros((0, 1))
         self._diagonal_plan: tuple[Any, Any, list[tuple[Any, slice | None]]] | None = None
@@ -470,12 +535,6 @@ class WholeBodyController:
         for s in layout.contacts:
             s.bounds = s.normal_force_bounds(t)  # (starts the ramps begun since the last update)
             s.update(kin)
-        if layout.n > kin.nv:
-            # Every contact's PD at once: desired = kp e - kd J v; rows J a = desired - drift.
-            desired = layout.desired
-            np.multiply(layout.kp, layout.error, out=desired)
-            desired -= layout.kd * (layout.jacobian @ kin.v)
-            np.subtract(desired, layout.drift, out=layout.rhs)
         if self._stack is None:
             self._sort_tasks()
         for task in self._motion_tasks:
@@ -508,19 +567,26 @@ class WholeBodyController:
         if qp is None or qp.layout is not layout:
             qp = self._rows = _Rows(kin, layout, self.constraints)
             self._spans = qp.spans
-        nv, me = kin.nv, qp.me
+        me = qp.me
         C, lower, upper = qp.C, qp.lower, qp.upper
+        v = qp.views(kin)
         # Floating base: M_b a - J_b^T w = -h_b.
-        C[:6, :nv] = kin.mass_matrix[:6]
-        np.negative(kin.nonlinear_effects[:6], out=lower[:6])
-        upper[:6] = lower[:6]
+        v.C_base_a[...] = v.M_b
+        np.negative(v.h_b, out=v.lower_base)
         if me > 6:
-            # Contacts held: J_c a = desired - drift (rows stacked by the contacts' updates).
+            # Contacts held: J_c a = desired - drift (rows stacked by the contacts' updates),
+            # every contact's PD at once: desired = kp e - kd J v. The right-hand side is
+            # written straight into the rows' bounds (layout.rhs is a view of them).
             Jc = layout.jacobian
-            np.negative(Jc[:, :6].T, out=C[:6, nv:])
-            C[6:me, :nv] = Jc
-            lower[6:me] = layout.rhs
-            upper[6:me] = layout.rhs
+            desired = layout.desired
+            np.multiply(layout.kp, layout.error, out=desired)
+            kdJv = Jc.dot(kin.v, out=qp.kdJv)  # ndarray.dot: less dispatch than matmul
+            kdJv *= layout.kd
+            desired -= kdJv
+            np.subtract(desired, layout.drift, out=layout.rhs)
+            np.negative(v.Jc_base_T, out=v.C_base_w)
+            v.C_contacts_a[...] = Jc
+        v.upper_eq[...] = v.lower_eq
         for Cr in qp.zeroed:
             Cr[:] = 0.0
         for c, Cr, lo, up in qp.fills:
@@ -550,23 +616,22 @@ class WholeBodyController:
         qv.fill(0.0)
         stack = self._stack
         if stack is not None and stack.items:
-            versions = stack.versions
-            # Each task's rows scaled straight into A and b: s (J, desired - drift).
-            for i, (task, Ai, bi, s, s_col) in enumerate(stack.items):
-                if task.size != len(bi):  # a task resized since it was stacked
+            versions, copyto, subtract = stack.versions, np.copyto, np.subtract
+            # Each task's rows copied unscaled, then weighted all at once.
+            for i, (task, Ji, nri, s2i) in enumerate(stack.items):
+                if task.size != len(nri):  # a task resized since it was stacked
                     self._stack = None
                     self._sort_tasks()
                     return self._objective()
                 if versions[i] != task._scale_version:
-                    s[:] = task._row_scale
+                    np.square(task._row_scale, out=s2i)
                     versions[i] = task._scale_version
-                np.multiply(task.jacobian, s_col, out=Ai)
-                np.subtract(task.desired, task.drift, out=bi)
-                bi *= s
-            A, b = stack.A, stack.b
-            np.matmul(A.T, A, out=Paa)
-            np.matmul(b, A, out=qv[:nv])
-            np.negative(qv[:nv], out=qv[:nv])
+                copyto(Ji, task.jacobian)
+                subtract(task.drift, task.desired, out=nri)
+            WJT = stack.WJT
+            np.multiply(stack.JT, stack.s2, out=WJT)
+            WJT.dot(stack.J, out=Paa)
+            WJT.dot(stack.nr, out=qp.q_structured_a)
         else:
             Paa.fill(0.0)
         # The diagonal tasks' quadratic part and the regularization: kept from tick to tick
@@ -581,6 +646,7 @@ class WholeBodyController:
         wrench_terms = False
         if key != self._diagonal_key:
             self._diagonal = self._diagonal_of(qp)
+            self._diagonal_a = self._diagonal[:nv]
             self._diagonal_key = key
             wrench_diagonal = self._diagonal[nv:]
             # 1 / D of the wrench block, for the KKT system with the wrenches eliminated
@@ -588,7 +654,7 @@ class WholeBodyController:
             self._wrench_inverse = 1.0 / wrench_diagonal if np.all(wrench_diagonal > 0) else None
             if self._wrench_inverse is not None:
                 self._minus_wrench_inverse = -self._wrench_inverse[:, None]  # a column
-        qp.P_aa_diagonal += self._diagonal[:nv]
+        qp.P_aa_diagonal += self._diagonal_a
         for task, columns in plan[2]:
             if columns is None:
                 task.cost_linear(qv)
@@ -744,7 +810,7 @@ class WholeBodyController:
             return None
         sol = self._solution(x)
         kin, layout = self.kin, qp.layout
-        for c, *_ in qp.lazy:
+        for c in qp.lazy_constraints:
             if not c.satisfied(kin, layout, x, sol.torque):
                 return None
         return sol
@@ -760,57 +826,55 @@ class WholeBodyController:
         dinv = self._wrench_inverse
         assert qp is not None and dinv is not None
         layout = qp.layout
-        n, nv, me, mc = layout.n, layout.nv, qp.me, qp.m_core
-        C, lower, upper, qs = qp.C, qp.lower, qp.upper, qp.q_structured
         rows, side = qp.active, qp.side
         k = len(rows)
-        K, rhs, W = qp.kkt_buffers(k, True)
+        r = qp.reduced_kkt(k)  # the buffers and their views, made once per k
         # LAPACK reads K column-major: K^T is written here, so that K.T (no copy) is K.
-        K[:nv, :nv] = qp.P_aa.T
-        A = K[nv:, :nv]
-        A[:me] = C[:me, :nv]
-        W[:me] = C[:me, nv:]
-        b = rhs[nv:]
-        b[:me] = upper[:me]
+        r.K_P[...] = r.P_aa_T
+        r.A_eq[...] = r.C_eq_a
+        r.W_eq[...] = r.C_eq_w
+        r.b_eq[...] = r.upper_eq
         if k:
-            Ck = C[rows]
-            A[me:] = Ck[:, :nv]
-            W[me:] = Ck[:, nv:]
-            b[me:] = np.where(side > 0, upper[rows], lower[rows])
-        K[:nv, nv:] = A.T
+            Ck = qp.C[rows]
+            nv = layout.nv
+            r.A_in[...] = Ck[:, :nv]
+            r.W_in[...] = Ck[:, nv:]
+            r.b_in[...] = np.where(side > 0, qp.upper[rows], qp.lower[rows])
+        r.K_AT[...] = r.A_T
         # -D^-1 W^T into the wrench-rows buffer's transpose: S = W (-D^-1 W^T).
-        WD = qp.wd_buffer(k)
-        np.multiply(W.T, self._minus_wrench_inverse, out=WD)
-        np.matmul(W, WD, out=K[nv:, nv:])
-        np.negative(qs[:nv], out=rhs[:nv])
+        WD = r.WD
+        np.multiply(r.WT, self._minus_wrench_inverse, out=WD)
+        np.matmul(r.W, WD, out=r.K_S)
+        np.negative(r.qs_a, out=r.rhs_a)
         if wrench_terms:
-            b -= qs[nv:] @ WD
-        _, _, z, info = _dgesv(K.T, rhs, overwrite_a=1, overwrite_b=1)
+            r.b -= r.qs_w @ WD
+        _, _, z, info = _dgesv(r.KT, r.rhs, overwrite_a=1, overwrite_b=1)
         if info != 0:
             return None
-        lam = z[nv:]
-        x = np.empty(n)
-        x[:nv] = z[:nv]
+        nv = layout.nv
+        lam = r.b if z is r.rhs else z[nv:]  # solved in place (a contiguous buffer)
+        x = np.empty(layout.n)
+        x[:nv] = r.rhs_a if z is r.rhs else z[:nv]
         w = x[nv:]
-        np.matmul(lam, W, out=w)
+        lam.dot(r.W, out=w)
         if wrench_terms:
-            w += qs[nv:]
+            w += r.qs_w
         w *= -dinv
         # The KKT conditions, as in _solve_active_set (stationarity in a to the LU's
         # backward error, in w by construction). One gap for all rows: for the equality
         # rows (lower = upper) it is |C x - upper|.
-        cx, gap = qp.cx[:mc], qp.gap[:mc]
-        np.matmul(C[:mc], x, out=cx)
-        np.subtract(cx, upper[:mc], out=gap)
-        np.subtract(lower[:mc], cx, out=cx)
+        cx, gap = r.cx, r.gap
+        r.C_core.dot(x, out=cx)
+        np.subtract(cx, r.upper_core, out=gap)
+        np.subtract(r.lower_core, cx, out=cx)
         np.maximum(gap, cx, out=gap)
         if not _max(gap) <= self._tolerance:
             return None
-        if k and not _min(lam[me:] * side) >= 0.0:
+        if k and not _min(lam[qp.me :] * side) >= 0.0:
             return None
         sol = self._solution(x)
         kin = self.kin
-        for c, *_ in qp.lazy:
+        for c in qp.lazy_constraints:
             if not c.satisfied(kin, layout, x, sol.torque):
                 return None
         return sol
@@ -857,10 +921,18 @@ class WholeBodyController:
         layout, kin = self.layout, self.kin
         nv = kin.nv
         a = x[:nv]  # views of x, a fresh array of this solution's own
-        tau = kin.mass_matrix[6:] @ a
-        tau += kin.nonlinear_effects[6:]
-        if layout.n > nv:
-            tau -= x[nv:] @ layout.jacobian[:, 6:]
+        qp = self._rows
+        if qp is not None and qp.layout is layout:
+            v = qp.views(kin)
+            tau = v.M_j.dot(a)
+            tau += v.h_j
+            if layout.n > nv:
+                tau -= x[nv:].dot(v.Jc_j)
+        else:
+            tau = kin.mass_matrix[6:] @ a
+            tau += kin.nonlinear_effects[6:]
+            if layout.n > nv:
+                tau -= x[nv:] @ layout.jacobian[:, 6:]
         wrenches = {s.name: x[s.columns] for s in layout.contacts}
         sol = ControlSolution(float(self.time or 0.0), x, a, tau, wrenches)
         self._last = sol

@@ -45,7 +45,8 @@ class ControlLayout:
     kp, kd : ndarray, shape (r,)
         Their gains, per row.
     rhs : ndarray, shape (r,)
-        ``desired - drift``: the right-hand side of ``J_c a = rhs``.
+        ``desired - drift``: the right-hand side of ``J_c a = rhs`` (a view of the QP's
+        bounds of those rows, written when the rows are).
     """
 
     nv: int

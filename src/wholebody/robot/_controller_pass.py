@@ -90,7 +90,6 @@ class ControllerPass:
         keep their memory from call to call)."""
         self._model = model
         self.gravity = np.array(model.gravity.linear, dtype=float)
-        self._weight_vector = tuple((self.mass * self.gravity).tolist())  # m g [N], world
         self._data = d = model.createData()
         pin.computeAllTerms(model, d, pin.neutral(model), np.zeros(model.nv))
         # Some Pinocchio versions fill only the upper triangle of data.M: find out once.
@@ -102,9 +101,7 @@ class ControllerPass:
         self.com_jacobian = d.Jcom
         self.momentum = d.hg.vector
         self.momentum_matrix = d.Ag
-        root = d.oMi[1]
-        self._root_R, self._root_p = root.rotation, root.translation
-        self._nle_columns = d.nle[:6].reshape(2, 3).T  # (f, tau) of the root as columns
+        self._dAg = d.dAg  # a view of the data's member, kept (its memory stays)
 
     @property
     def model(self) -> pin.Model:
@@ -128,21 +125,8 @@ class ControllerPass:
         if self._upper_only:
             M = self.mass_matrix
             np.copyto(M, M.T, where=self._lower)
-        # Momentum rate at a = 0 from the root joint's rows of h (its local frame): they are
-        # the whole body's momentum rate minus gravity's wrench, so in world axes
-        # dP/dt = R f + m g and dL_G/dt = R tau + (p_root - c) x R f. One product gives
-        # R f and R tau as columns; the rest on Python floats (3-vectors).
-        (fx, tx), (fy, ty), (fz, tz) = (self._root_R @ self._nle_columns).tolist()
-        rx, ry, rz = (self._root_p - self.com).tolist()
-        gx, gy, gz = self._weight_vector
-        self.momentum_drift[:] = (
-            fx + gx,
-            fy + gy,
-            fz + gz,
-            tx + ry * fz - rz * fy,
-            ty + rz * fx - rx * fz,
-            tz + rx * fy - ry * fx,
-        )
+        # Momentum rate at a = 0: dA_G/dt v, with the pass's dA_G (one product).
+        self._dAg.dot(v, out=self.momentum_drift)  # ndarray.dot: less dispatch than matmul
         self.tick += 1
 
     update = __call__
@@ -156,9 +140,10 @@ class ControllerPass:
     def frame(self, fid: int) -> tuple[pin.SE3, Array, Array]:
         """``(placement, jacobian, drift)`` of frame ``fid`` at the last pass, in one call.
 
-        ``placement`` is the world placement (a view of the pass's data: copy it to keep it
-        past the next call); ``jacobian`` (6, nv) and ``drift`` (6,) are world-aligned at
-        the frame origin, ``(v, omega)`` rows, as :meth:`jacobian` and :meth:`drift`.
+        ``placement`` is the world placement (a fresh SE3: Pinocchio's binding returns a
+        copy of the data's, which the next call leaves alone); ``jacobian`` (6, nv) and
+        ``drift`` (6,) are world-aligned at the frame origin, ``(v, omega)`` rows, as
+        :meth:`jacobian` and :meth:`drift`.
         """
         m, d = self._model, self._data
         return (

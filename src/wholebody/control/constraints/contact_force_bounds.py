@@ -23,6 +23,10 @@ class FrictionCones(Constraint):
 
     name = "friction_cones"
 
+    def __init__(self) -> None:
+        self._C: Array | None = None
+        self._wrench_columns = np.zeros((0, 0))
+
     def rows(self, kin: TickKinematics, layout: ControlLayout) -> int:
         return layout.contact_set.n_rows if layout.contact_set is not None else 0
 
@@ -32,8 +36,10 @@ class FrictionCones(Constraint):
         cs = layout.contact_set
         if cs is None:
             return
+        if self._C is not C:  # the wrench columns' view of these rows, made once per rows
+            self._C, self._wrench_columns = C, C[:, layout.wrench]
         # layout.rotations: the contacts' orientations, written by their updates this tick.
-        C[:, layout.wrench] = cs.face_matrix(layout.rotations, out=layout.faces)
+        self._wrench_columns[...] = cs.face_matrix(layout.rotations, out=layout.faces)
         lower[:] = -UNBOUNDED
         upper[:] = 0.0
 
@@ -47,18 +53,29 @@ class NormalForceBounds(Constraint):
 
     name = "normal_force_bounds"
 
+    def __init__(self) -> None:
+        self._C: Array | None = None
+        self._layout: ControlLayout | None = None
+        self._items: list[tuple] = []
+
     def rows(self, kin: TickKinematics, layout: ControlLayout) -> int:
         return len(layout.contacts)
 
     def fill(
         self, kin: TickKinematics, layout: ControlLayout, C: Array, lower: Array, upper: Array
     ) -> None:
-        rotations = layout.rotations
-        for i, c in enumerate(layout.contacts):
-            start = c.columns.start
+        if self._C is not C or self._layout is not layout:
+            # Per contact: its row's force entries and its rotation (views made once).
+            rotations = layout.rotations
+            self._C, self._layout = C, layout
+            self._items = [
+                (c, C[i, c.columns.start : c.columns.start + 3], rotations[i], rotations[i, :, 2])
+                for i, c in enumerate(layout.contacts)
+            ]
+        for i, (c, row, R, z) in enumerate(self._items):
             if c.point:
-                np.matmul(rotations[i], c.normal, out=C[i, start : start + 3])
+                R.dot(c.normal, out=row)
             else:  # a surface contact's normal is its frame's z axis
-                C[i, start : start + 3] = rotations[i, :, 2]
+                row[...] = z
             lower[i], up = c.bounds  # this update's (normal_force_bounds at layout.time)
             upper[i] = min(up, UNBOUNDED)

@@ -40,6 +40,8 @@ class ComTask(AccelerationTask):
         self.reference_acceleration = ZERO3
         self.position = np.zeros(3)
         self.velocity = np.zeros(3)
+        self._drift_source: np.ndarray | None = None
+        self._linear_rate = np.zeros(3)
 
     def set_reference(
         self,
@@ -57,16 +59,23 @@ class ComTask(AccelerationTask):
     def update(self, kin: TickKinematics) -> None:
         # The pass's arrays (views of its data): the last update's.
         self.jacobian = kin.com_jacobian
-        self.drift = kin.momentum_drift[:3] * (1.0 / kin.mass)
+        drift = kin.momentum_drift
+        if self._drift_source is not drift:  # a view of the pass's buffer, made once
+            self._drift_source, self._linear_rate = drift, drift[:3]
+        self.drift = self._linear_rate * (1.0 / kin.mass)
         self.position = position = kin.com
         self.velocity = velocity = kin.com_velocity
         if self.reference is None:
             self.reference = position.copy()
         self.error = error = self.reference - position
+        # kp e + kd (v_ref - v) (+ a_ref): the velocity term formed once.
         desired = self.kp * error
-        desired -= self.kd * velocity
         if self.reference_velocity is not ZERO3:
-            desired += self.kd * self.reference_velocity
+            damping = self.reference_velocity - velocity
+            damping *= self.kd
+            desired += damping
+        else:
+            desired -= self.kd * velocity
         if self.reference_acceleration is not ZERO3:
             desired += self.reference_acceleration
         self.desired = desired

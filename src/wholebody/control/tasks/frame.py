@@ -57,6 +57,7 @@ class FrameTask(AccelerationTask):
         self._fid: int | None = None
         self._ref: pin.SE3 | None = None  # the reference whose arrays (views) are cached
         self._ref_p, self._ref_R = np.zeros(3), np.eye(3)
+        self._err_p, self._err_r = self.error[:3], self.error[3:]
 
     def set_reference(
         self,
@@ -80,22 +81,27 @@ class FrameTask(AccelerationTask):
         if self._fid is None:
             self._fid = kin.frame_id(self.frame)
         M, J, drift = kin.frame(self._fid)
-        self.placement = M = M.copy()
+        self.placement = M  # a fresh SE3 (the pass's placements are copies)
         if self.reference is None:
             self.reference = M.copy()
         ref = self.reference
         if ref is not self._ref:  # SE3 arrays are views: in-place edits of ref follow
             self._ref, self._ref_p, self._ref_R = ref, ref.translation, ref.rotation
         self.jacobian, self.drift = J, drift
-        self.twist = twist = J @ kin.v
+        self.twist = twist = J.dot(kin.v)  # ndarray.dot: less dispatch than matmul
         err = self.error
-        np.subtract(self._ref_p, M.translation, out=err[:3])
+        if self._err_p.base is not err:  # views of error, made once
+            self._err_p, self._err_r = err[:3], err[3:]
+        np.subtract(self._ref_p, M.translation, out=self._err_p)
         # R log3(R^T R_ref) = log3(R_ref R^T): the rotation error in world axes.
-        err[3:] = pin.log3(self._ref_R @ M.rotation.T)
+        self._err_r[...] = pin.log3(self._ref_R.dot(M.rotation.T))
         desired = self.kp * err
-        desired -= self.kd * twist
-        if self.reference_velocity is not ZERO6:
-            desired += self.kd * self.reference_velocity
+        if self.reference_velocity is not ZERO6:  # kd (v_ref - v), formed once
+            damping = self.reference_velocity - twist
+            damping *= self.kd
+            desired += damping
+        else:
+            desired -= self.kd * twist
         if self.reference_acceleration is not ZERO6:
             desired += self.reference_acceleration
         self.desired = desired

@@ -18,6 +18,9 @@ class _MomentumTask(AccelerationTask):
         self.reference = np.zeros(3)
         self.reference_rate = np.zeros(3)
         self.momentum = np.zeros(3)
+        self._source: np.ndarray | None = None  # the pass's arrays whose views are kept
+        self._drift_source: np.ndarray | None = None
+        self._views: tuple[np.ndarray, np.ndarray, np.ndarray] = (self.jacobian,) * 3
 
     def set_reference(self, momentum: ArrayLike, rate: ArrayLike | None = None) -> None:
         """Reference momentum (3,) and its rate (3,), world axes (default zero rate)."""
@@ -25,11 +28,14 @@ class _MomentumTask(AccelerationTask):
         self.reference_rate = np.zeros(3) if rate is None else as_vector(rate, 3, "rate")
 
     def update(self, kin: TickKinematics) -> None:
-        rows = self._rows
-        # Views of the pass's buffers: the last update's values.
-        self.jacobian = kin.momentum_matrix[rows]
-        self.drift = kin.momentum_drift[rows]
-        self.momentum = momentum = kin.momentum[rows]
+        # Views of the pass's buffers (the last update's values), made again only when the
+        # pass's arrays are new ones.
+        if self._source is not kin.momentum_matrix or self._drift_source is not kin.momentum_drift:
+            rows = self._rows
+            self._source, self._drift_source = kin.momentum_matrix, kin.momentum_drift
+            self._views = kin.momentum_matrix[rows], kin.momentum_drift[rows], kin.momentum[rows]
+        self.jacobian, self.drift, momentum = self._views
+        self.momentum = momentum
         self.error = error = self.reference - momentum
         desired = self.kd * error
         desired += self.reference_rate
