@@ -26,6 +26,12 @@ def public_modules() -> list[str]:
     return names
 
 
+#: How pdoc renders a callable whose signature it cannot read: ``name(unknown)``.
+_UNKNOWN_SIGNATURE = (
+    '(<span class="param"><span class="n">unknown</span></span><span class="return-annotation">):'
+)
+
+
 def main(out: str) -> int:
     warnings.simplefilter("error")
     # Naming each submodule as well as the package makes pdoc note the repeats: not a defect.
@@ -35,6 +41,16 @@ def main(out: str) -> int:
         module = importlib.import_module(name)
         for member in getattr(module, "__all__", []):
             getattr(module, member, None)
+    # Robot's methods are bound on first use (robot/core.py): bind them all, so that pdoc
+    # reads the functions (their signatures and docstrings), not the descriptors.
+    from wholebody.robot.core import Robot, _Method
+
+    for attr in list(vars(Robot)):
+        getattr(Robot, attr)
+    unbound = [attr for attr, value in vars(Robot).items() if isinstance(value, _Method)]
+    if unbound:
+        print(f"Robot methods left unbound: {unbound}", file=sys.stderr)
+        return 1
     pdoc.render.configure(docformat="numpy", show_source=True)
     pdoc.pdoc(*modules, output_directory=Path(out))
     missing = []
@@ -45,6 +61,8 @@ def main(out: str) -> int:
             missing.append(f"{name}: no page")
             continue
         html = page.read_text()
+        if _UNKNOWN_SIGNATURE in html:  # pdoc could not read a signature
+            missing.append(f"{name}: a signature pdoc could not read, '(unknown)'")
         for member in getattr(module, "__all__", []):
             if isinstance(getattr(module, member), type(sys)):
                 if not Path(out, *f"{name}.{member}".split(".")).with_suffix(".html").is_file():

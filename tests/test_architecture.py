@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import ast
 import inspect
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from wholebody._aliases import resolve
@@ -225,6 +228,29 @@ def test_robot_is_one_class_over_modules_of_functions():
     assert {"mass_matrix", "check_q", "check_batch", "frame_jacobian", "contact_dynamics"} <= bound
     for name in bound:
         assert getattr(Robot, name).__code__.co_varnames[0] == "robot", name
+
+
+def test_a_method_patched_at_first_use_is_not_kept_after_the_patch():
+    """A stand-in patched over a method module's function when Robot first reads the method
+    (a test's mock) is used while patched and not bound for good: after the patch the robot
+    computes g(q) again. Run in a fresh process, where no method is bound yet."""
+    code = (
+        "from unittest import mock\n"
+        "import numpy as np, pinocchio as pin, wholebody as wb\n"
+        "r = wb.load('humanoid')\n"
+        "q = r.neutral()\n"
+        "with mock.patch('wholebody.robot._dynamics.gravity', lambda robot, q: 'FAKE'):\n"
+        "    inside = r.gravity(q)\n"
+        "after = r.gravity(q)\n"
+        "ref = pin.computeGeneralizedGravity(r.model, r.model.createData(), q)\n"
+        "print(inside, float(np.max(np.abs(after - ref))))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(SRC.parent)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    ).stdout.split()
+    assert out[0] == "FAKE"
+    assert float(out[1]) <= 1e-12
 
 
 # --- Pinocchio's algorithms are called from robot/ only -----------------------------------------

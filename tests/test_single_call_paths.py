@@ -270,8 +270,8 @@ def test_single_calls_refuse_bad_wrenches(humanoid, bad, fragment, position):
 
 def test_single_residual_names_an_unknown_contact_frame_and_takes_any_wrench_form(humanoid):
     """The fast sample layout reads frame ids from the name table: an unknown frame is still
-    named, and wrenches given as lists, tuples, int or float32 arrays, or one stacked array,
-    give the numbers of float64 arrays, those of raw Pinocchio and np.cross (computed here)."""
+    named, and wrenches given as lists, tuples or int arrays give the numbers of float64
+    arrays, those of raw Pinocchio and np.cross (computed here)."""
     from wholebody.errors import FrameNotFoundError
 
     q, v, a, wrenches = sample(humanoid, 5)

@@ -24,7 +24,7 @@ from ..contacts import Contact
 from ..errors import ClusterError
 from ..parallel import ChunkFailure, run_chunks
 from ..robot.core import Robot
-from .analysis import ROW_KEYS, check_file, error_row
+from .analysis import ROW_KEYS, STREAMED_SUFFIXES, check_file, error_row  # noqa: F401  (STREAMED_SUFFIXES: its earlier home)
 
 __all__ = [
     "ROW_KEYS",

@@ -115,6 +115,8 @@ def __getattr__(name: str) -> Any:
         value = getattr(import_module(f"{__name__}.differentiation"), name)
         globals()[name] = value
         return value
+    if name == "differentiation":  # the submodule itself, as when this face imported it
+        return import_module(f"{__name__}.differentiation")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

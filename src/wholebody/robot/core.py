@@ -100,8 +100,12 @@ class _Method:
         self.owner, self.attr = owner, attr
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
-        function = getattr(import_module(f"{__package__}.{self.module}"), self.name)
-        setattr(self.owner, self.attr, function)
+        module = import_module(f"{__package__}.{self.module}")
+        function = getattr(module, self.name)
+        # Bound for good only when it is the module's own function: a stand-in patched over
+        # it at first use (a test's mock) is used, not kept past the patch.
+        if getattr(function, "__module__", None) == module.__name__:
+            setattr(self.owner, self.attr, function)
         return function if instance is None else function.__get__(instance, owner)
 
 
