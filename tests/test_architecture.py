@@ -32,7 +32,7 @@ LAYERS = [
     ["balance"],
     ["models"],
     ["robot"],
-    ["contacts", "spatial", "parallel", "limits", "_progress", "_optional", "_aliases"],
+    ["contacts", "spatial", "parallel", "limits", "_progress", "_optional", "_aliases", "_lazy"],
     ["errors"],
 ]
 # Imports inside functions that go up, each for one feature: the Trajectory built from a MuJoCo

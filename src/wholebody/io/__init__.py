@@ -15,8 +15,9 @@ The names below are imported on first use: :mod:`wholebody.trajectory` reads its
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .logs import SUFFIXES, LogReader, open_log, read_log, write_log
@@ -33,13 +34,4 @@ _LAZY = {
 __all__ = ["open_log", "LogReader", "read_log", "write_log", "SUFFIXES"]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, globals(), _LAZY)

@@ -50,6 +50,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
+from .._lazy import lazy_names
 from ..errors import InvalidArgumentError, URDFParseError
 from . import _model, _state
 from . import validation as _validation
@@ -138,16 +139,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(import_module(f"{__package__}.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__package__, globals(), _LAZY)
 
 
 _R = TypeVar("_R", bound="Robot")

@@ -19,8 +19,9 @@ The recipes are in ``docs/simulators.md`` and ``docs/mujoco.md``.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .mujoco import mujoco_spec_for_robot
@@ -32,13 +33,4 @@ _LAZY = {"mujoco_spec_for_robot": "mujoco", "MujocoRecorder": "mujoco_recorder"}
 __all__ = ["mujoco_spec_for_robot", "MujocoRecorder"]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, globals(), _LAZY)
