@@ -122,6 +122,45 @@ def base_acceleration_to_pinocchio(
     return np.r_[lin, R.T @ np.asarray(angular_acceleration_world, float)]
 
 
+def base_acceleration_between_states(
+    rotation_before: ArrayLike,
+    rotation_after: ArrayLike,
+    linear_velocity_world: tuple[ArrayLike, ArrayLike],
+    angular_velocity_world: tuple[ArrayLike, ArrayLike],
+    v_base: ArrayLike,
+    dt: float,
+) -> Array:
+    """The base part of Pinocchio's ``a`` over one step of an engine whose free joint
+    integrates the origin's world-axes velocity and the base-axes angular velocity (MuJoCo's
+    free joint; Genesis and Newton likewise): ``a_lin = R0^T (v1 - v0) / dt - omega_b x v_b``
+    (as :func:`base_acceleration_to_pinocchio`) and ``a_ang = (R1^T w1 - R0^T w0) / dt``, the
+    step of the base-axes angular velocity itself.
+
+    Parameters
+    ----------
+    rotation_before, rotation_after : (3, 3)
+        Base orientations ``R0``, ``R1`` (base axes to world axes) before and after the step.
+    linear_velocity_world, angular_velocity_world : pair of (3,)
+        ``(before, after)``, world axes [m/s, rad/s].
+    v_base : (6,)
+        The base velocity before the step, from :func:`base_to_pinocchio`.
+    dt : float
+        The step [s].
+
+    Returns
+    -------
+    (6,)
+        Linear then angular, base axes [m/s^2, rad/s^2].
+    """
+    R0, R1 = np.asarray(rotation_before, dtype=float), np.asarray(rotation_after, dtype=float)
+    v0, v1 = (np.asarray(x, dtype=float) for x in linear_velocity_world)
+    w0, w1 = (np.asarray(x, dtype=float) for x in angular_velocity_world)
+    vb = np.asarray(v_base, dtype=float)
+    a_lin = R0.T @ (v1 - v0) / dt - np.cross(vb[3:], vb[:3])
+    alpha = (R1.T @ w1 - R0.T @ w0) / dt
+    return np.r_[a_lin, alpha]
+
+
 def precision_metadata(dtype: Any) -> dict[str, Any]:
     """``{"dtype": "float32", "float_epsilon": 1.19e-07}`` for the engine's number type.
 

@@ -52,6 +52,7 @@ from ..trajectory import Trajectory
 from ._common import (
     ContactMap,
     SampleLog,
+    base_acceleration_between_states,
     base_to_pinocchio,
     body_inertias,
     inertia_mismatches,
@@ -288,11 +289,12 @@ class GenesisRecorder:
                 "call record() once after each scene.step()"
             )
         q_base, v_base = base_to_pinocchio(s0["p"], s0["R"], s0["v"], s0["w"])
-        # Genesis' integration coordinates: the origin's velocity in world axes, the angular
-        # velocity in base axes, each advanced by dt * acc.
-        a_lin = s0["R"].T @ (s1["v"] - s0["v"]) / dt - np.cross(v_base[3:], v_base[:3])
-        alpha = (s1["R"].T @ s1["w"] - s0["R"].T @ s0["w"]) / dt
-        a = np.r_[a_lin, alpha, (s1["vj"] - s0["vj"]) / dt]
+        # The engine's integration coordinates: the origin's velocity in world axes, the
+        # angular velocity in base axes, each advanced by dt * acc.
+        base = base_acceleration_between_states(
+            s0["R"], s1["R"], (s0["v"], s1["v"]), (s0["w"], s1["w"]), v_base, dt
+        )
+        a = np.r_[base, (s1["vj"] - s0["vj"]) / dt]
         c = self.entity.get_contacts(with_entity=self.ground)
         link_a, link_b = _np(c["link_a"]).astype(int), _np(c["link_b"]).astype(int)
         force_a, force_b = _np(c["force_a"]), _np(c["force_b"])

@@ -41,6 +41,7 @@ from ..trajectory import Trajectory
 from ._common import (
     ContactMap,
     SampleLog,
+    base_acceleration_between_states,
     base_to_pinocchio,
     precision_metadata,
     quat_xyzw_to_matrix,
@@ -184,11 +185,12 @@ class NewtonRecorder:
                 "record(state_out) once after each solver.step"
             )
         q_base, v_base = base_to_pinocchio(s0["p"], s0["R"], s0["v"], s0["w"])
-        # MuJoCo's integration coordinates: the origin's velocity in world axes, the angular
-        # velocity in body axes, each advanced by dt * qacc.
-        a_lin = s0["R"].T @ (s1["v"] - s0["v"]) / dt - np.cross(v_base[3:], v_base[:3])
-        alpha = (s1["R"].T @ s1["w"] - s0["R"].T @ s0["w"]) / dt
-        a = np.r_[a_lin, alpha, (s1["vj"] - s0["vj"]) / dt]
+        # The engine's integration coordinates: the origin's velocity in world axes, the
+        # angular velocity in base axes, each advanced by dt * acc.
+        base = base_acceleration_between_states(
+            s0["R"], s1["R"], (s0["v"], s1["v"]), (s0["w"], s1["w"]), v_base, dt
+        )
+        a = np.r_[base, (s1["vj"] - s0["vj"]) / dt]
         c = self._contacts
         n = int(np.asarray(c.rigid_contact_count.numpy())[0])
         F = np.asarray(self.observables.contact_f.numpy(), float)[:n]
