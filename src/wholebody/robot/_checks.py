@@ -7,6 +7,7 @@ find what is wrong with it and say so in the error.
 
 from __future__ import annotations
 
+import importlib
 import math
 import operator
 import os
@@ -49,20 +50,20 @@ def _load_speedups() -> Any:
     if os.environ.get("WHOLEBODY_NO_SPEEDUPS", "") not in ("", "0"):
         return None
     try:
-        from .. import _speedups  # type: ignore[attr-defined]
+        speedups: Any = importlib.import_module("wholebody._speedups")
     except ImportError:
         return None
     try:
-        _speedups.setup(np.ndarray, F64, float(MAX_STATE_MAGNITUDE), float(FAST_NORM2_TOL))
+        speedups.setup(np.ndarray, F64, float(MAX_STATE_MAGNITUDE), float(FAST_NORM2_TOL))
         base = np.arange(12.0)
         for x in (base, base[::-3], base.astype(np.float32), base.reshape(3, 4)[:, 1]):
             address = x.__array_interface__["data"][0]
             expected = ((address, x.ndim, x.shape[0], x.strides[0]), x.dtype is F64)
-            if _speedups._view(x) != expected:
+            if speedups._view(x) != expected:
                 return None
     except Exception:  # an unexpected module: the Python checks, which need nothing
         return None
-    return _speedups
+    return speedups
 
 
 _speedups = _load_speedups()

@@ -23,7 +23,7 @@ from __future__ import annotations
 import sys
 import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 import pinocchio as pin
@@ -256,7 +256,7 @@ def _spec(robot: Robot) -> tuple[int, int, tuple[int, ...], tuple[int, ...]]:
     quaternions in q, starts of the (cos, sin) pairs)``, the blocks the slow path checks."""
     quats = (3,) if robot._has_floating_base else ()
     spec = (robot._nq, robot._nv, quats, tuple(robot._unit_pairs))
-    robot._state_spec = spec
+    robot._state_spec = spec  # type: ignore[attr-defined]  # read by the checks below
     return spec
 
 
@@ -264,7 +264,7 @@ def _check_q_c(robot: Robot, q: ArrayLike) -> Array:
     """:func:`check_q` on the compiled check."""
     if robot.check_inputs:
         try:
-            spec = robot._state_spec
+            spec = robot._state_spec  # type: ignore[attr-defined]  # set by _spec
         except AttributeError:
             spec = _spec(robot)
         if _speedups.q(q, spec):
@@ -277,7 +277,7 @@ def _check_v_c(robot: Robot, v: ArrayLike, what: str = "v") -> Array:
     """:func:`check_v` on the compiled check."""
     if robot.check_inputs:
         try:
-            spec = robot._state_spec
+            spec = robot._state_spec  # type: ignore[attr-defined]  # set by _spec
         except AttributeError:
             spec = _spec(robot)
         if _speedups.v(v, spec):
@@ -290,7 +290,7 @@ def _check_qv_c(robot: Robot, q: ArrayLike, v: ArrayLike) -> tuple[Array, Array]
     """:func:`_check_qv` on the compiled check (one call for both)."""
     if robot.check_inputs:
         try:
-            spec = robot._state_spec
+            spec = robot._state_spec  # type: ignore[attr-defined]  # set by _spec
         except AttributeError:
             spec = _spec(robot)
         if not _speedups.qv(q, v, spec):
@@ -304,7 +304,7 @@ def _check_qva_c(
     """:func:`_check_qva` on the compiled check (one call for the three)."""
     if robot.check_inputs:
         try:
-            spec = robot._state_spec
+            spec = robot._state_spec  # type: ignore[attr-defined]  # set by _spec
         except AttributeError:
             spec = _spec(robot)
         if not _speedups.qva(q, v, a, spec):
@@ -315,14 +315,13 @@ def _check_qva_c(
 _F = TypeVar("_F")
 
 
-def _select(name: str, compiled: Any, python: _F) -> _F:
+def _select(name: str, compiled: _F, python: _F) -> _F:
     """The compiled path's function when :data:`SPEEDUPS`, else the Python one, under the
     public name and the Python one's docstring (the Robot methods and the API reference)."""
-    chosen = compiled if SPEEDUPS else python
-    if SPEEDUPS:
-        compiled.__doc__ = python.__doc__  # type: ignore[attr-defined]
+    chosen: Any = compiled if SPEEDUPS else python
+    chosen.__doc__ = getattr(python, "__doc__", None)
     chosen.__name__ = chosen.__qualname__ = name
-    return chosen  # type: ignore[no-any-return]
+    return cast(_F, chosen)
 
 
 check_q = _select("check_q", _check_q_c, _check_q_py)
