@@ -22,7 +22,6 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +75,6 @@ def _warn(why: str) -> None:
         f"wholebody: the C state checks (wholebody._speedups) were not built: {why}. "
         "wholebody works without them and checks states in Python (slower)."
     )
-    warnings.warn(message, stacklevel=3)
     print(f"WARNING: {message}", file=sys.stderr)
 
 
