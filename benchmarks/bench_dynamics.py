@@ -167,8 +167,8 @@ def main(number: int = 1000, repeats: int = 25, pool: int = 64) -> None:
         f"loop, {b_same:.2f} / {b_new:.2f} us, subtracted)"
     )
     print(
-        "same: one state repeated (a controller tick asks several terms of one state: the "
-        "checks of a state equal to the last one cost a bytes comparison)"
+        "same: one state repeated (a controller tick asks several terms of one state; the "
+        "Python checks pass a state equal to the last one on a bytes comparison)"
     )
     print(f"new: a new state every call (cycling through {pool}): the full checks every call")
     checks = "compiled (wholebody._speedups)" if SPEEDUPS else "Python (no wholebody._speedups)"
