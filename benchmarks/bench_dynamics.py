@@ -26,6 +26,8 @@ import numpy as np
 import pinocchio as pin
 from _common import benchmark_robot
 
+from wholebody.robot._state import SPEEDUPS
+
 TARGET_RATIO = 1.3  # each Robot term, checked, against raw Pinocchio
 TARGET_BUNDLE = 1.2  # the one-pass contact dynamics against raw Pinocchio
 
@@ -165,10 +167,12 @@ def main(number: int = 1000, repeats: int = 25, pool: int = 64) -> None:
         f"loop, {b_same:.2f} / {b_new:.2f} us, subtracted)"
     )
     print(
-        "same: one state repeated (a controller tick asks several terms of one state: the "
-        "checks of a state equal to the last one cost a bytes comparison)"
+        "same: one state repeated (a controller tick asks several terms of one state; the "
+        "Python checks pass a state equal to the last one on a bytes comparison)"
     )
     print(f"new: a new state every call (cycling through {pool}): the full checks every call")
+    checks = "compiled (wholebody._speedups)" if SPEEDUPS else "Python (no wholebody._speedups)"
+    print(f"state checks: {checks}")
     print(
         f"{'term':32s} {'same':>7s} {'raw':>7s} {'ratio':>6s}   {'new':>7s} {'raw':>7s} "
         f"{'ratio':>6s}   {'unchecked':>9s}"

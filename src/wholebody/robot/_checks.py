@@ -7,8 +7,10 @@ find what is wrong with it and say so in the error.
 
 from __future__ import annotations
 
+import importlib
 import math
 import operator
+import os
 import warnings
 from typing import Any
 
@@ -33,6 +35,41 @@ MAX_STATE_MAGNITUDE = 1e8
 MAX_STATE_NORM2 = MAX_STATE_MAGNITUDE**2
 
 F64 = np.dtype(np.float64)
+
+#: ``|x.x - 1|`` within this passes a unit-norm block on the compiled fast path: the slow
+#: path's bound (``2 * QUAT_EXACT_TOL``, the sum of squares taken as Python takes it) less a
+#: few units in the last place, so that whatever order numpy's dot sums a (cos, sin) pair in,
+#: what the fast path passes the slow path passes too, unchanged.
+FAST_NORM2_TOL = 2 * QUAT_EXACT_TOL - 1e-15
+
+
+def _load_speedups() -> Any:
+    """The compiled checks (``wholebody._speedups``), set up, or None: not built (no C
+    compiler at install), ``WHOLEBODY_NO_SPEEDUPS=1`` set, or the module reads arrays
+    differently from numpy (checked here on a few arrays)."""
+    if os.environ.get("WHOLEBODY_NO_SPEEDUPS", "") not in ("", "0"):
+        return None
+    try:
+        speedups: Any = importlib.import_module("wholebody._speedups")
+    except ImportError:
+        return None
+    try:
+        speedups.setup(np.ndarray, F64, float(MAX_STATE_MAGNITUDE), float(FAST_NORM2_TOL))
+        base = np.arange(12.0)
+        for x in (base, base[::-3], base.astype(np.float32), base.reshape(3, 4)[:, 1]):
+            address = x.__array_interface__["data"][0]
+            expected = ((address, x.ndim, x.shape[0], x.strides[0]), x.dtype is F64)
+            if speedups._view(x) != expected:
+                return None
+    except Exception:  # an unexpected module: the Python checks, which need nothing
+        return None
+    return speedups
+
+
+_speedups = _load_speedups()
+#: True when states are checked by the compiled ``wholebody._speedups`` (built at install
+#: when a C compiler is there), False when by the Python fallback (same checks, slower).
+SPEEDUPS = _speedups is not None
 
 
 def as_state_vector(x: ArrayLike, n: int, what: str) -> Array:

@@ -2,16 +2,20 @@
 
 Functions of the robot, bound as its methods in :mod:`wholebody.robot.core`.
 
-A state check costs one test on the fast path: every entry's sign-and-exponent byte says
-``|x| < 2**17`` (read from the bytes the cache below keeps anyway), or else
-``x.x <= MAX_STATE_MAGNITUDE**2``, which is False for NaN, inf, overflow and magnitudes
-beyond any physical one; ``pinocchio.isNormalized`` checks the size of ``q`` and its unit
-quaternions in C++. Only a
-state that fails goes through the slow path, which finds what is wrong and names it.
+A state check costs one call on the fast path: the compiled ``wholebody._speedups`` (built at
+install when a C compiler is there; :data:`SPEEDUPS` says whether it is in use) tests a
+float64 vector's length, that every entry is finite and within ``MAX_STATE_MAGNITUDE`` and,
+for ``q``, the unit norm of its base quaternion and (cos, sin) pairs, in ~0.03 us. Only a
+state that fails goes through the slow path, which finds what is wrong and names it; what the
+fast path passes, the slow path passes unchanged and silently.
 
-The bytes of the last ``q`` that passed (and of the last ``v``, ``a``, ``tau``) are kept: a
-state equal to it, bit for bit, passes on one comparison of bytes. A controller tick asks
-for several terms of one state; only the first call pays the check.
+Without the compiled module (or with ``WHOLEBODY_NO_SPEEDUPS=1``) the same checks run in
+Python: every entry's sign-and-exponent byte says ``|x| < 2**17`` (read from the bytes the
+cache below keeps anyway), or else ``x.x <= MAX_STATE_MAGNITUDE**2``, which is False for
+NaN, inf, overflow and magnitudes beyond any physical one; ``pinocchio.isNormalized`` checks
+the size of ``q`` and its unit quaternions in C++. The bytes of the last ``q`` that passed
+(and of the last ``v``, ``a``, ``tau``) are kept: a state equal to it, bit for bit, passes on
+one comparison of bytes.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from __future__ import annotations
 import sys
 import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 import pinocchio as pin
@@ -32,6 +36,8 @@ from ._checks import (
     MAX_STATE_NORM2,
     QUAT_EXACT_TOL,
     QUAT_RENORMALIZE_TOL,
+    SPEEDUPS,
+    _speedups,
     as_state_vector,
     renormalized,
 )
@@ -65,7 +71,7 @@ _TOP_TABLE = bytes(0 if b in _SMALL_TOP else 1 for b in range(256))
 # --- single states ----------------------------------------------------------------------
 
 
-def check_q(robot: Robot, q: ArrayLike) -> Array:
+def _check_q_py(robot: Robot, q: ArrayLike) -> Array:
     """Return ``q`` as a float array of shape (nq,) after checking it.
 
     The one-sample check of ``q`` alone, giving the array (the fast path every single-sample
@@ -135,7 +141,7 @@ def _check_q_slow(robot: Robot, q: ArrayLike) -> Array:
     return arr
 
 
-def check_v(robot: Robot, v: ArrayLike, what: str = "v") -> Array:
+def _check_v_py(robot: Robot, v: ArrayLike, what: str = "v") -> Array:
     """Return a velocity-sized vector (v, a, tau) as a float array after checking it.
 
     Parameters
@@ -165,7 +171,7 @@ def check_v(robot: Robot, v: ArrayLike, what: str = "v") -> Array:
     return v  # type: ignore[return-value]
 
 
-def _check_qv(robot: Robot, q: ArrayLike, v: ArrayLike) -> tuple[Array, Array]:
+def _check_qv_py(robot: Robot, q: ArrayLike, v: ArrayLike) -> tuple[Array, Array]:
     """``check_q(q), check_v(v)`` in one call: each vector's bytes are read once, and a
     pair equal to the last that passed costs two comparisons."""
     if not robot.check_inputs:
@@ -196,7 +202,7 @@ def _check_qv(robot: Robot, q: ArrayLike, v: ArrayLike) -> tuple[Array, Array]:
     return robot.check_q(q), robot.check_v(v)
 
 
-def _check_qva(
+def _check_qva_py(
     robot: Robot, q: ArrayLike, v: ArrayLike, a: ArrayLike
 ) -> tuple[Array, Array, Array]:
     """``check_q(q), check_v(v), check_v(a, "a")`` in one call, as :meth:`_check_qv`."""
@@ -240,6 +246,88 @@ def _check_qva(
     except (AttributeError, TypeError, ValueError, RuntimeError, RuntimeWarning):
         pass  # the separate checks say what is wrong
     return robot.check_q(q), robot.check_v(v), robot.check_v(a, "a")
+
+
+# --- the compiled fast paths --------------------------------------------------------------
+
+
+def _spec(robot: Robot) -> tuple[int, int, tuple[int, ...], tuple[int, ...]]:
+    """What the compiled checks need of ``robot``, made once: ``(nq, nv, starts of the
+    quaternions in q, starts of the (cos, sin) pairs)``, the blocks the slow path checks."""
+    quats = (3,) if robot._has_floating_base else ()
+    spec = (robot._nq, robot._nv, quats, tuple(robot._unit_pairs))
+    robot._state_spec = spec  # type: ignore[attr-defined]  # read by the checks below
+    return spec
+
+
+def _check_q_c(robot: Robot, q: ArrayLike) -> Array:
+    """:func:`check_q` on the compiled check."""
+    if robot.check_inputs:
+        try:
+            spec = robot._state_spec  # type: ignore[attr-defined]  # set by _spec
+        except AttributeError:
+            spec = _spec(robot)
+        if _speedups.q(q, spec):
+            return q  # type: ignore[return-value]
+        return robot._check_q_slow(q)
+    return q  # type: ignore[return-value]
+
+
+def _check_v_c(robot: Robot, v: ArrayLike, what: str = "v") -> Array:
+    """:func:`check_v` on the compiled check."""
+    if robot.check_inputs:
+        try:
+            spec = robot._state_spec  # type: ignore[attr-defined]  # set by _spec
+        except AttributeError:
+            spec = _spec(robot)
+        if _speedups.v(v, spec):
+            return v  # type: ignore[return-value]
+        return as_state_vector(v, robot._nv, what)
+    return v  # type: ignore[return-value]
+
+
+def _check_qv_c(robot: Robot, q: ArrayLike, v: ArrayLike) -> tuple[Array, Array]:
+    """:func:`_check_qv` on the compiled check (one call for both)."""
+    if robot.check_inputs:
+        try:
+            spec = robot._state_spec  # type: ignore[attr-defined]  # set by _spec
+        except AttributeError:
+            spec = _spec(robot)
+        if not _speedups.qv(q, v, spec):
+            return robot.check_q(q), robot.check_v(v)
+    return q, v  # type: ignore[return-value]
+
+
+def _check_qva_c(
+    robot: Robot, q: ArrayLike, v: ArrayLike, a: ArrayLike
+) -> tuple[Array, Array, Array]:
+    """:func:`_check_qva` on the compiled check (one call for the three)."""
+    if robot.check_inputs:
+        try:
+            spec = robot._state_spec  # type: ignore[attr-defined]  # set by _spec
+        except AttributeError:
+            spec = _spec(robot)
+        if not _speedups.qva(q, v, a, spec):
+            return robot.check_q(q), robot.check_v(v), robot.check_v(a, "a")
+    return q, v, a  # type: ignore[return-value]
+
+
+_F = TypeVar("_F")
+
+
+def _select(name: str, compiled: _F, python: _F) -> _F:
+    """The compiled path's function when :data:`SPEEDUPS`, else the Python one, under the
+    public name and the Python one's docstring (the Robot methods and the API reference)."""
+    chosen: Any = compiled if SPEEDUPS else python
+    chosen.__doc__ = getattr(python, "__doc__", None)
+    chosen.__name__ = chosen.__qualname__ = name
+    return cast(_F, chosen)
+
+
+check_q = _select("check_q", _check_q_c, _check_q_py)
+check_v = _select("check_v", _check_v_c, _check_v_py)
+_check_qv = _select("_check_qv", _check_qv_c, _check_qv_py)
+_check_qva = _select("_check_qva", _check_qva_c, _check_qva_py)
 
 
 # --- one sample or N -------------------------------------------------------------------
