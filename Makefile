@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: test test-all test-engines pytest check lint typecheck docs demo bench clean chromium
+.PHONY: test test-all test-engines pytest speedups check lint typecheck docs demo bench clean chromium
 
 $(BIN)/.installed-dev: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +25,16 @@ test-all: check chromium
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m "slow or not slow"
 
 # Two processes (pytest-xdist): the suite is CPU-bound and the machine has two cores.
-pytest: $(BIN)/.installed-dev chromium
+pytest: $(BIN)/.installed-dev speedups chromium
 	$(BIN)/python -m pytest -n 2 --dist loadfile
+
+# The compiled state checks are built by the install; rebuilt here when their source is newer
+# than the module (an edited _speedups.c with an existing .venv), never fatal (the Python
+# checks are the fallback; .ci/run's WHOLEBODY_REQUIRE_SPEEDUPS makes a missing module fail).
+speedups: $(BIN)/.installed-dev
+	@so=$$(ls src/wholebody/_speedups*.so 2>/dev/null | head -n1); \
+	if [ -z "$$so" ] || [ src/wholebody/_speedups.c -nt "$$so" ] || [ hatch_build.py -nt "$$so" ]; then \
+	  $(BIN)/python hatch_build.py || true; fi
 
 # The browser test (tests/test_report_html.py) drives Debian's chromium through Playwright
 # (never `playwright install`). Installed here when missing, as root or with sudo; without
