@@ -256,7 +256,7 @@ def _spec(robot: Robot) -> tuple[int, int, tuple[int, ...], tuple[int, ...]]:
     quaternions in q, starts of the (cos, sin) pairs)``, the blocks the slow path checks."""
     quats = (3,) if robot._has_floating_base else ()
     spec = (robot._nq, robot._nv, quats, tuple(robot._unit_pairs))
-    robot._state_spec = spec  # type: ignore[attr-defined]  # read by the checks below
+    robot._state_spec = spec  # read by the checks below
     return spec
 
 
@@ -264,7 +264,7 @@ def _check_q_c(robot: Robot, q: ArrayLike) -> Array:
     """:func:`check_q` on the compiled check."""
     if robot.check_inputs:
         try:
-            spec = robot._state_spec  # type: ignore[attr-defined]  # set by _spec
+            spec = robot._state_spec  # set by _spec
         except AttributeError:
             spec = _spec(robot)
         if _speedups.q(q, spec):
@@ -277,7 +277,7 @@ def _check_v_c(robot: Robot, v: ArrayLike, what: str = "v") -> Array:
     """:func:`check_v` on the compiled check."""
     if robot.check_inputs:
         try:
-            spec = robot._state_spec  # type: ignore[attr-defined]  # set by _spec
+            spec = robot._state_spec  # set by _spec
         except AttributeError:
             spec = _spec(robot)
         if _speedups.v(v, spec):
@@ -290,7 +290,7 @@ def _check_qv_c(robot: Robot, q: ArrayLike, v: ArrayLike) -> tuple[Array, Array]
     """:func:`_check_qv` on the compiled check (one call for both)."""
     if robot.check_inputs:
         try:
-            spec = robot._state_spec  # type: ignore[attr-defined]  # set by _spec
+            spec = robot._state_spec  # set by _spec
         except AttributeError:
             spec = _spec(robot)
         if not _speedups.qv(q, v, spec):
@@ -304,7 +304,7 @@ def _check_qva_c(
     """:func:`_check_qva` on the compiled check (one call for the three)."""
     if robot.check_inputs:
         try:
-            spec = robot._state_spec  # type: ignore[attr-defined]  # set by _spec
+            spec = robot._state_spec  # set by _spec
         except AttributeError:
             spec = _spec(robot)
         if not _speedups.qva(q, v, a, spec):
