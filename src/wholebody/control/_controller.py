@@ -672,7 +672,7 @@ class WholeBodyController:
         qv.fill(0.0)
         stack = self._stack
         if stack is not None and stack.items:
-            versions, copyto, subtract = stack.versions, np.copyto, np.subtract
+            versions, subtract = stack.versions, np.subtract
             # Each task's rows copied unscaled, then weighted all at once.
             for i, (task, Ji, nri, s2i) in enumerate(stack.items):
                 if task.size != len(nri):  # a task resized since it was stacked
@@ -682,7 +682,7 @@ class WholeBodyController:
                 if versions[i] != task._scale_version:
                     np.square(task._row_scale, out=s2i)
                     versions[i] = task._scale_version
-                copyto(Ji, task.jacobian)
+                Ji[...] = task.jacobian  # (np.copyto goes through a Python dispatcher)
                 subtract(task.drift, task.desired, out=nri)
             WJT = stack.WJT
             np.multiply(stack.JT, stack.s2, out=WJT)
