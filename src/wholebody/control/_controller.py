@@ -245,7 +245,12 @@ class _NullSpace:
 
     The floating-base rows ``M_b a + h_b = J_b^T w`` give ``w = G^T (M_b a + h_b)`` and the
     contact rows ``J_c a = rhs`` give ``a_b = G (rhs - J_j a_j)``, ``G = J_b^-1`` (``J_b``
-    the contact Jacobian's 6 x 6 base block: invertible for a 6D contact on a free-flyer).
+    the contact Jacobian's 6 x 6 base block). On a free-flyer ``J_b = [[R, B], [0, R]]``
+    (world-aligned rows, the base's own axes in ``v``: ``R`` the base orientation,
+    ``B = -[p_c - p_b]_x R``), so ``G = [[R^T, -R^T B R^T], [0, R^T]]``, formed from the
+    blocks read in ``J_b`` in four small products (a LAPACK call costs ~10 us in the closed
+    loop, its code evicted between ticks); were ``J_b`` not of that form, the equality rows
+    would be broken and the solution refused by the row check.
     So ``a = Z a_j + z`` and ``w = T a_j + t`` with ``Z = [-G J_j; I]``, ``z = (G rhs, 0)``,
     ``T = G^T M_b Z``, ``t = G^T (M_bb G rhs + h_b)``; stacked ``Zs = [Z; T]`` (n, nv - 6)
     and ``zt = (z, t)`` (n,), ``x = Zs a_j + zt``. The cost ``x^T diag(P_aa, D) x / 2 +
@@ -256,7 +261,9 @@ class _NullSpace:
         layout = qp.layout
         nv, n, mc = layout.nv, layout.n, qp.m_core
         nu = nv - 6
-        self.I6 = np.eye(6)
+        self.G = G = np.zeros((6, 6))  # its lower-left block stays zero
+        self.G_tl, self.G_tr, self.G_br = G[:3, :3], G[:3, 3:], G[3:, 3:]
+        self.RB, self.RBR = np.zeros((3, 3)), np.zeros((3, 3))
         self.Zs = Zs = np.zeros((n, nu))
         Zs[6:nv] = np.eye(nu)
         self.ZsT, self.Z, self.Z_top, self.T = Zs.T, Zs[:nv], Zs[:6], Zs[nv:]
@@ -273,6 +280,7 @@ class _NullSpace:
         self.u = np.zeros(6)
         Jc = layout.jacobian
         self.Jc_b, self.Jc_j, self.rhs = Jc[:, :6], Jc[:, 6:], layout.rhs
+        self.R_T, self.B, self.R2_T = Jc[:3, :3].T, Jc[:3, 3:6], Jc[3:6, 3:6].T
         self.P_aa, self.P_ab = qp.P_aa, qp.P_aa[:, :6]
         self.q_a = qp.q_structured[:nv]
         C = qp.C
@@ -949,14 +957,17 @@ class WholeBodyController:
         """The QP's optimum with one surface contact and no active inequality row (see
         :class:`_NullSpace`): the equality rows hold by construction, the inequality rows
         are checked as in :meth:`_solve_active_set` (None when one is broken). False when
-        the contact's base block or ``H`` is singular (the caller solves otherwise)."""
+        ``H`` is not positive definite (the caller solves otherwise)."""
         qp = self._rows
         assert qp is not None
         kin = self.kin
         ns, v = qp.null_space(), qp.views(kin)
-        _, _, G, info = _dgesv(ns.Jc_b, ns.I6)  # G = J_b^-1 (6 x 6)
-        if info != 0:
-            return False
+        # G = J_b^-1 from the blocks of J_b = [[R, B], [0, R']]: [[R^T, -R^T B R'^T], [0, R'^T]].
+        G = ns.G
+        ns.G_tl[...] = ns.R_T
+        ns.G_br[...] = ns.R2_T
+        RB = ns.R_T.dot(ns.B, out=ns.RB)
+        np.negative(RB.dot(ns.R2_T, out=ns.RBR), out=ns.G_tr)
         Z_top, z_b, t, GT = ns.Z_top, ns.z_b, ns.t, G.T
         G.dot(ns.Jc_j, out=Z_top)
         np.negative(Z_top, out=Z_top)
