@@ -118,3 +118,19 @@ def test_single_support_solve_refuses_a_broken_cone(humanoid):
     np.testing.assert_allclose(sol.x, reference(ctrl), rtol=0, atol=AGREE)
     assert len(ctrl._rows.active)  # cone rows active at the optimum
     assert all(g <= TOL for g in ctrl.violations(sol.x).values())
+
+
+def test_a_wrong_inverse_of_the_base_block_is_refused(humanoid):
+    """G = J_b^-1 is formed from the free-flyer blocks of J_b; a G that is not its inverse
+    (here: the rotation block read transposed) leaves the contact and base rows broken,
+    and the row check refuses the solution (solve() then returns quadprog's optimum)."""
+    ctrl, q = single_support(humanoid)
+    rng = np.random.default_rng(3)
+    q = pin.integrate(humanoid.model, q, rng.normal(scale=0.3, size=humanoid.nv))  # base turned
+    ctrl.update(q, np.zeros(humanoid.nv), 0.0)
+    ctrl._objective()
+    assert ctrl._solve_null_space(False) not in (None, False)  # the right G: accepted
+    ns = ctrl._rows.null_space()
+    ns.R_T = ns.R_T.T  # R instead of R^T: not J_b's inverse unless R is symmetric
+    assert ctrl._solve_null_space(False) is None
+    np.testing.assert_allclose(ctrl.solve().x, reference(ctrl), rtol=0, atol=AGREE)

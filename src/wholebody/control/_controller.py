@@ -294,16 +294,18 @@ class _TaskStack:
 
     Each tick the tasks' ``J_i`` and ``-r_i`` are copied, unscaled, into ``J`` and ``nr``;
     with ``s2`` the rows' weights (``w_i`` on the rows that count, 0 elsewhere),
-    ``WJT = J^T diag(s2)`` (one product), ``P_aa = WJT J`` and ``q_a = WJT nr``."""
+    ``SJ = diag(s2) J`` (one product over contiguous rows), ``P_aa = J^T SJ`` and
+    ``q_a = SJ^T nr``."""
 
     def __init__(self, tasks: list[AccelerationTask], nv: int):
         sizes = [t.size for t in tasks]
         rows = sum(sizes)
-        self.s2 = np.zeros(rows)
+        self.s2_column = np.zeros((rows, 1))
+        self.s2 = self.s2_column[:, 0]
         self.J = np.zeros((rows, nv))
         self.JT = self.J.T
         self.nr = np.zeros(rows)
-        self.WJT = np.zeros((nv, rows))
+        self.SJ = np.zeros((rows, nv))
         #: Per task: its rows of J, nr and s2.
         self.items: list[tuple[AccelerationTask, Array, Array, Array]] = []
         at = 0
@@ -692,10 +694,9 @@ class WholeBodyController:
                     versions[i] = task._scale_version
                 Ji[...] = task.jacobian  # (np.copyto goes through a Python dispatcher)
                 subtract(task.drift, task.desired, out=nri)
-            WJT = stack.WJT
-            np.multiply(stack.JT, stack.s2, out=WJT)
-            WJT.dot(stack.J, out=Paa)
-            WJT.dot(stack.nr, out=qp.q_structured_a)
+            SJ = np.multiply(stack.J, stack.s2_column, out=stack.SJ)
+            stack.JT.dot(SJ, out=Paa)
+            stack.nr.dot(SJ, out=qp.q_structured_a)
         else:
             Paa.fill(0.0)
         # The diagonal tasks' quadratic part and the regularization: kept from tick to tick
@@ -1048,7 +1049,7 @@ class WholeBodyController:
         return out
 
     def _solution(self, x: Array) -> ControlSolution:
-        layout, kin = self.layout, self.kin
+        layout, kin = self._layout or self.layout, self.kin  # the property only when unset
         nv = kin.nv
         a = x[:nv]  # views of x, a fresh array of this solution's own
         qp = self._rows
