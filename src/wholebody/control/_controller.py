@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import daqp
 import numpy as np
@@ -804,13 +804,12 @@ class WholeBodyController:
             if self._wrench_inverse is not None and not self._other_tasks:
                 # One surface contact and no active row: the null-space solve (None when
                 # a row is broken; False when it cannot run, then the reduced system).
-                sol = (
+                null = (
                     self._solve_null_space(wrench_terms)
                     if qp.single_surface and not len(qp.active)
                     else False
                 )
-                if sol is False:
-                    sol = self._solve_active_set_reduced(wrench_terms)
+                sol = self._solve_active_set_reduced(wrench_terms) if null is False else null
             else:
                 sol = self._solve_active_set(*self._cost())
             if sol is not None:
@@ -954,7 +953,7 @@ class WholeBodyController:
                 return None
         return sol
 
-    def _solve_null_space(self, wrench_terms: bool) -> ControlSolution | None | bool:
+    def _solve_null_space(self, wrench_terms: bool) -> ControlSolution | None | Literal[False]:
         """The QP's optimum with one surface contact and no active inequality row (see
         :class:`_NullSpace`): the equality rows hold by construction, the inequality rows
         are checked as in :meth:`_solve_active_set` (None when one is broken). False when
