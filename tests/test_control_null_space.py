@@ -4,9 +4,9 @@ eliminated (``WholeBodyController._solve_null_space``), against independent refe
 References: the same QP (``WholeBodyController.problem``) solved by quadprog (a dual
 active-set method, independent of the controller's solves); the KKT system with only the
 wrenches eliminated (``_solve_active_set_reduced``, an LU of another linear system); the
-equations of motion from Pinocchio's own calls. Failing direction: a solution that breaks
-an inequality row (a cone on low friction) is refused, and ``solve`` still returns the
-optimum.
+equations of motion from Pinocchio's own calls. Failing directions: a solution that breaks
+an inequality row (a cone on low friction) is refused, so is one from a wrong inverse of the
+contact's base block, and ``solve`` still returns the optimum.
 """
 
 from __future__ import annotations

@@ -245,17 +245,19 @@ class _NullSpace:
 
     The floating-base rows ``M_b a + h_b = J_b^T w`` give ``w = G^T (M_b a + h_b)`` and the
     contact rows ``J_c a = rhs`` give ``a_b = G (rhs - J_j a_j)``, ``G = J_b^-1`` (``J_b``
-    the contact Jacobian's 6 x 6 base block). On a free-flyer ``J_b = [[R, B], [0, R]]``
-    (world-aligned rows, the base's own axes in ``v``: ``R`` the base orientation,
-    ``B = -[p_c - p_b]_x R``), so ``G = [[R^T, -R^T B R^T], [0, R^T]]``, formed from the
-    blocks read in ``J_b`` in four small products (a LAPACK call costs ~10 us in the closed
-    loop, its code evicted between ticks); were ``J_b`` not of that form, the equality rows
-    would be broken and the solution refused by the row check.
-    So ``a = Z a_j + z`` and ``w = T a_j + t`` with ``Z = [-G J_j; I]``, ``z = (G rhs, 0)``,
-    ``T = G^T M_b Z``, ``t = G^T (M_bb G rhs + h_b)``; stacked ``Zs = [Z; T]`` (n, nv - 6)
-    and ``zt = (z, t)`` (n,), ``x = Zs a_j + zt``. The cost ``x^T diag(P_aa, D) x / 2 +
-    q^T x`` becomes ``a_j^T H a_j / 2 + g^T a_j`` with ``H = Zs^T Y``,
-    ``Y = diag(P_aa, D) Zs``, and ``g = Zs^T (diag(P_aa, D) zt + q)``: ``H a_j = -g``."""
+    the contact Jacobian's 6 x 6 base block). So ``a = Z a_j + z`` and ``w = T a_j + t``
+    with ``Z = [-G J_j; I]``, ``z = (G rhs, 0)``, ``T = G^T M_b Z``,
+    ``t = G^T (M_bb G rhs + h_b)``; stacked ``Zs = [Z; T]`` (n, nv - 6) and ``zt = (z, t)``
+    (n,), ``x = Zs a_j + zt``. The cost ``x^T diag(P_aa, D) x / 2 + q^T x`` becomes
+    ``a_j^T H a_j / 2 + g^T a_j`` with ``H = Zs^T Y``, ``Y = diag(P_aa, D) Zs``, and
+    ``g = Zs^T (diag(P_aa, D) zt + q)``: ``H a_j = -g`` (one Cholesky).
+
+    On a free flyer ``J_b = [[R, B], [0, R]]`` (world-aligned rows, the base's own axes in
+    ``v``: ``R`` the base orientation, ``B = -[p_c - p_b]_x R``), so
+    ``G = [[R^T, -R^T B R^T], [0, R^T]]``, formed from the blocks read in ``J_b`` in four
+    small products (a LAPACK call costs ~10 us in the closed loop, its code evicted between
+    ticks); were ``J_b`` not of that form, the equality rows would be broken and the
+    solution refused by the row check."""
 
     def __init__(self, qp: _Rows):
         layout = qp.layout
