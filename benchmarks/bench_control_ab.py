@@ -15,7 +15,7 @@ bench_control_loop's controller is read from this tree's bench with the names sw
 Run::
 
     git archive <rev> src | tar -x -C /tmp/base        # the other tree's src
-    python benchmarks/bench_control_ab.py /tmp/base/src [SECONDS]
+    python benchmarks/bench_control_ab.py /tmp/base/src [SECONDS] [--robot talos|g1]
 
 Printed per phase: medians [us] of this tree (new), the other (base) and TSID, and the
 ratios; and the largest torque difference between the two trees (the same QP: rounding).
@@ -118,17 +118,19 @@ def run(seconds: float, stepping: bool, wbb: types.ModuleType, Bb: types.ModuleT
 
 
 def main() -> None:
-    if len(sys.argv) < 2:
+    args = B.parse_args(sys.argv[1:])  # --robot configures this tree's bench
+    if not args:
         sys.exit(__doc__)
-    seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 1.0
+    seconds = float(args[1]) if len(args) > 1 else 1.0
     problem = B.tsid_problem()
     if problem is not None:
         sys.exit(f"bench_control_ab needs TSID: {problem}")
-    wbb = base_package(Path(sys.argv[1]).resolve())
+    wbb = base_package(Path(args[0]).resolve())
     Bb = base_bench(wbb)
+    Bb.configure(B.ROBOT)
     print(
         f"bench_control_ab: new = {Path(B.wb.__file__).parent}, base = "
-        f"{Path(sys.argv[1]).resolve()}; tick = thread CPU time, median per phase "
+        f"{Path(args[0]).resolve()}; robot {B.ROBOT}; tick = thread CPU time, median per phase "
         f"(OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')})"
     )
     print(f"stepping, {B.T_END:g} s")

@@ -1,4 +1,4 @@
-"""The WholeBodyController tick on Talos inside a MuJoCo closed loop, beside TSID's.
+"""The WholeBodyController tick on Talos (or G1) inside a MuJoCo closed loop, beside TSID's.
 
 Task set (the one of the TSID side by side in DESIGN.md section 8): two 6D sole contacts
 (planned 0.15 x 0.075 m, mu = 0.7; MuJoCo's soles 0.20 x 0.10 m), CoM, angular momentum,
@@ -39,8 +39,10 @@ pinocchio 4.1.0 ``tsid.RobotWrapper(model)`` fails (MemoryError) or crashes. The
 probes that in a subprocess and, where it fails, says so and prints wholebody's figures
 only; benchmarks/README.md says how to build TSID against the installed Pinocchio.
 
-Run: python benchmarks/bench_control_loop.py [SECONDS]   (standing, default 1.0 s;
-stepping is 2.8 s)
+Run: python benchmarks/bench_control_loop.py [SECONDS] [--robot talos|g1]   (standing,
+default 1.0 s; stepping is 2.8 s; ``--robot g1``: Unitree G1, 29 dof, 33 kg, its sole frames
+added 3.5 cm under the ankle roll links, the left hand's SE3 pose; the same tasks, gains
+and schedule for both libraries)
 """
 
 from __future__ import annotations
@@ -73,8 +75,53 @@ from wholebody.errors import ModelWarning  # noqa: E402
 from wholebody.friction import ContactSet  # noqa: E402
 
 DT = 1e-3
-SOLES = ("left_sole_link", "right_sole_link")
-HAND = "gripper_left_base_link"
+#: The robots: model name, sole frames (added to the model where ``sole_parents`` is given,
+#: at ``sole_offset`` in the parent's axes, the sole's plane and centre), the SE3 task's
+#: hand frame, the joints bent at the start, MuJoCo's and the planned sole half sizes [m].
+ROBOTS = {
+    "talos": {
+        "model": "talos",
+        "soles": ("left_sole_link", "right_sole_link"),
+        "hand": "gripper_left_base_link",
+        "bent": {
+            f"leg_{s}_{j}_joint": x
+            for s in ("left", "right")
+            for j, x in (("3", -0.3), ("4", 0.6), ("5", -0.3))
+        },
+        "real": (0.10, 0.05),
+        "planned": (0.075, 0.0375),
+    },
+    # Unitree G1 (29 dof, 33 kg): the sole plane 3.5 cm below the ankle roll link, its
+    # centre 3.5 cm ahead (the URDF's four contact spheres: x -0.05..0.12, y +-0.03,
+    # z -0.03, radius 5 mm).
+    "g1": {
+        "model": "g1",
+        "soles": ("left_sole", "right_sole"),
+        "sole_parents": ("left_ankle_roll_link", "right_ankle_roll_link"),
+        "sole_offset": (0.035, 0.0, -0.035),
+        "hand": "left_rubber_hand",
+        "bent": {
+            f"{s}_{j}_joint": x
+            for s in ("left", "right")
+            for j, x in (("hip_pitch", -0.3), ("knee", 0.6), ("ankle_pitch", -0.3))
+        },
+        "real": (0.085, 0.03),
+        "planned": (0.065, 0.025),
+    },
+}
+ROBOT = "talos"
+SOLES = ROBOTS[ROBOT]["soles"]
+HAND = ROBOTS[ROBOT]["hand"]
+
+
+def configure(robot: str) -> None:
+    """Run the loops on ``robot`` (a key of ROBOTS)."""
+    global ROBOT, SOLES, HAND
+    if robot not in ROBOTS:
+        sys.exit(f"unknown robot {robot!r}; one of {sorted(ROBOTS)}")
+    ROBOT, SOLES, HAND = robot, ROBOTS[robot]["soles"], ROBOTS[robot]["hand"]
+
+
 FORCE_REG = 1e-6
 RAMP = 0.05  # [s] contact force ramp before the right sole lifts
 # Stepping schedule [s]: CoM over the left sole, lift, swing up and down, touch-down, back.
@@ -83,14 +130,18 @@ STEP_HEIGHT = 0.03  # [m]
 
 
 def setup():
-    """Talos in MuJoCo, its state map, the initial state and the planned contacts."""
+    """The robot in MuJoCo, its state map, the initial state and the planned contacts."""
     from wholebody.sim.mujoco import MujocoStateMap, import_mujoco, mujoco_spec_for_robot
 
     mujoco = import_mujoco()
+    spec = ROBOTS[ROBOT]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelWarning)
-        robot = wb.load("talos")
-        real = [SurfaceContact(f, half_length=0.10, half_width=0.05, mu=1.0) for f in SOLES]
+        robot = wb.load(spec["model"])
+        for sole, parent in zip(SOLES, spec.get("sole_parents", ()), strict=False):
+            robot.add_frame(sole, parent, pin.SE3(np.eye(3), np.array(spec["sole_offset"])))
+        hl, hw = spec["real"]
+        real = [SurfaceContact(f, half_length=hl, half_width=hw, mu=1.0) for f in SOLES]
         build = mujoco_spec_for_robot(
             robot, real, other_collisions=False, inertia="repair", timestep=DT
         )
@@ -98,10 +149,7 @@ def setup():
     m = build.compile()
     d = mujoco.MjData(m)
     robot = build.robot
-    bent = {"3": -0.3, "4": 0.6, "5": -0.3}
-    q0 = robot.q_from_named(
-        {f"leg_{s}_{j}_joint": x for s in ("left", "right") for j, x in bent.items()}
-    )
+    q0 = robot.q_from_named(spec["bent"])
     q0[2] = 5e-4 - min(robot.frame_position(q0, f)[2] for f in SOLES)
     smap = MujocoStateMap(robot, m)
     jid = {n: mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, n) for n in robot.joint_names}
@@ -109,7 +157,8 @@ def setup():
     for n, value in robot.named(q0).items():
         d.qpos[m.jnt_qposadr[jid[n]]] = value
     dofs = np.array([m.jnt_dofadr[jid[n]] for n in robot.joint_names])
-    planned = [SurfaceContact(f, half_length=0.075, half_width=0.0375, mu=0.7) for f in SOLES]
+    hl, hw = spec["planned"]
+    planned = [SurfaceContact(f, half_length=hl, half_width=hw, mu=0.7) for f in SOLES]
     return mujoco, m, d, robot, smap, dofs, q0, planned
 
 
@@ -469,7 +518,7 @@ def describe(s: Stats) -> str:
 
 def main(seconds: float = 1.0) -> None:
     print(
-        f"bench_control_loop: Talos in MuJoCo at 1 kHz; pinocchio {pin.__version__}, numpy "
+        f"bench_control_loop: {ROBOT} in MuJoCo at 1 kHz; pinocchio {pin.__version__}, numpy "
         f"{np.__version__}; tick = thread CPU time, median over the loop"
     )
     try:
@@ -512,5 +561,19 @@ def main(seconds: float = 1.0) -> None:
         print(f"  ratio wholebody / TSID, {phase} support: {ratio:.2f}x")
 
 
+def parse_args(argv: list[str]) -> list[str]:
+    """``--robot NAME`` (configures the loops) taken out of ``argv``; the rest returned."""
+    rest, it = [], iter(argv)
+    for a in it:
+        if a == "--robot":
+            configure(next(it, ""))
+        elif a.startswith("--robot="):
+            configure(a.split("=", 1)[1])
+        else:
+            rest.append(a)
+    return rest
+
+
 if __name__ == "__main__":
-    main(float(sys.argv[1]) if len(sys.argv) > 1 else 1.0)
+    args = parse_args(sys.argv[1:])
+    main(float(args[0]) if args else 1.0)

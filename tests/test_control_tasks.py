@@ -203,3 +203,32 @@ def test_mask_and_bad_arguments(humanoid):
 
     with pytest.raises(FrameNotFoundError):
         FrameTask("no_such_frame", kp=1.0, kd=1.0).update(kin)
+
+
+def test_posture_error_is_pinocchio_difference_on_either_path(humanoid):
+    """PostureTask's error without a Pinocchio call (revolute and prismatic joints: a
+    subtraction) and with pin.difference (any other joint, here a continuous one) equals
+    pin.difference(q, q_ref)[6:] at random configurations; the path follows the model."""
+    from types import SimpleNamespace
+
+    import pinocchio as pin
+
+    from wholebody.control import PostureTask
+
+    continuous = pin.Model()
+    root = continuous.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "root")
+    wheel = continuous.addJoint(root, pin.JointModelRUBZ(), pin.SE3.Identity(), "wheel")
+    continuous.addJoint(wheel, pin.JointModelRX(), pin.SE3.Identity(), "arm")
+    pin.seed(5)
+    for model, euclidean in ((humanoid.model, True), (continuous, False)):
+        task = PostureTask(kp=1.0, kd=0.0)
+        for _ in range(3):
+            q = pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq))
+            ref = pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq))
+            task.set_reference(ref)
+            kin = SimpleNamespace(model=model, q=q, v=np.zeros(model.nv), nq=model.nq, nv=model.nv)
+            task.update(kin)
+            assert task._euclidean is euclidean
+            np.testing.assert_allclose(
+                task.error, pin.difference(model, q, ref)[6:], rtol=0, atol=1e-15
+            )

@@ -29,7 +29,11 @@ The solve returns the QP's optimum in one of two exact ways:
    multipliers of the right sign; stationarity to the LU's backward error): it is then the
    optimum of the convex QP. At 1 kHz the active set rarely changes from one tick to the
    next. When the cost is block diagonal (no task but the built-in ones couples the
-   wrenches: ``P = diag(P_aa, D)``), the wrenches are eliminated from that system first.
+   wrenches: ``P = diag(P_aa, D)``), the wrenches are eliminated from that system first;
+   with one surface contact and no active inequality row (single support), the wrench
+   through the floating-base rows and the base accelerations through the contact rows
+   (their 6 x 6 base block is invertible), which leaves one Cholesky solve over the joint
+   accelerations.
 2. Otherwise daqp (exact active-set) on the rows, *lazy* constraints (:class:`TorqueLimits`)
    left out when the solution without them meets them (it is then the optimum with them);
    else the QP is solved again with them, and with them at once from then on until none of
@@ -40,7 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import daqp
 import numpy as np
@@ -75,6 +79,7 @@ _daqp_solve = daqp.solve
 # ufunc reductions: ndarray.max()/.min() go through a Python wrapper (~0.5 us more each).
 _max, _min = np.maximum.reduce, np.minimum.reduce
 _dgesv = scipy.linalg.lapack.dgesv
+_dposv = scipy.linalg.lapack.dposv
 #: Constraints that write the same entries of their rows at every tick of a layout (the rest
 #: of their rows stays zero): their rows are not zeroed before each fill.
 _OWN_PATTERN = (FrictionCones, NormalForceBounds, TorqueLimits, JointBounds)
@@ -144,6 +149,9 @@ class _Rows:
         self._kkt: dict[tuple[int, int], tuple[Array, Array, Array]] = {}
         self._reduced: dict[int, _ReducedKKT] = {}
         self._views: _RowViews | None = None
+        #: One surface contact: the null-space solve applies (no active inequality row).
+        self.single_surface = len(layout.contacts) == 1 and layout.n - layout.nv == 6
+        self._null: _NullSpace | None = None
         # The KKT checks' buffers: C x and the rows' gaps (m_core,).
         self.cx, self.gap = np.zeros(m), np.zeros(m)
 
@@ -165,6 +173,12 @@ class _Rows:
         if views is None or views.M is not kin.mass_matrix or views.h is not kin.nonlinear_effects:
             views = self._views = _RowViews(self, kin)
         return views
+
+    def null_space(self) -> _NullSpace:
+        """The single-surface-contact solve's buffers and views (made once)."""
+        if self._null is None:
+            self._null = _NullSpace(self)
+        return self._null
 
     def reduced_kkt(self, k: int) -> _ReducedKKT:
         """The reduced KKT system's buffers and views with ``k`` active inequality rows."""
@@ -189,6 +203,7 @@ class _RowViews:
         nv = layout.nv
         self.M, self.h = M, h = kin.mass_matrix, kin.nonlinear_effects
         self.M_b, self.h_b, self.M_j, self.h_j = M[:6], h[:6], M[6:], h[6:]
+        self.M_bb = M[:6, :6]
         Jc = layout.jacobian
         self.Jc_base_T, self.Jc_j = Jc[:, :6].T, Jc[:, 6:]
         C = qp.C
@@ -225,22 +240,74 @@ class _ReducedKKT:
         self.cx, self.gap = qp.cx[:mc], qp.gap[:mc]
 
 
+class _NullSpace:
+    """The buffers of the solve with one surface contact and no active inequality row.
+
+    The floating-base rows ``M_b a + h_b = J_b^T w`` give ``w = G^T (M_b a + h_b)`` and the
+    contact rows ``J_c a = rhs`` give ``a_b = G (rhs - J_j a_j)``, ``G = J_b^-1`` (``J_b``
+    the contact Jacobian's 6 x 6 base block). So ``a = Z a_j + z`` and ``w = T a_j + t``
+    with ``Z = [-G J_j; I]``, ``z = (G rhs, 0)``, ``T = G^T M_b Z``,
+    ``t = G^T (M_bb G rhs + h_b)``; stacked ``Zs = [Z; T]`` (n, nv - 6) and ``zt = (z, t)``
+    (n,), ``x = Zs a_j + zt``. The cost ``x^T diag(P_aa, D) x / 2 + q^T x`` becomes
+    ``a_j^T H a_j / 2 + g^T a_j`` with ``H = Zs^T Y``, ``Y = diag(P_aa, D) Zs``, and
+    ``g = Zs^T (diag(P_aa, D) zt + q)``: ``H a_j = -g`` (one Cholesky).
+
+    On a free flyer ``J_b = [[R, B], [0, R]]`` (world-aligned rows, the base's own axes in
+    ``v``: ``R`` the base orientation, ``B = -[p_c - p_b]_x R``), so
+    ``G = [[R^T, -R^T B R^T], [0, R^T]]``, formed from the blocks read in ``J_b`` in four
+    small products (a LAPACK call costs ~10 us in the closed loop, its code evicted between
+    ticks); were ``J_b`` not of that form, the equality rows would be broken and the
+    solution refused by the row check."""
+
+    def __init__(self, qp: _Rows):
+        layout = qp.layout
+        nv, n, mc = layout.nv, layout.n, qp.m_core
+        nu = nv - 6
+        self.G = G = np.zeros((6, 6))  # its lower-left block stays zero
+        self.G_tl, self.G_tr, self.G_br = G[:3, :3], G[:3, 3:], G[3:, 3:]
+        self.RB, self.RBR = np.zeros((3, 3)), np.zeros((3, 3))
+        self.Zs = Zs = np.zeros((n, nu))
+        Zs[6:nv] = np.eye(nu)
+        self.ZsT, self.Z, self.Z_top, self.T = Zs.T, Zs[:nv], Zs[:6], Zs[nv:]
+        self.Y = Y = np.zeros((n, nu))
+        self.PZ, self.DT = Y[:nv], Y[nv:]
+        self.GM = np.zeros((6, nv))
+        self.H = np.zeros((nu, nu))
+        self.HT = self.H.T  # LAPACK reads column-major: H is symmetric
+        self.y = y = np.zeros(n)
+        self.y_a, self.y_w = y[:nv], y[nv:]
+        self.g = np.zeros(nu)
+        self.zt = zt = np.zeros(n)
+        self.z_b, self.t = zt[:6], zt[nv:]
+        self.u = np.zeros(6)
+        Jc = layout.jacobian
+        self.Jc_b, self.Jc_j, self.rhs = Jc[:, :6], Jc[:, 6:], layout.rhs
+        self.R_T, self.B, self.R2_T = Jc[:3, :3].T, Jc[:3, 3:6], Jc[3:6, 3:6].T
+        self.P_aa, self.P_ab = qp.P_aa, qp.P_aa[:, :6]
+        self.q_a = qp.q_structured[:nv]
+        C = qp.C
+        self.C_core, self.upper_core, self.lower_core = C[:mc], qp.upper[:mc], qp.lower[:mc]
+        self.cx, self.gap = qp.cx[:mc], qp.gap[:mc]
+
+
 class _TaskStack:
     """The dense acceleration tasks' rows stacked, for their cost
     ``sum_i w_i ||S_i (J_i a - r_i)||^2`` (``r_i = desired - drift``) formed at once.
 
     Each tick the tasks' ``J_i`` and ``-r_i`` are copied, unscaled, into ``J`` and ``nr``;
     with ``s2`` the rows' weights (``w_i`` on the rows that count, 0 elsewhere),
-    ``WJT = J^T diag(s2)`` (one product), ``P_aa = WJT J`` and ``q_a = WJT nr``."""
+    ``SJ = diag(s2) J`` (one product over contiguous rows), ``P_aa = J^T SJ`` and
+    ``q_a = SJ^T nr``."""
 
     def __init__(self, tasks: list[AccelerationTask], nv: int):
         sizes = [t.size for t in tasks]
         rows = sum(sizes)
-        self.s2 = np.zeros(rows)
+        self.s2_column = np.zeros((rows, 1))
+        self.s2 = self.s2_column[:, 0]
         self.J = np.zeros((rows, nv))
         self.JT = self.J.T
         self.nr = np.zeros(rows)
-        self.WJT = np.zeros((nv, rows))
+        self.SJ = np.zeros((rows, nv))
         #: Per task: its rows of J, nr and s2.
         self.items: list[tuple[AccelerationTask, Array, Array, Array]] = []
         at = 0
@@ -340,6 +407,7 @@ class WholeBodyController:
         self._diagonal_a = self._diagonal
         self._wrench_inverse: Array | None = None
         self._minus_wrench_inverse = np.zeros((0, 1))
+        self._wrench_diagonal, self._wrench_column = np.zeros(0), np.zeros((0, 1))
         self._diagonal_plan: tuple[Any, Any, list[tuple[Any, slice | None]]] | None = None
         self._motion_tasks: list[AccelerationTask] = []
         self.time: float | None = None
@@ -616,7 +684,7 @@ class WholeBodyController:
         qv.fill(0.0)
         stack = self._stack
         if stack is not None and stack.items:
-            versions, copyto, subtract = stack.versions, np.copyto, np.subtract
+            versions, subtract = stack.versions, np.subtract
             # Each task's rows copied unscaled, then weighted all at once.
             for i, (task, Ji, nri, s2i) in enumerate(stack.items):
                 if task.size != len(nri):  # a task resized since it was stacked
@@ -626,12 +694,11 @@ class WholeBodyController:
                 if versions[i] != task._scale_version:
                     np.square(task._row_scale, out=s2i)
                     versions[i] = task._scale_version
-                copyto(Ji, task.jacobian)
+                Ji[...] = task.jacobian  # (np.copyto goes through a Python dispatcher)
                 subtract(task.drift, task.desired, out=nri)
-            WJT = stack.WJT
-            np.multiply(stack.JT, stack.s2, out=WJT)
-            WJT.dot(stack.J, out=Paa)
-            WJT.dot(stack.nr, out=qp.q_structured_a)
+            SJ = np.multiply(stack.J, stack.s2_column, out=stack.SJ)
+            stack.JT.dot(SJ, out=Paa)
+            stack.nr.dot(SJ, out=qp.q_structured_a)
         else:
             Paa.fill(0.0)
         # The diagonal tasks' quadratic part and the regularization: kept from tick to tick
@@ -654,6 +721,8 @@ class WholeBodyController:
             self._wrench_inverse = 1.0 / wrench_diagonal if np.all(wrench_diagonal > 0) else None
             if self._wrench_inverse is not None:
                 self._minus_wrench_inverse = -self._wrench_inverse[:, None]  # a column
+                self._wrench_diagonal = wrench_diagonal
+                self._wrench_column = wrench_diagonal[:, None]
         qp.P_aa_diagonal += self._diagonal_a
         for task, columns in plan[2]:
             if columns is None:
@@ -735,7 +804,14 @@ class WholeBodyController:
         if qp.warm and not qp.lazy_needed:
             wrench_terms = self._objective()
             if self._wrench_inverse is not None and not self._other_tasks:
-                sol = self._solve_active_set_reduced(wrench_terms)
+                # One surface contact and no active row: the null-space solve (None when
+                # a row is broken; False when it cannot run, then the reduced system).
+                null = (
+                    self._solve_null_space(wrench_terms)
+                    if qp.single_surface and not len(qp.active)
+                    else False
+                )
+                sol = self._solve_active_set_reduced(wrench_terms) if null is False else null
             else:
                 sol = self._solve_active_set(*self._cost())
             if sol is not None:
@@ -879,6 +955,62 @@ class WholeBodyController:
                 return None
         return sol
 
+    def _solve_null_space(self, wrench_terms: bool) -> ControlSolution | None | Literal[False]:
+        """The QP's optimum with one surface contact and no active inequality row (see
+        :class:`_NullSpace`): the equality rows hold by construction, the inequality rows
+        are checked as in :meth:`_solve_active_set` (None when one is broken). False when
+        ``H`` is not positive definite (the caller solves otherwise)."""
+        qp = self._rows
+        assert qp is not None
+        kin = self.kin
+        ns, v = qp.null_space(), qp.views(kin)
+        # G = J_b^-1 from the blocks of J_b = [[R, B], [0, R']]: [[R^T, -R^T B R'^T], [0, R'^T]].
+        G = ns.G
+        ns.G_tl[...] = ns.R_T
+        ns.G_br[...] = ns.R2_T
+        RB = ns.R_T.dot(ns.B, out=ns.RB)
+        np.negative(RB.dot(ns.R2_T, out=ns.RBR), out=ns.G_tr)
+        Z_top, z_b, t, GT = ns.Z_top, ns.z_b, ns.t, G.T
+        G.dot(ns.Jc_j, out=Z_top)
+        np.negative(Z_top, out=Z_top)
+        G.dot(ns.rhs, out=z_b)
+        GT.dot(v.M_b, out=ns.GM)
+        ns.GM.dot(ns.Z, out=ns.T)
+        u = v.M_bb.dot(z_b, out=ns.u)
+        u += v.h_b
+        GT.dot(u, out=t)
+        ns.P_aa.dot(ns.Z, out=ns.PZ)
+        np.multiply(ns.T, self._wrench_column, out=ns.DT)
+        ns.ZsT.dot(ns.Y, out=ns.H)
+        ns.P_ab.dot(z_b, out=ns.y_a)
+        np.multiply(self._wrench_diagonal, t, out=ns.y_w)
+        y = ns.y
+        if wrench_terms:
+            y += qp.q_structured
+        else:
+            ns.y_a += ns.q_a
+        g = ns.ZsT.dot(y, out=ns.g)
+        _, s, info = _dposv(ns.HT, g, overwrite_a=1, overwrite_b=1)  # H s = g, a_j = -s
+        if info != 0:
+            return False
+        x = ns.Zs.dot(s)  # a fresh array: the solution's own; x = zt - Zs s
+        np.subtract(ns.zt, x, out=x)
+        # Every row checked (the equality rows hold by construction), as in
+        # _solve_active_set_reduced: one gap, |C x - b| on the equality rows.
+        cx, gap = ns.cx, ns.gap
+        ns.C_core.dot(x, out=cx)
+        np.subtract(cx, ns.upper_core, out=gap)
+        np.subtract(ns.lower_core, cx, out=cx)
+        np.maximum(gap, cx, out=gap)
+        if not _max(gap) <= self._tolerance:
+            return None
+        sol = self._solution(x)
+        layout = qp.layout
+        for c in qp.lazy_constraints:
+            if not c.satisfied(kin, layout, x, sol.torque):
+                return None
+        return sol
+
     def _solve_rows(self, P: Array, qv: Array, m: int) -> tuple[ControlSolution, Array]:
         """daqp on the first ``m`` rows of the last update; the solution and the rows'
         multipliers (zero for inactive rows)."""
@@ -918,7 +1050,7 @@ class WholeBodyController:
         return out
 
     def _solution(self, x: Array) -> ControlSolution:
-        layout, kin = self.layout, self.kin
+        layout, kin = self._layout or self.layout, self.kin  # the property only when unset
         nv = kin.nv
         a = x[:nv]  # views of x, a fresh array of this solution's own
         qp = self._rows

@@ -25,6 +25,7 @@ class FrictionCones(Constraint):
 
     def __init__(self) -> None:
         self._C: Array | None = None
+        self._bounds: tuple[Array, Array] | None = None
         self._wrench_columns = np.zeros((0, 0))
 
     def rows(self, kin: TickKinematics, layout: ControlLayout) -> int:
@@ -40,8 +41,12 @@ class FrictionCones(Constraint):
             self._C, self._wrench_columns = C, C[:, layout.wrench]
         # layout.rotations: the contacts' orientations, written by their updates this tick.
         self._wrench_columns[...] = cs.face_matrix(layout.rotations, out=layout.faces)
-        lower[:] = -UNBOUNDED
-        upper[:] = 0.0
+        bounds = self._bounds
+        if bounds is None or bounds[0] is not lower or bounds[1] is not upper:
+            # Constant bounds: written once per rows buffers (nothing else writes them).
+            lower[:] = -UNBOUNDED
+            upper[:] = 0.0
+            self._bounds = lower, upper
 
 
 class NormalForceBounds(Constraint):

@@ -12,6 +12,14 @@ from ._base import AccelerationTask, as_gains, as_vector
 
 Array = NDArray[np.float64]
 
+#: Joints whose configuration is their coordinate (``difference(q0, q1) = q1 - q0``, one
+#: ``q`` per ``v``): the posture error of a model made of them (after its free flyer) is a
+#: subtraction of the joint coordinates, without a Pinocchio call.
+_EUCLIDEAN_JOINTS = frozenset(
+    f"JointModel{k}"
+    for k in ("RX", "RY", "RZ", "RevoluteUnaligned", "PX", "PY", "PZ", "PrismaticUnaligned")
+)
+
 
 class PostureTask(AccelerationTask):
     """PD of the actuated joints to a reference configuration (the base is left free).
@@ -73,6 +81,9 @@ class PostureTask(AccelerationTask):
         self.jacobian = np.zeros((nu, kin.nv))
         self.jacobian[:, 6:] = np.eye(nu)
         self.drift = np.zeros(nu)
+        self._euclidean_model: pin.Model | None = None  # the model _euclidean is of
+        self._euclidean = False
+        self._joint_ref: tuple[Array | None, Array] = (None, np.zeros(0))
 
     def update(self, kin: TickKinematics) -> None:
         if self.jacobian.shape[1] != kin.nv:
@@ -85,7 +96,18 @@ class PostureTask(AccelerationTask):
                 f"task {self.name!r}: reference must have shape ({kin.nq},), "
                 f"got {self.reference.shape}"
             )
-        self.error = pin.difference(kin.model, kin.q, self.reference)[6:]
+        if self._euclidean_model is not kin.model:
+            model = self._euclidean_model = kin.model
+            self._euclidean = model.nq - 7 == nu and all(
+                j.shortname() in _EUCLIDEAN_JOINTS for j in model.joints[2:]
+            )
+        if self._euclidean:  # pin.difference's own expression for these joints: q_ref - q
+            ref = self.reference
+            if self._joint_ref[0] is not ref:  # a view of the reference's joints, made once
+                self._joint_ref = (ref, ref[7:])
+            self.error = np.subtract(self._joint_ref[1], kin.q[7:])
+        else:
+            self.error = pin.difference(kin.model, kin.q, self.reference)[6:]
         if self.reference_velocity is None:
             self.desired = self.kp * self.error - self.kd * kin.v[6:]
         else:
