@@ -16,6 +16,7 @@ that runs it: a checkout used through ``PYTHONPATH=src`` or an existing editable
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shlex
 import subprocess
@@ -56,7 +57,11 @@ def compile_speedups(out_dir: Path) -> Path | None:
     target = out_dir / extension_name()
     # Written beside the target, then renamed: a running process keeps its old module.
     tmp = out_dir / (extension_name() + ".tmp")
-    cmd += ["-O2", "-ffp-contract=off", f"-I{include}", str(SOURCE), "-o", str(tmp), "-lm"]
+    # The source's hash, compiled in: wholebody leaves a module built from another source
+    # (an edited _speedups.c whose rebuild failed) unused.
+    sha = hashlib.sha256(SOURCE.read_bytes()).hexdigest()
+    cmd += ["-O2", "-ffp-contract=off", f'-DWB_SOURCE_SHA256="{sha}"', f"-I{include}"]
+    cmd += [str(SOURCE), "-o", str(tmp), "-lm"]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     except (OSError, subprocess.SubprocessError) as exc:

@@ -321,3 +321,80 @@ def test_the_environment_variable_selects_the_python_checks():
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )
     assert out.stdout.split() == ["False", "True", "check_q"]
+
+
+# --- the loader's failing directions: a module it must leave unused ------------------------
+
+
+class _FakeSpeedups:
+    """A stand-in for the compiled module: the real one's answers, with one thing broken."""
+
+    def __init__(self, real, **broken):
+        self.__file__ = real.__file__
+        self.SOURCE_SHA256 = real.SOURCE_SHA256
+        self.setup, self._view = real.setup, real._view
+        self.q, self.v, self.qv, self.qva = real.q, real.v, real.qv, real.qva
+        for name, value in broken.items():
+            setattr(self, name, value)
+
+
+def _raise(*args):
+    raise RuntimeError("broken")
+
+
+@needs_speedups
+@pytest.mark.parametrize(
+    "broken",
+    [
+        {"SOURCE_SHA256": "0" * 64},  # built from another _speedups.c: a stale build
+        {"setup": _raise},
+        {"_view": lambda x: ((0, 1, 1, 8), True)},  # reads arrays differently from numpy
+        {"q": lambda x, spec: True},  # passes everything
+        {"v": lambda x, spec: x.shape == (6,)},  # ignores the magnitudes
+        {"qv": lambda q, v, spec: False},  # refuses everything (a wrong answer too)
+        {"qva": _raise},
+    ],
+    ids=["stale", "setup", "view", "q", "v", "qv", "qva"],
+)
+def test_a_module_that_is_stale_or_answers_wrong_is_left_unused(monkeypatch, broken):
+    from wholebody.robot import _checks
+
+    real = _checks._speedups
+    assert _checks._load_speedups() is not None  # the real module passes its own screening
+    monkeypatch.setitem(sys.modules, "wholebody._speedups", _FakeSpeedups(real, **broken))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert _checks._load_speedups() is None
+    stale = [w for w in caught if "built from another version" in str(w.message)]
+    assert len(stale) == ("SOURCE_SHA256" in broken)
+
+
+@needs_speedups
+def test_the_module_is_built_from_the_source_beside_it():
+    import hashlib
+    from pathlib import Path
+
+    from wholebody.robot import _checks
+
+    source = Path(_checks._speedups.__file__).with_name("_speedups.c")
+    assert _checks._speedups.SOURCE_SHA256 == hashlib.sha256(source.read_bytes()).hexdigest()
+
+
+def test_a_missing_module_gives_the_python_checks(monkeypatch):
+    from wholebody.robot import _checks
+
+    monkeypatch.setitem(sys.modules, "wholebody._speedups", None)  # import raises ImportError
+    assert _checks._load_speedups() is None
+
+
+@needs_speedups
+def test_block_starts_outside_q_fail_without_a_read_outside_it():
+    """A spec whose unit-norm block lies past the end of q (or before it) fails the check
+    (it once read past the buffer: a crash for a start of 1e12)."""
+    from wholebody.robot._checks import _speedups as c
+
+    q = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+    assert c.q(q, (7, 6, (3,), ())) is True
+    for quats, pairs in (((4,), ()), ((10**12,), ()), ((-1,), ()), ((), (6,)), ((), (10**12,))):
+        assert c.q(q, (7, 6, quats, pairs)) is False
+    assert c.q(np.zeros(1), (1, 1, (), (10**12,))) is False

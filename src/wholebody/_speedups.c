@@ -42,7 +42,7 @@ typedef struct {
 
 static PyTypeObject *ndarray_type = NULL;
 static PyObject *float64_dtype = NULL;
-static double max_magnitude = 0.0;  /* set by setup(): nothing passes before it */
+static double max_magnitude = 0.0;  /* set by setup(); before it no array passes (no type) */
 static double norm2_tolerance = -1.0;
 
 /* The vector `o` if it is a 1-D float64 array of length n with finite entries within the
@@ -91,15 +91,16 @@ entry(const ArrayHead *a, Py_ssize_t i)
     return x;
 }
 
-/* The unit-norm blocks of q: spec[2] holds the starts of 4-blocks, spec[3] of 2-blocks
- * (checked in range when the spec is made, in Python). */
+/* The unit-norm blocks of q (length nq): spec[2] holds the starts of 4-blocks, spec[3] of
+ * 2-blocks. A start that is not an int in [0, nq - width] fails the check (never a read
+ * outside q): the slow path then decides. */
 static int
-unit_blocks_ok(const ArrayHead *q, PyObject *starts, Py_ssize_t width)
+unit_blocks_ok(const ArrayHead *q, Py_ssize_t nq, PyObject *starts, Py_ssize_t width)
 {
     const Py_ssize_t k = PyTuple_GET_SIZE(starts);
     for (Py_ssize_t j = 0; j < k; j++) {
         const Py_ssize_t i = PyLong_AsSsize_t(PyTuple_GET_ITEM(starts, j));
-        if (i < 0) {
+        if (i < 0 || i > nq - width) {
             PyErr_Clear();
             return 0;
         }
@@ -137,8 +138,8 @@ static int
 q_ok(PyObject *x, PyObject *spec, Py_ssize_t nq)
 {
     const ArrayHead *q = checked_vector(x, nq);
-    return q != NULL && unit_blocks_ok(q, PyTuple_GET_ITEM(spec, 2), 4)
-           && unit_blocks_ok(q, PyTuple_GET_ITEM(spec, 3), 2);
+    return q != NULL && unit_blocks_ok(q, nq, PyTuple_GET_ITEM(spec, 2), 4)
+           && unit_blocks_ok(q, nq, PyTuple_GET_ITEM(spec, 3), 2);
 }
 
 #define ANSWER(cond) \
@@ -267,8 +268,20 @@ static struct PyModuleDef module = {
     methods,
 };
 
+#ifndef WB_SOURCE_SHA256
+#define WB_SOURCE_SHA256 "" /* built without the hook: no claim about the source */
+#endif
+
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    /* The SHA-256 of the source this module was built from (hatch_build.py passes it):
+     * wholebody compares it with the source beside the module and leaves a stale build
+     * unused. */
+    if (m != NULL && PyModule_AddStringConstant(m, "SOURCE_SHA256", WB_SOURCE_SHA256) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

@@ -255,7 +255,7 @@ def _spec(robot: Robot) -> tuple[int, int, tuple[int, ...], tuple[int, ...]]:
     """What the compiled checks need of ``robot``, made once: ``(nq, nv, starts of the
     quaternions in q, starts of the (cos, sin) pairs)``, the blocks the slow path checks."""
     quats = (3,) if robot._has_floating_base else ()
-    spec = (robot._nq, robot._nv, quats, tuple(robot._unit_pairs))
+    spec = (int(robot._nq), int(robot._nv), quats, tuple(int(i) for i in robot._unit_pairs))
     robot._state_spec = spec  # read by the checks below
     return spec
 
