@@ -98,8 +98,12 @@ class PostureTask(AccelerationTask):
             )
         if self._euclidean_model is not kin.model:
             model = self._euclidean_model = kin.model
-            self._euclidean = model.nq - 7 == nu and all(
-                j.shortname() in _EUCLIDEAN_JOINTS for j in model.joints[2:]
+            # A free-flyer root (q[:7] and v[:6]), then only joints whose q is their v.
+            self._euclidean = (
+                model.nq - 7 == nu
+                and model.njoints > 1
+                and model.joints[1].shortname() == "JointModelFreeFlyer"
+                and all(j.shortname() in _EUCLIDEAN_JOINTS for j in model.joints[2:])
             )
         if self._euclidean:  # pin.difference's own expression for these joints: q_ref - q
             ref = self.reference
