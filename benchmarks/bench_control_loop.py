@@ -281,6 +281,7 @@ class Stats:
     min_base_z: float = np.inf
     limit: float = -np.inf  # largest joint position limit violation [rad]
     bound_active: int = 0  # ticks with a joint acceleration bound active (wholebody)
+    fell: float | None = None  # [s] when the base fell below half its start height
 
     def median(self, phase=None) -> float:
         t = np.array(self.ticks)
@@ -635,6 +636,9 @@ def loop(seconds: float, kind, stepping: bool = False) -> Stats:
     for k in range(int(round(seconds / DT))):
         t = k * DT
         q, v = smap.q(d.qpos), smap.v(d.qpos, d.qvel)
+        if not (q[2] > q0[2] / 2):  # fallen (or the simulation diverged): stop, say when
+            stats.fell = t
+            break
         ctrl.prepare(t)
         t0 = clock()
         tau = ctrl.tick(q, v, t)
@@ -657,6 +661,8 @@ def describe(s: Stats) -> str:
         f"CoM error RMS {s.com_rms_mm():.2f} mm, EoM residual <= {s.eom:.1e}, "
         f"cone rows <= {s.cone:.1e} N, lowest base {s.min_base_z:.3f} m"
     )
+    if s.fell is not None:
+        out += f", FELL at t = {s.fell:.3f} s (its figures up to then)"
     if TASKS == "extended":
         out += f", joint limits exceeded by <= {s.limit:.1e} rad"
         if s.bound_active:
