@@ -413,18 +413,28 @@ def test_joint_bounds_match_their_definition_side_by_side(humanoid):
     bounds = JointBounds(humanoid, dt=1e-3, acceleration_limit=amax, margin=0.01)
     bounds.position_lower[:3], bounds.position_upper[:3] = -np.inf, np.inf  # free joints
     lo, hi = bounds.position_lower, bounds.position_upper
-    outside = 0
-    for _ in range(200):
+    outside, far = 0, 0
+    for k in range(400):
         span = np.where(np.isfinite(hi - lo), hi - lo, 2.0)
         base = np.where(np.isfinite(lo), lo, -1.0)
-        q = base + rng.uniform(-0.05, 1.05, nu) * span  # some past the limits
-        v = rng.uniform(-1.5, 1.5, nu) * np.minimum(bounds.velocity_limit, 10.0)
+        if k % 2:  # some past the limits
+            q = base + rng.uniform(-0.05, 1.05, nu) * span
+            v = rng.uniform(-1.5, 1.5, nu) * np.minimum(bounds.velocity_limit, 10.0)
+        else:  # inside, slow: every joint far from its limits, or one just near
+            q = base + rng.uniform(0.3, 0.7, nu) * span
+            v = rng.uniform(-0.05, 0.05, nu)
+            if k % 4:
+                j = rng.integers(3, nu)
+                q[j] = hi[j] - 0.01 - rng.uniform(0.0, 2e-5)
+                v[j] = rng.uniform(-0.1, 0.1)
         want_lo, want_up = _bounds_by_side(bounds, q, v)
         got_lo, got_up = bounds.bounds(q, v)
         outside += int(np.sum(want_lo == want_up))
+        far += bounds._far
         np.testing.assert_allclose(got_lo, want_lo, rtol=1e-13, atol=1e-9)
         np.testing.assert_allclose(got_up, want_up, rtol=1e-13, atol=1e-9)
     assert outside > 50  # the braking branch was exercised
+    assert 50 < far < 300  # the far-from-limits shortcut, and near a limit its refusal
 
 
 def test_joint_bounds_rows_written_once_stay_right(humanoid):

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from .._tick import TickKinematics
 
 Array = NDArray[np.float64]
+_min = np.minimum.reduce
 
 
 class JointBounds(Constraint):
@@ -117,6 +118,7 @@ class JointBounds(Constraint):
         if np.array_equal(qi, np.arange(7, 7 + nu)):
             self._q_rows = slice(7, 7 + nu)
         self._work: Array | None = None  # the stacked computation's buffers
+        self._far = False  # the last bounds: every joint far from its position limits
         self._pattern: Array | None = None  # the rows whose pattern is written
 
     def bounds(self, q_joints: ArrayLike, v_joints: ArrayLike) -> tuple[Array, Array]:
@@ -155,35 +157,55 @@ class JointBounds(Constraint):
         U -= V
         U /= dt
         np.minimum(U, AM, out=U)
-        # Position: 2 (q_max - q - dt v) / dt^2.
-        np.subtract(QM, X, out=D)
-        np.multiply(V, dt, out=T)
-        np.subtract(D, T, out=T)
-        T *= 2
-        T /= dt**2
-        np.minimum(U, T, out=U)
-        # Viability: arg = a_max (a_max dt^2 - 4 v dt + 8 (q_max - q)) (in T), the bound
-        # (-(2 v + a_max dt) + sqrt(arg)) / (2 dt) where arg >= 0, else -a_max (in R).
-        np.multiply(AM, dt, out=T)
-        T *= dt
-        np.multiply(V, 4, out=R)
-        R *= dt
-        T -= R
-        D *= 8
-        T += D
+        np.subtract(QM, X, out=D)  # q_max - q
+        # Far from every position limit (the usual case) neither the position nor the
+        # viability bound is below a_max: at a = a_max the step ends inside the limit with
+        # room to brake, v+^2 <= 2 a_max (q_max - q+), which is where the viability bound
+        # (the larger root of that quadratic in a) is >= a_max, and then q+ <= q_max, the
+        # position bound >= a_max. Tested with a relative slack of 1e-6 (rounding
+        # far below it): near a limit, the bounds below are computed.
+        np.multiply(AM, 0.5 * dt * dt, out=T)
+        np.multiply(V, dt, out=R)
+        T += R
+        np.subtract(D, T, out=T)  # q_max - q+ at a_max
         T *= AM
-        np.maximum(T, 0.0, out=R)
-        np.sqrt(R, out=R)
-        np.multiply(V, 2, out=D)
-        np.multiply(AM, dt, out=X)
-        D += X
-        R -= D
-        R /= 2 * dt
-        np.negative(AM, out=X)
-        np.putmask(R, ~(T >= 0), X)
-        np.minimum(U, R, out=U)
+        T *= 2.0 * (1.0 - 1e-6)  # 2 a_max (q_max - q+), less the slack
+        np.multiply(AM, dt, out=R)
+        R += V
+        R *= R
+        R *= 1.0 + 1e-6  # v+^2 at a_max, with the slack
+        T -= R  # inf where q_max is (NaN fails the test)
+        self._far = far = bool(_min(T) >= 0.0)
+        if not far:
+            # Position: 2 (q_max - q - dt v) / dt^2.
+            np.multiply(V, dt, out=T)
+            np.subtract(D, T, out=T)
+            T *= 2
+            T /= dt**2
+            np.minimum(U, T, out=U)
+            # Viability: arg = a_max (a_max dt^2 - 4 v dt + 8 (q_max - q)) (in T), the bound
+            # (-(2 v + a_max dt) + sqrt(arg)) / (2 dt) where arg >= 0, else -a_max (in R).
+            np.multiply(AM, dt, out=T)
+            T *= dt
+            np.multiply(V, 4, out=R)
+            R *= dt
+            T -= R
+            D *= 8
+            T += D
+            T *= AM
+            np.maximum(T, 0.0, out=R)
+            np.sqrt(R, out=R)
+            np.multiply(V, 2, out=D)
+            np.multiply(AM, dt, out=X)
+            D += X
+            R -= D
+            R /= 2 * dt
+            np.negative(AM, out=X)
+            np.putmask(R, ~(T >= 0), X)
+            np.minimum(U, R, out=U)
         # Clipped to [-a_max, a_max]; outside the viable set (lower > upper: no
         # acceleration within a_max keeps it) brake at a_max against the motion.
+        np.negative(AM, out=X)
         np.maximum(U, X, out=U)
         np.minimum(U, AM, out=U)
         upper[...] = U[:nu]
