@@ -282,6 +282,7 @@ class Stats:
     limit: float = -np.inf  # largest joint position limit violation [rad]
     bound_active: int = 0  # ticks with a joint acceleration bound active (wholebody)
     fell: float | None = None  # [s] when the base fell below half its start height
+    failed: str | None = None  # the controller's error that stopped the loop
 
     def median(self, phase=None) -> float:
         t = np.array(self.ticks)
@@ -641,7 +642,11 @@ def loop(seconds: float, kind, stepping: bool = False) -> Stats:
             break
         ctrl.prepare(t)
         t0 = clock()
-        tau = ctrl.tick(q, v, t)
+        try:
+            tau = ctrl.tick(q, v, t)
+        except wb.SolverError as exc:  # no solution (hard joint bounds against a contact)
+            stats.failed = f"at t = {t:.3f} s: {str(exc).split(';')[-1].strip()}"
+            break
         stats.ticks.append(clock() - t0)
         single = stepping and T_LIFT + RAMP + DT < t < T_TOUCH  # one contact in both QPs
         stats.phases.append("single" if single else "double")
@@ -661,6 +666,8 @@ def describe(s: Stats) -> str:
         f"CoM error RMS {s.com_rms_mm():.2f} mm, EoM residual <= {s.eom:.1e}, "
         f"cone rows <= {s.cone:.1e} N, lowest base {s.min_base_z:.3f} m"
     )
+    if s.failed is not None:
+        out += f", NO SOLUTION {s.failed} (its figures up to then)"
     if s.fell is not None:
         out += f", FELL at t = {s.fell:.3f} s (its figures up to then)"
     if TASKS == "extended":
