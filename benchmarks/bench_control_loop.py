@@ -84,7 +84,7 @@ from wholebody.control import (  # noqa: E402
     PostureTask,
     WholeBodyController,
 )
-from wholebody.errors import ModelWarning  # noqa: E402
+from wholebody.errors import ModelWarning, SolverError  # noqa: E402
 from wholebody.friction import ContactSet  # noqa: E402
 
 DT = 1e-3
@@ -644,7 +644,7 @@ def loop(seconds: float, kind, stepping: bool = False) -> Stats:
         t0 = clock()
         try:
             tau = ctrl.tick(q, v, t)
-        except wb.SolverError as exc:  # no solution (hard joint bounds against a contact)
+        except SolverError as exc:  # no solution (hard joint bounds against a contact)
             stats.failed = f"at t = {t:.3f} s: {str(exc).split(';')[-1].strip()}"
             break
         stats.ticks.append(clock() - t0)
