@@ -40,13 +40,16 @@ probes that in a subprocess and, where it fails, says so and prints wholebody's 
 only; benchmarks/README.md says how to build TSID against the installed Pinocchio.
 
 ``--tasks extended`` adds, for both libraries with the same weights, gains and limits: joint
-position, velocity and acceleration bounds as a constraint (wholebody's ``JointBounds`` with
-a 0.02 rad viability margin; TSID's ``TaskJointPosVelAccBounds`` at priority 0, its position
-bounds moved inwards by the margin), two right-arm joints' ranges tightened to the start
+position, velocity and acceleration bounds as a constraint (a_max = 30 rad/s^2, the model's
+position and velocity limits; wholebody's ``JointBounds`` with a 0.02 rad viability
+margin; TSID's ``TaskJointPosVelAccBounds`` at priority 0, its position bounds moved
+inwards by the margin), two right-arm joints' ranges tightened to the start
 +- 0.03 rad, the right hand's SE3 task reaching 10 cm forward and up and back (period 1 s:
 the tightened joints' bounds become active) and the head's orientation (an SE3 task masked
 to its three angular axes; TSID 1.10 has no linear-momentum task). Every joint starts at
-least 0.1 rad inside its range. The loops also print the largest joint position limit
+least 0.1 rad inside its range. With hard joint bounds a loop may find no solution (a
+stance ankle nearing its limit against the contact) or fall: it stops there and says so.
+The loops also print the largest joint position limit
 violation of the simulated ``q`` and, for wholebody, the ticks with a joint acceleration
 bound active.
 

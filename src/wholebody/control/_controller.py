@@ -34,6 +34,10 @@ The solve returns the QP's optimum in one of two exact ways:
    through the floating-base rows and the base accelerations through the contact rows
    (their 6 x 6 base block is invertible), which leaves one Cholesky solve over the joint
    accelerations.
+   A refused candidate (with the wrenches eliminated) is repaired, at most twice: the rows
+   whose multipliers have the wrong sign dropped, the rows its solution breaks added, and
+   that set's system solved and checked the same way (joint bounds that start or stop
+   biting change the set by a row or two from one tick to the next).
 2. Otherwise daqp (exact active-set) on the rows, *lazy* constraints (:class:`TorqueLimits`)
    left out when the solution without them meets them (it is then the optimum with them);
    else the QP is solved again with them, and with them at once from then on until none of
