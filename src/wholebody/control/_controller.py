@@ -812,6 +812,7 @@ class WholeBodyController:
         # eliminated from the system (a smaller LU).
         if qp.warm and not qp.lazy_needed:
             wrench_terms = self._objective()
+            self._rejected = None
             if self._wrench_inverse is not None and not self._other_tasks:
                 # One surface contact and no active row: the null-space solve (None when
                 # a row is broken; False when it cannot run, then the reduced system).
