@@ -16,6 +16,7 @@ Run::
 
     git archive <rev> src | tar -x -C /tmp/base        # the other tree's src
     python benchmarks/bench_control_ab.py /tmp/base/src [SECONDS] [--robot talos|g1]
+        [--tasks default|extended]
 
 Printed per phase: medians [us] of this tree (new), the other (base) and TSID, and the
 ratios; and the largest torque difference between the two trees (the same QP: rounding).
@@ -118,7 +119,7 @@ def run(seconds: float, stepping: bool, wbb: types.ModuleType, Bb: types.ModuleT
 
 
 def main() -> None:
-    args = B.parse_args(sys.argv[1:])  # --robot configures this tree's bench
+    args = B.parse_args(sys.argv[1:])  # --robot and --tasks configure this tree's bench
     if not args:
         sys.exit(__doc__)
     seconds = float(args[1]) if len(args) > 1 else 1.0
@@ -128,6 +129,7 @@ def main() -> None:
     wbb = base_package(Path(args[0]).resolve())
     Bb = base_bench(wbb)
     Bb.configure(B.ROBOT)
+    Bb.configure_tasks(B.TASKS)
     print(
         f"bench_control_ab: new = {Path(B.wb.__file__).parent}, base = "
         f"{Path(args[0]).resolve()}; robot {B.ROBOT}; tick = thread CPU time, median per phase "

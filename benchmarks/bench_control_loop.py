@@ -39,7 +39,22 @@ pinocchio 4.1.0 ``tsid.RobotWrapper(model)`` fails (MemoryError) or crashes. The
 probes that in a subprocess and, where it fails, says so and prints wholebody's figures
 only; benchmarks/README.md says how to build TSID against the installed Pinocchio.
 
-Run: python benchmarks/bench_control_loop.py [SECONDS] [--robot talos|g1]   (standing,
+``--tasks extended`` adds, for both libraries with the same weights, gains and limits: joint
+position, velocity and acceleration bounds as a constraint (a_max = 30 rad/s^2, the model's
+position and velocity limits; wholebody's ``JointBounds`` with a 0.02 rad viability
+margin; TSID's ``TaskJointPosVelAccBounds`` at priority 0, its position bounds moved
+inwards by the margin), two right-arm joints' ranges tightened to the start
++- 0.03 rad, the right hand's SE3 task reaching 10 cm forward and up and back (period 1 s:
+the tightened joints' bounds become active) and the head's orientation (an SE3 task masked
+to its three angular axes; TSID 1.10 has no linear-momentum task). Every joint starts at
+least 0.1 rad inside its range. With hard joint bounds a loop may find no solution (a
+stance ankle nearing its limit against the contact) or fall: it stops there and says so.
+The loops also print the largest joint position limit
+violation of the simulated ``q`` and, for wholebody, the ticks with a joint acceleration
+bound active.
+
+Run: python benchmarks/bench_control_loop.py [SECONDS] [--robot talos|g1]
+[--tasks default|extended]   (standing,
 default 1.0 s; stepping is 2.8 s; ``--robot g1``: Unitree G1, 29 dof, 33 kg, its sole frames
 added 3.5 cm under the ankle roll links, the left hand's SE3 pose; the same tasks, gains
 and schedule for both libraries)
@@ -67,11 +82,12 @@ from wholebody.control import (  # noqa: E402
     ContactForceTask,
     FrameTask,
     InverseDynamicsQP,
+    JointBounds,
     MinimumJerk,
     PostureTask,
     WholeBodyController,
 )
-from wholebody.errors import ModelWarning  # noqa: E402
+from wholebody.errors import ModelWarning, SolverError  # noqa: E402
 from wholebody.friction import ContactSet  # noqa: E402
 
 DT = 1e-3
@@ -83,6 +99,9 @@ ROBOTS = {
         "model": "talos",
         "soles": ("left_sole_link", "right_sole_link"),
         "hand": "gripper_left_base_link",
+        "right_hand": "gripper_right_base_link",
+        "head": "head_2_link",
+        "tight": ("arm_right_1_joint", "arm_right_4_joint"),
         "bent": {
             f"leg_{s}_{j}_joint": x
             for s in ("left", "right")
@@ -100,6 +119,9 @@ ROBOTS = {
         "sole_parents": ("left_ankle_roll_link", "right_ankle_roll_link"),
         "sole_offset": (0.035, 0.0, -0.035),
         "hand": "left_rubber_hand",
+        "right_hand": "right_rubber_hand",
+        "head": "head_link",
+        "tight": ("right_shoulder_pitch_joint", "right_elbow_joint"),
         "bent": {
             f"{s}_{j}_joint": x
             for s in ("left", "right")
@@ -112,6 +134,11 @@ ROBOTS = {
 ROBOT = "talos"
 SOLES = ROBOTS[ROBOT]["soles"]
 HAND = ROBOTS[ROBOT]["hand"]
+#: "default" (the task set above) or "extended" (see EXTENDED).
+TASKS = "default"
+EXTENDED = """joint position, velocity and acceleration bounds (a constraint; two right-arm joints'
+ranges tightened to the start +- 0.03 rad), the right hand's SE3 pose reaching out and back
+(10 cm forward and up, period 1 s), the head's orientation (a masked SE3 task)"""
 
 
 def configure(robot: str) -> None:
@@ -120,6 +147,49 @@ def configure(robot: str) -> None:
     if robot not in ROBOTS:
         sys.exit(f"unknown robot {robot!r}; one of {sorted(ROBOTS)}")
     ROBOT, SOLES, HAND = robot, ROBOTS[robot]["soles"], ROBOTS[robot]["hand"]
+
+
+def configure_tasks(tasks: str) -> None:
+    """Run the loops with the task set ``tasks`` ("default" or "extended")."""
+    global TASKS
+    if tasks not in ("default", "extended"):
+        sys.exit(f"unknown task set {tasks!r}; one of ['default', 'extended']")
+    TASKS = tasks
+
+
+# The extended task set's joint bounds: acceleration limit [rad/s^2], viability margin [rad]
+# (ours a parameter; TSID's position bounds moved inwards by it), the start's distance to
+# each limit [rad] and the tightened joints' half range [rad].
+ACC_LIMIT, MARGIN, INSIDE, TIGHT = 30.0, 0.02, 0.1, 0.03
+REACH, REACH_PERIOD = np.array([0.10, 0.0, 0.10]), 1.0  # [m], [s]
+HEAD_MASK = np.array([0.0, 0.0, 0.0, 1.0, 1.0, 1.0])  # orientation only
+
+
+class JointLimits:
+    """The extended task set's joint limits (one-dof joints after the free flyer, v order):
+    position bounds (the model's, the tightened joints' at the start +- TIGHT), velocity
+    limits (the model's), as written for both libraries (before the margin)."""
+
+    def __init__(self, robot, q0):
+        model = robot.model
+        nu = robot.nv - 6
+        self.lower, self.upper = np.full(nu, -np.inf), np.full(nu, np.inf)
+        self.velocity = np.asarray(model.velocityLimit[6:], float).copy()
+        for j in range(2, model.njoints):
+            joint = model.joints[j]
+            if joint.nq == 1 and joint.nv == 1:
+                i, iq = joint.idx_v - 6, joint.idx_q
+                self.lower[i] = model.lowerPositionLimit[iq]
+                self.upper[i] = model.upperPositionLimit[iq]
+                if model.names[j] in ROBOTS[ROBOT]["tight"]:
+                    self.lower[i] = q0[iq] - TIGHT
+                    self.upper[i] = q0[iq] + TIGHT
+        self.qi = np.array([model.joints[model.getJointId(n)].idx_q for n in robot.joint_names])
+
+    def violation(self, q) -> float:
+        """The largest position limit violation at ``q`` [rad] (<= 0: within them)."""
+        x = q[self.qi]
+        return float(np.max(np.maximum(x - self.upper, self.lower - x)))
 
 
 FORCE_REG = 1e-6
@@ -150,6 +220,9 @@ def setup():
     d = mujoco.MjData(m)
     robot = build.robot
     q0 = robot.q_from_named(spec["bent"])
+    if TASKS == "extended":  # every joint at least INSIDE from its limits (the viable set)
+        lo, hi = robot.model.lowerPositionLimit[7:], robot.model.upperPositionLimit[7:]
+        q0[7:] = np.clip(q0[7:], lo + INSIDE, hi - INSIDE)
     q0[2] = 5e-4 - min(robot.frame_position(q0, f)[2] for f in SOLES)
     smap = MujocoStateMap(robot, m)
     jid = {n: mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, n) for n in robot.joint_names}
@@ -176,6 +249,18 @@ class Plan:
         self.lift = MinimumJerk(np.zeros(1), [STEP_HEIGHT], T_DOWN - T_UP, T_UP)
         self.lower = MinimumJerk([STEP_HEIGHT], np.zeros(1), T_TOUCH - 0.05 - T_DOWN, T_DOWN)
 
+        self.hand0 = robot.frame_placement(q0, ROBOTS[ROBOT]["right_hand"])
+
+    def reach(self, t):
+        """The right hand's reference: out by REACH and back, ``(1 - cos(2 pi t / T)) / 2``
+        (placement, world-aligned twist and acceleration)."""
+        w = 2 * np.pi / REACH_PERIOD
+        M = self.hand0.copy()
+        M.translation = M.translation + REACH * (1 - np.cos(w * t)) / 2
+        vel = REACH * w * np.sin(w * t) / 2
+        acc = REACH * w * w * np.cos(w * t) / 2
+        return M, np.r_[vel, 0, 0, 0], np.r_[acc, 0, 0, 0]
+
     def com(self, t):
         if not self.stepping:
             return self.c0, np.zeros(3), np.zeros(3)
@@ -197,6 +282,10 @@ class Stats:
     eom: float = 0.0
     cone: float = 0.0
     min_base_z: float = np.inf
+    limit: float = -np.inf  # largest joint position limit violation [rad]
+    bound_active: int = 0  # ticks with a joint acceleration bound active (wholebody)
+    fell: float | None = None  # [s] when the base fell below half its start height
+    failed: str | None = None  # the controller's error that stopped the loop
 
     def median(self, phase=None) -> float:
         t = np.array(self.ticks)
@@ -257,10 +346,33 @@ class Ours:
         self.ctrl = ctrl
         self.swing: FrameTask | None = None
         self.sol = None
+        self.reach: FrameTask | None = None
+        self.bounds: JointBounds | None = None
+        if TASKS == "extended":
+            spec, lim = ROBOTS[ROBOT], JointLimits(robot, q0)
+            self.bounds = ctrl.add_constraint(
+                JointBounds(
+                    robot,
+                    dt=DT,
+                    acceleration_limit=ACC_LIMIT,
+                    position_lower=lim.lower,
+                    position_upper=lim.upper,
+                    velocity_limit=lim.velocity,
+                    margin=MARGIN,
+                )
+            )
+            self.reach = ctrl.add_task(
+                FrameTask(spec["right_hand"], kp=100.0, kd=20.0, weight=1e-1)
+            )
+            ctrl.add_task(
+                FrameTask(spec["head"], kp=50.0, kd=14.0, weight=1e-2, mask=HEAD_MASK > 0)
+            )
 
     def prepare(self, t):
         """References and contact events before the tick at ``t`` (not timed)."""
         ctrl, right = self.ctrl, self.planned[1]
+        if self.reach is not None:
+            self.reach.set_reference(*self.plan.reach(t))
         if self.plan.stepping:
             self.com.set_reference(*self.plan.com(t))
             if abs(t - T_LIFT) < DT / 2:
@@ -281,6 +393,11 @@ class Ours:
     def check(self, checker, stats, q, v):
         sol = self.sol
         checker(stats, q, v, sol.acceleration, sol.torque, sol.wrenches)
+        if self.bounds is not None:
+            a, b = sol.acceleration[6:], self.bounds
+            tol = 1e-9 * np.maximum(1.0, np.abs(a))
+            if np.any((a - b.lower <= tol) | (b.upper - a <= tol)):
+                stats.bound_active += 1
 
 
 class OldQP:
@@ -407,6 +524,30 @@ class Tsid:
         self.swing.setKd(20.0 * np.ones(6))
         self.swing_sample = tsid.TrajectorySE3Constant("swing", plan.sole0).computeNext()
         self.keep += [am, am_ref, posture, posture_ref, hand, hand_sample, bounds]
+        self.reach = None
+        if TASKS == "extended":
+            spec, lim = ROBOTS[ROBOT], JointLimits(robot, q0)
+            joints = tsid.TaskJointPosVelAccBounds("joint_bounds", wrapper, DT, False)
+            # TSID has no margin: its position bounds moved inwards by ours.
+            joints.setPositionBounds(lim.lower + MARGIN, lim.upper - MARGIN)
+            joints.setVelocityBounds(lim.velocity)
+            joints.setAccelerationBounds(ACC_LIMIT * np.ones(robot.nv - 6))
+            joints.setImposeBounds(True, True, True, True)
+            form.addMotionTask(joints, 1.0, 0, 0.0)
+            self.reach = tsid.TaskSE3Equality("reach", wrapper, spec["right_hand"])
+            self.reach.setKp(100.0 * np.ones(6))
+            self.reach.setKd(20.0 * np.ones(6))
+            form.addMotionTask(self.reach, 1e-1, 1, 0.0)
+            self.reach_sample = tsid.TrajectorySE3Constant("reach", plan.hand0).computeNext()
+            head = tsid.TaskSE3Equality("head", wrapper, spec["head"])
+            head.setKp(50.0 * np.ones(6))
+            head.setKd(14.0 * np.ones(6))
+            head.setMask(HEAD_MASK)
+            form.addMotionTask(head, 1e-2, 1, 0.0)
+            head_ref = wrapper.framePosition(data, model.getFrameId(spec["head"]))
+            head_sample = tsid.TrajectorySE3Constant("head", head_ref).computeNext()
+            head.setReference(head_sample)
+            self.keep += [joints, self.reach, head, head_sample]
         self.solver = tsid.SolverHQuadProgFast("qp")
         self.solver.resize(form.nVar, form.nEq, form.nIn)
         self.sol = None
@@ -426,7 +567,18 @@ class Tsid:
         self.keep.append(contact)
         return contact
 
+    @staticmethod
+    def _set_se3(task, sample, M, twist, acc):
+        """TSID's SE3 references: position as (p, R column-major), twist and acceleration in
+        world axes (the task converts them to the frame's axes)."""
+        sample.value(np.r_[M.translation, M.rotation.reshape(-1, order="F")])
+        sample.derivative(twist)
+        sample.second_derivative(acc)
+        task.setReference(sample)
+
     def prepare(self, t):
+        if self.reach is not None:
+            self._set_se3(self.reach, self.reach_sample, *self.plan.reach(t))
         if not self.plan.stepping:
             return
         form, right = self.form, self.planned[1]
@@ -441,14 +593,7 @@ class Tsid:
             form.addMotionTask(self.swing, 1.0, 1, 0.0)
             self.swing_on = True
         if self.swing_on:
-            M, tw, ac = self.plan.sole(t)
-            # TSID's SE3 references: position as (p, R column-major), twist and acceleration
-            # in world axes (the task converts them to the frame's axes).
-            s = self.swing_sample
-            s.value(np.r_[M.translation, M.rotation.reshape(-1, order="F")])
-            s.derivative(tw)
-            s.second_derivative(ac)
-            self.swing.setReference(s)
+            self._set_se3(self.swing, self.swing_sample, *self.plan.sole(t))
         if abs(t - T_TOUCH) < DT / 2:
             form.removeTask("swing", 0.0)
             self.swing_on = False
@@ -489,20 +634,30 @@ def loop(seconds: float, kind, stepping: bool = False) -> Stats:
     plan = Plan(robot, q0, stepping)
     ctrl = kind(robot, planned, q0, plan)
     checker = Checker(robot, planned)
+    limits = JointLimits(robot, q0) if TASKS == "extended" else None
     stats = Stats()
     clock = time.thread_time
     for k in range(int(round(seconds / DT))):
         t = k * DT
         q, v = smap.q(d.qpos), smap.v(d.qpos, d.qvel)
+        if not (q[2] > q0[2] / 2):  # fallen (or the simulation diverged): stop, say when
+            stats.fell = t
+            break
         ctrl.prepare(t)
         t0 = clock()
-        tau = ctrl.tick(q, v, t)
+        try:
+            tau = ctrl.tick(q, v, t)
+        except SolverError as exc:  # no solution (hard joint bounds against a contact)
+            stats.failed = f"at t = {t:.3f} s: {str(exc).split(';')[-1].strip()}"
+            break
         stats.ticks.append(clock() - t0)
         single = stepping and T_LIFT + RAMP + DT < t < T_TOUCH  # one contact in both QPs
         stats.phases.append("single" if single else "double")
         ctrl.check(checker, stats, q, v)
         stats.com_err.append(np.linalg.norm(plan.com(t)[0] - robot.com(q)))
         stats.min_base_z = min(stats.min_base_z, float(q[2]))
+        if limits is not None:
+            stats.limit = max(stats.limit, limits.violation(q))
         d.qfrc_applied[:] = 0.0
         d.qfrc_applied[dofs] = tau
         mujoco.mj_step(m, d)
@@ -510,10 +665,19 @@ def loop(seconds: float, kind, stepping: bool = False) -> Stats:
 
 
 def describe(s: Stats) -> str:
-    return (
+    out = (
         f"CoM error RMS {s.com_rms_mm():.2f} mm, EoM residual <= {s.eom:.1e}, "
         f"cone rows <= {s.cone:.1e} N, lowest base {s.min_base_z:.3f} m"
     )
+    if s.failed is not None:
+        out += f", NO SOLUTION {s.failed} (its figures up to then)"
+    if s.fell is not None:
+        out += f", FELL at t = {s.fell:.3f} s (its figures up to then)"
+    if TASKS == "extended":
+        out += f", joint limits exceeded by <= {s.limit:.1e} rad"
+        if s.bound_active:
+            out += f", a joint bound active in {s.bound_active} of {len(s.ticks)} ticks"
+    return out
 
 
 def main(seconds: float = 1.0) -> None:
@@ -528,19 +692,22 @@ def main(seconds: float = 1.0) -> None:
         return
     problem = tsid_problem()
     theirs = loop(seconds, Tsid) if problem is None else None
-    old = loop(seconds, OldQP)
+    old = loop(seconds, OldQP) if TASKS == "default" else None
     print(f"\nstanding, {seconds:g} s (CoM, momentum, posture, hand SE3, 2 x force reg., torque")
     print("limits, 2 soles)")
+    if TASKS == "extended":
+        print(f"and the extended task set: {EXTENDED}")
     print(f"  wholebody WholeBodyController  {ours.median():6.0f} us per tick; {describe(ours)}")
     if theirs is not None:
         print(
             f"  TSID {tsid_version()} (HQuadProgFast)    {theirs.median():6.0f} us per tick; "
             f"{describe(theirs)}"
         )
-    print(
-        f"  wholebody InverseDynamicsQP    {old.median():6.0f} us per tick (CoM, momentum, "
-        f"posture, torque limits); {describe(old)}"
-    )
+    if old is not None:
+        print(
+            f"  wholebody InverseDynamicsQP    {old.median():6.0f} us per tick (CoM, momentum, "
+            f"posture, torque limits); {describe(old)}"
+        )
     if theirs is None:
         print(f"  TSID: {problem}; no ratio")
         return
@@ -562,13 +729,18 @@ def main(seconds: float = 1.0) -> None:
 
 
 def parse_args(argv: list[str]) -> list[str]:
-    """``--robot NAME`` (configures the loops) taken out of ``argv``; the rest returned."""
+    """``--robot NAME`` and ``--tasks default|extended`` (configure the loops) taken out of
+    ``argv``; the rest returned."""
     rest, it = [], iter(argv)
     for a in it:
         if a == "--robot":
             configure(next(it, ""))
         elif a.startswith("--robot="):
             configure(a.split("=", 1)[1])
+        elif a == "--tasks":
+            configure_tasks(next(it, ""))
+        elif a.startswith("--tasks="):
+            configure_tasks(a.split("=", 1)[1])
         else:
             rest.append(a)
     return rest

@@ -378,3 +378,91 @@ def test_contact_force_task_tracks_a_feasible_reference(humanoid):
         left.set_reference([1.0, 2.0])
         ctrl.update(q, v, 0.0)
         ctrl.solve()
+
+
+def _bounds_by_side(b, q, v):
+    """JointBounds' acceleration bounds written side by side from their definition (the
+    least of a_max, the position, velocity and viability bounds; mirrored for the lower
+    one; clipped; braking at a_max against the motion outside the viable set)."""
+    dt, amax = b.dt, b.acceleration_limit
+    qmax, qmin = b.position_upper - b.margin, b.position_lower + b.margin
+
+    def viable(q, v, qmax):
+        arg = amax * (amax * dt * dt - 4 * v * dt + 8 * (qmax - q))
+        root = np.sqrt(np.maximum(arg, 0.0))
+        return np.where(arg >= 0, (-(2 * v + amax * dt) + root) / (2 * dt), -amax)
+
+    with np.errstate(invalid="ignore"):
+        up = np.minimum(amax, (b.velocity_limit - v) / dt)
+        lo = np.maximum(-amax, (-b.velocity_limit - v) / dt)
+        up_pos = np.minimum(2 * (qmax - q - dt * v) / dt**2, viable(q, v, qmax))
+        lo_pos = np.maximum(2 * (qmin - q - dt * v) / dt**2, -viable(-q, -v, -qmin))
+    up = np.clip(np.where(np.isfinite(qmax), np.minimum(up, up_pos), up), -amax, amax)
+    lo = np.clip(np.where(np.isfinite(qmin), np.maximum(lo, lo_pos), lo), -amax, amax)
+    bad = lo > up
+    brake = np.where(v > 0, -amax, amax)
+    return np.where(bad, brake, lo), np.where(bad, brake, up)
+
+
+def test_joint_bounds_match_their_definition_side_by_side(humanoid):
+    """The stacked (both sides at once) computation equals the per-side definition, with
+    free joints, states outside the viable set and velocities past their limits."""
+    nu = humanoid.nv - 6
+    rng = np.random.default_rng(11)
+    amax = rng.uniform(5.0, 100.0, nu)
+    bounds = JointBounds(humanoid, dt=1e-3, acceleration_limit=amax, margin=0.01)
+    bounds.position_lower[:3], bounds.position_upper[:3] = -np.inf, np.inf  # free joints
+    lo, hi = bounds.position_lower, bounds.position_upper
+    outside, far = 0, 0
+    for k in range(400):
+        span = np.where(np.isfinite(hi - lo), hi - lo, 2.0)
+        base = np.where(np.isfinite(lo), lo, -1.0)
+        if k % 2:  # some past the limits
+            q = base + rng.uniform(-0.05, 1.05, nu) * span
+            v = rng.uniform(-1.5, 1.5, nu) * np.minimum(bounds.velocity_limit, 10.0)
+        else:  # inside, slow: every joint far from its limits, or one just near
+            q = base + rng.uniform(0.3, 0.7, nu) * span
+            v = rng.uniform(-0.05, 0.05, nu)
+            if k % 4:
+                j = rng.integers(3, nu)
+                q[j] = hi[j] - 0.01 - rng.uniform(0.0, 2e-5)
+                v[j] = rng.uniform(-0.1, 0.1)
+        want_lo, want_up = _bounds_by_side(bounds, q, v)
+        got_lo, got_up = bounds.bounds(q, v)
+        outside += int(np.sum(want_lo == want_up))
+        far += bounds._far
+        np.testing.assert_allclose(got_lo, want_lo, rtol=1e-13, atol=1e-9)
+        np.testing.assert_allclose(got_up, want_up, rtol=1e-13, atol=1e-9)
+    assert outside > 50  # the braking branch was exercised
+    assert 50 < far < 300  # the far-from-limits shortcut, and near a limit its refusal
+
+
+def test_joint_bounds_rows_written_once_stay_right(humanoid):
+    """The identity pattern of the joint rows is written once per buffer: after ticks, a
+    layout change and a second controller sharing the constraint, every controller's rows
+    are still ``a_j`` with this tick's bounds, and a solution past a bound is refused."""
+    robot = humanoid
+    bounds = JointBounds(robot, dt=1e-3, acceleration_limit=50.0, margin=0.005)
+    one, two = controller(robot), controller(robot)
+    for ctrl in (one, two):
+        ctrl.add_constraint(bounds)
+    nu = robot.nv - 6
+    for k in range(3):
+        if k == 2:
+            one.remove_contact(SOLES[1])  # a new layout: new rows
+        for ctrl in (one, two):
+            q, v = standing(robot, k, scale=0.3)
+            ctrl.update(q, v, 1e-3 * k)
+            sol = ctrl.solve()
+            C, lower, upper = ctrl.rows()
+            rows = dict(ctrl._spans)["joint_bounds"]
+            want = np.zeros((nu, C.shape[1]))
+            want[:, 6 : robot.nv] = np.eye(nu)
+            np.testing.assert_array_equal(C[rows], want)
+            lo_def, up_def = _bounds_by_side(bounds, q[7:], v[6:])
+            np.testing.assert_allclose(lower[rows], lo_def, rtol=1e-13, atol=1e-9)
+            np.testing.assert_allclose(upper[rows], up_def, rtol=1e-13, atol=1e-9)
+            assert ctrl.violations(sol.x)["joint_bounds"] <= TOL
+            past = sol.x.copy()
+            past[6] = upper[rows][0] + 1e-3
+            assert ctrl.violations(past)["joint_bounds"] >= 1e-3 - 1e-12

@@ -291,3 +291,51 @@ def test_kept_views_follow_a_model_copied_between_ticks(humanoid, monkeypatch, f
         assert residual > 1e-3  # [N, N m]
     else:
         assert residual <= TOL * max(1.0, robot.weight)
+
+
+def test_active_set_repairs_when_a_joint_bound_starts_to_bite(humanoid, monkeypatch):
+    """The same state twice, the posture task pulling the elbow past its limit, which it
+    nears too fast to brake: first with a_max = 1e4 (the elbow's bound far), then 50 rad/s^2
+    (the bound bites). The last tick's set breaks the elbow's row and is refused; the sets
+    with the broken rows added are tried, the second accepted by the KKT checks (no daqp):
+    quadprog's optimum, the elbow at its bound. A wrong set claimed: still the optimum."""
+    from wholebody.control import JointBounds
+
+    counts = count_paths(monkeypatch)
+    robot = humanoid
+    ctrl = controller(robot)
+    bounds = ctrl.add_constraint(JointBounds(robot, dt=1e-3, acceleration_limit=1e4))
+    j = robot.model.getJointId("left_elbow")
+    iq, iv = robot.model.joints[j].idx_q, robot.model.joints[j].idx_v
+    q_max = robot.model.upperPositionLimit[iq]
+    q, v = standing(robot, 0, scale=0.0)
+    q[iq], v[iv] = q_max - 0.02, 1.5
+    target = q.copy()
+    target[iq] = q_max + 1.0
+    ctrl.task("posture").set_reference(target)
+    ctrl.task("posture").weight = 1.0
+    ctrl.update(q, v, 0.0)
+    ctrl.solve()
+    row = dict(ctrl._spans)["joint_bounds"].start + iv - 6
+    assert row not in ctrl._rows.active
+    bounds.acceleration_limit[:] = 50.0
+    before = dict(counts)
+    ctrl.update(q, v, 1e-3)
+    sol = ctrl.solve()
+    assert counts["daqp"] == before["daqp"]  # no daqp: the repaired set was accepted
+    # Refused: the last tick's set (the elbow's row broken), then that set with the row
+    # (a second joint's row broken by the braking); accepted with both.
+    assert counts["refused"] == before["refused"] + 2
+    assert row in ctrl._rows.active and len(ctrl._rows.active) == 2
+    assert abs(sol.acceleration[iv] - bounds.upper[iv - 6]) <= TOL
+    assert bounds.upper[iv - 6] == -50.0  # braking at a_max
+    np.testing.assert_allclose(sol.x, reference(ctrl), rtol=0, atol=AGREE)
+    assert all(g <= TOL for g in ctrl.violations(sol.x).values())
+    # Failing direction: a repaired set that is wrong again is refused and daqp answers.
+    ctrl.update(q, v, 2e-3)
+    qp = ctrl._rows
+    cones = dict(qp.spans)["friction_cones"]
+    qp.set_active(np.array([cones.start, cones.start + 1]), np.ones(2))
+    sol = ctrl.solve()
+    np.testing.assert_allclose(sol.x, reference(ctrl), rtol=0, atol=AGREE)
+    assert all(g <= TOL for g in ctrl.violations(sol.x).values())

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from .._tick import TickKinematics
 
 Array = NDArray[np.float64]
+_min = np.minimum.reduce
 
 
 class JointBounds(Constraint):
@@ -111,28 +112,108 @@ class JointBounds(Constraint):
         if np.any(~(self.acceleration_limit > 0)) or np.any(~np.isfinite(self.acceleration_limit)):
             raise InvalidArgumentError("acceleration_limit must be finite and > 0 [rad/s^2]")
         self.lower, self.upper = np.zeros(nu), np.zeros(nu)
+        # q's entries of the joints (a slice where they follow the free flyer in order,
+        # else an index with 0 for joints of several dofs, their position left free).
+        self._q_rows: slice | NDArray[np.intp] = np.maximum(qi, 0)
+        if np.array_equal(qi, np.arange(7, 7 + nu)):
+            self._q_rows = slice(7, 7 + nu)
+        self._work: Array | None = None  # the stacked computation's buffers
+        self._far = False  # the last bounds: every joint far from its position limits
+        self._pattern: Array | None = None  # the rows whose pattern is written
 
     def bounds(self, q_joints: ArrayLike, v_joints: ArrayLike) -> tuple[Array, Array]:
         """``(lower, upper)`` acceleration bounds (nv - 6,) at joint positions and velocities."""
         q, v = np.asarray(q_joints, float), np.asarray(v_joints, float)
-        dt, amax = self.dt, self.acceleration_limit
-        qmax = self.position_upper - self.margin
-        qmin = self.position_lower + self.margin
-        with np.errstate(invalid="ignore"):
-            up = np.minimum(amax, (self.velocity_limit - v) / dt)
-            lo = np.maximum(-amax, (-self.velocity_limit - v) / dt)
-            up_pos = np.minimum(2 * (qmax - q - dt * v) / dt**2, _viable(q, v, qmax, amax, dt))
-            lo_pos = np.maximum(2 * (qmin - q - dt * v) / dt**2, -_viable(-q, -v, -qmin, amax, dt))
-        finite_up, finite_lo = np.isfinite(qmax), np.isfinite(qmin)
-        up_all = np.where(finite_up, np.minimum(up, up_pos), up)
-        lo_all = np.where(finite_lo, np.maximum(lo, lo_pos), lo)
-        # Outside the viable set (no acceleration within a_max keeps it): brake at a_max
-        # against the motion, the best the joint can do.
-        up_all = np.clip(up_all, -amax, amax)
-        lo_all = np.clip(lo_all, -amax, amax)
-        bad = lo_all > up_all
-        brake = np.where(v > 0, -amax, amax)
-        return np.where(bad, brake, lo_all), np.where(bad, brake, up_all)
+        lower, upper = np.empty(len(q)), np.empty(len(q))
+        self._bounds_into(q, v, lower, upper)
+        return lower, upper
+
+    def _bounds_into(self, q: Array, v: Array, lower: Array, upper: Array) -> None:
+        """:meth:`bounds` written into ``lower`` and ``upper`` (nu,).
+
+        Both sides at once over stacked (2 nu,) buffers: the upper side, then the lower
+        side mirrored (``q -> -q``, ``v -> -v``, ``q_max -> -q_min``: its bound is minus
+        the mirrored upper bound, every step of it exact under negation). An infinite
+        ``q_max`` gives infinite position and viability bounds, which the least leaves out.
+        """
+        nu = len(q)
+        w = self._work
+        if w is None or w.shape[1] != 2 * nu:
+            w = self._work = np.zeros((8, 2 * nu))
+        X, V, QM, AM, U, D, T, R = w
+        dt = self.dt
+        X[:nu] = q
+        np.negative(q, out=X[nu:])
+        V[:nu] = v
+        np.negative(v, out=V[nu:])
+        np.subtract(self.position_upper, self.margin, out=QM[:nu])
+        np.add(self.position_lower, self.margin, out=QM[nu:])
+        np.negative(QM[nu:], out=QM[nu:])
+        AM[:nu] = self.acceleration_limit
+        AM[nu:] = self.acceleration_limit
+        # Velocity: (v_max - v) / dt, at most a_max.
+        U[:nu] = self.velocity_limit
+        U[nu:] = self.velocity_limit
+        U -= V
+        U /= dt
+        np.minimum(U, AM, out=U)
+        np.subtract(QM, X, out=D)  # q_max - q
+        # Far from every position limit (the usual case) neither the position nor the
+        # viability bound is below a_max: at a = a_max the step ends inside the limit with
+        # room to brake, v+^2 <= 2 a_max (q_max - q+), which is where the viability bound
+        # (the larger root of that quadratic in a) is >= a_max, and then q+ <= q_max, the
+        # position bound >= a_max. Tested with a relative slack of 1e-6 (rounding
+        # far below it): near a limit, the bounds below are computed.
+        np.multiply(AM, 0.5 * dt * dt, out=T)
+        np.multiply(V, dt, out=R)
+        T += R
+        np.subtract(D, T, out=T)  # q_max - q+ at a_max
+        T *= AM
+        T *= 2.0 * (1.0 - 1e-6)  # 2 a_max (q_max - q+), less the slack
+        np.multiply(AM, dt, out=R)
+        R += V
+        R *= R
+        R *= 1.0 + 1e-6  # v+^2 at a_max, with the slack
+        T -= R  # inf where q_max is (NaN fails the test)
+        self._far = far = bool(_min(T) >= 0.0)
+        if not far:
+            # Position: 2 (q_max - q - dt v) / dt^2.
+            np.multiply(V, dt, out=T)
+            np.subtract(D, T, out=T)
+            T *= 2
+            T /= dt**2
+            np.minimum(U, T, out=U)
+            # Viability: arg = a_max (a_max dt^2 - 4 v dt + 8 (q_max - q)) (in T), the bound
+            # (-(2 v + a_max dt) + sqrt(arg)) / (2 dt) where arg >= 0, else -a_max (in R).
+            np.multiply(AM, dt, out=T)
+            T *= dt
+            np.multiply(V, 4, out=R)
+            R *= dt
+            T -= R
+            D *= 8
+            T += D
+            T *= AM
+            np.maximum(T, 0.0, out=R)
+            np.sqrt(R, out=R)
+            np.multiply(V, 2, out=D)
+            np.multiply(AM, dt, out=X)
+            D += X
+            R -= D
+            R /= 2 * dt
+            np.negative(AM, out=X)
+            np.putmask(R, ~(T >= 0), X)
+            np.minimum(U, R, out=U)
+        # Clipped to [-a_max, a_max]; outside the viable set (lower > upper: no
+        # acceleration within a_max keeps it) brake at a_max against the motion.
+        np.negative(AM, out=X)
+        np.maximum(U, X, out=U)
+        np.minimum(U, AM, out=U)
+        upper[...] = U[:nu]
+        np.negative(U[nu:], out=lower)
+        bad = lower > upper
+        if bad.any():
+            brake = np.where(v > 0, -AM[:nu], AM[:nu])
+            lower[bad] = upper[bad] = brake[bad]
 
     def rows(self, kin: TickKinematics, layout: ControlLayout) -> int:
         return kin.nv - 6
@@ -140,16 +221,14 @@ class JointBounds(Constraint):
     def fill(
         self, kin: TickKinematics, layout: ControlLayout, C: Array, lower: Array, upper: Array
     ) -> None:
-        nu = kin.nv - 6
-        q = np.where(self._qi >= 0, kin.q[np.maximum(self._qi, 0)], 0.0)
-        lo, up = self.bounds(q, kin.v[6:])
-        self.lower[:], self.upper[:] = lo, up
-        C[np.arange(nu), self._vi] = 1.0
-        lower[:], upper[:] = lo, up
-
-
-def _viable(q: Array, v: Array, qmax: Array, amax: Array, dt: float) -> Array:
-    """Largest acceleration after which braking at ``amax`` stops before ``qmax``."""
-    arg = amax * (amax * dt * dt - 4 * v * dt + 8 * (qmax - q))
-    root = np.sqrt(np.maximum(arg, 0.0))
-    return np.where(arg >= 0, (-(2 * v + amax * dt) + root) / (2 * dt), -amax)
+        rows = self._q_rows
+        q = kin.q[rows] if isinstance(rows, slice) else np.where(self._qi >= 0, kin.q[rows], 0.0)
+        self._bounds_into(q, kin.v[6:], self.lower, self.upper)
+        # The rows' pattern (identity on the joints' columns) written once per buffer: the
+        # controller keeps these rows' other entries zero (JointBounds owns its pattern).
+        if self._pattern is not C:
+            nu = kin.nv - 6
+            C[np.arange(nu), self._vi] = 1.0
+            self._pattern = C
+        lower[...] = self.lower
+        upper[...] = self.upper
