@@ -33,6 +33,7 @@ LAYERS = [
     ["models"],
     ["robot"],
     ["contacts", "spatial", "parallel", "limits", "_progress", "_optional", "_aliases", "_lazy"],
+    ["_compiled"],
     ["errors"],
 ]
 # Imports inside functions that go up, each for one feature: the Trajectory built from a MuJoCo

@@ -326,6 +326,14 @@ def test_the_environment_variable_selects_the_python_checks():
 # --- the loader's failing directions: a module it must leave unused ------------------------
 
 
+@pytest.fixture(autouse=True)
+def _keep_the_loaded_module(monkeypatch):
+    """The loader sets wholebody._compiled.speedups: restored after each test."""
+    from wholebody import _compiled
+
+    monkeypatch.setattr(_compiled, "speedups", _compiled.speedups)
+
+
 class _FakeSpeedups:
     """A stand-in for the compiled module: the real one's answers, with one thing broken."""
 
@@ -334,6 +342,7 @@ class _FakeSpeedups:
         self.SOURCE_SHA256 = real.SOURCE_SHA256
         self.setup, self._view = real.setup, real._view
         self.q, self.v, self.qv, self.qva = real.q, real.v, real.qv, real.qva
+        self.joint_bounds = real.joint_bounds
         for name, value in broken.items():
             setattr(self, name, value)
 
@@ -353,8 +362,9 @@ def _raise(*args):
         {"v": lambda x, spec: x.shape == (6,)},  # ignores the magnitudes
         {"qv": lambda q, v, spec: False},  # refuses everything (a wrong answer too)
         {"qva": _raise},
+        {"joint_bounds": lambda *args: None},  # cannot run the controller's bounds
     ],
-    ids=["stale", "setup", "view", "q", "v", "qv", "qva"],
+    ids=["stale", "setup", "view", "q", "v", "qv", "qva", "joint_bounds"],
 )
 def test_a_module_that_is_stale_or_answers_wrong_is_left_unused(monkeypatch, broken):
     from wholebody.robot import _checks
@@ -365,6 +375,9 @@ def test_a_module_that_is_stale_or_answers_wrong_is_left_unused(monkeypatch, bro
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert _checks._load_speedups() is None
+    from wholebody import _compiled
+
+    assert _compiled.speedups is None  # the controller's joint bounds take numpy too
     stale = [w for w in caught if "built from another version" in str(w.message)]
     assert len(stale) == ("SOURCE_SHA256" in broken)
 

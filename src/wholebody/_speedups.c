@@ -227,6 +227,153 @@ setup(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* ---- joint bounds (wholebody.control.JointBounds._bounds_into, the same steps) ---------- */
+
+/* A 1-D float64 array of length n (any stride), or NULL; `writable` also asks for numpy's
+ * WRITEABLE flag (0x0400). */
+#define WB_WRITEABLE 0x0400
+#define WB_MAX_JOINTS 512 /* more: None, the numpy code */
+typedef struct {
+    ArrayHead head;
+    int flags;
+} ArrayHeadFlags;
+
+static const ArrayHead *
+float_vector(PyObject *o, Py_ssize_t n, int writable)
+{
+    if (ndarray_type == NULL || !PyObject_TypeCheck(o, ndarray_type)) {
+        return NULL;
+    }
+    const ArrayHead *a = (const ArrayHead *)o;
+    if (a->descr != float64_dtype || a->nd != 1 || a->dimensions[0] != (Py_intptr_t)n) {
+        return NULL;
+    }
+    if (writable && !(((const ArrayHeadFlags *)o)->flags & WB_WRITEABLE)) {
+        return NULL;
+    }
+    return a;
+}
+
+static void
+put(const ArrayHead *a, Py_ssize_t i, double x)
+{
+    memcpy(a->data + i * a->strides[0], &x, sizeof x);
+}
+
+static double
+min2(double a, double b)
+{
+    return (a != a || b != b) ? NAN : (b < a ? b : a); /* np.minimum: NaN propagates */
+}
+
+static double
+max2(double a, double b)
+{
+    return (a != a || b != b) ? NAN : (b > a ? b : a);
+}
+
+/* joint_bounds(q, v, q_upper, q_lower, margin, v_max, a_max, dt, lower, upper) -> far
+ *
+ * The acceleration bounds of JointBounds, step for step as its numpy code takes them (the
+ * upper side, then the lower side mirrored: q -> -q, v -> -v, q_max -> -(q_min + margin)),
+ * written into `lower` and `upper`; returns whether every joint is far from its position
+ * limits (then the position and viability bounds are left out, as there). None when an
+ * argument is not what it must be (the caller then runs the numpy code). */
+static PyObject *
+joint_bounds(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 10 || !PyFloat_CheckExact(args[4]) || !PyFloat_CheckExact(args[7])) {
+        Py_RETURN_NONE;
+    }
+    if (ndarray_type == NULL || !PyObject_TypeCheck(args[0], ndarray_type)
+        || ((const ArrayHead *)args[0])->nd != 1) {
+        Py_RETURN_NONE;
+    }
+    const Py_ssize_t nu = (Py_ssize_t)((const ArrayHead *)args[0])->dimensions[0];
+    const ArrayHead *q = float_vector(args[0], nu, 0), *v = float_vector(args[1], nu, 0);
+    const ArrayHead *qu = float_vector(args[2], nu, 0), *ql = float_vector(args[3], nu, 0);
+    const ArrayHead *vm = float_vector(args[5], nu, 0), *am = float_vector(args[6], nu, 0);
+    const ArrayHead *lo = float_vector(args[8], nu, 1), *up = float_vector(args[9], nu, 1);
+    if (!q || !v || !qu || !ql || !vm || !am || !lo || !up || nu > WB_MAX_JOINTS) {
+        Py_RETURN_NONE;
+    }
+    const double margin = PyFloat_AS_DOUBLE(args[4]), dt = PyFloat_AS_DOUBLE(args[7]);
+    double U[2 * WB_MAX_JOINTS], D[2 * WB_MAX_JOINTS]; /* 16 KiB on the stack */
+    int far = 1;
+    for (Py_ssize_t k = 0; k < 2 * nu; k++) {
+        const Py_ssize_t i = k < nu ? k : k - nu;
+        const double X = k < nu ? entry(q, i) : -entry(q, i);
+        const double V = k < nu ? entry(v, i) : -entry(v, i);
+        const double QM = k < nu ? entry(qu, i) - margin : -(entry(ql, i) + margin);
+        const double AM = entry(am, i);
+        double u = entry(vm, i);
+        u -= V;
+        u /= dt;
+        U[k] = min2(u, AM);
+        D[k] = QM - X;
+        double T = AM * (0.5 * dt * dt);
+        T += V * dt;
+        T = D[k] - T;
+        T *= AM;
+        T *= 2.0 * (1.0 - 1e-6);
+        double R = AM * dt;
+        R += V;
+        R *= R;
+        R *= 1.0 + 1e-6;
+        T -= R;
+        if (!(T >= 0.0)) {
+            far = 0;
+        }
+    }
+    for (Py_ssize_t k = 0; k < 2 * nu; k++) {
+        const Py_ssize_t i = k < nu ? k : k - nu;
+        const double V = k < nu ? entry(v, i) : -entry(v, i);
+        const double AM = entry(am, i);
+        double u = U[k];
+        if (!far) {
+            double d = D[k];
+            double T = V * dt;
+            T = d - T;
+            T *= 2;
+            T /= pow(dt, 2.0); /* Python's dt**2 */
+            u = min2(u, T);
+            T = AM * dt;
+            T *= dt;
+            double R = V * 4;
+            R *= dt;
+            T -= R;
+            d *= 8;
+            T += d;
+            T *= AM;
+            R = max2(T, 0.0);
+            R = sqrt(R);
+            double E = V * 2;
+            E += AM * dt;
+            R -= E;
+            R /= 2 * dt;
+            if (!(T >= 0.0)) {
+                R = -AM;
+            }
+            u = min2(u, R);
+        }
+        u = max2(u, -AM);
+        U[k] = min2(u, AM);
+    }
+    for (Py_ssize_t i = 0; i < nu; i++) {
+        double l = -U[nu + i], h = U[i];
+        if (l > h) { /* outside the viable set: brake at a_max against the motion */
+            const double AM = entry(am, i);
+            l = h = entry(v, i) > 0 ? -AM : AM;
+        }
+        put(lo, i, l);
+        put(up, i, h);
+    }
+    if (far) {
+        Py_RETURN_TRUE;
+    }
+    Py_RETURN_FALSE;
+}
+
 /* What this module reads of an array: (data address, ndim, shape[0], strides[0], dtype is
  * the float64 dtype), to compare with numpy's own answer on import. */
 static PyObject *
@@ -255,6 +402,9 @@ static PyMethodDef methods[] = {
      "qv(q, v, spec) -> bool: both pass."},
     {"qva", (PyCFunction)(void (*)(void))check_qva, METH_FASTCALL,
      "qva(q, v, a, spec) -> bool: all three pass."},
+    {"joint_bounds", (PyCFunction)(void (*)(void))joint_bounds, METH_FASTCALL,
+     "joint_bounds(q, v, q_upper, q_lower, margin, v_max, a_max, dt, lower, upper) -> far, "
+     "or None (see JointBounds)."},
     {"setup", (PyCFunction)(void (*)(void))setup, METH_FASTCALL,
      "setup(ndarray, float64 dtype, max magnitude, norm2 tolerance): the arrays accepted."},
     {"_view", (PyCFunction)(void (*)(void))view, METH_FASTCALL,

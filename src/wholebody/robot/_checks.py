@@ -7,19 +7,16 @@ find what is wrong with it and say so in the error.
 
 from __future__ import annotations
 
-import hashlib
-import importlib
 import math
 import operator
-import os
 import warnings
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
+from .. import _compiled
 from ..errors import InvalidArgumentError, ModelError, StateError, StateWarning
 
 Array = NDArray[np.float64]
@@ -46,79 +43,9 @@ FAST_NORM2_TOL = 2 * QUAT_EXACT_TOL - 1e-15
 
 
 def _load_speedups() -> Any:
-    """The compiled checks (``wholebody._speedups``), set up, or None.
-
-    None when the module is not built (no C compiler at install), when
-    ``WHOLEBODY_NO_SPEEDUPS=1`` is set, when it was built from another ``_speedups.c`` than
-    the one beside it (a stale build: warned), when it reads arrays differently from numpy,
-    or when it gets a known answer wrong (:func:`_known_answers_hold`): the Python checks,
-    which need nothing, are then used.
-    """
-    if os.environ.get("WHOLEBODY_NO_SPEEDUPS", "") not in ("", "0"):
-        return None
-    try:
-        speedups: Any = importlib.import_module("wholebody._speedups")
-    except Exception:  # not built, or a module that fails to load
-        return None
-    try:
-        source = Path(speedups.__file__).with_name("_speedups.c")
-        if source.is_file():
-            sha = hashlib.sha256(source.read_bytes()).hexdigest()
-            if speedups.SOURCE_SHA256 != sha:
-                warnings.warn(
-                    f"{speedups.__file__} was built from another version of {source.name}: "
-                    "it is left unused and states are checked in Python (slower); rebuild "
-                    "it with `python hatch_build.py` or reinstall wholebody",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
-                return None
-        speedups.setup(np.ndarray, F64, float(MAX_STATE_MAGNITUDE), float(FAST_NORM2_TOL))
-        base = np.arange(12.0)
-        for x in (base, base[::-3], base.astype(np.float32), base.reshape(3, 4)[:, 1]):
-            address = x.__array_interface__["data"][0]
-            expected = ((address, x.ndim, x.shape[0], x.strides[0]), x.dtype is F64)
-            if speedups._view(x) != expected:
-                return None
-        if not _known_answers_hold(speedups):
-            return None
-    except Exception:  # an unexpected module: the Python checks, which need nothing
-        return None
-    return speedups
-
-
-def _known_answers_hold(speedups: Any) -> bool:
-    """The four checks' answers on a free flyer's states (nq 7, nv 6; the quaternion at
-    q[3:7]) match what the slow path decides: a good state passes; NaN, an entry one ulp
-    beyond MAX_STATE_MAGNITUDE, a wrong length, float32, a quaternion norm off by more than
-    the tolerance, or a start outside q fail."""
-    spec = (7, 6, (3,), ())
-    q = np.array([0.1, -0.2, 0.3, 0.0, 0.0, 0.0, 1.0])
-    v = np.full(6, MAX_STATE_MAGNITUDE)
-    beyond = v.copy()
-    beyond[5] = np.nextafter(MAX_STATE_MAGNITUDE, np.inf)
-    nan_q = q.copy()
-    nan_q[1] = np.nan
-    inside, outside = q.copy(), q.copy()
-    inside[6] = np.sqrt(1.0 + 1.5e-10)  # |norm^2 - 1| = 1.5e-10 <= 2e-10
-    outside[6] = np.sqrt(1.0 + 3e-10)
-    answers = [
-        (speedups.q(q, spec), True),
-        (speedups.q(inside, spec), True),
-        (speedups.q(outside, spec), False),
-        (speedups.q(nan_q, spec), False),
-        (speedups.q(q[:6], spec), False),
-        (speedups.q(q.astype(np.float32), spec), False),
-        (speedups.q(q, (7, 6, (4,), ())), False),  # a block past the end of q
-        (speedups.v(v, spec), True),
-        (speedups.v(beyond, spec), False),
-        (speedups.qv(q, v, spec), True),
-        (speedups.qv(q, beyond, spec), False),
-        (speedups.qva(q, v, -v, spec), True),
-        (speedups.qva(q, v, beyond, spec), False),
-        (speedups.qva(nan_q, v, v, spec), False),
-    ]
-    return all(got is want for got, want in answers)
+    """The compiled module, set up for these checks' limits, or None
+    (:func:`wholebody._compiled.load`)."""
+    return _compiled.load(MAX_STATE_MAGNITUDE, FAST_NORM2_TOL)
 
 
 _speedups = _load_speedups()
