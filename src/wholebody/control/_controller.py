@@ -247,6 +247,17 @@ class _ReducedKKT:
         self.cx, self.gap = qp.cx[:mc], qp.gap[:mc]
 
 
+def _largest_gap(C: Array, lower: Array, upper: Array, x: Array, cx: Array, gap: Array) -> float:
+    """The largest violation of ``lower <= C x <= upper`` at ``x`` (``|C x - b|`` on equality
+    rows, whose bounds are equal; NaN when ``x`` is not finite), through the buffers ``cx`` and
+    ``gap`` (m,)."""
+    C.dot(x, out=cx)
+    np.subtract(cx, upper, out=gap)
+    np.subtract(lower, cx, out=cx)
+    np.maximum(gap, cx, out=gap)
+    return float(_max(gap))
+
+
 class _NullSpace:
     """The buffers of the solve with one surface contact and no active inequality row.
 
@@ -988,23 +999,16 @@ class WholeBodyController:
         # The KKT conditions, as in _solve_active_set (stationarity in a to the LU's
         # backward error, in w by construction). One gap for all rows: for the equality
         # rows (lower = upper) it is |C x - upper|.
-        cx, gap = r.cx, r.gap
-        r.C_core.dot(x, out=cx)
-        np.subtract(cx, r.upper_core, out=gap)
-        np.subtract(r.lower_core, cx, out=cx)
-        np.maximum(gap, cx, out=gap)
-        if not _max(gap) <= self._tolerance:
+        if (
+            not _largest_gap(r.C_core, r.lower_core, r.upper_core, x, r.cx, r.gap)
+            <= self._tolerance
+        ):
             self._rejected = (x, lam[qp.me :] if k else None)
             return None
         if k and not _min(lam[qp.me :] * side) >= 0.0:
             self._rejected = (x, lam[qp.me :])
             return None
-        sol = self._solution(x)
-        kin = self.kin
-        for c in qp.lazy_constraints:
-            if not c.satisfied(kin, layout, x, sol.torque):
-                return None
-        return sol
+        return self._within_lazy(x)
 
     def _solve_null_space(self, wrench_terms: bool) -> ControlSolution | None | Literal[False]:
         """The QP's optimum with one surface contact and no active inequality row (see
@@ -1048,16 +1052,21 @@ class WholeBodyController:
         np.subtract(ns.zt, x, out=x)
         # Every row checked (the equality rows hold by construction), as in
         # _solve_active_set_reduced: one gap, |C x - b| on the equality rows.
-        cx, gap = ns.cx, ns.gap
-        ns.C_core.dot(x, out=cx)
-        np.subtract(cx, ns.upper_core, out=gap)
-        np.subtract(ns.lower_core, cx, out=cx)
-        np.maximum(gap, cx, out=gap)
-        if not _max(gap) <= self._tolerance:
+        if (
+            not _largest_gap(ns.C_core, ns.lower_core, ns.upper_core, x, ns.cx, ns.gap)
+            <= self._tolerance
+        ):
             self._rejected = (x, None)
             return None
+        return self._within_lazy(x)
+
+    def _within_lazy(self, x: Array) -> ControlSolution | None:
+        """The solution of ``x`` when it meets every lazy constraint (torque limits, whose
+        rows the solves left out), else None."""
         sol = self._solution(x)
-        layout = qp.layout
+        qp = self._rows
+        assert qp is not None
+        kin, layout = self.kin, qp.layout
         for c in qp.lazy_constraints:
             if not c.satisfied(kin, layout, x, sol.torque):
                 return None
