@@ -530,3 +530,37 @@ def test_joint_bounds_rows_written_once_stay_right(humanoid):
             past = sol.x.copy()
             past[6] = upper[rows][0] + 1e-3
             assert ctrl.violations(past)["joint_bounds"] >= 1e-3 - 1e-12
+
+
+def test_posture_joint_weights_changed_between_ticks_reach_the_cost(humanoid):
+    """Joint weights assigned between ticks (twice, so that a freed array's id may come
+    back; from an array edited afterwards) are the ones in the tick's cost: P equals that of
+    a controller given those weights at construction (no cost kept from an earlier tick).
+    (The cost was once cached by the weights' id: stale on 49 of 50 such ticks.)"""
+    ctrl = controller(humanoid)
+    posture = ctrl.task("posture")
+    q, v = standing(humanoid)
+    nu = humanoid.nv - 6
+    rng = np.random.default_rng(4)
+    for k in range(20):
+        posture.joint_weights = rng.uniform(0.5, 2.0, nu)
+        want = rng.uniform(0.5, 2.0, nu)
+        given = want.copy()
+        posture.joint_weights = given
+        given[0] = 99.0  # the task keeps its own copy
+        ctrl.update(q, v, 1e-3 * k)
+        ctrl.solve()
+        fresh = controller(humanoid)
+        fresh.remove_task("posture")
+        fresh.add_task(PostureTask(kp=50.0, kd=14.0, weight=1e-3, joint_weights=want))
+        fresh.update(q, v, 1e-3 * k)
+        fresh.solve()
+        np.testing.assert_allclose(ctrl.problem().P, fresh.problem().P, rtol=0, atol=1e-12)
+    with pytest.raises(InvalidArgumentError, match="joint_weights"):
+        posture.joint_weights = -np.ones(nu)
+    early = PostureTask(kp=1.0, kd=1.0)
+    early.joint_weights = np.full(nu, 2.0)  # before the first update: taken at it
+    ctrl.remove_task("posture")
+    ctrl.add_task(early)
+    ctrl.update(q, v, 1.0)
+    np.testing.assert_array_equal(early.joint_weights, np.full(nu, 2.0))

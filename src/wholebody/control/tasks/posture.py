@@ -6,7 +6,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
-from ...errors import InvalidArgumentError
+from ...errors import InvalidArgumentError, StateError
 from .._tick import TickKinematics
 from ._base import AccelerationTask, as_gains, as_vector
 
@@ -49,6 +49,7 @@ class PostureTask(AccelerationTask):
     ):
         super().__init__(name, 0, weight=weight)
         self._kp, self._kd, self._jw = kp, kd, joint_weights
+        self._joint_weights: Array | None = None
         self.reference: Array | None = None
         self.reference_velocity: Array | None = None
         self.reference_acceleration: Array | None = None
@@ -67,17 +68,41 @@ class PostureTask(AccelerationTask):
             None if acceleration is None else np.asarray(acceleration, float)
         )
 
+    @property
+    def joint_weights(self) -> Array | None:
+        """Per-joint weights (nv - 6,), >= 0 (None before the first update when none was
+        given). Assign a new vector to change them: it is checked and kept as a read-only
+        copy, and the joints of weight 0 leave the task's mask; one assigned before the
+        first update is checked then."""
+        return self._joint_weights
+
+    @joint_weights.setter
+    def joint_weights(self, value: ArrayLike) -> None:
+        if self._joint_weights is None and self.size == 0:  # not sized yet: at _bind
+            try:
+                self._jw = np.array(value, dtype=float)  # a copy, checked at _bind
+            except (TypeError, ValueError):
+                raise InvalidArgumentError(
+                    f"joint_weights must be a vector of numbers, got {value!r}"
+                ) from None
+            return
+        weights = np.array(as_gains(value, self.size, "joint_weights"))  # a copy
+        weights.setflags(write=False)
+        self._joint_weights = weights
+        self.mask = weights > 0
+
+    def _bound_weights(self) -> Array:
+        weights = self._joint_weights
+        if weights is None:
+            raise StateError(f"task {self.name!r}: update it before forming its cost")
+        return weights
+
     def _bind(self, kin: TickKinematics) -> None:
         nu = kin.nv - 6
         self.size = nu
         self.kp, self.kd = as_gains(self._kp, nu, "kp"), as_gains(self._kd, nu, "kd")
-        self.joint_weights = (
-            np.ones(nu) if self._jw is None else as_gains(self._jw, nu, "joint_weights")
-        )
-        # Read-only: a change is a new array (the controller keeps the cost's diagonal
-        # from tick to tick while the weights are the same objects).
-        self.joint_weights.setflags(write=False)
-        self.mask = self.joint_weights > 0
+        self._joint_weights = None
+        self.joint_weights = np.ones(nu) if self._jw is None else self._jw
         self.jacobian = np.zeros((nu, kin.nv))
         self.jacobian[:, 6:] = np.eye(nu)
         self.drift = np.zeros(nu)
@@ -131,20 +156,22 @@ class PostureTask(AccelerationTask):
 
     def cost_diagonal(self, diagonal: Array) -> None:
         """The quadratic part of :meth:`add_cost_diagonal`, constant while ``weight`` and
-        ``joint_weights`` are (the same objects)."""
+        the values of ``joint_weights`` are."""
         if self._weight:
-            diagonal[6 : self.jacobian.shape[1]] += self._weight * self.joint_weights
+            diagonal[6 : self.jacobian.shape[1]] += self._weight * self._bound_weights()
 
     def cost_linear(self, q: Array) -> None:
         """The linear part of :meth:`add_cost_diagonal`: ``-weight w_j desired_j``."""
         if self._weight:
-            w = self._weight * self.joint_weights
+            w = self._weight * self._bound_weights()
             w *= self.desired
             q[6 : self.jacobian.shape[1]] -= w
 
-    def cost_key(self) -> tuple[float, int]:
-        """What :meth:`cost_diagonal` depends on (compared from tick to tick)."""
-        return self._weight, id(self.joint_weights)
+    def cost_key(self) -> tuple[float, bytes]:
+        """What :meth:`cost_diagonal` depends on (compared from tick to tick): the weight and
+        the joint weights' values (an array's id can be reused by a new one, and an array
+        assigned by the user may be edited in place)."""
+        return self._weight, self._bound_weights().tobytes()
 
     def residual(self, a: ArrayLike) -> Array:
         return (np.asarray(a, dtype=float)[6:] - self.desired)[self.mask]
