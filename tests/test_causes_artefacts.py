@@ -21,7 +21,6 @@ import pinocchio as pin
 import pytest
 
 import wholebody as wb
-from wholebody.check._links import inertialess_links
 from wholebody.check.analysis import check_trajectory
 from wholebody.errors import ModelWarning
 from wholebody.robot.validation import leaf_links, links_without_inertia, mimic_joints
@@ -83,7 +82,7 @@ def _diagnose(robot, traj, W, contacts=FEET):
 @pytest.mark.parametrize("every", RATES)
 def test_links_without_inertia_given_1_kg(humanoid, fine, every, logged_a):
     traj = _log(fine, every, logged_a)
-    names = inertialess_links(humanoid)
+    names = humanoid.links_without_inertia
     assert names == ["left_hand", "left_sole", "right_hand", "right_sole"]
     best, report = _diagnose(humanoid, traj, _with_link_masses(humanoid, traj, names, 1.0))
     assert best.cause == "inertialess_links", report.format_summary()
@@ -265,7 +264,7 @@ def g1_standing():
 
 def test_g1_links_without_inertia_and_normal_only(g1_standing):
     robot, contacts, traj = g1_standing
-    names = inertialess_links(robot)
+    names = robot.links_without_inertia
     assert sorted(names) == ["d435_link", "imu_in_pelvis", "imu_in_torso", "mid360_link"]
     best, report = _diagnose(robot, traj, _with_link_masses(robot, traj, names, 1.0), contacts)
     assert best.cause == "inertialess_links", report.format_summary()
@@ -310,7 +309,7 @@ def test_inertialess_links_read_at_load_the_file_gone(tmp_path):
     with pytest.warns(ModelWarning, match="no <inertial>"):
         robot = wb.Robot.from_urdf(path, validate="warn")
     path.rename(tmp_path / "renamed.urdf")
-    assert inertialess_links(robot) == robot.links_without_inertia == expected
+    assert robot.links_without_inertia == robot.links_without_inertia == expected
     traj = wb.Trajectory.load(ROOT / "data" / "humanoid_squat.npz")
     W = _with_link_masses(robot, traj, expected, 1.0)
     best, report = _diagnose(robot, traj, W)
@@ -322,7 +321,7 @@ def test_inertialess_links_read_at_load_the_file_gone(tmp_path):
     with pytest.warns(ModelWarning, match="no <inertial>"):
         assert wb.Robot.from_urdf_string(text, validate="warn").links_without_inertia == expected
     bare = wb.Robot.from_model(robot.model)
-    assert inertialess_links(bare) == []
+    assert bare.links_without_inertia == []
     best, report = _diagnose(bare, traj, W)
     assert best.cause != "inertialess_links", report.format_summary()
     assert all(f.cause != "inertialess_links" for f in report.diagnosis)

@@ -51,7 +51,7 @@ from collections.abc import Sequence
 from importlib.machinery import ModuleSpec
 from types import ModuleType
 
-__all__ = ["ALIASES", "resolve", "install", "find_spec"]
+__all__ = ["ALIASES", "resolve", "find_spec"]
 
 #: Old module path -> new module path. A submodule of an old package path maps likewise
 #: (``wholebody.logfiles.npz`` -> ``wholebody.io.logfiles.npz``).
@@ -134,7 +134,7 @@ class _AliasLoader(importlib.abc.Loader):
         if hasattr(module, "__path__"):
             # An old package path: its submodules' old paths would be found in the new
             # package's folder as second copies; from now on the aliases are asked first.
-            _install(first=True)
+            _install_first()
         return module
 
     def exec_module(self, module: ModuleType) -> None:
@@ -168,19 +168,12 @@ def find_spec(
     return _AliasFinder().find_spec(fullname, path, target)
 
 
-def install() -> None:
-    """Put the alias finder last on :data:`sys.meta_path` (once); ``import wholebody`` puts a
-    finder there that asks :func:`find_spec`."""
-    _install(first=False)
-
-
-def _install(first: bool) -> None:
+def _install_first() -> None:
+    """Put the alias finder first on :data:`sys.meta_path` (once): the submodules of an old
+    package path would otherwise be found as files of the new package."""
     present = [f for f in sys.meta_path if isinstance(f, _AliasFinder)]
-    if present and (not first or sys.meta_path[0] is present[0]):
+    if present and sys.meta_path[0] is present[0]:
         return
     for finder in present:
         sys.meta_path.remove(finder)
-    if first:
-        sys.meta_path.insert(0, _AliasFinder())
-    else:
-        sys.meta_path.append(_AliasFinder())
+    sys.meta_path.insert(0, _AliasFinder())

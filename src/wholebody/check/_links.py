@@ -13,14 +13,7 @@ from ..diagnosis.causes_artefacts import LinkMotion
 from ..robot import Robot
 from ..robot.batch import frame_motions_rows
 
-__all__ = ["inertialess_links", "link_motion"]
-
-
-def inertialess_links(robot: Robot) -> list[str]:
-    """The robot's links (Pinocchio body frames) that its URDF leaves without ``<inertial>``,
-    its root excluded: :attr:`Robot.links_without_inertia`, read when the file was loaded
-    (empty for a model that did not come from a URDF)."""
-    return robot.links_without_inertia
+__all__ = ["link_motion"]
 
 
 def link_motion(

@@ -1622,9 +1622,9 @@ def _link_motion(
     diff: _Differentiation | None,
 ) -> Any:
     """The motion of the links without ``<inertial>`` at ``rows`` (None when there are none)."""
-    from ._links import inertialess_links, link_motion
+    from ._links import link_motion
 
-    names = inertialess_links(robot)
+    names = robot.links_without_inertia  # read when the URDF was loaded
     if not names or not len(rows):
         return None
 

@@ -62,8 +62,6 @@ __all__ = ["ExpectedResidualError", "expected_residual_error", "NOISE_SIGMAS"]
 
 Array = NDArray[np.float64]
 
-#: Standard deviations of the noise of ``v`` counted in the expected error (a 4-sigma
-#: excursion has probability 6e-5 per sample).
 _BLOCK = 2048  # samples per block of the batched algebra
 
 
