@@ -541,13 +541,14 @@ def test_posture_joint_weights_changed_between_ticks_reach_the_cost(humanoid):
     posture = ctrl.task("posture")
     q, v = standing(humanoid)
     nu = humanoid.nv - 6
-    rng = np.random.default_rng(4)
+    ctrl.update(q, v, 0.0)
+    ctrl.solve()
     for k in range(20):
-        posture.joint_weights = rng.uniform(0.5, 2.0, nu)
-        want = rng.uniform(0.5, 2.0, nu)
-        given = want.copy()
-        posture.joint_weights = given
-        given[0] = 99.0  # the task keeps its own copy
+        want = np.full(nu, 0.5 + 0.1 * k)
+        # Two assignments: the first frees the array of the last tick's cost, whose id
+        # the second may take.
+        posture.joint_weights = np.full(nu, 7.0)
+        posture.joint_weights = np.full(nu, 0.5 + 0.1 * k)
         ctrl.update(q, v, 1e-3 * k)
         ctrl.solve()
         fresh = controller(humanoid)
@@ -556,6 +557,10 @@ def test_posture_joint_weights_changed_between_ticks_reach_the_cost(humanoid):
         fresh.update(q, v, 1e-3 * k)
         fresh.solve()
         np.testing.assert_allclose(ctrl.problem().P, fresh.problem().P, rtol=0, atol=1e-12)
+    given = np.full(nu, 2.0)
+    posture.joint_weights = given
+    given[0] = 99.0  # the task keeps its own copy
+    assert posture.joint_weights[0] == 2.0
     with pytest.raises(InvalidArgumentError, match="joint_weights"):
         posture.joint_weights = -np.ones(nu)
     early = PostureTask(kp=1.0, kd=1.0)
