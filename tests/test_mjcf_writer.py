@@ -522,3 +522,24 @@ def test_fit_names_the_link_its_mjcf_cannot_take(heavier_torso, tmp_path, capsys
     assert (out / "fit.txt").exists() and (out / "fit.json").exists()
     assert not (out / "humanoid.corrected.xml").exists()
     assert not list(out.glob("profile*.toml"))
+
+
+def test_load_and_fit_tell_mjcf_from_urdf_by_the_root_element(scene, tmp_path):
+    """``wholebody.load(path)`` and ``wholebody fit`` use one rule, the root element: a URDF
+    carrying MuJoCo's ``<mujoco>`` extension element (as URDFs written for MuJoCo do) loads
+    as the URDF it is (it once loaded as MJCF, on a ``<mujoco`` anywhere in its first 4 KB),
+    and an MJCF scene as MJCF."""
+    from wholebody.robot.mjcf import is_mjcf
+
+    text = (ROOT / "models" / "humanoid.urdf").read_text()
+    head, sep, tail = text.partition("<link ")
+    assert sep
+    with_extension = head + '<mujoco><compiler discardvisual="false"/></mujoco>\n' + sep + tail
+    urdf = tmp_path / "humanoid_for_mujoco.urdf"
+    urdf.write_text(with_extension)
+    assert not is_mjcf(urdf) and is_mjcf(scene)
+    robot = wb.load(str(urdf))
+    reference = wb.load("humanoid")
+    assert (robot.nq, robot.nv) == (reference.nq, reference.nv)
+    assert robot.mass == pytest.approx(reference.mass, rel=1e-12)
+    assert wb.load(str(scene)).nv == wb.Robot.from_mjcf(scene).nv

@@ -197,7 +197,7 @@ def run_fit(
 def _model_kind(source: str | None) -> str | None:
     """``"urdf"`` (a ``.urdf`` file), ``"xml"`` (a file with a ``<mujoco>`` root) or None
     (no model file)."""
-    from ..robot.mjcf_writer import is_mjcf
+    from ..robot.mjcf import is_mjcf
 
     if source is not None and source.endswith(".urdf"):
         return "urdf"

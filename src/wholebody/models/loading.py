@@ -131,9 +131,9 @@ def _load_file(path: Path, validate: str) -> Robot:
     """A URDF or an MJCF file, told apart by the root element."""
     if not path.is_file():
         raise ModelFileNotFoundError(f"{path}: no such robot description file")
-    with open(path, "rb") as f:
-        head = f.read(4096).decode("utf-8", errors="replace")
-    if "<mujoco" in head:
+    from ..robot.mjcf import is_mjcf  # the one rule, as `wholebody fit` tells them apart
+
+    if is_mjcf(path):
         return Robot.from_mjcf(path, validate=validate)
     return Robot.from_urdf(path, floating_base=True, validate=validate)
 

@@ -24,7 +24,7 @@ from ..errors import MJCFParseError
 from . import validation as _validation
 from ._mjcf_tree import read_mjcf_tree
 
-__all__ = ["model_from_mjcf"]
+__all__ = ["model_from_mjcf", "is_mjcf"]
 
 _FREE_FLYER = "JointModelFreeFlyer"
 
@@ -73,3 +73,17 @@ def model_from_mjcf(
         _validation.model_problems(model, check_bodies=True), validate, str(path)
     )
     return model, tree.robot_name
+
+
+def is_mjcf(path: str | Path | None) -> bool:
+    """Whether ``path`` is an XML file whose root element is ``<mujoco>`` (only the first
+    element is read)."""
+    if path is None:
+        return False
+    try:
+        with open(path, "rb") as file:  # closed at once, whatever the parser holds
+            for _event, elem in ET.iterparse(file, events=("start",)):
+                return bool(elem.tag == "mujoco")
+    except (OSError, ET.ParseError):
+        return False
+    return False

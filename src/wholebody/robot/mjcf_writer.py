@@ -51,6 +51,7 @@ from numpy.typing import NDArray
 
 from ..errors import InvalidArgumentError, ModelError, OutputError
 from ._mjcf_tree import _expand, _parse, read_mjcf_tree
+from .mjcf import is_mjcf
 
 if TYPE_CHECKING:
     from .core import Robot
@@ -85,20 +86,6 @@ class MjcfCorrection:
     path: Path
     bodies: dict[str, str]
     notes: tuple[str, ...]
-
-
-def is_mjcf(path: str | Path | None) -> bool:
-    """Whether ``path`` is an XML file whose root element is ``<mujoco>`` (only the first
-    element is read)."""
-    if path is None:
-        return False
-    try:
-        with open(path, "rb") as file:  # closed at once, whatever the parser holds
-            for _event, elem in ET.iterparse(file, events=("start",)):
-                return bool(elem.tag == "mujoco")
-    except (OSError, ET.ParseError):
-        return False
-    return False
 
 
 # --- spatial inertias as 6x6 matrices (linear: welded bodies add and subtract exactly) -------
