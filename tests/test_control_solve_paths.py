@@ -182,6 +182,12 @@ def test_controller_pass_against_separate_pinocchio_calls(humanoid):
     acc = pin.getFrameClassicalAcceleration(m, d, fid, lwa).vector
     np.testing.assert_allclose(drift, acc, atol=1e-10)
     assert placement.isApprox(d.oMf[fid], 1e-12)
+    for local, frame in ((False, lwa), (True, pin.LOCAL)):
+        np.testing.assert_allclose(
+            tick.velocity(fid, local=local), pin.getFrameVelocity(m, d, fid, frame).vector,
+            atol=1e-12,
+        )  # fmt: skip
+    np.testing.assert_allclose(tick.velocity(fid), J @ v, atol=1e-12)
     # The placement is a copy of its own: the next pass leaves it alone (tasks and contacts
     # keep it as theirs without copying it again).
     kept = placement.copy()

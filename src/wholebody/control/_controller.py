@@ -153,7 +153,7 @@ class _Rows:
         self.active = np.zeros(0, dtype=np.intp)
         self.side = np.zeros(0)
         self.warm = True
-        self._kkt: dict[tuple[int, int], tuple[Array, Array, Array]] = {}
+        self._kkt: dict[int, tuple[Array, Array]] = {}
         self._reduced: dict[int, _ReducedKKT] = {}
         self._views: _RowViews | None = None
         #: One surface contact: the null-space solve applies (no active inequality row).
@@ -162,15 +162,13 @@ class _Rows:
         # The KKT checks' buffers: C x and the rows' gaps (m_core,).
         self.cx, self.gap = np.zeros(m), np.zeros(m)
 
-    def kkt_buffers(self, k: int, reduced: bool) -> tuple[Array, Array, Array]:
-        """The KKT matrix, right-hand side and (reduced) wrench-rows buffers with ``k``
-        active inequality rows: over ``(a, w, lam)``, or ``(a, lam)`` with ``w`` eliminated."""
-        buffers = self._kkt.get((k, reduced))
+    def kkt_buffers(self, k: int) -> tuple[Array, Array]:
+        """The KKT matrix and right-hand side over ``(a, w, lam)`` with ``k`` active
+        inequality rows."""
+        buffers = self._kkt.get(k)
         if buffers is None:
-            layout, m = self.layout, self.me + k
-            size = (layout.nv if reduced else layout.n) + m
-            buffers = np.zeros((size, size)), np.zeros(size), np.zeros((m, layout.n - layout.nv))
-            self._kkt[(k, reduced)] = buffers
+            size = self.layout.n + self.me + k
+            buffers = self._kkt[k] = np.zeros((size, size)), np.zeros(size)
         return buffers
 
     def views(self, kin: TickKinematics) -> _RowViews:
@@ -765,12 +763,14 @@ class WholeBodyController:
                 plan.append((task, None))
         return plan
 
-    def _cost(self) -> tuple[Array, Array]:
-        """The whole cost ``(P, q)`` of this tick (with the generic tasks), for daqp."""
+    def _cost(self, objective_formed: bool = False) -> tuple[Array, Array]:
+        """The whole cost ``(P, q)`` of this tick (with the generic tasks), for daqp;
+        ``objective_formed``: :meth:`_objective` has run for this tick's tasks already."""
         qp = self._rows
         assert qp is not None
         nv = self.kin.nv
-        self._objective()
+        if not objective_formed:
+            self._objective()
         P, qv = qp.P, qp.q
         P.fill(0.0)
         P[:nv, :nv] = qp.P_aa
@@ -821,7 +821,8 @@ class WholeBodyController:
         # have their signs (the KKT conditions, checked); else daqp. Without generic tasks
         # the cost is block diagonal (P_aa, a diagonal on the wrenches): the wrenches are
         # eliminated from the system (a smaller LU).
-        if qp.warm and not qp.lazy_needed:
+        formed = qp.warm and not qp.lazy_needed
+        if formed:
             wrench_terms = self._objective()
             self._rejected = None
             if self._wrench_inverse is not None and not self._other_tasks:
@@ -844,10 +845,10 @@ class WholeBodyController:
                     sol = self._solve_active_set_reduced(wrench_terms)
                 self._rejected = None
             else:
-                sol = self._solve_active_set(*self._cost())
+                sol = self._solve_active_set(*self._cost(objective_formed=True))
             if sol is not None:
                 return sol
-        P, qv = self._cost()
+        P, qv = self._cost(objective_formed=formed)
         # Lazy constraints (torque limits) are left out when the solution without them meets
         # them: it is then the solution with them (a convex QP; the same optimum), else the
         # QP is solved again with every row. After a tick that needed them, every row at once.
@@ -908,7 +909,7 @@ class WholeBodyController:
         C, lower, upper = qp.C, qp.lower, qp.upper
         rows, side = qp.active, qp.side
         k = len(rows)
-        K, rhs, _ = qp.kkt_buffers(k, False)
+        K, rhs = qp.kkt_buffers(k)
         # LAPACK reads K column-major: K^T is written here, so that K.T (no copy) is K.
         K[:n, :n] = P.T
         A = K[n:, :n]
@@ -928,28 +929,16 @@ class WholeBodyController:
         # one, whose P is positive definite and whose rows daqp kept independent); checked
         # here, to 1e-9 of the robot's weight [N]: the equality rows and every inequality
         # row met (False for NaN too), the active rows' multipliers of the right sign.
-        tol = self._tolerance
         x = z[:n].copy()
-        cx = C[:mc] @ x
-        r = cx[:me]
-        r -= upper[:me]
-        if not _max(np.abs(r, out=r)) <= tol:
+        if not _largest_gap(C[:mc], lower[:mc], upper[:mc], x, qp.cx[:mc], qp.gap[:mc]) <= (
+            self._tolerance
+        ):
             return None
-        if mc > me:
-            cx = cx[me:]
-            gap = np.maximum(cx - upper[me:mc], lower[me:mc] - cx)
-            if not _max(gap) <= tol:
-                return None
         # An active upper bound pushes back (multiplier >= 0), a lower one (<= 0), in the
         # system's convention P x + q + A^T lam = 0.
         if k and not _min(z[n + me :] * side) >= 0.0:
             return None
-        sol = self._solution(x)
-        kin, layout = self.kin, qp.layout
-        for c in qp.lazy_constraints:
-            if not c.satisfied(kin, layout, x, sol.torque):
-                return None
-        return sol
+        return self._within_lazy(x)
 
     def _solve_active_set_reduced(self, wrench_terms: bool) -> ControlSolution | None:
         """:meth:`_solve_active_set` for a block-diagonal cost, ``P = diag(P_aa, D)``: the

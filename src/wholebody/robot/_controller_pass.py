@@ -81,7 +81,7 @@ class ControllerPass:
         self.mass = float(robot.mass)
         self.q, self.v = pin.neutral(robot.model), np.zeros(nv)
         self.momentum_drift = np.zeros(6)
-        self._lower = np.tril(np.ones((nv, nv), dtype=bool), -1)
+        self._lower = robot._lower_mask  # the strict lower triangle (nv, nv), the robot's
         self._bind(robot._model)
         self.tick = 0
 
