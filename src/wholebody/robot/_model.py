@@ -44,6 +44,14 @@ def _index_names(robot: Robot) -> None:
     for j in range(1, m.njoints):
         if m.joints[j].shortname() in _UNBOUNDED:
             robot._unit_pairs.append(m.joints[j].idx_q)
+    # What the compiled state checks read: (nq, nv, starts of the quaternions in q, starts
+    # of the (cos, sin) pairs), the blocks the slow path checks.
+    robot._state_spec = (
+        int(m.nq),
+        int(m.nv),
+        (3,) if robot._has_floating_base else (),
+        tuple(int(i) for i in robot._unit_pairs),
+    )
     # Bounds used by random_configuration: finite joint limits, else +-pi (angles) / +-1 m.
     robot._lower = np.array(m.lowerPositionLimit, dtype=float)
     robot._upper = np.array(m.upperPositionLimit, dtype=float)

@@ -252,21 +252,15 @@ def _check_qva_py(
 
 
 def _spec(robot: Robot) -> tuple[int, int, tuple[int, ...], tuple[int, ...]]:
-    """What the compiled checks need of ``robot``, made once: ``(nq, nv, starts of the
-    quaternions in q, starts of the (cos, sin) pairs)``, the blocks the slow path checks."""
-    quats = (3,) if robot._has_floating_base else ()
-    spec = (int(robot._nq), int(robot._nv), quats, tuple(int(i) for i in robot._unit_pairs))
-    robot._state_spec = spec  # read by the checks below
-    return spec
+    """What the compiled checks read of ``robot`` (set with its name tables): ``(nq, nv,
+    starts of the quaternions in q, starts of the (cos, sin) pairs)``."""
+    return robot._state_spec
 
 
 def _check_q_c(robot: Robot, q: ArrayLike) -> Array:
     """:func:`check_q` on the compiled check."""
     if robot.check_inputs:
-        try:
-            spec = robot._state_spec  # set by _spec
-        except AttributeError:
-            spec = _spec(robot)
+        spec = robot._state_spec
         if _speedups.q(q, spec):
             return q  # type: ignore[return-value]
         return robot._check_q_slow(q)
@@ -276,10 +270,7 @@ def _check_q_c(robot: Robot, q: ArrayLike) -> Array:
 def _check_v_c(robot: Robot, v: ArrayLike, what: str = "v") -> Array:
     """:func:`check_v` on the compiled check."""
     if robot.check_inputs:
-        try:
-            spec = robot._state_spec  # set by _spec
-        except AttributeError:
-            spec = _spec(robot)
+        spec = robot._state_spec
         if _speedups.v(v, spec):
             return v  # type: ignore[return-value]
         return as_state_vector(v, robot._nv, what)
@@ -289,10 +280,7 @@ def _check_v_c(robot: Robot, v: ArrayLike, what: str = "v") -> Array:
 def _check_qv_c(robot: Robot, q: ArrayLike, v: ArrayLike) -> tuple[Array, Array]:
     """:func:`_check_qv` on the compiled check (one call for both)."""
     if robot.check_inputs:
-        try:
-            spec = robot._state_spec  # set by _spec
-        except AttributeError:
-            spec = _spec(robot)
+        spec = robot._state_spec
         if not _speedups.qv(q, v, spec):
             return robot.check_q(q), robot.check_v(v)
     return q, v  # type: ignore[return-value]
@@ -303,10 +291,7 @@ def _check_qva_c(
 ) -> tuple[Array, Array, Array]:
     """:func:`_check_qva` on the compiled check (one call for the three)."""
     if robot.check_inputs:
-        try:
-            spec = robot._state_spec  # set by _spec
-        except AttributeError:
-            spec = _spec(robot)
+        spec = robot._state_spec
         if not _speedups.qva(q, v, a, spec):
             return robot.check_q(q), robot.check_v(v), robot.check_v(a, "a")
     return q, v, a  # type: ignore[return-value]

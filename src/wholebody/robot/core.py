@@ -178,8 +178,7 @@ class Robot:
     _joint_ids: dict[str, int]
     _frame_ids: dict[str, int]
     _unit_pairs: list[int]
-    # (nq, nv, quaternion starts, (cos, sin) pair starts): the compiled checks' spec, set by
-    # ``_state._spec`` at the first check.
+    # (nq, nv, quaternion starts, (cos, sin) pair starts): the compiled checks' spec.
     _state_spec: tuple[int, int, tuple[int, ...], tuple[int, ...]]
     _lower: Array
     _upper: Array
