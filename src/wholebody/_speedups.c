@@ -45,16 +45,38 @@ static PyObject *float64_dtype = NULL;
 static double max_magnitude = 0.0;  /* set by setup(); before it no array passes (no type) */
 static double norm2_tolerance = -1.0;
 
-/* The vector `o` if it is a 1-D float64 array of length n with finite entries within the
- * magnitude limit, else NULL. */
+/* A 1-D float64 array of length n (any stride), or NULL; `writable` also asks for numpy's
+ * WRITEABLE flag (0x0400). */
+#define WB_WRITEABLE 0x0400
+#define WB_MAX_JOINTS 512 /* more: None, the numpy code */
+typedef struct {
+    ArrayHead head;
+    int flags;
+} ArrayHeadFlags;
+
 static const ArrayHead *
-checked_vector(PyObject *o, Py_ssize_t n)
+float_vector(PyObject *o, Py_ssize_t n, int writable)
 {
     if (ndarray_type == NULL || !PyObject_TypeCheck(o, ndarray_type)) {
         return NULL;
     }
     const ArrayHead *a = (const ArrayHead *)o;
     if (a->descr != float64_dtype || a->nd != 1 || a->dimensions[0] != (Py_intptr_t)n) {
+        return NULL;
+    }
+    if (writable && !(((const ArrayHeadFlags *)o)->flags & WB_WRITEABLE)) {
+        return NULL;
+    }
+    return a;
+}
+
+/* The vector `o` if it is a 1-D float64 array of length n with finite entries within the
+ * magnitude limit, else NULL. */
+static const ArrayHead *
+checked_vector(PyObject *o, Py_ssize_t n)
+{
+    const ArrayHead *a = float_vector(o, n, 0);
+    if (a == NULL) {
         return NULL;
     }
     const char *p = a->data;
@@ -228,31 +250,6 @@ setup(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 }
 
 /* ---- joint bounds (wholebody.control.JointBounds._bounds_into, the same steps) ---------- */
-
-/* A 1-D float64 array of length n (any stride), or NULL; `writable` also asks for numpy's
- * WRITEABLE flag (0x0400). */
-#define WB_WRITEABLE 0x0400
-#define WB_MAX_JOINTS 512 /* more: None, the numpy code */
-typedef struct {
-    ArrayHead head;
-    int flags;
-} ArrayHeadFlags;
-
-static const ArrayHead *
-float_vector(PyObject *o, Py_ssize_t n, int writable)
-{
-    if (ndarray_type == NULL || !PyObject_TypeCheck(o, ndarray_type)) {
-        return NULL;
-    }
-    const ArrayHead *a = (const ArrayHead *)o;
-    if (a->descr != float64_dtype || a->nd != 1 || a->dimensions[0] != (Py_intptr_t)n) {
-        return NULL;
-    }
-    if (writable && !(((const ArrayHeadFlags *)o)->flags & WB_WRITEABLE)) {
-        return NULL;
-    }
-    return a;
-}
 
 static void
 put(const ArrayHead *a, Py_ssize_t i, double x)
