@@ -540,9 +540,9 @@ def test_wrench_sum_broadcasts_one_set_of_wrenches_over_per_sample_points():
                 np.testing.assert_allclose(m[n], ref, rtol=0, atol=1e-12)
 
 
-def test_inline_checks_of_com_frame_jacobian_and_inverse_dynamics(humanoid):
-    """com, frame_jacobian and inverse_dynamics test a state inline (not through check_q or
-    _check_qva): each bad input, new or written in place into a state that has just passed,
+def test_state_checks_of_com_frame_jacobian_and_inverse_dynamics(humanoid):
+    """com, frame_jacobian and inverse_dynamics on the state checks' fast paths (compiled
+    or Python): each bad input, new or written in place into a state that has just passed,
     still gets the named StateError, and good inputs in any accepted form give raw
     Pinocchio's numbers (computed here on a Data of its own)."""
     m = humanoid.model
