@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._lazy import lazy_names
 from .errors import (
     ContactNotFoundError,
     InvalidArgumentError,
@@ -1033,13 +1034,10 @@ class Trajectory(TrajectoryPoints):
             ) from None
 
 
-def __getattr__(name: str) -> Any:
-    # The differentiation of :mod:`wholebody.robot.differentiation`, public here too, imported
-    # on first use (PEP 562): a log that has its accelerations never needs it.
-    if name in ("estimate_velocities", "estimate_accelerations"):
-        from .robot import differentiation
-
-        value = getattr(differentiation, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# The differentiation of :mod:`wholebody.robot.differentiation`, public here too, imported on
+# first use (PEP 562): a log that has its accelerations never needs it.
+__getattr__, __dir__ = lazy_names(
+    "wholebody",
+    globals(),
+    {name: "robot.differentiation" for name in ("estimate_velocities", "estimate_accelerations")},
+)

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from .._lazy import lazy_names
 from ..contacts import Contact
 from ..robot.core import Robot
 from ..trajectory import Trajectory
@@ -108,17 +109,12 @@ def check_conventions(
 _LAZY = ("ExpectedResidualError", "expected_residual_error")
 
 
+# The expected error of differentiated accelerations, imported on first use: a log with its
+# accelerations never needs it.
+_lazy_getattr, __dir__ = lazy_names(__name__, globals(), dict.fromkeys(_LAZY, "differentiation"))
+
+
 def __getattr__(name: str) -> Any:
-    # The expected error of differentiated accelerations, imported on first use: a log with
-    # its accelerations never needs it.
-    if name in _LAZY:
-        value = getattr(import_module(f"{__name__}.differentiation"), name)
-        globals()[name] = value
-        return value
     if name == "differentiation":  # the submodule itself, as when this face imported it
         return import_module(f"{__name__}.differentiation")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return _lazy_getattr(name)

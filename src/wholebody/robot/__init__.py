@@ -13,8 +13,9 @@ shipped models.
 The conventions are those of :mod:`wholebody.robot.core`.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_names
 from . import core
 from .core import (
     MAX_STATE_MAGNITUDE,
@@ -53,14 +54,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # The classes of the method modules a check does not use, imported on first access.
-    if name in core._LAZY:
-        value = getattr(core, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(core._LAZY))
+# The classes of the method modules a check does not use, imported on first access.
+__getattr__, __dir__ = lazy_names(__name__, globals(), dict.fromkeys(core._LAZY, "core"))
