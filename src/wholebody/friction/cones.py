@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..balance.cop import cop_in_contact_frame
 from ..contacts import Contact, PointContact, SurfaceContact
 from ..errors import ContactError, InvalidArgumentError
+from ..spatial import skew
 
 __all__ = [
     "ContactSet",
@@ -246,7 +247,7 @@ def contact_wrench_cone(
     A = np.array(rows, dtype=float)
     c = _center(center)
     if c[0] or c[1]:
-        A[:, :3] -= A[:, 3:] @ _skew(c)
+        A[:, :3] -= A[:, 3:] @ skew(c)
     return A
 
 
@@ -256,10 +257,6 @@ def _center(center: ArrayLike) -> Array:
     if c.shape != (2,) or not np.all(np.isfinite(c)):
         raise ContactError(f"center must be 2 finite numbers (c_x, c_y) [m], got {center!r}")
     return np.array([c[0], c[1], 0.0])
-
-
-def _skew(c: Array) -> Array:
-    return np.array([[0.0, -c[2], c[1]], [c[2], 0.0, -c[0]], [-c[1], c[0], 0.0]])
 
 
 def wrench_cone_generators(
