@@ -458,9 +458,7 @@ def _centroidal_sample(
     :func:`wholebody.balance.newton_euler_residual`, takes them): they are not checked again.
     """
     m, d = robot._model, robot._data
-    views = robot._data_views  # as in _momentum_rate_sample, inline (one call less)
-    if views is None or views[0] is not d:
-        views = robot._data_views = (d, d.com, d.dhg)
+    views = robot._data_views  # (data, data.com, data.dhg), made with the Data
     _momentum_rate(m, d, q, v, a)  # also places the joints
     return (
         views[1][0].tolist(),
@@ -490,8 +488,6 @@ def _momentum_rate_sample(
     floats: one Pinocchio pass, read through views of ``data`` made once per ``Data``."""
     m, d = robot._model, robot._data
     views = robot._data_views
-    if views is None or views[0] is not d:
-        views = robot._data_views = (d, d.com, d.dhg)
     _momentum_rate(m, d, q, v, a)
     return views[1][0].tolist(), views[2].vector.tolist()
 
@@ -501,8 +497,6 @@ def _gravito_inertial_sample(robot: Robot, q: Array, v: Array, a: Array) -> tupl
     one Pinocchio pass and one subtraction from ``(m g, 0)``."""
     m, d = robot._model, robot._data
     views = robot._data_views
-    if views is None or views[0] is not d:
-        views = robot._data_views = (d, d.com, d.dhg)
     _momentum_rate(m, d, q, v, a)
     return views[1][0].copy(), np.subtract(robot._mg6, views[2].vector)
 

@@ -61,7 +61,7 @@ def _own_model(robot: Robot) -> pin.Model:
     """The model, copied first if it is still the caller's (copy-on-write)."""
     if not robot._owns_model:
         robot._model = pin.Model(robot._model)
-        robot._data = robot._model.createData()
+        robot._set_data(robot._model.createData())
         robot._owns_model = True
     return robot._model
 
@@ -189,7 +189,7 @@ def add_frame(robot: Robot, name: str, parent_frame: str, placement: Any) -> int
         name, parent.parentJoint, parent_id, parent.placement * se3, pin.FrameType.OP_FRAME
     )
     fid = int(model.addFrame(frame, False))
-    robot._data = model.createData()
+    robot._set_data(model.createData())
     robot._frame_ids[name] = fid
     return fid
 

@@ -199,7 +199,7 @@ class Robot:
             raise InvalidArgumentError(f"expected a pinocchio.Model, got {type(model).__name__}")
         self._model = model
         self._owns_model = _owned
-        self._data = model.createData()
+        self._set_data(model.createData())
         self.name = name or model.name or "robot"
         self.source = source
         self._has_floating_base = model.njoints > 1 and model.joints[1].shortname() == _FREE_FLYER
@@ -211,8 +211,6 @@ class Robot:
         self._index_names()
         self._mass = float(sum(model.inertias[j].mass for j in range(1, model.njoints)))
         self._cache_gravity()
-        # (data, data.com, data.dhg): Pinocchio's views of one Data, made at first use.
-        self._data_views: tuple[Any, ...] | None = None
         self._nograv: tuple[pin.Model, pin.Data] | None = None  # for C(q, v) v, made lazily
         # Frame-id sequences found valid (ids stay valid: frames are never removed).
         self._valid_ids: dict[tuple[Any, ...], tuple[int, ...]] = {}
@@ -240,6 +238,12 @@ class Robot:
             state["model"], name=state["name"], source=state["source"], _owned=True
         )
         self._links_without_inertia = tuple(state.get("links_without_inertia", ()))
+
+    def _set_data(self, data: pin.Data) -> None:
+        """The robot's scratch ``Data``, with the views of it the one-sample paths read
+        (``data.com``, ``data.dhg``), made here, once per ``Data``."""
+        self._data = data
+        self._data_views: tuple[Any, ...] = (data, data.com, data.dhg)
 
     @classmethod
     def from_urdf(
