@@ -730,7 +730,7 @@ class WholeBodyController:
         key += [task.cost_key() for task, _ in plan[2]]
         wrench_terms = False
         if key != self._diagonal_key:
-            self._diagonal = self._diagonal_of(qp)
+            self._diagonal = self._diagonal_of(qp, plan[2])
             self._diagonal_a = self._diagonal[:nv]
             self._diagonal_key = key
             wrench_diagonal = self._diagonal[nv:]
@@ -786,16 +786,15 @@ class WholeBodyController:
                 task.add_cost(P, qv)
         return P, qv
 
-    def _diagonal_of(self, qp: _Rows) -> Array:
-        """The regularization and the diagonal tasks' quadratic parts, (n,)."""
+    def _diagonal_of(self, qp: _Rows, plan: list[tuple[Any, slice | None]]) -> Array:
+        """The regularization and the quadratic parts of the diagonal tasks that count
+        (``plan``, :meth:`_plan_diagonal`), (n,)."""
         diagonal = np.full(qp.layout.n, self.regularization)
-        for task in self._diagonal_tasks:
-            if isinstance(task, ContactForceTask):
-                state = self._contacts.get(task.contact)
-                if state is not None:
-                    task.cost_diagonal(diagonal, state.columns)
-            else:
+        for task, columns in plan:
+            if columns is None:
                 task.cost_diagonal(diagonal)
+            else:
+                task.cost_diagonal(diagonal, columns)
         return diagonal
 
     def _check_ready(self) -> None:

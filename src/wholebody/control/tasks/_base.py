@@ -22,6 +22,29 @@ def _zeros(n: int) -> Array:
 ZERO3, ZERO6 = _zeros(3), _zeros(6)
 
 
+def pd_acceleration(
+    kp: Array,
+    kd: Array,
+    error: Array,
+    rate: Array,
+    reference_velocity: Array,
+    reference_acceleration: Array,
+) -> Array:
+    """The desired acceleration ``kp e + kd (v_ref - v) + a_ref`` (a fresh array), the
+    velocity term formed once; a reference that is :data:`ZERO3`/:data:`ZERO6` (none given)
+    adds nothing and costs nothing."""
+    desired = kp * error
+    if reference_velocity is ZERO3 or reference_velocity is ZERO6:
+        desired -= kd * rate
+    else:
+        damping = reference_velocity - rate
+        damping *= kd
+        desired += damping
+    if not (reference_acceleration is ZERO3 or reference_acceleration is ZERO6):
+        desired += reference_acceleration
+    return desired
+
+
 def as_gains(value: ArrayLike, size: int, what: str) -> Array:
     """A scalar or per-axis gain vector (size,), finite and >= 0."""
     g = np.asarray(value, dtype=float)

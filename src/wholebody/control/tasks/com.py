@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._tick import TickKinematics
-from ._base import ZERO3, AccelerationTask, as_gains, as_vector
+from ._base import ZERO3, AccelerationTask, as_gains, as_vector, pd_acceleration
 
 
 class ComTask(AccelerationTask):
@@ -68,14 +68,7 @@ class ComTask(AccelerationTask):
         if self.reference is None:
             self.reference = position.copy()
         self.error = error = self.reference - position
-        # kp e + kd (v_ref - v) (+ a_ref): the velocity term formed once.
-        desired = self.kp * error
-        if self.reference_velocity is not ZERO3:
-            damping = self.reference_velocity - velocity
-            damping *= self.kd
-            desired += damping
-        else:
-            desired -= self.kd * velocity
-        if self.reference_acceleration is not ZERO3:
-            desired += self.reference_acceleration
-        self.desired = desired
+        self.desired = pd_acceleration(
+            self.kp, self.kd, error, velocity, self.reference_velocity,
+            self.reference_acceleration,
+        )  # fmt: skip

@@ -7,7 +7,7 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from .._tick import TickKinematics
-from ._base import ZERO6, AccelerationTask, as_gains, as_vector
+from ._base import ZERO6, AccelerationTask, as_gains, as_vector, pd_acceleration
 
 
 class FrameTask(AccelerationTask):
@@ -95,13 +95,6 @@ class FrameTask(AccelerationTask):
         np.subtract(self._ref_p, M.translation, out=self._err_p)
         # R log3(R^T R_ref) = log3(R_ref R^T): the rotation error in world axes.
         self._err_r[...] = pin.log3(self._ref_R.dot(M.rotation.T))
-        desired = self.kp * err
-        if self.reference_velocity is not ZERO6:  # kd (v_ref - v), formed once
-            damping = self.reference_velocity - twist
-            damping *= self.kd
-            desired += damping
-        else:
-            desired -= self.kd * twist
-        if self.reference_acceleration is not ZERO6:
-            desired += self.reference_acceleration
-        self.desired = desired
+        self.desired = pd_acceleration(
+            self.kp, self.kd, err, twist, self.reference_velocity, self.reference_acceleration
+        )
