@@ -138,22 +138,24 @@ def _load_file(path: Path, validate: str) -> Robot:
     return Robot.from_urdf(path, floating_base=True, validate=validate)
 
 
+def _shipped_folder(installed: str, repository: str, marker: str) -> Path:
+    """A shipped folder: ``wholebody/<installed>`` in an installed wheel, ``<repository>/``
+    at the root of a checkout; the one holding ``marker``."""
+    here = Path(__file__).resolve()
+    for candidate in (here.parent.parent / installed, here.parents[3] / repository):
+        if (candidate / marker).is_file():
+            return candidate
+    raise FileNotFoundError(f"wholebody's {repository} folder is missing from this installation")
+
+
 def models_dir() -> Path:
     """The folder holding the shipped URDF files."""
-    here = Path(__file__).resolve()
-    for candidate in (here.parent.parent / "_models", here.parents[3] / "models"):
-        if (candidate / "humanoid.urdf").is_file():
-            return candidate
-    raise FileNotFoundError("wholebody's models folder is missing from this installation")
+    return _shipped_folder("_models", "models", "humanoid.urdf")
 
 
 def data_dir() -> Path:
     """The folder holding the shipped logs (``data/`` in the repository)."""
-    here = Path(__file__).resolve()
-    for candidate in (here.parent.parent / "_data", here.parents[3] / "data"):
-        if (candidate / "humanoid_squat.npz").is_file():
-            return candidate
-    raise FileNotFoundError("wholebody's data folder is missing from this installation")
+    return _shipped_folder("_data", "data", "humanoid_squat.npz")
 
 
 def path(name: str) -> Path:
