@@ -13,9 +13,8 @@ import pinocchio as pin
 import pytest
 import qpsolvers
 
-from wholebody.contacts import PointContact, SurfaceContact
+from wholebody.contacts import PointContact
 from wholebody.control import (
-    AngularMomentumTask,
     ComTask,
     ContactForceTask,
     FrameTask,
@@ -27,31 +26,10 @@ from wholebody.control import (
 from wholebody.errors import InvalidArgumentError, SolverError, StateError
 from wholebody.friction import ContactSet
 
-SOLES = ("left_sole", "right_sole")
+from ._control_common import SOLES, controller, sole, standing
+
 #: The QP's equations hold to this [N, N m, m/s^2] (daqp is an exact active-set solver).
 TOL = 1e-9
-
-
-def sole(frame, mu=0.7):
-    return SurfaceContact(frame, half_length=0.1, half_width=0.04, mu=mu)
-
-
-def standing(robot, seed=0, scale=0.1):
-    bent = {"hip_pitch": -0.25, "knee": 0.5, "ankle_pitch": -0.25}
-    q = robot.q_from_named({f"{s}_{j}": x for s in ("left", "right") for j, x in bent.items()})
-    return q, np.random.default_rng(seed).normal(scale=scale, size=robot.nv)
-
-
-def controller(robot, mu=0.7, **kwargs):
-    ctrl = WholeBodyController(robot, **kwargs)
-    for f in SOLES:
-        ctrl.add_contact(sole(f, mu), kp=10.0, kd=6.0)
-    ctrl.add_task(ComTask(kp=25.0, kd=10.0))
-    ctrl.add_task(AngularMomentumTask(kd=10.0, weight=1e-3))
-    ctrl.add_task(PostureTask(kp=50.0, kd=14.0, weight=1e-3))
-    for f in SOLES:
-        ctrl.add_task(ContactForceTask(f, weight=1e-6))
-    return ctrl
 
 
 def contact_jacobian(robot, q, frame, rows=6):

@@ -27,6 +27,8 @@ from wholebody.control import (
 )
 from wholebody.control._controller import WholeBodyController as _Impl
 
+from ._control_common import eom_residual
+
 #: Two exact QP solvers on the same problem agree to this [m/s^2, N] (measured: <= 3.3e-11).
 AGREE = 1e-8
 #: Two exact solves of the same equality-constrained QP agree to this [m/s^2, N].
@@ -55,20 +57,6 @@ def reference(ctrl):
     x = qpsolvers.solve_problem(ctrl.problem(), solver="quadprog").x
     assert x is not None
     return x
-
-
-def eom_residual(robot, q, v, sol):
-    m, d = robot.model, robot.model.createData()
-    M = pin.crba(m, d, q)
-    M = np.triu(M) + np.triu(M, 1).T
-    r = M @ sol.acceleration + pin.rnea(m, d, q, v, 0 * v)
-    r[6:] -= sol.torque
-    pin.computeJointJacobians(m, d, q)
-    pin.updateFramePlacements(m, d)
-    for name, w in sol.wrenches.items():
-        J = pin.getFrameJacobian(m, d, m.getFrameId(name), pin.LOCAL_WORLD_ALIGNED)
-        r -= J.T @ w
-    return float(np.max(np.abs(r)))
 
 
 def test_single_support_solve_is_the_optimum(humanoid, monkeypatch):

@@ -16,9 +16,7 @@ import pinocchio as pin
 import pytest
 import qpsolvers
 
-from wholebody.contacts import SurfaceContact
 from wholebody.control import (
-    AngularMomentumTask,
     ComTask,
     ContactForceTask,
     PostureTask,
@@ -26,30 +24,12 @@ from wholebody.control import (
 )
 from wholebody.control._controller import WholeBodyController as _Impl
 
-SOLES = ("left_sole", "right_sole")
+from ._control_common import SOLES, controller, eom_residual, standing
+
 #: Two exact QP solvers on the same problem agree to this [m/s^2, N] (measured <= 3.3e-11).
 AGREE = 1e-8
 #: The rows hold to this [N, N m, m/s^2].
 TOL = 1e-9
-
-
-def standing(robot, seed=0, scale=0.1):
-    bent = {"hip_pitch": -0.25, "knee": 0.5, "ankle_pitch": -0.25}
-    q = robot.q_from_named({f"{s}_{j}": x for s in ("left", "right") for j, x in bent.items()})
-    return q, np.random.default_rng(seed).normal(scale=scale, size=robot.nv)
-
-
-def controller(robot, mu=0.7, **kwargs):
-    ctrl = WholeBodyController(robot, **kwargs)
-    for f in SOLES:
-        sole = SurfaceContact(f, half_length=0.1, half_width=0.04, mu=mu)
-        ctrl.add_contact(sole, kp=10.0, kd=6.0)
-    ctrl.add_task(ComTask(kp=25.0, kd=10.0))
-    ctrl.add_task(AngularMomentumTask(kd=10.0, weight=1e-3))
-    ctrl.add_task(PostureTask(kp=50.0, kd=14.0, weight=1e-3))
-    for f in SOLES:
-        ctrl.add_task(ContactForceTask(f, weight=1e-6))
-    return ctrl
 
 
 def reference(ctrl):
@@ -247,21 +227,6 @@ def test_wrenches_eliminated_with_point_contacts_and_force_references(humanoid, 
             c.update(q, v, 1e-3 * k)
             np.testing.assert_allclose(c.solve().x, reference(c), rtol=0, atol=AGREE)
     assert counts["kkt"] >= 4
-
-
-def eom_residual(robot, q, v, sol):
-    """``|M a + h - S^T tau - sum J_c^T w_c|`` from Pinocchio's own calls at ``(q, v)``."""
-    m, d = robot.model, robot.model.createData()
-    M = pin.crba(m, d, q)
-    M = np.triu(M) + np.triu(M, 1).T
-    r = M @ sol.acceleration + pin.rnea(m, d, q, v, 0 * v)
-    r[6:] -= sol.torque
-    pin.computeJointJacobians(m, d, q)
-    pin.updateFramePlacements(m, d)
-    for name, w in sol.wrenches.items():
-        J = pin.getFrameJacobian(m, d, m.getFrameId(name), pin.LOCAL_WORLD_ALIGNED)
-        r -= J.T @ w
-    return float(np.max(np.abs(r)))
 
 
 @pytest.mark.parametrize("frozen", [False, True])
