@@ -326,3 +326,44 @@ def test_active_set_repairs_when_a_joint_bound_starts_to_bite(humanoid, monkeypa
     assert counts["daqp"] == before["daqp"] and counts["refused"] == before["refused"] + 1
     assert row not in ctrl._rows.active
     np.testing.assert_allclose(sol.x, reference(ctrl), rtol=0, atol=AGREE)
+
+
+def test_a_lazy_constraint_of_the_users_is_met_through_the_default_check(humanoid):
+    """A user's lazy constraint (the base class's satisfied: its rows written and checked):
+    a bound on one joint acceleration that the QP without it breaks. The solution meets it
+    and is quadprog's optimum of the QP with every row; with the bound far, the rows are left
+    out and the answer is the same as without the constraint."""
+    from wholebody.control import Constraint
+
+    robot = humanoid
+    iv = robot.model.joints[robot.model.getJointId("left_elbow")].idx_v
+
+    class ElbowBound(Constraint):
+        name, lazy = "elbow_bound", True
+
+        def __init__(self, bound):
+            self.bound = bound
+
+        def rows(self, kin, layout):
+            return 1
+
+        def fill(self, kin, layout, C, lower, upper):
+            C[0, iv] = 1.0
+            lower[0], upper[0] = -self.bound, self.bound
+
+    ctrl = controller(robot)
+    q, v = standing(robot, 2, scale=0.5)
+    ctrl.update(q, v, 0.0)
+    free = ctrl.solve()
+    bound = 0.5 * abs(free.acceleration[iv])
+    assert bound > 1e-3
+    ctrl.add_constraint(ElbowBound(bound))
+    ctrl.update(q, v, 1e-3)
+    sol = ctrl.solve()
+    assert abs(sol.acceleration[iv]) <= bound + TOL
+    ctrl._fill_lazy()
+    np.testing.assert_allclose(sol.x, reference(ctrl), rtol=0, atol=AGREE)
+    loose = controller(robot)
+    loose.add_constraint(ElbowBound(1e6))
+    loose.update(q, v, 0.0)
+    np.testing.assert_allclose(loose.solve().x, free.x, rtol=0, atol=AGREE)
