@@ -123,4 +123,4 @@ def test_fit_com_on_one_held_posture(tmp_path, capsys):
     assert code in (0, 2), out.err
     assert "internal error" not in out.err + out.out
     assert "not excited" in out.out
-    assert "static: none read (too short, no time stamps, or wrenches that never" in out.out
+    assert "static: none read: its contact wrenches never change" in out.out

@@ -826,3 +826,30 @@ def test_prewhitening_in_blocks_equals_the_formula():
                 scratch = np.empty((100,) + shape[1:])
                 got = _prewhiten(X.copy(), previous, rho, in_place=True, scratch=scratch)
                 assert np.array_equal(got, expected)
+
+
+def test_why_no_lag_names_the_condition_that_holds(nominal):
+    """Each way a log cannot tell a lag, made on one smooth log, is the reason given (a
+    report prints it, not a list of possible causes); a log that tells one gives none of
+    them (its lag and standard error are finite)."""
+    from wholebody.identify.lag import lag_and_error, why_no_lag
+    from wholebody.identify.problem import prepare_logs
+
+    problem = Problem(
+        nominal, robot_links(nominal), [], [], FEET, SensorModel(offsets=True), True,
+        DEFAULT_PRIOR_STD,
+    )  # fmt: skip
+    log = prepare_logs(nominal, [_humanoid_smooth(nominal, 3, n=400, dt=1e-3)], FEET, True)[0]
+    lag, se = lag_and_error(problem, log, 0.02)
+    assert np.isfinite(se)
+    W_constant = np.repeat(log.W[:1], len(log.W), axis=0)
+    cases = {
+        "no time stamps": dataclasses.replace(log, t=None),
+        "fewer than 20": dataclasses.replace(log, t=log.t[:10]),
+        "do not increase": dataclasses.replace(log, t=np.zeros_like(log.t)),
+        "fewer than 10": dataclasses.replace(log, t=np.linspace(0.0, 0.0405, len(log.t))),
+        "never change": dataclasses.replace(log, W=W_constant),
+    }
+    for words, broken in cases.items():
+        assert lag_and_error(problem, broken, 0.02) == (0.0, np.inf), words
+        assert words in why_no_lag(broken, 0.02), (words, why_no_lag(broken, 0.02))

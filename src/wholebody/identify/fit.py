@@ -22,7 +22,7 @@ from .calibrate import SensorModel
 from .features import Workspace, features_and_jacobians, fitted_calibration
 from .features import row_groups as _row_groups
 from .intervals import batch_means_meat, integrated_autocorrelation_time
-from .lag import BaseRows, lag_and_error, shift_wrenches
+from .lag import BaseRows, lag_and_error, shift_wrenches, why_no_lag
 from .links import LinkInertia, robot_links
 from .noise import NoiseModel, NoiseStatistics, Whitening
 from .parameters import (
@@ -264,6 +264,11 @@ def fit_inertial_parameters(
         result = estimate.report()
     result.blas_threads = threads
     result.lag_estimates = lag_read
+    result.lag_notes = {
+        names[k]: why_no_lag(lg, max_lag)
+        for k, lg in enumerate(originals)
+        if names[k] in lag_read and not math.isfinite(lag_read[names[k]][1])
+    }
     result.held_for_offsets = held
     result.held_directions = [(d.link, d.contact, d.words()) for d in imitated]
     return result

@@ -31,7 +31,14 @@ MAX_OWN_COLUMNS = 24
 _BLOCK = 512  # samples per regressor pass
 #: Contiguous blocks of the delete-a-block jackknife of the lag's standard error.
 JACKKNIFE_BLOCKS = 10
-__all__ = ["estimate_lag", "lag_and_error", "shift_wrenches", "BaseRows", "JACKKNIFE_BLOCKS"]
+__all__ = [
+    "estimate_lag",
+    "lag_and_error",
+    "why_no_lag",
+    "shift_wrenches",
+    "BaseRows",
+    "JACKKNIFE_BLOCKS",
+]
 
 Array = NDArray[np.float64]
 
@@ -212,6 +219,29 @@ def lag_and_error(
     others = np.array([_vertex(grid, values - costs[:, b], dt) for b in range(B)])
     se = math.sqrt((B - 1) / B * float(np.sum((others - others.mean()) ** 2)))
     return lag, se
+
+
+def why_no_lag(log: PreparedLog, max_lag: float) -> str:
+    """Why :func:`lag_and_error` read no lag from ``log`` (its standard error infinite):
+    the first of its conditions that holds, in words for a report."""
+    t = log.t
+    if t is None:
+        return "the log has no time stamps"
+    if len(t) < 20:
+        return f"{len(t)} samples, fewer than 20"
+    dt = float(np.median(np.diff(t)))
+    inside = int(np.count_nonzero((t >= t[0] + max_lag) & (t <= t[-1] - max_lag)))
+    if dt <= 0:
+        return "its time stamps do not increase"
+    if inside < 10:
+        return (
+            f"{inside} samples more than the largest lag tried ({1e3 * max_lag:.0f} ms) "
+            "from either end, fewer than 10"
+        )
+    W = log.W[:, log.contact_order]
+    if np.ptp(W, axis=0).max(initial=0.0) <= 1e-9 * max(float(np.abs(W).max(initial=0.0)), 1e-300):
+        return "its contact wrenches never change"
+    return "the fit's cost is the same at every shift tried (the motion tells none apart)"
 
 
 def _vertex(grid: Array, values: Array, dt: float) -> float:

@@ -124,6 +124,8 @@ class IdentificationResult:
         estimate when it is beyond 1.96 standard errors, else 0.
     lag_estimates : dict of str to (float, float)
         Each log's lag estimate and its standard error [s] (delete-a-block jackknife).
+    lag_notes : dict of str to str
+        For each log whose lag could not be read (infinite standard error), why.
     cross_validation : CrossValidation or None
         Held-out prediction against the URDF (None: too few samples to hold any out).
     batch_length, n_batches : int
@@ -179,6 +181,7 @@ class IdentificationResult:
     noise_model: dict[str, float] = field(default_factory=dict)
     noise_lag_one: float = 0.0
     lag_estimates: dict[str, tuple[float, float]] = field(default_factory=dict)
+    lag_notes: dict[str, str] = field(default_factory=dict)
     held_directions: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
@@ -474,10 +477,8 @@ class IdentificationResult:
                     "told from 0: the log is fitted as timed"
                 )
             else:
-                lines.append(
-                    f"lag       {log}: none read (too short, no time stamps, or wrenches that "
-                    "never change)"
-                )
+                why = self.lag_notes.get(log, "the reason was not recorded")
+                lines.append(f"lag       {log}: none read: {why}")
         if self.inconsistent_urdf_links:
             lines.append(
                 "URDF      not a real rigid body (pseudo-inertia not positive definite): "
@@ -596,6 +597,7 @@ class IdentificationResult:
             "calibrations": {k: c.to_toml() for k, c in self.calibrations.items()},
             "lags": self.lags,
             "lag_estimates": {k: list(v) for k, v in self.lag_estimates.items()},
+            "lag_notes": dict(self.lag_notes),
             "cross_validation": None
             if self.cross_validation is None
             else {
