@@ -17,7 +17,7 @@ def benchmark_robot() -> tuple[wb.Robot, str, tuple[str, str]]:
         warnings.simplefilter("ignore")
         try:
             return wb.load("g1"), "g1", ("left_ankle_roll_link", "right_ankle_roll_link")
-        except wb.MissingDependencyError:
+        except wb.errors.MissingDependencyError:
             return wb.load("humanoid"), "humanoid", ("left_sole", "right_sole")
 
 

@@ -23,7 +23,7 @@ import numpy as np  # noqa: E402
 import pinocchio as pin  # noqa: E402
 from _common import benchmark_robot  # noqa: E402
 
-from wholebody.balance import newton_euler_residuals  # noqa: E402
+from wholebody.balance import newton_euler_residual  # noqa: E402
 from wholebody.contacts import SurfaceContact  # noqa: E402
 
 TARGET_RATE, TARGET_RATIO = 60_000, 2.2
@@ -67,7 +67,7 @@ def main(n: int = 50_000) -> None:
     robot, contacts = setup()
     Q, V, A, W = samples(robot, n)
     t_raw = best_of(lambda: raw_floor(robot, contacts, Q, V, A))
-    t_wb = best_of(lambda: newton_euler_residuals(robot, Q, V, A, contacts, W))
+    t_wb = best_of(lambda: newton_euler_residual(robot, Q, V, A, contacts, W))
     rate_raw, rate_wb = n / t_raw, n / t_wb
     print(
         f"robot {robot.name}: nq={robot.nq} nv={robot.nv}, {n} samples, 2 surface contacts, "
@@ -78,7 +78,7 @@ def main(n: int = 50_000) -> None:
         f"({1e6 / rate_raw:.2f} us/sample)"
     )
     print(
-        f"wholebody newton_euler_residuals:                          {rate_wb:10,.0f} samples/s  "
+        f"wholebody newton_euler_residual:                          {rate_wb:10,.0f} samples/s  "
         f"({1e6 / rate_wb:.2f} us/sample)"
     )
     print(f"ratio wholebody / floor: {t_wb / t_raw:.2f}x   (target <= {TARGET_RATIO}x)")

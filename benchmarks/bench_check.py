@@ -13,7 +13,7 @@ the shipped humanoid):
   is inconsistent, the diagnosis does not run.
 
 In-process figures are the CPU time of this thread (one core), best of 3, interleaved with
-``newton_euler_residuals`` on the same arrays.
+``newton_euler_residual`` on the same arrays.
 
 Run: python benchmarks/bench_check.py [N]
 """
@@ -34,7 +34,7 @@ import numpy as np
 from _common import benchmark_robot, synthetic_log, write_profile
 
 import wholebody as wb
-from wholebody.balance import newton_euler_residuals
+from wholebody.balance import newton_euler_residual
 from wholebody.check.analysis import check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.estimation import estimate_contact_wrenches_batch
@@ -121,7 +121,7 @@ def main(n: int = 100_000) -> None:
             best[label] = min(best[label], s)
             verdicts[label] = (report.verdict, len(report.diagnosis))
         s, _ = cpu(
-            newton_euler_residuals, robot, traj.q, traj.v, traj.a, contacts,
+            newton_euler_residual, robot, traj.q, traj.v, traj.a, contacts,
             traj.contact_wrenches.reshape(n, 12),
         )  # fmt: skip
         best_resid = min(best_resid, s)
@@ -139,7 +139,7 @@ def main(n: int = 100_000) -> None:
         verdict, findings = verdicts[label]
         print(f"{label:46s} {s:5.2f} s {n / s:9,.0f} samples/s  ({verdict}, {findings} findings)")
     print(
-        f"{'newton_euler_residuals (random log)':46s} {best_resid:5.2f} s "
+        f"{'newton_euler_residual (random log)':46s} {best_resid:5.2f} s "
         f"{n / best_resid:9,.0f} samples/s"
     )
     full = best["random, check_trajectory (diagnosis runs)"]

@@ -395,7 +395,7 @@ def main(repeats: int = 200) -> None:
     for name in ("g1", "humanoid"):
         try:
             robot, contacts, q = load(name)
-        except wb.MissingDependencyError as exc:
+        except wb.errors.MissingDependencyError as exc:
             print(f"\n{name}: skipped ({exc})")
             continue
         rows = measure(cases(robot, contacts, q), repeats)

@@ -687,7 +687,7 @@ def main(seconds: float = 1.0) -> None:
     )
     try:
         ours = loop(seconds, Ours)
-    except wb.MissingDependencyError as exc:
+    except wb.errors.MissingDependencyError as exc:
         print(f"skipped ({exc})")
         return
     problem = tsid_problem()

@@ -65,7 +65,7 @@ def talos_case() -> None:
         warnings.simplefilter("ignore")
         try:
             robot = wb.load("talos")
-        except wb.MissingDependencyError:
+        except wb.errors.MissingDependencyError:
             print("talos: example-robot-data not installed, skipped")
             return
     feet = ("left_sole_link", "right_sole_link")

@@ -1,6 +1,6 @@
 """Both cores and long logs: speed-up of ``workers=2`` and the memory of a 1,000,000-sample check.
 
-1. ``check_trajectory`` and ``newton_euler_residuals`` in this process with ``workers=1`` and
+1. ``check_trajectory`` and ``newton_euler_residual`` in this process with ``workers=1`` and
    ``workers=2`` on the same 200,000-sample log of a 35-dof humanoid (G1 when installed):
    samples/s and the speed-up, checking the results are identical.
 2. ``wholebody check`` in a subprocess on a 1,000,000-sample log: wall time and peak memory
@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 from _common import benchmark_robot, synthetic_log, write_profile
 
-from wholebody.balance import newton_euler_residuals
+from wholebody.balance import newton_euler_residual
 from wholebody.check.analysis import check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.parallel import default_workers
@@ -42,7 +42,7 @@ def main(n_speed: int = 200_000, n_memory: int = 1_000_000) -> None:
         report = check_trajectory(robot, traj, contacts, workers=workers, diagnose_causes=False)
         times["check", workers] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        res = newton_euler_residuals(
+        res = newton_euler_residual(
             robot, traj.q, traj.v, traj.a, contacts, W, workers=workers, chunk_size=25_000
         )
         times["residual", workers] = time.perf_counter() - t0

@@ -130,7 +130,7 @@ def main() -> dict[str, float]:
     grf = np.array([40.0, -15.0, 700.0])  # ground reaction force [N], world axes
     cop = robot.frame_position(q, "cop")
 
-    joints = joint_reaction_wrenches(robot, q, v, a, external={"cop": grf})
+    joints = joint_reaction_wrenches(robot, q, v, a, external_wrenches={"cop": grf})
     ankle, knee = joints["ankle_z"], joints["root_joint"]
     F_A, M_A_foot, F_K, M_K_shank, R_F, R_S = seed_matrix_solution(robot, q, v, a, grf, cop)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 import wholebody as wb
-from wholebody.balance import newton_euler_residuals
+from wholebody.balance import newton_euler_residual
 from wholebody.check.plots import optional_pyplot, output_dir
 from wholebody.contacts import SurfaceContact
 from wholebody.models import (
@@ -84,11 +84,11 @@ def main() -> None:
         Q.append(q), V.append(v), A.append(a), W.append(np.r_[left.as_vector(), right.as_vector()])
     Q, V, A, W = map(np.array, (Q, V, A, W))
 
-    clean = newton_euler_residuals(robot, Q, V, A, feet, W)
+    clean = newton_euler_residual(robot, Q, V, A, feet, W)
     bad = W.copy()
     flip = (t >= 0.8) & (t <= 1.2)
     bad[flip, 6:] *= -1.0  # right foot logged as the action on the ground, not the reaction
-    broken = newton_euler_residuals(robot, Q, V, A, feet, bad)
+    broken = newton_euler_residual(robot, Q, V, A, feet, bad)
 
     print(f"{N} samples, weight {robot.weight:.1f} N")
     print(

@@ -12,7 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from wholebody._aliases import resolve
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "wholebody"
 
@@ -32,7 +31,7 @@ LAYERS = [
     ["balance"],
     ["models"],
     ["robot"],
-    ["contacts", "spatial", "parallel", "limits", "_progress", "_optional", "_aliases", "_lazy"],
+    ["contacts", "spatial", "parallel", "limits", "_progress", "_optional", "_lazy"],
     ["_compiled"],
     ["errors"],
 ]
@@ -140,7 +139,6 @@ def test_no_private_names_imported_across_modules():
 
 
 def _unit(module: str) -> str:
-    module = resolve(module) or module  # an old path (wholebody._aliases) counts as its home
     parts = module.split(".")[1:]
     if parts[:2] == ["io", "logfiles"]:
         return "io.logfiles"
@@ -170,8 +168,8 @@ def test_imports_run_down_the_layers():
     assert {_unit(m) for m in modules} - {""} <= set(layer), "a unit missing from LAYERS"
     offenders = []
     for name, path in modules.items():
-        if name == "wholebody" or name.startswith("wholebody._aliases"):
-            continue  # the package face and the compatibility paths name everything
+        if name == "wholebody":
+            continue  # the package face names the first-hour API of every layer
         here = _unit(name)
         late = {t for t, _ in _imports(name, path)} - _top_level_imports(name, path)
         for target in _top_level_imports(name, path) | late:

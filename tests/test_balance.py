@@ -13,7 +13,6 @@ from wholebody.balance import (
     gravito_inertial_wrench,
     joint_reaction_wrenches,
     newton_euler_residual,
-    newton_euler_residuals,
     zmp,
 )
 from wholebody.contacts import PointContact, SurfaceContact
@@ -142,7 +141,7 @@ def test_batch_equals_single_and_flags_bad_rows(humanoid):
     V[7, 2] = np.nan  # non-finite velocity
     Wst[9, 4] = np.inf  # non-finite wrench
     Q[10, 3:7] *= 1 + 3e-7  # renormalised silently in batch
-    batch = newton_euler_residuals(humanoid, Q, V, A, FEET, Wst)
+    batch = newton_euler_residual(humanoid, Q, V, A, FEET, Wst)
     assert len(batch) == 12 and batch.n_checked == 9
     assert list(batch.reasons) == [5, 7, 9]
     assert "base quaternion norm" in batch.reasons[5]
@@ -166,9 +165,9 @@ def test_batch_shape_errors_name_the_problem(humanoid):
     Q = np.tile(humanoid.neutral(), (4, 1))
     Z = np.zeros((4, 25))
     with pytest.raises(StateError, match=r"v must have shape \(N, 25\), got \(4, 24\)"):
-        newton_euler_residuals(humanoid, Q, Z[:, :24], Z, FEET, np.zeros((4, 12)))
+        newton_euler_residual(humanoid, Q, Z[:, :24], Z, FEET, np.zeros((4, 12)))
     with pytest.raises(StateError, match=r"contact wrenches have 3 samples, states have 4"):
-        newton_euler_residuals(humanoid, Q, Z, Z, FEET, np.zeros((3, 12)))
+        newton_euler_residual(humanoid, Q, Z, Z, FEET, np.zeros((3, 12)))
     with pytest.raises(
         StateError, match=r"contact 'left_sole' takes a wrench \(f, tau\) \(6,\) per sample"
     ):
@@ -266,7 +265,7 @@ def test_residual_has_one_shape_convention(humanoid):
     q, v, a, W = consistent_sample(humanoid, FEET, rng)
     W[1] = W[1] + np.array([0.0, 0.0, 10.0, 0.0, 0.0, 0.0])
     single = newton_euler_residual(humanoid, q, v, a, FEET, W)
-    batch = newton_euler_residuals(
+    batch = newton_euler_residual(
         humanoid, q[None], v[None], a[None], FEET, np.concatenate(W)[None]
     )
     assert single.force.shape == (3,) and batch.force.shape == (1, 3)
@@ -275,22 +274,20 @@ def test_residual_has_one_shape_convention(humanoid):
     assert_allclose(batch[0].wrench.as_vector(), single.wrench.as_vector(), rtol=0, atol=1e-12)
 
 
-def test_deprecated_external_argument_warns_and_agrees(humanoid):
-    from wholebody.errors import WholebodyDeprecationWarning
-
+def test_a_known_push_balances_as_a_wrench_or_per_sample_rows(humanoid):
     rng = np.random.default_rng(8)
     w_push = rng.normal(scale=50.0, size=6)
     q, v, a, W = consistent_sample(humanoid, FEET, rng, external={"torso": w_push})
     push = Wrench.from_vector(w_push, humanoid.frame_position(q, "torso"))
-    with pytest.warns(WholebodyDeprecationWarning, match="external_wrenches"):
-        old = newton_euler_residual(humanoid, q, v, a, FEET, W, external=[push])
-    assert old.force_norm < TOL_N
+    single = newton_euler_residual(humanoid, q, v, a, FEET, W, external_wrenches={"push": push})
+    assert single.force_norm < TOL_N
     Q, V, A, Wst = q[None], v[None], a[None], np.concatenate(W)[None]
-    with pytest.warns(WholebodyDeprecationWarning, match="known_wrenches"):
-        batch = newton_euler_residuals(
-            humanoid, Q, V, A, FEET, Wst, known_wrenches={"torso": w_push[None]}
-        )
+    batch = newton_euler_residual(
+        humanoid, Q, V, A, FEET, Wst, external_wrenches={"torso": w_push[None]}
+    )
     assert batch.force_norm[0] < TOL_N
+    # Without the push the same samples do not balance: the wrench was used.
+    assert newton_euler_residual(humanoid, q, v, a, FEET, W).force_norm > 1.0
 
 
 def test_unphysical_wrenches_are_flagged_or_refused(humanoid):
@@ -302,7 +299,7 @@ def test_unphysical_wrenches_are_flagged_or_refused(humanoid):
     Wst = np.array([np.concatenate(s[3]) for s in samples])
     Wst[1, 2] = 1e12  # a diverged simulation
     Wst[2, 0] = 1e300  # would overflow in the cross products
-    batch = newton_euler_residuals(humanoid, Q, V, A, FEET, Wst)
+    batch = newton_euler_residual(humanoid, Q, V, A, FEET, Wst)
     assert list(batch.reasons) == [1, 2]
     assert "beyond physical magnitudes (> 1000 m g)" in batch.reasons[1]
     assert batch.force_norm[[0, 3]].max() < TOL_N and np.isnan(batch.force_norm[[1, 2]]).all()
@@ -319,4 +316,4 @@ def test_unphysical_wrenches_are_flagged_or_refused(humanoid):
     ):
         newton_euler_residual(humanoid, Q[0], V[0], A[0], FEET, Wst[0], at=object())
     with pytest.raises(InvalidArgumentError, match="workers must be at least 1, got 0"):
-        newton_euler_residuals(humanoid, Q, V, A, FEET, Wst, workers=0)
+        newton_euler_residual(humanoid, Q, V, A, FEET, Wst, workers=0)

@@ -325,7 +325,7 @@ def test_recorder_without_forward_pass_is_inconsistent_after_a_step(stand_exampl
     traj = rec.trajectory()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        report = wb.analysis.check_trajectory(
+        report = wb.check_trajectory(
             build.robot, traj, contacts, force_tolerance=RESIDUAL_TOL / robot.weight
         )
     assert report.force_norm.max() > 1e-3

@@ -253,7 +253,7 @@ def g1_standing():
     pytest.importorskip("mujoco")
     try:
         wb.load("g1")
-    except wb.MissingDependencyError:
+    except wb.errors.MissingDependencyError:
         pytest.skip("example-robot-data is not installed")
     sys.path.insert(0, str(ROOT / "examples"))
     import mujoco_any_humanoid
@@ -359,7 +359,7 @@ def test_talos_loads_without_a_false_mimic_warning():
         warnings.simplefilter("always")
         try:
             wb.load("talos")
-        except wb.MissingDependencyError:
+        except wb.errors.MissingDependencyError:
             pytest.skip("example-robot-data is not installed")
     assert not [w for w in caught if "mimic" in str(w.message)]
 
@@ -370,7 +370,7 @@ def test_g1_warns_of_its_links_without_inertia():
     with pytest.warns(ModelWarning, match=r"4 links have no <inertial>.*pybullet: 1 kg"):
         try:
             wb.load("g1")
-        except wb.MissingDependencyError:
+        except wb.errors.MissingDependencyError:
             pytest.skip("example-robot-data is not installed")
 
 
@@ -379,7 +379,7 @@ def third_party(request):
     pytest.importorskip("mujoco")
     try:
         wb.load(request.param)
-    except wb.MissingDependencyError:
+    except wb.errors.MissingDependencyError:
         pytest.skip("example-robot-data is not installed")
     sys.path.insert(0, str(ROOT / "examples"))
     import mujoco_any_humanoid

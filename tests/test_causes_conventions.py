@@ -103,7 +103,7 @@ def test_q_from_named_refuses_positions_beyond_the_limits(humanoid):
 def test_third_party_robot_degrees():
     try:
         talos = wb.load("talos")
-    except wb.MissingDependencyError:
+    except wb.errors.MissingDependencyError:
         pytest.skip("example-robot-data is not installed")
     rng = np.random.default_rng(0)
     lo = talos.model.lowerPositionLimit[7:]

@@ -130,7 +130,7 @@ def test_lag_interval_covers_under_correlated_noise(humanoid, fine):
 def test_third_party_robot_lag(humanoid):
     try:
         wb.load("g1")
-    except wb.MissingDependencyError:
+    except wb.errors.MissingDependencyError:
         pytest.skip("example-robot-data is not installed")
     sys.path.insert(0, str(ROOT / "examples"))
     import mujoco_any_humanoid

@@ -19,7 +19,7 @@ import pinocchio as pin
 import pytest
 
 import wholebody as wb
-from wholebody.balance import newton_euler_residuals
+from wholebody.balance import newton_euler_residual
 from wholebody.contacts import PointContact, SurfaceContact
 from wholebody.conventions import (
     ConventionReport,
@@ -290,7 +290,7 @@ def _residual_of_differentiated(robot, traj):
     if traj.external_wrenches is not None:
         ext = {f: traj.external_wrenches[:, j] for j, f in enumerate(traj.external_frames)}
     wrenches = {n: traj.contact_wrenches[:, j] for j, n in enumerate(traj.contact_names)}
-    return traj, newton_euler_residuals(robot, q, v, a, FEET, wrenches, external_wrenches=ext)
+    return traj, newton_euler_residual(robot, q, v, a, FEET, wrenches, external_wrenches=ext)
 
 
 def test_expected_error_closed_form_step(humanoid):

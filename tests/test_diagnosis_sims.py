@@ -59,7 +59,7 @@ def g1_standing(examples):
     _, any_humanoid = examples
     try:
         wb.load("g1")
-    except wb.MissingDependencyError:
+    except wb.errors.MissingDependencyError:
         pytest.skip("example-robot-data is not installed")
     build, traj, report = any_humanoid.stand("g1", 0.3)
     assert report.verdict == "consistent"

@@ -14,7 +14,6 @@ from wholebody.errors import (
     InvalidArgumentError,
     SolverError,
     StateError,
-    WholebodyDeprecationWarning,
 )
 from wholebody.estimation import (
     SolverNotAvailableError,
@@ -331,13 +330,6 @@ def test_pushed_log_in_batch_with_the_push_given_is_exact(humanoid, pushed_log):
         humanoid, q, v, a, DECLARED, tau=tau, external_wrenches={"torso": (f, origin + lever)}
     )
     assert_allclose(pair.wrenches, truth, rtol=0, atol=TOL)
-    # The deprecated name still works, with a warning, and gives the same.
-    with pytest.warns(WholebodyDeprecationWarning, match="known_wrenches") as caught:
-        old = estimate_contact_wrenches_batch(
-            humanoid, q[:5], v[:5], a[:5], DECLARED, tau=tau[:5], known_wrenches={"torso": push[:5]}
-        )
-    assert caught[0].filename == __file__  # the warning points at the caller's line
-    assert_allclose(old.wrenches, truth[:5], rtol=0, atol=TOL)
     # Single samples agree.
     i = int(np.flatnonzero(on)[10])
     single = estimate_contact_wrenches(

@@ -5,13 +5,11 @@ through its own API), and the closed form at rest."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from wholebody.errors import StateError, WholebodyDeprecationWarning
+from wholebody.errors import StateError
 from wholebody.estimation import (
     ContactEstimate,
     EstimationBatch,
@@ -80,26 +78,6 @@ def test_the_one_sample_path_of_earlier_releases_is_unchanged(humanoid):
     row = estimate_contact_wrenches(humanoid, Q[:1], V[:1], A[:1], FEET)
     assert row.is_batch and len(row) == 1
     assert_allclose(row.wrenches[0], old.x, rtol=0, atol=TOL)
-
-
-@pytest.mark.parametrize("n", [None, 2])
-def test_deprecated_known_wrenches_warn_at_the_callers_line(humanoid, n):
-    q, zero = humanoid.neutral(), np.zeros(humanoid.nv)
-    push = {"torso": np.array([10.0, 0.0, 0.0])}
-    if n is not None:
-        q, zero = np.tile(q, (n, 1)), np.zeros((n, humanoid.nv))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        est = estimate_contact_wrenches(humanoid, q, zero, zero, FEET, known_wrenches=push)
-    hits = [w for w in caught if issubclass(w.category, WholebodyDeprecationWarning)]
-    assert len(hits) == 1 and hits[0].filename == __file__
-    with_push = estimate_contact_wrenches(humanoid, q, zero, zero, FEET, external_wrenches=push)
-    assert_allclose(
-        np.asarray(est.x if n is None else est.wrenches),
-        np.asarray(with_push.x if n is None else with_push.wrenches),
-        rtol=0,
-        atol=0,
-    )
 
 
 def test_a_single_row_batch_says_what_changed():

@@ -77,7 +77,7 @@ def test_fast_path_on_g1_equals_the_qpsolvers_path():
         warnings.simplefilter("ignore")
         try:
             robot = wb.load("g1")
-        except wb.MissingDependencyError:
+        except wb.errors.MissingDependencyError:
             pytest.skip("G1 needs example-robot-data")
     frames = ("left_ankle_roll_link", "right_ankle_roll_link")
     feet = [SurfaceContact(f, half_length=0.12, half_width=0.05, mu=0.8) for f in frames]

@@ -307,7 +307,7 @@ def talos():
         warnings.simplefilter("ignore")
         try:
             return wb.load("talos")
-        except wb.MissingDependencyError:
+        except wb.errors.MissingDependencyError:
             pytest.skip("example-robot-data not installed")
 
 

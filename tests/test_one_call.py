@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import wholebody
-from wholebody.balance import newton_euler_residual, newton_euler_residuals
+from wholebody.balance import newton_euler_residual
 from wholebody.contacts import SurfaceContact
 from wholebody.errors import StateError
 
@@ -37,10 +37,6 @@ def test_n_samples_through_the_one_call_equal_the_single_sample_path(squat):
     # Two implementations of the formula: Python floats per sample, numpy columns per batch.
     np.testing.assert_allclose(batch.force, [s.force for s in singles], rtol=0, atol=1e-9)
     np.testing.assert_allclose(batch.moment, [s.moment for s in singles], rtol=0, atol=1e-9)
-    old = newton_euler_residuals(robot, q, v, a, feet, W, at="origin")
-    new = newton_euler_residual(robot, q, v, a, feet, W, at="origin")
-    np.testing.assert_array_equal(old.force, new.force)
-    np.testing.assert_array_equal(old.moment, new.moment)
 
 
 def test_at_rest_without_contact_wrenches_the_residual_is_the_weight_per_sample():

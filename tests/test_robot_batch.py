@@ -30,7 +30,7 @@ def _g1() -> wb.Robot:
         warnings.simplefilter("ignore")
         try:
             return wb.load("g1")
-        except wb.MissingDependencyError:
+        except wb.errors.MissingDependencyError:
             pytest.skip("example-robot-data (G1) not installed")
 
 

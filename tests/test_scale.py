@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import wholebody as wb
-from wholebody.balance import newton_euler_residuals
+from wholebody.balance import newton_euler_residual
 from wholebody.check.analysis import check_trajectory
 from wholebody.check.many import check_many, connect, format_table
 from wholebody.contacts import SurfaceContact
@@ -75,8 +75,8 @@ def test_check_with_two_workers_equals_one(humanoid, bad_log):
 def test_residuals_and_estimates_with_two_workers_equal_one(humanoid, bad_log):
     q, v, a, tau = bad_log.for_robot(humanoid)
     W = bad_log.contact_wrenches.reshape(len(bad_log), -1)
-    r1 = newton_euler_residuals(humanoid, q, v, a, FEET, W)
-    r2 = newton_euler_residuals(humanoid, q, v, a, FEET, W, workers=2, chunk_size=300)
+    r1 = newton_euler_residual(humanoid, q, v, a, FEET, W)
+    r2 = newton_euler_residual(humanoid, q, v, a, FEET, W, workers=2, chunk_size=300)
     _same(r2.force, r1.force)
     _same(r2.moment, r1.moment)
     assert r2.reasons == r1.reasons

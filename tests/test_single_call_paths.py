@@ -21,7 +21,6 @@ from wholebody.balance import (
     contact_wrench,
     gravito_inertial_wrench,
     newton_euler_residual,
-    newton_euler_residuals,
 )
 from wholebody.balance.newton_euler import newton_euler_residual_arrays, wrench_sum
 from wholebody.contacts import PointContact, SurfaceContact
@@ -89,7 +88,7 @@ def test_residual_fast_path_equals_reference_and_batch(humanoid, seed, at):
     stacked = np.concatenate(
         [np.r_[w, np.zeros(6 - len(w))][: c.size] for c, w in zip(CONTACTS, wrenches, strict=True)]
     )
-    batch = newton_euler_residuals(
+    batch = newton_euler_residual(
         humanoid,
         np.stack([q, q, q]),
         np.stack([v, v, v]),

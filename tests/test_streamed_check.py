@@ -212,13 +212,13 @@ def test_streamed_synthetic_g1_like_log(tmp_path, profile):
 
 
 def test_streamed_residual_matches_batch_residual(tmp_path, profile, squat):
-    """An independent path: newton_euler_residuals on the whole arrays (rtol 0, atol 1e-9)."""
-    from wholebody.balance import newton_euler_residuals
+    """An independent path: newton_euler_residual on the whole arrays (rtol 0, atol 1e-9)."""
+    from wholebody.balance import newton_euler_residual
 
     path = _write(squat, tmp_path / "log.h5")
     got = check_log(profile.robot, path, profile.contacts, chunk_size=100, conventions=False)
     q, v, a, _ = squat.for_robot(profile.robot)
-    res = newton_euler_residuals(
+    res = newton_euler_residual(
         profile.robot, q, v, a, profile.contacts, squat.contact_wrenches.reshape(len(squat), -1)
     )
     np.testing.assert_allclose(got.residual_force, res.force, rtol=0, atol=1e-9)

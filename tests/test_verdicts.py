@@ -347,7 +347,7 @@ def test_float32_third_party_robot_is_consistent(examples):
     _, any_humanoid = examples
     try:
         wb.load("g1")
-    except wb.MissingDependencyError:
+    except wb.errors.MissingDependencyError:
         pytest.skip("example-robot-data is not installed")
     build, traj, _ = any_humanoid.stand("g1", 0.3)
     traj = _float32(traj)

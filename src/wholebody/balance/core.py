@@ -23,7 +23,7 @@ are in :mod:`wholebody.balance.cop` (re-exported here).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -45,7 +45,6 @@ from .newton_euler import (
     ExternalWrench,
     ExternalWrenches,
     Residual,
-    ResidualBatch,
     beyond_physical_magnitude,
     check_sample_wrenches,
     newton_euler_residual_arrays,
@@ -62,9 +61,7 @@ __all__ = [
     "gravito_inertial_wrench",
     "contact_wrench",
     "newton_euler_residual",
-    "newton_euler_residuals",
     "Residual",
-    "ResidualBatch",
     "centre_of_pressure",
     "cop_in_contact_frame",
     "CentreOfPressure",
@@ -215,7 +212,6 @@ def contact_wrench(
     *,
     at: str | ArrayLike = "com",
     external_wrenches: ExternalWrenches | None = None,
-    external: Sequence[Any] | None = None,
 ) -> Wrench:
     """Sum of the contact wrenches (and known external ones) about ``at``.
 
@@ -231,8 +227,6 @@ def contact_wrench(
         Point to take moments about.
     external_wrenches : mapping, optional
         Known external wrenches (a push), see :data:`ExternalWrenches`.
-    external : deprecated
-        Sequence of :class:`Wrench`; use ``external_wrenches``.
 
     Returns
     -------
@@ -240,11 +234,7 @@ def contact_wrench(
         World axes, about ``at`` [N, N m].
     """
     q = robot.check_q(q)
-    ext = (  # called here: a deprecation warning points at the caller's line
-        parse_external_wrenches(external_wrenches, 1, external=external)
-        if external_wrenches or external
-        else []
-    )
+    ext = parse_external_wrenches(external_wrenches, 1) if external_wrenches else []
     rows, frames, given = _sample_layout(robot, contacts, wrenches, ext, robot._weight)
     # Positions only: the CoM and the frames' origins, without the momentum work of a pass.
     com, positions = robot._com_sample(q, frames)
@@ -269,8 +259,6 @@ def newton_euler_residual(
     *,
     at: str | ArrayLike = "com",
     external_wrenches: ExternalWrenches | None = None,
-    external: Sequence[Any] | None = None,
-    known_wrenches: Mapping[str, Any] | None = None,
     workers: int = 1,
     chunk_size: int = 20_000,
 ) -> Residual:
@@ -278,7 +266,7 @@ def newton_euler_residual(
 
     One call for both, like SciPy's ``Rotation``: ``q`` of shape (nq,) is one sample (its
     fast path; bad input raises), ``q`` of shape (N, nq) is N samples, computed as
-    :func:`newton_euler_residuals` computes them (bad samples flagged, never dropped). The
+    :func:`newton_euler_residual` computes them (bad samples flagged, never dropped). The
     :class:`Residual` says which it holds (:attr:`Residual.is_batch`).
 
     Parameters
@@ -289,15 +277,18 @@ def newton_euler_residual(
     contacts : sequence of PointContact or SurfaceContact
     wrenches : sequence, mapping or array
         Per contact, world axes at the contact frame's origin [N, N m]
-        (see :func:`stack_contact_wrenches`; for N samples as :func:`newton_euler_residuals`).
+        (see :func:`stack_contact_wrenches`; for N samples as :func:`newton_euler_residual`).
     at : "com", "origin" or array of shape (3,)
         Point to take moments about.
     external_wrenches : mapping, optional
-        Known external wrenches (a push), see :data:`ExternalWrenches`.
-    external, known_wrenches : deprecated
-        Use ``external_wrenches``.
-    workers, chunk_size : int
-        N samples only: as in :func:`newton_euler_residuals`.
+        Known external wrenches (a push), see :data:`ExternalWrenches`; for N samples, values
+        per sample (N, 6) / (N, 3) or constant.
+    workers : int
+        N samples only: processes sharing the samples, in chunks of ``chunk_size``; the
+        result is identical to ``workers=1``, and a chunk that fails flags its samples with
+        the error.
+    chunk_size : int
+        N samples only: samples per chunk.
 
     Returns
     -------
@@ -336,28 +327,11 @@ def newton_euler_residual(
     """
     # N samples take the batch path (an array's ndim read directly: np.ndim costs ~0.1 us).
     if (q.ndim if type(q) is np.ndarray else np.ndim(q)) == 2:
-        return newton_euler_residuals(
-            robot,
-            q,
-            v,
-            a,
-            contacts,
-            wrenches,
-            at=at,
-            external_wrenches=external_wrenches,
-            external=external,
-            known_wrenches=known_wrenches,
-            workers=workers,
-            chunk_size=chunk_size,
+        return _newton_euler_batch(
+            robot, q, v, a, contacts, wrenches, at, external_wrenches, workers, chunk_size
         )
     q, v, a = robot._check_qva(q, v, a)
-    ext = (  # called here: a deprecation warning points at the caller's line
-        parse_external_wrenches(
-            external_wrenches, 1, external=external, known_wrenches=known_wrenches
-        )
-        if external_wrenches or external or known_wrenches
-        else []
-    )
+    ext = parse_external_wrenches(external_wrenches, 1) if external_wrenches else []
     weight = robot._weight
     rows, frames, given = _sample_layout(robot, contacts, wrenches, ext, weight)
     com, rate, positions = robot._centroidal_sample(q, v, a, frames)
@@ -374,58 +348,26 @@ def newton_euler_residual(
 # --- batches ------------------------------------------------------------------------------
 
 
-def newton_euler_residuals(
+def _newton_euler_batch(
     robot: Robot,
     q: ArrayLike,
     v: ArrayLike,
     a: ArrayLike,
     contacts: Sequence[Contact],
     wrenches: Any,
-    *,
-    at: str | ArrayLike = "com",
-    external_wrenches: ExternalWrenches | None = None,
-    external: Sequence[Any] | None = None,
-    known_wrenches: Mapping[str, ArrayLike] | None = None,
-    workers: int = 1,
-    chunk_size: int = 20_000,
+    at: str | ArrayLike,
+    external_wrenches: ExternalWrenches | None,
+    workers: int,
+    chunk_size: int,
 ) -> Residual:
-    """Newton-Euler residuals of N samples: one Pinocchio pass per sample, algebra batched.
-
-    :func:`newton_euler_residual` takes N samples too (it calls this); this name is kept for
-    code that wants to say "a batch" (and raises when ``q`` is not (N, nq)).
-
-    Parameters
-    ----------
-    q : array, shape (N, nq)
-    v, a : arrays, shape (N, nv)
-    contacts : sequence of PointContact or SurfaceContact
-    wrenches : array (N, sum of sizes), or per contact (N, 3) / (N, 6)
-        World axes at each contact frame's origin [N, N m].
-    at : "com", "origin" or array of shape (3,)
-        Point to take moments about (per sample for "com").
-    external_wrenches : mapping, optional
-        Known external wrenches, see :data:`ExternalWrenches`; values per sample (N, 6) /
-        (N, 3) or constant; the named frames' origins come from the same Pinocchio pass.
-    external, known_wrenches : deprecated
-        Use ``external_wrenches``.
-    workers : int
-        Processes sharing the samples, in chunks of ``chunk_size``; the result is identical
-        to ``workers=1``, and a chunk that fails flags its samples with the error.
-
-    Returns
-    -------
-    Residual
-        Force and moment of shape (N, 3). Samples with non-finite values, a bad quaternion or
-        wrenches beyond physical magnitudes are flagged (NaN residual) and listed with the
-        reason; the others are computed.
-    """
+    """The residuals of N samples (:func:`newton_euler_residual` with ``q`` of shape (N, nq)):
+    one Pinocchio pass per sample, the algebra batched; bad samples flagged (NaN residual,
+    with the reason), the others computed."""
     Q = np.asarray(q, dtype=float)
     if Q.ndim != 2:
         raise StateError(f"q must have shape (N, {robot.nq}), got {Q.shape}")
     N = Q.shape[0]
-    ext = parse_external_wrenches(
-        external_wrenches, N, external=external, known_wrenches=known_wrenches
-    )
+    ext = parse_external_wrenches(external_wrenches, N)
     if workers < 1:
         raise InvalidArgumentError(f"workers must be at least 1, got {workers}")
     if workers > 1:

@@ -17,7 +17,6 @@ one sample (the single calls), the same operations in the same order.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..contacts import Contact
-from ..errors import InvalidArgumentError, StateError, WholebodyDeprecationWarning
+from ..errors import InvalidArgumentError, StateError
 from ..spatial import Wrench
 
 __all__ = [
@@ -41,7 +40,6 @@ __all__ = [
     "beyond_physical_magnitude",
     "check_sample_wrenches",
     "Residual",
-    "ResidualBatch",
 ]
 
 
@@ -318,14 +316,9 @@ def _as_wrench_rows(value: Any, N: int, name: str) -> Array:
 
 
 def parse_external_wrenches(
-    external_wrenches: ExternalWrenches | None,
-    N: int,
-    *,
-    external: Sequence[Any] | None = None,
-    known_wrenches: Mapping[str, Any] | None = None,
-    stacklevel: int = 3,
+    external_wrenches: ExternalWrenches | None, N: int
 ) -> list[ExternalWrench]:
-    """Parse known external wrenches (and the deprecated ``external`` / ``known_wrenches``).
+    """Parse known external wrenches.
 
     Parameters
     ----------
@@ -333,35 +326,13 @@ def parse_external_wrenches(
         See :data:`ExternalWrenches`.
     N : int
         Number of samples; constant values are broadcast.
-    stacklevel : int
-        Of the deprecation warnings, counted from this function (3: the caller's caller).
 
     Returns
     -------
     list of ExternalWrench
-        In the mapping's order (deprecated arguments first).
+        In the mapping's order.
     """
     merged: dict[str, Any] = {}
-    if external:
-        warnings.warn(
-            "the 'external' argument of the balance functions is deprecated; pass "
-            "external_wrenches={name: Wrench or (wrench, point)} instead",
-            WholebodyDeprecationWarning,
-            stacklevel=stacklevel,
-        )
-        merged.update(
-            {
-                f"external[{i}]": e if isinstance(e, Wrench) else tuple(e)
-                for i, e in enumerate(external)
-            }
-        )
-    if known_wrenches:
-        warnings.warn(
-            "'known_wrenches' is deprecated; pass external_wrenches={frame: wrench} instead",
-            WholebodyDeprecationWarning,
-            stacklevel=stacklevel,
-        )
-        merged.update(known_wrenches)
     if external_wrenches is not None and not isinstance(external_wrenches, Mapping):
         raise InvalidArgumentError(
             "external_wrenches must be a mapping {frame or label: wrench}, got "
@@ -539,6 +510,3 @@ class Residual:
         """Samples that were checked (not flagged)."""
         return int(np.sum(~np.asarray(self.flagged)))
 
-
-#: The batch residual is a :class:`Residual` of N samples (the former separate class).
-ResidualBatch = Residual

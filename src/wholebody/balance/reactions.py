@@ -6,7 +6,6 @@ algorithm with the contact and other known wrenches acting on their frames' bodi
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -14,7 +13,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..contacts import Contact
-from ..errors import WholebodyDeprecationWarning
 from ..robot.core import Robot
 from ..spatial import Wrench
 from .newton_euler import check_sample_wrenches, stack_contact_wrenches
@@ -31,7 +29,6 @@ def joint_reaction_wrenches(
     wrenches: Any = (),
     *,
     external_wrenches: Mapping[str, Any] | None = None,
-    external: Mapping[str, Any] | None = None,
 ) -> dict[str, Wrench]:
     """The wrench each joint transmits from its parent to its child subtree (seed 000).
 
@@ -47,21 +44,13 @@ def joint_reaction_wrenches(
     external_wrenches : mapping of frame name to wrench, optional
         Other known wrenches on the robot, world axes at the frame origin ((6,) or (3,)), or
         :class:`Wrench` values (moved to the frame origin).
-    external : deprecated
-        Use ``external_wrenches``.
 
     Returns
     -------
     dict of str to Wrench
         Joint name -> wrench in world axes about the joint centre [N, N m].
     """
-    if external:
-        warnings.warn(
-            "'external' is deprecated; pass external_wrenches={frame: wrench}",
-            WholebodyDeprecationWarning,
-            stacklevel=2,
-        )
-    ext: dict[str, Any] = {**dict(external or {}), **dict(external_wrenches or {})}
+    ext: dict[str, Any] = dict(external_wrenches or {})
     if contacts:
         W = stack_contact_wrenches(contacts, wrenches, 1)[0]
         check_sample_wrenches(W, "contact wrenches", robot.weight)

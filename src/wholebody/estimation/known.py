@@ -127,9 +127,7 @@ def prepare_known(
     StateError
         Bad shapes, or non-finite values (when ``finite``; a batch flags those samples).
     """
-    items = parse_external_wrenches(
-        external_wrenches, N, known_wrenches=known_wrenches, stacklevel=stacklevel + 1
-    )
+    items = parse_external_wrenches({**(known_wrenches or {}), **(external_wrenches or {})}, N)
     frame_names = set(robot.frame_names)
     e = len(items)
     wrench = np.zeros((N, e, 6))
