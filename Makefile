@@ -15,7 +15,7 @@ $(BIN)/.installed-dev: pyproject.toml
 $(BIN)/.installed-demo: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[plot,html]'
+	$(BIN)/python -m pip install --quiet -e '.[plot]'
 	touch $@
 
 # The README's test command (.ci/run calls it): gates first, they take seconds.
@@ -37,9 +37,9 @@ speedups: $(BIN)/.installed-dev
 	if [ ! -f "$$so" ] || [ src/wholebody/_speedups.c -nt "$$so" ] || [ hatch_build.py -nt "$$so" ]; then \
 	  $(BIN)/python hatch_build.py || true; fi
 
-# The browser test (tests/test_report_html.py) drives Debian's chromium through Playwright
-# (never `playwright install`). Installed here when missing, as root or with sudo; without
-# it the browser test skips (and fails under WHOLEBODY_REQUIRE_BROWSER, as in .ci/run).
+# The browser tests (tests/test_report_html_browser.py) drive Debian's chromium through
+# Playwright (never `playwright install`). Installed here when missing, as root or with sudo;
+# without it the browser tests skip (and fail under WHOLEBODY_REQUIRE_BROWSER, as in .ci/run).
 CHROMIUM := /usr/bin/chromium
 chromium:
 	@test -x $(CHROMIUM) || { \

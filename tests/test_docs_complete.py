@@ -33,7 +33,6 @@ NEEDS = {
     "ros": r"ROS 2 bag|\bMCAP\b|\.mcap\b",
     "hdf5": r"\bHDF5\b|\.h5\b",
     "plot": r"--plot\b|\.plot\(|\bplot_schedule\b|\bplot_report\b",
-    "html": r"--html\b|\.to_html\(|report_html",
     "dask": r"--dask\b|\bDask\b",
     "mujoco": r"\bimport mujoco\b|MujocoRecorder|mujoco_bridge",
     "progress": r"--progress\b|progress bar",

@@ -191,14 +191,3 @@ def test_demo_figure_holds_the_clipped_utilisation(humanoid):
     labels = [line.get_label() for line in ax.get_lines()]
     assert "right_sole above 2 (inf: pulling)" in labels
     plt.close(fig)
-
-
-def test_html_without_plotly_says_which_extra(monkeypatch, capsys, tmp_path):
-    """Refused before the work, in one line naming the extra; nothing written."""
-    monkeypatch.setitem(sys.modules, "plotly", None)  # import plotly raises ImportError
-    page = tmp_path / "r.html"
-    config = str(models_dir() / "humanoid.toml")
-    assert main(["check", str(LOG), "--config", config, "--html", str(page)]) == 2
-    err = capsys.readouterr().err
-    assert "pip install 'wholebody[html]'" in err and err.count("\n") == 1
-    assert not page.exists()

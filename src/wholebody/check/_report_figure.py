@@ -1,8 +1,25 @@
-"""The time plots of the HTML report (:mod:`wholebody.check.report_html`): one Plotly figure of
-six linked rows over a shared time axis, with flagged and excused samples shaded."""
+"""The time plots of the HTML report (:mod:`wholebody.check.report_html`) as data for the
+page's script (``report_assets/report.js``, drawn with uPlot): six linked plots over a shared
+time axis, with flagged and excused samples shaded and explained on hover.
+
+:func:`figure` gives a JSON-ready dict::
+
+    {"t": [...], "step": int,
+     "plots": [{"title": str, "log": bool, "lines": [y, ...], "range": [lo, hi] | None,
+                "ticks": [name, ...] | None, "height": px,
+                "series": [{"label": str, "color": str, "y": [...], "width": px,
+                            "points": bool, "exact": [...] | None}, ...]}, ...],
+     "shades": [{"label": str, "color": str, "alpha": float, "count": int,
+                 "spans": [[t0, t1, text], ...]}, ...]}
+
+``y`` holds None where there is nothing to draw; ``exact`` (utilisation only, when clipped)
+the value shown on hover where the curve is drawn at the top of its axis (None: no normal
+force, so no utilisation).
+"""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -10,9 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._optional import require
-
-__all__ = ["MAX_POINTS", "Reducer", "cop_margin", "excused", "figure", "fmt", "merged", "spans"]
+__all__ = ["MAX_POINTS", "Reducer", "cop_margin", "excused", "figure", "figure_json", "spans"]
 
 Array = NDArray[np.float64]
 
@@ -24,24 +39,9 @@ _UTILISATION_TOP = 2.0
 _LOG_FLOOR = 1e-17
 # Shaded spans per kind at most; closer spans are merged beyond that.
 _MAX_SPANS = 300
-
-
-def fmt(value: Any) -> str:
-    """A number as the text report writes it (three significant digits), else its text."""
-    if value is None:
-        return "-"
-    if isinstance(value, (bool, np.bool_)):
-        return "yes" if value else "no"
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        return f"{float(value):.3g}"
-    if isinstance(value, (list, tuple)) and all(
-        isinstance(v, (int, float, np.number)) for v in value
-    ):
-        shown = ", ".join(fmt(v) for v in list(value)[:8])
-        return f"[{shown}{', ...' if len(value) > 8 else ''}]"
-    return str(value)
+# Significant digits of the plotted values (the hover shows three).
+_DIGITS = 4
+_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 
 
 # --- per-sample series -----------------------------------------------------------------------
@@ -115,14 +115,6 @@ class Reducer:
         return self._apply(x, "first")
 
 
-def as_list(x: Array) -> Array:
-    """Finite values kept, the rest NaN (a gap in the curve); an array, which Plotly takes
-    without checking each value (lists of 4000 floats take it seconds)."""
-    out = np.array(x, dtype=float)
-    out[~np.isfinite(out)] = np.nan
-    return out
-
-
 def excused(report: Any) -> list[tuple[str, NDArray[np.bool_], dict[int, str]]]:
     """Per-sample masks to shade beside ``flagged``: every other (N,) bool field of the report
     (``unreliable``, waived samples, ...), with its reasons when the report holds them."""
@@ -150,13 +142,14 @@ def excused(report: Any) -> list[tuple[str, NDArray[np.bool_], dict[int, str]]]:
     return out
 
 
-def _span_reason(reasons: Mapping[int, str], a: int, b: int, default: str) -> str:
+def _span_reason(reasons: Mapping[int, str], a: int, b: int) -> str:
+    """The most common reason of samples ``a`` to ``b`` ("" when none is held)."""
     said: dict[str, int] = {}
     for i in range(a, min(b, a + 2000) + 1):
         if i in reasons:
             said[reasons[i]] = said.get(reasons[i], 0) + 1
     if not said:
-        return default
+        return ""
     common = sorted(said.items(), key=lambda kv: -kv[1])
     text = common[0][0]
     return text + (f" (and {len(common) - 1} other reasons)" if len(common) > 1 else "")
@@ -165,200 +158,163 @@ def _span_reason(reasons: Mapping[int, str], a: int, b: int, default: str) -> st
 # --- the figure ------------------------------------------------------------------------------
 
 
-def figure(report: Any) -> Any:
-    require("plotly", "html", "HTML reports")
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
+def _series(label: str, y: Array, color: str, **extra: Any) -> dict[str, Any]:
+    return {"label": label, "color": color, "y": y, **extra}
 
-    names = list(report.contact_names)
-    k = len(names)
-    t_all = np.asarray(report.time, dtype=float)
-    red = Reducer(len(t_all))
-    t = as_list(red.first(t_all))
-    titles = (
-        "residual force / m g (tolerance dashed)",
-        "residual moment / m g [m] (tolerance dashed)",
-        "normal force [N]",
-        f"friction utilisation |f_t| / (mu f_n) (above {_UTILISATION_TOP:g}: drawn at "
-        f"{_UTILISATION_TOP:g}, marked)",
-        "CoP margin inside the sole [m] (negative: outside)",
-        "contact schedule (normal force above 2 % of m g)",
-    )
-    fig = make_subplots(
-        rows=6,
-        cols=1,
-        shared_xaxes=True,
-        vertical_spacing=0.035,
-        subplot_titles=titles,
-        row_heights=[0.2, 0.2, 0.16, 0.16, 0.16, 0.12],
-    )
-    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
+
+def _residual_plots(report: Any, red: Reducer) -> list[dict[str, Any]]:
     weight = float(report.weight)
-    for row, values, tol, label in (
-        (1, report.force_norm, report.force_tolerance, "|force| / m g"),
-        (2, report.moment_norm, report.moment_tolerance, "|moment| / m g [m]"),
-    ):
-        y = red.max(np.maximum(np.asarray(values) / weight, _LOG_FLOOR))
-        fig.add_trace(
-            go.Scattergl(x=t, y=as_list(y), name=label, mode="lines", line={"color": "#333"}),
-            row=row,
-            col=1,
+    return [
+        {
+            "title": f"{title} / m g{unit}, log scale (tolerance dashed)",
+            "log": True,
+            "lines": [float(tol)],
+            "series": [
+                _series(
+                    f"|{title.split()[1]}| / m g",
+                    red.max(np.maximum(np.asarray(values) / weight, _LOG_FLOOR)),
+                    "#333",
+                )
+            ],
+        }
+        for title, unit, values, tol in (
+            ("residual force", "", report.force_norm, report.force_tolerance),
+            ("residual moment", " in m", report.moment_norm, report.moment_tolerance),
         )
-        fig.add_hline(y=tol, line={"dash": "dash", "color": "#c00", "width": 1}, row=row, col=1)
-        fig.update_yaxes(type="log", row=row, col=1, exponentformat="power")
+    ]
+
+
+def _contact_plots(report: Any, red: Reducer) -> list[dict[str, Any]]:
+    """Normal force, utilisation (clipped at :data:`_UTILISATION_TOP`, marked), CoP margin
+    and the contact schedule, one curve per contact."""
+    names = list(report.contact_names)
     util = np.asarray(report.utilisation, dtype=float)
     margin = cop_margin(report)
     normal = np.asarray(report.normal_force, dtype=float)
     closed = np.asarray(report.contact_closed, dtype=bool)
-    finite_util = util[np.isfinite(util)]
     over_top = np.isinf(util) | (util > _UTILISATION_TOP)
+    finite = util[np.isfinite(util)]
     # The axis always reaches the largest value drawn (clipped values at the top).
-    top = (
-        _UTILISATION_TOP
-        if over_top.any()
-        else (float(finite_util.max()) if finite_util.size else 1.0)
-    )
+    top = _UTILISATION_TOP if over_top.any() else (float(finite.max()) if finite.size else 1.0)
+    force, friction, cop, schedule = [], [], [], []
     for j, name in enumerate(names):
-        color = palette[j % len(palette)]
-        common = {"legendgroup": name, "line": {"color": color}}
-        fig.add_trace(
-            go.Scattergl(
-                x=t, y=as_list(red.first(normal[:, j])), name=name, mode="lines", **common
-            ),
-            row=3,
-            col=1,
-        )
-        u = red.max(np.where(np.isnan(util[:, j]), np.nan, util[:, j]))
-        fig.add_trace(
-            go.Scattergl(
-                x=t,
-                y=as_list(np.minimum(u, _UTILISATION_TOP)),
-                customdata=[("inf" if v == math.inf else fmt(v)) for v in u],
-                hovertemplate="%{customdata}",
-                name=name,
-                mode="lines",
-                showlegend=False,
-                **common,
-            ),
-            row=4,
-            col=1,
-        )
+        color = _PALETTE[j % len(_PALETTE)]
+        force.append(_series(name, red.first(normal[:, j]), color))
+        u = red.max(util[:, j])
         clipped = red.max(over_top[:, j].astype(float)) > 0
+        exact = np.where(np.isinf(u), np.nan, u) if clipped.any() else None
+        friction.append(_series(name, np.minimum(u, _UTILISATION_TOP), color, exact=exact))
         if clipped.any():
-            fig.add_trace(
-                go.Scattergl(
-                    x=t[clipped],
-                    y=[_UTILISATION_TOP] * int(clipped.sum()),
-                    name=f"{name}: above {_UTILISATION_TOP:g} (inf: pulling)",
-                    mode="markers",
-                    marker={"symbol": "triangle-up", "color": color, "size": 6},
-                    legendgroup=name,
-                ),
-                row=4,
-                col=1,
+            friction.append(
+                _series(
+                    f"{name} above {_UTILISATION_TOP:g}",
+                    np.where(clipped, _UTILISATION_TOP, np.nan),
+                    color,
+                    points=True,
+                    exact=exact,
+                )
             )
         if np.isfinite(margin[:, j]).any():
-            fig.add_trace(
-                go.Scattergl(
-                    x=t,
-                    y=as_list(red.min(margin[:, j])),
-                    name=name,
-                    mode="lines",
-                    showlegend=False,
-                    **common,
-                ),
-                row=5,
-                col=1,
-            )
+            cop.append(_series(name, red.min(margin[:, j]), color))
         on = red.max(closed[:, j].astype(float)) > 0
-        fig.add_trace(
-            go.Scattergl(
-                x=t,
-                y=np.where(on, float(j), np.nan),
-                name=name,
-                mode="lines",
-                line={"color": color, "width": 10},
-                showlegend=False,
-                legendgroup=name,
-                hoverinfo="x+name",
-            ),
-            row=6,
-            col=1,
-        )
-    fig.add_hline(y=1.0, line={"dash": "dash", "color": "#c00", "width": 1}, row=4, col=1)
-    fig.add_hline(y=0.0, line={"dash": "dash", "color": "#c00", "width": 1}, row=5, col=1)
-    fig.update_yaxes(range=[0, max(1.1, 1.08 * top)], row=4, col=1)
-    fig.update_yaxes(tickvals=list(range(k)), ticktext=names, range=[-0.6, k - 0.4], row=6, col=1)
-    fig.update_xaxes(title_text="time [s]", row=6, col=1)
-    _shade(fig, go, report, t_all)
-    fig.update_layout(
-        height=1150,
-        margin={"l": 70, "r": 20, "t": 70, "b": 40},
-        hovermode="x unified",
-        legend={"orientation": "h", "y": 1.025, "yanchor": "bottom", "x": 0},
-        template="plotly_white",
-    )
-    return fig
+        schedule.append(_series(name, np.where(on, float(j), np.nan), color, width=8))
+    plots: list[dict[str, Any]] = [
+        {"title": "normal force in N", "series": force},
+        {
+            "title": f"friction utilisation |f_t| / (mu f_n) (dashed: the cone's edge; above "
+            f"{_UTILISATION_TOP:g}: drawn at {_UTILISATION_TOP:g}, marked; without normal force: "
+            "n/a, not applicable)",
+            "lines": [1.0],
+            "range": [0.0, max(1.1, 1.08 * top)],
+            "series": friction,
+        },
+        {
+            "title": "CoP margin inside the sole in m (negative: outside)",
+            "lines": [0.0],
+            "series": cop,
+        },
+        {
+            "title": "contact schedule (normal force above 2 % of m g)",
+            "range": [-0.6, len(names) - 0.4],
+            "ticks": names,
+            "height": 80 + 30 * len(names),
+            "series": schedule,
+        },
+    ]
+    return [p for p in plots if p["series"]]
 
 
-def _shade(fig: Any, go: Any, report: Any, t: Array) -> None:
-    """Shade flagged samples (grey), over-tolerance (red), and excused samples (amber), with
-    their reasons on hover (an invisible marker at the top of the residual plot)."""
-    n = len(t)
-    if not n:
-        return
+def figure(report: Any) -> dict[str, Any]:
+    """The plots of ``report`` as data (see the module docstring); arrays as numpy arrays."""
+    t_all = np.asarray(report.time, dtype=float)
+    red = Reducer(len(t_all))
+    return {
+        "t": red.first(t_all),
+        "step": red.step,
+        "plots": _residual_plots(report, red) + _contact_plots(report, red),
+        "shades": _shades(report, t_all),
+    }
+
+
+def _shades(report: Any, t: Array) -> list[dict[str, Any]]:
+    """Flagged samples (grey), over tolerance (red), excused samples (amber): their runs of
+    samples as time spans, with their reasons."""
     finite = np.isfinite(t)
     if not finite.any():
-        return
+        return []
     dt = float(np.nanmedian(np.diff(t[finite]))) if finite.sum() > 1 else 0.0
     dt = dt if math.isfinite(dt) else 0.0
-    kinds: list[tuple[str, NDArray[np.bool_], Mapping[int, str], str, str]] = [
-        ("flagged", np.asarray(report.flagged, bool), report.reasons, "#888", "flagged"),
-        (
-            "over tolerance",
-            np.asarray(report.inconsistent_samples, bool),
-            {},
-            "#d62728",
-            "over tolerance",
-        ),
+    kinds: list[tuple[str, NDArray[np.bool_], Mapping[int, str], str]] = [
+        ("flagged", np.asarray(report.flagged, bool), report.reasons, "#888"),
+        ("over tolerance", np.asarray(report.inconsistent_samples, bool), {}, "#d62728"),
     ]
-    for name, mask, why in excused(report):
-        kinds.append((name, mask, why, "#e0a000", f"{name.replace('_', ' ')}"))
-    for label, mask, reasons, color, default in kinds:
-        opacity = 0.08 if label == "over tolerance" else 0.2
+    kinds += [(name.replace("_", " "), mask, why, "#e0a000") for name, mask, why in excused(report)]
+    out = []
+    for label, mask, reasons, color in kinds:
         runs = merged(spans(mask & finite), _MAX_SPANS)
         if not runs:
             continue
-        xs, texts = [], []
-        for a, b in runs:
-            x0, x1 = float(t[a]) - dt / 2, float(t[b]) + dt / 2
-            fig.add_shape(
-                type="rect",
-                xref="x",
-                yref="paper",
-                x0=x0,
-                x1=x1,
-                y0=0,
-                y1=1,
-                fillcolor=color,
-                opacity=opacity,
-                line={"width": 0},
-                layer="below",
-            )
-            xs.append((x0 + x1) / 2)
-            what = _span_reason(reasons, a, b, default)
-            texts.append(f"{label}: samples {a}..{b} ({t[a]:.3f}..{t[b]:.3f} s): {what}")
-        fig.add_trace(
-            go.Scatter(
-                x=xs,
-                y=[1.0] * len(xs),
-                yaxis="y",
-                mode="markers",
-                marker={"color": color, "size": 7, "symbol": "square"},
-                name=f"{label} ({int(mask.sum())} samples, shaded)",
-                hovertext=texts,
-                hoverinfo="text",
-            ),
-            row=1,
-            col=1,
+        out.append(
+            {
+                "label": label,
+                "color": color,
+                "alpha": 0.08 if label == "over tolerance" else 0.2,
+                "count": int(mask.sum()),
+                "spans": [
+                    [
+                        float(t[a]) - dt / 2,
+                        float(t[b]) + dt / 2,
+                        f"{label}: samples {a} to {b} ({t[a]:.3f} to {t[b]:.3f} s)"
+                        + (f": {why}" if (why := _span_reason(reasons, a, b)) else ""),
+                    ]
+                    for a, b in runs
+                ],
+            }
         )
+    return out
+
+
+def _numbers(x: Array, digits: int | None) -> str:
+    """A JSON list: ``digits`` significant digits (all, when None), null where not finite."""
+    form = "{!r}" if digits is None else f"{{:.{digits}g}}"
+    return (
+        "["
+        + ",".join(form.format(float(v)) if math.isfinite(v) else "null" for v in x.tolist())
+        + "]"
+    )
+
+
+def figure_json(fig: Mapping[str, Any]) -> str:
+    """:func:`figure`'s dict as compact JSON, safe inside ``<script>``: times exact, values at
+    :data:`_DIGITS` significant digits."""
+
+    def encode(value: Any, key: str = "") -> str:
+        if isinstance(value, np.ndarray):
+            return _numbers(value, None if key == "t" else _DIGITS)
+        if isinstance(value, Mapping):
+            return "{" + ",".join(f"{json.dumps(k)}:{encode(v, k)}" for k, v in value.items()) + "}"
+        if isinstance(value, (list, tuple)):
+            return "[" + ",".join(encode(v) for v in value) + "]"
+        return json.dumps(value, allow_nan=False)
+
+    return encode(fig).replace("</", "<\\/")

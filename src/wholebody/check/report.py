@@ -1068,7 +1068,7 @@ class Report:
         return df
 
     def to_html(self, path: str | Path | None = None) -> str:
-        """The report as one self-contained HTML page (``html`` extra: Plotly); written to
+        """The report as one self-contained HTML page that opens offline; written to
         ``path`` when given (:func:`wholebody.check.report_html.report_html`)."""
         from .report_html import report_html
 

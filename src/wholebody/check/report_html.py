@@ -1,22 +1,25 @@
-"""A log check as one self-contained HTML page (the ``html`` extra: Plotly).
+"""A log check as one self-contained HTML page that opens offline, at once.
 
-The page opens offline in any browser: Plotly's script is embedded once, nothing is fetched.
-From the top:
+The words come first and paint before any plotting code loads; the plotting library (uPlot,
+MIT, vendored in ``report_assets/``, about 50 kB) and the page's script come last, and draw
+the plots once the page has painted. Nothing is fetched. From the top:
 
-- the verdict and its evidence (the figures ``wholebody check --json`` prints, then every other
-  scalar of :meth:`Report.summary` that the page does not show elsewhere, so new evidence
-  fields appear without a change here);
-- the diagnosis: the most likely cause with its fitted values and their standard errors, the
-  runner-up, and every tested cause;
-- linked time plots (one shared time axis, zoom one and all follow): the force and moment
-  residual against the tolerance band, each contact's normal force, friction-cone
-  utilisation and CoP margin, the contact schedule as a timeline; flagged samples and samples
-  excused from the verdict are shaded, with their reasons on hover and in a table.
+- the verdict with its one-line reason;
+- the diagnosis: the most likely cause in words, the runner-up (the one the terminal names),
+  and every tested cause sorted by the evidence criterion, with its fitted values in words;
+- the evidence: the figures ``wholebody check --json`` prints, each contact's cone violations
+  and friction utilisation, the evidence behind the verdict, then every other figure of
+  :meth:`Report.summary` (new evidence fields appear without a change here), names in
+  words, with units, empty fields left out;
+- linked time plots (one shared time axis: zoom one and all follow): the force and moment
+  residual against the tolerance, each contact's normal force, friction utilisation and CoP
+  margin, the contact schedule; flagged samples and samples excused from the verdict are
+  shaded, with their reasons on hover and in a table.
 
-Numbers are formatted as in :meth:`Report.format_summary` (three significant digits); each
-carries its exact value in a ``data-value`` attribute, and its summary key in ``data-key``.
-Long logs are reduced to at most :data:`MAX_POINTS` points per curve, each point the worst
-value of its span of samples (largest residual and utilisation, smallest CoP margin).
+Numbers have three significant digits; each figure carries its exact value in a
+``data-value`` attribute, and its summary key in ``data-key``. Long logs are reduced to at
+most :data:`MAX_POINTS` points per curve, each point the worst value of its span of samples
+(largest residual and utilisation, smallest CoP margin).
 
 For many logs (:func:`many_html`) the page starts with the table of checked files, each row
 linking to that log's section.
@@ -27,26 +30,25 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
-from .._optional import require
 from ..errors import OutputError
-from ._report_cells import cell, esc, exact, flatten, lookup, new_fields
-from ._report_figure import MAX_POINTS, Reducer, cop_margin, excused, figure, fmt
+from ._report_cells import cell, empty, esc, exact, flatten, label, new_fields, number, words
+from ._report_figure import MAX_POINTS, Reducer, cop_margin, excused, figure, figure_json
 
 __all__ = ["report_html", "report_section", "many_html", "anchor", "MAX_POINTS", "cop_margin"]
 
-Array = NDArray[np.float64]
-
+_ASSETS = Path(__file__).with_name("report_assets")
 
 _VERDICT_TEXT = {
     "consistent": "consistent",
     "consistent_except_unreliable": "consistent, except samples with unreliable accelerations",
     "inconsistent": "INCONSISTENT",
+    "inconclusive": "INCONCLUSIVE",
     "unchecked": "UNCHECKED (no sample could be checked)",
     "error": "ERROR (the log could not be read)",
 }
@@ -59,13 +61,13 @@ _VERDICT_CLASS = {
 
 # The figures of a ``--json`` row, in its order: (row key, summary path, label, unit).
 _ROW_FIGURES = (
-    ("samples_in", "samples.in", "samples in", ""),
-    ("checked", "samples.checked", "checked", ""),
-    ("flagged", "samples.flagged", "flagged", ""),
-    ("max_residual_force_N", "residual_force_N.max", "max residual force", "N"),
-    ("max_residual_moment_Nm", "residual_moment_Nm.max", "max residual moment", "N m"),
-    ("fraction_over_tolerance", "fraction_over_tolerance", "share over tolerance", ""),
-    ("cone_violations", "", "cone violations (sample, contact)", ""),
+    ("samples_in", "samples.in", "samples in the log", ""),
+    ("checked", "samples.checked", "samples checked", ""),
+    ("flagged", "samples.flagged", "samples flagged (not checked)", ""),
+    ("max_residual_force_N", "residual_force_N.max", "largest residual force", "N"),
+    ("max_residual_moment_Nm", "residual_moment_Nm.max", "largest residual moment", "N m"),
+    ("fraction_over_tolerance", "fraction_over_tolerance", "checked samples over tolerance", "%"),
+    ("cone_violations", "", "cone violations (samples times contacts)", ""),
 )
 # Summary keys the page shows in its own sections; every other one goes to the evidence table.
 _SHOWN_ELSEWHERE = {
@@ -76,12 +78,15 @@ _SHOWN_ELSEWHERE = {
     "samples",
     "fraction_over_tolerance",
     "diagnosis",
+    "notes",
     "events",
     "flagged_reasons",
     "unreliable_samples",
     "contacts",
     "conventions",
 }
+# Evidence the page shows elsewhere: the samples (first rows), why inconclusive (the banner).
+_EVIDENCE_ELSEWHERE = {"evidence.n_samples", "evidence.n_checked", "evidence.inconclusive_because"}
 
 # Summary keys folded under "more figures" (known detail); unknown keys stay in view.
 _DETAIL = {
@@ -100,148 +105,283 @@ _DETAIL = {
 
 _CSS = """
 body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#222}
-main{max-width:1400px;margin:0 auto;padding:12px 20px}
-h1{font-size:20px;margin:4px 0} h2{font-size:16px;margin:14px 0 6px}
+main{max-width:1400px;margin:0 auto;padding:12px 12px}
+h1{font-size:20px;margin:4px 0;overflow-wrap:anywhere} h2{font-size:16px;margin:14px 0 6px}
+h3{font-size:13px;font-weight:600;margin:10px 0 2px}
 .banner{padding:10px 16px;border-radius:6px;margin:6px 0 10px;font-size:18px;font-weight:600}
+.banner .reason{font-size:14px;font-weight:400;margin-top:2px}
 .banner.ok{background:#e3f4e6;border:1px solid #59a869}
 .banner.bad{background:#fbe4e4;border:1px solid #d05050}
 .banner.other{background:#fff3d6;border:1px solid #d6a637}
 .top{display:flex;gap:18px;flex-wrap:wrap;align-items:flex-start}
 .top>section{flex:1 1 420px;min-width:0}
+.scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;font-size:13px}
-td,th{border-bottom:1px solid #ddd;padding:2px 8px;text-align:left;vertical-align:top}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
-.cause{background:#f4f6fb;border-left:4px solid #4a6fd0;padding:6px 10px;margin:4px 0}
+td,th{border-bottom:1px solid #ddd;padding:2px 8px;text-align:left;vertical-align:top;
+overflow-wrap:break-word}
+td.num,.evidence td{text-align:right;font-variant-numeric:tabular-nums}
+.evidence th{min-width:12em}
+.cause{background:#f4f6fb;border-left:4px solid #4a6fd0;padding:6px 10px;margin:4px 0;
+overflow-wrap:anywhere}
 .muted{color:#666;font-size:12px}
 details{margin:6px 0}
 td.ok{color:#2a7a3a} td.bad{color:#b00;font-weight:600} td.other{color:#a07000}
 section.log{border-top:3px solid #ccc;margin-top:22px;padding-top:6px}
+.plots{min-height:40px} .plot .uplot{width:100%} .u-legend{font-size:12px}
+.u-legend .u-value{display:inline-block;min-width:5.5em;text-align:left;white-space:nowrap}
+.tip{position:absolute;display:none;z-index:10;max-width:min(360px,90%);white-space:pre-line;
+background:#fff;border:1px solid #999;padding:2px 6px;font-size:12px;pointer-events:none}
 """
 
 
-# --- the sections ----------------------------------------------------------------------------
+# --- the verdict and its reason --------------------------------------------------------------
 
 
-def _verdict_banner(verdict: str) -> str:
+def _reason(report: Any, summary: Mapping[str, Any]) -> str:
+    """The verdict's reason, in one line."""
+    verdict = summary["verdict"]
+    checked, flagged = report.n_checked, int(np.asarray(report.flagged).sum())
+    if verdict == "unchecked":
+        common = max(
+            set(report.reasons.values()), key=list(report.reasons.values()).count, default=""
+        )
+        return f"every one of the {report.n_samples} samples is flagged" + (
+            f" (mostly: {words(common)})" if common else ""
+        )
+    if verdict == "inconclusive":
+        return "; ".join(words(w) for w in report.inconclusive_because())
+    not_checked = f"; {flagged} flagged samples not checked" if flagged else ""
+    if verdict == "consistent":
+        return (
+            f"all {checked} checked samples within tolerance ({100 * report.force_tolerance:g} % "
+            f"of m g, {100 * report.moment_tolerance:g} cm) and inside their friction cones"
+            + not_checked
+        )
+    if verdict == "consistent_except_unreliable":
+        t = report.time[report.unreliable]
+        return (
+            f"within tolerance, except {int(report.unreliable.sum())} samples ({t.min():.3f} to "
+            f"{t.max():.3f} s) whose differentiated accelerations are unreliable (impacts, the "
+            "log's ends)" + not_checked
+        )
+    said = [
+        f"convention check '{c['check'].replace('_', ' ')}' failed"
+        for c in summary.get("conventions") or []
+        if not c.get("passed", True)
+    ]
+    if report.evidence.n_implausible:
+        said.append(f"{report.evidence.n_implausible} samples beyond physical magnitudes")
+    over = int((report.over_tolerance & ~report.unreliable).sum())
+    if over:
+        said.append(
+            f"{over} of {checked} checked samples over tolerance (residual force up to "
+            f"{number(summary['residual_force_N']['max'])} N, "
+            f"{number(100 * summary['residual_force_relative']['max'])} % of m g)"
+        )
+    if report.evidence.systematic_windows:
+        said.append(
+            f"a systematic error in the residual averaged over "
+            f"{report.evidence.systematic_windows} windows ({int(report.systematic.sum())} samples)"
+        )
+    for name, c in summary.get("contacts", {}).items():
+        if c.get("violations"):
+            said.append(
+                f"'{name}' outside its friction cone in {c['violations']} samples"
+                + (f", mostly {c['most_violated']}" if c.get("most_violated") else "")
+            )
+    ranked = [f for f in report.diagnosis if f.cause != "cone_violation"]
+    if ranked:
+        said.append(f"most likely: {words(ranked[0].message)}")
+    return "; ".join(said)
+
+
+def _banner(report: Any, summary: Mapping[str, Any]) -> str:
+    verdict = str(summary["verdict"])
     cls = _VERDICT_CLASS.get(verdict, "other")
-    text = _VERDICT_TEXT.get(verdict, verdict.replace("_", " ").upper())
+    shown = _VERDICT_TEXT.get(verdict, verdict.replace("_", " ").upper())
     return (
-        f'<div class="banner {cls}">verdict: '
+        f'<div class="banner {cls}" elementtiming="verdict">verdict: '
         f'<span class="verdict" data-key="verdict" data-value=\'{esc(exact(verdict))}\'>'
-        f"{esc(text)}</span></div>"
+        f"{esc(shown)}</span><div class='reason'>{esc(_reason(report, summary))}</div></div>"
     )
 
 
-def _evidence(summary: Mapping[str, Any]) -> str:
+# --- the evidence ----------------------------------------------------------------------------
+
+
+def _table(cls: str, rows: str) -> str:
+    """A table in a box of its own width: wider than the page, it scrolls inside the box."""
+    return f"<div class='scroll'><table class='{cls}'>{rows}</table></div>"
+
+
+def _row(name: str, value: Any, key: str, unit: str = "", shown: str | None = None) -> str:
+    return f"<tr><th>{esc(name)}</th>{cell(value, key, unit, shown)}</tr>"
+
+
+def _contact_rows(report: Any, summary: Mapping[str, Any]) -> list[str]:
+    """Per contact: cone violations (and the inequality most violated), the largest friction
+    utilisation where the contact carries a normal force (not applicable elsewhere)."""
     rows = []
-    for key, path, label, unit in _ROW_FIGURES:
+    util = np.asarray(report.utilisation, dtype=float)
+    for j, (name, c) in enumerate(summary.get("contacts", {}).items()):
+        key = f"contacts.{name}"
+        said = str(c.get("violations", 0)) + (
+            f", mostly {c['most_violated']}" if c.get("most_violated") else ""
+        )
+        rows.append(
+            _row(f"{name}: cone violations", c.get("violations"), key + ".violations", shown=said)
+        )
+        finite = util[np.isfinite(util[:, j]), j]
+        unloaded = int(np.isinf(util[:, j]).sum())
+        if finite.size:
+            said = number(finite.max()) + (
+                f" (not applicable in {unloaded} samples without normal force)" if unloaded else ""
+            )
+        elif unloaded:
+            said = "not applicable (no normal force)"
+        else:
+            continue
+        rows.append(
+            _row(
+                f"{name}: largest friction utilisation",
+                c.get("max_utilisation"),
+                key + ".max_utilisation",
+                shown=said,
+            )
+        )
+    return rows
+
+
+def _evidence(report: Any, summary: Mapping[str, Any]) -> str:
+    rows = []
+    for key, path, name, unit in _ROW_FIGURES:
         if path:
-            try:
-                value = lookup(summary, path)
-            except (KeyError, TypeError):
-                continue
-            if (
-                key == "fraction_over_tolerance"
-                and summary.get("samples", {}).get("checked", 1) == 0
-            ):
-                value = None
-            if isinstance(value, float) and not math.isfinite(value):
+            value: Any = summary
+            for part in path.split("."):
+                value = value.get(part) if isinstance(value, Mapping) else None
+            if key == "fraction_over_tolerance" and not report.n_checked:
                 value = None
         else:
             value = sum(int(c.get("violations", 0)) for c in summary.get("contacts", {}).values())
-        rows.append(f"<tr><th>{esc(label)}</th>{cell(value, key)}<td>{esc(unit)}</td></tr>")
-    for name, c in summary.get("contacts", {}).items():
-        for field_, label in (("violations", "cone violations"), ("max_utilisation", "max util.")):
-            if field_ in c:
-                note = c.get("most_violated") if field_ == "violations" else ""
-                rows.append(
-                    f"<tr><th>{esc(name)}: {label}</th>"
-                    f"{cell(c[field_], f'contacts.{name}.{field_}')}<td>"
-                    + (esc(f"mostly {note}") if note else "")
-                    + "</td></tr>"
-                )
-    # Every other scalar of the summary: fields this page does not know (new evidence) first,
-    # in the table; the known detail (percentiles, tolerances, preset) folded below it.
+        if not empty(value):
+            rows.append(_row(name, value, key, unit))
+    rows += _contact_rows(report, summary)
+    # Every other figure of the summary: fields this page does not know (new evidence) in the
+    # table; the known detail (percentiles, tolerances, preset) folded below it.
     more: list[str] = []
     for top_key, value in summary.items():
         if top_key in _SHOWN_ELSEWHERE:
             continue
         for key, v in flatten(top_key, value):
-            row = f"<tr><th>{esc(key.replace('_', ' '))}</th>{cell(v, key)}<td></td></tr>"
-            (more if top_key in _DETAIL else rows).append(row)
+            if empty(v) or key in _EVIDENCE_ELSEWHERE:
+                continue
+            name, unit = label(key)
+            (more if top_key in _DETAIL else rows).append(_row(name, v, key, unit))
     return (
-        "<section><h2>Evidence</h2><table class='evidence'>"
-        + "".join(rows)
-        + "</table><details><summary>more figures</summary><table class='evidence'>"
-        + "".join(more)
-        + "</table></details></section>"
+        "<section><h2>Evidence</h2>"
+        + _table("evidence", "".join(rows))
+        + "<details><summary>more figures</summary>"
+        + _table("evidence", "".join(more))
+        + "</details></section>"
     )
 
 
-def _param_text(f: Mapping[str, Any]) -> str:
-    parts = []
-    unc = f.get("uncertainty") or {}
-    for name, value in (f.get("parameters") or {}).items():
-        if isinstance(value, Mapping) or (
-            isinstance(value, (list, tuple)) and len(value) > 8 and name != "hypotheses"
-        ):
-            continue
-        text = f"{name} = {fmt(value)}"
-        if name in unc and unc[name] is not None:
-            text += f" ± {fmt(unc[name])}"
-        parts.append(text)
-    return "; ".join(parts)
+# --- the diagnosis ---------------------------------------------------------------------------
 
 
-def _diagnosis(summary: Mapping[str, Any]) -> str:
-    findings = list(summary.get("diagnosis") or [])
-    if not findings:
-        return (
-            "<section><h2>Diagnosis</h2><p class='muted'>No cause to diagnose: no sample is "
-            "inconsistent.</p></section>"
+def _explains(f: Any, what: str = "of the residual") -> str:
+    return f"explains {number(100 * float(f.explained))} % {what}"
+
+
+def _diagnosis(report: Any) -> str:
+    """The most likely cause, the runner-up the terminal names, every tested cause ranked by
+    the evidence criterion (lower is better), the cone finding and the notes."""
+    ranked = [f for f in report.diagnosis if f.cause != "cone_violation"]
+    cones = [f for f in report.diagnosis if f.cause == "cone_violation"]
+    parts = ["<section><h2>Diagnosis</h2>"]
+    if not ranked:
+        parts.append("<p class='muted'>No cause to diagnose: no sample is inconsistent.</p>")
+    else:
+        best = ranked[0]
+        what = (
+            "of the samples that failed the check"
+            if best.cause.startswith("convention:")
+            else "of the residual"
         )
-    best = findings[0]
-    parts = [
-        "<section><h2>Diagnosis</h2>",
-        f"<div class='cause best' data-key='diagnosis.0.cause' "
-        f"data-value='{esc(exact(best.get('cause')))}'><b>most likely:</b> "
-        f"<span class='message'>{esc(best.get('message', ''))}</span> "
-        f"(explains {fmt(100 * float(best.get('explained', 0.0)))} % of the residual)",
-    ]
-    params = _param_text(best)
-    if params:
-        parts.append(f"<div class='muted'>fitted: {esc(params)}</div>")
-    for alternative in best.get("alternatives") or []:
-        parts.append(f"<div>or, equally well: {esc(alternative)}</div>")
-    parts.append("</div>")
-    runner = next(
-        (
-            f
-            for f in sorted(
-                findings[1:], key=lambda f: (-round(float(f.get("explained", 0)), 2), f["cause"])
-            )
-            if f.get("cause") not in (best.get("cause"), "unexplained")
-        ),
-        None,
-    )
-    if runner is not None:
         parts.append(
-            f"<div class='cause runner'><b>runner-up:</b> {esc(runner.get('message', ''))} "
-            f"(explains {fmt(100 * float(runner.get('explained', 0.0)))} %)</div>"
+            f"<div class='cause best' data-key='diagnosis.0.cause' "
+            f"data-value='{esc(exact(best.cause))}'><b>most likely:</b> "
+            f"<span class='message'>{esc(words(best.message))}</span> ({_explains(best, what)})"
+            + "".join(f"<div>or, equally well: {esc(words(a))}</div>" for a in best.alternatives)
+            + "</div>"
         )
-    rows = []
-    for i, f in enumerate(findings):
-        rows.append(
-            f"<tr><td>{esc(str(f.get('cause', '')).replace('_', ' '))}</td>"
-            f"{cell(100 * float(f.get('explained', 0.0)), f'diagnosis.{i}.explained_percent')}"
-            f"<td>{esc(_param_text(f))}</td></tr>"
+        runner = next((f for f in ranked[1:] if f.cause == best.runner_up), None)
+        if runner is not None:
+            behind = (
+                f", {number(best.margin)} behind on the evidence criterion"
+                if math.isfinite(best.margin)
+                else ""
+            )
+            parts.append(
+                f"<div class='cause runner' data-key='diagnosis.runner_up' "
+                f"data-value='{esc(exact(runner.cause))}'><b>runner-up:</b> "
+                f"<span class='message'>{esc(words(runner.message))}</span> "
+                f"({_explains(runner)}{behind})</div>"
+            )
+        parts.append(_causes_table(ranked))
+    parts += [
+        f"<div class='cause cone'><b>friction cones:</b> {esc(words(f.message))}</div>"
+        for f in cones
+    ]
+    parts += [
+        f"<div class='cause note'><b>note:</b> {esc(words(f.message))}"
+        + (
+            f" (removes {number(100 * f.explained)} % of the residual, which is within tolerance)"
+            if f.explained > 0
+            else ""
         )
-    parts.append(
-        f"<details><summary>every tested cause ({len(findings)})</summary><table>"
-        "<tr><th>cause</th><th>explained [%]</th><th>fitted values (± one standard error)</th>"
-        "</tr>" + "".join(rows) + "</table></details></section>"
+        + "</div>"
+        for f in report.notes
+    ]
+    return "".join(parts) + "</section>"
+
+
+def _causes_table(ranked: Sequence[Any]) -> str:
+    order = sorted(
+        range(len(ranked)),
+        key=lambda i: (not math.isfinite(ranked[i].criterion), ranked[i].criterion, i),
     )
-    return "".join(parts)
+    best = ranked[order[0]].criterion
+    rows = []
+    for rank, i in enumerate(order):
+        f = ranked[i]
+        gap = f.criterion - best
+        rows.append(
+            f"<tr><td>{esc(f.cause.replace('_', ' '))}: {esc(words(f.message))}</td>"
+            + cell(
+                100 * float(f.explained),
+                f"diagnosis.{i}.explained_percent",
+                shown=f"{number(100 * float(f.explained))} %",
+            )
+            + cell(
+                None if rank == 0 or not math.isfinite(gap) else float(gap),
+                f"diagnosis.{i}.behind",
+                shown="best" if rank == 0 else (number(gap) if math.isfinite(gap) else "-"),
+            )
+            + "</tr>"
+        )
+    return (
+        f"<details><summary>every tested cause ({len(ranked)}), most likely first</summary>"
+        + _table(
+            "causes",
+            "<tr><th>cause and its fitted values</th><th>explains</th>"
+            "<th>behind the most likely on the evidence criterion</th></tr>" + "".join(rows),
+        )
+        + "</details>"
+    )
+
+
+# --- conventions and flagged samples ---------------------------------------------------------
 
 
 def _conventions(summary: Mapping[str, Any]) -> str:
@@ -250,15 +390,16 @@ def _conventions(summary: Mapping[str, Any]) -> str:
     if not checks:
         return ""
     rows = "".join(
-        f"<tr><td>{esc(c.get('check'))}</td><td>{'passed' if c.get('passed') else 'FAILED'}"
-        f"</td><td>{esc(c.get('message', ''))}"
-        + (f"; fix: {esc(c['fix'])}" if c.get("fix") else "")
+        f"<tr><td>{esc(str(c.get('check')).replace('_', ' '))}</td>"
+        f"<td>{'passed' if c.get('passed') else 'FAILED'}</td>"
+        f"<td>{esc(words(c.get('message', '')))}"
+        + (f"; fix: {esc(words(c['fix']))}" if c.get("fix") else "")
         + "</td></tr>"
         for c in checks
     )
     return (
         f"<details{' open' if failed else ''}><summary>convention checks: {len(failed)} failed "
-        f"of {len(checks)}</summary><table>{rows}</table></details>"
+        f"of {len(checks)}</summary>{_table('conventions', rows)}</details>"
     )
 
 
@@ -277,44 +418,37 @@ def _reasons_table(report: Any) -> str:
     for (kind, why), idx in sorted(groups.items(), key=lambda kv: -len(kv[1]))[:50]:
         rows.append(
             f"<tr><td>{esc(kind.replace('_', ' '))}</td><td class='num'>{len(idx)}</td>"
-            f"<td>{idx[0]}..{idx[-1]} ({t[idx[0]]:.3f}..{t[idx[-1]]:.3f} s)</td>"
-            f"<td>{esc(why)}</td></tr>"
+            f"<td>{idx[0]} to {idx[-1]} ({t[idx[0]]:.3f} to {t[idx[-1]]:.3f} s)</td>"
+            f"<td>{esc(words(why))}</td></tr>"
         )
     return (
-        "<details><summary>flagged and excused samples, by reason</summary><table>"
-        "<tr><th>kind</th><th>samples</th><th>range</th><th>reason</th></tr>"
-        + "".join(rows)
-        + "</table></details>"
+        "<details><summary>flagged and excused samples, by reason</summary>"
+        + _table(
+            "reasons",
+            "<tr><th>kind</th><th>samples</th><th>from sample to sample</th><th>reason</th></tr>"
+            + "".join(rows),
+        )
+        + "</details>"
     )
 
 
+# --- the section and the page ----------------------------------------------------------------
+
+
 def report_section(report: Any, anchor: str = "log") -> str:
-    """One log's report as an HTML fragment (no page, no Plotly script).
+    """One log's report as an HTML fragment (no page, no plotting script).
 
     Parameters
     ----------
     report : Report
         A check's result (:func:`wholebody.check.analysis.check_trajectory`).
     anchor : str
-        The section's ``id`` (unique on the page; the figure's is ``anchor + "-figure"``).
-
-    Raises
-    ------
-    MissingDependencyError
-        Plotly is not installed (``pip install 'wholebody[html]'``).
+        The section's ``id`` (unique on the page; the plots' is ``anchor + "-figure"``, their
+        data's ``anchor + "-data"``).
     """
-    fig = figure(report)
     summary = json.loads(report.to_json())
     summary.update(new_fields(report, summary))
-    import plotly.io as pio
-
-    plot = pio.to_html(
-        fig,
-        full_html=False,
-        include_plotlyjs=False,
-        div_id=f"{anchor}-figure",
-        config={"displaylogo": False, "responsive": True},
-    )
+    step = Reducer(report.n_samples).step
     return (
         f"<section class='log' id='{esc(anchor)}'>"
         f"<h1>{esc(report.source)}</h1>"
@@ -322,33 +456,40 @@ def report_section(report: Any, anchor: str = "log") -> str:
         f"{report.n_samples} samples"
         + (", accelerations estimated from v" if report.accelerations_estimated else "")
         + "</div>"
-        + _verdict_banner(report.verdict)
+        + _banner(report, summary)
         + "<div class='top'>"
-        + _diagnosis(summary)
-        + _evidence(summary)
+        + _diagnosis(report)
+        + _evidence(report, summary)
         + "</div>"
         + _conventions(summary)
         + _reasons_table(report)
-        + "<h2>Over time</h2>"
-        + (
-            f"<div class='muted'>each point is the worst of {Reducer(report.n_samples).step} "
-            "samples</div>"
-            if Reducer(report.n_samples).step > 1
-            else ""
-        )
-        + plot
-        + "</section>"
+        + "<h2>Over time</h2><div class='muted'>drag across a plot to zoom all of them, "
+        "double-click to zoom out"
+        + (f"; each point is the worst of {step} samples" if step > 1 else "")
+        + "</div>"
+        + f"<div class='plots' id='{esc(anchor)}-figure' data-data='{esc(anchor)}-data'></div>"
+        + f"<script type='application/json' id='{esc(anchor)}-data'>"
+        + figure_json(figure(report))
+        + "</script></section>"
     )
 
 
+@cache
+def _asset(name: str) -> str:
+    return (_ASSETS / name).read_text(encoding="utf-8")
+
+
 def _page(title: str, body: str) -> str:
-    offline = require("plotly.offline", "html", "HTML reports")
-    script = offline.get_plotlyjs()
+    """The page: styles first, the words, then uPlot and the script that draws the plots."""
+    licence = _asset("LICENSE.uPlot").replace("*/", "* /")
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-        f"<title>{esc(title)}</title><style>{_CSS}</style>"
-        f"<script type='text/javascript'>{script}</script></head>"
-        f"<body><main>{body}</main></body></html>\n"
+        "<meta name='viewport' content='width=device-width,initial-scale=1'>"
+        f"<title>{esc(title)}</title><style>{_CSS}{_asset('uPlot.min.css')}</style></head>"
+        f"<body><main>{body}</main>"
+        f"<script>/* uPlot 1.6.32, https://github.com/leeoniya/uPlot\n{licence}*/\n"
+        f"{_asset('uPlot.iife.min.js')}</script>"
+        f"<script>{_asset('report.js')}</script></body></html>\n"
     )
 
 
@@ -372,24 +513,25 @@ def report_html(report: Any, path: str | Path | None = None) -> str:
     Returns
     -------
     str
-        The page (Plotly's script embedded: it opens offline).
+        The page (its plotting script embedded: it opens offline).
 
     Raises
     ------
-    MissingDependencyError
-        Plotly is not installed (``pip install 'wholebody[html]'``).
     OutputError
         ``path`` cannot be written.
     """
-    text = _page(f"wholebody check: {report.source}", report_section(report))
-    _write(text, path)
-    return text
+    page = _page(f"wholebody check: {report.source}", report_section(report))
+    _write(page, path)
+    return page
 
 
 def _files_table(rows: Sequence[Mapping[str, Any]], anchors: Sequence[str | None]) -> str:
     head = (
         "<tr><th>log</th><th>verdict</th>"
-        + "".join(f"<th>{esc(label)}</th>" for _, _, label, _ in _ROW_FIGURES)
+        + "".join(
+            f"<th>{esc(name)}" + (f" ({esc(unit)})" if unit not in ("", "%") else "") + "</th>"
+            for _, _, name, unit in _ROW_FIGURES
+        )
         + "<th>diagnosis or error</th></tr>"
     )
     body = []
@@ -398,21 +540,23 @@ def _files_table(rows: Sequence[Mapping[str, Any]], anchors: Sequence[str | None
         link = f"<a href='#{esc(anchor)}'>{name}</a>" if anchor else name
         verdict = str(r.get("verdict"))
         cls = _VERDICT_CLASS.get(verdict, "other")
-        cells = "".join(cell(r.get(key), f"rows.{i}.{key}") for key, _, _, _ in _ROW_FIGURES)
+        cells = "".join(
+            cell(r.get(key), f"rows.{i}.{key}", "%" if unit == "%" else "")
+            for key, _, _, unit in _ROW_FIGURES
+        )
         said = r.get("error") or r.get("diagnosis") or ""
         body.append(
             f"<tr class='file' data-path='{esc(r.get('path', ''))}'><td>{link}</td>"
             f"<td class='{cls}' data-key='rows.{i}.verdict' "
-            f"data-value='{esc(exact(verdict))}'>{esc(verdict)}</td>"
-            f"{cells}<td>{esc(said)}</td></tr>"
+            f"data-value='{esc(exact(verdict))}'>{esc(verdict.replace('_', ' '))}</td>"
+            f"{cells}<td>{esc(words(str(said)))}</td></tr>"
         )
     count: dict[str, int] = {}
     for r in rows:
         count[str(r.get("verdict"))] = count.get(str(r.get("verdict")), 0) + 1
     said = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in sorted(count.items()))
-    return (
-        f"<h1>{len(rows)} logs checked</h1><div class='muted'>{esc(said)}</div>"
-        f"<table class='files'>{head}{''.join(body)}</table>"
+    return f"<h1>{len(rows)} logs checked</h1><div class='muted'>{esc(said)}</div>" + _table(
+        "files", head + "".join(body)
     )
 
 
@@ -453,18 +597,16 @@ def many_html(
 
     Raises
     ------
-    MissingDependencyError
-        Plotly is not installed (``pip install 'wholebody[html]'``).
     OutputError
         ``path`` cannot be written.
     """
     sections = list(sections) if sections is not None else [None] * len(rows)
     if len(rows) == 1 and sections[0]:
-        text = _page(f"wholebody check: {rows[0].get('path')}", str(sections[0]))
-        _write(text, path)
-        return text
+        page = _page(f"wholebody check: {rows[0].get('path')}", str(sections[0]))
+        _write(page, path)
+        return page
     anchors = [anchor(str(r.get("path"))) if s else None for r, s in zip(rows, sections)]
     body = _files_table(rows, anchors) + "".join(s for s in sections if s)
-    text = _page(f"wholebody check: {len(rows)} logs", body)
-    _write(text, path)
-    return text
+    page = _page(f"wholebody check: {len(rows)} logs", body)
+    _write(page, path)
+    return page

@@ -213,10 +213,7 @@ def _check(args: argparse.Namespace) -> int:
     if args.out is not None:
         _writable_dir(Path(args.out), create=True)
     if args.html is not None:
-        from .._optional import require
-
         _writable_dir(Path(args.html).parent, for_file=Path(args.html))
-        require("plotly", "html", "HTML reports")  # before the work, not after it
     robot, contacts, calibration = _setup(args)
     options = CheckOptions(
         preset=args.preset,
@@ -436,7 +433,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     check.add_argument(
         "--html",
         metavar="FILE",
-        help="also write the report as one HTML page that opens offline (wholebody[html])",
+        help="also write the report as one HTML page that opens offline",
     )
     check.add_argument(
         "--json", action="store_true", help="print the rows (one per log, fixed keys) as JSON"

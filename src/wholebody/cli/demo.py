@@ -13,7 +13,6 @@ import os
 from pathlib import Path
 
 from ..check.analysis import check_trajectory
-from ..errors import MissingDependencyError
 from ..io.profile import load_profile
 from ..models import data_dir, models_dir
 from ..trajectory import Trajectory
@@ -56,12 +55,8 @@ def run_demo(out_dir: Path) -> int:
         written.append("report_sign_flip.png")
     except ImportError:
         pass
-    hint = ""
-    try:  # the page people open in a browser (``html`` extra)
-        report.to_html(out_dir / "report.html")
-        bad.to_html(out_dir / "report_sign_flip.html")
-        written += ["report.html", "report_sign_flip.html"]
-    except MissingDependencyError:
-        hint = " (for the HTML reports: pip install 'wholebody[html]')"
-    print(f"\nwrote {', '.join(written)} to {out_dir}{hint}")
+    report.to_html(out_dir / "report.html")  # the page people open in a browser
+    bad.to_html(out_dir / "report_sign_flip.html")
+    written += ["report.html", "report_sign_flip.html"]
+    print(f"\nwrote {', '.join(written)} to {out_dir}")
     return 0 if report.consistent and not bad.consistent else 1
