@@ -32,7 +32,7 @@ LAYERS = [
     ["balance"],
     ["models"],
     ["robot"],
-    ["contacts", "spatial", "parallel", "limits", "_progress", "_optional", "_aliases", "_lazy"],
+    ["contacts", "spatial", "parallel", "limits", "_progress", "_aliases", "_lazy"],
     ["_compiled"],
     ["errors"],
 ]
@@ -191,7 +191,7 @@ def _inside(name: str, package: str) -> bool:
 def test_private_modules_and_names_stay_in_their_package():
     """``wholebody.P._m`` is imported only from inside ``wholebody.P``, and a name ``_n`` only
     from inside the package of the module that defines it (top-level private modules such as
-    ``_optional`` belong to ``wholebody`` itself, so to every module)."""
+    ``_progress`` belong to ``wholebody`` itself, so to every module)."""
     modules = _modules()
     offenders = []
     for name, path in modules.items():

@@ -132,7 +132,6 @@ def test_check_of_an_npz_log_leaves_unused_features_unimported(check_modules):
         "wholebody.diagnosis.causes_discrete",
         "wholebody.robot.differentiation",  # a log without accelerations
         "wholebody.conventions.differentiation",  # its expected error, likewise
-        "wholebody._optional",  # optional packages (pandas, plotly, ...)
         "wholebody.check.many",  # the many-file runner (more than one log, or Dask)
         "wholebody._progress",  # progress bars (--progress)
         "wholebody._aliases",  # the module paths of earlier releases

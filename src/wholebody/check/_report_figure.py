@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._optional import require
+from ..errors import require
 
 __all__ = ["MAX_POINTS", "Reducer", "cop_margin", "excused", "figure", "fmt", "merged", "spans"]
 

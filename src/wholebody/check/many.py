@@ -99,8 +99,7 @@ def connect(address: str, *, timeout: float = 10.0) -> Any:
     InvalidArgumentError
         ``timeout`` not a positive number.
     """
-    from .._optional import require
-    from ..errors import InvalidArgumentError
+    from ..errors import InvalidArgumentError, require
 
     if not isinstance(timeout, (int, float)) or not math.isfinite(timeout) or timeout <= 0:
         raise InvalidArgumentError(f"timeout must be a positive number of seconds, got {timeout!r}")

@@ -33,8 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._optional import require
-from ..errors import OutputError
+from ..errors import OutputError, require
 from ._report_cells import cell, esc, exact, flatten, lookup, new_fields
 from ._report_figure import MAX_POINTS, Reducer, cop_margin, excused, figure, fmt
 

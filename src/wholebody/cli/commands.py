@@ -213,7 +213,7 @@ def _check(args: argparse.Namespace) -> int:
     if args.out is not None:
         _writable_dir(Path(args.out), create=True)
     if args.html is not None:
-        from .._optional import require
+        from ..errors import require
 
         _writable_dir(Path(args.html).parent, for_file=Path(args.html))
         require("plotly", "html", "HTML reports")  # before the work, not after it

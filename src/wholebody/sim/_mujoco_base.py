@@ -10,9 +10,8 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
-from .._optional import require
 from ..contacts import Contact
-from ..errors import ModelError
+from ..errors import ModelError, require
 from ..robot.core import Array, Robot
 from ..spatial import rotation_from_quat_xyzw
 

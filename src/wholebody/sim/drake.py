@@ -32,9 +32,8 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from .._optional import require
 from ..contacts import Contact
-from ..errors import InvalidArgumentError, ModelError, StateError
+from ..errors import InvalidArgumentError, ModelError, StateError, require
 from ..robot import Robot
 from ..trajectory import Trajectory
 from ._common import (

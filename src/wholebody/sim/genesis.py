@@ -44,9 +44,8 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from .._optional import require
 from ..contacts import Contact
-from ..errors import InvalidArgumentError, ModelError, ModelWarning, StateError
+from ..errors import InvalidArgumentError, ModelError, ModelWarning, StateError, require
 from ..robot import Array, Robot
 from ..trajectory import Trajectory
 from ._common import (

@@ -27,9 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from .._optional import require
 from ..contacts import Contact
-from ..errors import StateError
+from ..errors import StateError, require
 from ..robot import Robot
 from ..trajectory import Trajectory
 from ._common import precision_metadata

@@ -33,9 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from .._optional import require
 from ..contacts import Contact
-from ..errors import ModelError, StateError, WholebodyWarning
+from ..errors import ModelError, StateError, WholebodyWarning, require
 from ..robot import Robot
 from ..trajectory import Trajectory
 from ._common import (

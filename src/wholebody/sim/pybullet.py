@@ -41,7 +41,6 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from .._optional import require
 from ..contacts import Contact
 from ..errors import (
     InvalidArgumentError,
@@ -49,6 +48,7 @@ from ..errors import (
     ModelWarning,
     StateError,
     WholebodyWarning,
+    require,
 )
 from ..robot import Robot
 from ..trajectory import Trajectory

@@ -25,8 +25,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..._optional import require
-from ...errors import LogFileError, LogFormatError, ProfileError, RecordingError, StateWarning
+from ...errors import (
+    LogFileError,
+    LogFormatError,
+    ProfileError,
+    RecordingError,
+    StateWarning,
+    require,
+)
 from ...robot.core import Robot
 from ...trajectory import Trajectory
 from ._assemble import AlignedWrench, assemble, contact_frames_of, twist_in_base
