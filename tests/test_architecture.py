@@ -22,10 +22,9 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "wholebody"
 LAYERS = [
     ["cli"],
     ["check"],
-    ["diagnosis", "conventions", "schedule", "control"],
+    ["diagnosis", "conventions", "schedule", "control", "identify"],
     ["estimation"],
     ["io", "sim"],
-    ["identify"],
     ["trajectory"],
     ["io.logfiles"],
     ["friction"],

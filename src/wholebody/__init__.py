@@ -93,7 +93,7 @@ _EARLIER = {
     "diagnose": "diagnosis",
     "mujoco_spec_for_robot": "sim.mujoco",
     "MujocoRecorder": "sim.mujoco_recorder",
-    "Calibration": "identify.calibrate",
+    "Calibration": "io.calibration",
     "InverseDynamicsQP": "control",
     "infer_contact_schedule": "schedule",
     "ContactSchedule": "schedule",

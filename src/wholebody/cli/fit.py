@@ -31,7 +31,7 @@ from ..errors import InvalidArgumentError, ModelError, OutputError
 
 if TYPE_CHECKING:  # the parser is built on every command: identify is imported by run_fit only
     from ..identify import IdentificationResult
-    from ..identify.calibrate import Calibration
+    from ..io.calibration import Calibration
 
 __all__ = ["add_fit_command", "run_fit", "FitOutputs"]
 

@@ -48,6 +48,7 @@ from ..errors import ContactError, ProfileError, WholebodyError
 from ..limits import check_regular_text_file
 from ..models.loading import load
 from ..robot.core import Robot
+from .calibration import Calibration
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -67,7 +68,7 @@ SCHEMA: dict[str, dict[str, str]] = {
         "validate": "'raise', 'warn' or 'ignore', with urdf or mjcf (default 'warn')",
         "frames": "array of tables: frames to add",
         "contacts": "array of tables: the contacts",
-        "calibration": "path of a calibration file (TOML, wholebody.identify.calibrate), "
+        "calibration": "path of a calibration file (TOML, wholebody.io.calibration), "
         "relative to the profile: check and estimate apply it to every log",
         "recording": "table: topics of ROS 2 bags / MCAP files (wholebody.io.recordings)",
         "lerobot": "table: columns of LeRobot-style datasets (wholebody.io.recordings)",
@@ -110,7 +111,7 @@ class RobotProfile:
         The profile's path.
     calibration : Calibration or None
         Sensor calibration to apply to logs before checking or estimating
-        (:meth:`wholebody.identify.calibrate.Calibration.apply`), from the ``calibration`` key.
+        (:meth:`wholebody.io.calibration.Calibration.apply`), from the ``calibration`` key.
     recording : RosbagMapping or None
         The ``[recording]`` section: which bag topic fills which field
         (:func:`wholebody.io.recordings.read_rosbag`).
@@ -122,7 +123,7 @@ class RobotProfile:
     robot: Robot
     contacts: tuple[Contact, ...]
     source: str
-    calibration: Any = None
+    calibration: Calibration | None = None
     recording: Any = None
     lerobot: Any = None
 
@@ -426,8 +427,6 @@ def load_profile(path: str | Path) -> RobotProfile:
             raise ProfileError(f"{path}: contacts[{i}]: {exc}") from exc
     calibration = None
     if "calibration" in data:
-        from ..identify.calibrate import Calibration
-
         file = path.parent / _string(data["calibration"], "calibration", str(path))
         try:
             calibration = Calibration.load(file)
