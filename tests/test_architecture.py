@@ -22,7 +22,8 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "wholebody"
 LAYERS = [
     ["cli"],
     ["check"],
-    ["diagnosis", "conventions", "schedule", "control", "identify"],
+    ["diagnosis", "conventions", "schedule", "control"],
+    ["identify"],
     ["estimation"],
     ["io", "sim"],
     ["trajectory"],
