@@ -54,6 +54,7 @@ from ._mujoco_base import (
     free_base_to_pinocchio,
     import_mujoco,
     mujoco_mass_matrix,
+    trajectory_from_mujoco,
 )
 from ._mujoco_inertia import (
     REPAIR_MASS,
@@ -74,6 +75,7 @@ __all__ = [
     "mujoco_mass_matrix",
     "MujocoStateMap",
     "free_base_to_pinocchio",
+    "trajectory_from_mujoco",
     "contact_wrenches_on_bodies",
     "contact_site_id",
     "contact_body_id",

@@ -40,6 +40,7 @@ from .mujoco import (
     contact_body_id,
     contact_site_id,
     import_mujoco,
+    trajectory_from_mujoco,
 )
 
 __all__ = ["MujocoRecorder"]
@@ -270,7 +271,7 @@ class MujocoRecorder:
             "undeclared_contact_force_N": undeclared,
             **dict(metadata or {}),
         }
-        return Trajectory.from_mujoco(
+        return trajectory_from_mujoco(
             np.array(log["qpos"]),
             np.array(log["qvel"]),
             np.array(log["qacc"]),
