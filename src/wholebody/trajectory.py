@@ -954,4 +954,3 @@ class Trajectory(TrajectoryPoints):
             raise LogFormatError(
                 f"{self.source}: no contact {name!r}; contacts: {list(self.contact_names)}"
             ) from None
-

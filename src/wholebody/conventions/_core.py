@@ -688,8 +688,8 @@ def _noise_sigma_rows(xT: Array) -> Array:
 
 def _velocity_rows(robot: Robot, t: Array, q: Array) -> Array:
     """Velocities from configurations by central differences on the manifold, as
-    :func:`wholebody.trajectory.estimate_velocities` (tangents between consecutive samples,
-    vectorised: :func:`wholebody.robot.batch.consecutive_differences`), transposed:
+    :func:`wholebody.robot.differentiation.estimate_velocities` (tangents between consecutive
+    samples, vectorised: :func:`wholebody.robot.batch.consecutive_differences`), transposed:
     (nv, N), one column of ``v`` per contiguous row."""
     fwd = consecutive_differences(robot, q)
     dt = np.diff(t)
