@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from wholebody._aliases import resolve
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "wholebody"
@@ -182,6 +184,19 @@ def test_imports_run_down_the_layers():
                 continue
             offenders.append(f"{name} ({here}) imports {target} ({there})")
     assert not offenders, "\n".join(sorted(offenders))
+
+
+@pytest.mark.parametrize(
+    "module", ["wholebody.trajectory", "wholebody.io", "wholebody.io.recordings", "wholebody.sim"]
+)
+def test_each_face_imports_first_in_a_fresh_process(module):
+    """The Trajectory reads its files through ``io.logfiles``, whose import runs the ``io``
+    face, which imports ``io.logs``: the Trajectory's class is imported there where it is used,
+    so that importing any of these first works (a module-level import of the class in
+    ``io.logs`` fails here, the class not defined yet)."""
+    env = {**os.environ, "PYTHONPATH": str(SRC.parent)}
+    run = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, env=env)
+    assert run.returncode == 0, run.stderr.decode()
 
 
 def _inside(name: str, package: str) -> bool:

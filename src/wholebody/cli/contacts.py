@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ProfileError
+
 __all__ = ["add_contacts_command", "run_contacts_command"]
 
 # The force trigger's default thresholds as shares of the weight (schedule.force's FORCE_ON
@@ -255,7 +257,7 @@ def _outputs(args: argparse.Namespace) -> tuple[Path, Path | None]:
 
 
 def _setup(args: argparse.Namespace) -> tuple[Any, list[Any]]:
-    from ..io.profile import ProfileError, load_profile, parse_contact_spec
+    from ..io.profile import load_profile, parse_contact_spec
     from ..models.loading import load
 
     if args.config:
@@ -285,7 +287,6 @@ def run_contacts_command(args: argparse.Namespace) -> int:
     ``args.plot``); print a summary. Returns 0, or 3 when no sample has finite joint angles
     and velocities (nothing to infer)."""
     from ..io.logs import read_log
-    from ..io.profile import ProfileError
     from ..schedule import infer_contact_schedule, plot_schedule
 
     output, plot = _outputs(args)

@@ -39,7 +39,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,14 +48,16 @@ from ..errors import ContactError, ProfileError, WholebodyError
 from ..limits import check_regular_text_file
 from ..models.loading import load
 from ..robot.core import Robot
-from .calibration import Calibration
+
+if TYPE_CHECKING:
+    from .calibration import Calibration
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["RobotProfile", "load_profile", "parse_contact_spec", "ProfileError", "SCHEMA"]
+__all__ = ["RobotProfile", "load_profile", "parse_contact_spec", "SCHEMA"]
 
 #: Keys allowed at each level, with their meaning (``docs/profile.md`` has the full table).
 SCHEMA: dict[str, dict[str, str]] = {
@@ -426,7 +428,9 @@ def load_profile(path: str | Path) -> RobotProfile:
         except (WholebodyError, LookupError) as exc:
             raise ProfileError(f"{path}: contacts[{i}]: {exc}") from exc
     calibration = None
-    if "calibration" in data:
+    if "calibration" in data:  # read only for a profile that names one
+        from .calibration import Calibration
+
         file = path.parent / _string(data["calibration"], "calibration", str(path))
         try:
             calibration = Calibration.load(file)
