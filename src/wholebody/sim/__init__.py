@@ -13,11 +13,16 @@
   forces (``SolverMuJoCo``); others are refused by name;
 - :mod:`wholebody.sim.genesis`: Genesis (``wholebody[genesis]``; pulls torch).
 
+Every recorder is a :class:`Recorder`: ``record(...)`` after each step (its engine's own
+arguments), ``len(recorder)``, :attr:`Recorder.undeclared_contact_force` and
+:meth:`Recorder.trajectory`, written once for all engines.
+
 Each engine is an optional extra, imported when a recorder or a model is made, never on
 import. The recipes are in ``docs/simulators.md`` and ``docs/mujoco.md``.
 """
 
+from ._common import Recorder
 from .mujoco import mujoco_spec_for_robot, trajectory_from_mujoco
 from .mujoco_recorder import MujocoRecorder
 
-__all__ = ["mujoco_spec_for_robot", "MujocoRecorder", "trajectory_from_mujoco"]
+__all__ = ["mujoco_spec_for_robot", "MujocoRecorder", "trajectory_from_mujoco", "Recorder"]
