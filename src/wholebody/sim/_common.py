@@ -372,8 +372,8 @@ class Recorder:
 
     #: The engine's name, for messages.
     engine = ""
-    #: The engine's word for the robot's parts that touch things ("link" or "body").
-    part = "link"
+    #: The engine's word for the robot's parts that touch things ("links" or "bodies").
+    parts = "links"
 
     robot: Robot
     contacts: tuple[Contact, ...]
@@ -476,9 +476,8 @@ class Recorder:
         undeclared = self.undeclared_contact_force
         if undeclared:
             warnings.warn(
-                f"{self.engine}: contacts on robot {self.part}s without a declared contact "
-                f"(largest force per {self.part}, N): {undeclared}; the log's contact wrenches "
-                "miss them",
+                f"{self.engine}: contacts on robot {self.parts} without a declared contact "
+                f"(largest force on each, N): {undeclared}; the log's contact wrenches miss them",
                 WholebodyWarning,
                 stacklevel=2,
             )

@@ -83,7 +83,7 @@ class DrakeRecorder(Recorder):
     """
 
     engine = "Drake"
-    part = "body"
+    parts = "bodies"
 
     def __init__(
         self,

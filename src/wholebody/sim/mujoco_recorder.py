@@ -84,7 +84,7 @@ class MujocoRecorder(Recorder):
     """
 
     engine = "MuJoCo"
-    part = "body"
+    parts = "bodies"
 
     def __init__(
         self,

@@ -85,7 +85,7 @@ class NewtonRecorder(Recorder):
     """
 
     engine = "Newton"
-    part = "body"
+    parts = "bodies"
 
     def __init__(
         self,
