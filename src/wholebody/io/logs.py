@@ -260,4 +260,3 @@ def read_log(
             "the command line; docs/recordings.md)"
         )
     return read_recording(path, mapping, robot, episode=episode)
-
