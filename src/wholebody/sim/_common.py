@@ -377,7 +377,6 @@ class Recorder:
 
     robot: Robot
     contacts: tuple[Contact, ...]
-    link_names: list[str]
 
     def _start_log(self, parts: Sequence[str]) -> None:
         """An empty log; ``parts`` names the engine's parts of the robot by index (the largest
@@ -387,10 +386,10 @@ class Recorder:
         self._rows: defaultdict[str, list[Array]] = defaultdict(list)
 
     def _map_contacts(self, robot: Robot, contacts: Sequence[Contact], links: Sequence[str]):
-        """Map the engine's ``links`` (names, in its index order) to the declared contacts
-        (:class:`ContactMap`) and start the log."""
+        """Map the engine's ``links`` (names, in its index order; kept as ``link_names``) to
+        the declared contacts (:class:`ContactMap`) and start the log."""
         self.contacts = tuple(contacts)
-        self.link_names = list(links)
+        self.link_names: list[str] = list(links)
         self._cmap = ContactMap(robot, self.contacts, self.link_names, self.engine)
         self._start_log(self.link_names)
 
