@@ -385,7 +385,9 @@ class Recorder:
         self._undeclared = np.zeros(len(self._parts))
         self._rows: defaultdict[str, list[Array]] = defaultdict(list)
 
-    def _map_contacts(self, robot: Robot, contacts: Sequence[Contact], links: Sequence[str]):
+    def _map_contacts(
+        self, robot: Robot, contacts: Sequence[Contact], links: Sequence[str]
+    ) -> None:
         """Map the engine's ``links`` (names, in its index order; kept as ``link_names``) to
         the declared contacts (:class:`ContactMap`) and start the log."""
         self.contacts = tuple(contacts)
