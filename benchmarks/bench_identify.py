@@ -122,7 +122,7 @@ def talos_cli_case(robot: Any, feet: tuple[str, str], fit_cpu: float) -> None:
 
     import wholebody as wb
     from wholebody.cli.fit import run_fit
-    from wholebody.identify.calibrate import Calibration
+    from wholebody.io.calibration import Calibration
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from tests._identify_logs import perturbed_urdf, smooth_log

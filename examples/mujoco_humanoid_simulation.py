@@ -4,7 +4,7 @@ The robot stands on its two box feet and squats (PD-controlled joints); optional
 is applied to the torso. Each step logs MuJoCo's state and acceleration in MuJoCo's own
 conventions and the contact force of every contact point, summed per foot into a wrench in
 world axes at the sole frame's origin (``contact_wrenches_on_bodies``). The log becomes a
-``Trajectory`` through ``Trajectory.from_mujoco`` (quaternion order, base velocity axes and
+``Trajectory`` through ``trajectory_from_mujoco`` (quaternion order, base velocity axes and
 the ``omega x v`` term converted there), and ``check_trajectory`` must find every sample
 consistent (residual <= 1e-6 N with MuJoCo's accelerations).
 
@@ -33,6 +33,7 @@ from wholebody.sim.mujoco import (
     contact_wrenches_on_bodies,
     import_mujoco,
     mujoco_model_from_urdf,
+    trajectory_from_mujoco,
 )
 from wholebody.trajectory import Trajectory
 
@@ -129,7 +130,7 @@ def simulate(
     # MuJoCo's qacc and contact forces agree only as far as its solver converged: ask for it.
     m.opt.tolerance, m.opt.iterations = 1e-12, 500
     torso = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "torso")
-    # MuJoCo's joint order (qpos after the free joint) is kept: from_mujoco maps by name.
+    # MuJoCo's joint order (qpos after the free joint) is kept: trajectory_from_mujoco maps by name.
     mj_joints = sorted(robot.joint_names, key=lambda n: m.jnt_qposadr[jid[n]])
     log: dict[str, list] = {k: [] for k in ("t", "qpos", "qvel", "qacc", "tau", "wrenches", "push")}
     for step in range(int(round(duration / DT))):
@@ -159,7 +160,7 @@ def simulate(
         mujoco.mj_step(m, d)
     W = np.array(log["wrenches"])
     external = {"torso": np.array(log["push"])} if push is not None else None
-    return Trajectory.from_mujoco(
+    return trajectory_from_mujoco(
         np.array(log["qpos"]),
         np.array(log["qvel"]),
         np.array(log["qacc"]),

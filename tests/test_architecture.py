@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "wholebody"
 
@@ -22,25 +23,19 @@ LAYERS = [
     ["cli"],
     ["check"],
     ["diagnosis", "conventions", "schedule", "control"],
+    ["identify"],
     ["estimation"],
     ["io", "sim"],
-    ["identify"],
     ["trajectory"],
     ["io.logfiles"],
     ["friction"],
     ["balance"],
     ["models"],
     ["robot"],
-    ["contacts", "spatial", "parallel", "limits", "_progress", "_optional", "_lazy"],
+    ["contacts", "spatial", "parallel", "limits", "_progress", "_lazy"],
     ["_compiled"],
     ["errors"],
 ]
-# Imports inside functions that go up, each for one feature: the Trajectory built from a MuJoCo
-# state and from a contact schedule.
-UPWARD_LATE_IMPORTS = {
-    ("wholebody.trajectory", "wholebody.sim.mujoco"),
-    ("wholebody.trajectory", "wholebody.schedule"),
-}
 
 
 def _module_name(path: Path) -> str:
@@ -123,6 +118,31 @@ def test_no_import_cycles():
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
 
 
+def test_no_cycle_between_packages():
+    """The units of ``LAYERS`` (the top-level packages and modules, ``io.logfiles`` one of its
+    own) import one another without a cycle, imports inside functions included."""
+    units: dict[str, set[str]] = {}
+    for name, targets in _graph().items():
+        here = _unit(name)
+        units.setdefault(here, set()).update(_unit(t) for t in targets if _unit(t) != here)
+    state: dict[str, int] = {}
+    cycles = []
+
+    def visit(unit: str, path: list[str]) -> None:
+        state[unit] = 1
+        for nxt in sorted(units.get(unit, ())):
+            if state.get(nxt) == 1:
+                cycles.append(path[path.index(nxt) :] + [nxt])
+            elif nxt not in state:
+                visit(nxt, path + [nxt])
+        state[unit] = 2
+
+    for unit in sorted(units):
+        if unit not in state:
+            visit(unit, [unit])
+    assert not cycles, "cycles between packages:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
 def test_no_private_names_imported_across_modules():
     modules = _modules()
     offenders = []
@@ -176,10 +196,21 @@ def test_imports_run_down_the_layers():
             there = _unit(target)
             if there in ("", here) or layer[there] > layer[here]:
                 continue
-            if target in late and (name, target) in UPWARD_LATE_IMPORTS:
-                continue
             offenders.append(f"{name} ({here}) imports {target} ({there})")
     assert not offenders, "\n".join(sorted(offenders))
+
+
+@pytest.mark.parametrize(
+    "module", ["wholebody.trajectory", "wholebody.io", "wholebody.io.recordings", "wholebody.sim"]
+)
+def test_each_face_imports_first_in_a_fresh_process(module):
+    """The Trajectory reads its files through ``io.logfiles``, whose import runs the ``io``
+    face, which imports ``io.logs``: the Trajectory's class is imported there where it is used,
+    so that importing any of these first works (a module-level import of the class in
+    ``io.logs`` fails here, the class not defined yet)."""
+    env = {**os.environ, "PYTHONPATH": str(SRC.parent)}
+    run = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, env=env)
+    assert run.returncode == 0, run.stderr.decode()
 
 
 def _inside(name: str, package: str) -> bool:
@@ -189,7 +220,7 @@ def _inside(name: str, package: str) -> bool:
 def test_private_modules_and_names_stay_in_their_package():
     """``wholebody.P._m`` is imported only from inside ``wholebody.P``, and a name ``_n`` only
     from inside the package of the module that defines it (top-level private modules such as
-    ``_optional`` belong to ``wholebody`` itself, so to every module)."""
+    ``_progress`` belong to ``wholebody`` itself, so to every module)."""
     modules = _modules()
     offenders = []
     for name, path in modules.items():

@@ -1744,7 +1744,7 @@ CALIBRATION_CASES: list[tuple[str, bytes, str]] = [
 
 @pytest.mark.parametrize("case", CALIBRATION_CASES, ids=[c[0] for c in CALIBRATION_CASES])
 def test_bad_calibration_files(tmp_path, case):
-    from wholebody.identify.calibrate import Calibration
+    from wholebody.io.calibration import Calibration
 
     _, content, fragment = case
     (tmp_path / "c.toml").write_bytes(content)
@@ -1754,7 +1754,7 @@ def test_bad_calibration_files(tmp_path, case):
 
 
 def test_a_written_calibration_reads_back(tmp_path):
-    from wholebody.identify.calibrate import Calibration, ContactCalibration
+    from wholebody.io.calibration import Calibration, ContactCalibration
 
     cal = Calibration(
         {"left_sole": ContactCalibration([1.0, 2.0, 3.0], [0.1, 0.2, 0.3], 0.05, axes="world")},

@@ -10,7 +10,7 @@ from wholebody.check.analysis import check_trajectory
 from wholebody.cli.fit import run_fit
 from wholebody.errors import InvalidArgumentError, ProfileError
 from wholebody.identify import fit_calibration
-from wholebody.identify.calibrate import Calibration, ContactCalibration
+from wholebody.io.calibration import Calibration, ContactCalibration
 from wholebody.io.profile import load_profile
 from wholebody.models import models_dir
 

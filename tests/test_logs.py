@@ -11,11 +11,13 @@ import pytest
 
 from wholebody.check.analysis import check_trajectory, estimate_trajectory
 from wholebody.contacts import SurfaceContact
-from wholebody.errors import InvalidArgumentError
+from wholebody.errors import InvalidArgumentError, LogFormatError
 from wholebody.io import open_log
 from wholebody.models import HUMANOID_SOLE_HALF_LENGTH as X
 from wholebody.models import HUMANOID_SOLE_HALF_WIDTH as Y
-from wholebody.trajectory import LogFormatError, Trajectory, estimate_velocities
+from wholebody.robot.differentiation import estimate_velocities
+from wholebody.schedule import ContactSchedule
+from wholebody.trajectory import Trajectory
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED_LOG = ROOT / "data" / "humanoid_squat.npz"
@@ -510,7 +512,9 @@ def test_parquet_reads_only_the_row_groups_asked_for(tmp_path, squat, monkeypatc
 @pytest.mark.parametrize("suffix", FORMATS)
 def test_logs_without_a_schedule_read_as_none(tmp_path, squat, suffix):
     _format_available(suffix)
-    assert squat.contact_active is None and squat.schedule() is None  # an older shipped log
+    assert squat.contact_active is None  # an older shipped log
+    with pytest.raises(InvalidArgumentError, match="holds no contact schedule"):
+        ContactSchedule.from_trajectory(squat)
     squat.save(tmp_path / f"old{suffix}")
     with open_log(tmp_path / f"old{suffix}") as log:
         assert not log.has_active
@@ -546,7 +550,7 @@ def test_contact_active_from_arrays_and_as_a_schedule(squat):
         contact_active=np.stack([right, left], axis=1).astype(int),
     )
     np.testing.assert_array_equal(same.contact_active, traj.contact_active)
-    schedule = traj.schedule()
+    schedule = ContactSchedule.from_trajectory(traj)
     assert schedule.method == "logged" and schedule.contact_names == ("right_sole", "left_sole")
     np.testing.assert_array_equal(schedule.active, traj.contact_active)
     np.testing.assert_array_equal(schedule.time, traj.time)

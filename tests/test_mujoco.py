@@ -89,3 +89,48 @@ def test_acceleration_conversion_removes_omega_cross_v(humanoid):
         a = smap.a(qpos, mj_data.qvel, mj_data.qacc)
         expected = humanoid.forward_dynamics(q, v, np.zeros(humanoid.nv))
         assert_allclose(a, expected, rtol=0, atol=1e-8 * max(1.0, abs(expected).max()))
+
+
+def test_recorder_base_counts_samples_and_names_the_undeclared_contact(humanoid):
+    """The shared part of every recorder (``sim.Recorder``), through MuJoCo's: a humanoid
+    dropped on both feet with only the left sole declared. ``len`` counts the samples; the
+    force met on the right foot's body is the largest norm of one of its contacts' forces
+    (``mj_contactForce`` in the contact frame, whose norm needs no rotation); the log's
+    metadata holds it and the warning names the body; an empty recorder names itself."""
+    from wholebody.contacts import SurfaceContact
+    from wholebody.errors import LogFormatError, WholebodyWarning
+    from wholebody.sim import Recorder
+    from wholebody.sim.mujoco import mujoco_spec_for_robot
+    from wholebody.sim.mujoco_recorder import MujocoRecorder
+
+    soles = [
+        SurfaceContact(f, half_length=0.1, half_width=0.05, mu=1.0)
+        for f in ("left_sole", "right_sole")
+    ]
+    build = mujoco_spec_for_robot(humanoid, soles)
+    m = build.compile()
+    rec = MujocoRecorder(build.robot, m, soles[:1], contact_sites=build.contact_sites)
+    assert isinstance(rec, Recorder) and len(rec) == 0
+    with pytest.raises(LogFormatError, match="MujocoRecorder: no sample recorded"):
+        rec.trajectory()
+    site = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, build.contact_sites["right_sole"])
+    body = int(m.site_bodyid[site])
+    right = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, body)
+    d = mujoco.MjData(m)
+    d.qpos[2] = 0.95
+    largest, local = 0.0, np.zeros(6)
+    for _ in range(150):
+        rec.record(d)  # runs mj_forward: the contacts below are the same state's
+        for i in range(d.ncon):
+            if body in m.geom_bodyid[[d.contact[i].geom1, d.contact[i].geom2]]:
+                mujoco.mj_contactForce(m, d, i, local)
+                largest = max(largest, float(np.linalg.norm(local[:3])))
+        mujoco.mj_step(m, d)
+    assert len(rec) == 150 and largest > 0.1 * humanoid.weight
+    assert set(rec.undeclared_contact_force) == {right}
+    assert rec.undeclared_contact_force[right] == pytest.approx(largest, rel=1e-12)
+    with pytest.warns(WholebodyWarning, match=rf"MuJoCo: contacts on robot bodies .*{right}"):
+        traj = rec.trajectory({"run": 7})
+    assert traj.metadata["undeclared_contact_force_N"] == rec.undeclared_contact_force
+    assert traj.metadata["run"] == 7 and traj.metadata["simulator"].startswith("MuJoCo")
+    assert len(traj) == 150 and traj.contact_names == ("left_sole",)

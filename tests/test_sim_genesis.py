@@ -19,8 +19,8 @@ from ._engine_robots import feet_contacts, sphere_feet_urdf
 gs = pytest.importorskip("genesis")
 from genesis.utils.misc import qd_to_torch  # noqa: E402
 
-from wholebody.sim._common import quat_xyzw_to_matrix  # noqa: E402
 from wholebody.sim.genesis import GenesisRecorder  # noqa: E402
+from wholebody.spatial import rotation_from_quat_xyzw  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -87,7 +87,7 @@ def test_contact_forces_equal_genesis_constraint_force(standing):
     W = traj.contact_wrenches
     got = np.zeros((len(traj.time), 6))
     for n, q in enumerate(traj.q):
-        R, p = quat_xyzw_to_matrix(q[3:7]), q[:3]
+        R, p = rotation_from_quat_xyzw(q[3:7]), q[:3]
         f = W[n, :, :3].sum(axis=0)
         m = sum(
             W[n, k, 3:] + np.cross(robot.frame_position(q, c.frame) - p, W[n, k, :3])
@@ -139,7 +139,7 @@ def test_free_joint_velocity_axes(standing):
     *_, frames = standing
     for quat, v, w, dof in frames[::50]:
         wq, x, y, z = quat
-        R = quat_xyzw_to_matrix([x, y, z, wq])
+        R = rotation_from_quat_xyzw([x, y, z, wq])
         np.testing.assert_allclose(dof[:3], v, atol=1e-12)
         np.testing.assert_allclose(dof[3:], R.T @ w, atol=1e-12)
 
@@ -171,7 +171,7 @@ def test_spinning_flight_balances(world):
     # into base axes again: its log does not balance.
     v = traj.v.copy()
     for n, q in enumerate(traj.q):
-        v[n, 3:6] = quat_xyzw_to_matrix(q[3:7]).T @ v[n, 3:6]
+        v[n, 3:6] = rotation_from_quat_xyzw(q[3:7]).T @ v[n, 3:6]
     twice = check_trajectory(robot, replace(traj, v=v), contacts)
     print("rotated twice: moment residual median [N m]:", np.median(twice.moment_norm))
     assert twice.verdict == "inconsistent"

@@ -360,7 +360,7 @@ def test_convention_checks_and_calibration_convert_the_points_first(profile, squ
     differentiated accelerations, and a sensor calibration."""
     from wholebody.conventions import check_conventions, expected_residual_error
     from wholebody.errors import InvalidArgumentError
-    from wholebody.identify.calibrate import Calibration, ContactCalibration
+    from wholebody.io.calibration import Calibration, ContactCalibration
 
     robot, contacts = profile.robot, profile.contacts
     moved = _as_point_forces(profile, squat)

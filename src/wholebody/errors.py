@@ -9,7 +9,9 @@ built-in class too, so generic handlers keep working.
 from __future__ import annotations
 
 import difflib
+import importlib
 from collections.abc import Iterable
+from types import ModuleType
 
 __all__ = [
     "WholebodyError",
@@ -19,6 +21,7 @@ __all__ = [
     "InvalidInertiaError",
     "InvalidJointError",
     "MissingDependencyError",
+    "require",
     "MJCFParseError",
     "FrameNotFoundError",
     "JointNotFoundError",
@@ -77,6 +80,18 @@ class InvalidJointError(ModelError):
 
 class MissingDependencyError(WholebodyError, ImportError):
     """An optional dependency is needed; the message gives the ``pip install`` line."""
+
+
+def require(module: str, extra: str, purpose: str) -> ModuleType:
+    """Import the optional dependency ``module``, or raise :class:`MissingDependencyError`
+    naming the extra that installs it (``pip install 'wholebody[extra]'``); ``purpose`` says
+    what needs it, in the plural ("HDF5 logs")."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingDependencyError(
+            f"{purpose} need {module.split('.')[0]}: pip install 'wholebody[{extra}]'"
+        ) from None
 
 
 class MJCFParseError(ModelError):

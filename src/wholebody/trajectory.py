@@ -4,7 +4,8 @@ Canonical convention (DESIGN section 2): ``q``, ``v``, ``a`` in Pinocchio's layo
 flyer (base quaternion x-y-z-w; base velocity in the base frame); joint columns in the order
 of ``joint_names`` (mapped to a robot **by name** by :meth:`Trajectory.for_robot`); contact
 wrenches ``(f, tau)`` in world axes at each contact frame's origin [N, N m]; SI units.
-Other conventions are converted by the named constructors (:meth:`from_mujoco`).
+Other conventions are converted where they are known: MuJoCo's by
+:func:`wholebody.sim.mujoco.trajectory_from_mujoco`, files' and recordings' by :mod:`wholebody.io`.
 The file format is documented in ``docs/log-format.md``.
 
 Wrenches may also be given about other points (``docs/log-format.md``, Wrenches at stated
@@ -37,23 +38,20 @@ NaN wrench on that sample only, which the checks flag like any non-finite sample
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._lazy import lazy_names
 from .errors import (
     ContactNotFoundError,
     InvalidArgumentError,
     LogFormatError,
     StateError,
-    WholebodyDeprecationWarning,
 )
 from .io.logfiles import LogFields, open_fields, write_fields
 from .io.logfiles.fields import (
@@ -66,12 +64,7 @@ from .io.logfiles.fields import (
 from .robot.core import Robot
 from .spatial import cross
 
-if TYPE_CHECKING:
-    from .robot.differentiation import estimate_accelerations, estimate_velocities
-    from .schedule import ContactSchedule
-
-
-__all__ = ["Trajectory", "LogFormatError", "estimate_velocities", "estimate_accelerations"]
+__all__ = ["Trajectory"]
 
 
 Array = NDArray[np.float64]
@@ -601,7 +594,7 @@ class Trajectory(TrajectoryPoints):
         The contact schedule: per sample and contact (``contact_names`` order), whether the
         contact is active (touching, may carry a wrench). None when unknown; a log with no
         contacts has none (an (N, 0) mask becomes None). Integers 0 / 1 are converted.
-        :meth:`schedule` gives it as a :class:`~wholebody.schedule.ContactSchedule`.
+        :meth:`wholebody.schedule.ContactSchedule.from_trajectory` gives it as a schedule.
     contact_points_local : ndarray, shape (k, 3), or None
         When given, each contact wrench's moment is about this point instead of the contact
         frame's origin: a point fixed in the contact frame (contact-frame coordinates [m],
@@ -813,50 +806,6 @@ class Trajectory(TrajectoryPoints):
         )
 
     @classmethod
-    def from_mujoco(
-        cls,
-        qpos: ArrayLike,
-        qvel: ArrayLike,
-        qacc: ArrayLike | None = None,
-        *,
-        time: ArrayLike,
-        joint_names: Sequence[str],
-        contact_wrenches: Mapping[str, ArrayLike],
-        tau: ArrayLike | None = None,
-        external_wrenches: Mapping[str, ArrayLike] | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        contact_active: Mapping[str, ArrayLike] | ArrayLike | None = None,
-    ) -> Trajectory:
-        """From MuJoCo arrays of a free-floating robot with hinge/slide joints.
-
-        ``qpos`` (N, 7 + nj): free joint ``[x, y, z, qw, qx, qy, qz]`` then joints in
-        ``joint_names`` order; ``qvel`` / ``qacc`` (N, 6 + nj): free joint linear velocity in
-        world axes and angular velocity in body axes, then joints. Converted by
-        :func:`wholebody.sim.mujoco.free_base_to_pinocchio`. Contact wrenches must already
-        be per contact in world axes at the contact frame origins, on the robot
-        (:func:`wholebody.sim.mujoco.contact_wrenches_on_bodies` gives that from
-        ``mj_contactForce``, which acts from geom1 on geom2 in the contact frame).
-        ``contact_active`` is the contact schedule, as in :meth:`from_arrays` (for instance
-        which contacts MuJoCo's contact list touches at each sample).
-        """
-        from .sim.mujoco import free_base_to_pinocchio
-
-        q, v, a = free_base_to_pinocchio(qpos, qvel, qacc)
-        traj = cls.from_arrays(
-            time,
-            q,
-            v,
-            joint_names=joint_names,
-            contact_wrenches=contact_wrenches,
-            a=a,
-            tau=tau,
-            external_wrenches=external_wrenches,
-            contact_active=contact_active,
-            metadata={"converted_from": "mujoco", **dict(metadata or {})},
-        )
-        return traj
-
-    @classmethod
     def load(cls, path: str | Path) -> Trajectory:
         """Read a log: ``.npz`` or ``.csv`` (core), ``.parquet`` or ``.h5`` (extras).
 
@@ -922,22 +871,12 @@ class Trajectory(TrajectoryPoints):
 
     # --- derived -----------------------------------------------------------------------------
 
-    def with_accelerations(
-        self, robot: Robot | None = None, *, savgol: tuple[int, int] | None = None
-    ) -> Trajectory:
+    def with_accelerations(self, *, savgol: tuple[int, int] | None = None) -> Trajectory:
         """A copy with accelerations estimated from ``v`` (central differences), flagged as such.
 
         ``savgol=(window, polyorder)`` smooths with a Savitzky-Golay filter (scipy) instead.
-        ``robot`` is not needed (deprecated: ``v``'s coordinates are differentiated directly).
         """
-        if robot is not None:
-            warnings.warn(
-                "with_accelerations(robot) is deprecated: the robot is not needed; "
-                "call with_accelerations()",
-                WholebodyDeprecationWarning,
-                stacklevel=2,
-            )
-        from .robot.differentiation import estimate_accelerations
+        from .robot.differentiation import estimate_accelerations  # a log with ``a`` needs none
 
         a = estimate_accelerations(self.time, self.v, savgol=savgol)
         return replace(self, a=a, accelerations_estimated=True)
@@ -981,23 +920,6 @@ class Trajectory(TrajectoryPoints):
         tau = None if self.tau is None else self.tau[:, order]
         return q, v, a, tau
 
-    def schedule(self) -> ContactSchedule | None:
-        """The logged contact schedule (method ``"logged"``, confidence 1), or None.
-
-        Returns
-        -------
-        ContactSchedule or None
-            ``active`` (N, k) in ``contact_names`` order and ``time`` [s]; None when the
-            trajectory has no ``contact_active``.
-        """
-        if self.contact_active is None:
-            return None
-        from .schedule import ContactSchedule
-
-        return ContactSchedule.from_active(
-            self.contact_names, self.time, self.contact_active.copy(), method="logged"
-        )
-
     def select(self, samples: slice | ArrayLike) -> Trajectory:
         """A copy with only the given samples (a slice, indices or an (N,) bool mask) of every
         per-sample field (``time``, ``q``, ``v``, ``a``, ``tau``, wrenches,
@@ -1032,12 +954,3 @@ class Trajectory(TrajectoryPoints):
             raise LogFormatError(
                 f"{self.source}: no contact {name!r}; contacts: {list(self.contact_names)}"
             ) from None
-
-
-# The differentiation of :mod:`wholebody.robot.differentiation`, public here too, imported on
-# first use (PEP 562): a log that has its accelerations never needs it.
-__getattr__, __dir__ = lazy_names(
-    "wholebody",
-    globals(),
-    {name: "robot.differentiation" for name in ("estimate_velocities", "estimate_accelerations")},
-)

@@ -790,8 +790,9 @@ _Source = _TrajectorySource | _LogSource
 
 @dataclass(frozen=True)
 class _Differentiation:
-    """Accelerations from ``v`` as :func:`wholebody.trajectory.estimate_accelerations` on the
-    whole log gives them, computed on a part that holds ``overlap`` neighbours each side.
+    """Accelerations from ``v`` as
+    :func:`wholebody.robot.differentiation.estimate_accelerations` on the whole log gives them,
+    computed on a part that holds ``overlap`` neighbours each side.
 
     The whole log's steps choose the formula (``np.gradient`` uses its uniform one only when
     every step is equal; Savitzky-Golay uses the median step), so a chunk gives the same bits.

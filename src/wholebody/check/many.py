@@ -99,8 +99,7 @@ def connect(address: str, *, timeout: float = 10.0) -> Any:
     InvalidArgumentError
         ``timeout`` not a positive number.
     """
-    from .._optional import require
-    from ..errors import InvalidArgumentError
+    from ..errors import InvalidArgumentError, require
 
     if not isinstance(timeout, (int, float)) or not math.isfinite(timeout) or timeout <= 0:
         raise InvalidArgumentError(f"timeout must be a positive number of seconds, got {timeout!r}")
@@ -155,7 +154,7 @@ def check_many(
         error of each row).
     calibration : Calibration, optional
         Sensor calibration applied to every log before it is checked
-        (:meth:`wholebody.identify.calibrate.Calibration.apply`; a profile's ``calibration`` key).
+        (:meth:`wholebody.io.calibration.Calibration.apply`; a profile's ``calibration`` key).
     recording : RobotProfile, str or Path, optional
         For ROS 2 bags / MCAP files and LeRobot datasets among ``paths``: the profile (or its
         path) whose ``[recording]`` / ``[lerobot]`` section maps them (``docs/recordings.md``).

@@ -7,8 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._optional import require
-from ..errors import MissingDependencyError
+from ..errors import MissingDependencyError, require
 
 __all__ = ["plot_report", "optional_pyplot", "output_dir"]
 

@@ -1059,7 +1059,7 @@ class Report:
 
     def to_dataframe(self) -> Any:
         """Per-sample columns as a pandas DataFrame (needs pandas)."""
-        from .._optional import require
+        from ..errors import require
 
         pd = require("pandas", "parquet", "DataFrames")
         df = pd.DataFrame(self.columns())

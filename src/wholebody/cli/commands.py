@@ -380,6 +380,32 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="on an error, show the Python traceback instead of one line",
     )
     sub = parser.add_subparsers(dest="command", required=True)
+    _add_info_command(sub, common)
+    _add_check_command(sub, common)
+    _add_estimate_command(sub, common)
+    # The commands of modules of their own: in full when named (or for every command), else
+    # named only (the usage lists them; their arguments are never parsed by this parser).
+    if command in (None, "fit"):
+        from .fit import add_fit_command
+
+        add_fit_command(sub)
+    else:
+        sub.add_parser("fit")
+    if command in (None, "contacts"):
+        from .contacts import add_contacts_command
+
+        add_contacts_command(sub)
+    else:
+        sub.add_parser("contacts")
+    demo = sub.add_parser(
+        "demo", parents=[common], help="check the shipped humanoid log and show a diagnosis"
+    )
+    demo.add_argument("--out", default="out/demo", help="folder for the report and plots")
+    demo.set_defaults(func=_demo)
+    return parser
+
+
+def _add_info_command(sub: Any, common: argparse.ArgumentParser) -> None:
     info = sub.add_parser(
         "info",
         parents=[common],
@@ -393,28 +419,32 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     info.add_argument("--links", action="store_true", help="also list links' mass and CoM")
     info.set_defaults(func=_info)
 
-    def setup_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--config", help="robot profile (TOML): robot, frames, contacts")
-        p.add_argument("--robot", help="robot name, URDF or MJCF (without --config)")
-        p.add_argument(
-            "--contact",
-            action="append",
-            metavar="SPEC",
-            help="FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU[:CX:CY] or FRAME:point:MU (repeat)",
-        )
-        p.add_argument(
-            "--episode",
-            type=int,
-            default=0,
-            help="episode of a LeRobot dataset (default 0)",
-        )
-        p.add_argument(
-            "--progress",
-            action=argparse.BooleanOptionalAction,
-            default=None,
-            help="progress bar (tqdm; default: on when stderr is a terminal)",
-        )
 
+def _add_setup_arguments(p: argparse.ArgumentParser) -> None:
+    """--config, or --robot and --contact; --episode and --progress (check and estimate)."""
+    p.add_argument("--config", help="robot profile (TOML): robot, frames, contacts")
+    p.add_argument("--robot", help="robot name, URDF or MJCF (without --config)")
+    p.add_argument(
+        "--contact",
+        action="append",
+        metavar="SPEC",
+        help="FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU[:CX:CY] or FRAME:point:MU (repeat)",
+    )
+    p.add_argument(
+        "--episode",
+        type=int,
+        default=0,
+        help="episode of a LeRobot dataset (default 0)",
+    )
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bar (tqdm; default: on when stderr is a terminal)",
+    )
+
+
+def _add_check_command(sub: Any, common: argparse.ArgumentParser) -> None:
     check = sub.add_parser(
         "check",
         parents=[common],
@@ -427,7 +457,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="log files (.npz, .csv, .parquet, .h5); ROS 2 bags / MCAP and LeRobot datasets "
         "with a --config mapping them (docs/recordings.md)",
     )
-    setup_args(check)
+    _add_setup_arguments(check)
     check.add_argument("--out", help="folder for report.json, report.csv (and --plot)")
     check.add_argument("--plot", action="store_true", help="also write a figure per log")
     check.add_argument(
@@ -503,11 +533,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     check.set_defaults(func=_check)
 
+
+def _add_estimate_command(sub: Any, common: argparse.ArgumentParser) -> None:
     estimate = sub.add_parser(
         "estimate", parents=[common], help="estimate contact wrenches of a log by QP"
     )
     estimate.add_argument("log", help="a log file, a ROS 2 bag / MCAP or a LeRobot dataset")
-    setup_args(estimate)
+    _add_setup_arguments(estimate)
     estimate.add_argument(
         "--output", "-o", required=True, help="log file to write, with '<name>:estimated' contacts"
     )
@@ -516,28 +548,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     estimate.add_argument("--solver", help="qpsolvers backend (default daqp)")
     estimate.set_defaults(func=_estimate)
-
-    # The commands of modules of their own: in full when named (or for every command), else
-    # named only (the usage lists them; their arguments are never parsed by this parser).
-    if command in (None, "fit"):
-        from .fit import add_fit_command
-
-        add_fit_command(sub)
-    else:
-        sub.add_parser("fit")
-    if command in (None, "contacts"):
-        from .contacts import add_contacts_command
-
-        add_contacts_command(sub)
-    else:
-        sub.add_parser("contacts")
-
-    demo = sub.add_parser(
-        "demo", parents=[common], help="check the shipped humanoid log and show a diagnosis"
-    )
-    demo.add_argument("--out", default="out/demo", help="folder for the report and plots")
-    demo.set_defaults(func=_demo)
-    return parser
 
 
 def _one_line(text: object) -> str:

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ProfileError
+
 __all__ = ["add_contacts_command", "run_contacts_command"]
 
 # The force trigger's default thresholds as shares of the weight (schedule.force's FORCE_ON
@@ -85,81 +87,16 @@ def add_contacts_command(subparsers: Any) -> argparse.ArgumentParser:
         "auto: force when the log has the contacts' wrenches, else combined "
         "(default: %(default)s)",
     )
-    p.add_argument(
-        "--force-on",
-        type=_finite,
-        default=None,
-        metavar="N",
-        help="force method: normal force [N] above which a contact starts (default: "
-        f"{100 * FORCE_ON_SHARE:g}%% of the robot's weight m |g|)",
-    )
-    p.add_argument(
-        "--force-off",
-        type=_finite,
-        default=None,
-        metavar="N",
-        help="force method: normal force [N] below which a contact ends (default: "
-        f"{100 * FORCE_OFF_SHARE:g}%% of the robot's weight m |g|)",
-    )
+    for flag, kind, default, metavar, help_ in _FORCE_OPTIONS:
+        p.add_argument(flag, type=kind, default=default, metavar=metavar, help=help_)
     p.add_argument(
         "--no-torques",
         action="store_true",
         help="dynamic and combined methods: Newton-Euler rows only, even if the log has "
         "joint torques (default: use the torques when logged)",
     )
-    p.add_argument(
-        "--ground-height",
-        type=_finite,
-        default=0.0,
-        metavar="Z",
-        help="height of the ground plane, world z [m] (default: %(default)s m)",
-    )
-    p.add_argument(
-        "--height-on",
-        type=_finite,
-        default=0.005,
-        metavar="H",
-        help="a contact frame below this height above the ground may be in contact [m] "
-        "(default: %(default)s m)",
-    )
-    p.add_argument(
-        "--height-off",
-        type=_finite,
-        default=0.01,
-        metavar="H",
-        help="a contact frame above this height above the ground is not in contact [m] "
-        "(default: %(default)s m)",
-    )
-    p.add_argument(
-        "--lift-speed",
-        type=_non_negative,
-        default=0.05,
-        metavar="V",
-        help="rising speed along the normal that ends a contact above --height-on [m/s] "
-        "(default: %(default)s m/s)",
-    )
-    p.add_argument(
-        "--min-contact",
-        type=_non_negative,
-        default=None,
-        metavar="T",
-        help="shortest contact kept [s] (default: 0.02 s; 0 s for the force method)",
-    )
-    p.add_argument(
-        "--min-flight",
-        type=_non_negative,
-        default=None,
-        metavar="T",
-        help="shortest gap between contacts kept [s] (default: 0.02 s; 0 s for the force method)",
-    )
-    p.add_argument(
-        "--residual-tolerance",
-        type=_positive,
-        default=None,
-        metavar="N",
-        help="dynamic and combined methods: largest force misfit of a consistent subset of "
-        "contacts [N] (default: 1%% of the robot's weight m |g|)",
-    )
+    for flag, kind, default, metavar, help_ in _THRESHOLDS:
+        p.add_argument(flag, type=kind, default=default, metavar=metavar, help=help_)
     p.add_argument(
         "--output",
         "-o",
@@ -222,6 +159,83 @@ def _positive(text: str) -> float:
     return value
 
 
+#: The force method's thresholds: flag, type, default, metavar, help.
+_FORCE_OPTIONS = (
+    (
+        "--force-on",
+        _finite,
+        None,
+        "N",
+        "force method: normal force [N] above which a contact starts (default: "
+        f"{100 * FORCE_ON_SHARE:g}%% of the robot's weight m |g|)",
+    ),
+    (
+        "--force-off",
+        _finite,
+        None,
+        "N",
+        "force method: normal force [N] below which a contact ends (default: "
+        f"{100 * FORCE_OFF_SHARE:g}%% of the robot's weight m |g|)",
+    ),
+)
+#: The ground, the kinematic thresholds, the durations and the dynamic tolerance.
+_THRESHOLDS = (
+    (
+        "--ground-height",
+        _finite,
+        0.0,
+        "Z",
+        "height of the ground plane, world z [m] (default: %(default)s m)",
+    ),
+    (
+        "--height-on",
+        _finite,
+        0.005,
+        "H",
+        "a contact frame below this height above the ground may be in contact [m] "
+        "(default: %(default)s m)",
+    ),
+    (
+        "--height-off",
+        _finite,
+        0.01,
+        "H",
+        "a contact frame above this height above the ground is not in contact [m] "
+        "(default: %(default)s m)",
+    ),
+    (
+        "--lift-speed",
+        _non_negative,
+        0.05,
+        "V",
+        "rising speed along the normal that ends a contact above --height-on [m/s] "
+        "(default: %(default)s m/s)",
+    ),
+    (
+        "--min-contact",
+        _non_negative,
+        None,
+        "T",
+        "shortest contact kept [s] (default: 0.02 s; 0 s for the force method)",
+    ),
+    (
+        "--min-flight",
+        _non_negative,
+        None,
+        "T",
+        "shortest gap between contacts kept [s] (default: 0.02 s; 0 s for the force method)",
+    ),
+    (
+        "--residual-tolerance",
+        _positive,
+        None,
+        "N",
+        "dynamic and combined methods: largest force misfit of a consistent subset of "
+        "contacts [N] (default: 1%% of the robot's weight m |g|)",
+    ),
+)
+
+
 def _outputs(args: argparse.Namespace) -> tuple[Path, Path | None]:
     """The schedule and figure paths, refused before any work when they cannot be written
     as named (``-o`` a folder writes FOLDER/schedule.npz; any other name must end in .npz)."""
@@ -255,7 +269,7 @@ def _outputs(args: argparse.Namespace) -> tuple[Path, Path | None]:
 
 
 def _setup(args: argparse.Namespace) -> tuple[Any, list[Any]]:
-    from ..io.profile import ProfileError, load_profile, parse_contact_spec
+    from ..io.profile import load_profile, parse_contact_spec
     from ..models.loading import load
 
     if args.config:
@@ -285,8 +299,7 @@ def run_contacts_command(args: argparse.Namespace) -> int:
     ``args.plot``); print a summary. Returns 0, or 3 when no sample has finite joint angles
     and velocities (nothing to infer)."""
     from ..io.logs import read_log
-    from ..io.profile import ProfileError
-    from ..schedule import infer_contact_schedule, plot_schedule
+    from ..schedule import infer_contact_schedule, infer_schedule_force, plot_schedule
 
     output, plot = _outputs(args)
     robot, contacts = _setup(args)
@@ -301,67 +314,27 @@ def run_contacts_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 3
-    if args.method == "auto":
-        args.method = "force" if _logged_wrenches(traj, contacts) is not None else "combined"
-    dwell = (0.0, 0.0) if args.method == "force" else (0.02, 0.02)
-    if args.min_contact is None:
-        args.min_contact = dwell[0]
-    if args.min_flight is None:
-        args.min_flight = dwell[1]
-    options: dict[str, Any] = {"min_contact": args.min_contact, "min_flight": args.min_flight}
     wrenches = _logged_wrenches(traj, contacts)
+    if args.method == "auto":
+        args.method = "force" if wrenches is not None else "combined"
+    options = _method_options(args, traj, contacts, wrenches, tau)
     if args.method == "force":
-        if wrenches is None:
-            raise ProfileError(
-                f"{args.log}: --method force needs the log's contact wrenches for "
-                f"{[c.name for c in contacts]}"
-            )
-        options |= {"wrenches": wrenches, "force_on": args.force_on, "force_off": args.force_off}
-    if args.method in ("kinematic", "combined", "force"):
-        options |= {
-            "ground_height": args.ground_height,
-            "height_on": args.height_on,
-            "height_off": args.height_off,
-            "lift_speed": args.lift_speed,
-        }
-    if args.method in ("dynamic", "combined"):
-        if a is None:
-            a = traj.with_accelerations().for_robot(robot)[2]
-        options["residual_tolerance"] = args.residual_tolerance
-        options["tau"] = None if args.no_torques else tau
-        if traj.external_wrenches is not None and len(traj.external_frames):
-            options["external_wrenches"] = {
-                f: traj.external_wrenches[:, j] for j, f in enumerate(traj.external_frames)
-            }
-    if args.method == "force":
-        from ..schedule import infer_schedule_force
-
         schedule = infer_schedule_force(robot, q, v, contacts, time=traj.time, **options)
     else:
+        if a is None and args.method in ("dynamic", "combined"):
+            a = traj.with_accelerations().for_robot(robot)[2]
         schedule = infer_contact_schedule(
             robot, q, v, a, contacts, time=traj.time, method=args.method, **options
         )
     schedule.save(output)
     print(schedule.summary())
     if wrenches is not None:  # the force and kinematic evidence side by side, per contact
-        from ..schedule import infer_schedule_force
-
-        both = (
-            schedule
-            if schedule.method == "force"
-            else infer_schedule_force(
-                robot,
-                q,
-                v,
-                contacts,
-                time=traj.time,
-                wrenches=wrenches,
-                ground_height=args.ground_height,
-                height_on=args.height_on,
-                height_off=args.height_off,
-                lift_speed=args.lift_speed,
+        both = schedule
+        if schedule.method != "force":
+            kinematics = {k: getattr(args, k) for k in _KINEMATIC_OPTIONS}
+            both = infer_schedule_force(
+                robot, q, v, contacts, time=traj.time, wrenches=wrenches, **kinematics
             )
-        )
         agreement = both.parameters["agreement"]
         for j, name in enumerate(both.contact_names):
             force_state = both.evidence["force_state"][:, j]
@@ -382,3 +355,39 @@ def run_contacts_command(args: argparse.Namespace) -> int:
         plot_schedule(schedule, normal_forces=forces, path=str(plot))
         print(f"figure written to {plot}", file=sys.stdout)
     return 0
+
+
+#: The kinematic evidence's options (the kinematic, combined and force methods).
+_KINEMATIC_OPTIONS = ("ground_height", "height_on", "height_off", "lift_speed")
+
+
+def _method_options(
+    args: argparse.Namespace, traj: Any, contacts: list[Any], wrenches: Any, tau: Any
+) -> dict[str, Any]:
+    """The keyword arguments of the schedule inference for ``args.method`` (``auto`` already
+    resolved): the minimum durations (0 s for the force method, else 0.02 s by default), the
+    force thresholds and logged wrenches, the kinematic thresholds, the dynamic tolerance,
+    torques and known external wrenches."""
+    dwell = 0.0 if args.method == "force" else 0.02
+    if args.min_contact is None:
+        args.min_contact = dwell
+    if args.min_flight is None:
+        args.min_flight = dwell
+    options: dict[str, Any] = {"min_contact": args.min_contact, "min_flight": args.min_flight}
+    if args.method == "force":
+        if wrenches is None:
+            raise ProfileError(
+                f"{args.log}: --method force needs the log's contact wrenches for "
+                f"{[c.name for c in contacts]}"
+            )
+        options |= {"wrenches": wrenches, "force_on": args.force_on, "force_off": args.force_off}
+    if args.method in ("kinematic", "combined", "force"):
+        options |= {k: getattr(args, k) for k in _KINEMATIC_OPTIONS}
+    if args.method in ("dynamic", "combined"):
+        options["residual_tolerance"] = args.residual_tolerance
+        options["tau"] = None if args.no_torques else tau
+        if traj.external_wrenches is not None and len(traj.external_frames):
+            options["external_wrenches"] = {
+                f: traj.external_wrenches[:, j] for j, f in enumerate(traj.external_frames)
+            }
+    return options

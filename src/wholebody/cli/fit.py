@@ -31,7 +31,8 @@ from ..errors import InvalidArgumentError, ModelError, OutputError
 
 if TYPE_CHECKING:  # the parser is built on every command: identify is imported by run_fit only
     from ..identify import IdentificationResult
-    from ..identify.calibrate import Calibration
+    from ..io.calibration import Calibration
+    from ..robot.core import Robot
 
 __all__ = ["add_fit_command", "run_fit", "FitOutputs"]
 
@@ -127,7 +128,17 @@ def run_fit(
         max_lag=max_lag,
         folds=folds,
     )
-    folder = Path(out)
+    return _write_outputs(result, robot, Path(config), Path(out), parameters is not None)
+
+
+def _write_outputs(
+    result: IdentificationResult, robot: Robot, config: Path, folder: Path, model: bool
+) -> FitOutputs:
+    """Write a fit's outputs into ``folder``: the calibrations, the JSON and text reports,
+    the corrected model (with ``model``, when masses, CoMs or inertias were fitted) and the
+    profile pointing at them (``profile.not-recommended.toml`` when the fit predicts
+    held-out windows worse than the URDF)."""
+    kind = _model_kind(robot.source)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -167,7 +178,7 @@ def run_fit(
     # The model last but one: a link the MJCF cannot take ends the command with the report
     # on disk and no profile pointing at a model that was not written.
     model_path = None
-    if parameters is not None and kind is not None and robot.source is not None:
+    if model and kind is not None and robot.source is not None:
         model_path = folder / f"{Path(str(robot.source)).stem}.corrected.{kind}"
         if kind == "urdf":
             result.write_urdf(model_path)
@@ -178,7 +189,7 @@ def run_fit(
                 raise ModelError(f"{exc} (the fit's report is in {text_path})") from exc
     try:
         text_path.write_text(report + "".join(n + "\n" for n in notes))
-        profile_path.write_text(_corrected_profile(Path(config), model_path, cal_path, folder))
+        profile_path.write_text(_corrected_profile(config, model_path, cal_path, folder))
     except OSError as exc:
         raise OutputError(f"cannot write to {folder}: {exc}") from exc
     return FitOutputs(

@@ -688,8 +688,8 @@ def _noise_sigma_rows(xT: Array) -> Array:
 
 def _velocity_rows(robot: Robot, t: Array, q: Array) -> Array:
     """Velocities from configurations by central differences on the manifold, as
-    :func:`wholebody.trajectory.estimate_velocities` (tangents between consecutive samples,
-    vectorised: :func:`wholebody.robot.batch.consecutive_differences`), transposed:
+    :func:`wholebody.robot.differentiation.estimate_velocities` (tangents between consecutive
+    samples, vectorised: :func:`wholebody.robot.batch.consecutive_differences`), transposed:
     (nv, N), one column of ``v`` per contiguous row."""
     fwd = consecutive_differences(robot, q)
     dt = np.diff(t)
@@ -786,7 +786,8 @@ def _near(value: float, target: float) -> bool:
 
 _BASE_HYPOTHESES = {
     "quaternion_wxyz": "the base quaternion is w-x-y-z; reorder it to x-y-z-w "
-    "(q[3:7] = q[[4, 5, 6, 3]]), or use Trajectory.from_mujoco for MuJoCo qpos",
+    "(q[3:7] = q[[4, 5, 6, 3]]), or use wholebody.sim.mujoco.trajectory_from_mujoco for MuJoCo "
+    "qpos",
     "base_linear_velocity_in_world": "the base linear velocity is in world axes; express it in "
     "the base frame (v_lin = R^T v_world)",
     "base_angular_velocity_in_world": "the base angular velocity is in world axes; express it "

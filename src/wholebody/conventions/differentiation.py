@@ -1,8 +1,8 @@
 """Expected error of the Newton-Euler residual when accelerations are differentiated from ``v``.
 
 A log without accelerations is checked with ``a`` from central differences of ``v``
-(:func:`wholebody.trajectory.estimate_accelerations`). The residual at the CoM then carries
-the differentiation error through the centroidal momentum matrix ``A_G(q)``:
+(:func:`wholebody.robot.differentiation.estimate_accelerations`). The residual at the CoM then
+carries the differentiation error through the centroidal momentum matrix ``A_G(q)``:
 
 .. math::
 

@@ -18,7 +18,8 @@ with joint torques every row is used. The unknowns ``theta`` are *corrections* t
 * per link the rotational inertia through the second moment about the CoM,
   ``Sigma = A expm(S) A`` (``A = Sigma_0^(1/2)``, ``S`` symmetric), positive definite for
   every ``S``: every link stays a real rigid body (positive-definite pseudo-inertia);
-* sensor parameters (:mod:`wholebody.identify.calibrate`): offsets, gains, mount rotations (per log
+* sensor parameters (:mod:`wholebody.io.calibration`, chosen by
+  :class:`~wholebody.identify.calibrate.SensorModel`): offsets, gains, mount rotations (per log
   by default), joint-torque offsets, which enter the right-hand side linearly; and, when
   asked, each log's wrench lag (:mod:`~wholebody.identify.lag`, estimated first).
 

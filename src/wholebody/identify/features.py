@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..io.calibration import Calibration, ContactCalibration
 from ..robot.batch import regressor_frames_rows
-from .calibrate import Calibration, ContactCalibration
 from .problem import PreparedLog, Problem
 
 __all__ = [
@@ -153,7 +153,7 @@ def row_groups(rows: int) -> list[tuple[str, slice]]:
 
 
 def fitted_calibration(problem: Problem, theta: Array, log: int = 0) -> Calibration:
-    """The sensor :class:`~wholebody.identify.calibrate.Calibration` of log ``log`` at the
+    """The sensor :class:`~wholebody.io.calibration.Calibration` of log ``log`` at the
     parameters
     ``theta`` (p,) (shared sensor parameters and that log's own)."""
     contacts: dict[str, dict[str, Any]] = {}

@@ -815,7 +815,7 @@ def fit_calibration(
     A thin front of :func:`wholebody.identify.fit_inertial_parameters` with
     ``parameters=None`` (no inertial parameter) by default; ``options`` are passed on
     (``use_torques``, ``prior_weight``, ``prior_std``, ...). The result's ``calibration``
-    is the fitted :class:`~wholebody.identify.calibrate.Calibration` (of the first log; every log's
+    is the fitted :class:`~wholebody.io.calibration.Calibration` (of the first log; every log's
     in
     ``calibrations``); its report says what the logs could identify. ``offsets``, ``gains``,
     ``rotations``, ``torque_offsets``, ``axes`` and ``per_log`` are those of

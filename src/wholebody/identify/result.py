@@ -14,9 +14,9 @@ import pinocchio as pin
 from numpy.typing import NDArray
 
 from ..errors import InvalidArgumentError, OutputError
+from ..io.calibration import Calibration
 from ..robot.core import Robot
 from ..robot.mjcf_writer import MjcfCorrection, write_corrected_mjcf
-from .calibrate import Calibration
 from .links import LinkInertia, link_parameters, rewrite_urdf_inertials
 from .parameters import Identifiability, ParameterEstimate
 

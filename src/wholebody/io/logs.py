@@ -9,7 +9,8 @@ extras; the schema is in ``docs/log-format.md``. The formats themselves live in
   Parquet (by row groups) and HDF5 (by slices) read only the range asked for, so a streamed
   check's memory does not grow with the log's length; ``.npz`` loads each field used whole on
   first access (unused fields are never read) and ``.csv`` is parsed whole at opening.
-- :func:`read_log` and :func:`write_log` are ``Trajectory.load`` and ``Trajectory.save``.
+- :func:`read_log` is ``Trajectory.load`` for a log file, and reads a recording too; a log is
+  written by ``Trajectory.save``.
 
 A file-level problem (missing file, truncated file, missing field, wrong shape or kind,
 unknown suffix) raises :class:`~wholebody.errors.LogFormatError` naming the file and the
@@ -27,14 +28,20 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentError
 from ..robot.core import Robot
-from ..trajectory import Trajectory
 from .logfiles import SUFFIXES, FieldReader, open_fields
 
-__all__ = ["open_log", "LogReader", "read_log", "write_log", "SUFFIXES"]
+if TYPE_CHECKING:
+    from ..trajectory import Trajectory
+
+# The Trajectory is imported where it is used: it reads its files through ``io.logfiles``, and
+# importing that runs this package's face, which imports this module, so the first import of
+# ``wholebody.trajectory`` reaches here before its class is defined.
+
+__all__ = ["open_log", "LogReader", "read_log", "SUFFIXES"]
 
 
 class LogReader:
@@ -122,6 +129,8 @@ class LogReader:
         LogFormatError
             An empty or out-of-range ``[start, stop)``, or a field that cannot be read.
         """
+        from ..trajectory import Trajectory
+
         traj = Trajectory.from_fields(self._fields.read(start, stop))
         if self._convert is not None:
             return traj.at_frame_origins(*self._convert)
@@ -235,6 +244,8 @@ def read_log(
     LogFormatError, LogFileError
         As :meth:`Trajectory.load`, and for recordings as :mod:`wholebody.io.recordings`.
     """
+    from ..trajectory import Trajectory
+
     if Path(path).suffix.lower() in SUFFIXES and not Path(path).is_dir():
         return Trajectory.load(path)  # a log file: no recording has these suffixes
     from .recordings import read_recording, recording_kind
@@ -249,9 +260,3 @@ def read_log(
             "the command line; docs/recordings.md)"
         )
     return read_recording(path, mapping, robot, episode=episode)
-
-
-def write_log(traj: Trajectory, path: str | Path) -> None:
-    """Write a :class:`Trajectory`; the format follows the suffix (same as
-    :meth:`Trajectory.save`)."""
-    traj.save(path)

@@ -39,7 +39,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -49,12 +49,15 @@ from ..limits import check_regular_text_file
 from ..models.loading import load
 from ..robot.core import Robot
 
+if TYPE_CHECKING:
+    from .calibration import Calibration
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["RobotProfile", "load_profile", "parse_contact_spec", "ProfileError", "SCHEMA"]
+__all__ = ["RobotProfile", "load_profile", "parse_contact_spec", "SCHEMA"]
 
 #: Keys allowed at each level, with their meaning (``docs/profile.md`` has the full table).
 SCHEMA: dict[str, dict[str, str]] = {
@@ -67,7 +70,7 @@ SCHEMA: dict[str, dict[str, str]] = {
         "validate": "'raise', 'warn' or 'ignore', with urdf or mjcf (default 'warn')",
         "frames": "array of tables: frames to add",
         "contacts": "array of tables: the contacts",
-        "calibration": "path of a calibration file (TOML, wholebody.identify.calibrate), "
+        "calibration": "path of a calibration file (TOML, wholebody.io.calibration), "
         "relative to the profile: check and estimate apply it to every log",
         "recording": "table: topics of ROS 2 bags / MCAP files (wholebody.io.recordings)",
         "lerobot": "table: columns of LeRobot-style datasets (wholebody.io.recordings)",
@@ -110,7 +113,7 @@ class RobotProfile:
         The profile's path.
     calibration : Calibration or None
         Sensor calibration to apply to logs before checking or estimating
-        (:meth:`wholebody.identify.calibrate.Calibration.apply`), from the ``calibration`` key.
+        (:meth:`wholebody.io.calibration.Calibration.apply`), from the ``calibration`` key.
     recording : RosbagMapping or None
         The ``[recording]`` section: which bag topic fills which field
         (:func:`wholebody.io.recordings.read_rosbag`).
@@ -122,7 +125,7 @@ class RobotProfile:
     robot: Robot
     contacts: tuple[Contact, ...]
     source: str
-    calibration: Any = None
+    calibration: Calibration | None = None
     recording: Any = None
     lerobot: Any = None
 
@@ -425,8 +428,8 @@ def load_profile(path: str | Path) -> RobotProfile:
         except (WholebodyError, LookupError) as exc:
             raise ProfileError(f"{path}: contacts[{i}]: {exc}") from exc
     calibration = None
-    if "calibration" in data:
-        from ..identify.calibrate import Calibration
+    if "calibration" in data:  # read only for a profile that names one
+        from .calibration import Calibration
 
         file = path.parent / _string(data["calibration"], "calibration", str(path))
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -13,6 +13,9 @@ from numpy.typing import ArrayLike, NDArray
 from ..contacts import Contact, SurfaceContact
 from ..errors import InvalidArgumentError
 from ..robot.core import Robot
+
+if TYPE_CHECKING:
+    from ..trajectory import Trajectory
 
 __all__ = [
     "ContactSchedule",
@@ -99,6 +102,25 @@ class ContactSchedule:
         mask = np.asarray(active, dtype=bool)
         t = np.asarray(time, dtype=float)
         return cls(tuple(contact_names), t, mask, method, np.ones(mask.shape))
+
+    @classmethod
+    def from_trajectory(cls, traj: Trajectory) -> ContactSchedule:
+        """The schedule a log holds (``traj.contact_active``), method ``"logged"``,
+        confidence 1.
+
+        Raises
+        ------
+        InvalidArgumentError
+            The log holds no contact schedule.
+        """
+        if traj.contact_active is None:
+            raise InvalidArgumentError(
+                f"{traj.source}: the log holds no contact schedule (contact_active); infer one "
+                "with wholebody.schedule.infer_contact_schedule"
+            )
+        return cls.from_active(
+            traj.contact_names, traj.time, traj.contact_active.copy(), method="logged"
+        )
 
     def save(self, path: Any) -> None:
         """Write an ``.npz``: ``time`` (N,), ``contact_names`` (k,) str, ``active`` (N, k)

@@ -29,7 +29,7 @@ def plot_schedule(
     -------
     matplotlib.figure.Figure
     """
-    from .._optional import require
+    from ..errors import require
 
     require("matplotlib", "plot", "schedule figures")
     import matplotlib

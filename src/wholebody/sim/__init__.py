@@ -13,24 +13,16 @@
   forces (``SolverMuJoCo``); others are refused by name;
 - :mod:`wholebody.sim.genesis`: Genesis (``wholebody[genesis]``; pulls torch).
 
-Each engine is an optional extra, imported only with its module (nothing is imported here).
-The recipes are in ``docs/simulators.md`` and ``docs/mujoco.md``.
+Every recorder is a :class:`Recorder`: ``record(...)`` after each step (its engine's own
+arguments), ``len(recorder)``, :attr:`Recorder.undeclared_contact_force` and
+:meth:`Recorder.trajectory`, written once for all engines.
+
+Each engine is an optional extra, imported when a recorder or a model is made, never on
+import. The recipes are in ``docs/simulators.md`` and ``docs/mujoco.md``.
 """
 
-from __future__ import annotations
+from ._common import Recorder
+from .mujoco import mujoco_spec_for_robot, trajectory_from_mujoco
+from .mujoco_recorder import MujocoRecorder
 
-from typing import TYPE_CHECKING
-
-from .._lazy import lazy_names
-
-if TYPE_CHECKING:
-    from .mujoco import mujoco_spec_for_robot
-    from .mujoco_recorder import MujocoRecorder
-
-# name -> module of this package, imported on first access (PEP 562).
-_LAZY = {"mujoco_spec_for_robot": "mujoco", "MujocoRecorder": "mujoco_recorder"}
-
-__all__ = ["mujoco_spec_for_robot", "MujocoRecorder"]
-
-
-__getattr__, __dir__ = lazy_names(__name__, globals(), _LAZY)
+__all__ = ["mujoco_spec_for_robot", "MujocoRecorder", "trajectory_from_mujoco", "Recorder"]

@@ -1,6 +1,7 @@
-"""What every simulator recorder shares: links mapped to declared contacts by name, contact
-forces summed per contact, the free base converted once to Pinocchio's convention, and the
-log assembled as a :class:`~wholebody.Trajectory`.
+"""What every simulator recorder shares: the :class:`Recorder` base class (the samples, the
+contact force met where no contact is declared, the log as a :class:`~wholebody.Trajectory`),
+links mapped to declared contacts by name, contact forces summed per contact, masses compared
+with the robot's, and the free base converted once to Pinocchio's convention.
 
 Each engine's module (:mod:`wholebody.sim.pybullet`, :mod:`wholebody.sim.drake`, ...) reads its
 engine's quantities and hands them here in one form:
@@ -17,38 +18,43 @@ engine's quantities and hands them here in one form:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..contacts import Contact
-from ..errors import InvalidArgumentError, LogFormatError, ModelError, WholebodyWarning
+from ..errors import (
+    InvalidArgumentError,
+    LogFormatError,
+    ModelError,
+    ModelWarning,
+    WholebodyWarning,
+)
 from ..robot import Array, Robot
-from ..spatial import rotation_from_quat_xyzw
 from ..trajectory import Trajectory
 
 __all__ = [
     "ContactMap",
+    "joints_in_robot_order",
     "body_inertias",
     "inertia_mismatches",
     "ContactSums",
-    "SampleLog",
+    "Recorder",
     "base_to_pinocchio",
     "base_acceleration_to_pinocchio",
-    "quat_xyzw_to_matrix",
+    "base_acceleration_between_states",
     "precision_metadata",
     "UNDECLARED_FORCE_TOLERANCE",
+    "MASS_TOLERANCE",
 ]
 
 #: Force [N] on robot links without a declared contact above which the log is flagged.
 UNDECLARED_FORCE_TOLERANCE = 1e-9
-
-
-def quat_xyzw_to_matrix(quat: ArrayLike) -> Array:
-    """Rotation matrix (3, 3) of a quaternion ``[x, y, z, w]`` (normalised first)."""
-    return rotation_from_quat_xyzw(quat)
+#: Relative tolerance on masses, centres of mass and inertias compared at attach time.
+MASS_TOLERANCE = 1e-6
 
 
 def _matrix_to_quat_xyzw(R: Array) -> Array:
@@ -223,6 +229,33 @@ def inertia_mismatches(
     return bad
 
 
+def joints_in_robot_order(
+    robot: Robot, joints: Mapping[str, Any], moving: Callable[[Any], bool], engine: str
+) -> list[Any]:
+    """An engine's joints (``joints``: name -> the engine's joint) in the robot's joint order.
+
+    Each robot joint must be a joint of the engine for which ``moving`` is true (revolute or
+    prismatic), and the engine's robot must have no moving joint the robot lacks.
+
+    Raises
+    ------
+    ModelError
+        Naming the joint missing on either side.
+    """
+    out = []
+    for name in robot.joint_names:
+        joint = joints.get(name)
+        if joint is None or not moving(joint):
+            raise ModelError(
+                f"robot joint {name!r} is not a revolute or prismatic joint in {engine}"
+            )
+        out.append(joint)
+    extra = [n for n, j in joints.items() if moving(j) and n not in robot.joint_names]
+    if extra:
+        raise ModelError(f"{engine} joints {extra} are not joints of robot {robot.name!r}")
+    return out
+
+
 class ContactMap:
     """Engine links, by name, mapped to the declared contacts of a robot.
 
@@ -318,42 +351,101 @@ class ContactSums:
         return np.c_[self.force, self.moment]
 
 
-class SampleLog:
-    """Samples in Pinocchio's convention, assembled into a Trajectory at the end.
+class Recorder:
+    """The base of the engine recorders: the samples logged, the contact force met on robot
+    parts that carry no declared contact, and the log given as a
+    :class:`~wholebody.trajectory.Trajectory`.
 
-    Parameters
+    An engine's recorder reads its engine in its own ``record(...)`` and adds each sample in
+    Pinocchio's convention (:meth:`_append`, its contact forces summed per declared contact
+    by :meth:`_sums`); it names its engine (:attr:`engine`) and gives the metadata of its run
+    (:meth:`_metadata`). A recorder that keeps its samples in its engine's convention converts
+    them in :meth:`_assemble` instead (MuJoCo's).
+
+    Attributes
     ----------
     robot : Robot
-    cmap : ContactMap
-    engine : str
-        Name (and version) of the engine, for messages and ``metadata["simulator"]``.
+        The robot the log is for (joint order, frames): check the log with it.
+    contacts : tuple of Contact
+        The declared contacts, in the log's order.
     """
 
-    def __init__(self, robot: Robot, cmap: ContactMap, engine: str):
-        self.robot = robot
-        self.cmap = cmap
-        self.engine = engine
-        self.undeclared = np.zeros(len(cmap.link_names))
-        self._rows: dict[str, list[Array]] = {k: [] for k in ("t", "q", "v", "a", "w", "tau")}
+    #: The engine's name, for messages.
+    engine = ""
+    #: The engine's word for the robot's parts that touch things ("links" or "bodies").
+    parts = "links"
+
+    robot: Robot
+    contacts: tuple[Contact, ...]
+
+    def _start_log(self, parts: Sequence[str]) -> None:
+        """An empty log; ``parts`` names the engine's parts of the robot by index (the largest
+        contact force met on each one that carries no declared contact is kept)."""
+        self._parts = tuple(parts)
+        self._undeclared = np.zeros(len(self._parts))
+        self._rows: defaultdict[str, list[Array]] = defaultdict(list)
+
+    def _map_contacts(
+        self, robot: Robot, contacts: Sequence[Contact], links: Sequence[str]
+    ) -> None:
+        """Map the engine's ``links`` (names, in its index order; kept as ``link_names``) to
+        the declared contacts (:class:`ContactMap`) and start the log."""
+        self.contacts = tuple(contacts)
+        self.link_names: list[str] = list(links)
+        self._cmap = ContactMap(robot, self.contacts, self.link_names, self.engine)
+        self._start_log(self.link_names)
+
+    def _matched_masses(
+        self, robot: Robot, inertias: Sequence[Any], masses: str, advice: str
+    ) -> Robot:
+        """The robot to check the log with, after comparing the engine's link inertias (each
+        link's ``pinocchio.Inertia`` in its own frame, in ``link_names`` order) with the
+        robot's bodies: the robot itself when they agree (within ``MASS_TOLERANCE``) or for
+        ``masses="ignore"``; ``"raise"`` refuses a difference (:class:`ModelError` naming the
+        links, then ``advice``); ``"repair"`` warns (ModelWarning) and gives a copy of the
+        robot the engine's values on those bodies, listed in :attr:`repairs`."""
+        self.repairs: tuple[str, ...] = ()
+        bad = inertia_mismatches(robot, self.link_names, inertias, self.engine, MASS_TOLERANCE)
+        if not bad or masses == "ignore":
+            return robot
+        differ = f"the masses or inertias in {self.engine} differ from the robot's on " + (
+            "; ".join(bad.values())
+        )
+        if masses == "raise":
+            raise ModelError(f"{differ}{advice}")
+        sums = body_inertias(robot, self.link_names, inertias)
+        model = robot.model.copy()
+        for j in bad:
+            model.inertias[j] = sums[j]
+        self.repairs = tuple(bad.values())
+        warnings.warn(
+            f"{differ}: recorder.robot has {self.engine}'s values; check the log with it",
+            ModelWarning,
+            stacklevel=3,
+        )
+        return robot.with_model(model)
 
     def __len__(self) -> int:
         return len(self._rows["t"])
 
-    def sums(self) -> ContactSums:
-        """An empty per-contact sum for the next sample."""
-        return ContactSums(self.cmap, self.undeclared)
+    @property
+    def undeclared_contact_force(self) -> dict[str, float]:
+        """Largest contact force [N] met so far on each part of the robot (an engine's link
+        or body) that carries no declared contact."""
+        parts, force = self._parts, self._undeclared
+        return {
+            parts[i]: float(force[i]) for i in np.flatnonzero(force > UNDECLARED_FORCE_TOLERANCE)
+        }
 
-    def append(
-        self,
-        t: float,
-        q: Array,
-        v: Array,
-        a: Array,
-        sums: ContactSums,
-        tau: Array | None = None,
+    def _sums(self) -> ContactSums:
+        """An empty per-contact sum for the next sample."""
+        return ContactSums(self._cmap, self._undeclared)
+
+    def _append(
+        self, t: float, q: Array, v: Array, a: Array, sums: ContactSums, tau: Array | None = None
     ) -> None:
         """Add one sample: ``q``, ``v``, ``a`` in Pinocchio's convention, joints in the robot's
-        order; the contact sums of the same step."""
+        order; the contact sums of the same step; the joint torques, if the engine gives them."""
         rows = self._rows
         rows["t"].append(np.array(t, dtype=float))
         rows["q"].append(np.asarray(q, dtype=float))
@@ -363,50 +455,56 @@ class SampleLog:
         if tau is not None:
             rows["tau"].append(np.asarray(tau, dtype=float))
 
-    @property
-    def undeclared_contact_force(self) -> dict[str, float]:
-        """Largest contact force [N] seen so far on each robot link with no declared contact."""
-        names = self.cmap.link_names
-        return {
-            names[i]: float(self.undeclared[i])
-            for i in np.flatnonzero(self.undeclared > UNDECLARED_FORCE_TOLERANCE)
-        }
+    def trajectory(self, metadata: Mapping[str, Any] | None = None) -> Trajectory:
+        """The samples logged so far, in wholebody's conventions: joint columns in the robot's
+        order, contact wrenches on the robot in world axes at each contact frame's origin.
 
-    def trajectory(self, metadata: Mapping[str, Any], stacklevel: int = 3) -> Trajectory:
-        """The samples as a Trajectory, wrenches about each contact frame's origin.
+        The log's metadata is the engine's (its name and version as ``"simulator"``, its time
+        step, its precision, ...) with ``metadata`` added, and
+        ``"undeclared_contact_force_N"`` (:attr:`undeclared_contact_force`). A warning
+        (WholebodyWarning) names the parts of the robot that touched something without a
+        declared contact: the Newton-Euler check of such a log cannot balance.
 
         Raises
         ------
         LogFormatError
             Nothing was recorded, or the times are not increasing.
         """
-        rows = self._rows
-        if not rows["t"]:
+        if not len(self):
             raise LogFormatError(
-                f"{self.engine} recorder: no sample recorded (call record(...) after each step)"
+                f"{type(self).__name__}: no sample recorded (call record(...) at each step)"
             )
         undeclared = self.undeclared_contact_force
         if undeclared:
             warnings.warn(
-                f"{self.engine}: contacts on robot links without a declared contact (largest "
-                f"force per link, N): {undeclared}; the log's contact wrenches miss them",
+                f"{self.engine}: contacts on robot {self.parts} without a declared contact "
+                f"(largest force on each, N): {undeclared}; the log's contact wrenches miss them",
                 WholebodyWarning,
-                stacklevel=stacklevel,
+                stacklevel=2,
             )
-        contacts = self.cmap.contacts
+        meta = {"undeclared_contact_force_N": undeclared, **self._metadata()}
+        return self._assemble({**meta, **dict(metadata or {})})
+
+    def _metadata(self) -> dict[str, Any]:
+        """The engine's metadata of the log."""
+        return {}
+
+    def _assemble(self, metadata: dict[str, Any]) -> Trajectory:
+        """The samples of :meth:`_append` as a Trajectory, wrenches about each contact frame's
+        origin."""
+        rows = self._rows
         W = np.array(rows["w"])
         N = W.shape[0]
-        tau = np.array(rows["tau"]) if len(rows["tau"]) == N else None
         traj = Trajectory.from_arrays(
             np.array(rows["t"]),
             np.array(rows["q"]),
             np.array(rows["v"]),
             a=np.array(rows["a"]),
-            tau=tau,
+            tau=np.array(rows["tau"]) if len(rows["tau"]) == N else None,
             joint_names=self.robot.joint_names,
-            contact_wrenches={c.name: W[:, k] for k, c in enumerate(contacts)},
-            contact_points_world={c.name: np.zeros((N, 3)) for c in contacts},
-            metadata={"undeclared_contact_force_N": undeclared, **dict(metadata)},
+            contact_wrenches={c.name: W[:, k] for k, c in enumerate(self.contacts)},
+            contact_points_world={c.name: np.zeros((N, 3)) for c in self.contacts},
+            metadata=metadata,
         )
         # Moments about the world origin -> about each contact frame's origin, once.
-        return traj.at_frame_origins(self.robot, contacts)
+        return traj.at_frame_origins(self.robot, self.contacts)

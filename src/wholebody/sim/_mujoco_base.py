@@ -3,22 +3,23 @@ MuJoCo model. Public through :mod:`wholebody.sim.mujoco`, which re-exports these
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
-from .._optional import require
 from ..contacts import Contact
-from ..errors import ModelError
+from ..errors import ModelError, require
 from ..robot.core import Array, Robot
 from ..spatial import rotation_from_quat_xyzw
+from ..trajectory import Trajectory
 
 __all__ = [
     "import_mujoco",
     "free_base_to_pinocchio",
+    "trajectory_from_mujoco",
     "contact_wrenches_on_bodies",
     "MujocoStateMap",
     "mujoco_mass_matrix",
@@ -62,6 +63,48 @@ def free_base_to_pinocchio(
         a_lin = np.einsum("nji,nj->ni", R, qacc[:, :3]) - np.cross(qvel[:, 3:6], v_lin)
         a = np.concatenate([a_lin, qacc[:, 3:]], axis=1)
     return q, v, a
+
+
+def trajectory_from_mujoco(
+    qpos: ArrayLike,
+    qvel: ArrayLike,
+    qacc: ArrayLike | None = None,
+    *,
+    time: ArrayLike,
+    joint_names: Sequence[str],
+    contact_wrenches: Mapping[str, ArrayLike],
+    tau: ArrayLike | None = None,
+    external_wrenches: Mapping[str, ArrayLike] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    contact_active: Mapping[str, ArrayLike] | ArrayLike | None = None,
+) -> Trajectory:
+    """A :class:`~wholebody.trajectory.Trajectory` from MuJoCo arrays of a free-floating robot
+    with hinge/slide joints.
+
+    ``qpos`` (N, 7 + nj): free joint ``[x, y, z, qw, qx, qy, qz]`` then joints in
+    ``joint_names`` order; ``qvel`` / ``qacc`` (N, 6 + nj): free joint linear velocity in
+    world axes and angular velocity in body axes, then joints. Converted by
+    :func:`free_base_to_pinocchio`. Contact wrenches must already be per contact in world
+    axes at the contact frame origins, on the robot (:func:`contact_wrenches_on_bodies` gives
+    that from ``mj_contactForce``, which acts from geom1 on geom2 in the contact frame).
+    ``contact_active`` is the contact schedule, as in
+    :meth:`~wholebody.trajectory.Trajectory.from_arrays` (for instance which contacts
+    MuJoCo's contact list touches at each sample); ``metadata["converted_from"]`` is
+    ``"mujoco"``.
+    """
+    q, v, a = free_base_to_pinocchio(qpos, qvel, qacc)
+    return Trajectory.from_arrays(
+        time,
+        q,
+        v,
+        joint_names=joint_names,
+        contact_wrenches=contact_wrenches,
+        a=a,
+        tau=tau,
+        external_wrenches=external_wrenches,
+        contact_active=contact_active,
+        metadata={"converted_from": "mujoco", **dict(metadata or {})},
+    )
 
 
 def contact_wrenches_on_bodies(

@@ -3,19 +3,21 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pinocchio as pin
 
-from ..errors import ModelError
+from ..errors import InvalidInertiaError, ModelError, ModelWarning
 from ..robot.core import Array, Robot
 from ._mujoco_base import import_mujoco
 
 __all__ = [
     "InertiaRepair",
     "inertia_repairs",
+    "repair_inertias",
     "body_inertia",
     "patched_robot",
     "REPAIR_MASS",
@@ -200,3 +202,66 @@ def patched_robot(
         )
         model.inertias[j] = pin.Inertia.FromDynamicParameters(params)
     return robot.with_model(model)
+
+
+def repair_inertias(
+    spec: Any, robot: Robot, source: str, repair: bool
+) -> tuple[Robot, tuple[InertiaRepair, ...]]:
+    """The inertias of ``spec`` that MuJoCo refuses, refused or repaired.
+
+    Without ``repair``, :class:`InvalidInertiaError` lists them with the closest accepted
+    values; with it, the spec's bodies get those values and a copy of ``robot`` the same
+    change (a ModelWarning lists them), so that both engines keep the same dynamics.
+
+    Returns
+    -------
+    robot : Robot
+        ``robot``, or its repaired copy.
+    repairs : tuple of InertiaRepair
+        The changes made (empty when none was needed).
+    """
+    found = inertia_repairs(spec)
+    if found and not repair:
+        lines = "\n  ".join(str(r) for _, r, _, _ in found)
+        raise InvalidInertiaError(
+            f"{source}: MuJoCo refuses the inertia of {len(found)} bodies (the closest accepted "
+            "values are shown; inertia='repair' applies them to MuJoCo and to the robot):"
+            f"\n  {lines}"
+        )
+    changes = []
+    for body, rep, R, new_inertia in found:
+        com = np.asarray(body.ipos, dtype=float)
+        if not np.all(np.isfinite(com)):  # a body without <inertial>: mass at its origin
+            com = np.zeros(3)
+            body.ipos = com
+            body.iquat = [1.0, 0.0, 0.0, 0.0]
+            R = np.eye(3)
+        changes.append(
+            (
+                rep.body,
+                rep.mass_before,
+                rep.mass_after,
+                com,
+                R @ body_inertia(body)[1] @ R.T,
+                R @ new_inertia @ R.T,
+            )
+        )
+        body.explicitinertial = True
+        body.mass = rep.mass_after
+        body.fullinertia = [
+            new_inertia[0, 0],
+            new_inertia[1, 1],
+            new_inertia[2, 2],
+            new_inertia[0, 1],
+            new_inertia[0, 2],
+            new_inertia[1, 2],
+        ]
+    repairs = tuple(r for _, r, _, _ in found)
+    if repairs:
+        warnings.warn(
+            f"{source}: inertias repaired for MuJoCo (and in the returned robot):\n  "
+            + "\n  ".join(str(r) for r in repairs),
+            ModelWarning,
+            stacklevel=3,
+        )
+    return (patched_robot(robot, changes) if changes else robot), repairs

@@ -26,23 +26,19 @@ What :class:`DrakeRecorder` does, and the Drake facts behind it:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pinocchio as pin
 
-from .._optional import require
 from ..contacts import Contact
-from ..errors import InvalidArgumentError, ModelError, StateError
+from ..errors import InvalidArgumentError, ModelError, StateError, require
 from ..robot import Robot
-from ..trajectory import Trajectory
 from ._common import (
-    ContactMap,
-    SampleLog,
+    Recorder,
     base_acceleration_to_pinocchio,
     base_to_pinocchio,
-    inertia_mismatches,
     precision_metadata,
 )
 
@@ -57,7 +53,7 @@ def import_drake() -> Any:
     return require("pydrake.multibody.plant", "drake", "Drake logs")
 
 
-class DrakeRecorder:
+class DrakeRecorder(Recorder):
     """Records a Drake ``MultibodyPlant`` simulation of a robot, then gives a Trajectory.
 
     Parameters
@@ -85,6 +81,9 @@ class DrakeRecorder:
     ...     rec.record(plant_context)                                # after the step
     >>> traj = rec.trajectory()                                      # doctest: +SKIP
     """
+
+    engine = "Drake"
+    parts = "bodies"
 
     def __init__(
         self,
@@ -115,7 +114,6 @@ class DrakeRecorder:
         self._base = bases[0]
         self.model_instance = self._base.model_instance()
         bodies = [plant.get_body(i) for i in plant.GetBodyIndices(self.model_instance)]
-        self.link_names = [b.name() for b in bodies]
         self._link_of = {int(b.index()): k for k, b in enumerate(bodies)}
         root = robot.model.frames[robot.model.getFrameId(self._base.name())]
         if not robot.model.existFrame(self._base.name()) or root.parentJoint != 1:
@@ -134,19 +132,14 @@ class DrakeRecorder:
             v_idx.append(joint.velocity_start())
         self._q_idx, self._v_idx = np.array(q_idx, int), np.array(v_idx, int)
         self._vb = int(self._base.floating_velocities_start_in_v())
-        self.contacts = tuple(contacts)
-        self._cmap = ContactMap(robot, self.contacts, self.link_names, "Drake")
-        self._log = SampleLog(robot, self._cmap, "Drake")
-        bad = inertia_mismatches(
-            robot, self.link_names, [self._link_inertia(b, context) for b in bodies], "Drake"
+        self._map_contacts(robot, contacts, [b.name() for b in bodies])
+        self._matched_masses(
+            robot,
+            [self._link_inertia(b, context) for b in bodies],
+            masses,
+            ": load the robot and the plant from the same file (masses='ignore' accepts it, but "
+            "the log will not balance)",
         )
-        if bad and masses == "raise":
-            raise ModelError(
-                "Drake's masses or inertias differ from the robot's on "
-                + "; ".join(bad.values())
-                + ": load the robot and the plant from the same file (masses='ignore' accepts "
-                "it, but the log will not balance)"
-            )
         self.timestep = float(plant.time_step())
         self.sampled = bool(
             self.timestep > 0 and getattr(plant, "has_sampled_output_ports", lambda: False)()
@@ -214,7 +207,7 @@ class DrakeRecorder:
             ),
             a_all[self._v_idx],
         ]
-        sums = self._log.sums()
+        sums = self._sums()
         results = plant.get_contact_results_output_port().Eval(context)
         for i in range(results.num_point_pair_contacts()):
             info = results.point_pair_contact_info(i)
@@ -243,26 +236,10 @@ class DrakeRecorder:
                     sums.add(ka, f, surface.centroid(), tau)
                 elif kb is not None:
                     sums.add(kb, -f, surface.centroid(), -tau)
-        self._log.append(s["t"], np.r_[q_base, s["qj"]], np.r_[v_base, s["vj"]], a, sums)
+        self._append(s["t"], np.r_[q_base, s["qj"]], np.r_[v_base, s["vj"]], a, sums)
         self._prev = now
 
-    def __len__(self) -> int:
-        return len(self._log)
-
-    @property
-    def undeclared_contact_force(self) -> dict[str, float]:
-        """Largest contact force [N] seen so far on each robot body with no declared contact."""
-        return self._log.undeclared_contact_force
-
-    def trajectory(self, metadata: Mapping[str, Any] | None = None) -> Trajectory:
-        """The samples logged so far, in wholebody's conventions (contact wrenches on the
-        robot, world axes at each contact frame's origin).
-
-        Raises
-        ------
-        LogFormatError
-            Nothing was recorded.
-        """
+    def _metadata(self) -> dict[str, Any]:
         from importlib.metadata import PackageNotFoundError, version
 
         try:
@@ -273,13 +250,11 @@ class DrakeRecorder:
         approx = ""
         if self.timestep > 0:
             approx = str(plant.get_discrete_contact_approximation()).split(".")[-1]
-        meta = {
+        return {
             "simulator": f"Drake {drake_version}",
             "timestep": self.timestep,
             "discrete_contact_approximation": approx,
             "contact_model": str(plant.get_contact_model()).split(".")[-1],
             "ports": "sampled (read after the step)" if self.sampled else "evaluated at the state",
             **precision_metadata(np.float64),
-            **dict(metadata or {}),
         }
-        return self._log.trajectory(meta)

@@ -37,33 +37,26 @@ from __future__ import annotations
 
 import warnings
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pinocchio as pin
 
-from .._optional import require
 from ..contacts import Contact
-from ..errors import InvalidArgumentError, ModelError, ModelWarning, StateError
+from ..errors import InvalidArgumentError, ModelError, ModelWarning, StateError, require
 from ..robot import Array, Robot
-from ..trajectory import Trajectory
+from ..spatial import rotation_from_quat_xyzw
 from ._common import (
-    ContactMap,
-    SampleLog,
+    Recorder,
     base_acceleration_between_states,
     base_to_pinocchio,
-    body_inertias,
-    inertia_mismatches,
+    joints_in_robot_order,
     precision_metadata,
-    quat_xyzw_to_matrix,
 )
 
-__all__ = ["GenesisRecorder", "import_genesis", "MASS_TOLERANCE"]
-
-#: Relative tolerance on masses, centres of mass and inertias compared at attach time.
-MASS_TOLERANCE = 1e-6
+__all__ = ["GenesisRecorder", "import_genesis"]
 
 
 def import_genesis() -> Any:
@@ -80,7 +73,7 @@ def _np(x: Any) -> Array:
 
 def _wxyz_to_matrix(q: Any) -> Array:
     w, x, y, z = _np(q)
-    return quat_xyzw_to_matrix([x, y, z, w])
+    return rotation_from_quat_xyzw([x, y, z, w])
 
 
 def _links_without_inertial(robot: Robot) -> list[str]:
@@ -95,7 +88,7 @@ def _links_without_inertial(robot: Robot) -> list[str]:
     return [str(link.get("name")) for link in root.findall("link") if link.find("inertial") is None]
 
 
-class GenesisRecorder:
+class GenesisRecorder(Recorder):
     """Records a Genesis simulation of a robot standing on a plane, then gives a Trajectory.
 
     Parameters
@@ -136,6 +129,8 @@ class GenesisRecorder:
     >>> traj = rec.trajectory()                                 # doctest: +SKIP
     """
 
+    engine = "Genesis"
+
     def __init__(
         self,
         robot: Robot,
@@ -167,30 +162,21 @@ class GenesisRecorder:
                 f"the Genesis entity has {len(free)} free joints; one robot with a free base "
                 "expected (load the URDF with fixed=False)"
             )
-        self.link_names = [str(link.name) for link in entity.links]
-        root = self.link_names[0]
+        link_names = [str(link.name) for link in entity.links]
         m = robot.model
-        if not m.existFrame(root) or int(m.frames[m.getFrameId(root)].parentJoint) != 1:
-            raise ModelError(f"Genesis' base link {root!r} is not the robot's root link")
-        by_name = {str(j.name): j for j in joints}
+        if (
+            not m.existFrame(link_names[0])
+            or int(m.frames[m.getFrameId(link_names[0])].parentJoint) != 1
+        ):
+            raise ModelError(f"Genesis' base link {link_names[0]!r} is not the robot's root link")
         moving = (gs.JOINT_TYPE.REVOLUTE, gs.JOINT_TYPE.PRISMATIC)
-        dofs, qs = [], []
-        for name in robot.joint_names:
-            j = by_name.get(name)
-            if j is None or j.type not in moving:
-                raise ModelError(
-                    f"robot joint {name!r} is not a revolute or prismatic joint of the Genesis "
-                    "entity"
-                )
-            dofs.append(int(j.dof_start) - int(entity.dof_start))
-            qs.append(int(j.q_start) - int(entity.q_start))
-        extra = [n for n, j in by_name.items() if j.type in moving and n not in robot.joint_names]
-        if extra:
-            raise ModelError(f"Genesis joints {extra} are not joints of robot {robot.name!r}")
-        self._dofs, self._qs = np.array(dofs, int), np.array(qs, int)
+        ordered = joints_in_robot_order(
+            robot, {str(j.name): j for j in joints}, lambda j: j.type in moving, self.engine
+        )
+        self._dofs = np.array([int(j.dof_start) - int(entity.dof_start) for j in ordered], int)
+        self._qs = np.array([int(j.q_start) - int(entity.q_start) for j in ordered], int)
         self._link_start = int(entity.link_start)
-        self.contacts = tuple(contacts)
-        self._cmap = ContactMap(robot, self.contacts, self.link_names, "Genesis")
+        self._map_contacts(robot, contacts, link_names)
         self.timestep = float(entity.sim.dt)
         if not (np.isfinite(self.timestep) and self.timestep > 0):
             raise ModelError(f"cannot read the Genesis scene's dt (got {self.timestep!r})")
@@ -206,31 +192,14 @@ class GenesisRecorder:
                 "Genesis' solver frame of the base differs from the URDF link frame (the morph "
                 "was loaded with align=True or an offset): load it without them"
             )
-        self.repairs: tuple[str, ...] = ()
-        inertias = self._link_inertias()
-        bad = inertia_mismatches(robot, self.link_names, inertias, "Genesis", MASS_TOLERANCE)
-        if bad and masses == "raise":
-            raise ModelError(
-                "Genesis' masses or inertias differ from the robot's on "
-                + "; ".join(bad.values())
-                + ". Load the robot and the entity from the same file; Genesis gives a link "
-                "without <inertial> a tiny mass: give it an <inertial>, or attach with "
-                "masses='repair' to check the log with Genesis' values"
-            )
-        if bad:
-            model = robot.model.copy()
-            sums = body_inertias(robot, self.link_names, inertias)
-            for j in bad:
-                model.inertias[j] = sums[j]
-            self.robot = robot.with_model(model)
-            self.repairs = tuple(bad.values())
-            warnings.warn(
-                "Genesis' masses or inertias differ from the robot's on "
-                + "; ".join(self.repairs)
-                + ": recorder.robot has Genesis' values; check the log with it",
-                ModelWarning,
-                stacklevel=2,
-            )
+        self.robot = self._matched_masses(
+            robot,
+            self._link_inertias(),
+            masses,
+            ". Load the robot and the entity from the same file; Genesis gives a link without "
+            "<inertial> a tiny mass: give it an <inertial>, or attach with masses='repair' to "
+            "check the log with Genesis' values",
+        )
         missing = _links_without_inertial(robot)
         if missing:
             warnings.warn(
@@ -241,7 +210,6 @@ class GenesisRecorder:
                 stacklevel=2,
             )
         self.armature = _np(entity.get_dofs_armature())[self._dofs]
-        self._log = SampleLog(self.robot, self._cmap, "Genesis")
         self._prev = self._state()
 
     # --- attach-time checks ----------------------------------------------------------
@@ -300,7 +268,7 @@ class GenesisRecorder:
         force_a, force_b = _np(c["force_a"]), _np(c["force_b"])
         position = _np(c["position"])
         n_links = len(self.link_names)
-        sums = self._log.sums()
+        sums = self._sums()
         for i in range(len(link_a)):
             la, lb = link_a[i] - self._link_start, link_b[i] - self._link_start
             a_is, b_is = 0 <= la < n_links, 0 <= lb < n_links
@@ -310,38 +278,18 @@ class GenesisRecorder:
                 sums.add(int(la), force_a[i], position[i])
             else:
                 sums.add(int(lb), force_b[i], position[i])
-        n = len(self._log)
-        t = n * dt if time is None else float(time)
-        self._log.append(t, np.r_[q_base, s0["qj"]], np.r_[v_base, s0["vj"]], a, sums)
+        t = len(self) * dt if time is None else float(time)
+        self._append(t, np.r_[q_base, s0["qj"]], np.r_[v_base, s0["vj"]], a, sums)
         self._prev = s1
 
-    def __len__(self) -> int:
-        return len(self._log)
-
-    @property
-    def undeclared_contact_force(self) -> dict[str, float]:
-        """Largest contact force [N] seen so far on each robot link with no declared contact."""
-        return self._log.undeclared_contact_force
-
-    def trajectory(self, metadata: Mapping[str, Any] | None = None) -> Trajectory:
-        """The samples logged so far, in wholebody's conventions (contact wrenches on the
-        robot, world axes at each contact frame's origin); ``metadata["dtype"]`` is Genesis'
-        precision.
-
-        Raises
-        ------
-        LogFormatError
-            Nothing was recorded.
-        """
+    def _metadata(self) -> dict[str, Any]:
         import genesis
 
-        meta = {
+        return {
             "simulator": f"Genesis {getattr(genesis, '__version__', '')}",
             "timestep": self.timestep,
             "accelerations": "(v[n+1] - v[n]) / dt of the engine's step",
             "mass_repairs": list(self.repairs),
             "armature": {n: float(x) for n, x in zip(self.robot.joint_names, self.armature)},
             **precision_metadata(self.dtype),
-            **dict(metadata or {}),
         }
-        return self._log.trajectory(meta)

@@ -27,11 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from .._optional import require
 from ..contacts import Contact
-from ..errors import StateError
+from ..errors import StateError, require
 from ..robot import Robot
-from ..trajectory import Trajectory
 from ._common import precision_metadata
 from .mujoco_recorder import MujocoRecorder
 
@@ -67,10 +65,10 @@ def _check_contacts(mj_model: Any, d: Any, engine: str) -> None:
     d.contact.geom2[:n] = geoms[:, 1]
 
 
-class _DeviceRecorder:
-    """Shared: a host MjData filled from the device each sample, read by MujocoRecorder."""
-
-    engine = ""
+class _DeviceRecorder(MujocoRecorder):
+    """A MujocoRecorder fed from a device: each sample's data copied into a host MjData (its
+    contacts checked), then read as MuJoCo's; its :meth:`record` takes the device's model and
+    data. ``metadata["dtype"]`` is the device's precision."""
 
     def __init__(
         self,
@@ -82,65 +80,33 @@ class _DeviceRecorder:
         push_bodies: Sequence[str] = (),
         torques: bool = True,
     ):
-        mujoco = require("mujoco", "mujoco", "MuJoCo models")
-        self.model = mj_model
-        self._host = mujoco.MjData(mj_model)
-        self._inner = MujocoRecorder(
+        super().__init__(
             robot,
             mj_model,
             contacts,
             contact_sites=contact_sites,
             push_bodies=push_bodies,
             torques=torques,
-            forward=False,
+            forward=False,  # done on the device
         )
-        self.robot = robot
-        self.contacts = self._inner.contacts
+        self._host = self._mujoco.MjData(mj_model)
         self.dtype: np.dtype[Any] | None = None
 
-    @classmethod
-    def from_build(cls, build: Any, mj_model: Any, **options: Any) -> Any:
-        """A recorder for a model compiled from a :class:`~wholebody.sim.mujoco.MujocoBuild`."""
-        return cls(
-            build.robot, mj_model, build.contacts, contact_sites=build.contact_sites, **options
-        )
-
-    def __len__(self) -> int:
-        return len(self._inner)
-
-    def _read(self, d: Any, dtype: Any) -> None:
+    def _read_host(self, dtype: Any) -> None:
         dt = np.dtype(dtype)
         if self.dtype is not None and dt != self.dtype:
             raise StateError(
                 f"{self.engine}: the device data changed precision ({self.dtype} -> {dt})"
             )
         self.dtype = dt
-        _check_contacts(self.model, d, self.engine)
-        self._inner.record(d)
-
-    @property
-    def undeclared_contact_force(self) -> dict[str, float]:
-        """Largest contact force [N] seen so far on each robot body with no declared contact."""
-        return self._inner.undeclared_contact_force
-
-    def trajectory(self, metadata: Mapping[str, Any] | None = None) -> Trajectory:
-        """The samples logged so far, in wholebody's conventions; ``metadata["dtype"]`` is
-        the engine's precision.
-
-        Raises
-        ------
-        LogFormatError
-            Nothing was recorded.
-        """
-        meta = {
-            **precision_metadata(self.dtype if self.dtype is not None else np.float64),
-            **self._metadata(),
-            **dict(metadata or {}),
-        }
-        return self._inner.trajectory(meta)
+        _check_contacts(self.model, self._host, self.engine)
+        self._read(self._host)
 
     def _metadata(self) -> dict[str, Any]:
-        return {}
+        return {
+            **super()._metadata(),
+            **precision_metadata(self.dtype if self.dtype is not None else np.float64),
+        }
 
 
 class MjxRecorder(_DeviceRecorder):
@@ -176,7 +142,8 @@ class MjxRecorder(_DeviceRecorder):
 
         self._forward = jax.jit(self._mjx.forward)
 
-    def record(self, mjx_model: Any, mjx_data: Any) -> None:
+    # The device's model and data, not an MjData: the one method not MujocoRecorder's.
+    def record(self, mjx_model: Any, mjx_data: Any) -> None:  # type: ignore[override]
         """Log the current state of ``mjx_data``: ``mjx.forward`` on the device (the engine's
         precision), then ``mjx.get_data`` and MuJoCo's ``mj_contactForce`` on the host copy.
 
@@ -185,12 +152,12 @@ class MjxRecorder(_DeviceRecorder):
         """
         dx = self._forward(mjx_model, mjx_data)
         self._mjx.get_data_into(self._host, self.model, dx)
-        self._read(self._host, dx.qpos.dtype)
+        self._read_host(dx.qpos.dtype)
 
     def _metadata(self) -> dict[str, Any]:
         import jax
 
-        return {"simulator": f"MuJoCo MJX (jax {jax.__version__})"}
+        return {**super()._metadata(), "simulator": f"MuJoCo MJX (jax {jax.__version__})"}
 
 
 class MujocoWarpRecorder(_DeviceRecorder):
@@ -206,12 +173,13 @@ class MujocoWarpRecorder(_DeviceRecorder):
         super().__init__(robot, mj_model, contacts, **options)
         self._mjw = import_mujoco_warp()
 
-    def record(self, warp_model: Any, warp_data: Any) -> None:
+    # The device's model and data, not an MjData: the one method not MujocoRecorder's.
+    def record(self, warp_model: Any, warp_data: Any) -> None:  # type: ignore[override]
         """Log the current state: ``mujoco_warp.forward`` on the device, then
         ``get_data_into`` a host copy, its contact geoms checked and completed, and read."""
         self._mjw.forward(warp_model, warp_data)
         self._mjw.get_data_into(self._host, self.model, warp_data)
-        self._read(self._host, np.float32)
+        self._read_host(np.float32)
 
     def _metadata(self) -> dict[str, Any]:
-        return {"simulator": "MuJoCo Warp"}
+        return {**super()._metadata(), "simulator": "MuJoCo Warp"}

@@ -35,7 +35,6 @@ import pinocchio as pin
 from ..contacts import Contact, SurfaceContact
 from ..errors import (
     InvalidArgumentError,
-    InvalidInertiaError,
     ModelError,
     ModelFileNotFoundError,
     ModelWarning,
@@ -54,15 +53,9 @@ from ._mujoco_base import (
     free_base_to_pinocchio,
     import_mujoco,
     mujoco_mass_matrix,
+    trajectory_from_mujoco,
 )
-from ._mujoco_inertia import (
-    REPAIR_MASS,
-    REPAIR_MOMENT,
-    InertiaRepair,
-    body_inertia,
-    inertia_repairs,
-    patched_robot,
-)
+from ._mujoco_inertia import REPAIR_MASS, REPAIR_MOMENT, InertiaRepair, repair_inertias
 
 __all__ = [
     "import_mujoco",
@@ -74,6 +67,7 @@ __all__ = [
     "mujoco_mass_matrix",
     "MujocoStateMap",
     "free_base_to_pinocchio",
+    "trajectory_from_mujoco",
     "contact_wrenches_on_bodies",
     "contact_site_id",
     "contact_body_id",
@@ -332,7 +326,29 @@ def mujoco_spec_for_robot(
     InvalidArgumentError
         A bad option value.
     """
-    mujoco = import_mujoco()
+    _check_options(meshes, inertia, sole_thickness, timestep)
+    path, spec, stripped = _spec_from_file(robot, meshes)
+    _set_options(spec, timestep, solver_tolerance, solver_iterations)
+    # Inertias MuJoCo refuses: report, or repair in the spec and in a copy of the robot.
+    out_robot, repairs = repair_inertias(spec, robot, str(path), inertia == "repair")
+    _free_root(spec, robot, path)
+    if not other_collisions:
+        for g in spec.geoms:
+            g.contype, g.conaffinity = 0, 0
+    build = MujocoBuild(spec, out_robot, tuple(contacts), stripped=tuple(stripped), repairs=repairs)
+    _add_contacts(build, robot, contact_geoms, sole_thickness)
+    if floor:  # MuJoCo takes the larger of two geoms' frictions: the floor has the smallest
+        _add_geom(
+            spec.worldbody,
+            "PLANE",
+            FLOOR_NAME,
+            min((c.mu for c in contacts), default=1.0),
+            size=[50, 50, 0.1],
+        )
+    return build
+
+
+def _check_options(meshes: str, inertia: str, sole_thickness: float, timestep: float) -> None:
     if meshes not in ("strip", "resolve"):
         raise InvalidArgumentError(f"meshes must be 'strip' or 'resolve', got {meshes!r}")
     if inertia not in ("raise", "repair"):
@@ -343,24 +359,14 @@ def mujoco_spec_for_robot(
         )
     if not (np.isfinite(timestep) and timestep > 0):
         raise InvalidArgumentError(f"timestep must be positive [s], got {timestep!r}")
-    if robot.source is None:
-        raise ModelError(
-            f"robot {robot.name!r} has no source file: load it from a URDF or MJCF file"
-        )
-    path = Path(robot.source)
-    if not path.is_file():
-        raise ModelFileNotFoundError(f"robot {robot.name!r}: source file not found: {path}")
-    stripped: list[str] = []
-    try:
-        if ET.parse(path).getroot().tag == "mujoco":
-            spec = mujoco.MjSpec.from_file(str(path))
-        else:
-            text, stripped = _urdf_text_for_mujoco(path, meshes)
-            spec = mujoco.MjSpec.from_string(text)
-    except ET.ParseError as exc:
-        raise ModelError(f"{path}: not well-formed XML: {exc}") from exc
-    except (ValueError, RuntimeError) as exc:  # mujoco raises ValueError on bad files
-        raise ModelError(f"MuJoCo cannot read {path}: {exc}") from exc
+
+
+def _set_options(
+    spec: Any, timestep: float, solver_tolerance: float | None, solver_iterations: int
+) -> None:
+    """Inertias from the file alone (the added geoms carry no mass), no visuals, the time
+    step and the solver's convergence."""
+    mujoco = import_mujoco()
     spec.compiler.balanceinertia = False
     spec.compiler.inertiafromgeom = mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE
     spec.compiler.discardvisual = True
@@ -369,53 +375,10 @@ def mujoco_spec_for_robot(
         spec.option.tolerance = solver_tolerance
         spec.option.iterations = solver_iterations
 
-    # Inertias MuJoCo refuses: report, or repair in the spec and in a copy of the robot.
-    found = inertia_repairs(spec)
-    if found and inertia == "raise":
-        lines = "\n  ".join(str(r) for _, r, _, _ in found)
-        raise InvalidInertiaError(
-            f"{path}: MuJoCo refuses the inertia of {len(found)} bodies (the closest accepted "
-            "values are shown; inertia='repair' applies them to MuJoCo and to the robot):"
-            f"\n  {lines}"
-        )
-    changes = []
-    for body, rep, R, new_inertia in found:
-        com = np.asarray(body.ipos, dtype=float)
-        if not np.all(np.isfinite(com)):  # a body without <inertial>: mass at its origin
-            com = np.zeros(3)
-            body.ipos = com
-            body.iquat = [1.0, 0.0, 0.0, 0.0]
-            R = np.eye(3)
-        changes.append(
-            (
-                rep.body,
-                rep.mass_before,
-                rep.mass_after,
-                com,
-                R @ body_inertia(body)[1] @ R.T,
-                R @ new_inertia @ R.T,
-            )
-        )
-        body.explicitinertial = True
-        body.mass = rep.mass_after
-        body.fullinertia = [
-            new_inertia[0, 0],
-            new_inertia[1, 1],
-            new_inertia[2, 2],
-            new_inertia[0, 1],
-            new_inertia[0, 2],
-            new_inertia[1, 2],
-        ]
-    out_robot = patched_robot(robot, changes) if changes else robot
-    repairs = tuple(r for _, r, _, _ in found)
-    if repairs:
-        warnings.warn(
-            f"{path}: inertias repaired for MuJoCo (and in the returned robot):\n  "
-            + "\n  ".join(str(r) for r in repairs),
-            ModelWarning,
-            stacklevel=2,
-        )
 
+def _free_root(spec: Any, robot: Robot, path: Path) -> None:
+    """Give the root body a free joint when the robot has a floating base and it has none."""
+    mujoco = import_mujoco()
     root = spec.worldbody.first_body()
     if root is None:
         raise ModelError(f"{path}: MuJoCo finds no body in the model")
@@ -423,54 +386,69 @@ def mujoco_spec_for_robot(
         j.type == mujoco.mjtJoint.mjJNT_FREE for j in root.joints
     ):
         root.add_freejoint()
-    if not other_collisions:
-        for g in spec.geoms:
-            g.contype, g.conaffinity = 0, 0
 
-    build = MujocoBuild(spec, out_robot, tuple(contacts), stripped=tuple(stripped), repairs=repairs)
-    bodies = {b.name for b in spec.bodies if b.name}
-    for c in contacts:
+
+def _add_contacts(
+    build: MujocoBuild, robot: Robot, contact_geoms: bool, sole_thickness: float
+) -> None:
+    """A site at each contact frame (in the nearest spec body above it) and, with
+    ``contact_geoms``, its collision geom: a box of the sole's half sizes whose bottom face is
+    the sole for a :class:`SurfaceContact`, a 5 mm sphere touching the frame origin otherwise."""
+    bodies = {b.name for b in build.spec.bodies if b.name}
+    for c in build.contacts:
         body_name, placement = _frame_in_spec_body(robot, c.frame, bodies)
-        body = spec.body(body_name)
+        body = build.spec.body(body_name)
         R, p = np.asarray(placement.rotation), np.asarray(placement.translation)
         site = CONTACT_SITE_PREFIX + c.name
         body.add_site(name=site, pos=p, quat=_quat_wxyz(R))
         build.contact_sites[c.name] = site
         if not contact_geoms:
             continue
-        geom = CONTACT_GEOM_PREFIX + c.name
+        geom = build.contact_geoms[c.name] = CONTACT_GEOM_PREFIX + c.name
         if isinstance(c, SurfaceContact):
-            body.add_geom(
-                name=geom,
-                type=mujoco.mjtGeom.mjGEOM_BOX,
-                size=[c.half_length, c.half_width, sole_thickness / 2],
-                pos=p + R @ (c.center_point + [0.0, 0.0, sole_thickness / 2]),
-                quat=_quat_wxyz(R),
-                friction=[c.mu, 0.005, 0.0001],
-                contype=1,
-                conaffinity=1,
-            )
+            half = [c.half_length, c.half_width, sole_thickness / 2]
+            pos = p + R @ (c.center_point + [0.0, 0.0, sole_thickness / 2])
+            _add_geom(body, "BOX", geom, c.mu, size=half, pos=pos, quat=_quat_wxyz(R))
         else:
             radius = 0.005
-            body.add_geom(
-                name=geom,
-                type=mujoco.mjtGeom.mjGEOM_SPHERE,
-                size=[radius, 0, 0],
-                pos=p + R @ c.normal * radius,
-                friction=[c.mu, 0.005, 0.0001],
-                contype=1,
-                conaffinity=1,
+            _add_geom(
+                body, "SPHERE", geom, c.mu, size=[radius, 0, 0], pos=p + R @ c.normal * radius
             )
-        build.contact_geoms[c.name] = geom
-    if floor:
-        mu = min((c.mu for c in contacts), default=1.0)
-        spec.worldbody.add_geom(
-            name=FLOOR_NAME,
-            type=mujoco.mjtGeom.mjGEOM_PLANE,
-            size=[50, 50, 0.1],
-            friction=[mu, 0.005, 0.0001],
+
+
+def _add_geom(body: Any, kind: str, name: str, mu: float, **placed: Any) -> None:
+    """A colliding geom of type ``mjGEOM_<kind>`` with friction ``mu`` (and MuJoCo's default
+    torsional and rolling friction)."""
+    mujoco = import_mujoco()
+    body.add_geom(
+        name=name,
+        type=getattr(mujoco.mjtGeom, f"mjGEOM_{kind}"),
+        friction=[mu, 0.005, 0.0001],
+        contype=1,
+        conaffinity=1,
+        **placed,
+    )
+
+
+def _spec_from_file(robot: Robot, meshes: str) -> tuple[Path, Any, list[str]]:
+    """The robot's URDF or MJCF file, MuJoCo's spec of it and the URDF meshes stripped."""
+    mujoco = import_mujoco()
+    if robot.source is None:
+        raise ModelError(
+            f"robot {robot.name!r} has no source file: load it from a URDF or MJCF file"
         )
-    return build
+    path = Path(robot.source)
+    if not path.is_file():
+        raise ModelFileNotFoundError(f"robot {robot.name!r}: source file not found: {path}")
+    try:
+        if ET.parse(path).getroot().tag == "mujoco":
+            return path, mujoco.MjSpec.from_file(str(path)), []
+        text, stripped = _urdf_text_for_mujoco(path, meshes)
+        return path, mujoco.MjSpec.from_string(text), stripped
+    except ET.ParseError as exc:
+        raise ModelError(f"{path}: not well-formed XML: {exc}") from exc
+    except (ValueError, RuntimeError) as exc:  # mujoco raises ValueError on bad files
+        raise ModelError(f"MuJoCo cannot read {path}: {exc}") from exc
 
 
 def mujoco_model_from_urdf(

@@ -24,31 +24,29 @@ What a correct log needs, and what :class:`MujocoRecorder` does for it at each
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..contacts import Contact
-from ..errors import InvalidArgumentError, ModelError, WholebodyWarning
+from ..errors import InvalidArgumentError, ModelError
 from ..robot.core import Array, Robot
 from ..trajectory import Trajectory
+from ._common import Recorder
 from .mujoco import (
     MujocoBuild,
     MujocoStateMap,
     contact_body_id,
     contact_site_id,
     import_mujoco,
+    trajectory_from_mujoco,
 )
 
 __all__ = ["MujocoRecorder"]
 
-#: Force [N] on robot bodies without a declared contact above which the log is flagged.
-UNDECLARED_FORCE_TOLERANCE = 1e-9
 
-
-class MujocoRecorder:
+class MujocoRecorder(Recorder):
     """Records samples of a MuJoCo simulation of a robot, then gives them as a Trajectory.
 
     Parameters
@@ -84,6 +82,9 @@ class MujocoRecorder:
     ...     mujoco.mj_step(model, data)
     >>> traj = rec.trajectory()                                   # doctest: +SKIP
     """
+
+    engine = "MuJoCo"
+    parts = "bodies"
 
     def __init__(
         self,
@@ -140,10 +141,12 @@ class MujocoRecorder:
         self.push_bodies = tuple(push_bodies)
         self.torques = torques
         self.forward = forward
-        self._log: dict[str, list[Array]] = {
-            k: [] for k in ("t", "qpos", "qvel", "qacc", "tau", "w", "push")
-        }
-        self._undeclared = np.zeros(mj_model.nbody)  # max force seen per body [N]
+        self._start_log(
+            [
+                mujoco.mj_id2name(mj_model, mujoco.mjtObj.mjOBJ_BODY, b)
+                for b in range(mj_model.nbody)
+            ]
+        )
         self._local = np.zeros(6)
 
     @classmethod
@@ -152,9 +155,6 @@ class MujocoRecorder:
         return cls(
             build.robot, mj_model, build.contacts, contact_sites=build.contact_sites, **options
         )
-
-    def __len__(self) -> int:
-        return len(self._log["t"])
 
     def contact_wrenches(self, mj_data: Any) -> Array:
         """Wrenches of the declared contacts on the robot now, shape (k, 6).
@@ -209,75 +209,47 @@ class MujocoRecorder:
         """
         if self.forward:
             self._mujoco.mj_forward(self.model, mj_data)
-        log = self._log
-        log["t"].append(np.array(mj_data.time if time is None else time, dtype=float))
-        log["qpos"].append(np.array(mj_data.qpos[self._qcols]))
-        log["qvel"].append(np.array(mj_data.qvel[self._vcols]))
-        log["qacc"].append(np.array(mj_data.qacc[self._vcols]))
-        log["w"].append(self.contact_wrenches(mj_data))
+        self._read(mj_data, time)
+
+    def _read(self, mj_data: Any, time: float | None = None) -> None:
+        """Log ``mj_data`` as it is (its ``mj_forward`` done)."""
+        rows = self._rows
+        rows["t"].append(np.array(mj_data.time if time is None else time, dtype=float))
+        rows["qpos"].append(np.array(mj_data.qpos[self._qcols]))
+        rows["qvel"].append(np.array(mj_data.qvel[self._vcols]))
+        rows["qacc"].append(np.array(mj_data.qacc[self._vcols]))
+        rows["w"].append(self.contact_wrenches(mj_data))
         if self.torques:
-            log["tau"].append(self._joint_torques(mj_data))
+            rows["tau"].append(self._joint_torques(mj_data))
         if self._push:
             x = mj_data.xfrc_applied[self._push]
             lever = mj_data.xipos[self._push] - mj_data.xpos[self._push]
-            log["push"].append(np.c_[x[:, :3], x[:, 3:] + np.cross(lever, x[:, :3])])
+            rows["push"].append(np.c_[x[:, :3], x[:, 3:] + np.cross(lever, x[:, :3])])
 
-    @property
-    def undeclared_contact_force(self) -> dict[str, float]:
-        """Largest contact force [N] seen so far on each robot body with no declared contact."""
-        mujoco = self._mujoco
-        return {
-            mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_BODY, b): float(self._undeclared[b])
-            for b in np.flatnonzero(self._undeclared > UNDECLARED_FORCE_TOLERANCE)
-        }
-
-    def trajectory(self, metadata: Mapping[str, Any] | None = None) -> Trajectory:
-        """The samples logged so far, in wholebody's conventions.
-
-        Joint columns are in the robot's order; ``a`` is MuJoCo's ``qacc`` converted; contact
-        wrenches are on the robot, world axes at each contact frame's origin. A warning
-        (WholebodyWarning) names the robot bodies that touched something without a declared
-        contact: the Newton-Euler check of such a log cannot balance.
-
-        Raises
-        ------
-        LogFormatError
-            Nothing was recorded, or the times are not increasing.
-        """
-        log = self._log
-        undeclared = self.undeclared_contact_force
-        if undeclared:
-            warnings.warn(
-                "MuJoCo contacts on robot bodies without a declared contact (largest force per "
-                f"body, N): {undeclared}; the log's contact wrenches miss them",
-                WholebodyWarning,
-                stacklevel=2,
-            )
-        if not log["t"]:
-            from ..errors import LogFormatError
-
-            raise LogFormatError("MujocoRecorder: no sample recorded (call record(data) each step)")
-        W = np.array(log["w"])
-        pushes = None
-        if self._push:
-            P = np.array(log["push"])
-            pushes = {b: P[:, k] for k, b in enumerate(self.push_bodies)}
+    def _metadata(self) -> dict[str, Any]:
         opt = self.model.opt
-        meta = {
+        return {
             "simulator": f"MuJoCo {self._mujoco.__version__}",
             "timestep": float(opt.timestep),
             "solver_tolerance": float(opt.tolerance),
-            "undeclared_contact_force_N": undeclared,
-            **dict(metadata or {}),
         }
-        return Trajectory.from_mujoco(
-            np.array(log["qpos"]),
-            np.array(log["qvel"]),
-            np.array(log["qacc"]),
-            time=np.array(log["t"]),
+
+    def _assemble(self, metadata: dict[str, Any]) -> Trajectory:
+        """MuJoCo's samples converted (:func:`~wholebody.sim.mujoco.trajectory_from_mujoco`)."""
+        rows = self._rows
+        W = np.array(rows["w"])
+        pushes = None
+        if self._push:
+            P = np.array(rows["push"])
+            pushes = {b: P[:, k] for k, b in enumerate(self.push_bodies)}
+        return trajectory_from_mujoco(
+            np.array(rows["qpos"]),
+            np.array(rows["qvel"]),
+            np.array(rows["qacc"]),
+            time=np.array(rows["t"]),
             joint_names=self.robot.joint_names,
             contact_wrenches={c.name: W[:, k] for k, c in enumerate(self.contacts)},
-            tau=np.array(log["tau"]) if self.torques else None,
+            tau=np.array(rows["tau"]) if self.torques else None,
             external_wrenches=pushes,
-            metadata=meta,
+            metadata=metadata,
         )

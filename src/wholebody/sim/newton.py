@@ -28,23 +28,20 @@ What :class:`NewtonRecorder` does, and the Newton facts behind it (Newton 1.8):
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from .._optional import require
 from ..contacts import Contact
-from ..errors import ModelError, StateError, WholebodyWarning
+from ..errors import ModelError, StateError, WholebodyWarning, require
 from ..robot import Robot
-from ..trajectory import Trajectory
+from ..spatial import rotation_from_quat_xyzw
 from ._common import (
-    ContactMap,
-    SampleLog,
+    Recorder,
     base_acceleration_between_states,
     base_to_pinocchio,
     precision_metadata,
-    quat_xyzw_to_matrix,
 )
 
 __all__ = ["NewtonRecorder", "import_newton"]
@@ -59,7 +56,7 @@ def _label(name: str) -> str:
     return str(name).rsplit("/", 1)[-1]
 
 
-class NewtonRecorder:
+class NewtonRecorder(Recorder):
     """Records a Newton simulation of one robot, then gives it as a Trajectory.
 
     Parameters
@@ -86,6 +83,9 @@ class NewtonRecorder:
     observables : newton.solvers.SolverBase.Observables
         Pass it to every ``solver.step(..., observables=recorder.observables)``.
     """
+
+    engine = "Newton"
+    parts = "bodies"
 
     def __init__(
         self,
@@ -146,10 +146,7 @@ class NewtonRecorder:
             vi.append(int(qd_start[j]))
         self._qi, self._vi = np.array(qi), np.array(vi)
         # The robot's bodies: every body of the articulation (all but the world's -1).
-        self.link_names = labels
-        self.contacts = tuple(contacts)
-        self._cmap = ContactMap(robot, self.contacts, labels, "Newton")
-        self._log = SampleLog(robot, self._cmap, "Newton")
+        self._map_contacts(robot, contacts, labels)
         self._shape_body = np.asarray(model.shape_body.numpy())
         self._body_com = np.asarray(model.body_com.numpy(), float)
         self._prev = self._state(state)
@@ -159,7 +156,7 @@ class NewtonRecorder:
         bq = np.asarray(state.body_q.numpy(), float)
         bqd = np.asarray(state.body_qd.numpy(), float)
         r = self._root
-        R = quat_xyzw_to_matrix(bq[r, 3:7])
+        R = rotation_from_quat_xyzw(bq[r, 3:7])
         w = bqd[r, 3:6]
         lever = R @ self._body_com[r]  # origin -> centre of mass, world
         jq = np.asarray(state.joint_q.numpy(), float)
@@ -171,7 +168,7 @@ class NewtonRecorder:
             "v": bqd[r, :3] - np.cross(w, lever),  # the origin's velocity, world
             "qj": jq[self._qi],
             "vj": jqd[self._vi],
-            "rotations": np.array([quat_xyzw_to_matrix(x[3:7]) for x in bq]),
+            "rotations": np.array([rotation_from_quat_xyzw(x[3:7]) for x in bq]),
             "origins": bq[:, :3],
         }
 
@@ -198,7 +195,7 @@ class NewtonRecorder:
         sh1 = np.asarray(c.rigid_contact_shape1.numpy())[:n]
         p0 = np.asarray(c.rigid_contact_point0.numpy(), float)[:n]
         p1 = np.asarray(c.rigid_contact_point1.numpy(), float)[:n]
-        sums = self._log.sums()
+        sums = self._sums()
 
         def world(body: int, local: Any) -> Any:  # a body-local point at x_n, world [m]
             if body < 0:
@@ -222,31 +219,17 @@ class NewtonRecorder:
                 sums.add(b0, f, ref, tau)
             else:
                 sums.add(b1, -f, ref, -tau)
-        t = len(self._log) * dt
-        self._log.append(t, np.r_[q_base, s0["qj"]], np.r_[v_base, s0["vj"]], a, sums)
+        self._append(len(self) * dt, np.r_[q_base, s0["qj"]], np.r_[v_base, s0["vj"]], a, sums)
         self._prev = s1
 
-    def __len__(self) -> int:
-        return len(self._log)
-
-    def trajectory(self, metadata: Mapping[str, Any] | None = None) -> Trajectory:
-        """The samples logged so far, in wholebody's conventions; ``metadata["dtype"]`` is
-        Newton's state precision.
-
-        Raises
-        ------
-        LogFormatError
-            Nothing was recorded.
-        """
+    def _metadata(self) -> dict[str, Any]:
         import newton
 
-        meta = {
+        return {
             "simulator": f"Newton {getattr(newton, '__version__', '')} {self.solver_name}",
             "timestep": self.timestep,
             **precision_metadata(self.dtype),
-            **dict(metadata or {}),
         }
-        return self._log.trajectory(meta)
 
 
 def _free_type() -> int:

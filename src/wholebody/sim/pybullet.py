@@ -35,38 +35,31 @@ What :class:`PybulletRecorder` does, and the PyBullet facts behind it:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pinocchio as pin
 
-from .._optional import require
 from ..contacts import Contact
 from ..errors import (
     InvalidArgumentError,
     ModelError,
-    ModelWarning,
     StateError,
     WholebodyWarning,
+    require,
 )
 from ..robot import Robot
-from ..trajectory import Trajectory
+from ..spatial import rotation_from_quat_xyzw
 from ._common import (
-    ContactMap,
-    SampleLog,
+    Recorder,
     base_acceleration_to_pinocchio,
     base_to_pinocchio,
-    body_inertias,
-    inertia_mismatches,
+    joints_in_robot_order,
     precision_metadata,
-    quat_xyzw_to_matrix,
 )
 
-__all__ = ["PybulletRecorder", "import_pybullet", "MASS_TOLERANCE"]
-
-#: Relative tolerance on masses, centres of mass and inertias compared at attach time.
-MASS_TOLERANCE = 1e-6
+__all__ = ["PybulletRecorder", "import_pybullet"]
 
 
 def import_pybullet() -> Any:
@@ -78,7 +71,7 @@ def _name(b: Any) -> str:
     return b.decode() if isinstance(b, bytes) else str(b)
 
 
-class PybulletRecorder:
+class PybulletRecorder(Recorder):
     """Records a PyBullet simulation of a robot, then gives it as a Trajectory.
 
     Parameters
@@ -125,6 +118,8 @@ class PybulletRecorder:
     >>> traj = rec.trajectory()                                                # doctest: +SKIP
     """
 
+    engine = "PyBullet"
+
     def __init__(
         self,
         robot: Robot,
@@ -158,24 +153,13 @@ class PybulletRecorder:
             )
         njoints = p.getNumJoints(self.body, **kw)
         infos = [p.getJointInfo(self.body, j, **kw) for j in range(njoints)]
-        self.link_names = [base_name] + [_name(i[12]) for i in infos]
-        # Joints by name, in the robot's order.
-        by_name = {_name(i[1]): i for i in infos}
+        link_names = [base_name] + [_name(i[12]) for i in infos]
         moving = (p.JOINT_REVOLUTE, p.JOINT_PRISMATIC)
-        idx = []
-        for j in robot.joint_names:
-            info = by_name.get(j)
-            if info is None or info[2] not in moving:
-                raise ModelError(
-                    f"robot joint {j!r} is not a revolute or prismatic joint of the PyBullet body"
-                )
-            idx.append(int(info[0]))
-        extra = [n for n, i in by_name.items() if i[2] in moving and n not in robot.joint_names]
-        if extra:
-            raise ModelError(f"PyBullet joints {extra} are not joints of robot {robot.name!r}")
-        self._joints = idx
-        self.contacts = tuple(contacts)
-        self._cmap = ContactMap(robot, self.contacts, self.link_names, "PyBullet")
+        joints = joints_in_robot_order(
+            robot, {_name(i[1]): i for i in infos}, lambda i: i[2] in moving, self.engine
+        )
+        self._joints = [int(i[0]) for i in joints]
+        self._map_contacts(robot, contacts, link_names)
         params = p.getPhysicsEngineParameters(**kw)  # read now: a log outlives its client
         self._iterations = int(params.get("numSolverIterations", -1))
         if timestep is None:
@@ -183,28 +167,17 @@ class PybulletRecorder:
         if not (np.isfinite(timestep) and timestep > 0):
             raise InvalidArgumentError(f"timestep must be positive [s], got {timestep!r}")
         self.timestep = float(timestep)
-        self.repairs: tuple[str, ...] = ()
-        bad = self._mass_mismatches()
-        if bad and masses == "raise":
-            raise ModelError(
-                "PyBullet's masses or inertias differ from the robot's on "
-                + "; ".join(bad.values())
-                + ". Load with flags=p.URDF_USE_INERTIA_FROM_FILE (else PyBullet computes "
-                "inertias from the collision shapes); links without <inertial> get 1 kg in "
-                "PyBullet and 0 in the robot: give them an <inertial>, or attach with "
-                "masses='repair' to set PyBullet's values from the robot"
-            )
-        if bad:
-            # PyBullet diverges with massless moving links: the robot takes PyBullet's values.
-            self.robot = self._pybullet_robot(set(bad))
-            self.repairs = tuple(bad.values())
-            warnings.warn(
-                "PyBullet's masses or inertias differ from the robot's on "
-                + "; ".join(self.repairs)
-                + ": recorder.robot has PyBullet's values; check the log with it",
-                ModelWarning,
-                stacklevel=2,
-            )
+        # PyBullet's multibody solver loses momentum with massless moving links: a repair
+        # gives the robot PyBullet's values, not the reverse.
+        self.robot = self._matched_masses(
+            robot,
+            self._link_inertias(),
+            masses,
+            ". Load with flags=p.URDF_USE_INERTIA_FROM_FILE (else PyBullet computes inertias "
+            "from the collision shapes); links without <inertial> get 1 kg in PyBullet and 0 "
+            "in the robot: give them an <inertial>, or attach with masses='repair' to set "
+            "PyBullet's values from the robot",
+        )
         # PyBullet damps every link's velocity (linearDamping = angularDamping = 0.04 by
         # default): a force from the world that no log holds. It cannot be read back, so it
         # is set to 0 here (or kept, with a warning).
@@ -220,7 +193,6 @@ class PybulletRecorder:
                 WholebodyWarning,
                 stacklevel=2,
             )
-        self._log = SampleLog(self.robot, self._cmap, "PyBullet")
         self._prev = self._state()
 
     # --- attach-time checks ----------------------------------------------------------
@@ -231,24 +203,10 @@ class PybulletRecorder:
         out = []
         for j in range(-1, len(self.link_names) - 1):
             d = p.getDynamicsInfo(self.body, j, **kw)
-            R = quat_xyzw_to_matrix(d[4])
+            R = rotation_from_quat_xyzw(d[4])
             I_c = R @ np.diag(d[2]) @ R.T
             out.append(pin.Inertia(float(d[0]), np.asarray(d[3], float), I_c))
         return out
-
-    def _mass_mismatches(self) -> dict[int, str]:
-        return inertia_mismatches(
-            self.robot, self.link_names, self._link_inertias(), "PyBullet", MASS_TOLERANCE
-        )
-
-    def _pybullet_robot(self, joints: set[int]) -> Robot:
-        """A copy of the robot with PyBullet's inertias on the bodies of ``joints``."""
-        model = self.robot.model.copy()
-        sums = body_inertias(self.robot, self.link_names, self._link_inertias())
-        for j, inertia in sums.items():
-            if j in joints:
-                model.inertias[j] = inertia
-        return self.robot.with_model(model)
 
     # --- reading -------------------------------------------------------------------------
 
@@ -258,8 +216,8 @@ class PybulletRecorder:
         pc, oc = p.getBasePositionAndOrientation(self.body, **kw)
         vc, w = p.getBaseVelocity(self.body, **kw)
         d = p.getDynamicsInfo(self.body, -1, **kw)
-        R_c = quat_xyzw_to_matrix(oc)
-        R_i = quat_xyzw_to_matrix(d[4])
+        R_c = rotation_from_quat_xyzw(oc)
+        R_i = rotation_from_quat_xyzw(d[4])
         R = R_c @ R_i.T  # base link axes: PyBullet's base frame is its inertial frame
         r = R @ np.asarray(d[3], float)  # from the link origin to the centre of mass, world
         w = np.asarray(w, float)
@@ -305,7 +263,7 @@ class PybulletRecorder:
             base_acceleration_to_pinocchio(s0["R"], v_base, a_origin, alpha),
             (s1["vj"] - s0["vj"]) / dt,
         ]
-        sums = self._log.sums()
+        sums = self._sums()
         for c in p.getContactPoints(bodyA=self.body, **kw):
             a_is, b_is = c[1] == self.body, c[2] == self.body
             if a_is and b_is:
@@ -315,29 +273,12 @@ class PybulletRecorder:
                 sums.add(c[3] + 1, f, c[5])
             else:
                 sums.add(c[4] + 1, -f, c[6])
-        n = len(self._log)
-        t = n * dt if time is None else float(time)
-        self._log.append(t, np.r_[q_base, s0["qj"]], np.r_[v_base, s0["vj"]], a, sums)
+        t = len(self) * dt if time is None else float(time)
+        self._append(t, np.r_[q_base, s0["qj"]], np.r_[v_base, s0["vj"]], a, sums)
         self._prev = s1
 
-    def __len__(self) -> int:
-        return len(self._log)
-
-    @property
-    def undeclared_contact_force(self) -> dict[str, float]:
-        """Largest contact force [N] seen so far on each robot link with no declared contact."""
-        return self._log.undeclared_contact_force
-
-    def trajectory(self, metadata: Mapping[str, Any] | None = None) -> Trajectory:
-        """The samples logged so far, in wholebody's conventions (contact wrenches on the
-        robot, world axes at each contact frame's origin).
-
-        Raises
-        ------
-        LogFormatError
-            Nothing was recorded.
-        """
-        meta = {
+    def _metadata(self) -> dict[str, Any]:
+        return {
             "simulator": f"PyBullet {self._p.getAPIVersion()}",
             "timestep": self.timestep,
             "solver_iterations": self._iterations,
@@ -345,6 +286,4 @@ class PybulletRecorder:
             "mass_repairs": list(self.repairs),
             "link_damping": "set to 0 at attach" if self.link_damping == "zero" else "kept",
             **precision_metadata(np.float64),
-            **dict(metadata or {}),
         }
-        return self._log.trajectory(meta)

@@ -14,8 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..._optional import require
-from ...errors import LogFormatError
+from ...errors import LogFormatError, require
 from .fields import (
     ACTIVE_FIELD,
     NAME_FIELDS,

@@ -15,8 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..._optional import require
-from ...errors import LogFormatError
+from ...errors import LogFormatError, require
 from .fields import LogFields, check_declared_size, dump_metadata, output_file, parse_metadata
 from .table import ACTIVE_PREFIX, TableReader, table_columns, table_metadata
 

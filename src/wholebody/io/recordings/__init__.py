@@ -20,39 +20,12 @@ The recipe (``docs/recordings.md``):
 .. include:: ../../../../docs/recordings.md
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-from ..._lazy import lazy_names
-
-if TYPE_CHECKING:
-    from .dispatch import BAG_SUFFIXES, read_recording, recording_kind
-    from .lerobot import LerobotDataset, lerobot_episodes, read_lerobot
-    from .mapping import ColumnSlice, LerobotMapping, RosbagMapping, WrenchSource
-    from .rosbag import RosbagRecording, read_rosbag, read_rosbag_recording
-    from .timing import TopicTimes
-    from .wrenches import wrench_at_contact_in_world
-
-# name -> module of this package, imported on first access (PEP 562): ``wholebody check`` of a
-# log file asks :func:`recording_kind` only, which must not import the bag and dataset readers.
-_LAZY = {
-    "BAG_SUFFIXES": "dispatch",
-    "read_recording": "dispatch",
-    "recording_kind": "dispatch",
-    "LerobotDataset": "lerobot",
-    "lerobot_episodes": "lerobot",
-    "read_lerobot": "lerobot",
-    "ColumnSlice": "mapping",
-    "LerobotMapping": "mapping",
-    "RosbagMapping": "mapping",
-    "WrenchSource": "mapping",
-    "RosbagRecording": "rosbag",
-    "read_rosbag": "rosbag",
-    "read_rosbag_recording": "rosbag",
-    "TopicTimes": "timing",
-    "wrench_at_contact_in_world": "wrenches",
-}
+from .dispatch import BAG_SUFFIXES, read_recording, recording_kind
+from .lerobot import LerobotDataset, lerobot_episodes, read_lerobot
+from .mapping import ColumnSlice, LerobotMapping, RosbagMapping, WrenchSource
+from .rosbag import RosbagRecording, read_rosbag, read_rosbag_recording
+from .timing import TopicTimes
+from .wrenches import wrench_at_contact_in_world
 
 __all__ = [
     "read_recording",
@@ -71,6 +44,3 @@ __all__ = [
     "TopicTimes",
     "wrench_at_contact_in_world",
 ]
-
-
-__getattr__, __dir__ = lazy_names(__name__, globals(), _LAZY)

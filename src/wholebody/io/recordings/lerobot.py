@@ -27,8 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..._optional import require
-from ...errors import LogFileError, LogFormatError, ProfileError, RecordingError
+from ...errors import LogFileError, LogFormatError, ProfileError, RecordingError, require
 from ...limits import check_file_size, check_limit
 from ...robot.core import Robot
 from ...trajectory import Trajectory

@@ -25,13 +25,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..._optional import require
-from ...errors import LogFileError, LogFormatError, ProfileError, RecordingError, StateWarning
+from ...errors import (
+    LogFileError,
+    LogFormatError,
+    ProfileError,
+    RecordingError,
+    StateWarning,
+    require,
+)
 from ...robot.core import Robot
 from ...trajectory import Trajectory
 from ._assemble import AlignedWrench, assemble, contact_frames_of, twist_in_base
 from ._rosbag_schema import check_bag_files, check_definition, time_base
-from .mapping import RosbagMapping
+from .mapping import RosbagMapping, WrenchSource
 from .timing import (
     TopicTimes,
     base_twist_from_poses,
@@ -308,133 +314,29 @@ def read_rosbag_recording(
     ProfileError
         A malformed mapping.
     """
-    from ..profile import RobotProfile, load_profile
-
-    profile = load_profile(mapping) if isinstance(mapping, (str, Path)) else mapping
-    if isinstance(profile, RobotProfile):
-        if getattr(profile, "recording", None) is None:
-            raise ProfileError(f"{profile.source}: no [recording] section")
-        m, robot = profile.recording, robot or profile.robot
-    elif isinstance(profile, RosbagMapping):
-        m = profile
-    elif isinstance(profile, Mapping):
-        m = RosbagMapping.from_dict(profile)
-    else:
-        raise ProfileError(f"mapping must be a profile or a [recording] table, got {mapping!r}")
+    m, robot, profile = _recording_mapping(mapping, robot)
     path = Path(path)
     streams = _read_streams(path, _fields(m))
     used: dict[str, str] = {}
     stamps: dict[str, NDArray[np.int64]] = {}
     for topic, s in streams.items():
         stamps[topic], used[topic] = _stamps(s, m.stamps)
-    sorted_ns = {t: np.sort(x) for t, x in stamps.items()}
-    base_ns, cropped = time_base(m, sorted_ns, str(path))
-    origin = int(base_ns[0])
-
-    def seconds(ns: NDArray[np.int64]) -> Array:
-        return (ns - origin).astype(np.float64) * 1e-9
-
-    t = seconds(base_ns)
-    tol = m.tolerance
-    hint = "" if m.crop else _EXTRAPOLATION_HINT
-
-    gaps: dict[str, dict[str, float]] = {}
-
-    def mark_gaps(topic: str, ts: Array, x: Array) -> Array:
-        """NaN where the topic would be interpolated across a gap (flagged, not made up)."""
-        mask, longest = gap_mask(ts, t, m.max_gap)
-        if mask.any():
-            x[mask] = np.nan
-            gaps[topic] = {"samples": int(mask.sum()), "longest_s": longest}
-        return x
-
-    def aligned(topic: str, values: Array, quaternion: bool = False) -> Array:
-        ns, x = sorted_stream(stamps[topic], values, topic)
-        ts = seconds(ns)
-        check_coverage(topic, ts, t, tol, hint)
-        interpolate = interpolate_quaternions if quaternion else interpolate_linear
-        return mark_gaps(topic, ts, interpolate(ts, x, t))
-
-    js = streams[m.joint_states]
-    names, P, V, E = _joint_arrays(js, m.joints)
-    if V is None and not m.differentiate:
-        raise RecordingError(
-            f"topic {js.topic!r}: JointState messages without velocities; set differentiate = "
-            "true to estimate them from the positions",
-            js.topic,
-        )
-    if m.effort and E is None:
-        raise RecordingError(f"topic {js.topic!r}: JointState messages without efforts", js.topic)
-    cols = [P] + [x for x in (V, E) if x is not None]
-    JS = aligned(js.topic, np.concatenate(cols, axis=1))
-    nj = len(names)
-    qj = JS[:, :nj]
-    estimated: list[str] = []
-    if V is None:
-        vj, estimated = differentiate(t, qj), ["joint velocities"]
-    else:
-        vj = JS[:, nj : 2 * nj]
-    tau = JS[:, -nj:] if (E is not None and m.effort is not False) else None
+    base_ns, cropped = time_base(m, {t: np.sort(x) for t, x in stamps.items()}, str(path))
+    tb = _TimeBase(m, stamps, base_ns)
     metadata: dict[str, Any] = {"recording": "rosbag", "source": str(path)}
+    names, qj, vj, tau, estimated = _joints(m, streams[m.joint_states], tb)
     base = None
     if m.base_pose is not None:
-        bp = streams[m.base_pose]
-        rows = np.asarray(bp.rows, dtype=float)
-        pos = aligned(bp.topic, rows[:, :3])
-        quat = aligned(bp.topic, rows[:, 3:7], quaternion=True)
-        metadata["base_frame"] = sorted(bp.frames)[0] if len(bp.frames) == 1 else sorted(bp.frames)
-        if bp.msgtype == "nav_msgs/msg/Odometry":
-            axes = m.twist_axes or "base"
-            twist = aligned(bp.topic, twist_in_base(rows[:, 7:], rows[:, 3:7], axes))
-        elif m.base_twist is not None:
-            bt = streams[m.base_twist]
-            if m.twist_axes is None:
-                raise RecordingError(
-                    f"topic {bt.topic!r}: give twist_axes ('base' or 'world'): a TwistStamped "
-                    f"in frame {sorted(bt.frames)} does not say which",
-                    bt.topic,
-                )
-            axes = m.twist_axes
-            ns, x = sorted_stream(stamps[bt.topic], np.asarray(bt.rows, dtype=float), bt.topic)
-            if axes == "world":  # rotate once, at the twist's own stamps, then align
-                pose_ns, pose_q = sorted_stream(stamps[bp.topic], rows[:, 3:7], bp.topic)
-                q_at = interpolate_quaternions(seconds(pose_ns), pose_q, seconds(ns))
-                x = twist_in_base(x, q_at, "world")
-            check_coverage(bt.topic, seconds(ns), t, tol, hint)
-            twist = mark_gaps(bt.topic, seconds(ns), interpolate_linear(seconds(ns), x, t))
-        elif m.differentiate:
-            axes, twist = "base", base_twist_from_poses(t, pos, quat)
-            estimated.append("base twist")
-        else:
-            raise RecordingError(
-                f"topic {bp.topic!r}: {bp.msgtype} has no twist; map base_twist or set "
-                "differentiate = true",
-                bp.topic,
-            )
-        metadata["twist_axes_recorded"] = axes
-        base = (pos, quat, twist)
-    wrenches = []
-    for w in m.wrenches:
-        ws = streams[w.source]
-        frame = w.frame
-        if frame is None and w.axes == "sensor":
-            if len(ws.frames) != 1 or not next(iter(ws.frames)):
-                raise RecordingError(
-                    f"topic {ws.topic!r}: header.frame_id is {sorted(ws.frames)}; give the "
-                    "sensor frame as 'frame'",
-                    ws.topic,
-                )
-            frame = next(iter(ws.frames))
-        values = aligned(ws.topic, np.asarray(ws.rows, dtype=float))
-        wrenches.append(AlignedWrench(w, values, frame))
+        base = _base(m, streams[m.base_pose], streams, tb, metadata, estimated)
+    wrenches = [_wrench(w, streams[w.source], tb) for w in m.wrenches]
     imu = None
     if m.imu is not None:
         im = streams[m.imu]
         rows = np.asarray(im.rows, dtype=float)
         imu = {
-            "orientation": aligned(im.topic, rows[:, :4], quaternion=True),
-            "angular_velocity": aligned(im.topic, rows[:, 4:7]),
-            "linear_acceleration": aligned(im.topic, rows[:, 7:]),
+            "orientation": tb.aligned(im.topic, rows[:, :4], quaternion=True),
+            "angular_velocity": tb.aligned(im.topic, rows[:, 4:7]),
+            "linear_acceleration": tb.aligned(im.topic, rows[:, 7:]),
         }
         metadata["imu_frame"] = sorted(im.frames)[0] if im.frames else ""
     labels = {w.source: w.label for w in m.wrenches}
@@ -442,44 +344,20 @@ def read_rosbag_recording(
         topic: TopicTimes(
             topic,
             labels.get(topic, s.kind),
-            np.where(
-                np.asarray(s.header) == 0, np.nan, seconds(np.asarray(s.header, dtype=np.int64))
-            ),
-            seconds(np.asarray(s.receive, dtype=np.int64)),
+            np.where(np.asarray(s.header) == 0, np.nan, tb.seconds(np.asarray(s.header))),
+            tb.seconds(np.asarray(s.receive)),
             used[topic],
         )
         for topic, s in streams.items()
     }
-    metadata["time_origin"] = str(np.datetime_as_string(np.datetime64(origin, "ns"), unit="ns"))
+    metadata["time_origin"] = str(np.datetime_as_string(np.datetime64(tb.origin, "ns"), unit="ns"))
     metadata["time_base"] = f"{m.rate} Hz" if m.rate else (m.time_base or m.joint_states)
     metadata["topic_times"] = {topic: tt.summary() for topic, tt in times.items()}
-    if gaps:
-        metadata["gaps"] = gaps
-        listed = ", ".join(
-            f"{topic} ({g['samples']} samples, longest gap {g['longest_s']:.3g} s)"
-            for topic, g in gaps.items()
-        )
-        warnings.warn(
-            f"{path}: samples inside gaps of {listed} are NaN (flagged by the checks), not "
-            "interpolated; raise max_gap in the [recording] section to accept longer gaps",
-            StateWarning,
-            stacklevel=2,
-        )
-    if cropped is not None:
-        metadata["cropped"] = cropped
-        warnings.warn(
-            f"{path}: the time base is cropped to where every mapped topic has data: "
-            f"{cropped['samples_before']} samples ({cropped['start_s']:.6g} s) before "
-            f"{cropped['started_last']!r} starts and {cropped['samples_after']} samples "
-            f"({cropped['end_s']:.6g} s) after {cropped['ended_first']!r} ends are left out, "
-            "not held (crop = false keeps them within tolerance)",
-            StateWarning,
-            stacklevel=2,
-        )
+    _note_gaps_and_crop(path, tb.gaps, cropped, metadata)
     if estimated:
         metadata["estimated"] = estimated
     traj = assemble(
-        t,
+        tb.t,
         names,
         qj,
         vj,
@@ -492,6 +370,182 @@ def read_rosbag_recording(
         source=str(path),
     )
     return RosbagRecording(traj, times, imu)
+
+
+def _recording_mapping(
+    mapping: Any, robot: Robot | None
+) -> tuple[RosbagMapping, Robot | None, Any]:
+    """The ``[recording]`` section, the robot (the profile's unless given) and the profile (or
+    the mapping given) from what :func:`read_rosbag_recording` was given."""
+    from ..profile import RobotProfile, load_profile
+
+    profile = load_profile(mapping) if isinstance(mapping, (str, Path)) else mapping
+    if isinstance(profile, RobotProfile):
+        if getattr(profile, "recording", None) is None:
+            raise ProfileError(f"{profile.source}: no [recording] section")
+        return profile.recording, robot or profile.robot, profile
+    if isinstance(profile, RosbagMapping):
+        return profile, robot, profile
+    if isinstance(profile, Mapping):
+        return RosbagMapping.from_dict(profile), robot, profile
+    raise ProfileError(f"mapping must be a profile or a [recording] table, got {mapping!r}")
+
+
+class _TimeBase:
+    """The time base of a bag: its times ``t`` [s from ``origin``, a stamp in ns], and each
+    topic's values aligned onto it (coverage checked, gaps left NaN and listed in ``gaps``)."""
+
+    def __init__(
+        self, m: RosbagMapping, stamps: dict[str, NDArray[np.int64]], base_ns: NDArray[np.int64]
+    ):
+        self.m, self.stamps = m, stamps
+        self.origin = int(base_ns[0])
+        self.t = self.seconds(base_ns)
+        self.hint = "" if m.crop else _EXTRAPOLATION_HINT
+        self.gaps: dict[str, dict[str, float]] = {}
+
+    def seconds(self, ns: NDArray[Any]) -> Array:
+        return (np.asarray(ns, dtype=np.int64) - self.origin).astype(np.float64) * 1e-9
+
+    def mark_gaps(self, topic: str, ts: Array, x: Array) -> Array:
+        """NaN where the topic would be interpolated across a gap (flagged, not made up)."""
+        mask, longest = gap_mask(ts, self.t, self.m.max_gap)
+        if mask.any():
+            x[mask] = np.nan
+            self.gaps[topic] = {"samples": int(mask.sum()), "longest_s": longest}
+        return x
+
+    def aligned_at(self, topic: str, ns: NDArray[np.int64], x: Array) -> Array:
+        """Values ``x`` stamped ``ns`` (sorted) on the time base, linearly interpolated."""
+        ts = self.seconds(ns)
+        check_coverage(topic, ts, self.t, self.m.tolerance, self.hint)
+        return self.mark_gaps(topic, ts, interpolate_linear(ts, x, self.t))
+
+    def aligned(self, topic: str, values: Array, quaternion: bool = False) -> Array:
+        """A topic's values (one row per message) on the time base; quaternions by slerp."""
+        ns, x = sorted_stream(self.stamps[topic], values, topic)
+        if not quaternion:
+            return self.aligned_at(topic, ns, x)
+        ts = self.seconds(ns)
+        check_coverage(topic, ts, self.t, self.m.tolerance, self.hint)
+        return self.mark_gaps(topic, ts, interpolate_quaternions(ts, x, self.t))
+
+
+def _joints(
+    m: RosbagMapping, js: _Stream, tb: _TimeBase
+) -> tuple[tuple[str, ...], Array, Array, Array | None, list[str]]:
+    """Joint names, positions, velocities (differentiated when the messages have none and
+    ``differentiate`` is set) and efforts on the time base, and what was estimated."""
+    names, P, V, E = _joint_arrays(js, m.joints)
+    if V is None and not m.differentiate:
+        raise RecordingError(
+            f"topic {js.topic!r}: JointState messages without velocities; set differentiate = "
+            "true to estimate them from the positions",
+            js.topic,
+        )
+    if m.effort and E is None:
+        raise RecordingError(f"topic {js.topic!r}: JointState messages without efforts", js.topic)
+    JS = tb.aligned(js.topic, np.concatenate([P] + [x for x in (V, E) if x is not None], axis=1))
+    nj = len(names)
+    qj = JS[:, :nj]
+    if V is None:
+        vj, estimated = differentiate(tb.t, qj), ["joint velocities"]
+    else:
+        vj, estimated = JS[:, nj : 2 * nj], []
+    tau = JS[:, -nj:] if (E is not None and m.effort is not False) else None
+    return names, qj, vj, tau, estimated
+
+
+def _base(
+    m: RosbagMapping,
+    bp: _Stream,
+    streams: dict[str, _Stream],
+    tb: _TimeBase,
+    metadata: dict[str, Any],
+    estimated: list[str],
+) -> tuple[Array, Array, Array]:
+    """The base position (world), quaternion x-y-z-w and twist in the base frame on the time
+    base: the twist from an Odometry pose topic, a twist topic (rotated from world axes at its
+    own stamps when it is in them) or differentiated poses."""
+    rows = np.asarray(bp.rows, dtype=float)
+    pos = tb.aligned(bp.topic, rows[:, :3])
+    quat = tb.aligned(bp.topic, rows[:, 3:7], quaternion=True)
+    metadata["base_frame"] = sorted(bp.frames)[0] if len(bp.frames) == 1 else sorted(bp.frames)
+    if bp.msgtype == "nav_msgs/msg/Odometry":
+        axes = m.twist_axes or "base"
+        twist = tb.aligned(bp.topic, twist_in_base(rows[:, 7:], rows[:, 3:7], axes))
+    elif m.base_twist is not None:
+        bt = streams[m.base_twist]
+        if m.twist_axes is None:
+            raise RecordingError(
+                f"topic {bt.topic!r}: give twist_axes ('base' or 'world'): a TwistStamped "
+                f"in frame {sorted(bt.frames)} does not say which",
+                bt.topic,
+            )
+        axes = m.twist_axes
+        ns, x = sorted_stream(tb.stamps[bt.topic], np.asarray(bt.rows, dtype=float), bt.topic)
+        if axes == "world":  # rotate once, at the twist's own stamps, then align
+            pose_ns, pose_q = sorted_stream(tb.stamps[bp.topic], rows[:, 3:7], bp.topic)
+            q_at = interpolate_quaternions(tb.seconds(pose_ns), pose_q, tb.seconds(ns))
+            x = twist_in_base(x, q_at, "world")
+        twist = tb.aligned_at(bt.topic, ns, x)
+    elif m.differentiate:
+        axes, twist = "base", base_twist_from_poses(tb.t, pos, quat)
+        estimated.append("base twist")
+    else:
+        raise RecordingError(
+            f"topic {bp.topic!r}: {bp.msgtype} has no twist; map base_twist or set "
+            "differentiate = true",
+            bp.topic,
+        )
+    metadata["twist_axes_recorded"] = axes
+    return pos, quat, twist
+
+
+def _wrench(w: WrenchSource, ws: _Stream, tb: _TimeBase) -> AlignedWrench:
+    """One mapped wrench topic on the time base, with the sensor frame it is stated in."""
+    frame = w.frame
+    if frame is None and w.axes == "sensor":
+        if len(ws.frames) != 1 or not next(iter(ws.frames)):
+            raise RecordingError(
+                f"topic {ws.topic!r}: header.frame_id is {sorted(ws.frames)}; give the "
+                "sensor frame as 'frame'",
+                ws.topic,
+            )
+        frame = next(iter(ws.frames))
+    return AlignedWrench(w, tb.aligned(ws.topic, np.asarray(ws.rows, dtype=float)), frame)
+
+
+def _note_gaps_and_crop(
+    path: Path,
+    gaps: dict[str, dict[str, float]],
+    cropped: dict[str, Any] | None,
+    metadata: dict[str, Any],
+) -> None:
+    """Keep the gaps left NaN and the crop of the time base in ``metadata``, and warn."""
+    if gaps:
+        metadata["gaps"] = gaps
+        listed = ", ".join(
+            f"{topic} ({g['samples']} samples, longest gap {g['longest_s']:.3g} s)"
+            for topic, g in gaps.items()
+        )
+        warnings.warn(
+            f"{path}: samples inside gaps of {listed} are NaN (flagged by the checks), not "
+            "interpolated; raise max_gap in the [recording] section to accept longer gaps",
+            StateWarning,
+            stacklevel=3,
+        )
+    if cropped is not None:
+        metadata["cropped"] = cropped
+        warnings.warn(
+            f"{path}: the time base is cropped to where every mapped topic has data: "
+            f"{cropped['samples_before']} samples ({cropped['start_s']:.6g} s) before "
+            f"{cropped['started_last']!r} starts and {cropped['samples_after']} samples "
+            f"({cropped['end_s']:.6g} s) after {cropped['ended_first']!r} ends are left out, "
+            "not held (crop = false keeps them within tolerance)",
+            StateWarning,
+            stacklevel=3,
+        )
 
 
 def read_rosbag(path: str | Path, mapping: Any, robot: Robot | None = None) -> Trajectory:

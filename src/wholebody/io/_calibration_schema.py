@@ -1,7 +1,6 @@
-"""The strict schema step of calibration files (``wholebody.identify.calibrate``): every key, type
-and range checked before a :class:`~wholebody.identify.calibrate.Calibration` is built, each
-refusal a
-:class:`~wholebody.errors.ProfileError` naming the file and the key."""
+"""The strict schema step of calibration files (:mod:`wholebody.io.calibration`): every key,
+type and range checked before a :class:`~wholebody.io.calibration.Calibration` is built, each
+refusal a :class:`~wholebody.errors.ProfileError` naming the file and the key."""
 
 from __future__ import annotations
 
