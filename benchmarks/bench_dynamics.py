@@ -88,7 +88,7 @@ def cases(robot, feet) -> dict[str, Case]:
             lambda s: robot.frame_jacobian(s[0], frame),
             lambda s: pin.computeFrameJacobian(model, data, s[0], fid, lwa),
         ),
-        "frame_placement": (lambda s: robot.frame_placement(s[0], frame), raw_placement),
+        "frame_placement": (lambda s: robot.placements(s[0], frame).se3(), raw_placement),
         "frame_drift": (lambda s: robot.frame_drift(s[0], s[1], frame), raw_drift),
         "com": (lambda s: robot.com(s[0]), lambda s: pin.centerOfMass(model, data, s[0], False)),
         "com_jacobian": (

@@ -336,7 +336,7 @@ def _as_point_forces(profile, squat) -> Trajectory:
     W = squat.contact_wrenches
     N = len(squat)
     origins = {
-        c.name: robot.frame_placements(squat.for_robot(robot)[0], [c.frame])[0][:, 0]
+        c.name: robot.placements(squat.for_robot(robot)[0], [c.frame]).positions[:, 0]
         for c in profile.contacts
     }
     return Trajectory.from_arrays(

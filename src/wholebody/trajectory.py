@@ -408,11 +408,11 @@ def add_point_forces(
 
 def placements(robot: Robot, q: Array, frames: Sequence[str]) -> tuple[Array, Array]:
     """Origins (N, n, 3) and rotations (N, n, 3, 3) of ``frames`` over ``q`` (N, nq), NaN
-    on samples that fail the state checks (:meth:`Robot.frame_placements`)."""
+    on samples that fail the state checks (:meth:`Robot.placements`)."""
     if not frames:
         N = q.shape[0]
         return np.zeros((N, 0, 3)), np.zeros((N, 0, 3, 3))
-    return robot.frame_placements(q, list(frames))
+    return robot.placements(q, list(frames))[:2]
 
 
 def at_frame_origins(traj: Any, robot: Robot, contacts: Any) -> Any:

@@ -239,7 +239,7 @@ def contact_wrench(
     Wrench
         World axes, about ``at`` [N, N m].
     """
-    q = robot.check_q(q)
+    q = robot._check_q(q)
     ext = (  # called here: a deprecation warning points at the caller's line
         parse_external_wrenches(external_wrenches, 1, external=external)
         if external_wrenches or external
