@@ -3,7 +3,7 @@ world points, point forces with positions, pushes at a point; in every log forma
 
 Independent references: the logs here are built by hand from a consistent log (the shipped
 squat, wrenches about the sole origins) with raw Pinocchio placements (``forwardKinematics``
-+ ``updateFramePlacement`` on a fresh ``Data``, not :meth:`Robot.frame_placements`) and
++ ``updateFramePlacement`` on a fresh ``Data``, not :meth:`Robot.placements`) and
 ``np.cross``; :meth:`Trajectory.at_frame_origins` must give the original wrenches back, and
 the checks must find the moved logs consistent. No MuJoCo.
 """

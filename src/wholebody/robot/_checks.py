@@ -52,7 +52,14 @@ def as_state_vector(x: ArrayLike, n: int, what: str) -> Array:
     (strings, complex numbers, booleans, None, masked entries), non-finite values and entries
     beyond :data:`MAX_STATE_MAGNITUDE`, naming the field ``what``, the index and the value.
     """
-    arr = x if type(x) is np.ndarray and x.dtype is F64 else _real_array(x, n, what)
+    if (
+        type(x) is np.ndarray
+        and x.dtype is F64
+        and x.shape == (n,)
+        and 1 not in x.tobytes()[TOP_BYTE::8].translate(LARGE_TOP)
+    ):
+        return x  # the fast test of robot._state: finite entries, all |x| < 2**17
+    arr = x if type(x) is np.ndarray and x.dtype is F64 else real_array(x, what)
     if arr.shape != (n,):
         if arr.ndim == 2 and 1 in arr.shape and arr.size == n:
             arr = arr.reshape(n)  # a column or row vector is an honest mistake
@@ -65,31 +72,30 @@ def as_state_vector(x: ArrayLike, n: int, what: str) -> Array:
     return arr
 
 
-def _real_array(x: Any, n: int, what: str) -> Array:
+def real_array(x: Any, what: str) -> Array:
     """``x`` as a float array, or a :class:`StateError` naming its first entry that is not a
     real number (a masked entry is a missing value, whatever the array holds under it)."""
     if x is None:
-        raise StateError(f"{what} must be an array of {n} numbers, got None")
+        raise StateError(f"{what} must be an array of numbers, got None")
     if isinstance(x, np.ma.MaskedArray):
         masked = np.flatnonzero(np.ma.getmaskarray(x))
         if masked.size:
             i = int(masked[0])
             raise StateError(
-                f"{_entry(what, x, i)} is masked (holding {x.data.flat[i]!r}): a state needs "
-                "every entry; fill or drop the sample"
+                f"{_entry(what, x, i)} is masked (holding {_shown(x.data.flat[i])}): a state "
+                "needs every entry; fill or drop the sample"
             )
         x = x.data
     try:
         arr = np.asarray(x)
     except (TypeError, ValueError) as exc:  # ragged nested sequences
-        raise StateError(f"{what} must be an array of {n} numbers: {exc}") from None
+        raise StateError(f"{what} must be an array of numbers: {exc}") from None
     if arr.dtype.kind in "fiu":
         return arr.astype(np.float64, copy=False)
     for i, value in enumerate(arr.flat):
         if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)):
-            shown = value.item() if isinstance(value, np.generic) else value
             raise StateError(
-                f"{_entry(what, arr, i)} = {shown!r} is not a real number ({arr.dtype} array)"
+                f"{_entry(what, arr, i)} = {_shown(value)} is not a real number ({arr.dtype} array)"
             )
     try:
         return arr.astype(np.float64)
@@ -105,6 +111,16 @@ def _entry(what: str, arr: Any, i: int) -> str:
     return f"{what}[{', '.join(str(int(j)) for j in index)}]"
 
 
+def _shown(x: Any) -> str:
+    """A value for a message: 6 significant digits when they are exact, else every digit
+    (``1e+09``, but ``100000000.00000001`` for the float after 1e8)."""
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float) and math.isfinite(x) and float(f"{x:.6g}") == x:
+        return f"{x:.6g}"
+    return repr(x)
+
+
 def check_magnitudes(arr: Array, what: str) -> None:
     """Raise :class:`StateError` for non-finite entries or entries beyond the limit.
 
@@ -113,14 +129,14 @@ def check_magnitudes(arr: Array, what: str) -> None:
     """
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
-        values = ", ".join(str(x) for x in arr[bad].tolist())
+        values = ", ".join(_shown(x) for x in arr[bad].tolist())
         raise StateError(f"{what} has non-finite values at indices {bad.tolist()}: {values}")
     huge = np.flatnonzero(np.abs(arr) > MAX_STATE_MAGNITUDE)
     if huge.size:
         i = int(huge[0])
         more = f" (and {huge.size - 1} more)" if huge.size > 1 else ""
         raise StateError(
-            f"{what}[{i}] = {arr[i]:.6g} is beyond any physical magnitude "
+            f"{what}[{i}] = {_shown(arr[i])} is beyond any physical magnitude "
             f"(|x| <= {MAX_STATE_MAGNITUDE:g}){more}"
         )
 

@@ -18,11 +18,10 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import StateError
 from ._checks import as_state_vector
+from ._state import State, trusted_state
 
 if TYPE_CHECKING:
     from wholebody.robot.core import Robot
-
-    from ._state import State
 
 Array = NDArray[np.float64]
 #: External wrenches: frame name -> world-axes wrench ``(f, tau)`` at the frame origin, shape
@@ -134,7 +133,11 @@ def external_generalized_forces(
         or a force alone, shape (3,) [N, N m]. A :class:`wholebody.Wrench` is moved to
         the frame origin first.
     """
-    q = robot._check_q(q)
+    return _external(robot, robot._check_q(q), external_wrenches)
+
+
+def _external(robot: Robot, q: Array, external_wrenches: External) -> Array:
+    """:meth:`external_generalized_forces` of a checked ``q``."""
     out = np.zeros(robot.nv)
     if not external_wrenches:
         return out
@@ -204,7 +207,7 @@ def inverse_dynamics(
     q, v, a = robot._check_qva(q, v, a)
     tau: Array = _rnea(robot._model, robot._data, q, v, a)
     if external_wrenches:
-        tau -= robot.external_generalized_forces(q, external_wrenches)
+        tau -= _external(robot, q, external_wrenches)
     return tau
 
 
@@ -224,7 +227,7 @@ def forward_dynamics(
     q, v = robot._check_qv(q, v)
     tau = as_state_vector(tau, robot._nv, "tau")  # type: ignore[arg-type]
     if external_wrenches:
-        tau = tau + robot.external_generalized_forces(q, external_wrenches)
+        tau = tau + _external(robot, q, external_wrenches)
     return _aba(robot._model, robot._data, q, v, tau)
 
 
@@ -240,11 +243,12 @@ def torque_terms(
     Arguments as in :meth:`inverse_dynamics`.
     """
     q, v, a = robot._check_qva(q, v, a)
+    s = trusted_state(robot, q, v, a)  # checked once, handed on
     return TorqueTerms(
-        inertial=robot.mass_matrix(q) @ a,
-        coriolis=robot.coriolis(q, v),
-        gravity=robot.gravity(q),
-        external=-robot.external_generalized_forces(q, external_wrenches or {}),
+        inertial=robot.mass_matrix(s) @ a,
+        coriolis=robot.coriolis(s),
+        gravity=robot.gravity(s),
+        external=-_external(robot, q, external_wrenches or {}),
     )
 
 

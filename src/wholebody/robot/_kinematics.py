@@ -185,28 +185,31 @@ def placements(robot: Robot, q: ArrayLike | State, frames: str | Sequence[str]) 
     array([ 0.03,  0.09, -0.94])
     """
     one_frame = isinstance(frames, str)
-    if not (one_frame or isinstance(frames, Sequence)):
-        raise robot._frame_error(frames)
-    names: Sequence[str] = [frames] if isinstance(frames, str) else frames
-    ids = [robot.frame_id(f) for f in names]
-    x: Any = q
-    if type(x) is State or np.ndim(x) == 1:
-        Q = robot._check_q(x)[None]
-        flagged: Any = False
-        reasons: dict[int, str] = {}
-        rows: Any = [0]
+    if isinstance(frames, str):
+        ids = [robot._fid(frames)]
+    elif isinstance(frames, Sequence):
+        ids = [robot.frame_id(f) for f in frames]
     else:
-        arrays, flagged, reasons = robot.check_batch(q=x)
-        Q = arrays["q"]
-        rows = np.flatnonzero(~flagged).tolist()
+        raise robot._frame_error(frames)
+    x: Any = q
+    if type(x) is State or np.ndim(x) == 1:  # one sample: its own path, no N axis
+        x = robot._check_q(x)
+        m, d = robot._model, robot._data
+        _fk(m, d, x)  # the joints, then each frame
+        if one_frame:
+            M = _update_frame(m, d, ids[0])
+            return FramePlacements(M.translation.copy(), M.rotation.copy(), False, {})
+        placed = [_update_frame(m, d, fid) for fid in ids]
+        positions = np.array([p.translation for p in placed])
+        return FramePlacements(positions, np.array([p.rotation for p in placed]), False, {})
+    arrays, flagged, reasons = robot.check_batch(q=x)
+    Q = arrays["q"]
     N, k = Q.shape[0], len(ids)
     positions = np.full((N, k, 3), np.nan)
     rotations = np.full((N, k, 3, 3), np.nan)
-    frame_placements_rows(robot, Q, rows, ids, positions, rotations)
+    frame_placements_rows(robot, Q, np.flatnonzero(~flagged).tolist(), ids, positions, rotations)
     if one_frame:
         positions, rotations = positions[:, 0], rotations[:, 0]
-    if not isinstance(flagged, np.ndarray):
-        positions, rotations = positions[0], rotations[0]
     return FramePlacements(positions, rotations, flagged, reasons)
 
 

@@ -34,6 +34,7 @@ from ._checks import (
     QUAT_RENORMALIZE_TOL,
     TOP_BYTE,
     as_state_vector,
+    real_array,
     renormalized,
 )
 
@@ -93,14 +94,20 @@ class State:
     def __delattr__(self, name: str) -> NoReturn:
         raise AttributeError(f"a State cannot be changed (deleting {name!r})")
 
+    def __copy__(self) -> State:
+        return self  # nothing in it can change: a copy is the State itself
+
+    def __deepcopy__(self, memo: Any) -> State:
+        return self
+
     def __repr__(self) -> str:
         given = ", ".join(n for n in ("q", "v", "a") if getattr(self, n) is not None)
         return f"State({given}; nq={self._spec[0]}, nv={self._spec[1]})"
 
 
-def _read_only(x: Array | None) -> Array | None:
+def _read_only(x: Array) -> Array:
     """A copy of ``x`` in memory that cannot be written (a bytes object)."""
-    return None if x is None else np.frombuffer(x.tobytes(), dtype=np.float64)
+    return np.frombuffer(x.tobytes(), dtype=np.float64)
 
 
 def state(
@@ -145,14 +152,21 @@ def state(
     if type(q) is State:
         _trusted(robot, q, v, a, "q")
         return q
-    checked = (
-        robot._check_q(q),
-        None if v is None else as_state_vector(v, robot._nv, "v"),
-        None if a is None else as_state_vector(a, robot._nv, "a"),
+    return trusted_state(
+        robot,
+        _read_only(robot._check_q(q)),
+        None if v is None else _read_only(as_state_vector(v, robot._nv, "v")),
+        None if a is None else _read_only(as_state_vector(a, robot._nv, "a")),
     )
+
+
+def trusted_state(robot: Robot, q: Array, v: Array | None, a: Array | None) -> State:
+    """A :class:`State` of arrays already checked, as they are (no copy): :meth:`state` makes
+    one of its read-only copies, and a method that hands one state on to several others
+    within one call makes one of the arrays it has just checked."""
     s = object.__new__(State)
-    for name, x in zip(("q", "v", "a"), checked):
-        object.__setattr__(s, name, _read_only(x))
+    for name, x in (("q", q), ("v", v), ("a", a)):
+        object.__setattr__(s, name, x)
     object.__setattr__(s, "_spec", robot._state_spec)
     return s
 
@@ -335,10 +349,7 @@ def check_batch(robot: Robot, **arrays: ArrayLike) -> StateCheck:
     out: dict[str, Array] = {}
     n = None
     for name, x in arrays.items():
-        try:
-            arr = np.asarray(x, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise StateError(f"{name} must be an array of numbers: {exc}") from None
+        arr = x if type(x) is np.ndarray and x.dtype is F64 else real_array(x, name)
         if arr.ndim == 0:
             raise StateError(f"{name} must be an array of samples, got a scalar")
         if n is None:
