@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import StateError
 from ._checks import as_state_vector
-from ._state import State, trusted_state
+from ._state import State, _state_of
 
 if TYPE_CHECKING:
     from wholebody.robot.core import Robot
@@ -243,7 +243,7 @@ def torque_terms(
     Arguments as in :meth:`inverse_dynamics`.
     """
     q, v, a = robot._check_qva(q, v, a)
-    s = trusted_state(robot, q, v, a)  # checked once, handed on
+    s = _state_of(robot, q, v, a)  # checked once, handed on
     return TorqueTerms(
         inertial=robot.mass_matrix(s) @ a,
         coriolis=robot.coriolis(s),

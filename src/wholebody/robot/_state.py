@@ -150,9 +150,9 @@ def state(
     wholebody.errors.StateError: base quaternion q[3:7] is zero; a rotation needs a unit quaternion
     """
     if type(q) is State:
-        _trusted(robot, q, v, a, "q")
+        _arrays_of(robot, q, v, a, "q")
         return q
-    return trusted_state(
+    return _state_of(
         robot,
         _read_only(robot._check_q(q)),
         None if v is None else _read_only(as_state_vector(v, robot._nv, "v")),
@@ -160,7 +160,7 @@ def state(
     )
 
 
-def trusted_state(robot: Robot, q: Array, v: Array | None, a: Array | None) -> State:
+def _state_of(robot: Robot, q: Array, v: Array | None, a: Array | None) -> State:
     """A :class:`State` of arrays already checked, as they are (no copy): :meth:`state` makes
     one of its read-only copies, and a method that hands one state on to several others
     within one call makes one of the arrays it has just checked."""
@@ -171,7 +171,7 @@ def trusted_state(robot: Robot, q: Array, v: Array | None, a: Array | None) -> S
     return s
 
 
-def _trusted(robot: Robot, s: State, v: Any, a: Any, need: str) -> tuple[Any, ...]:
+def _arrays_of(robot: Robot, s: State, v: Any, a: Any, need: str) -> tuple[Any, ...]:
     """The arrays of ``s`` a call needs (``need``: "q", "qv" or "qva"), trusted, or the
     :class:`StateError` that says why ``s`` cannot serve: another robot's layout, ``v`` or
     ``a`` given beside it, or a field it lacks."""
@@ -203,7 +203,7 @@ def _check_q(robot: Robot, q: ArrayLike | State) -> Array:
     """``q`` for a single-sample call: a :class:`State`'s, trusted, or an array checked now
     (the fused test, else the full check of :meth:`state`)."""
     if type(q) is State:
-        return q.q if q._spec is robot._state_spec else _trusted(robot, q, None, None, "q")[0]
+        return q.q if q._spec is robot._state_spec else _arrays_of(robot, q, None, None, "q")[0]
     x: Any = q
     if type(x) is _ndarray and x.dtype is F64 and x.ndim == 1:
         try:
@@ -224,7 +224,7 @@ def _check_qv(robot: Robot, q: ArrayLike | State, v: ArrayLike | None) -> tuple[
     if type(q) is State:
         if q._spec is robot._state_spec and v is None and q.v is not None:
             return q.q, q.v
-        return _trusted(robot, q, v, None, "qv")
+        return _arrays_of(robot, q, v, None, "qv")
     x: Any = q
     y: Any = v
     try:
@@ -257,7 +257,7 @@ def _check_qva(
             and q.a is not None
         ):
             return q.q, q.v, q.a
-        return _trusted(robot, q, v, a, "qva")
+        return _arrays_of(robot, q, v, a, "qva")
     x: Any = q
     y: Any = v
     z: Any = a
