@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: test test-all test-engines pytest speedups check lint typecheck docs demo bench clean chromium
+.PHONY: test test-all test-engines pytest check lint typecheck docs demo bench clean chromium
 
 $(BIN)/.installed-dev: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,21 +21,12 @@ $(BIN)/.installed-demo: pyproject.toml
 # The README's test command (.ci/run calls it): gates first, they take seconds.
 test: check pytest
 
-test-all: check speedups chromium
+test-all: check chromium
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m "slow or not slow"
 
 # Two processes (pytest-xdist): the suite is CPU-bound and the machine has two cores.
-pytest: $(BIN)/.installed-dev speedups chromium
+pytest: $(BIN)/.installed-dev chromium
 	$(BIN)/python -m pytest -n 2 --dist loadfile
-
-# The compiled state checks are built by the install; rebuilt here when their source is newer
-# than the module (an edited _speedups.c with an existing .venv), never fatal: a module built
-# from another source is left unused (its source hash is compiled in) and the Python checks
-# run; .ci/run's WHOLEBODY_REQUIRE_SPEEDUPS makes that fail.
-speedups: $(BIN)/.installed-dev
-	@so=src/wholebody/_speedups$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))'); \
-	if [ ! -f "$$so" ] || [ src/wholebody/_speedups.c -nt "$$so" ] || [ hatch_build.py -nt "$$so" ]; then \
-	  $(BIN)/python hatch_build.py || true; fi
 
 # The browser tests (tests/test_report_html_browser.py) drive Debian's chromium through
 # Playwright (never `playwright install`). Installed here when missing, as root or with sudo;

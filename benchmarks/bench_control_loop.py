@@ -245,11 +245,11 @@ class Plan:
         target = np.array([left[0], left[1], self.c0[2]])
         self.shift = MinimumJerk(self.c0, target, 1.0, T_SHIFT)
         self.back = MinimumJerk(target, self.c0, 1.0, T_TOUCH + 0.05)
-        self.sole0 = robot.frame_placement(q0, SOLES[1])
+        self.sole0 = robot.placements(q0, SOLES[1]).se3()
         self.lift = MinimumJerk(np.zeros(1), [STEP_HEIGHT], T_DOWN - T_UP, T_UP)
         self.lower = MinimumJerk([STEP_HEIGHT], np.zeros(1), T_TOUCH - 0.05 - T_DOWN, T_DOWN)
 
-        self.hand0 = robot.frame_placement(q0, ROBOTS[ROBOT]["right_hand"])
+        self.hand0 = robot.placements(q0, ROBOTS[ROBOT]["right_hand"]).se3()
 
     def reach(self, t):
         """The right hand's reference: out by REACH and back, ``(1 - cos(2 pi t / T)) / 2``

@@ -38,7 +38,7 @@ def samples(robot, contacts, n, rng, base_height):
         v = rng.normal(scale=0.3, size=robot.nv)
         ext = {}
         for c in contacts:
-            R = robot.frame_placement(q, c.frame).rotation
+            R = robot.placements(q, c.frame).se3().rotation
             if c.size == 6:
                 gens = wrench_cone_generators(c.half_length, c.half_width, c.mu)
                 local = gens @ rng.exponential(20.0, 16)

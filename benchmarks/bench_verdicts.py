@@ -73,7 +73,7 @@ def float32(traj: Trajectory) -> Trajectory:
 def faults(robot: wb.Robot, traj: Trajectory) -> dict[str, tuple[np.ndarray, set[str]]]:
     W = traj.contact_wrenches
     N = len(W)
-    R = np.array([[robot.frame_placement(q, c.frame).rotation for c in FEET] for q in traj.q])
+    R = np.array([[robot.placements(q, c.frame).se3().rotation for c in FEET] for q in traj.q])
     out: dict[str, tuple[np.ndarray, set[str]]] = {
         "gain x1.2": (1.2 * W, {"force_gain", "mass_error"})
     }

@@ -79,7 +79,7 @@ def main() -> dict[str, float]:
 
     corners = []
     for c in feet:
-        M = robot.frame_placement(q, c.frame)
+        M = robot.placements(q, c.frame).se3()
         corners += [
             M.act(np.array([sx * X, sy * Y, 0.0]))[:2]
             for sx, sy in ((1, 1), (-1, 1), (-1, -1), (1, -1))
@@ -95,7 +95,7 @@ def main() -> dict[str, float]:
         poly = np.vstack([polygon.vertices, polygon.vertices[:1]])
         ax.plot(poly[:, 0], poly[:, 1], "k-", lw=1, label="static equilibrium polygon")
         for c in feet:
-            M = robot.frame_placement(q, c.frame)
+            M = robot.placements(q, c.frame).se3()
             p = M.act(np.r_[est.centres_of_pressure[c.name], 0.0])
             ax.plot(p[0], p[1], "o", label=f"CoP {c.name}")
         ax.plot(com[0], com[1], "k+", ms=14, mew=2, label="CoM")

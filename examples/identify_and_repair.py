@@ -65,7 +65,7 @@ def biased(traj: wb.Trajectory, robot: wb.Robot) -> wb.Trajectory:
     W = traj.contact_wrenches.copy()
     k = traj.contact_names.index("left_sole")
     for i in range(len(traj)):
-        R = robot.frame_placement(q[i], "left_sole").rotation
+        R = robot.placements(q[i], "left_sole").se3().rotation
         W[i, k, :3] += R @ BIAS[:3]
         W[i, k, 3:] += R @ BIAS[3:]
     return dataclasses.replace(

@@ -134,7 +134,7 @@ def add_contact_bias(
     W = traj.contact_wrenches.copy()
     k = traj.contact_names.index(contact)
     for i in range(len(traj)):
-        R = robot.frame_placement(q[i], contact).rotation
+        R = robot.placements(q[i], contact).se3().rotation
         W[i, k] += np.r_[R @ bias[:3], R @ bias[3:]]
     return dataclasses.replace(traj, contact_wrenches=W)
 

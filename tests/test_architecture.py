@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import ast
 import inspect
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -33,7 +30,6 @@ LAYERS = [
     ["models"],
     ["robot"],
     ["contacts", "spatial", "parallel", "limits", "_progress", "_lazy"],
-    ["_compiled"],
     ["errors"],
 ]
 
@@ -242,45 +238,29 @@ def test_private_modules_and_names_stay_in_their_package():
 
 
 def test_robot_is_one_class_over_modules_of_functions():
-    """``Robot`` has no base class; each method is the function of its module, bound as is."""
-    from wholebody.robot import Robot, _contact, _dynamics, _kinematics, _model, _state
+    """``Robot`` has no base class; each method is the function of its module, bound as is in
+    the class body."""
+    from wholebody.robot import (
+        Robot,
+        _contact,
+        _controller_pass,
+        _dynamics,
+        _kinematics,
+        _model,
+        _state,
+    )
 
     assert Robot.__bases__ == (object,)
-    modules = (_model, _state, _dynamics, _kinematics, _contact)
-    # The methods of the modules a check does not use are bound on first use: use them all.
-    for name in list(vars(Robot)):
-        getattr(Robot, name)
+    modules = (_model, _state, _dynamics, _kinematics, _contact, _controller_pass)
     bound = {
         name
         for name, value in vars(Robot).items()
         if any(getattr(m, name, None) is value for m in modules)
     }
-    assert {"mass_matrix", "check_q", "check_batch", "frame_jacobian", "contact_dynamics"} <= bound
+    assert {"mass_matrix", "state", "check_batch", "frame_jacobian", "contact_dynamics"} <= bound
+    assert {"controller_pass", "placements", "_check_qva"} <= bound
     for name in bound:
         assert getattr(Robot, name).__code__.co_varnames[0] == "robot", name
-
-
-def test_a_method_patched_at_first_use_is_not_kept_after_the_patch():
-    """A stand-in patched over a method module's function when Robot first reads the method
-    (a test's mock) is used while patched and not bound for good: after the patch the robot
-    computes g(q) again. Run in a fresh process, where no method is bound yet."""
-    code = (
-        "from unittest import mock\n"
-        "import numpy as np, pinocchio as pin, wholebody as wb\n"
-        "r = wb.load('humanoid')\n"
-        "q = r.neutral()\n"
-        "with mock.patch('wholebody.robot._dynamics.gravity', lambda robot, q: 'FAKE'):\n"
-        "    inside = r.gravity(q)\n"
-        "after = r.gravity(q)\n"
-        "ref = pin.computeGeneralizedGravity(r.model, r.model.createData(), q)\n"
-        "print(inside, float(np.max(np.abs(after - ref))))\n"
-    )
-    env = {**os.environ, "PYTHONPATH": str(SRC.parent)}
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
-    ).stdout.split()
-    assert out[0] == "FAKE"
-    assert float(out[1]) <= 1e-12
 
 
 # --- Pinocchio's algorithms are called from robot/ only -----------------------------------------

@@ -216,7 +216,7 @@ def test_external_wrench_object_equals_vector_at_frame_origin(humanoid):
 
 def test_centre_of_pressure_and_zmp(humanoid):
     q = humanoid.q_from_named({"left_ankle_roll": 0.1}, base_position=[0.2, 0.1, 0.94])
-    M = humanoid.frame_placement(q, "left_sole")
+    M = humanoid.placements(q, "left_sole").se3()
     cop_local = np.array([0.05, -0.02, 0.0])
     f = M.rotation @ np.array([10.0, -5.0, 300.0])
     point = M.act(cop_local)

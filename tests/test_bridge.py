@@ -208,7 +208,7 @@ def test_bridge_adds_sole_boxes_and_sites_at_the_sole_frames(stand_example, cent
     mujoco.mj_forward(m, d)
     for c in contacts:
         site = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, build.contact_sites[c.name])
-        pose = robot.frame_placement(q, c.frame)
+        pose = robot.placements(q, c.frame).se3()
         assert_allclose(d.site_xpos[site], pose.translation, rtol=0, atol=1e-12)
         assert_allclose(d.site_xmat[site].reshape(3, 3), pose.rotation, rtol=0, atol=1e-12)
         geom = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, build.contact_geoms[c.name])

@@ -208,7 +208,7 @@ def test_bad_inputs():
 def test_check_reproduces_the_log_checker_exactly(humanoid):
     """check_trajectory's per-contact cone figures on the shipped squat log (with an injected
     slip and a pull) are exactly ContactSet.check's on rotations obtained another way
-    (Robot.frame_placement per sample, not the checker's pass): the plumbing (rotations,
+    (Robot.placements per sample, not the checker's pass): the plumbing (rotations,
     slack, row names) is right. The cone formulas themselves are tested against hand
     computation and corner-force LPs above."""
     from pathlib import Path
@@ -241,7 +241,7 @@ def test_check_reproduces_the_log_checker_exactly(humanoid):
     report = check_trajectory(humanoid, traj, feet, diagnose_causes=False)
     R = np.array(
         [
-            [humanoid.frame_placement(q, c.frame).rotation for c in feet]
+            [humanoid.placements(q, c.frame).se3().rotation for c in feet]
             for q in traj.for_robot(humanoid)[0]
         ]
     )

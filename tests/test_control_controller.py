@@ -382,23 +382,9 @@ def _bounds_by_side(b, q, v):
     return np.where(bad, brake, lo), np.where(bad, brake, up)
 
 
-@pytest.fixture(params=["compiled", "numpy"])
-def bounds_path(request, monkeypatch):
-    """JointBounds' bounds by the compiled call (wholebody._speedups, where it is built) or
-    by its numpy code."""
-    from wholebody import _compiled
-
-    if request.param == "numpy":
-        monkeypatch.setattr(_compiled, "speedups", None)
-    elif _compiled.speedups is None:
-        pytest.skip("wholebody._speedups is not built")
-    return request.param
-
-
-def test_joint_bounds_match_their_definition_side_by_side(humanoid, bounds_path):
+def test_joint_bounds_match_their_definition_side_by_side(humanoid):
     """The stacked (both sides at once) computation equals the per-side definition, with
-    free joints, states outside the viable set and velocities past their limits (the
-    compiled call and the numpy code alike)."""
+    free joints, states outside the viable set and velocities past their limits."""
     nu = humanoid.nv - 6
     rng = np.random.default_rng(11)
     amax = rng.uniform(5.0, 100.0, nu)
@@ -427,56 +413,6 @@ def test_joint_bounds_match_their_definition_side_by_side(humanoid, bounds_path)
         np.testing.assert_allclose(got_up, want_up, rtol=1e-13, atol=1e-9)
     assert outside > 50  # the braking branch was exercised
     assert 50 < far < 300  # the far-from-limits shortcut, and near a limit its refusal
-
-
-def test_joint_bounds_compiled_equal_numpy_bit_for_bit(humanoid, monkeypatch):
-    """The compiled bounds are the numpy code's numbers to the bit (the same steps in the
-    same order, no fused multiply-add), on states far, near and past the limits, with free
-    joints and unlimited velocities; an argument it cannot take (float32, a read-only output,
-    a wrong length) gives None and the numpy code runs."""
-    from wholebody import _compiled
-
-    compiled = _compiled.speedups
-    if compiled is None:
-        pytest.skip("wholebody._speedups is not built")
-    nu = humanoid.nv - 6
-    rng = np.random.default_rng(12)
-    for margin, dt in ((0.0, 1e-3), (0.02, 2e-3), (0.005, 1e-2 / 3)):
-        b = JointBounds(humanoid, dt=dt, acceleration_limit=rng.uniform(5, 300, nu), margin=margin)
-        b.position_lower[:2], b.position_upper[:2] = -np.inf, np.inf
-        b.velocity_limit[2:4] = np.inf
-        lo, hi = b.position_lower, b.position_upper
-        span = np.where(np.isfinite(hi - lo), hi - lo, 2.0)
-        base = np.where(np.isfinite(lo), lo, -1.0)
-        fars: list[bool] = []
-        braking = 0
-        for k in range(200):
-            scale = (0.0, 0.05, 1.0, 30.0)[k % 4]
-            q = base + rng.uniform(-0.05, 1.05, nu) * span if k % 3 else base + 0.5 * span
-            v = rng.normal(scale=scale, size=nu)
-            c_lo, c_up = b.bounds(q, v)
-            c_far = b._far
-            monkeypatch.setattr(_compiled, "speedups", None)
-            n_lo, n_up = b.bounds(q, v)
-            n_far = b._far
-            monkeypatch.setattr(_compiled, "speedups", compiled)
-            np.testing.assert_array_equal(c_lo.view(np.int64), n_lo.view(np.int64))
-            np.testing.assert_array_equal(c_up.view(np.int64), n_up.view(np.int64))
-            assert c_far == n_far
-            fars.append(c_far)
-            braking += int(np.sum(c_lo == c_up))
-        assert any(fars) and not all(fars) and braking > 20  # every branch taken
-    q, v = base + 0.5 * span, np.zeros(nu)
-    out = np.zeros(nu)
-    args = [b.position_upper, b.position_lower, b.margin, b.velocity_limit]
-    args += [b.acceleration_limit, b.dt]
-    assert compiled.joint_bounds(q, v, *args, out, out.copy()) in (True, False)
-    assert compiled.joint_bounds(q.astype(np.float32), v, *args, out, out.copy()) is None
-    assert compiled.joint_bounds(q[:-1], v, *args, out, out.copy()) is None
-    frozen = np.zeros(nu)
-    frozen.setflags(write=False)
-    assert compiled.joint_bounds(q, v, *args, out, frozen) is None
-    assert compiled.joint_bounds(q, v, *args[:-1], 1, out, out.copy()) is None  # dt an int
 
 
 def test_joint_bounds_rows_written_once_stay_right(humanoid):

@@ -46,7 +46,7 @@ def turned(squat) -> Trajectory:
 
 def _frames(robot, traj):
     q = traj.for_robot(robot)[0]
-    R = np.array([[robot.frame_placement(qi, c.frame).rotation for c in FEET] for qi in q])
+    R = np.array([[robot.placements(qi, c.frame).se3().rotation for c in FEET] for qi in q])
     return R
 
 

@@ -26,7 +26,6 @@ def _modules_with_examples() -> list[str]:
     out = []
     for name in MODULES:
         spec = importlib.util.find_spec(name)
-        # Python sources only: wholebody._speedups is a compiled extension.
         if (
             spec
             and spec.origin

@@ -73,8 +73,8 @@ def test_frame_jacobian_against_finite_differences(humanoid):
             for i in range(humanoid.nv):
                 e = np.zeros(humanoid.nv)
                 e[i] = 1.0
-                Mp = humanoid.frame_placement(_step(humanoid, q, e, H), frame)
-                Mm = humanoid.frame_placement(_step(humanoid, q, e, -H), frame)
+                Mp = humanoid.placements(_step(humanoid, q, e, H), frame).se3()
+                Mm = humanoid.placements(_step(humanoid, q, e, -H), frame).se3()
                 lin = (Mp.translation - Mm.translation) / (2 * H)
                 ang = pin.log3(Mp.rotation @ Mm.rotation.T) / (2 * H)
                 assert_allclose(J[:, i], np.r_[lin, ang], rtol=0, atol=1e-7)

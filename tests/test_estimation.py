@@ -43,7 +43,7 @@ def known_sample(robot, rng, contacts=FEET):
     v = rng.normal(scale=0.3, size=robot.nv)
     truth, ext = [], {}
     for c in contacts:
-        R = robot.frame_placement(q, c.frame).rotation
+        R = robot.placements(q, c.frame).se3().rotation
         if c.size == 6:
             V = wrench_cone_generators(c.half_length, c.half_width, c.mu)
             local = V @ rng.exponential(20.0, 16)

@@ -88,7 +88,7 @@ def test_fast_path_on_g1_equals_the_qpsolvers_path():
         v = rng.normal(scale=0.3, size=robot.nv)
         ext = {}
         for c in feet:
-            R = robot.frame_placement(q, c.frame).rotation
+            R = robot.placements(q, c.frame).se3().rotation
             local = wrench_cone_generators(0.12, 0.05, 0.8) @ rng.exponential(20.0, 16)
             ext[c.frame] = np.r_[R @ local[:3], R @ local[3:]]
         tau = rng.normal(scale=10.0, size=robot.nv - 6)

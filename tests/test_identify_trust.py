@@ -597,7 +597,7 @@ def test_offset_imitated_directions_checked_with_gravity(nominal):
         for _ in range(30):
             q = nominal.random_configuration(rng)
             q[:3], q[3:7] = 0.0, (0.0, 0.0, 0.0, 1.0)
-            X = nominal.frame_placement(q, "right_sole")
+            X = nominal.placements(q, "right_sole").se3()
             base = X.rotation.T  # the sole flat at the origin
             q[:3], q[3:7] = -base @ X.translation, Rotation.from_matrix(base).as_quat()
             dg = pin.computeGeneralizedGravity(changed, changed.createData(), q) - (

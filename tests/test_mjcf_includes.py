@@ -136,7 +136,7 @@ def test_check_and_contacts_run_on_an_mjcf_scene(model_dir, tmp_path, capsys):
     q0 = np.zeros(robot.nq)
     q0[6] = 1.0  # identity quaternion (x, y, z, w)
     c = np.asarray(robot.com(q0)).reshape(3)
-    p = robot.frame_placement(q0, "sole").translation
+    p = robot.placements(q0, "sole").se3().translation
     f = np.array([0.0, 0.0, robot.mass * 9.81])
     wrench = np.concatenate([f, np.cross(c - p, f)])
     log = wholebody.Trajectory(

@@ -23,7 +23,7 @@ def test_humanoid_mass_sizes_and_soles(humanoid):
     q = humanoid.neutral()
     q[2] = wb.models.HUMANOID_STANDING_HEIGHT
     for side, y in (("left", 0.09), ("right", -0.09)):
-        placement = humanoid.frame_placement(q, f"{side}_sole")
+        placement = humanoid.placements(q, f"{side}_sole").se3()
         np.testing.assert_allclose(placement.translation, [0.03, y, 0.0], atol=1e-12)
         np.testing.assert_allclose(placement.rotation, np.eye(3), atol=1e-15)
 

@@ -129,7 +129,7 @@ def test_support_polygon_is_the_hull_of_the_offset_soles(humanoid, center):
     polygon = static_equilibrium_polygon(humanoid, q, feet)
     corners = []
     for c in feet:
-        M = humanoid.frame_placement(q, c.frame)
+        M = humanoid.placements(q, c.frame).se3()
         for sx, sy in ((1, 1), (-1, 1), (-1, -1), (1, -1)):
             corners.append(M.act(np.array([center[0] + sx * 0.1, center[1] + sy * 0.04, 0]))[:2])
     corners = np.array(corners)

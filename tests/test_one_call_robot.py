@@ -1,7 +1,6 @@
-"""One call for one sample or N on the robot: ``Robot.check_state`` (state checks) and
-``Robot.placements`` (frame placements) take ``q`` of shape (nq,) or (N, nq), and their
-results say which they hold (``is_batch``). The names of earlier releases (``check_q``,
-``check_batch``, ``frame_placement``, ``frame_placements``) give what they gave.
+"""One sample or N on the robot: ``Robot.state`` (one sample, raises) and ``Robot.check_batch``
+(N samples, flags) decide each sample alike; ``Robot.placements`` takes ``q`` of shape (nq,)
+or (N, nq) (or a State), and its result says which it holds (``is_batch``).
 
 References: the renormalised quaternion is computed here (``q / |q|``), the placements by
 Pinocchio's ``framesForwardKinematics`` on a fresh ``Data`` (all frames at once, another
@@ -49,36 +48,26 @@ def _reference_placements(robot, q, frames):
 # --- state checks -------------------------------------------------------------------------
 
 
-def test_check_state_one_and_n_samples_agree_with_each_other(robot, states):
+def test_one_state_and_n_samples_are_checked_alike(robot, states):
     Q, V, A = states
     Q = Q.copy()
     Q[2, 3:7] *= 1 + 3e-8  # within 1e-6 of unit norm: renormalised
-    many = robot.check_state(q=Q, v=V, a=A)
-    assert isinstance(many, StateCheck) and many.is_batch
+    many = robot.check_batch(q=Q, v=V, a=A)
+    assert isinstance(many, StateCheck)
     assert many.flagged.tolist() == [False] * 6 and many.reasons == {}
     expected = Q[2, 3:7] / np.linalg.norm(Q[2, 3:7])
     np.testing.assert_allclose(many.arrays["q"][2, 3:7], expected, rtol=0, atol=1e-15)
     for i in range(6):
         if i == 2:
             with pytest.warns(StateWarning, match="renormalised"):
-                one = robot.check_state(q=Q[i], v=V[i], a=A[i])
+                one = robot.state(Q[i], V[i], A[i])
         else:
-            one = robot.check_state(q=Q[i], v=V[i], a=A[i])
-        assert not one.is_batch and one.flagged is False and one.reasons == {}
-        assert one.arrays.keys() == {"q", "v", "a"}
+            one = robot.state(Q[i], V[i], A[i])
         for name in ("q", "v", "a"):
             np.testing.assert_allclose(
-                one.arrays[name], many.arrays[name][i], rtol=0, atol=1e-15, err_msg=name
+                getattr(one, name), many.arrays[name][i], rtol=0, atol=1e-15, err_msg=name
             )
-        np.testing.assert_array_equal(one.arrays["v"], V[i])
-    # The names of earlier releases: check_q gives the array, check_batch the same tuple.
-    np.testing.assert_array_equal(robot.check_q(Q[0]), robot.check_state(q=Q[0]).arrays["q"])
-    arrays, bad, reasons = robot.check_batch(q=Q, v=V, a=A)
-    assert isinstance(robot.check_batch(q=Q), tuple) and len(robot.check_batch(q=Q)) == 3
-    np.testing.assert_array_equal(arrays["q"], many.arrays["q"])
-    np.testing.assert_array_equal(bad, many.flagged)
-    # Without q, the first velocity-sized field says which.
-    assert not robot.check_state(v=V[0]).is_batch and robot.check_state(v=V).is_batch
+        np.testing.assert_array_equal(one.v, V[i])
 
 
 @pytest.mark.parametrize(
@@ -108,36 +97,31 @@ def test_a_bad_sample_is_flagged_among_n_and_raises_alone(
     Q, V, A = (x.copy() for x in states)
     bad = {"q": Q, "v": V, "a": A}[field]
     bad[3, index] = value
-    many = robot.check_state(q=Q, v=V, a=A)
+    many = robot.check_batch(q=Q, v=V, a=A)
     assert many.flagged.tolist() == [False, False, False, True, False, False]
     assert many.reasons[3].startswith(flag), many.reasons
     with pytest.raises(StateError, match=message):
-        robot.check_state(q=Q[3], v=V[3], a=A[3])
-    # An explicit check checks even where the robot's methods are told not to.
-    robot.check_inputs = False
-    try:
-        with pytest.raises(StateError, match=message):
-            robot.check_state(q=Q[3], v=V[3], a=A[3])
-    finally:
-        robot.check_inputs = True
+        robot.state(Q[3], V[3], A[3])
+    with pytest.raises(StateError, match=message):
+        robot.inverse_dynamics(Q[3], V[3], A[3])
     # The good samples are the same alone and among N.
     for i in (0, 5):
-        one = robot.check_state(q=Q[i], v=V[i], a=A[i])
-        np.testing.assert_array_equal(one.arrays["q"], many.arrays["q"][i])
+        np.testing.assert_array_equal(robot.state(Q[i], V[i], A[i]).q, many.arrays["q"][i])
 
 
-def test_other_named_arrays_follow_the_batch_rule_for_one_sample(robot, states):
+def test_other_named_arrays_of_n_samples_are_flagged(robot, states):
     Q = states[0]
     W = np.ones((6, 2, 6))
     W[1, 0, 2] = np.inf
-    many = robot.check_state(q=Q, wrenches=W)
+    many = robot.check_batch(q=Q, wrenches=W)
     assert many.flagged.tolist() == [False, True, False, False, False, False]
     assert many.reasons == {1: "wrenches has non-finite values"}
-    assert robot.check_state(q=Q[0], wrenches=W[0]).arrays["wrenches"].shape == (2, 6)
-    with pytest.raises(StateError, match="wrenches has non-finite values"):
-        robot.check_state(q=Q[1], wrenches=W[1])
-    with pytest.raises(StateError, match="tau_measured"):
-        robot.check_state(q=Q[0], tau_measured=np.full(3, 1e9))
+    T = np.zeros((6, 3))
+    T[4, 1] = 1e9
+    many = robot.check_batch(q=Q, tau_measured=T)
+    assert many.reasons == {
+        4: "tau_measured[1] = 1e+09 is beyond any physical magnitude (|x| <= 1e+08)"
+    }
 
 
 # --- frame placements ---------------------------------------------------------------------
@@ -157,23 +141,19 @@ def test_placements_one_and_n_samples_agree_with_pinocchio(robot, states):
         for got in (one, FramePlacements(*(x[i] for x in many[:2]), False, {})):
             np.testing.assert_allclose(got.positions, P, rtol=0, atol=1e-14)
             np.testing.assert_allclose(got.rotations, R, rtol=0, atol=1e-14)
-        # One frame: no frame axis; se3() and the SE3 of the earlier name.
+        # One frame: no frame axis, and se3(); a State gives the same.
         single = robot.placements(Q[i], "torso")
         assert single.positions.shape == (3,) and single.rotations.shape == (3, 3)
         np.testing.assert_allclose(single.se3().translation, P[1], rtol=0, atol=1e-14)
         np.testing.assert_allclose(single.se3().rotation, R[1], rtol=0, atol=1e-14)
-        M = robot.frame_placement(Q[i], "torso")
-        np.testing.assert_allclose(M.homogeneous, single.se3().homogeneous, rtol=0, atol=1e-14)
+        from_state = robot.placements(robot.state(Q[i]), "torso")
+        np.testing.assert_array_equal(from_state.positions, single.positions)
+        np.testing.assert_array_equal(from_state.rotations, single.rotations)
         np.testing.assert_allclose(many.se3(i, 2).translation, P[2], rtol=0, atol=1e-14)
         np.testing.assert_allclose(one.se3(0).rotation, R[0], rtol=0, atol=1e-14)
     torso = robot.placements(Q, "torso")
     assert torso.positions.shape == (6, 3)
     np.testing.assert_array_equal(torso.positions, many.positions[:, 1])
-    # The N-sample name of earlier releases: two arrays, always with the N axis.
-    positions, rotations = robot.frame_placements(Q, FRAMES)
-    np.testing.assert_array_equal(positions, many.positions)
-    np.testing.assert_array_equal(rotations, many.rotations)
-    assert robot.frame_placements(Q[0], FRAMES)[0].shape == (1, 3, 3)
 
 
 def test_placements_flag_a_bad_sample_among_n_and_raise_alone(robot, states):

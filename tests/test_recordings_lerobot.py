@@ -150,8 +150,8 @@ def check_episode(traj, arrays, robot, ep):
     W = f64["observation.wrench"]
     np.testing.assert_array_equal(traj.contact_wrench("left_sole"), W[:, :6])
     for i in range(len(traj)):
-        oMs = robot.frame_placement(traj.q[i], "right_ankle_link")
-        oMc = robot.frame_placement(traj.q[i], "right_sole")
+        oMs = robot.placements(traj.q[i], "right_ankle_link").se3()
+        oMc = robot.placements(traj.q[i], "right_sole").se3()
         at_c = (oMc.inverse() * oMs).act(pin.Force(W[i, 6:9], W[i, 9:12]))
         world = pin.SE3(oMc.rotation, np.zeros(3)).act(at_c)
         np.testing.assert_allclose(

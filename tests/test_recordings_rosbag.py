@@ -9,7 +9,7 @@ topics at 1 kHz offset by -0.6 ms, in the ankle links (not the soles). Reference
   ``h^2 / 8 max|f''|`` (h = 5 ms), with ``max|f''|`` from the analytic signal on a fine grid;
 - the twist: written in the base frame (REP 105), so ``v`` is the analytic ``R^T dp/dt``;
 - wrenches: Pinocchio's ``SE3.act`` on a ``pin.Force`` (a different algorithm from the
-  reader's cross product), with per-sample ``Robot.frame_placement``.
+  reader's cross product), with per-sample ``Robot.placements``.
 """
 
 from __future__ import annotations
@@ -291,8 +291,8 @@ def test_bag_wrenches_are_world_axes_at_the_contact_frame_origin(bag, robot):
         ws = sensor_wrench(t, side)
         expected = np.empty_like(ws)
         for i in range(0, len(t), 7):
-            oMs = robot.frame_placement(q_robot[i], sensor)
-            oMc = robot.frame_placement(q_robot[i], contact)
+            oMs = robot.placements(q_robot[i], sensor).se3()
+            oMc = robot.placements(q_robot[i], contact).se3()
             at_contact = (oMc.inverse() * oMs).act(pin.Force(ws[i, :3], ws[i, 3:]))
             world = pin.SE3(oMc.rotation, np.zeros(3)).act(at_contact)  # world axes, same point
             expected[i] = np.concatenate([world.linear, world.angular])
@@ -590,7 +590,7 @@ def test_a_wrench_topic_maps_as_an_external_wrench(bag, robot):
     # Per-component interpolation bound; a rotation mixes components: sqrt(3) times it.
     tol = interpolation_bound(lambda x: sensor_wrench(x, 1), 1e-3) * math.sqrt(3)
     for i in range(0, len(traj), 11):
-        oMs = robot.frame_placement(q_robot[i], "right_ankle_link")
+        oMs = robot.placements(q_robot[i], "right_ankle_link").se3()
         world = pin.SE3(oMs.rotation, np.zeros(3)).act(pin.Force(ws[i, :3], ws[i, 3:]))
         expected = np.concatenate([world.linear, world.angular])
         np.testing.assert_allclose(traj.external_wrenches[i, 0], expected, rtol=0, atol=tol)
@@ -629,8 +629,8 @@ def test_contact_frame_is_honoured_with_every_axes_value(robot):
     )
     q_robot = traj.for_robot(robot)[0]
     for i in range(N):
-        p_a = robot.frame_placement(q_robot[i], "left_ankle_link").translation
-        p_s = robot.frame_placement(q_robot[i], "left_sole").translation
+        p_a = robot.placements(q_robot[i], "left_ankle_link").se3().translation
+        p_s = robot.placements(q_robot[i], "left_sole").se3().translation
         moved = pin.SE3(np.eye(3), p_a - p_s).act(pin.Force(W[i, :3], W[i, 3:]))
         expected = np.concatenate([moved.linear, moved.angular])
         np.testing.assert_allclose(traj.contact_wrench("left_sole")[i], expected, atol=1e-12)

@@ -118,7 +118,7 @@ def test_batch_pass_matches_single_calls(humanoid):
         ref_rate = robot.centroidal_momentum_rate(Q[i], V[i], A[i])
         np.testing.assert_allclose(rate[i], ref_rate, rtol=0, atol=1e-9)
         for j, f in enumerate(frames):
-            placement = robot.frame_placement(Q[i], f)
+            placement = robot.placements(Q[i], f).se3()
             np.testing.assert_allclose(P[i, j], placement.translation, rtol=0, atol=1e-12)
             if j < 2:
                 np.testing.assert_allclose(R[i, j], placement.rotation, rtol=0, atol=1e-12)

@@ -111,8 +111,10 @@ def test_frame_given_as_non_string(humanoid):
         InvalidArgumentError, match="frame must be a frame name \\(str\\), got int 5"
     ):
         humanoid.frame_jacobian(q, 5)
-    with pytest.raises(InvalidArgumentError, match="got list"):
-        humanoid.frame_placement(q, ["left_sole"])
+    with pytest.raises(InvalidArgumentError, match="got int 5"):
+        humanoid.placements(q, ["left_sole", 5])
+    with pytest.raises(InvalidArgumentError, match="got float 1.5"):
+        humanoid.placements(q, 1.5)
     with pytest.raises(InvalidArgumentError, match="got NoneType None"):
         humanoid.frame_id(None)
     with pytest.raises(FrameNotFoundError, match="frame 'nope' not found"):
@@ -210,7 +212,7 @@ def test_large_but_physical_states_pass(humanoid):
     q[:3] = shift
     assert_allclose(humanoid.com(q) - humanoid.com(humanoid.neutral()), shift, rtol=0, atol=1e-8)
     v = np.full(humanoid.nv, 0.9 * MAX_STATE_MAGNITUDE)  # norm beyond 1e8, each entry inside
-    assert humanoid.check_v(v) is v
+    assert_allclose(humanoid.state(q, v).v, v, rtol=0, atol=0)
 
 
 def test_check_batch_flags_huge_samples(humanoid):
@@ -230,7 +232,7 @@ def test_check_batch_flags_huge_samples(humanoid):
 def test_non_arrays_and_complex_states(humanoid):
     with pytest.raises(StateError, match="q must have shape \\(26,\\), got \\(\\)"):
         humanoid.gravity(1.0)
-    with pytest.raises(StateError, match="v must be real numbers, got complex"):
+    with pytest.raises(StateError, match=r"v\[0\] = 0j is not a real number \(complex128 array\)"):
         humanoid.nonlinear_effects(humanoid.neutral(), np.zeros(humanoid.nv, dtype=complex))
     # A list and an int array are converted.
     assert_allclose(
@@ -327,7 +329,7 @@ def test_contact_dynamics_equals_individual_calls(humanoid, point):
             assert_allclose(
                 cd.drift[start : start + n], humanoid.frame_drift(q, v, frame)[:n], **tol
             )
-            M = humanoid.frame_placement(q, frame)
+            M = humanoid.placements(q, frame).se3()
             assert_allclose(cd.positions[i], M.translation, **tol)
             assert_allclose(cd.rotations[i], M.rotation, **tol)
             start += n
@@ -371,39 +373,38 @@ def test_contact_dynamics_fixed_base(two_link_arm):
     assert_allclose(cd.jacobian, two_link_arm.point_jacobian(q, frame), rtol=0, atol=1e-12)
 
 
-def test_checks_see_in_place_changes_of_a_state_that_passed():
-    # The robot remembers the last state that passed; an array changed in place afterwards
-    # is checked again (the memory is of its values, not of the array object).
+def test_checks_see_in_place_changes_of_an_array_that_passed():
+    # Arrays are checked at every call: one changed in place after a call that passed is
+    # refused at the next.
     robot = wb.load("humanoid")
     q, v = robot.neutral(), np.zeros(robot.nv)
     robot.nonlinear_effects(q, v)
     v[4] = np.nan
-    with pytest.raises(StateError, match=r"v has non-finite values at indices \[4\]"):
+    with pytest.raises(StateError, match=r"v has non-finite values at indices \[4\]: nan"):
         robot.nonlinear_effects(q, v)
     v[4] = 0.0
     q[3:7] = [0.0, 0.0, 0.0, 2.0]
     with pytest.raises(StateError, match=r"base quaternion q\[3:7\] has norm 2"):
         robot.nonlinear_effects(q, v)
-    # Same values in another dtype or shape are not taken for the remembered state.
+    # Same values in another shape: converted, not refused.
     q = robot.neutral()
-    robot.gravity(q)
-    assert robot.check_q(q.reshape(-1, 1)).shape == (robot.nq,)
+    assert_allclose(robot.gravity(q.reshape(-1, 1)), robot.gravity(q), rtol=0, atol=0)
     a = np.zeros(robot.nv)
     robot.inverse_dynamics(q, v, a)
     with pytest.raises(StateError, match=r"a must have shape \(25,\), got \(26,\)"):
         robot.inverse_dynamics(q, v, np.zeros(robot.nv + 1))
 
 
-def test_frame_placements_over_a_log_equal_single_placements():
+def test_placements_over_a_log_equal_single_placements():
     robot = wb.load("humanoid")
     rng = np.random.default_rng(3)
     Q = np.array([robot.random_configuration(rng) for _ in range(5)])
     Q[2, 3:7] = 0.0  # a bad quaternion: that sample is NaN, the others are placed
-    positions, rotations = robot.frame_placements(Q, ["left_sole", "torso"])
+    positions, rotations, flagged, _ = robot.placements(Q, ["left_sole", "torso"])
     assert positions.shape == (5, 2, 3) and rotations.shape == (5, 2, 3, 3)
-    assert np.isnan(positions[2]).all()
+    assert np.isnan(positions[2]).all() and flagged.tolist() == [False, False, True, False, False]
     for i in (0, 1, 3, 4):
         for j, frame in enumerate(["left_sole", "torso"]):
-            M = robot.frame_placement(Q[i], frame)
+            M = robot.placements(Q[i], frame).se3()
             np.testing.assert_allclose(positions[i, j], M.translation, rtol=0, atol=1e-14)
             np.testing.assert_allclose(rotations[i, j], M.rotation, rtol=0, atol=1e-14)

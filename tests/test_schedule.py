@@ -166,7 +166,7 @@ def test_kinematic_heights_against_the_corners(humanoid, step_log):
     height, speed = contact_heights(humanoid, q[rows], v[rows], SOLES)
     for n, i in enumerate(rows):
         for j, c in enumerate(SOLES):
-            M = humanoid.frame_placement(q[i], c.frame)
+            M = humanoid.placements(q[i], c.frame).se3()
             corners = [M.act(np.array([sx * X, sy * Y, 0.0])) for sx in (-1, 1) for sy in (-1, 1)]
             assert height[n, j] == pytest.approx(min(p[2] for p in corners), abs=1e-12)
     # Speed by finite differences of the height over one 2 ms step, at the swing foot.

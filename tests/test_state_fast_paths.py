@@ -32,7 +32,7 @@ def test_each_fault_of_a_new_state_is_named(humanoid, field, index, value, match
         if call == "nonlinear_effects" and field == "a":
             continue
         q, v, a = _state(humanoid, 1)
-        humanoid.inverse_dynamics(q, v, a)  # a state that passed, remembered
+        humanoid.inverse_dynamics(q, v, a)  # a state that passed just before
         q, v, a = _state(humanoid, 2)
         {"q": q, "v": v, "a": a}[field][index] = value
         args = (q, v, a) if call == "inverse_dynamics" else (q, v)
@@ -49,7 +49,7 @@ def test_large_physical_entries_pass_and_results_are_pinocchios(humanoid):
     q2, v2, a2 = _state(humanoid, 4)  # small entries: the combined test
     assert_array_equal(humanoid.inverse_dynamics(q2, v2, a2), pin.rnea(m, d, q2, v2, a2))
     assert_array_equal(humanoid.com(q2), pin.centerOfMass(m, d, q2, False))
-    # The same state again (the remembered bytes), then a wrong size.
+    # The same state again, then a wrong size.
     assert_array_equal(humanoid.inverse_dynamics(q2, v2, a2), pin.rnea(m, d, q2, v2, a2))
     with pytest.raises(StateError, match="a must have shape"):
         humanoid.inverse_dynamics(q2, v2, a2[:-1])

@@ -21,7 +21,7 @@ FEET = [SurfaceContact(f, half_length=X, half_width=Y, mu=0.7) for f in ("left_s
 def sole_corners(robot, q):
     pts = []
     for c in FEET:
-        M = robot.frame_placement(q, c.frame)
+        M = robot.placements(q, c.frame).se3()
         for sx, sy in ((1, 1), (-1, 1), (-1, -1), (1, -1)):
             pts.append(M.act(np.array([sx * X, sy * Y, 0.0]))[:2])
     return np.array(pts)
@@ -67,7 +67,7 @@ def test_polygon_agrees_with_pointwise_feasibility_on_uneven_contacts():
 
     # Feasibility of one CoM, written out here: unknowns are each contact's force (3) or
     # wrench (6) in its own frame; cones from wholebody.friction (tested against corner LPs).
-    places = [robot.frame_placement(q, c.frame) for c in contacts]
+    places = [robot.placements(q, c.frame).se3() for c in contacts]
     blocks, sizes = [], []
     for c, _M in zip(contacts, places, strict=True):
         if isinstance(c, SurfaceContact):

@@ -251,7 +251,7 @@ def _with_impact(robot, traj: Trajectory, at: int, impulse: float) -> Trajectory
     for i, sign in ((at, 1.0), (at + 3, -1.0)):
         f = np.array([0.0, 0.0, sign * impulse / dt])
         com = robot.com(q[i])
-        soles = [robot.frame_placement(q[i], c.frame).translation for c in FEET]
+        soles = [robot.placements(q[i], c.frame).se3().translation for c in FEET]
         # Half on each sole; the moment about the CoM taken out, half on each: through the
         # CoM, only the linear momentum changes.
         tau = -np.cross(0.5 * (soles[0] + soles[1]) - com, f)

@@ -3,7 +3,7 @@ world points, point forces with positions, pushes at a point; in every log forma
 
 Independent references: the logs here are built by hand from a consistent log (the shipped
 squat, wrenches about the sole origins) with raw Pinocchio placements (``forwardKinematics``
-+ ``updateFramePlacement`` on a fresh ``Data``, not :meth:`Robot.frame_placements`) and
++ ``updateFramePlacement`` on a fresh ``Data``, not :meth:`Robot.placements`) and
 ``np.cross``; :meth:`Trajectory.at_frame_origins` must give the original wrenches back, and
 the checks must find the moved logs consistent. No MuJoCo.
 """
@@ -336,7 +336,7 @@ def _as_point_forces(profile, squat) -> Trajectory:
     W = squat.contact_wrenches
     N = len(squat)
     origins = {
-        c.name: robot.frame_placements(squat.for_robot(robot)[0], [c.frame])[0][:, 0]
+        c.name: robot.placements(squat.for_robot(robot)[0], [c.frame]).positions[:, 0]
         for c in profile.contacts
     }
     return Trajectory.from_arrays(

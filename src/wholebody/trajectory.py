@@ -28,7 +28,7 @@ frame origin O with
 
 (Varignon, DESIGN section 3); a point force ``f_i`` at ``p_i`` adds ``(f_i, (p_i - p_O)
 \\times f_i)`` to its contact's wrench. Frame placements come from one batch pass,
-:meth:`wholebody.Robot.frame_placements`; the algebra is numpy over all samples.
+:meth:`wholebody.Robot.placements`; the algebra is numpy over all samples.
 
 A force that is exactly zero is moved without its point (its lever arm is not read), so a
 point left undefined (NaN) while nothing acts there, as simulators and CoP-referenced logs do
@@ -401,11 +401,11 @@ def add_point_forces(
 
 def placements(robot: Robot, q: Array, frames: Sequence[str]) -> tuple[Array, Array]:
     """Origins (N, n, 3) and rotations (N, n, 3, 3) of ``frames`` over ``q`` (N, nq), NaN
-    on samples that fail the state checks (:meth:`Robot.frame_placements`)."""
+    on samples that fail the state checks (:meth:`Robot.placements`)."""
     if not frames:
         N = q.shape[0]
         return np.zeros((N, 0, 3)), np.zeros((N, 0, 3, 3))
-    return robot.frame_placements(q, list(frames))
+    return robot.placements(q, list(frames))[:2]
 
 
 def at_frame_origins(traj: Any, robot: Robot, contacts: Any) -> Any:
@@ -508,7 +508,7 @@ class TrajectoryPoints:
         cleared; ``self`` when there is nothing to convert (:attr:`has_points` is False).
 
         One batch pass of frame kinematics over the whole log
-        (:meth:`wholebody.Robot.frame_placements`, only the frames that need it), then
+        (:meth:`wholebody.Robot.placements`, only the frames that need it), then
         numpy over all samples, world axes:
 
         .. math::

@@ -233,7 +233,7 @@ def contact_wrench(
     Wrench
         World axes, about ``at`` [N, N m].
     """
-    q = robot.check_q(q)
+    q = robot._check_q(q)
     ext = parse_external_wrenches(external_wrenches, 1) if external_wrenches else []
     rows, frames, given = _sample_layout(robot, contacts, wrenches, ext, robot._weight)
     # Positions only: the CoM and the frames' origins, without the momentum work of a pass.

@@ -256,7 +256,7 @@ class InverseDynamicsQP:
         self._terms()
         robot = self.robot
         q, v = self._q, self._v
-        q_ref = robot.check_q(q_ref)
+        q_ref = robot._check_q(q_ref)
         err = pin.difference(robot.model, q, q_ref)[3:]
         target = kp * err - kd * v[3:]
         matrix = _identity(self.nv - 3)

@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..balance.newton_euler import wrench_sum
 from ..errors import StateError
 from ..friction import ContactSet
-from ..robot.core import ContactPass, Robot
+from ..robot import ContactPass, Robot
 from .known import (
     identifiable_contacts,
     row_basis,

@@ -304,7 +304,7 @@ def build_estimation_problem(
     names = [c.name for c in contacts]
     if len(set(names)) != len(names):
         raise StateError(f"contact names must be unique, got {names}")
-    q, v, a = robot.check_q(q), robot.check_v(v), robot.check_v(a, "a")
+    q, v, a = robot._check_qva(q, v, a)
     tau_gen = None if tau is None else generalized_torque(robot, tau)
     known = prepare_known(
         robot, external_wrenches, known_wrenches, 1, full=tau_gen is not None, stacklevel=4

@@ -312,7 +312,7 @@ def wrench_intervals(
     x = np.asarray(getattr(estimate, "x", estimate), dtype=float)
     z = _z(confidence)
     std, split, bounds = _intervals_one(
-        robot, problem, x, robot.check_q(q), robot.check_v(v), noise, z, split_ranges
+        robot, problem, x, *robot._check_qv(q, v), noise, z, split_ranges
     )
     return WrenchIntervals(
         problem.contacts, x, std, split[0], split[1], bounds[0], bounds[1], confidence

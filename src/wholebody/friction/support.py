@@ -162,7 +162,7 @@ def static_equilibrium_polygon(
 
     The CoM height does not matter. Gravity must be along -z.
     """
-    q = robot.check_q(q)
+    q = robot._check_q(q)
     g0 = _vertical_gravity(robot)
     m = robot.mass
     cset, positions, rotations = _contact_geometry(robot, q, contacts, pyramid_faces)
@@ -200,7 +200,7 @@ def zmp_support_area(
     ``com`` defaults to the robot's CoM at ``q``. For coplanar horizontal contacts with ample
     friction, this is the convex hull of the contact areas.
     """
-    q = robot.check_q(q)
+    q = robot._check_q(q)
     _vertical_gravity(robot)
     c = robot.com(q) if com is None else np.asarray(com, dtype=float)
     cset, positions, rotations = _contact_geometry(robot, q, contacts, pyramid_faces)
@@ -214,7 +214,7 @@ def zmp_support_area(
 
 def _contact_geometry(robot, q, contacts, pyramid_faces):
     cset = ContactSet(contacts, pyramid_faces=pyramid_faces)
-    placements = [robot.frame_placement(q, c.frame) for c in contacts]
+    placements = [robot.placements(q, c.frame).se3() for c in contacts]
     positions = np.array([p.translation for p in placements])
     rotations = np.array([p.rotation for p in placements])
     return cset, positions, rotations

@@ -144,7 +144,7 @@ def offset_imitated_directions(
             for k in range(_SAMPLES):
                 q = robot.random_configuration(rng)
                 q[:3], q[3:7] = 0.0, (0.0, 0.0, 0.0, 1.0)
-                X = robot.frame_placement(q, frame)  # the frame in the base's axes
+                X = robot.placements(q, frame).se3()  # the frame in the base's axes
                 base = R @ X.rotation.T  # the base placed so that the frame is at (R, 0)
                 q[:3] = -base @ X.translation
                 q[3:7] = Rotation.from_matrix(base).as_quat()  # x, y, z, w

@@ -190,7 +190,7 @@ class ContactDynamicsPass:
         ``q`` (nq,) and ``v`` (nv,) are checked like every state of the robot.
         """
         robot = self._robot
-        q, v = robot.check_q(q), robot.check_v(v)
+        q, v = robot._check_qv(q, v)
         m, d = robot._model, robot._data
         _all_terms(m, d, q, v)
         self._M[:] = d.M

@@ -22,6 +22,8 @@ from ..errors import InvalidArgumentError
 if TYPE_CHECKING:
     from wholebody.robot.core import Robot
 
+    from ._state import State
+
 __all__ = ["ControllerPass", "controller_pass"]
 
 Array = NDArray[np.float64]
@@ -113,8 +115,9 @@ class ControllerPass:
         """The pass's own data (not the robot's scratch data), holding the last pass."""
         return self._data
 
-    def __call__(self, q: ArrayLike, v: ArrayLike) -> None:
-        """The one pass at ``(q, v)`` (checked like every state of the robot)."""
+    def __call__(self, q: ArrayLike | State, v: ArrayLike | None = None) -> None:
+        """The one pass at ``(q, v)``: arrays checked here, once per tick, or a
+        :class:`~wholebody.robot.State` holding both (trusted, ``v`` not given)."""
         robot = self.robot
         q, v = robot._check_qv(q, v)
         if robot._model is not self._model:  # a frame added since: the model was copied

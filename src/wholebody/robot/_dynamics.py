@@ -1,13 +1,13 @@
 """The dynamics part of :class:`wholebody.Robot`: M, C, g, nle, inverse and forward dynamics.
 
 Functions of the robot, bound as its methods in :mod:`wholebody.robot.core`. Every term is
-one Pinocchio call after the state checks. Pinocchio (4.x) returns fresh
-arrays from these calls, not views of ``data``, so they are handed out without a copy.
+one Pinocchio call after the state check (none for a :class:`~wholebody.robot.State`, whose
+``v`` and ``a`` are used when ``q`` is one). Pinocchio (4.x) returns fresh arrays from these
+calls, not views of ``data``, so they are handed out without a copy.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -16,7 +16,9 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import StateError, WholebodyDeprecationWarning
+from ..errors import StateError
+from ._checks import as_state_vector
+from ._state import State, _state_of
 
 if TYPE_CHECKING:
     from wholebody.robot.core import Robot
@@ -33,20 +35,6 @@ _gravity = pin.computeGeneralizedGravity
 _nle = pin.nonLinearEffects
 _rnea = pin.rnea
 _aba = pin.aba
-
-
-def _renamed_external(
-    external_wrenches: External | None, external: External | None
-) -> External | None:
-    """``external_wrenches``, merged with the deprecated ``external`` keyword."""
-    if external is None:
-        return external_wrenches
-    warnings.warn(
-        "the 'external' argument is deprecated; pass external_wrenches={frame: wrench}",
-        WholebodyDeprecationWarning,
-        stacklevel=3,
-    )
-    return {**dict(external), **dict(external_wrenches or {})}
 
 
 @dataclass(frozen=True)
@@ -78,25 +66,25 @@ class TorqueTerms:
         return self.inertial + self.coriolis + self.gravity + self.external
 
 
-def mass_matrix(robot: Robot, q: ArrayLike) -> Array:
+def mass_matrix(robot: Robot, q: ArrayLike | State) -> Array:
     """Joint-space inertia matrix ``M(q)``, shape (nv, nv), symmetric positive definite.
 
     Units: [kg] for translations, [kg m^2] for rotations, [kg m] for the mixed blocks.
     """
-    q = robot.check_q(q)
+    q = robot._check_q(q)
     M = _crba(robot._model, robot._data, q)
     if robot._crba_upper_only:
         np.copyto(M, M.T, where=robot._lower_mask)
     return M
 
 
-def coriolis_matrix(robot: Robot, q: ArrayLike, v: ArrayLike) -> Array:
+def coriolis_matrix(robot: Robot, q: ArrayLike | State, v: ArrayLike | None = None) -> Array:
     """Coriolis matrix ``C(q, v)``, shape (nv, nv), with ``dM/dt - 2 C`` skew-symmetric."""
     q, v = robot._check_qv(q, v)
     return _coriolis_matrix(robot._model, robot._data, q, v)
 
 
-def coriolis(robot: Robot, q: ArrayLike, v: ArrayLike) -> Array:
+def coriolis(robot: Robot, q: ArrayLike | State, v: ArrayLike | None = None) -> Array:
     """Coriolis and centripetal generalized forces ``C(q, v) v``, shape (nv,).
 
     Computed in one pass: ``rnea(q, v, 0)`` on a copy of the model without gravity,
@@ -116,41 +104,46 @@ def _zero_gravity_copy(robot: Robot) -> tuple[pin.Model, pin.Data]:
     return model, model.createData()
 
 
-def gravity(robot: Robot, q: ArrayLike) -> Array:
+def gravity(robot: Robot, q: ArrayLike | State) -> Array:
     """Generalized gravity to compensate ``g(q)``, shape (nv,).
 
     ``tau = g(q)`` holds the robot still; the seeds' gravity torque is ``-g(q)``.
     """
-    q = robot.check_q(q)
+    q = robot._check_q(q)
     return _gravity(robot._model, robot._data, q)
 
 
-def nonlinear_effects(robot: Robot, q: ArrayLike, v: ArrayLike) -> Array:
+def nonlinear_effects(robot: Robot, q: ArrayLike | State, v: ArrayLike | None = None) -> Array:
     """``h = C(q, v) v + g(q)``, shape (nv,)."""
     q, v = robot._check_qv(q, v)
     return _nle(robot._model, robot._data, q, v)
 
 
-def external_generalized_forces(robot: Robot, q: ArrayLike, external_wrenches: External) -> Array:
+def external_generalized_forces(
+    robot: Robot, q: ArrayLike | State, external_wrenches: External
+) -> Array:
     """``sum_i J_i(q)^T w_i`` for external wrenches given by frame, shape (nv,).
 
     Parameters
     ----------
-    q : array of shape (nq,)
+    q : array of shape (nq,), or State
         Configuration.
     external_wrenches : mapping of str to wrench
         Frame name -> world-axes wrench ``(f, tau)`` at the frame origin, shape (6,),
         or a force alone, shape (3,) [N, N m]. A :class:`wholebody.Wrench` is moved to
         the frame origin first.
     """
-    q = robot.check_q(q)
+    return _external(robot, robot._check_q(q), external_wrenches)
+
+
+def _external(robot: Robot, q: Array, external_wrenches: External) -> Array:
+    """:meth:`external_generalized_forces` of a checked ``q``."""
     out = np.zeros(robot.nv)
-    external = external_wrenches
-    if not external:
+    if not external_wrenches:
         return out
     pin.computeJointJacobians(robot._model, robot._data, q)
     pin.updateFramePlacements(robot._model, robot._data)
-    for frame, wrench in external.items():
+    for frame, wrench in external_wrenches.items():
         fid = robot.frame_id(frame)
         w = robot._wrench_at_frame(wrench, fid, frame)
         J = pin.getFrameJacobian(robot._model, robot._data, fid, pin.LOCAL_WORLD_ALIGNED)
@@ -180,12 +173,10 @@ def _wrench_at_frame(robot: Robot, wrench: Any, fid: int, frame: str) -> Array:
 
 def inverse_dynamics(
     robot: Robot,
-    q: ArrayLike,
-    v: ArrayLike,
-    a: ArrayLike,
+    q: ArrayLike | State,
+    v: ArrayLike | None = None,
+    a: ArrayLike | None = None,
     external_wrenches: External | None = None,
-    *,
-    external: External | None = None,
 ) -> Array:
     """Generalized forces that produce ``a``: ``M a + C v + g - sum J_i^T w_i``, shape (nv,).
 
@@ -195,11 +186,10 @@ def inverse_dynamics(
     Parameters
     ----------
     q, v, a : arrays of shape (nq,), (nv,), (nv,)
-        State and acceleration (Pinocchio's layout, base parts in the base frame).
+        State and acceleration (Pinocchio's layout, base parts in the base frame); or ``q``
+        a :class:`~wholebody.robot.State` holding all three (``v``, ``a`` not given).
     external_wrenches : mapping of str to wrench, optional
         As in :meth:`external_generalized_forces`.
-    external : deprecated
-        The former name of ``external_wrenches``.
 
     Examples
     --------
@@ -214,70 +204,60 @@ def inverse_dynamics(
     >>> bool(np.isclose(tau[2], robot.weight))
     True
     """
-    # The deprecated keyword is rare: a call without it skips the helper (~0.1 us).
-    external = (
-        external_wrenches if external is None else _renamed_external(external_wrenches, external)
-    )
     q, v, a = robot._check_qva(q, v, a)
     tau: Array = _rnea(robot._model, robot._data, q, v, a)
-    if external:
-        tau -= robot.external_generalized_forces(q, external)
+    if external_wrenches:
+        tau -= _external(robot, q, external_wrenches)
     return tau
 
 
 def forward_dynamics(
     robot: Robot,
-    q: ArrayLike,
-    v: ArrayLike,
-    tau: ArrayLike,
+    q: ArrayLike | State,
+    v: ArrayLike | None = None,
+    tau: ArrayLike | None = None,
     external_wrenches: External | None = None,
-    *,
-    external: External | None = None,
 ) -> Array:
     """Acceleration from generalized forces: ``M^-1 (tau + sum J_i^T w_i - C v - g)``.
 
-    ``tau`` has shape (nv,); with a floating base its first six entries are usually 0.
-    Returns ``a``, shape (nv,) [m/s^2, rad/s^2].
+    ``q``, ``v`` as in :meth:`inverse_dynamics` (``q`` a State holding ``v``: ``v`` not
+    given); ``tau`` has shape (nv,), and with a floating base its first six entries are
+    usually 0. Returns ``a``, shape (nv,) [m/s^2, rad/s^2].
     """
-    external = _renamed_external(external_wrenches, external)
-    q, v, tau = robot.check_q(q), robot.check_v(v), robot.check_v(tau, "tau")
-    if external:
-        tau = tau + robot.external_generalized_forces(q, external)
+    q, v = robot._check_qv(q, v)
+    tau = as_state_vector(tau, robot._nv, "tau")  # type: ignore[arg-type]
+    if external_wrenches:
+        tau = tau + _external(robot, q, external_wrenches)
     return _aba(robot._model, robot._data, q, v, tau)
 
 
 def torque_terms(
     robot: Robot,
-    q: ArrayLike,
-    v: ArrayLike,
-    a: ArrayLike,
+    q: ArrayLike | State,
+    v: ArrayLike | None = None,
+    a: ArrayLike | None = None,
     external_wrenches: External | None = None,
-    *,
-    external: External | None = None,
 ) -> TorqueTerms:
     """Split the inverse dynamics into inertial, Coriolis, gravity and external parts.
 
-    ``external_wrenches`` as in :meth:`external_generalized_forces` (``external`` is its
-    deprecated former name).
+    Arguments as in :meth:`inverse_dynamics`.
     """
-    external = _renamed_external(external_wrenches, external)
     q, v, a = robot._check_qva(q, v, a)
+    s = _state_of(robot, q, v, a)  # checked once, handed on
     return TorqueTerms(
-        inertial=robot.mass_matrix(q) @ a,
-        coriolis=robot.coriolis(q, v),
-        gravity=robot.gravity(q),
-        external=-robot.external_generalized_forces(q, external or {}),
+        inertial=robot.mass_matrix(s) @ a,
+        coriolis=robot.coriolis(s),
+        gravity=robot.gravity(s),
+        external=-_external(robot, q, external_wrenches or {}),
     )
 
 
 def joint_wrenches(
     robot: Robot,
-    q: ArrayLike,
-    v: ArrayLike,
-    a: ArrayLike,
+    q: ArrayLike | State,
+    v: ArrayLike | None = None,
+    a: ArrayLike | None = None,
     external_wrenches: External | None = None,
-    *,
-    external: External | None = None,
 ) -> tuple[Array, Array]:
     """Wrench each joint transmits from its parent to its child subtree.
 
@@ -288,10 +268,9 @@ def joint_wrenches(
 
     Parameters
     ----------
+    q, v, a : as in :meth:`inverse_dynamics`
     external_wrenches : mapping of str to wrench, optional
         As in :meth:`external_generalized_forces`.
-    external : deprecated
-        The former name of ``external_wrenches``.
 
     Returns
     -------
@@ -301,12 +280,11 @@ def joint_wrenches(
     centres : ndarray, shape (njoints, 3)
         The joint centres in world coordinates [m].
     """
-    external = _renamed_external(external_wrenches, external)
     q, v, a = robot._check_qva(q, v, a)
     m, d = robot._model, robot._data
     pin.framesForwardKinematics(m, d, q)
     fext = [pin.Force.Zero() for _ in range(m.njoints)]
-    for frame, wrench in (external or {}).items():
+    for frame, wrench in (external_wrenches or {}).items():
         fid = robot.frame_id(frame)
         w = robot._wrench_at_frame(wrench, fid, frame)
         origin = d.oMf[fid].translation

@@ -4,7 +4,8 @@ in :mod:`wholebody.robot.core`.
 
 Frames are named by strings and resolved through a dictionary built once; frame indices
 given to the passes are checked against the model (Pinocchio aborts on an index out of
-range).
+range). A single-sample method takes ``q`` as a :class:`~wholebody.robot.State` (trusted;
+its ``v`` and ``a`` used) or as arrays (checked at the call).
 
 Motions and forces that Pinocchio returns by value expose ``.vector`` as a view into the
 temporary object: those are copied before they are returned.
@@ -21,6 +22,7 @@ import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InvalidArgumentError
+from ._state import State
 from .batch import frame_placements_rows
 
 if TYPE_CHECKING:
@@ -133,18 +135,19 @@ class FramePlacements(NamedTuple):
 FramePlacements.__new__.__module__ = __name__
 
 
-def placements(robot: Robot, q: ArrayLike, frames: str | Sequence[str]) -> FramePlacements:
+def placements(robot: Robot, q: ArrayLike | State, frames: str | Sequence[str]) -> FramePlacements:
     """Placements of frames for one configuration or N, in one call.
 
-    Like SciPy's ``Rotation``, the shape says which: ``q`` of shape (nq,) is one sample (bad
-    input raises, as in :meth:`check_q`), (N, nq) is N samples (bad samples flagged with a
-    reason and NaN, the others placed, as :meth:`check_batch` flags them). The result says
-    which it holds (:attr:`FramePlacements.is_batch`). One forward-kinematics pass per
-    sample, then each frame.
+    Like SciPy's ``Rotation``, the shape says which: ``q`` of shape (nq,) (or a
+    :class:`~wholebody.robot.State`) is one sample (bad input raises, as in :meth:`state`),
+    (N, nq) is N samples (bad samples flagged with a reason and NaN, the others placed, as
+    :meth:`check_batch` flags them). The result says which it holds
+    (:attr:`FramePlacements.is_batch`). One forward-kinematics pass per sample, then each
+    frame.
 
     Parameters
     ----------
-    q : array, shape (nq,) or (N, nq)
+    q : array, shape (nq,) or (N, nq), or State
         Configurations.
     frames : str or sequence of str
         One frame (no frame axis in the result) or several (axis k).
@@ -153,7 +156,8 @@ def placements(robot: Robot, q: ArrayLike, frames: str | Sequence[str]) -> Frame
     -------
     FramePlacements
         ``(positions, rotations, flagged, reasons)``: positions of shape ([N,] [k,] 3),
-        world [m]; rotations ([N,] [k,] 3, 3), world from frame.
+        world [m]; rotations ([N,] [k,] 3, 3), world from frame. One placement as a
+        ``pinocchio.SE3``: ``placements(q, frame).se3()``.
 
     Raises
     ------
@@ -161,12 +165,6 @@ def placements(robot: Robot, q: ArrayLike, frames: str | Sequence[str]) -> Frame
         One sample: a bad ``q``. N samples: ``q`` not of shape (N, nq).
     FrameNotFoundError
         An unknown frame name.
-
-    Notes
-    -----
-    The names of earlier releases stay: :meth:`frame_placement` (one sample, one frame, a
-    ``pinocchio.SE3``: ``placements(q, frame).se3()``) and :meth:`frame_placements` (always
-    N samples, ``(positions, rotations)``; a (nq,) ``q`` is N = 1).
 
     Examples
     --------
@@ -187,114 +185,43 @@ def placements(robot: Robot, q: ArrayLike, frames: str | Sequence[str]) -> Frame
     array([ 0.03,  0.09, -0.94])
     """
     one_frame = isinstance(frames, str)
-    names = [frames] if isinstance(frames, str) else list(frames)
-    ids = [robot.frame_id(f) for f in names]
-    Q = np.asarray(q, dtype=float) if not isinstance(q, np.ndarray) else q
-    if Q.ndim == 1:
-        Q = robot.check_q(Q)[None]
-        flagged: Any = False
-        reasons: dict[int, str] = {}
-        rows: Any = [0]
+    if isinstance(frames, str):
+        ids = [robot._fid(frames)]
+    elif isinstance(frames, Sequence):
+        ids = [robot.frame_id(f) for f in frames]
     else:
-        arrays, flagged, reasons = robot.check_batch(q=Q)
-        Q = arrays["q"]
-        rows = np.flatnonzero(~flagged).tolist()
-    N, k = Q.shape[0], len(ids)
-    positions = np.full((N, k, 3), np.nan)
-    rotations = np.full((N, k, 3, 3), np.nan)
-    frame_placements_rows(robot, Q, rows, ids, positions, rotations)
-    if one_frame:
-        positions, rotations = positions[:, 0], rotations[:, 0]
-    if not isinstance(flagged, np.ndarray):
-        positions, rotations = positions[0], rotations[0]
-    return FramePlacements(positions, rotations, flagged, reasons)
-
-
-def frame_placement(robot: Robot, q: ArrayLike, frame: str) -> pin.SE3:
-    """Pose of a frame in the world, ``oMf`` (a copy): rotation world-from-frame and
-    origin in world coordinates [m].
-
-    The one-sample, one-frame form of :meth:`placements`, kept under this name of earlier
-    releases (``placements(q, frame).se3()``, on its own fast path)."""
-    try:
-        fid = robot._frame_ids[frame]
-    except (KeyError, TypeError):
-        raise robot._frame_error(frame) from None
-    q = robot.check_q(q)
-    pin.forwardKinematics(robot._model, robot._data, q)  # the joints, then this frame only
-    return pin.SE3(pin.updateFramePlacement(robot._model, robot._data, fid))
-
-
-def frame_placements(
-    robot: Robot, q: ArrayLike, frames: Sequence[str], *, progress: bool = False
-) -> tuple[Array, Array]:
-    """Poses of several frames over a whole log: one forward-kinematics pass per sample.
-
-    The N-sample form of :meth:`placements`, kept under this name of earlier releases: it
-    always has the N axis (a single (nq,) ``q`` is N = 1) and gives the two arrays alone.
-
-    Parameters
-    ----------
-    q : array, shape (N, nq)
-        Configurations (a single (nq,) one is taken as N = 1).
-    frames : sequence of str
-        Frame names.
-    progress : bool
-        A progress bar over the samples.
-
-    Returns
-    -------
-    positions : ndarray, shape (N, k, 3)
-        Frame origins in world coordinates [m]; NaN on samples that fail the state checks.
-    rotations : ndarray, shape (N, k, 3, 3)
-        World-from-frame rotations; NaN likewise.
-    """
-    ids = [robot.frame_id(f) for f in frames]
-    Q = np.asarray(q, dtype=float)
-    if Q.ndim == 1:
-        Q = Q[None]
-    arrays, bad, _ = robot.check_batch(q=Q)
+        raise robot._frame_error(frames)
+    x: Any = q
+    if type(x) is State or np.ndim(x) == 1:  # one sample: its own path, no N axis
+        x = robot._check_q(x)
+        m, d = robot._model, robot._data
+        _fk(m, d, x)  # the joints, then each frame
+        if one_frame:
+            M = _update_frame(m, d, ids[0])
+            return FramePlacements(M.translation.copy(), M.rotation.copy(), False, {})
+        placed = [_update_frame(m, d, fid) for fid in ids]
+        positions = np.array([p.translation for p in placed])
+        return FramePlacements(positions, np.array([p.rotation for p in placed]), False, {})
+    arrays, flagged, reasons = robot.check_batch(q=x)
     Q = arrays["q"]
     N, k = Q.shape[0], len(ids)
     positions = np.full((N, k, 3), np.nan)
     rotations = np.full((N, k, 3, 3), np.nan)
-    rows: Any = np.flatnonzero(~bad).tolist()
-    if progress:
-        from .._progress import progress_bar
-
-        rows = progress_bar(rows, desc="frames", total=len(rows))
-    frame_placements_rows(robot, Q, rows, ids, positions, rotations)
-    return positions, rotations
+    frame_placements_rows(robot, Q, np.flatnonzero(~flagged).tolist(), ids, positions, rotations)
+    if one_frame:
+        positions, rotations = positions[:, 0], rotations[:, 0]
+    return FramePlacements(positions, rotations, flagged, reasons)
 
 
-def com_and_frame_positions(
-    robot: Robot, q: Array, frame_ids: Sequence[int]
-) -> tuple[Array, Array]:
-    """CoM and frame origins of a checked ``q``, without the momentum work of
-    :meth:`centroidal_pass` (positions only; ids as in :meth:`centroidal_pass`).
-
-    Returns
-    -------
-    com : ndarray, shape (3,)
-        World [m].
-    positions : ndarray, shape (len(frame_ids), 3)
-        World [m].
-    """
-    ids = robot._check_frame_ids(frame_ids)
-    m, d = robot._model, robot._data
-    com = np.array(pin.centerOfMass(m, d, q))  # also places the joints
-    positions = np.empty((len(ids), 3))
-    for j, fid in enumerate(ids):
-        positions[j] = pin.updateFramePlacement(m, d, fid).translation
-    return com, positions
-
-
-def frame_position(robot: Robot, q: ArrayLike, frame: str) -> Array:
+def frame_position(robot: Robot, q: ArrayLike | State, frame: str) -> Array:
     """Origin of a frame in world coordinates, shape (3,) [m]."""
-    return np.array(robot.frame_placement(q, frame).translation)
+    fid = robot._fid(frame)
+    q = robot._check_q(q)
+    _fk(robot._model, robot._data, q)  # the joints, then this frame only
+    return _update_frame(robot._model, robot._data, fid).translation.copy()
 
 
-def frame_jacobian(robot: Robot, q: ArrayLike, frame: str) -> Array:
+def frame_jacobian(robot: Robot, q: ArrayLike | State, frame: str) -> Array:
     """Frame Jacobian, shape (6, nv), ``LOCAL_WORLD_ALIGNED``.
 
     Rows ``(v, omega)``: velocity of the frame origin and angular velocity, world axes
@@ -312,34 +239,40 @@ def frame_jacobian(robot: Robot, q: ArrayLike, frame: str) -> Array:
         fid = robot._frame_ids[frame]
     except (KeyError, TypeError):
         raise robot._frame_error(frame) from None
-    q = robot.check_q(q)
+    q = robot._check_q(q)
     # computeFrameJacobian returns a new matrix (not a view of data): no copy needed.
     return _frame_jacobian(robot._model, robot._data, q, fid, _LWA)
 
 
-def point_jacobian(robot: Robot, q: ArrayLike, frame: str) -> Array:
+def point_jacobian(robot: Robot, q: ArrayLike | State, frame: str) -> Array:
     """Jacobian of the frame origin's velocity in world axes, shape (3, nv)."""
     return robot.frame_jacobian(q, frame)[:3]
 
 
-def frame_velocity(robot: Robot, q: ArrayLike, v: ArrayLike, frame: str) -> Array:
-    """Twist ``(v, omega)`` of the frame origin, world axes, shape (6,) [m/s, rad/s]."""
-    fid = robot._fid(frame)
+def frame_velocity(
+    robot: Robot, q: ArrayLike | State, v: ArrayLike | None = None, frame: str | None = None
+) -> Array:
+    """Twist ``(v, omega)`` of the frame origin, world axes, shape (6,) [m/s, rad/s].
+
+    ``robot.frame_velocity(q, v, frame)``, or ``robot.frame_velocity(state, frame=frame)``
+    with a :class:`~wholebody.robot.State` holding ``v``.
+    """
+    fid = robot._fid(frame)  # type: ignore[arg-type]
     q, v = robot._check_qv(q, v)
     _fk(robot._model, robot._data, q, v)
     return _frame_velocity(robot._model, robot._data, fid, _LWA).vector.copy()
 
 
-def frame_drift(robot: Robot, q: ArrayLike, v: ArrayLike, frame: str) -> Array:
+def frame_drift(
+    robot: Robot, q: ArrayLike | State, v: ArrayLike | None = None, frame: str | None = None
+) -> Array:
     """``dJ/dt v`` of :meth:`frame_jacobian`, shape (6,) [m/s^2, rad/s^2].
 
     The classical acceleration of the frame origin (and angular acceleration), world
-    axes, when ``a = 0``: the frame's acceleration is ``J a + frame_drift``.
+    axes, when ``a = 0``: the frame's acceleration is ``J a + frame_drift``. Arguments as
+    in :meth:`frame_velocity`.
     """
-    try:
-        fid = robot._frame_ids[frame]
-    except (KeyError, TypeError):
-        raise robot._frame_error(frame) from None
+    fid = robot._fid(frame)  # type: ignore[arg-type]
     q, v = robot._check_qv(q, v)
     m, d = robot._model, robot._data
     _fk(m, d, q, v, robot._zero_v)
@@ -349,7 +282,7 @@ def frame_drift(robot: Robot, q: ArrayLike, v: ArrayLike, frame: str) -> Array:
 # --- centre of mass and momentum --------------------------------------------------------
 
 
-def com(robot: Robot, q: ArrayLike) -> Array:
+def com(robot: Robot, q: ArrayLike | State) -> Array:
     """Centre of mass in world coordinates, shape (3,) [m].
 
     Examples
@@ -359,26 +292,29 @@ def com(robot: Robot, q: ArrayLike) -> Array:
     >>> robot.com(robot.neutral()).round(3)
     array([ 0.001,  0.   , -0.004])
     """
-    q = robot.check_q(q)
+    q = robot._check_q(q)
     return _com(robot._model, robot._data, q, False)
 
 
-def com_jacobian(robot: Robot, q: ArrayLike) -> Array:
+def com_jacobian(robot: Robot, q: ArrayLike | State) -> Array:
     """Jacobian of the CoM velocity in world axes, shape (3, nv)."""
-    q = robot.check_q(q)
+    q = robot._check_q(q)
     return _com_jacobian(robot._model, robot._data, q, False)
 
 
-def centroidal_momentum(robot: Robot, q: ArrayLike, v: ArrayLike) -> Array:
+def centroidal_momentum(robot: Robot, q: ArrayLike | State, v: ArrayLike | None = None) -> Array:
     """Momentum at the CoM, world axes: ``(P, L_G)``, shape (6,) [kg m/s, kg m^2/s]."""
     q, v = robot._check_qv(q, v)
     return _momentum(robot._model, robot._data, q, v).vector.copy()
 
 
-def centroidal_momentum_rate(robot: Robot, q: ArrayLike, v: ArrayLike, a: ArrayLike) -> Array:
+def centroidal_momentum_rate(
+    robot: Robot, q: ArrayLike | State, v: ArrayLike | None = None, a: ArrayLike | None = None
+) -> Array:
     """Rate of the momentum at the CoM, world axes: ``(dP/dt, dL_G/dt)``, shape (6,).
 
-    Units [N, N m]. ``dP/dt = m * (CoM acceleration)``.
+    Units [N, N m]. ``dP/dt = m * (CoM acceleration)``. Arguments as in
+    :meth:`inverse_dynamics`.
     """
     q, v, a = robot._check_qva(q, v, a)
     return _momentum_rate(robot._model, robot._data, q, v, a).vector.copy()
@@ -399,9 +335,9 @@ def centroidal_pass(
     """One Pinocchio pass: CoM, momentum rate at the CoM and frame origins.
 
     The hot path of batch work: ``q``, ``v``, ``a`` are **not checked** here (callers
-    check whole arrays at once with :meth:`check_batch`). Frame ids come from
-    :meth:`frame_id`; they are checked against the model (the last sequence found valid
-    is remembered, so a repeated one costs one comparison).
+    check whole arrays at once with :meth:`check_batch`, or one state with :meth:`state`).
+    Frame ids come from :meth:`frame_id`; they are checked against the model (the last
+    sequence found valid is remembered, so a repeated one costs one comparison).
 
     Parameters
     ----------
@@ -467,29 +403,17 @@ def _centroidal_sample(
     )
 
 
-def _frame_sample(robot: Robot, q: ArrayLike, frame: str) -> tuple[list[list[float]], list[float]]:
-    """:meth:`frame_placement` as Python floats: rotation (3 rows of 3, world from frame)
-    and origin (3) [m]; ``q`` is checked."""
-    try:
-        fid = robot._frame_ids[frame]
-    except (KeyError, TypeError):
-        raise robot._frame_error(frame) from None
-    q = robot.check_q(q)
+def _frame_sample(
+    robot: Robot, q: ArrayLike | State, frame: str
+) -> tuple[list[list[float]], list[float]]:
+    """One frame's placement as Python floats: rotation (3 rows of 3, world from frame)
+    and origin (3) [m]; ``q`` is checked (or a State)."""
+    fid = robot._fid(frame)
+    q = robot._check_q(q)
     m, d = robot._model, robot._data
     _fk(m, d, q)  # the joints, then this frame only
     placement = _update_frame(m, d, fid)
     return placement.rotation.tolist(), placement.translation.tolist()
-
-
-def _momentum_rate_sample(
-    robot: Robot, q: Array, v: Array, a: Array
-) -> tuple[list[float], list[float]]:
-    """CoM (3) and momentum rate ``(dP/dt, dL_G/dt)`` (6) of one checked state as Python
-    floats: one Pinocchio pass, read through views of ``data`` made once per ``Data``."""
-    m, d = robot._model, robot._data
-    views = robot._data_views
-    _momentum_rate(m, d, q, v, a)
-    return views[1][0].tolist(), views[2].vector.tolist()
 
 
 def _gravito_inertial_sample(robot: Robot, q: Array, v: Array, a: Array) -> tuple[Array, Array]:
@@ -504,7 +428,8 @@ def _gravito_inertial_sample(robot: Robot, q: Array, v: Array, a: Array) -> tupl
 def _com_sample(
     robot: Robot, q: Array, frame_ids: Sequence[int]
 ) -> tuple[list[float], list[list[float]]]:
-    """:meth:`com_and_frame_positions` of one checked ``q`` as Python floats."""
+    """CoM (3) and frame origins (k lists of 3) of one checked ``q`` as Python floats, without
+    the momentum work of :meth:`centroidal_pass` [m]."""
     ids = robot._check_frame_ids(frame_ids)
     m, d = robot._model, robot._data
     com = _com(m, d, q, False).tolist()  # also places the joints

@@ -41,17 +41,31 @@ def _index_names(robot: Robot) -> None:
         # first frame of a name wins, as in Model.getFrameId.
         robot._frame_ids.setdefault(f.name, i)
     robot._unit_pairs = []  # q indices of (cos, sin) pairs of unbounded revolute joints
+    blocks = []  # the unit-norm blocks of q: (start, stop, name in errors, name in reasons)
     for j in range(1, m.njoints):
-        if m.joints[j].shortname() in _UNBOUNDED:
-            robot._unit_pairs.append(m.joints[j].idx_q)
-    # What the compiled state checks read: (nq, nv, starts of the quaternions in q, starts
-    # of the (cos, sin) pairs), the blocks the slow path checks.
-    robot._state_spec = (
-        int(m.nq),
-        int(m.nv),
-        (3,) if robot._has_floating_base else (),
-        tuple(int(i) for i in robot._unit_pairs),
-    )
+        kind, i, name = m.joints[j].shortname(), m.joints[j].idx_q, m.names[j]
+        if kind == _FREE_FLYER:
+            blocks.append((i + 3, i + 7, f"base quaternion q[{i + 3}:{i + 7}]", "base quaternion"))
+        elif kind in _UNBOUNDED:
+            robot._unit_pairs.append(i)
+            blocks.append(
+                (i, i + 2, f"(cos, sin) pair q[{i}:{i + 2}] of a continuous joint",
+                 "continuous joint (cos, sin)")
+            )  # fmt: skip
+        elif kind == "JointModelSpherical":
+            blocks.append(
+                (i, i + 4, f"quaternion q[{i}:{i + 4}] of spherical joint {name!r}",
+                 f"quaternion of spherical joint {name!r}")
+            )  # fmt: skip
+        elif kind == "JointModelPlanar":
+            blocks.append(
+                (i + 2, i + 4, f"(cos, sin) pair q[{i + 2}:{i + 4}] of planar joint {name!r}",
+                 f"(cos, sin) of planar joint {name!r}")
+            )  # fmt: skip
+    robot._unit_blocks = tuple(blocks)
+    # What a check of a state depends on: a State checked by a robot of the same spec is
+    # trusted by this one (wholebody.robot._state).
+    robot._state_spec = (int(m.nq), int(m.nv), tuple((a, b) for a, b, _, _ in blocks))
     # Bounds used by random_configuration: finite joint limits, else +-pi (angles) / +-1 m.
     robot._lower = np.array(m.lowerPositionLimit, dtype=float)
     robot._upper = np.array(m.upperPositionLimit, dtype=float)

@@ -1,29 +1,25 @@
-"""The state part of :class:`wholebody.Robot`: checks of q, v, a, tau and configurations.
+"""The state part of :class:`wholebody.Robot`: states checked once, raw arrays checked at
+every call, arrays of samples, configurations.
 
 Functions of the robot, bound as its methods in :mod:`wholebody.robot.core`.
 
-A state check costs one call on the fast path: the compiled ``wholebody._speedups`` (built at
-install when a C compiler is there; :data:`SPEEDUPS` says whether it is in use) tests a
-float64 vector's length, that every entry is finite and within ``MAX_STATE_MAGNITUDE`` and,
-for ``q``, the unit norm of its base quaternion and (cos, sin) pairs, in ~0.03 us. Only a
-state that fails goes through the slow path, which finds what is wrong and names it; what the
-fast path passes, the slow path passes unchanged and silently.
-
-Without the compiled module (or with ``WHOLEBODY_NO_SPEEDUPS=1``) the same checks run in
-Python: every entry's sign-and-exponent byte says ``|x| < 2**17`` (read from the bytes the
-cache below keeps anyway), or else ``x.x <= MAX_STATE_MAGNITUDE**2``, which is False for
-NaN, inf, overflow and magnitudes beyond any physical one; ``pinocchio.isNormalized`` checks
-the size of ``q`` and its unit quaternions in C++. The bytes of the last ``q`` that passed
-(and of the last ``v``, ``a``, ``tau``) are kept: a state equal to it, bit for bit, passes on
-one comparison of bytes.
+A state is checked at the boundary and trusted where it travels (as mink's and pink's
+``Configuration.update(q)`` and TSID's ``computeAllTerms``): :meth:`Robot.state` checks
+``q`` (and ``v``, ``a``) once and returns a :class:`State` holding read-only copies, which
+every single-sample method takes in place of ``q`` without a second check. Raw arrays are
+checked at every call, in one fused test: float64 vectors of the right shape whose entries'
+sign-and-exponent bytes say ``|x| < 2**17`` (one byte test over all the vectors at once) and
+whose unit quaternions and (cos, sin) pairs pass ``pinocchio.isNormalized`` (in C++; a ``q``
+of the wrong size raises there) are taken as they are. Anything else (other dtypes or shapes,
+larger entries, a quaternion off unit norm) takes the full check, which converts, renormalises
+or names the fault: what the fused test passes, the full check passes unchanged and silently.
+N samples are checked once per batch (:meth:`Robot.check_batch`), flagging bad samples.
 """
 
 from __future__ import annotations
 
-import sys
-import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import numpy as np
 import pinocchio as pin
@@ -32,13 +28,13 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import InvalidArgumentError, StateError
 from ._checks import (
     F64,
+    LARGE_TOP,
     MAX_STATE_MAGNITUDE,
-    MAX_STATE_NORM2,
     QUAT_EXACT_TOL,
     QUAT_RENORMALIZE_TOL,
-    SPEEDUPS,
-    _speedups,
+    TOP_BYTE,
     as_state_vector,
+    real_array,
     renormalized,
 )
 
@@ -46,302 +42,270 @@ if TYPE_CHECKING:
     from wholebody.robot.core import Robot
 
 Array = NDArray[np.float64]
+_ndarray = np.ndarray
 _is_normalized = pin.isNormalized
-# ``x.x`` overflows for entries beyond ~1e154: the check then fails (inf is not <= the limit)
-# and the slow path names the entry. numpy's warning about it says nothing more: silence it
-# here, for this module's fast paths only (an errstate block per call would cost ~1 us).
-warnings.filterwarnings(
-    "ignore", message="overflow encountered in dot", category=RuntimeWarning, module=__name__
-)
 _STATE_FIELDS = ("q", "v", "a", "tau")
-#: The byte of a float64 that holds its sign and its 7 highest exponent bits, and the values
-#: of that byte for ``|x| < 2**17``: ``x.tobytes()[_TOP::8]`` has one byte per entry, and when
-#: each is one of ``_SMALL_TOP`` (``bytes.translate`` deletes them all) every entry is finite
-#: and far within MAX_STATE_MAGNITUDE. The bytes are those the equality cache compares
-#: anyway: the check costs a slice and a translate (~0.2 us), half of ``x.dot(x)``, which
-#: remains the test for states with larger entries.
-_TOP = 7 if sys.byteorder == "little" else 0
-_SMALL_TOP = bytes(range(0x00, 0x41)) + bytes(range(0x80, 0xC1))
-#: The same test as a translation table: each of ``_SMALL_TOP`` maps to 0, any other byte to 1,
-#: so ``1 not in raw[_TOP::8].translate(_TOP_TABLE)`` holds when every entry is small (a
-#: table lookup and a memchr: ~0.1 us less than deleting a set, whose table is built per call).
-_TOP_TABLE = bytes(0 if b in _SMALL_TOP else 1 for b in range(256))
 
 
-# --- single states ----------------------------------------------------------------------
+# --- a state checked once ---------------------------------------------------------------
 
 
-def _check_q_py(robot: Robot, q: ArrayLike) -> Array:
-    """Return ``q`` as a float array of shape (nq,) after checking it.
+class State:
+    """One state of a robot, checked once by :meth:`Robot.state` and trusted after.
 
-    The one-sample check of ``q`` alone, giving the array (the fast path every single-sample
-    method takes; skipped when :attr:`check_inputs` is False); :meth:`check_state` checks one
-    sample or N in one call.
+    Every single-sample method of :class:`~wholebody.Robot` (and the single-sample functions
+    of :mod:`wholebody.balance`) takes a State in place of ``q``; ``v`` and ``a`` then come
+    from it and are not given. Nothing is checked again: its arrays are read-only copies
+    made at the check (they cannot be made writeable), a State cannot be changed, and it is
+    made only by :meth:`Robot.state` (``State(...)`` raises), so it always holds checked
+    numbers. Any robot with the same layout of ``q`` and ``v`` takes it.
 
-    Raises
-    ------
-    StateError
-        A wrong length, values that are not numbers, non-finite values, an entry beyond
-        :data:`~wholebody.robot.MAX_STATE_MAGNITUDE` (1e8, SI units), a zero quaternion
-        or one whose norm is off 1 by more than 1e-6. A norm off by less (and more than
-        1e-10) is renormalised in a copy, with a :class:`~wholebody.errors.StateWarning`.
+    Attributes
+    ----------
+    q : ndarray, shape (nq,)
+        Configuration, Pinocchio's layout (unit quaternions x-y-z-w) [m, rad].
+    v : ndarray, shape (nv,), or None
+        Velocity, base parts in the base frame [m/s, rad/s]; None when not given.
+    a : ndarray, shape (nv,), or None
+        Acceleration [m/s^2, rad/s^2]; None when not given.
+
+    Examples
+    --------
+    >>> import numpy as np, wholebody
+    >>> robot = wholebody.load("humanoid")
+    >>> s = robot.state(robot.neutral(), np.zeros(robot.nv), np.zeros(robot.nv))
+    >>> M, tau = robot.mass_matrix(s), robot.inverse_dynamics(s)  # no check here
+    >>> bool(np.isclose(tau[2], robot.weight)), s.q.flags.writeable
+    (True, False)
     """
-    if robot.check_inputs:
-        x: Any = q
-        try:
-            if x.dtype is F64 and x.ndim == 1:
-                raw = x.tobytes()
-                if raw == robot._checked_q:
-                    return x
-                # A new q: the byte test and the quaternions inline (a call costs ~0.1 us).
-                if 1 not in raw[_TOP::8].translate(_TOP_TABLE) and _is_normalized(
-                    robot._model, x, QUAT_EXACT_TOL
-                ):
-                    robot._checked_q = raw
-                    return x
-                if robot._new_q_passes(x, raw):
-                    return x
-        except (AttributeError, TypeError, ValueError, RuntimeError, RuntimeWarning):
-            pass  # not an array, a wrong size, an overflow: the slow path says which
-        return robot._check_q_slow(q)
-    return q  # type: ignore[return-value]
+
+    __slots__ = ("q", "v", "a", "_spec")
+    q: Array
+    v: Array | None
+    a: Array | None
+    _spec: tuple[Any, ...]
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> State:
+        raise TypeError("a State is made by Robot.state(q, v, a), which checks it")
+
+    def __setattr__(self, name: str, value: Any) -> NoReturn:
+        raise AttributeError(f"a State cannot be changed (setting {name!r}): make another")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"a State cannot be changed (deleting {name!r})")
+
+    def __copy__(self) -> State:
+        return self  # nothing in it can change: a copy is the State itself
+
+    def __deepcopy__(self, memo: Any) -> State:
+        return self
+
+    def __repr__(self) -> str:
+        given = ", ".join(n for n in ("q", "v", "a") if getattr(self, n) is not None)
+        return f"State({given}; nq={self._spec[0]}, nv={self._spec[1]})"
 
 
-def _new_q_passes(robot: Robot, x: Any, raw: bytes) -> bool:
-    """The fast check of a float64 vector ``x`` (bytes ``raw``) not seen before: finite
-    and small entries (the byte test, else ``x.x``) and unit quaternions of the right
-    size (Pinocchio, in C++; a wrong size raises). Remembered when it passes."""
-    if (
-        not raw[_TOP::8].translate(None, _SMALL_TOP) or x.dot(x) <= MAX_STATE_NORM2
-    ) and _is_normalized(robot._model, x, QUAT_EXACT_TOL):
-        robot._checked_q = raw
-        return True
-    return False
+def _read_only(x: Array) -> Array:
+    """A copy of ``x`` in memory that cannot be written (a bytes object)."""
+    return np.frombuffer(x.tobytes(), dtype=np.float64)
 
 
-def _new_v_passes(robot: Robot, x: Any, raw: bytes, what: str) -> bool:
-    """:meth:`_new_q_passes` for a velocity-sized vector named ``what``: its length and
-    finite, small entries."""
-    if len(x) == robot._nv and (
-        not raw[_TOP::8].translate(None, _SMALL_TOP) or x.dot(x) <= MAX_STATE_NORM2
-    ):
-        robot._checked_v[what] = raw
-        return True
-    return False
-
-
-def _check_q_slow(robot: Robot, q: ArrayLike) -> Array:
-    arr = as_state_vector(q, robot._nq, "q")
-    if robot._has_floating_base:
-        x, y, z, w = arr[3:7].tolist()
-        if abs(x * x + y * y + z * z + w * w - 1.0) > 2 * QUAT_EXACT_TOL:
-            arr = renormalized(arr, 3, 7, "base quaternion q[3:7]")
-    for i in robot._unit_pairs:
-        arr = renormalized(arr, i, i + 2, f"(cos, sin) pair q[{i}:{i + 2}] of a continuous joint")
-    return arr
-
-
-def _check_v_py(robot: Robot, v: ArrayLike, what: str = "v") -> Array:
-    """Return a velocity-sized vector (v, a, tau) as a float array after checking it.
+def state(
+    robot: Robot, q: ArrayLike | State, v: ArrayLike | None = None, a: ArrayLike | None = None
+) -> State:
+    """Check a state once; every single-sample method then takes it in place of ``q``.
 
     Parameters
     ----------
-    v : array of shape (nv,)
-        The vector; a row or column vector of that size is accepted and flattened.
-    what : str
-        Its name in error messages (``"v"``, ``"a"``, ``"tau"``).
+    q : array of shape (nq,)
+        Configuration, Pinocchio's layout [m, rad]. A :class:`State` of this robot's layout
+        is returned as it is.
+    v, a : arrays of shape (nv,), optional
+        Velocity and acceleration (base parts in the base frame) [m/s, rad/s; m/s^2, rad/s^2].
+
+    Returns
+    -------
+    State
+        Read-only copies of the checked arrays (a quaternion renormalised as below).
 
     Raises
     ------
     StateError
-        A wrong length, values that are not numbers, non-finite values or an entry
-        beyond :data:`~wholebody.robot.MAX_STATE_MAGNITUDE` (1e8), naming ``what``, the
-        index and the value.
+        A wrong shape, entries that are not real numbers (strings, complex, booleans,
+        masked), non-finite values, an entry beyond
+        :data:`~wholebody.robot.MAX_STATE_MAGNITUDE` (1e8, SI units), a zero quaternion or
+        (cos, sin) pair, or one whose norm is off 1 by more than 1e-6, naming the field, the
+        index and the value. A norm off by less (and more than 1e-10) is renormalised in the
+        copy, with a :class:`~wholebody.errors.StateWarning`.
+
+    Examples
+    --------
+    >>> import numpy as np, wholebody
+    >>> robot = wholebody.load("humanoid")
+    >>> q = robot.neutral()
+    >>> q[3:7] = 0.0
+    >>> robot.state(q)
+    Traceback (most recent call last):
+    ...
+    wholebody.errors.StateError: base quaternion q[3:7] is zero; a rotation needs a unit quaternion
     """
-    if robot.check_inputs:
-        x: Any = v
+    if type(q) is State:
+        _arrays_of(robot, q, v, a, "q")
+        return q
+    return _state_of(
+        robot,
+        _read_only(robot._check_q(q)),
+        None if v is None else _read_only(as_state_vector(v, robot._nv, "v")),
+        None if a is None else _read_only(as_state_vector(a, robot._nv, "a")),
+    )
+
+
+def _state_of(robot: Robot, q: Array, v: Array | None, a: Array | None) -> State:
+    """A :class:`State` of arrays already checked, as they are (no copy): :meth:`state` makes
+    one of its read-only copies, and a method that hands one state on to several others
+    within one call makes one of the arrays it has just checked."""
+    s = object.__new__(State)
+    for name, x in (("q", q), ("v", v), ("a", a)):
+        object.__setattr__(s, name, x)
+    object.__setattr__(s, "_spec", robot._state_spec)
+    return s
+
+
+def _arrays_of(robot: Robot, s: State, v: Any, a: Any, need: str) -> tuple[Any, ...]:
+    """The arrays of ``s`` a call needs (``need``: "q", "qv" or "qva"), trusted, or the
+    :class:`StateError` that says why ``s`` cannot serve: another robot's layout, ``v`` or
+    ``a`` given beside it, or a field it lacks."""
+    if s._spec != robot._state_spec:
+        nq, nv, blocks = s._spec
+        raise StateError(
+            f"the State was checked for another layout (nq={nq}, nv={nv}, unit-norm blocks "
+            f"{list(blocks)}) than robot {robot.name!r}'s (nq={robot._nq}, nv={robot._nv}, "
+            f"{list(robot._state_spec[2])}): check the arrays with this robot's state()"
+        )
+    if v is not None or a is not None:
+        raise StateError(
+            "q is a State: its v and a are used, not others; give q, v and a as arrays to use these"
+        )
+    out = (s.q, s.v, s.a)[: len(need)]
+    for name, x in zip(("q", "v", "a"), out):
+        if x is None:
+            raise StateError(
+                f"this call needs {name} and the State has none: make it with "
+                f"robot.state({', '.join(need)})"
+            )
+    return out
+
+
+# --- raw arrays, checked at every call --------------------------------------------------
+
+
+def _check_q(robot: Robot, q: ArrayLike | State) -> Array:
+    """``q`` for a single-sample call: a :class:`State`'s, trusted, or an array checked now
+    (the fused test, else the full check of :meth:`state`)."""
+    if type(q) is State:
+        return q.q if q._spec is robot._state_spec else _arrays_of(robot, q, None, None, "q")[0]
+    x: Any = q
+    if type(x) is _ndarray and x.dtype is F64 and x.ndim == 1:
         try:
-            if x.dtype is F64 and x.ndim == 1:
-                raw = x.tobytes()
-                if raw == robot._checked_v.get(what) or robot._new_v_passes(x, raw, what):
-                    return x
-        except (AttributeError, TypeError, ValueError, RuntimeWarning):
-            pass  # RuntimeWarning: an overflow in dot, where warnings are errors
-        return as_state_vector(v, robot._nv, what)
-    return v  # type: ignore[return-value]
+            if 1 not in x.tobytes()[TOP_BYTE::8].translate(LARGE_TOP) and _is_normalized(
+                robot._model, x, QUAT_EXACT_TOL
+            ):
+                return x
+        except (TypeError, ValueError):
+            pass  # a q of the wrong size (Pinocchio raises): named below
+    arr = as_state_vector(x, robot._nq, "q")
+    for start, stop, what, _ in robot._unit_blocks:
+        arr = renormalized(arr, start, stop, what)
+    return arr
 
 
-def _check_qv_py(robot: Robot, q: ArrayLike, v: ArrayLike) -> tuple[Array, Array]:
-    """``check_q(q), check_v(v)`` in one call: each vector's bytes are read once, and a
-    pair equal to the last that passed costs two comparisons."""
-    if not robot.check_inputs:
-        return q, v  # type: ignore[return-value]
+def _check_qv(robot: Robot, q: ArrayLike | State, v: ArrayLike | None) -> tuple[Array, Array]:
+    """``(q, v)`` for a single-sample call, as :func:`_check_q` (one fused test of both)."""
+    if type(q) is State:
+        if q._spec is robot._state_spec and v is None and q.v is not None:
+            return q.q, q.v
+        return _arrays_of(robot, q, v, None, "qv")
     x: Any = q
     y: Any = v
     try:
-        if x.dtype is F64 and y.dtype is F64 and x.ndim == 1 and y.ndim == 1:
-            rq, rv = x.tobytes(), y.tobytes()
-            checked = robot._checked_v
-            if rq == robot._checked_q and rv == checked.get("v"):
-                return x, y
-            # A new state: one byte test over both vectors, as in _check_qva.
-            if (
-                len(y) == robot._nv
-                and 1 not in (rq + rv)[_TOP::8].translate(_TOP_TABLE)
-                and _is_normalized(robot._model, x, QUAT_EXACT_TOL)
-            ):
-                robot._checked_q = rq
-                checked["v"] = rv
-                return x, y
-            if (rq == robot._checked_q or robot._new_q_passes(x, rq)) and (
-                rv == robot._checked_v.get("v") or robot._new_v_passes(y, rv, "v")
-            ):
-                return x, y
-    except (AttributeError, TypeError, ValueError, RuntimeError, RuntimeWarning):
-        pass  # the separate checks say what is wrong
-    return robot.check_q(q), robot.check_v(v)
+        if (
+            type(x) is _ndarray
+            and type(y) is _ndarray
+            and x.dtype is F64
+            and y.dtype is F64
+            and x.ndim == 1
+            and y.shape == robot._v_shape
+            and 1 not in (x.tobytes() + y.tobytes())[TOP_BYTE::8].translate(LARGE_TOP)
+            and _is_normalized(robot._model, x, QUAT_EXACT_TOL)
+        ):
+            return x, y
+    except (TypeError, ValueError):
+        pass  # a q of the wrong size (Pinocchio raises): named below
+    return robot._check_q(q), as_state_vector(v, robot._nv, "v")  # type: ignore[arg-type]
 
 
-def _check_qva_py(
-    robot: Robot, q: ArrayLike, v: ArrayLike, a: ArrayLike
+def _check_qva(
+    robot: Robot, q: ArrayLike | State, v: ArrayLike | None, a: ArrayLike | None
 ) -> tuple[Array, Array, Array]:
-    """``check_q(q), check_v(v), check_v(a, "a")`` in one call, as :meth:`_check_qv`."""
-    if not robot.check_inputs:
-        return q, v, a  # type: ignore[return-value]
+    """``(q, v, a)`` for a single-sample call, as :func:`_check_q` (one fused test of all)."""
+    if type(q) is State:
+        if (
+            q._spec is robot._state_spec
+            and v is None
+            and a is None
+            and q.v is not None
+            and q.a is not None
+        ):
+            return q.q, q.v, q.a
+        return _arrays_of(robot, q, v, a, "qva")
     x: Any = q
     y: Any = v
     z: Any = a
     try:
         if (
-            x.dtype is F64
+            type(x) is _ndarray
+            and type(y) is _ndarray
+            and type(z) is _ndarray
+            and x.dtype is F64
             and y.dtype is F64
             and z.dtype is F64
             and x.ndim == 1
-            and y.ndim == 1
-            and z.ndim == 1
+            and y.shape == robot._v_shape
+            and z.shape == robot._v_shape
+            and 1 not in (x.tobytes() + y.tobytes() + z.tobytes())[TOP_BYTE::8].translate(LARGE_TOP)
+            and _is_normalized(robot._model, x, QUAT_EXACT_TOL)
         ):
-            rq, rv, ra = x.tobytes(), y.tobytes(), z.tobytes()
-            checked = robot._checked_v
-            if rq == robot._checked_q and rv == checked.get("v") and ra == checked.get("a"):
-                return x, y, z
-            # A new state: one byte test over the three vectors at once (one slice and one
-            # translate instead of three), then the quaternions; larger entries, wrong sizes
-            # and partial repeats take the separate tests below.
-            if (
-                len(y) == robot._nv
-                and len(z) == robot._nv
-                and 1 not in (rq + rv + ra)[_TOP::8].translate(_TOP_TABLE)
-                and _is_normalized(robot._model, x, QUAT_EXACT_TOL)
-            ):
-                robot._checked_q = rq
-                checked["v"] = rv
-                checked["a"] = ra
-                return x, y, z
-            if (
-                (rq == robot._checked_q or robot._new_q_passes(x, rq))
-                and (rv == checked.get("v") or robot._new_v_passes(y, rv, "v"))
-                and (ra == checked.get("a") or robot._new_v_passes(z, ra, "a"))
-            ):
-                return x, y, z
-    except (AttributeError, TypeError, ValueError, RuntimeError, RuntimeWarning):
-        pass  # the separate checks say what is wrong
-    return robot.check_q(q), robot.check_v(v), robot.check_v(a, "a")
+            return x, y, z
+    except (TypeError, ValueError):
+        pass  # a q of the wrong size (Pinocchio raises): named below
+    nv = robot._nv
+    return (
+        robot._check_q(q),
+        as_state_vector(v, nv, "v"),  # type: ignore[arg-type]
+        as_state_vector(a, nv, "a"),  # type: ignore[arg-type]
+    )
 
 
-# --- the compiled fast paths --------------------------------------------------------------
-
-
-def _spec(robot: Robot) -> tuple[int, int, tuple[int, ...], tuple[int, ...]]:
-    """What the compiled checks read of ``robot`` (set with its name tables): ``(nq, nv,
-    starts of the quaternions in q, starts of the (cos, sin) pairs)``."""
-    return robot._state_spec
-
-
-def _check_q_c(robot: Robot, q: ArrayLike) -> Array:
-    """:func:`check_q` on the compiled check."""
-    if robot.check_inputs:
-        spec = robot._state_spec
-        if _speedups.q(q, spec):
-            return q  # type: ignore[return-value]
-        return robot._check_q_slow(q)
-    return q  # type: ignore[return-value]
-
-
-def _check_v_c(robot: Robot, v: ArrayLike, what: str = "v") -> Array:
-    """:func:`check_v` on the compiled check."""
-    if robot.check_inputs:
-        spec = robot._state_spec
-        if _speedups.v(v, spec):
-            return v  # type: ignore[return-value]
-        return as_state_vector(v, robot._nv, what)
-    return v  # type: ignore[return-value]
-
-
-def _check_qv_c(robot: Robot, q: ArrayLike, v: ArrayLike) -> tuple[Array, Array]:
-    """:func:`_check_qv` on the compiled check (one call for both)."""
-    if robot.check_inputs:
-        spec = robot._state_spec
-        if not _speedups.qv(q, v, spec):
-            return robot.check_q(q), robot.check_v(v)
-    return q, v  # type: ignore[return-value]
-
-
-def _check_qva_c(
-    robot: Robot, q: ArrayLike, v: ArrayLike, a: ArrayLike
-) -> tuple[Array, Array, Array]:
-    """:func:`_check_qva` on the compiled check (one call for the three)."""
-    if robot.check_inputs:
-        spec = robot._state_spec
-        if not _speedups.qva(q, v, a, spec):
-            return robot.check_q(q), robot.check_v(v), robot.check_v(a, "a")
-    return q, v, a  # type: ignore[return-value]
-
-
-_F = TypeVar("_F")
-
-
-def _select(name: str, compiled: _F, python: _F) -> _F:
-    """The compiled path's function when :data:`SPEEDUPS`, else the Python one, under the
-    public name and the Python one's docstring (the Robot methods and the API reference)."""
-    chosen: Any = compiled if SPEEDUPS else python
-    chosen.__doc__ = getattr(python, "__doc__", None)
-    chosen.__name__ = chosen.__qualname__ = name
-    return cast(_F, chosen)
-
-
-check_q = _select("check_q", _check_q_c, _check_q_py)
-check_v = _select("check_v", _check_v_c, _check_v_py)
-_check_qv = _select("_check_qv", _check_qv_c, _check_qv_py)
-_check_qva = _select("_check_qva", _check_qva_c, _check_qva_py)
-
-
-# --- one sample or N -------------------------------------------------------------------
+# --- arrays of samples ------------------------------------------------------------------
 
 
 class StateCheck(NamedTuple):
-    """What :meth:`Robot.check_state` found, for one sample or N: ``(arrays, flagged,
-    reasons)``, a tuple (``arrays, bad, reasons = robot.check_batch(...)`` unpacks it as in
-    earlier releases).
+    """What :meth:`Robot.check_batch` found in N samples: ``(arrays, flagged, reasons)``.
 
     Attributes
     ----------
     arrays : dict of str to ndarray
-        The checked arrays as float, by the names given: shape (nq,) / (nv,) for one sample,
-        (N, nq) / (N, nv) for N (other named arrays as given).
-    flagged : bool or ndarray of bool, shape (N,)
-        The samples that cannot be used; always False for one sample (bad input raises).
+        The checked arrays as float, by the names given: shape (N, nq) / (N, nv) (other
+        named arrays as given).
+    flagged : ndarray of bool, shape (N,)
+        The samples that cannot be used.
     reasons : dict of int to str
-        Why each flagged sample is flagged (the first reason found); empty for one sample.
+        Why each flagged sample is flagged (the first reason found).
     """
 
     arrays: dict[str, Array]
-    flagged: Any
+    flagged: NDArray[np.bool_]
     reasons: dict[int, str]
-
-    @property
-    def is_batch(self) -> bool:
-        """True for N samples, False for one."""
-        return isinstance(self.flagged, np.ndarray)
 
 
 # The generated constructor names this module, so that its annotations resolve here (the API
@@ -349,86 +313,9 @@ class StateCheck(NamedTuple):
 StateCheck.__new__.__module__ = __name__
 
 
-def check_state(robot: Robot, **arrays: ArrayLike) -> StateCheck:
-    """Check one sample or N in one call: one sample raises on bad input, N samples flag it.
-
-    Like SciPy's ``Rotation``, the shape says which: ``q`` of shape (nq,) (or, without ``q``,
-    the first of ``v``, ``a``, ``tau`` of shape (nv,)) is one sample, checked as
-    :meth:`check_q` and :meth:`check_v` check it (a :class:`~wholebody.errors.StateError`
-    naming the field, index and value; a quaternion norm off 1 by less than 1e-6
-    renormalised with a :class:`~wholebody.errors.StateWarning`); (N, nq) is N samples,
-    checked as :meth:`check_batch` checks them (bad samples flagged with a reason, never
-    dropped). The result says which it holds (:attr:`StateCheck.is_batch`). The states are
-    checked whatever :attr:`check_inputs` says.
-
-    Parameters
-    ----------
-    **arrays
-        ``q`` of shape (nq,) or (N, nq) and any of ``v``, ``a``, ``tau`` of shape (nv,) or
-        (N, nv) [SI units, Pinocchio's layout]; other named arrays (one sample: any shape;
-        N samples: (N, ...)) must be finite (and within the magnitude limit when their name
-        starts with ``tau``).
-
-    Returns
-    -------
-    StateCheck
-        ``(arrays, flagged, reasons)``: for one sample the checked vectors, ``False`` and
-        ``{}``; for N as :meth:`check_batch` returns them.
-
-    Raises
-    ------
-    StateError
-        One sample: any bad value. N samples: arrays whose shapes do not fit (a file-level
-        problem); bad values are flagged instead.
-
-    Examples
-    --------
-    One configuration, then three of which one has a zero base quaternion:
-
-    >>> import numpy as np, wholebody
-    >>> robot = wholebody.load("humanoid")
-    >>> one = robot.check_state(q=robot.neutral(), v=np.zeros(robot.nv))
-    >>> one.is_batch, one.arrays["q"].shape, one.flagged
-    (False, (26,), False)
-    >>> Q = np.tile(robot.neutral(), (3, 1))
-    >>> Q[1, 3:7] = 0.0
-    >>> many = robot.check_state(q=Q)
-    >>> many.is_batch, many.flagged.tolist(), many.reasons
-    (True, [False, True, False], {1: 'base quaternion is zero'})
-    >>> robot.check_state(q=Q[1])
-    Traceback (most recent call last):
-    ...
-    wholebody.errors.StateError: base quaternion q[3:7] is zero; a rotation needs a unit quaternion
-    """
-    first = next((arrays[n] for n in _STATE_FIELDS if n in arrays), None)
-    if first is None or np.ndim(first) != 1:
-        return robot.check_batch(**arrays)
-    out: dict[str, Array] = {}
-    for name, x in arrays.items():
-        if name == "q":
-            out[name] = robot._check_q_slow(x)  # the full check (whatever check_inputs says)
-        elif name in _STATE_FIELDS:
-            out[name] = as_state_vector(x, robot._nv, name)
-        else:  # the batch's rule for any other named array, on a batch of one
-            try:
-                arr = np.asarray(x, dtype=float)
-            except (TypeError, ValueError) as exc:
-                raise StateError(f"{name} must be an array of numbers: {exc}") from None
-            _, bad, reasons = robot.check_batch(**{name: arr[None]})
-            if bad[0]:
-                raise StateError(reasons[0])
-            out[name] = arr
-    return StateCheck(out, False, {})
-
-
-# --- arrays of samples ------------------------------------------------------------------
-
-
 def check_batch(robot: Robot, **arrays: ArrayLike) -> StateCheck:
-    """Check arrays of samples at once; flag bad rows instead of raising.
-
-    The N-sample form of :meth:`check_state` (which also takes one sample), kept under this
-    name of earlier releases: it always takes N samples.
+    """Check N samples at once, flagging bad samples instead of raising (one sample:
+    :meth:`state`, which raises).
 
     Parameters
     ----------
@@ -447,7 +334,8 @@ def check_batch(robot: Robot, **arrays: ArrayLike) -> StateCheck:
         bad : ndarray of bool, shape (N,)
             Rows that cannot be used: non-finite values; in ``q``, ``v``, ``a`` and ``tau*``
             arrays also entries beyond :data:`~wholebody.robot.MAX_STATE_MAGNITUDE` (1e8,
-            SI units); quaternions that are zero or off unit norm by more than 1e-6.
+            SI units); quaternions and (cos, sin) pairs that are zero or off unit norm by
+            more than 1e-6.
         reasons : dict of int to str
             Why each bad row is bad (first reason found), e.g. ``"v has non-finite
             values"`` or ``"v[3] = 1e+200 is beyond any physical magnitude (|x| <=
@@ -461,10 +349,7 @@ def check_batch(robot: Robot, **arrays: ArrayLike) -> StateCheck:
     out: dict[str, Array] = {}
     n = None
     for name, x in arrays.items():
-        try:
-            arr = np.asarray(x, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise StateError(f"{name} must be an array of numbers: {exc}") from None
+        arr = x if type(x) is np.ndarray and x.dtype is F64 else real_array(x, name)
         if arr.ndim == 0:
             raise StateError(f"{name} must be an array of samples, got a scalar")
         if n is None:
@@ -512,10 +397,7 @@ def check_batch(robot: Robot, **arrays: ArrayLike) -> StateCheck:
             flag(np.asarray(~np.isfinite(flat).all(axis=1)), f"{name} has non-finite values")
     if "q" in out:
         q = out["q"]
-        spans = ([(3, 7, "base quaternion")] if robot._has_floating_base else []) + [
-            (i, i + 2, "continuous joint (cos, sin)") for i in robot._unit_pairs
-        ]
-        for start, stop, what in spans:
+        for start, stop, _, what in robot._unit_blocks:
             with np.errstate(invalid="ignore", over="ignore"):
                 norm = np.linalg.norm(q[:, start:stop], axis=1)
             err = np.abs(norm - 1.0)
@@ -622,12 +504,12 @@ def q_from_named(
             q[:3] = as_state_vector(base_position, 3, "base_position")
         if base_quaternion_xyzw is not None:
             q[3:7] = as_state_vector(base_quaternion_xyzw, 4, "base_quaternion_xyzw")
-    return robot.check_q(q)
+    return robot._check_q(q)
 
 
-def named(robot: Robot, q: ArrayLike) -> dict[str, float]:
+def named(robot: Robot, q: ArrayLike | State) -> dict[str, float]:
     """Joint positions of ``q`` by name (continuous joints as angles) [rad or m]."""
-    q = robot.check_q(q)
+    q = robot._check_q(q)
     out = {}
     for name, j in robot._joint_ids.items():
         jm = robot._model.joints[j]

@@ -11,7 +11,7 @@ checked**: callers check whole arrays with ``Robot.check_batch``):
 :func:`com_frames_rows`          CoM and frame origins, no velocities (contact conventions)
 :func:`centroidal_map_rows`      the centroidal map ``A_G``, CoM and frame origins
                                  (expected errors of differentiated accelerations)
-:func:`frame_placements_rows`    frame origins and rotations (``Robot.frame_placements``,
+:func:`frame_placements_rows`    frame origins and rotations (``Robot.placements``,
                                  calibration)
 :func:`frame_motions_rows`       frame origins and classical accelerations (the motion of
                                  links without ``<inertial>`` in the diagnosis)

@@ -22,124 +22,40 @@ This package is the one place where Pinocchio's algorithms are called (the passe
 packages need are in :mod:`wholebody.robot.batch`; tested). :class:`Robot` is one
 class: it holds the model, its data and the names (its constructor, loaders and properties
 are here), and its methods are plain functions of the robot, each in the module of its
-idea, bound to the class as attributes (no base classes, no call overhead):
+idea, bound to the class in its body (no base classes, no call overhead):
 
-================  ===========================================================
-``_model``        names, frame ids, added frames (copy-on-write model), summary
-``_state``        checks of q, v, a, tau (single and batch), configurations
-``_dynamics``     M, C, C v, g, nle, inverse/forward dynamics, torque split
-``_kinematics``   frames, CoM, momentum, one-pass helpers for balance/estimation
-``_contact``      the one-pass contact-dynamics bundle for controllers
+====================  ===========================================================
+``_model``            names, frame ids, added frames (copy-on-write model), summary
+``_state``            a state checked once (``State``), checks of raw arrays and of N
+                      samples, configurations
+``_dynamics``         M, C, C v, g, nle, inverse/forward dynamics, torque split
+``_kinematics``       frames, CoM, momentum, one-pass helpers for balance/estimation
+``_contact``          the one-pass contact-dynamics bundle for controllers
 ``_controller_pass``  the one pass of a whole-body controller's tick
-================  ===========================================================
+====================  ===========================================================
 
-``Robot.mass_matrix`` is ``_dynamics.mass_matrix``, whose first argument is the robot. The
-last four modules are imported on the first use of one of their methods (a check of a log
-calls none of them), each method then bound to the class as is.
+``Robot.mass_matrix`` is ``_dynamics.mass_matrix``, whose first argument is the robot.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
-from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
-from .._lazy import lazy_names
 from ..errors import InvalidArgumentError, URDFParseError
-from . import _model, _state
+from . import _contact, _controller_pass, _dynamics, _kinematics, _model, _state
 from . import validation as _validation
-from ._checks import (
-    MAX_STATE_MAGNITUDE,
-    QUAT_EXACT_TOL,
-    QUAT_RENORMALIZE_TOL,
-    Array,
-    as_state_vector,
-)
+from ._checks import Array, as_state_vector
 from ._model import _FREE_FLYER
-from ._state import StateCheck
 from .validation import inertialess_child_links
 
-if TYPE_CHECKING:
-    from . import _contact, _controller_pass, _dynamics, _kinematics
-    from ._contact import ContactDynamics, ContactDynamicsPass
-    from ._controller_pass import ControllerPass
-    from ._dynamics import External, TorqueTerms
-    from ._kinematics import ContactPass, FramePlacements
-
-__all__ = [
-    "Robot",
-    "TorqueTerms",
-    "ContactPass",
-    "StateCheck",
-    "FramePlacements",
-    "ContactDynamics",
-    "ContactDynamicsPass",
-    "ControllerPass",
-    "External",
-    "Array",
-    "MAX_STATE_MAGNITUDE",
-    "QUAT_EXACT_TOL",
-    "QUAT_RENORMALIZE_TOL",
-]
-
-
-class _Method:
-    """``Robot.<attr>``: the function ``name`` of the robot's module ``module``, imported on
-    the first use of the attribute and then bound to the class as is (the same object and
-    call cost as a binding in the class body)."""
-
-    def __init__(self, module: str, name: str) -> None:
-        self.module, self.name = module, name
-
-    def __set_name__(self, owner: type, attr: str) -> None:
-        self.owner, self.attr = owner, attr
-
-    def __get__(self, instance: Any, owner: type | None = None) -> Any:
-        module = import_module(f"{__package__}.{self.module}")
-        function = getattr(module, self.name)
-        # Bound for good only when it is the module's own function: a stand-in patched over
-        # it at first use (a test's mock) is used, not kept past the patch.
-        if getattr(function, "__module__", None) == module.__name__:
-            setattr(self.owner, self.attr, function)
-        return function if instance is None else function.__get__(instance, owner)
-
-
-class _OnFirstUse:
-    """A method module of the robot, imported on the first use of one of its methods: a
-    check of a log calls none of dynamics, frames, contact dynamics or the controller's pass,
-    so it does not import them."""
-
-    def __init__(self, module: str) -> None:
-        self.module = module
-
-    def __getattr__(self, name: str) -> _Method:
-        return _Method(self.module, name)
-
-
-if not TYPE_CHECKING:
-    _contact, _controller_pass, _dynamics, _kinematics = (
-        _OnFirstUse(m) for m in ("_contact", "_controller_pass", "_dynamics", "_kinematics")
-    )
-
-# Names of those modules exported here, imported on first access (PEP 562).
-_LAZY = {
-    "ContactDynamics": "_contact",
-    "ContactDynamicsPass": "_contact",
-    "ControllerPass": "_controller_pass",
-    "External": "_dynamics",
-    "TorqueTerms": "_dynamics",
-    "ContactPass": "_kinematics",
-    "FramePlacements": "_kinematics",
-}
-
-
-__getattr__, __dir__ = lazy_names(__package__, globals(), _LAZY)
+__all__ = ["Robot"]
 
 
 _R = TypeVar("_R", bound="Robot")
@@ -149,9 +65,10 @@ class Robot:
     """A rigid multibody robot on Pinocchio, with checked inputs and named frames.
 
     Create one with :meth:`from_urdf`, :meth:`from_urdf_string`, :meth:`from_model` or
-    :func:`wholebody.load`. Methods take states as arrays in Pinocchio's layout (see the
-    module docstring) and return fresh arrays. A ``Robot`` keeps one Pinocchio ``Data`` as
-    scratch space, so one instance must not be shared between threads.
+    :func:`wholebody.load`. Methods take states in Pinocchio's layout (see the module
+    docstring), as a :class:`~wholebody.robot.State` checked once by :meth:`state` or as
+    arrays checked at each call, and return fresh arrays. A ``Robot`` keeps one Pinocchio
+    ``Data`` as scratch space, so one instance must not be shared between threads.
 
     Parameters
     ----------
@@ -166,20 +83,22 @@ class Robot:
 
     Notes
     -----
-    Every state argument is checked unless :attr:`check_inputs` is False: shape,
-    finiteness, magnitudes within :data:`MAX_STATE_MAGNITUDE` (1e8, SI units) and unit
-    quaternions, with :class:`~wholebody.errors.StateError` naming the field, index and
-    value. Frames are given by name (a ``str``); an unknown name is a
-    :class:`~wholebody.errors.FrameNotFoundError` listing close matches, anything else an
-    :class:`~wholebody.errors.InvalidArgumentError`.
+    A state is checked once, where it enters: by :meth:`state` (then trusted), or at each
+    call for arrays: shape, real numbers, finiteness, magnitudes within
+    :data:`~wholebody.robot.MAX_STATE_MAGNITUDE` (1e8, SI units) and unit quaternions, with
+    :class:`~wholebody.errors.StateError` naming the field, index and value; N samples are
+    checked once per batch (:meth:`check_batch`). Frames are given by name (a ``str``); an
+    unknown name is a :class:`~wholebody.errors.FrameNotFoundError` listing close matches,
+    anything else an :class:`~wholebody.errors.InvalidArgumentError`.
     """
 
     # Set by the functions of ``_model`` (names, gravity), declared here for type checkers.
     _joint_ids: dict[str, int]
     _frame_ids: dict[str, int]
     _unit_pairs: list[int]
-    # (nq, nv, quaternion starts, (cos, sin) pair starts): the compiled checks' spec.
-    _state_spec: tuple[int, int, tuple[int, ...], tuple[int, ...]]
+    _unit_blocks: tuple[tuple[int, int, str, str], ...]
+    # (nq, nv, unit-norm blocks of q): what a state's check depends on.
+    _state_spec: tuple[int, int, tuple[tuple[int, int], ...]]
     _lower: Array
     _upper: Array
     _gravity: Array
@@ -203,20 +122,14 @@ class Robot:
         self.name = name or model.name or "robot"
         self.source = source
         self._has_floating_base = model.njoints > 1 and model.joints[1].shortname() == _FREE_FLYER
-        #: Check states at every call (default). Set False in a hot loop over arrays you have
-        #: already checked (e.g. with :meth:`check_batch`): a bad state then reaches Pinocchio,
-        #: which may return garbage or crash. Frame names and ids are always checked.
-        self.check_inputs = True
         self._nq, self._nv = int(model.nq), int(model.nv)
+        self._v_shape = (self._nv,)
         self._index_names()
         self._mass = float(sum(model.inertias[j].mass for j in range(1, model.njoints)))
         self._cache_gravity()
         self._nograv: tuple[pin.Model, pin.Data] | None = None  # for C(q, v) v, made lazily
         # Frame-id sequences found valid (ids stay valid: frames are never removed).
         self._valid_ids: dict[tuple[Any, ...], tuple[int, ...]] = {}
-        # Bytes of the last q and of the last v-sized vectors (by name) that passed the checks.
-        self._checked_q = b""
-        self._checked_v: dict[str, bytes] = {}
         # Some Pinocchio versions fill only the upper triangle of M: find out once.
         M = pin.crba(self._model, self._data, pin.neutral(self._model))
         self._crba_upper_only = not np.array_equal(M, M.T)
@@ -520,14 +433,10 @@ class Robot:
     add_frame = _model.add_frame
     summary = _model.summary
 
-    # --- state: checks of q, v, a, tau (single and batch), configurations -----------------
+    # --- state: a state checked once, raw arrays checked per call, N samples, configurations
 
-    check_state = _state.check_state
-    check_q = _state.check_q
-    _new_q_passes = _state._new_q_passes
-    _new_v_passes = _state._new_v_passes
-    _check_q_slow = _state._check_q_slow
-    check_v = _state.check_v
+    state = _state.state
+    _check_q = _state._check_q
     _check_qv = _state._check_qv
     _check_qva = _state._check_qva
     check_batch = _state.check_batch
@@ -555,9 +464,6 @@ class Robot:
 
     _fid = _kinematics._fid
     placements = _kinematics.placements
-    frame_placement = _kinematics.frame_placement
-    frame_placements = _kinematics.frame_placements
-    com_and_frame_positions = _kinematics.com_and_frame_positions
     frame_position = _kinematics.frame_position
     frame_jacobian = _kinematics.frame_jacobian
     point_jacobian = _kinematics.point_jacobian
@@ -570,7 +476,6 @@ class Robot:
     centroidal_pass = _kinematics.centroidal_pass
     _centroidal_sample = _kinematics._centroidal_sample
     _frame_sample = _kinematics._frame_sample
-    _momentum_rate_sample = _kinematics._momentum_rate_sample
     _gravito_inertial_sample = _kinematics._gravito_inertial_sample
     _com_sample = _kinematics._com_sample
     contact_pass = _kinematics.contact_pass

@@ -148,7 +148,7 @@ def _moved(robot: Robot | None, q: Array, W: Array, stated: str, target: str, na
     """World-axes wrenches about ``stated``'s origin, moved to ``target``'s origin."""
     assert robot is not None
     try:
-        positions, _ = robot.frame_placements(q, [stated, target])
+        positions, _ = robot.placements(q, [stated, target])[:2]
     except FrameNotFoundError as exc:
         raise RecordingError(f"{name}: {exc}", name) from exc
     f = W[:, :3]

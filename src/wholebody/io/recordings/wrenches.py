@@ -60,7 +60,7 @@ def wrench_at_contact_in_world(
         A frame the robot lacks (the message names the topic and lists close frames).
     """
     try:
-        positions, rotations = robot.frame_placements(q, [sensor_frame, contact_frame])
+        positions, rotations = robot.placements(q, [sensor_frame, contact_frame])[:2]
     except FrameNotFoundError as exc:
         raise RecordingError(f"{name or 'wrench'}: {exc}", name) from exc
     R_ws = rotations[:, 0]
