@@ -156,7 +156,7 @@ def fit_inertial_parameters(
     settings = _Settings(use_torques, prior_weight, max_iterations, folds, held_matrix)
     prepared = prepare_logs(robot, logs, contacts, use_torques)
     with blas_threads(max(problem.n_columns, problem.p)) as threads:
-        result = _fit_logs(problem, prepared, names, settings, lags, max_lag)
+        result = _fit_logs(problem, prepared, settings, lags, max_lag)
     result.blas_threads = threads
     result.held_for_offsets = held
     result.held_directions = [(d.link, d.contact, d.words()) for d in imitated]
@@ -272,7 +272,6 @@ class _Settings:
 def _fit_logs(
     problem: Problem,
     prepared: list[PreparedLog],
-    names: list[str],
     settings: _Settings,
     lags: bool,
     max_lag: float,
@@ -282,6 +281,7 @@ def _fit_logs(
     ``max_lag`` [s]) is read first (with the URDF's model) and the log fitted with its wrenches
     moved back by it; the lags are then read again with the fitted model and the logs refitted,
     until they settle."""
+    names = problem.log_names
     # The chunks' arrays, kept for every pass of the fit and the refits.
     workspace = Workspace()
     lag_values: dict[str, float] = {}
@@ -298,7 +298,7 @@ def _fit_logs(
             shifted[k] = shift_wrenches(lg, lag_values[names[k]])
     if sum(len(lg.q) for lg in shifted) == 0:
         raise StateError("no usable sample in the logs (all flagged as non-finite or invalid)")
-    estimate = _fit(problem, shifted, names, settings, lag_values, workspace)
+    estimate = _fit(problem, shifted, settings, workspace)
     # The first lags were read with the URDF's model: its errors (with every link free, too
     # many to project out) pose as part of a lag. Read them again with the fitted model, from
     # the unshifted logs, and refit while they move.
@@ -315,8 +315,9 @@ def _fit_logs(
         shifted = [shift_wrenches(lg, again[names[k]]) for k, lg in enumerate(prepared)]
         # From the URDF again, not from the previous estimate: the scale's fixed point is met
         # to a tolerance, so another start would stop at another point within it.
-        estimate = _fit(problem, shifted, names, settings, lag_values, workspace)
+        estimate = _fit(problem, shifted, settings, workspace)
     result = estimate.report()
+    result.lags = lag_values
     result.lag_estimates = lag_read
     result.lag_notes = {
         names[k]: why_no_lag(lg, max_lag)
@@ -487,22 +488,19 @@ class _Chunks:
 class _Estimate:
     """A fit's parameters ``theta`` (p,) and what its report needs: the features (``chunks``),
     the Gram matrices per time window and the square root of their sum (``R``), the noise
-    model's overall scale and the residuals' lag-1 autocorrelation ``rho``."""
+    model's overall scale, the share of degrees of freedom the residual keeps and the
+    residuals' lag-1 autocorrelation ``rho``."""
 
     problem: Problem
-    names: list[str]
     settings: _Settings
-    lag_values: dict[str, float]
     chunks: _Chunks
     solver: Solver
     grams: list[dict[str, Array]]
     R: Array
-    n_folds: int
     theta: Array
     scale: float
     dof_share: float
     rho: float
-    floor: float
 
     def report(self) -> IdentificationResult:
         """The second pass (scores, held-out windows), the intervals, the identifiability
@@ -511,23 +509,17 @@ class _Estimate:
 
 
 def _fit(
-    problem: Problem,
-    prepared: list[PreparedLog],
-    names: list[str],
-    settings: _Settings,
-    lag_values: dict[str, float],
-    workspace: Workspace,
+    problem: Problem, prepared: list[PreparedLog], settings: _Settings, workspace: Workspace
 ) -> _Estimate:
     """The noise model, the first pass (the Gram matrices) and the Gauss-Newton estimate
     (from the URDF); the report is computed when asked for: a fit whose lags are read again
     and redone needs only the estimate. ``workspace``: the chunks' arrays, reused (by the
     fit's passes and by fits one after another)."""
-    robot = problem.robot
-    rows = robot.nv if settings.use_torques else 6
+    rows = problem.robot.nv if settings.use_torques else 6
     n_total = sum(len(lg.q) for lg in prepared)
     segments, n_folds = _segments(prepared, settings.folds)
     solver = Solver(problem, settings.prior_weight, settings.max_iterations, settings.held)
-    floor = 1e-12 * robot.weight
+    floor = _floor(problem)
     noise_model, rho = _noise_model(problem, prepared, rows, solver, floor, workspace)
     keep = n_total * rows * (problem.n_columns + rows) * 8 <= _KEEP_BYTES
     chunks = _Chunks(problem, prepared, segments, rows, noise_model, workspace, keep)
@@ -535,21 +527,13 @@ def _fit(
     factors = combine(grams, range(n_folds), problem.n_columns)
     theta, scale, dof_share = _gauss_newton(problem, solver, factors, n_rows)
     return _Estimate(
-        problem,
-        names,
-        settings,
-        lag_values,
-        chunks,
-        solver,
-        grams,
-        factors["all"],
-        n_folds,
-        theta,
-        scale,
-        dof_share,
-        rho,
-        floor,
+        problem, settings, chunks, solver, grams, factors["all"], theta, scale, dof_share, rho
     )
+
+
+def _floor(problem: Problem) -> float:
+    """The least noise level of a row group [N or N m]."""
+    return 1e-12 * problem.robot.weight
 
 
 def _gram_matrices(
@@ -794,8 +778,9 @@ def _report(est: _Estimate) -> IdentificationResult:
     H_data = J.T @ J
     N = est.solver.basis()
     H_inv = pinv_sym(N.T @ H_data @ N + est.settings.prior_weight * np.eye(N.shape[1]))
+    n_folds = len(est.grams)
     fold_x = fold_parameters(
-        est.solver, problem, est.grams, {"all": est.scale}, est.n_folds, problem.n_columns
+        est.solver, problem, est.grams, {"all": est.scale}, n_folds, problem.n_columns
     )
     res = _second_pass(est, x, fold_x, DL @ N)
     per_log = [np.concatenate(s) if s else np.zeros((0, N.shape[1])) for s in res.scores]
@@ -809,7 +794,7 @@ def _report(est: _Estimate) -> IdentificationResult:
     q = _reported(est, N, H_data, H_inv @ meat @ H_inv, V_null, dof_w)
     groups_rows = _row_groups(est.chunks.rows)
     counts = {g: sum(len(v) for v in res.after[g]) * (sl.stop - sl.start) for g, sl in groups_rows}
-    names, prepared = est.names, est.chunks.prepared
+    names, prepared = problem.log_names, est.chunks.prepared
     calibrations = {names[k]: fitted_calibration(problem, theta, k) for k in range(len(prepared))}
     return IdentificationResult(
         robot=problem.robot,
@@ -818,7 +803,9 @@ def _report(est: _Estimate) -> IdentificationResult:
             problem, theta, q.cov, q.prior_var, q.share, q.dof, data_null, q.held
         ),
         identifiability=identifiability_report(blocks, H_data, names_p),
-        noise={g: max(v, est.floor) for g, v in res.rms("after", counts, est.dof_share).items()},
+        noise={
+            g: max(v, _floor(problem)) for g, v in res.rms("after", counts, est.dof_share).items()
+        },
         residual_rms_before=res.rms("before", counts),
         residual_rms_after=res.rms("after", counts),
         residual_before={g: np.concatenate(v) for g, v in res.before.items()},
@@ -831,8 +818,7 @@ def _report(est: _Estimate) -> IdentificationResult:
         _link_states={problem.links[i].name: problem.link_state(theta, i) for i in problem.touched},
         _theta=theta,
         calibrations=calibrations,
-        lags=est.lag_values,
-        cross_validation=res.cross_validation(est.n_folds, counts) if fold_x else None,
+        cross_validation=res.cross_validation(n_folds, counts) if fold_x else None,
         batch_length=batch,
         n_batches=n_batches,
         inconsistent_urdf_links=list(problem.inconsistent),
