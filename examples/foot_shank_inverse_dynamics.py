@@ -24,7 +24,7 @@ import pinocchio as pin
 import wholebody as wb
 from wholebody.balance import joint_reaction_wrenches
 from wholebody.check.plots import optional_pyplot, output_dir
-from wholebody.models.urdf_writer import UrdfWriter, box_inertia, cylinder_inertia
+from wholebody.models.urdf_writer import Link, box_inertia, chain, cylinder_inertia, urdf_text
 from wholebody.spatial import skew
 
 SHANK_MASS, FOOT_MASS = 3.5, 1.0
@@ -34,34 +34,17 @@ FOOT_COM = np.array([0.05, 0.0, -0.04])  # from the ankle [m]
 
 
 def foot_shank_urdf() -> str:
-    w = UrdfWriter("foot_shank")
-    w.link(
-        "shank",
-        mass=SHANK_MASS,
-        com=tuple(SHANK_COM),
-        inertia=cylinder_inertia(SHANK_MASS, 0.05, 0.40),
-    )
+    shank = Link("shank", SHANK_MASS, tuple(SHANK_COM), cylinder_inertia(SHANK_MASS, 0.05, 0.40))
+    foot = Link("foot", FOOT_MASS, tuple(FOOT_COM), box_inertia(FOOT_MASS, (0.24, 0.10, 0.06)))
     # A 3-dof ankle as three hinges through one point (massless intermediate links).
-    w.joint(
-        "ankle_x",
-        "revolute",
-        "shank",
-        "ankle_link_1",
-        xyz=tuple(ANKLE),
-        axis=(1, 0, 0),
-        limit=(-1, 1),
+    ankle = [
+        ("ankle_x", "ankle_link_1", tuple(ANKLE), (1, 0, 0), (-1, 1)),
+        ("ankle_y", "ankle_link_2", (0, 0, 0), (0, 1, 0), (-1, 1)),
+        ("ankle_z", "foot", (0, 0, 0), (0, 0, 1), (-1, 1)),
+    ]
+    return urdf_text(
+        "foot_shank", shank, chain("shank", ankle), {"foot": foot}, "foot and shank of seed 000"
     )
-    w.link("ankle_link_1")
-    w.joint("ankle_y", "revolute", "ankle_link_1", "ankle_link_2", axis=(0, 1, 0), limit=(-1, 1))
-    w.link("ankle_link_2")
-    w.joint("ankle_z", "revolute", "ankle_link_2", "foot", axis=(0, 0, 1), limit=(-1, 1))
-    w.link(
-        "foot",
-        mass=FOOT_MASS,
-        com=tuple(FOOT_COM),
-        inertia=box_inertia(FOOT_MASS, (0.24, 0.10, 0.06)),
-    )
-    return w.render("foot and shank of seed 000")
 
 
 def segment_kinematics(robot: wb.Robot, q, v, a, body: str, com_local):

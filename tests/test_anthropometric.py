@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -79,3 +80,17 @@ def test_shipped_file_and_scaling():
     assert np.linalg.norm(knee_to_ankle) == pytest.approx(0.246 * 1.90)
     with pytest.raises(KeyError, match="unknown anthropometric table 'zatsiorsky'"):
         anthropometric_human_urdf(table="zatsiorsky")
+
+
+@pytest.mark.parametrize(
+    ("height", "mass", "sha256"),
+    [
+        (1.0, 40.0, "570ac289b7d6a51271a18d5aae7ec09dd6bd93cb7570709d1eb678cc947af155"),
+        (1.55, 95.5, "42f9a0d5be720311d5028f57ac23f72c99b6f22a801947bfbd12b2de93aa6305"),
+        (2.1, 70.0, "bb973dff95ed9a62c9a25bd1024877880d1bc0bbb8a118e42e3429371420472f"),
+    ],
+)
+def test_other_statures_write_the_text_pinned_before_the_builder_was_a_table(height, mass, sha256):
+    # SHA-256 of the text main ee921d1 wrote (one writer call per element).
+    text = anthropometric_human_urdf(height, mass)
+    assert hashlib.sha256(text.encode()).hexdigest() == sha256

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import warnings
 
 import numpy as np
@@ -14,6 +15,21 @@ from wholebody.models import SHIPPED, path
 @pytest.mark.parametrize("name", sorted(SHIPPED))
 def test_committed_urdf_is_what_the_generator_writes(name):
     assert path(name).read_text() == SHIPPED[name](), "run: python -m wholebody.models"
+
+
+# SHA-256 of the shipped files as main ee921d1 wrote them (one writer call per element, before
+# the builders became tables): the table-driven builders write them byte for byte.
+SHIPPED_SHA256 = {
+    "pendulum": "97fc18e4ddf572ecae8ffbbaedaa60b86543a32d58d8139c81ffeceb34bc1c38",
+    "two_link_arm": "14d966910f746e97cedf66d77c61ee436ce31a389e2158417def643a3a7a3eac",
+    "humanoid": "ac01b3d10432f68eae61d2fcdc690e9655f4ddb3bd775454e53aa626a7facb27",
+    "human_dempster": "b96dea33b1c8f51f921b83961d26932574953c4de89c67714f91dd719b82c7a7",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_shipped_urdf_bytes_are_pinned(name):
+    assert hashlib.sha256(path(name).read_bytes()).hexdigest() == SHIPPED_SHA256[name]
 
 
 def test_humanoid_mass_sizes_and_soles(humanoid):

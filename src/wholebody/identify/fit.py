@@ -5,8 +5,8 @@ against the URDF on held-out time windows (see :mod:`wholebody.identify`)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +35,10 @@ from .parameters import (
     parse_selection,
     pinv_sym,
 )
-from .problem import INERTIA_COMPONENTS, Problem, prepare_logs
+from .problem import INERTIA_COMPONENTS, PreparedLog, Problem, prepare_logs
 from .result import CrossValidation, IdentificationResult
 from .solver import Solver, combine, fold_parameters, square_root
-from .stance import offset_imitated_directions
+from .stance import ImitatedDirection, offset_imitated_directions
 
 __all__ = ["fit_inertial_parameters", "fit_calibration"]
 
@@ -142,9 +142,35 @@ def fit_inertial_parameters(
     """
     if not robot.has_floating_base:
         raise StateError("identification from logs needs a floating-base robot")
-    if isinstance(logs, Trajectory):
-        logs = [logs]
-    logs = list(logs)
+    logs = [logs] if isinstance(logs, Trajectory) else list(logs)
+    stds = _checked_options(logs, prior_weight, max_lag, prior_std)
+    contacts = list(contacts)
+    if use_torques is None:
+        use_torques = all(t.tau is not None for t in logs)
+    names = _log_names([str(t.source) for t in logs])
+    problem, held = _problem(
+        robot, contacts, names, use_torques, stds, parameters, links, groups, sensors, density, urdf
+    )
+    imitated = _imitated(problem, sensors, links, use_torques)
+    held_matrix = np.array([d.direction for d in imitated]) if imitated else None
+    settings = _Settings(use_torques, prior_weight, max_iterations, folds, held_matrix)
+    prepared = prepare_logs(robot, logs, contacts, use_torques)
+    with blas_threads(max(problem.n_columns, problem.p)) as threads:
+        result = _fit_logs(problem, prepared, settings, lags, max_lag)
+    result.blas_threads = threads
+    result.held_for_offsets = held
+    result.held_directions = [(d.link, d.contact, d.words()) for d in imitated]
+    return result
+
+
+def _checked_options(
+    logs: list[Trajectory],
+    prior_weight: float,
+    max_lag: float,
+    prior_std: Mapping[str, float] | None,
+) -> dict[str, float]:
+    """The prior's standard deviations by kind (:data:`DEFAULT_PRIOR_STD` with ``prior_std``'s
+    overrides), once the options are checked."""
     if not logs:
         raise InvalidArgumentError("give at least one log")
     if not (math.isfinite(prior_weight) and prior_weight >= 0):
@@ -162,9 +188,25 @@ def fit_inertial_parameters(
                 f"prior_std[{kind!r}] must be a positive number, got {value!r}"
             )
         stds[kind] = float(value)
-    contacts = list(contacts)
-    if use_torques is None:
-        use_torques = all(t.tau is not None for t in logs)
+    return stds
+
+
+def _problem(
+    robot: Robot,
+    contacts: list[Contact],
+    names: list[str],
+    use_torques: bool,
+    stds: dict[str, float],
+    parameters: str | None,
+    links: Sequence[str] | None,
+    groups: Mapping[str, Sequence[str]] | None,
+    sensors: SensorModel | None,
+    density: bool,
+    urdf: str | Path | None,
+) -> tuple[Problem, dict[str, str]]:
+    """The problem of the parameter sets chosen (:func:`parse_selection`) and the sensors'
+    parameters; and the links kept at the URDF because they carry a contact whose offsets are
+    fitted (link name -> contact name)."""
     all_links = robot_links(robot, urdf)
     mass_groups, com_links, inertia_links = parse_selection(all_links, parameters, links, groups)
     held: dict[str, str] = {}
@@ -183,7 +225,6 @@ def fit_inertial_parameters(
             if not (len(ids) == 1 and ids[0] in drop and g == all_links[ids[0]].name)
         ]
         com_links = [i for i in com_links if i not in drop]
-    names = _log_names([str(t.source) for t in logs])
     problem = Problem(
         robot,
         all_links,
@@ -199,78 +240,90 @@ def fit_inertial_parameters(
     )
     if problem.p == 0:
         raise InvalidArgumentError("nothing to fit: choose parameters or sensor parameters")
-    # Directions of other links' mass and CoM that a fitted offset imitates while its sensor's
-    # body is still (an ankle link's mass and CoM along the roll axis, a shank's mass at the
-    # ankle): held at the URDF like the carrier's (wholebody.identify.stance).
-    imitated = []
-    if links is None and sensors is not None:
-        fitted = sensors.contacts_for("offsets", [c.name for c in contacts])
-        imitated = offset_imitated_directions(problem, fitted, robot.nv if use_torques else 6)
-    held_matrix = np.array([d.direction for d in imitated]) if imitated else None
-    prepared = prepare_logs(robot, logs, contacts, use_torques)
+    return problem, held
+
+
+def _imitated(
+    problem: Problem, sensors: SensorModel | None, links: Sequence[str] | None, use_torques: bool
+) -> list[ImitatedDirection]:
+    """Directions of other links' mass and CoM that a fitted offset imitates while its sensor's
+    body is still (an ankle link's mass and CoM along the roll axis, a shank's mass at the
+    ankle): held at the URDF like the carrier's (:mod:`wholebody.identify.stance`), unless the
+    links are chosen by name."""
+    if links is not None or sensors is None:
+        return []
+    fitted = sensors.contacts_for("offsets", [c.name for c in problem.contacts])
+    return offset_imitated_directions(problem, fitted, problem.robot.nv if use_torques else 6)
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """What every fit of one call shares: the rows used (joint torques or the floating base's
+    alone), the prior's weight, the Gauss-Newton iterations, the cross-validation's time
+    windows per log, and the directions held at the URDF (k, p) or None."""
+
+    use_torques: bool
+    prior_weight: float
+    max_iterations: int
+    folds: int
+    held: Array | None
+
+
+def _fit_logs(
+    problem: Problem,
+    prepared: list[PreparedLog],
+    settings: _Settings,
+    lags: bool,
+    max_lag: float,
+) -> IdentificationResult:
+    """The fit of the logs and its report, with each log's lag reading (estimate, standard
+    error [s]) and why none was read (by name). With ``lags``, each log's lag (within
+    ``max_lag`` [s]) is read first (with the URDF's model) and the log fitted with its wrenches
+    moved back by it; the lags are then read again with the fitted model and the logs refitted,
+    until they settle."""
+    names = problem.log_names
     # The chunks' arrays, kept for every pass of the fit and the refits.
     workspace = Workspace()
-    with blas_threads(max(problem.n_columns, problem.p)) as threads:
-        lag_values: dict[str, float] = {}
-        lag_read: dict[str, tuple[float, float]] = {}
-        originals = list(prepared)
-        # Each log's base rows from the first reading kept for the readings with the fitted
-        # model (one regressor pass per sample), within the memory the fit keeps features in.
-        keep_rows = sum(BaseRows.nbytes(problem, lg) for lg in prepared) <= _KEEP_BYTES
-        base_rows: list[list[BaseRows] | None] = [[] if keep_rows else None for _ in prepared]
-        if lags:
-            for k, lg in enumerate(prepared):
-                lag_read[names[k]] = lag_and_error(problem, lg, max_lag, rows=base_rows[k])
-                lag_values[names[k]] = _significant(*lag_read[names[k]])
-                prepared[k] = shift_wrenches(lg, lag_values[names[k]])
-        n_total = sum(len(lg.q) for lg in prepared)
-        if n_total == 0:
-            raise StateError("no usable sample in the logs (all flagged as non-finite or invalid)")
-
-        def fit_shifted(prepared: list[Any], lag_values: dict[str, float]) -> _Estimate:
-            """The fit of the logs as shifted by ``lag_values`` (every other setting fixed)."""
-            return _fit(
-                problem,
-                prepared,
-                names,
-                use_torques,
-                prior_weight,
-                max_iterations,
-                folds,
-                lag_values,
-                held_matrix,
-                workspace,
-            )
-
-        estimate = fit_shifted(prepared, lag_values)
-        # The first lags were read with the URDF's model: its errors (with every link free,
-        # too many to project out) pose as part of a lag. Read them again with the fitted
-        # model, from the unshifted logs, and refit while they move.
-        for _ in range(_LAG_ROUNDS if lags else 0):
-            read = {
-                names[k]: lag_and_error(problem, lg, max_lag, estimate.theta, base_rows[k])
-                for k, lg in enumerate(originals)
-            }
-            again = {n: _significant(*v) for n, v in read.items()}
-            if all(abs(again[n] - lag_values[n]) <= _LAG_TOLERANCE for n in again):
-                lag_read = read
-                break
-            lag_values, lag_read = again, read
-            prepared = [shift_wrenches(lg, again[names[k]]) for k, lg in enumerate(originals)]
-            # From the URDF again, not from the previous estimate: the scale's fixed point is
-            # met to a tolerance, so another start stops at another point within it (measured on
-            # the three-log Talos case: 0.008 standard errors away, for about 0.4 s of 13 s).
-            estimate = fit_shifted(prepared, lag_values)
-        result = estimate.report()
-    result.blas_threads = threads
+    lag_values: dict[str, float] = {}
+    lag_read: dict[str, tuple[float, float]] = {}
+    # Each log's base rows from the first reading kept for the readings with the fitted
+    # model (one regressor pass per sample), within the memory the fit keeps features in.
+    keep_rows = sum(BaseRows.nbytes(problem, lg) for lg in prepared) <= _KEEP_BYTES
+    base_rows: list[list[BaseRows] | None] = [[] if keep_rows else None for _ in prepared]
+    shifted = list(prepared)
+    if lags:
+        for k, lg in enumerate(prepared):
+            lag_read[names[k]] = lag_and_error(problem, lg, max_lag, rows=base_rows[k])
+            lag_values[names[k]] = _significant(*lag_read[names[k]])
+            shifted[k] = shift_wrenches(lg, lag_values[names[k]])
+    if sum(len(lg.q) for lg in shifted) == 0:
+        raise StateError("no usable sample in the logs (all flagged as non-finite or invalid)")
+    estimate = _fit(problem, shifted, settings, workspace)
+    # The first lags were read with the URDF's model: its errors (with every link free, too
+    # many to project out) pose as part of a lag. Read them again with the fitted model, from
+    # the unshifted logs, and refit while they move.
+    for _ in range(_LAG_ROUNDS if lags else 0):
+        read = {
+            names[k]: lag_and_error(problem, lg, max_lag, estimate.theta, base_rows[k])
+            for k, lg in enumerate(prepared)
+        }
+        again = {n: _significant(*v) for n, v in read.items()}
+        if all(abs(again[n] - lag_values[n]) <= _LAG_TOLERANCE for n in again):
+            lag_read = read
+            break
+        lag_values, lag_read = again, read
+        shifted = [shift_wrenches(lg, again[names[k]]) for k, lg in enumerate(prepared)]
+        # From the URDF again, not from the previous estimate: the scale's fixed point is met
+        # to a tolerance, so another start would stop at another point within it.
+        estimate = _fit(problem, shifted, settings, workspace)
+    result = estimate.report()
+    result.lags = lag_values
     result.lag_estimates = lag_read
     result.lag_notes = {
         names[k]: why_no_lag(lg, max_lag)
-        for k, lg in enumerate(originals)
+        for k, lg in enumerate(prepared)
         if names[k] in lag_read and not math.isfinite(lag_read[names[k]][1])
     }
-    result.held_for_offsets = held
-    result.held_directions = [(d.link, d.contact, d.words()) for d in imitated]
     return result
 
 
@@ -373,92 +426,147 @@ def _noise_model(
 
 
 @dataclass(frozen=True)
-class _Estimate:
-    """A fit's parameters ``theta`` (p,) and the function computing its report."""
+class _Segment:
+    """Samples ``start:stop`` of log ``log``, in its time window ``fold``."""
 
-    theta: Array
-    report: Callable[[], IdentificationResult]
+    log: int
+    fold: int
+    start: int
+    stop: int
 
 
-def _fit(
-    problem: Problem,
-    prepared: list[Any],
-    names: list[str],
-    use_torques: bool,
-    prior_weight: float,
-    max_iterations: int,
-    folds: int,
-    lag_values: dict[str, float],
-    held: Array | None = None,
-    workspace: Workspace | None = None,
-) -> _Estimate:
-    """The noise model, the first pass (the Gram matrices) and the Gauss-Newton estimate
-    (from the URDF); the report (the second pass: scores, held-out
-    windows, intervals) is computed when asked for: a fit whose lags are read again and
-    redone needs only the estimate. ``workspace``: the chunks' arrays, reused (by the fit's
-    passes and by fits one after another)."""
-    robot = problem.robot
-    rows = robot.nv if use_torques else 6
-    groups_rows = _row_groups(rows)
-    C = problem.n_columns
-    n_total = sum(len(lg.q) for lg in prepared)
-
-    # Segments (log, fold, start, stop): each log cut into `folds` time windows.
-    segments: list[tuple[int, int, int, int]] = []
+def _segments(prepared: list[PreparedLog], folds: int) -> tuple[list[_Segment], int]:
+    """Each log cut into ``folds`` time windows (fewer for a short log; one when ``folds`` is
+    under 2), each window into chunks of :data:`_CHUNK` samples; and the number of windows."""
+    segments = []
     for li, lg in enumerate(prepared):
         n = len(lg.q)
         k = max(1, min(folds, n // 4)) if folds >= 2 else 1
         bounds = np.linspace(0, n, k + 1).astype(int)
         for f in range(k):
             for start in range(bounds[f], bounds[f + 1], _CHUNK):
-                segments.append((li, f, start, min(start + _CHUNK, int(bounds[f + 1]))))
-    n_folds = 1 + max(f for _, f, _, _ in segments)
+                segments.append(_Segment(li, f, start, min(start + _CHUNK, int(bounds[f + 1]))))
+    return segments, 1 + max(s.fold for s in segments)
 
-    solver = Solver(problem, prior_weight, max_iterations, held)
-    floor = 1e-12 * robot.weight
-    ws = Workspace() if workspace is None else workspace
-    noise_model, rho = _noise_model(problem, prepared, rows, solver, floor, ws)
 
-    keep = n_total * rows * (C + rows) * 8 <= _KEEP_BYTES
-    kept: list[tuple[Array, Whitening]] = []
+@dataclass
+class _Chunks:
+    """Each segment's features ``F`` (n, rows, C) and the whitening of its samples' rows, in
+    the segments' order. With ``keep`` they are computed on the first pass and kept for the
+    next; else computed on every pass in the workspace's buffers (valid until the next chunk)."""
 
-    def chunks() -> Iterator[tuple[tuple[int, int, int, int], Array, Whitening]]:
-        """Each segment's features (n, rows, C) and the whitening of its samples' rows (the
-        features in the workspace's buffer, valid until the next chunk, unless kept)."""
-        if kept:
-            for seg, (F, white) in zip(segments, kept, strict=True):
+    problem: Problem
+    prepared: list[PreparedLog]
+    segments: list[_Segment]
+    rows: int
+    noise_model: NoiseModel
+    workspace: Workspace
+    keep: bool
+    kept: list[tuple[Array, Whitening]] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[tuple[_Segment, Array, Whitening]]:
+        if self.kept:
+            for seg, (F, white) in zip(self.segments, self.kept, strict=True):
                 yield seg, F, white
             return
-        for seg in segments:
-            li, _, start, stop = seg
+        for seg in self.segments:
             F, JT = features_and_jacobians(
-                problem, prepared[li], np.arange(start, stop), rows, li, None if keep else ws
+                self.problem,
+                self.prepared[seg.log],
+                np.arange(seg.start, seg.stop),
+                self.rows,
+                seg.log,
+                None if self.keep else self.workspace,
             )
-            yield seg, F, noise_model.whitening(JT, rows)
+            white = self.noise_model.whitening(JT, self.rows)
+            if self.keep:
+                self.kept.append((F, white))
+            yield seg, F, white
 
-    # Pass 1: the Gram matrix per fold of the features whitened across rows (each sample by its
-    # residual covariance) and in time (the residuals' lag-1 autoregression removed within each
-    # time window, Prais-Winsten at its start): generalised least squares, so that the data
-    # weigh against the prior by the information they carry, not by their sample count.
-    # Factored once into a square root R (R^T R = G).
+
+@dataclass(frozen=True)
+class _Estimate:
+    """A fit's parameters ``theta`` (p,) and what its report needs: the features (``chunks``),
+    the Gram matrices per time window and the square root of their sum (``R``), the noise
+    model's overall scale, the share of degrees of freedom the residual keeps and the
+    residuals' lag-1 autocorrelation ``rho``."""
+
+    problem: Problem
+    settings: _Settings
+    chunks: _Chunks
+    solver: Solver
+    grams: list[dict[str, Array]]
+    R: Array
+    theta: Array
+    scale: float
+    dof_share: float
+    rho: float
+
+    def report(self) -> IdentificationResult:
+        """The second pass (scores, held-out windows), the intervals, the identifiability
+        report and the cross-validation."""
+        return _report(self)
+
+
+def _fit(
+    problem: Problem, prepared: list[PreparedLog], settings: _Settings, workspace: Workspace
+) -> _Estimate:
+    """The noise model, the first pass (the Gram matrices) and the Gauss-Newton estimate
+    (from the URDF); the report is computed when asked for: a fit whose lags are read again
+    and redone needs only the estimate. ``workspace``: the chunks' arrays, reused (by the
+    fit's passes and by fits one after another)."""
+    rows = problem.robot.nv if settings.use_torques else 6
+    n_total = sum(len(lg.q) for lg in prepared)
+    segments, n_folds = _segments(prepared, settings.folds)
+    solver = Solver(problem, settings.prior_weight, settings.max_iterations, settings.held)
+    floor = _floor(problem)
+    noise_model, rho = _noise_model(problem, prepared, rows, solver, floor, workspace)
+    keep = n_total * rows * (problem.n_columns + rows) * 8 <= _KEEP_BYTES
+    chunks = _Chunks(problem, prepared, segments, rows, noise_model, workspace, keep)
+    grams, n_rows = _gram_matrices(chunks, rho, n_folds, workspace)
+    factors = combine(grams, range(n_folds), problem.n_columns)
+    theta, scale, dof_share = _gauss_newton(problem, solver, factors, n_rows)
+    return _Estimate(
+        problem, settings, chunks, solver, grams, factors["all"], theta, scale, dof_share, rho
+    )
+
+
+def _floor(problem: Problem) -> float:
+    """The least noise level of a row group [N or N m]."""
+    return 1e-12 * problem.robot.weight
+
+
+def _gram_matrices(
+    chunks: _Chunks, rho: float, n_folds: int, ws: Workspace
+) -> tuple[list[dict[str, Array]], int]:
+    """Pass 1: the Gram matrix per time window of the features whitened across rows (each
+    sample by its residual covariance) and in time (the residuals' lag-1 autoregression removed
+    within each window, Prais-Winsten at its start): generalised least squares, so that the
+    data weigh against the prior by the information they carry, not by their sample count.
+    Returns them and the number of rows."""
+    C = chunks.problem.n_columns
     grams = [{"all": np.zeros((C, C))} for _ in range(n_folds)]
     n_rows = 0
     previous: tuple[tuple[int, int], Array] | None = None
-    for (li, f, _, _), F, white in chunks():
-        if keep:
-            kept.append((F, white))
+    for seg, F, white in chunks:
+        window = (seg.log, seg.fold)
         Fw = white.apply(F, out=ws.array("whitened", F.shape))
-        prior_row = previous[1] if previous is not None and previous[0] == (li, f) else None
-        previous = ((li, f), Fw[-1].copy())
+        prior_row = previous[1] if previous is not None and previous[0] == window else None
+        previous = (window, Fw[-1].copy())
         scratch = ws.array("lagged", F.shape)
         Fg = _prewhiten(Fw, prior_row, rho, in_place=True, scratch=scratch).reshape(-1, C)
-        grams[f]["all"] += Fg.T @ Fg
+        grams[seg.fold]["all"] += Fg.T @ Fg
         n_rows += len(Fg)
-    factors = combine(grams, range(n_folds), C)
-    R_all = factors["all"]
+    return grams, n_rows
 
-    # Gauss-Newton in prior-whitened parameters; the noise model's overall scale re-estimated
-    # (its shape, the ratios of its components, is the preliminary fit's).
+
+def _gauss_newton(
+    problem: Problem, solver: Solver, factors: dict[str, Array], n_rows: int
+) -> tuple[Array, float, float]:
+    """Gauss-Newton in prior-whitened parameters from the URDF, with the noise model's overall
+    scale re-estimated (its shape, the ratios of its components, is the preliminary fit's).
+    Returns ``theta`` (p,), the scale, and the share of degrees of freedom the residual keeps."""
+    R_all = factors["all"]
     theta0 = np.zeros(problem.p)
     x0 = problem.x_only(theta0)
     dof_share = max(1.0 - problem.p / max(n_rows, 1), 1e-3)
@@ -475,179 +583,250 @@ def _fit(
         scale = new
         if converged:
             break
+    return theta, scale, dof_share
 
-    def report() -> IdentificationResult:
-        # Information and identifiability (data alone, every direction), then the posterior in
-        # the directions the fit may move (N: not held for a sensor's offset).
-        L = problem.prior_factor
-        x, D = problem.x_and_derivative(theta)
-        DL = D @ L
-        J = (R_all @ DL) / scale
-        H_data = J.T @ J
-        N = solver.basis()
-        H = N.T @ H_data @ N + prior_weight * np.eye(N.shape[1])
-        H_inv = pinv_sym(H)
-        fold_x = fold_parameters(solver, problem, grams, {"all": scale}, n_folds, C)
 
-        # Pass 2: each sample's residual (before, after, and of each held-out window with the
-        # models fitted without it) and its score, in the series whitened across rows and in time:
-        # e_t = w_t - rho w_{t-1} (w = W r), whose gradient is
-        # F_t^T W_t^T e_t - rho F_{t-1}^T W_{t-1}^T e_t (Prais-Winsten at a window's start).
-        before: dict[str, list[Array]] = {g: [] for g, _ in groups_rows}
-        after: dict[str, list[Array]] = {g: [] for g, _ in groups_rows}
-        scores: list[list[Array]] = [[] for _ in prepared]
-        DLN = DL @ N
-        rss_fit = {g: 0.0 for g, _ in groups_rows}
-        rss_nom = {g: 0.0 for g, _ in groups_rows}
-        fold_fit = [0.0] * len(fold_x)
-        fold_nom = [0.0] * len(fold_x)
-        resolution = 0.0
-        excess: list[list[Array]] = [[] for _ in prepared]  # per held-out sample, in time order
-        carry: tuple[tuple[int, int], Array, Whitening, Array] | None = None
-        for (li, f, _, _), F, white in chunks():
-            # The residuals of the fit, the URDF and the held-out window's two models in one
-            # product: one read of the chunk's features (memory-bound), not four.
-            X = np.stack([x, x0, *(fold_x[f] if fold_x else ())], axis=1)
-            residuals = F @ X  # (n, rows, 2 or 4)
-            rx, r0 = residuals[..., 0], residuals[..., 1]
-            w = white.apply(rx)
-            prev = carry if carry is not None and carry[0] == (li, f) else None
-            e = _prewhiten(w, None if prev is None else prev[3], rho)
-            grad = np.einsum("nrc,nr->nc", F, white.apply_transpose(e))
-            if prev is None:  # a window's first sample: F_0^T W_0^T e_0 sqrt(1 - rho^2)
-                grad[0] *= math.sqrt(1.0 - rho**2)
-            if rho and len(F) > 1:
-                grad[1:] -= rho * np.einsum(
-                    "nrc,nr->nc", F[:-1], white.take(slice(0, -1)).apply_transpose(e[1:])
-                )
-            if rho and prev is not None:
-                grad[0] -= rho * (prev[1].T @ prev[2].apply_transpose(e[:1])[0])
-            scores[li].append((grad / scale**2) @ DLN)
-            # F[-1] copied: the next chunk's features overwrite the buffer.
-            carry = ((li, f), F[-1].copy(), white.take(slice(len(F) - 1, len(F))), w[-1])
-            for g, sl in groups_rows:
-                before[g].append(np.linalg.norm(r0[:, sl], axis=1))
-                after[g].append(np.linalg.norm(rx[:, sl], axis=1))
-            if fold_x:
-                cost_f, cost_n, res = _held_out(
-                    F,
-                    white,
-                    X[:, 2:],
-                    residuals[..., 2:],
-                    groups_rows,
-                    rss_fit,
-                    rss_nom,
-                    ws.array("magnitudes", F.shape),
-                )
-                fold_fit[f] += float(cost_f.sum()) / scale**2
-                fold_nom[f] += float(cost_n.sum()) / scale**2
-                resolution += res / scale**2
-                excess[li].append((cost_f - cost_n) / scale**2)
-        per_log = [np.concatenate(s) if s else np.zeros((0, N.shape[1])) for s in scores]
-        meat, n_batches, batch, dof_w = batch_means_meat(
-            per_log, H_inv, correlation_time=(1.0 + rho) / (1.0 - rho)
+@dataclass
+class _Residuals:
+    """What the second pass sums, per row group (``before`` / ``after``: each sample's residual
+    norm with the URDF and with the fit, the logs one after the other) and per log (``scores``:
+    each sample's score (n, r); ``excess``: each held-out sample's whitened cost of the fit less
+    the nominal model's); the held-out windows' plain sums of squares by group (``rss_fit``,
+    ``rss_nom``), whitened costs by window (``fold_fit``, ``fold_nom``) and the arithmetic
+    resolution of their sum (see :func:`_held_out`)."""
+
+    before: dict[str, list[Array]]
+    after: dict[str, list[Array]]
+    scores: list[list[Array]]
+    excess: list[list[Array]]
+    rss_fit: dict[str, float]
+    rss_nom: dict[str, float]
+    fold_fit: list[float]
+    fold_nom: list[float]
+    resolution: float = 0.0
+
+    @classmethod
+    def empty(cls, groups: list[str], n_logs: int, n_folds: int) -> _Residuals:
+        return cls(
+            {g: [] for g in groups},
+            {g: [] for g in groups},
+            [[] for _ in range(n_logs)],
+            [[] for _ in range(n_logs)],
+            {g: 0.0 for g in groups},
+            {g: 0.0 for g in groups},
+            [0.0] * n_folds,
+            [0.0] * n_folds,
         )
-        cov_w = H_inv @ meat @ H_inv
-        blocks = {"all": J}
-        identifiability = identifiability_report(blocks, H_data, [p.name for p in problem.params])
-        V_null = observable_basis(blocks)[1]
-        # What the data alone cannot separate, whatever the prior's scales: the null space of the
-        # regressor with every parameter's column equilibrated.
-        col_scale = np.sqrt(np.einsum("ij,ij->j", J, J))
-        col_scale[col_scale == 0] = 1.0
-        V_eq = observable_basis({"all": J / col_scale})[1]
-        data_null = np.einsum("ij,ij->i", V_eq, V_eq)  # share of each parameter in it
-        # An inertia's six coordinates mix into all its entries: if any coordinate is unseen,
-        # none of the link's entries counts as identified.
-        LV = L @ V_null
-        coord_null = np.einsum("ij,ij->i", LV, LV) / np.maximum(np.einsum("ij,ij->i", L, L), 1e-300)
-        for col in problem.link_inertia.values():
-            if coord_null[col : col + 6].max() > 0.01:
-                data_null[col : col + 6] = np.maximum(data_null[col : col + 6], 1.0)
-        names_p = [p.name for p in problem.params]
-        together = [direction_components(V_eq[:, k], names_p) for k in range(V_eq.shape[1])]
 
-        # Reported quantities q = M theta (physical units) and their covariances.
-        M = _reporting_jacobian(problem, theta)
-        ML = M @ L
-        MLN = ML @ N
-        cov = MLN @ cov_w @ MLN.T
-        prior_var = np.einsum("ij,ij->i", ML, ML)
-        free_var = np.einsum("ij,ij->i", MLN, MLN)
-        held_q = free_var < 0.01 * prior_var  # kept at the URDF for a sensor's offset
-        post = MLN @ pinv_sym(N.T @ H_data @ N + np.eye(N.shape[1])) @ MLN.T
-        share = 1.0 - np.diag(post) / np.maximum(free_var, 1e-300)
-        null_share = np.einsum("ij,ij->i", ML @ V_null, ML @ V_null) / np.maximum(prior_var, 1e-300)
-        unobserved = null_share > 0.5
-        share[unobserved | held_q] = 0.0
-        share = np.clip(share, 0.0, 1.0)
-        if prior_weight == 0:
-            cov[unobserved, :] = np.inf
-            cov[:, unobserved] = np.inf
-        # A reported quantity's degrees of freedom: the fewest of the coordinates it moves with
-        # (a sensor offset of one log: that log's batches).
-        moves = np.abs(MLN) > 1e-12 * np.maximum(np.abs(MLN).max(axis=1, keepdims=True), 1e-300)
-        dof = np.array([float(dof_w[m].min()) if m.any() else 1.0 for m in moves])
-
-        estimates = _estimates(problem, theta, cov, prior_var, share, dof, data_null, held_q)
-        calibrations = {
-            names[k]: fitted_calibration(problem, theta, k) for k in range(len(prepared))
+    def rms(self, which: str, counts: dict[str, int], share: float = 1.0) -> dict[str, float]:
+        """RMS per row of ``before`` or ``after`` by group, for ``share`` of the rows."""
+        parts = self.before if which == "before" else self.after
+        return {
+            g: float(np.sqrt(np.sum(np.concatenate(v) ** 2) / max(counts[g] * share, 1.0)))
+            for g, v in parts.items()
         }
-        counts = {g: sum(len(v) for v in after[g]) * (sl.stop - sl.start) for g, sl in groups_rows}
-        cross = None
-        if fold_x:
-            cross = CrossValidation(
-                n_folds=n_folds,
-                rms_nominal={g: math.sqrt(rss_nom[g] / max(counts[g], 1)) for g in rss_nom},
-                rms_fitted={g: math.sqrt(rss_fit[g] / max(counts[g], 1)) for g in rss_fit},
-                cost_nominal=sum(fold_nom),
-                cost_fitted=sum(fold_fit),
-                fold_costs_nominal=fold_nom,
-                fold_costs_fitted=fold_fit,
-                cost_resolution=resolution,
-                difference_std=_sum_std([np.concatenate(e) for e in excess if e]),
-            )
 
-        def rms(parts: dict[str, list[Array]], share: float = 1.0) -> dict[str, float]:
-            return {
-                g: float(
-                    np.sqrt(np.sum(np.concatenate(parts[g]) ** 2) / max(counts[g] * share, 1.0))
-                )
-                for g, _ in groups_rows
-            }
-
-        return IdentificationResult(
-            robot=robot,
-            links=problem.links,
-            parameters=estimates,
-            identifiability=identifiability,
-            noise={g: max(v, floor) for g, v in rms(after, dof_share).items()},
-            residual_rms_before=rms(before),
-            residual_rms_after=rms(after),
-            residual_before={g: np.concatenate(v) for g, v in before.items()},
-            residual_after={g: np.concatenate(v) for g, v in after.items()},
-            calibration=calibrations[names[0]],
-            n_samples=n_total,
-            use_torques=use_torques,
-            sources=[lg.source for lg in prepared],
-            covariance=cov,
-            _link_states={
-                problem.links[i].name: problem.link_state(theta, i) for i in problem.touched
-            },
-            _theta=theta,
-            calibrations=calibrations,
-            lags=lag_values,
-            cross_validation=cross,
-            batch_length=batch,
-            n_batches=n_batches,
-            inconsistent_urdf_links=list(problem.inconsistent),
-            inseparable=together,
-            inseparable_share=dict(zip(names_p, (float(v) for v in data_null), strict=True)),
-            noise_model=noise_model.as_dict(),
-            noise_lag_one=rho,
+    def cross_validation(self, n_folds: int, counts: dict[str, int]) -> CrossValidation:
+        return CrossValidation(
+            n_folds=n_folds,
+            rms_nominal={g: math.sqrt(v / max(counts[g], 1)) for g, v in self.rss_nom.items()},
+            rms_fitted={g: math.sqrt(v / max(counts[g], 1)) for g, v in self.rss_fit.items()},
+            cost_nominal=sum(self.fold_nom),
+            cost_fitted=sum(self.fold_fit),
+            fold_costs_nominal=self.fold_nom,
+            fold_costs_fitted=self.fold_fit,
+            cost_resolution=self.resolution,
+            difference_std=_sum_std([np.concatenate(e) for e in self.excess if e]),
         )
 
-    return _Estimate(theta, report)
+
+@dataclass(frozen=True)
+class _Last:
+    """The last sample of a chunk, for the next chunk of the same time window: its features
+    (rows, C), its whitening and its whitened residual (rows,)."""
+
+    window: tuple[int, int]
+    F: Array
+    white: Whitening
+    w: Array
+
+
+def _second_pass(
+    est: _Estimate, x: Array, fold_x: list[tuple[Array, Array]], DLN: Array
+) -> _Residuals:
+    """Pass 2: each sample's residual (with the URDF, the fit, and each held-out window's two
+    models fitted without it) and its score, in the series whitened across rows and in time:
+    ``e_t = w_t - rho w_{t-1}`` (``w = W r``), whose gradient is
+    ``F_t^T W_t^T e_t - rho F_{t-1}^T W_{t-1}^T e_t`` (Prais-Winsten at a window's start)."""
+    groups_rows = _row_groups(est.chunks.rows)
+    out = _Residuals.empty([g for g, _ in groups_rows], len(est.chunks.prepared), len(fold_x))
+    x0 = est.problem.x_only(np.zeros(est.problem.p))
+    rho, scale = est.rho, est.scale
+    last: _Last | None = None
+    for seg, F, white in est.chunks:
+        # The residuals of the fit, the URDF and the held-out window's two models in one
+        # product: one read of the chunk's features (memory-bound), not four.
+        X = np.stack([x, x0, *(fold_x[seg.fold] if fold_x else ())], axis=1)
+        residuals = F @ X  # (n, rows, 2 or 4)
+        rx, r0 = residuals[..., 0], residuals[..., 1]
+        w = white.apply(rx)
+        window = (seg.log, seg.fold)
+        prev = last if last is not None and last.window == window else None
+        e = _prewhiten(w, None if prev is None else prev.w, rho)
+        grad = np.einsum("nrc,nr->nc", F, white.apply_transpose(e))
+        if prev is None:  # a window's first sample: F_0^T W_0^T e_0 sqrt(1 - rho^2)
+            grad[0] *= math.sqrt(1.0 - rho**2)
+        if rho and len(F) > 1:
+            grad[1:] -= rho * np.einsum(
+                "nrc,nr->nc", F[:-1], white.take(slice(0, -1)).apply_transpose(e[1:])
+            )
+        if rho and prev is not None:
+            grad[0] -= rho * (prev.F.T @ prev.white.apply_transpose(e[:1])[0])
+        out.scores[seg.log].append((grad / scale**2) @ DLN)
+        # F[-1] copied: the next chunk's features overwrite the buffer.
+        last = _Last(window, F[-1].copy(), white.take(slice(len(F) - 1, len(F))), w[-1])
+        for g, sl in groups_rows:
+            out.before[g].append(np.linalg.norm(r0[:, sl], axis=1))
+            out.after[g].append(np.linalg.norm(rx[:, sl], axis=1))
+        if fold_x:
+            cost_f, cost_n, res = _held_out(
+                F,
+                white,
+                X[:, 2:],
+                residuals[..., 2:],
+                groups_rows,
+                out.rss_fit,
+                out.rss_nom,
+                est.chunks.workspace.array("magnitudes", F.shape),
+            )
+            out.fold_fit[seg.fold] += float(cost_f.sum()) / scale**2
+            out.fold_nom[seg.fold] += float(cost_n.sum()) / scale**2
+            out.resolution += res / scale**2
+            out.excess[seg.log].append((cost_f - cost_n) / scale**2)
+    return out
+
+
+def _inseparable(problem: Problem, J: Array, V_null: Array) -> tuple[Array, list[dict[str, float]]]:
+    """What the data alone cannot separate, whatever the prior's scales: the null space of the
+    regressor ``J`` (rows, p) with every parameter's column equilibrated. Returns each
+    parameter's share in it (p,) and its directions (parameter name -> component)."""
+    col_scale = np.sqrt(np.einsum("ij,ij->j", J, J))
+    col_scale[col_scale == 0] = 1.0
+    V_eq = observable_basis({"all": J / col_scale})[1]
+    data_null = np.einsum("ij,ij->i", V_eq, V_eq)  # share of each parameter in it
+    # An inertia's six coordinates mix into all its entries: if any coordinate is unseen, none
+    # of the link's entries counts as identified.
+    L = problem.prior_factor
+    LV = L @ V_null
+    coord_null = np.einsum("ij,ij->i", LV, LV) / np.maximum(np.einsum("ij,ij->i", L, L), 1e-300)
+    for col in problem.link_inertia.values():
+        if coord_null[col : col + 6].max() > 0.01:
+            data_null[col : col + 6] = np.maximum(data_null[col : col + 6], 1.0)
+    names = [p.name for p in problem.params]
+    return data_null, [direction_components(V_eq[:, k], names) for k in range(V_eq.shape[1])]
+
+
+@dataclass(frozen=True)
+class _Reported:
+    """The reported quantities ``q = M theta`` (mass [kg], CoM [m], inertia [kg m^2], sensor
+    parameters): their covariance (p, p), prior variances, the data's share of their information,
+    degrees of freedom (p,), and which are ``held`` at the URDF for a sensor's offset."""
+
+    cov: Array
+    prior_var: Array
+    share: Array
+    dof: Array
+    held: NDArray[np.bool_]
+
+
+def _reported(
+    est: _Estimate, N: Array, H_data: Array, cov_w: Array, V_null: Array, dof_w: Array
+) -> _Reported:
+    """The posterior of the reported quantities in the directions the fit may move (``N``,
+    p x r: not held for a sensor's offset), from the whitened sandwich covariance ``cov_w``."""
+    L = est.problem.prior_factor
+    ML = _reporting_jacobian(est.problem, est.theta) @ L
+    MLN = ML @ N
+    cov = MLN @ cov_w @ MLN.T
+    prior_var = np.einsum("ij,ij->i", ML, ML)
+    free_var = np.einsum("ij,ij->i", MLN, MLN)
+    held = free_var < 0.01 * prior_var  # kept at the URDF for a sensor's offset
+    post = MLN @ pinv_sym(N.T @ H_data @ N + np.eye(N.shape[1])) @ MLN.T
+    share = 1.0 - np.diag(post) / np.maximum(free_var, 1e-300)
+    null_share = np.einsum("ij,ij->i", ML @ V_null, ML @ V_null) / np.maximum(prior_var, 1e-300)
+    unobserved = null_share > 0.5
+    share[unobserved | held] = 0.0
+    share = np.clip(share, 0.0, 1.0)
+    if est.settings.prior_weight == 0:
+        cov[unobserved, :] = np.inf
+        cov[:, unobserved] = np.inf
+    # A reported quantity's degrees of freedom: the fewest of the coordinates it moves with
+    # (a sensor offset of one log: that log's batches).
+    moves = np.abs(MLN) > 1e-12 * np.maximum(np.abs(MLN).max(axis=1, keepdims=True), 1e-300)
+    dof = np.array([float(dof_w[m].min()) if m.any() else 1.0 for m in moves])
+    return _Reported(cov, prior_var, share, dof, held)
+
+
+def _report(est: _Estimate) -> IdentificationResult:
+    """The report of a fit (:meth:`_Estimate.report`)."""
+    problem, theta = est.problem, est.theta
+    # Information and identifiability (data alone, every direction), then the posterior in
+    # the directions the fit may move (N: not held for a sensor's offset).
+    x, D = problem.x_and_derivative(theta)
+    DL = D @ problem.prior_factor
+    J = (est.R @ DL) / est.scale
+    H_data = J.T @ J
+    N = est.solver.basis()
+    H_inv = pinv_sym(N.T @ H_data @ N + est.settings.prior_weight * np.eye(N.shape[1]))
+    n_folds = len(est.grams)
+    fold_x = fold_parameters(
+        est.solver, problem, est.grams, {"all": est.scale}, n_folds, problem.n_columns
+    )
+    res = _second_pass(est, x, fold_x, DL @ N)
+    per_log = [np.concatenate(s) if s else np.zeros((0, N.shape[1])) for s in res.scores]
+    meat, n_batches, batch, dof_w = batch_means_meat(
+        per_log, H_inv, correlation_time=(1.0 + est.rho) / (1.0 - est.rho)
+    )
+    blocks = {"all": J}
+    names_p = [p.name for p in problem.params]
+    V_null = observable_basis(blocks)[1]
+    data_null, together = _inseparable(problem, J, V_null)
+    q = _reported(est, N, H_data, H_inv @ meat @ H_inv, V_null, dof_w)
+    groups_rows = _row_groups(est.chunks.rows)
+    counts = {g: sum(len(v) for v in res.after[g]) * (sl.stop - sl.start) for g, sl in groups_rows}
+    names, prepared = problem.log_names, est.chunks.prepared
+    calibrations = {names[k]: fitted_calibration(problem, theta, k) for k in range(len(prepared))}
+    return IdentificationResult(
+        robot=problem.robot,
+        links=problem.links,
+        parameters=_estimates(
+            problem, theta, q.cov, q.prior_var, q.share, q.dof, data_null, q.held
+        ),
+        identifiability=identifiability_report(blocks, H_data, names_p),
+        noise={
+            g: max(v, _floor(problem)) for g, v in res.rms("after", counts, est.dof_share).items()
+        },
+        residual_rms_before=res.rms("before", counts),
+        residual_rms_after=res.rms("after", counts),
+        residual_before={g: np.concatenate(v) for g, v in res.before.items()},
+        residual_after={g: np.concatenate(v) for g, v in res.after.items()},
+        calibration=calibrations[names[0]],
+        n_samples=sum(len(lg.q) for lg in prepared),
+        use_torques=est.settings.use_torques,
+        sources=[lg.source for lg in prepared],
+        covariance=q.cov,
+        _link_states={problem.links[i].name: problem.link_state(theta, i) for i in problem.touched},
+        _theta=theta,
+        calibrations=calibrations,
+        cross_validation=res.cross_validation(n_folds, counts) if fold_x else None,
+        batch_length=batch,
+        n_batches=n_batches,
+        inconsistent_urdf_links=list(problem.inconsistent),
+        inseparable=together,
+        inseparable_share=dict(zip(names_p, (float(v) for v in data_null), strict=True)),
+        noise_model=est.chunks.noise_model.as_dict(),
+        noise_lag_one=est.rho,
+    )
 
 
 def _prewhiten(

@@ -180,8 +180,8 @@ def critical_value(level: float, dof: float = math.inf) -> float:
         from statistics import NormalDist
 
         return NormalDist().inv_cdf(0.5 + level / 2)
-    # The inverse of Student's t distribution function itself (scipy.stats.t.ppf calls it),
-    # without importing scipy.stats (a third of a second of a CLI fit).
+    # The inverse of Student's t distribution function itself (what scipy.stats.t.ppf calls),
+    # without importing all of scipy.stats for one quantile.
     from scipy.special import stdtrit
 
     return float(stdtrit(max(dof, 1.0), 0.5 + level / 2))

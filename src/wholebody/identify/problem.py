@@ -79,136 +79,56 @@ class Problem:
         self.inertia_links = list(inertia_links)
         self.density = density
         self.contacts = contacts
-        nb = robot.model.njoints - 1
-        self.n_pi = 10 * nb
+        self.log_names = list(log_names)
+        # Links touched by inertial parameters.
+        self.touched = sorted(
+            {i for _, ids in mass_groups for i in ids} | set(com_links) | set(self.inertia_links)
+        )
         # Second moments about the CoM: the URDF's, and a positive-definite one to start from.
         self.sigma0: dict[int, Array] = {}
         self.inconsistent: list[str] = []
-        every = {i for _, ids in mass_groups for i in ids} | set(com_links) | set(inertia_links)
-        for i in sorted(every):
+        for i in self.touched:
             sig, ok = second_moment(links[i].mass, links[i].inertia_com)
             self.sigma0[i] = sig
             if not ok:
                 self.inconsistent.append(links[i].name)
         self.sqrt_sigma0 = {i: sqrtm_psd(s) for i, s in self.sigma0.items()}
-        params: list[Param] = []
-        for gname, _ in mass_groups:
-            params.append(Param(f"{gname}.mass", "mass", gname, "kg", prior_std["mass"]))
-        for i in com_links:
-            for a, ax in enumerate("xyz"):
-                params.append(
-                    Param(
-                        f"{links[i].name}.com_{ax}", "com", links[i].name, "m", prior_std["com"], a
-                    )
-                )
-        for i in self.inertia_links:
-            for a, comp in enumerate(INERTIA_COMPONENTS):
-                params.append(
-                    Param(
-                        f"{links[i].name}.inertia_{comp}",
-                        "inertia",
-                        links[i].name,
-                        "kg m^2",
-                        prior_std["inertia"],
-                        a,
-                    )
-                )
+        params = _inertial_parameters(links, mass_groups, com_links, self.inertia_links, prior_std)
         self.n_inertial = len(params)
-        names = [c.name for c in contacts]
         self.sensor_axes: dict[str, str] = {}
-        per_log = sensors is not None and sensors.per_log and len(log_names) > 1
-        self.log_names = list(log_names)
-        log_ids: list[int | None] = list(range(len(log_names))) if per_log else [None]
-
-        def prefixed(n: str, log: int | None) -> str:
-            return n if log is None else f"{self.log_names[log]}:{n}"
-
         if sensors is not None:
-            for log in log_ids:
-                for n in sensors.contacts_for("offsets", names):
-                    self.sensor_axes[n] = sensors.axes_of(n)
-                    for kind, unit in (("force_offset", "N"), ("moment_offset", "N m")):
-                        for a, ax in enumerate("xyz"):
-                            params.append(
-                                Param(
-                                    prefixed(f"{n}.{kind}_{ax}", log),
-                                    kind,
-                                    n,
-                                    unit,
-                                    prior_std[kind],
-                                    a,
-                                    log,
-                                )
-                            )
-                for n in sensors.contacts_for("gains", names):
-                    params.append(
-                        Param(prefixed(f"{n}.gain", log), "gain", n, "", prior_std["gain"], 0, log)
-                    )
-                for n in sensors.contacts_for("rotations", names):
-                    self.sensor_axes[n] = sensors.axes_of(n)
-                    for a, ax in enumerate("xyz"):
-                        params.append(
-                            Param(
-                                prefixed(f"{n}.rotation_{ax}", log),
-                                "rotation",
-                                n,
-                                "rad",
-                                prior_std["rotation"],
-                                a,
-                                log,
-                            )
-                        )
-            if sensors.torque_offsets is not False:
-                if not use_torques:
-                    raise InvalidArgumentError(
-                        "torque offsets need joint torques: the logs have none, or "
-                        "use_torques=False"
-                    )
-                joints = (
-                    robot.joint_names
-                    if sensors.torque_offsets is True
-                    else list(sensors.torque_offsets)
-                )
-                unknown = [j for j in joints if j not in robot.joint_names]
-                if unknown:
-                    raise InvalidArgumentError(f"torque offsets for unknown joints {unknown}")
-                for j in joints:
-                    params.append(
-                        Param(
-                            f"{j}.torque_offset",
-                            "torque_offset",
-                            j,
-                            "N m",
-                            prior_std["torque_offset"],
-                        )
-                    )
+            sensor_params, self.sensor_axes = _sensor_parameters(
+                robot, contacts, sensors, use_torques, prior_std, self.log_names
+            )
+            params += sensor_params
         self.params = params
         self.p = len(params)
         self.sigma = np.array([p.prior_std for p in params])
         self.prior_factor = self._prior_factor()
         self.prior_factor_inv = np.linalg.inv(self.prior_factor)
-        # Links touched by inertial parameters, and the fixed rest of pi.
-        touched = sorted(
-            {i for _, ids in mass_groups for i in ids} | set(com_links) | set(self.inertia_links)
-        )
-        self.touched = touched
+        # Each touched link's first parameter of each kind.
         self.link_group = {i: g for g, (_, ids) in enumerate(mass_groups) for i in ids}
         self.link_com = {i: len(mass_groups) + 3 * k for k, i in enumerate(com_links)}
         first_inertia = len(mass_groups) + 3 * len(com_links)
         self.link_inertia = {i: first_inertia + 6 * k for k, i in enumerate(self.inertia_links)}
-        model = robot.model
+        self._fixed_parameters()
+        self._cache: tuple[bytes, Array, Array] | None = None
+
+    def _fixed_parameters(self) -> None:
+        """The bodies' dynamic parameters less the touched links' (``pi_fixed``); only the
+        bodies the parameters touch keep their regressor columns (``used``), the others'
+        (fixed) parameters are folded into the constant column (``unused``, ``pi_unused``)."""
+        model = self.robot.model
         pi0 = np.concatenate(
             [model.inertias[j].toDynamicParameters() for j in range(1, model.njoints)]
         )
         self.pi_fixed = pi0.copy()
-        for i in touched:
-            lk = links[i]
+        for i in self.touched:
+            lk = self.links[i]
             self.pi_fixed[10 * (lk.joint - 1) : 10 * lk.joint] -= lk.transform @ link_parameters(
                 lk.mass, lk.com, lk.inertia_com
             )
-        # Only the bodies the parameters touch keep their regressor columns; the others'
-        # (fixed) parameters are folded into the constant column.
-        bodies = sorted({links[i].joint for i in touched})
+        bodies = sorted({self.links[i].joint for i in self.touched})
         self.used = np.array([10 * (j - 1) + k for j in bodies for k in range(10)], dtype=int)
         mask = np.ones(len(pi0), dtype=bool)
         mask[self.used] = False
@@ -216,7 +136,6 @@ class Problem:
         self.pi_unused = pi0[self.unused]
         self.n_pi_full = len(pi0)
         self.n_pi = len(self.used)
-        self._cache: tuple[bytes, Array, Array] | None = None
 
     def _prior_factor(self) -> Array:
         """``L`` (p, p) with the prior ``theta ~ N(0, L L^T)`` (block diagonal).
@@ -357,6 +276,79 @@ class Problem:
             if cols:
                 D[rows, cols] += lk.transform @ np.array(local).T
         return x, D
+
+
+def _inertial_parameters(
+    links: list[LinkInertia],
+    mass_groups: list[tuple[str, list[int]]],
+    com_links: list[int],
+    inertia_links: list[int],
+    prior_std: Mapping[str, float],
+) -> list[Param]:
+    """The links' parameters: each group's mass scale, then each link's CoM shift (x, y, z),
+    then each link's six inertia coordinates."""
+    params = [
+        Param(f"{gname}.mass", "mass", gname, "kg", prior_std["mass"]) for gname, _ in mass_groups
+    ]
+    for i in com_links:
+        for a, ax in enumerate("xyz"):
+            name = links[i].name
+            params.append(Param(f"{name}.com_{ax}", "com", name, "m", prior_std["com"], a))
+    for i in inertia_links:
+        for a, comp in enumerate(INERTIA_COMPONENTS):
+            name = links[i].name
+            params.append(
+                Param(f"{name}.inertia_{comp}", "inertia", name, "kg m^2", prior_std["inertia"], a)
+            )
+    return params
+
+
+def _sensor_parameters(
+    robot: Robot,
+    contacts: list[Contact],
+    sensors: SensorModel,
+    use_torques: bool,
+    prior_std: Mapping[str, float],
+    log_names: list[str],
+) -> tuple[list[Param], dict[str, str]]:
+    """The sensors' parameters (per log when ``sensors.per_log`` and there are several logs:
+    named ``LOG:...``): each contact's offsets, gains and mount rotations, then the joint
+    torques' offsets; and the axes each contact's sensor parameters are stated in."""
+    names = [c.name for c in contacts]
+    axes: dict[str, str] = {}
+    params: list[Param] = []
+    per_log = sensors.per_log and len(log_names) > 1
+    for log in list(range(len(log_names))) if per_log else [None]:
+        prefix = "" if log is None else f"{log_names[log]}:"
+        for n in sensors.contacts_for("offsets", names):
+            axes[n] = sensors.axes_of(n)
+            for kind, unit in (("force_offset", "N"), ("moment_offset", "N m")):
+                for a, ax in enumerate("xyz"):
+                    name = f"{prefix}{n}.{kind}_{ax}"
+                    params.append(Param(name, kind, n, unit, prior_std[kind], a, log))
+        for n in sensors.contacts_for("gains", names):
+            params.append(Param(f"{prefix}{n}.gain", "gain", n, "", prior_std["gain"], 0, log))
+        for n in sensors.contacts_for("rotations", names):
+            axes[n] = sensors.axes_of(n)
+            for a, ax in enumerate("xyz"):
+                name = f"{prefix}{n}.rotation_{ax}"
+                params.append(Param(name, "rotation", n, "rad", prior_std["rotation"], a, log))
+    if sensors.torque_offsets is not False:
+        if not use_torques:
+            raise InvalidArgumentError(
+                "torque offsets need joint torques: the logs have none, or use_torques=False"
+            )
+        joints = (
+            robot.joint_names if sensors.torque_offsets is True else list(sensors.torque_offsets)
+        )
+        unknown = [j for j in joints if j not in robot.joint_names]
+        if unknown:
+            raise InvalidArgumentError(f"torque offsets for unknown joints {unknown}")
+        for j in joints:
+            params.append(
+                Param(f"{j}.torque_offset", "torque_offset", j, "N m", prior_std["torque_offset"])
+            )
+    return params, axes
 
 
 # --- per-sample features ----------------------------------------------------------------------

@@ -25,6 +25,8 @@ __all__ = ["IdentificationResult", "CrossValidation", "REPORT_LEVEL"]
 Array = NDArray[np.float64]
 #: Directions of each kind listed in the text report (all are in ``to_dict``).
 _SHOWN = 8
+#: Units of the row groups' residuals.
+_UNITS = {"force": "N", "moment": "N m", "torque": "N m"}
 #: Level of the intervals printed by :meth:`IdentificationResult.format_report`.
 REPORT_LEVEL = 0.95
 #: A fit is worse than the URDF when its held-out excess cost is beyond this many standard
@@ -422,47 +424,75 @@ class IdentificationResult:
 
     def format_report(self) -> str:
         """The fit as text: residual before/after, changes, parameters, identifiability."""
-        idf = self.identifiability
         lines = [
             f"fit       {self.n_samples} samples from {len(self.sources)} log(s), "
             f"{'all rows (torques)' if self.use_torques else 'floating-base rows (no torques)'}, "
-            f"{idf.n_parameters} parameters"
+            f"{self.identifiability.n_parameters} parameters"
         ]
-        units = {"force": "N", "moment": "N m", "torque": "N m"}
         for g in self.residual_rms_before:
             lines.append(
                 f"residual  {g:6s} RMS {self.residual_rms_before[g]:.4g} -> "
-                f"{self.residual_rms_after[g]:.4g} {units[g]}"
+                f"{self.residual_rms_after[g]:.4g} {_UNITS[g]}"
             )
+        lines += self._held_out_lines() + self._lag_lines()
+        if self.inconsistent_urdf_links:
+            lines.append(
+                "URDF      not a real rigid body (pseudo-inertia not positive definite): "
+                + ", ".join(self.inconsistent_urdf_links)
+                + "; fitted from the nearest consistent inertia"
+            )
+        consistent = self.physically_consistent()
+        bad = [n for n, v in consistent.items() if not v > 0]
+        lines.append(
+            f"physics   {len(consistent) - len(bad)} of {len(consistent)} fitted links "
+            "physically consistent (positive-definite pseudo-inertia)"
+            + (f"; NOT: {', '.join(bad)}" if bad else "")
+        )
+        lines += self._identifiability_lines()
+        lines.append("changes:" if self.changes() else "changes:  none")
+        lines += ["  " + c for c in self.changes()]
+        lines.append("identified:")
+        lines += self.identified_summary()
+        lines += self._parameter_lines()
+        return "\n".join(lines)
+
+    def _held_out_lines(self) -> list[str]:
+        """The cross-validation against the URDF, and its verdict."""
         cv = self.cross_validation
-        if cv is not None:
+        if cv is None:
+            return []
+        lines = [
+            f"held out  {cv.n_folds} time windows of each log, each predicted by a fit to "
+            "the others:"
+        ]
+        for g in cv.rms_nominal:
             lines.append(
-                f"held out  {cv.n_folds} time windows of each log, each predicted by a fit to "
-                "the others:"
+                f"          {g:6s} RMS URDF {cv.rms_nominal[g]:.4g} -> fitted "
+                f"{cv.rms_fitted[g]:.4g} {_UNITS[g]}"
             )
-            for g in cv.rms_nominal:
-                lines.append(
-                    f"          {g:6s} RMS URDF {cv.rms_nominal[g]:.4g} -> fitted "
-                    f"{cv.rms_fitted[g]:.4g} {units[g]}"
-                )
-            difference = cv.cost_fitted - cv.cost_nominal
-            if not cv.better:
-                verdict = (
-                    "WORSE than the URDF: not recommended (the model the fit assumes does not "
-                    "explain these logs, or they are too short for what it fits; check them "
-                    "first)"
-                )
-            elif abs(difference) <= cv.cost_resolution:
-                verdict = "the same as the URDF to round-off"
-            elif difference < 0:
-                verdict = "better than the URDF"
-            else:
-                verdict = "as good as the URDF (the difference is within the noise)"
-            lines.append(
-                f"          noise-weighted cost URDF {cv.cost_nominal:.6g} -> fitted "
-                f"{cv.cost_fitted:.6g} (difference {difference:+.3g}, noise "
-                f"{cv.difference_std:.2g}): {verdict}"
+        difference = cv.cost_fitted - cv.cost_nominal
+        if not cv.better:
+            verdict = (
+                "WORSE than the URDF: not recommended (the model the fit assumes does not "
+                "explain these logs, or they are too short for what it fits; check them "
+                "first)"
             )
+        elif abs(difference) <= cv.cost_resolution:
+            verdict = "the same as the URDF to round-off"
+        elif difference < 0:
+            verdict = "better than the URDF"
+        else:
+            verdict = "as good as the URDF (the difference is within the noise)"
+        lines.append(
+            f"          noise-weighted cost URDF {cv.cost_nominal:.6g} -> fitted "
+            f"{cv.cost_fitted:.6g} (difference {difference:+.3g}, noise "
+            f"{cv.difference_std:.2g}): {verdict}"
+        )
+        return lines
+
+    def _lag_lines(self) -> list[str]:
+        """Each log's lag: applied, read but not told from 0, or not read (and why)."""
+        lines = []
         for log, lag in self.lags.items():
             read, se = self.lag_estimates.get(log, (lag, math.nan))
             if lag:
@@ -479,20 +509,12 @@ class IdentificationResult:
             else:
                 why = self.lag_notes.get(log, "the reason was not recorded")
                 lines.append(f"lag       {log}: none read: {why}")
-        if self.inconsistent_urdf_links:
-            lines.append(
-                "URDF      not a real rigid body (pseudo-inertia not positive definite): "
-                + ", ".join(self.inconsistent_urdf_links)
-                + "; fitted from the nearest consistent inertia"
-            )
-        consistent = self.physically_consistent()
-        bad = [n for n, v in consistent.items() if not v > 0]
-        lines.append(
-            f"physics   {len(consistent) - len(bad)} of {len(consistent)} fitted links "
-            "physically consistent (positive-definite pseudo-inertia)"
-            + (f"; NOT: {', '.join(bad)}" if bad else "")
-        )
-        lines.append(f"rank      {idf.rank} of {idf.n_parameters}, condition {idf.condition:.3g}")
+        return lines
+
+    def _identifiability_lines(self) -> list[str]:
+        """The rank, what the logs do not excite and what they excite weakly."""
+        idf = self.identifiability
+        lines = [f"rank      {idf.rank} of {idf.n_parameters}, condition {idf.condition:.3g}"]
         if idf.rank < idf.n_parameters:
             unseen = [p.name for p in self.parameters if p.data_share == 0.0]
             lines.append(
@@ -523,19 +545,19 @@ class IdentificationResult:
             lines.append("weakly excited: " + ", ".join(f"{k} ({v:+.2f})" for k, v in d.items()))
         if len(idf.weak) > _SHOWN:
             lines.append(f"weakly excited: ... and {len(idf.weak) - _SHOWN} more (fit.json)")
-        lines.append("changes:" if self.changes() else "changes:  none")
-        lines += ["  " + c for c in self.changes()]
-        lines.append("identified:")
-        lines += self.identified_summary()
+        return lines
+
+    def _parameter_lines(self) -> list[str]:
+        """Every parameter: nominal -> estimate, with its interval where the logs identify it."""
         level = REPORT_LEVEL
         dofs = sorted({round(p.dof) for p in self.parameters if p.identified}) or [0]
         span = f"{dofs[0]}" if len(dofs) == 1 else f"{dofs[0]} to {dofs[-1]}"
-        lines.append(
+        lines = [
             f"parameters (estimate +- half-width of the {100 * level:.0f} % interval, Student t "
             f"with {span} degrees of freedom: {self.n_batches} batches of "
             f"{self.batch_length} samples, prewhitened, for time-correlated residuals; a "
             "log's own parameters count that log's batches; * = not identified by the logs):"
-        )
+        ]
         for p in self.parameters:
             if not p.identified:
                 # The data do not determine it: an interval from the data alone would be as
@@ -553,7 +575,7 @@ class IdentificationResult:
                 f"+- {half:.2g} {p.unit}"
                 f"  (data share {p.data_share:.3f})"
             )
-        return "\n".join(lines)
+        return lines
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary."""

@@ -111,7 +111,6 @@ def offset_imitated_directions(
     rows : int
         Rows of the fit (6: floating base only; ``nv``: with torques).
     """
-    robot = problem.robot
     ni = problem.n_inertial
     if ni == 0 or not contacts:
         return []
@@ -124,10 +123,8 @@ def offset_imitated_directions(
         Rotation.random(_ORIENTATIONS - 1, random_state=rng).as_matrix()
     )
     by_contact = {c.name: c for c in problem.contacts}
-    links = problem.links
     out: list[ImitatedDirection] = []
     for name in contacts:
-        frame = by_contact[name].frame
         cols = [
             problem.n_pi + k - ni
             for k, p in enumerate(problem.params)
@@ -140,29 +137,7 @@ def offset_imitated_directions(
             continue
         A_parts, O_parts = [], []
         for R in orientations:
-            Q = np.empty((_SAMPLES, robot.nq))
-            for k in range(_SAMPLES):
-                q = robot.random_configuration(rng)
-                q[:3], q[3:7] = 0.0, (0.0, 0.0, 0.0, 1.0)
-                X = robot.placements(q, frame).se3()  # the frame in the base's axes
-                base = R @ X.rotation.T  # the base placed so that the frame is at (R, 0)
-                q[:3] = -base @ X.translation
-                q[3:7] = Rotation.from_matrix(base).as_quat()  # x, y, z, w
-                Q[k] = q
-            zeros = np.zeros((_SAMPLES, robot.nv))
-            log = PreparedLog(
-                Q,
-                zeros,
-                zeros,
-                np.zeros((_SAMPLES, robot.nv - 6)) if rows > 6 else None,
-                np.zeros((_SAMPLES, len(problem.contacts), 6)),
-                None,
-                (),
-                list(range(len(problem.contacts))),
-                "stance",
-                0,
-            )
-            F = features(problem, log, 0, _SAMPLES, rows, 0).reshape(-1, problem.n_columns)
+            F = _still_features(problem, by_contact[name].frame, R, rows, rng)
             A_parts.append(F[:, : problem.n_pi] @ inertial)
             O_parts.append(F[:, cols])
         A = np.vstack(A_parts)
@@ -173,28 +148,66 @@ def offset_imitated_directions(
         for e, part in enumerate(O_parts):
             O[start : start + len(part), e * len(cols) : (e + 1) * len(cols)] = part
             start += len(part)
-        U_o, s_o, _ = np.linalg.svd(O, full_matrices=False)
-        U_o = U_o[:, s_o > 1e-10 * max(float(s_o[0]) if len(s_o) else 0.0, 1e-300)]
-        for i in problem.touched:
-            own = _own_parameters(problem, i)
-            if not own:
-                continue
-            U, sv, Vt = np.linalg.svd(A[:, own], full_matrices=False)
-            seen = sv > 1e-9 * max(float(sv[0]) if len(sv) else 0.0, 1e-300)
-            if not seen.any():
-                continue
-            U, sv, Vt = U[:, seen], sv[seen], Vt[seen]
-            _, sines, Zt = np.linalg.svd(U - U_o @ (U_o.T @ U), full_matrices=False)
-            for z in Zt[sines < IMITATED_SINE]:
-                d = Vt.T @ (z / sv)  # the link's parameters (whitened) whose rows are U z
-                d /= np.linalg.norm(d)
-                direction = np.zeros(problem.p)
-                direction[own] = d
-                order = np.argsort(-np.abs(d))
-                members = tuple(
-                    _member_name(problem, own[j])
-                    for j in order
-                    if abs(d[j]) > 0.05 * abs(d[order[0]])
-                )
-                out.append(ImitatedDirection(links[i].name, name, direction, members))
+        out += _imitated_by(problem, name, A, O)
+    return out
+
+
+def _still_features(
+    problem: Problem, frame: str, R: Array, rows: int, rng: np.random.Generator
+) -> Array:
+    """The features (:data:`_SAMPLES` x rows, C) of static samples at random joint positions
+    with ``frame`` held at orientation ``R`` (world axes) at the origin, without wrenches."""
+    robot = problem.robot
+    Q = np.empty((_SAMPLES, robot.nq))
+    for k in range(_SAMPLES):
+        q = robot.random_configuration(rng)
+        q[:3], q[3:7] = 0.0, (0.0, 0.0, 0.0, 1.0)
+        X = robot.placements(q, frame).se3()  # the frame in the base's axes
+        base = R @ X.rotation.T  # the base placed so that the frame is at (R, 0)
+        q[:3] = -base @ X.translation
+        q[3:7] = Rotation.from_matrix(base).as_quat()  # x, y, z, w
+        Q[k] = q
+    zeros = np.zeros((_SAMPLES, robot.nv))
+    log = PreparedLog(
+        Q,
+        zeros,
+        zeros,
+        np.zeros((_SAMPLES, robot.nv - 6)) if rows > 6 else None,
+        np.zeros((_SAMPLES, len(problem.contacts), 6)),
+        None,
+        (),
+        list(range(len(problem.contacts))),
+        "stance",
+        0,
+    )
+    return features(problem, log, 0, _SAMPLES, rows, 0).reshape(-1, problem.n_columns)
+
+
+def _imitated_by(problem: Problem, contact: str, A: Array, O: Array) -> list[ImitatedDirection]:
+    """The directions of each touched link's own parameters whose rows (of ``A``: the
+    inertial parameters' whitened columns) lie in the span of ``O`` (the offsets' columns of
+    ``contact``)."""
+    U_o, s_o, _ = np.linalg.svd(O, full_matrices=False)
+    U_o = U_o[:, s_o > 1e-10 * max(float(s_o[0]) if len(s_o) else 0.0, 1e-300)]
+    out = []
+    for i in problem.touched:
+        own = _own_parameters(problem, i)
+        if not own:
+            continue
+        U, sv, Vt = np.linalg.svd(A[:, own], full_matrices=False)
+        seen = sv > 1e-9 * max(float(sv[0]) if len(sv) else 0.0, 1e-300)
+        if not seen.any():
+            continue
+        U, sv, Vt = U[:, seen], sv[seen], Vt[seen]
+        _, sines, Zt = np.linalg.svd(U - U_o @ (U_o.T @ U), full_matrices=False)
+        for z in Zt[sines < IMITATED_SINE]:
+            d = Vt.T @ (z / sv)  # the link's parameters (whitened) whose rows are U z
+            d /= np.linalg.norm(d)
+            direction = np.zeros(problem.p)
+            direction[own] = d
+            order = np.argsort(-np.abs(d))
+            members = tuple(
+                _member_name(problem, own[j]) for j in order if abs(d[j]) > 0.05 * abs(d[order[0]])
+            )
+            out.append(ImitatedDirection(problem.links[i].name, contact, direction, members))
     return out

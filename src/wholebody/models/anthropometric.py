@@ -30,7 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .urdf_writer import UrdfWriter, box, box_inertia, cylinder, sphere
+from ..errors import InvalidArgumentError
+from ..robot import Robot
+from .urdf_writer import Joint, Link, box, box_inertia, chain, cylinder, sphere, urdf_text
 
 __all__ = [
     "DEMPSTER",
@@ -38,6 +40,8 @@ __all__ = [
     "anthropometric_human_urdf",
     "anthropometric_human",
     "segment_table",
+    "sole_half_sizes",
+    "standing_height",
 ]
 
 
@@ -93,6 +97,13 @@ def segment_table(table: str = "dempster") -> dict[str, Segment]:
         raise KeyError(f"unknown anthropometric table {table!r}; known: {sorted(TABLES)}") from None
 
 
+def _gyration(s: Segment) -> float:
+    """The segment's radius of gyration (fraction of its length); the table must give it."""
+    if s.rg is None:
+        raise InvalidArgumentError("the anthropometric table gives no radius of gyration here")
+    return s.rg
+
+
 def _limb_inertia(m: float, L: float, rg: float, axis: str) -> np.ndarray:
     """Inertia about the CoM of a limb whose long axis is ``axis``."""
     transverse = m * (rg * L) ** 2
@@ -104,6 +115,124 @@ def _limb_inertia(m: float, L: float, rg: float, axis: str) -> np.ndarray:
     return np.diag(diag)
 
 
+#: Limbs hang along -z from their joint; their visuals, in fractions of stature: a cylinder's
+#: radius, or a box's width and depth (the hand).
+_LIMB_VISUALS: dict[str, tuple[float, ...]] = {
+    "upper_arm": (0.025,),
+    "forearm": (0.02,),
+    "hand": (0.03, 0.015),
+    "thigh": (0.045,),
+    "shank": (0.03,),
+}
+X, Y, Z = (1, 0, 0), (0, 1, 0), (0, 0, 1)
+_ORIGIN = (0.0, 0.0, 0.0)
+
+
+def _trunk(name: str, m: float, L: float, com_z: float, H: float) -> Link:
+    """A trunk segment of mass ``m`` [kg]: a uniform box of the body's depth and width and of
+    height ``L`` [m] up from its origin; CoM ``com_z`` [m] above the origin."""
+    size = (BODY_DEPTH * H, BODY_WIDTH * H, L)
+    inertia = box_inertia(m, size)
+    return Link(name, m, (0.0, 0.0, com_z), inertia, box(size), geometry_origin=(0, 0, L / 2))
+
+
+def _human_links(T: dict[str, Segment], H: float, M: float) -> dict[str, Link]:
+    """The links with a body of the human of stature ``H`` [m] and mass ``M`` [kg]: trunk and
+    head, and each limb for both sides."""
+
+    def seg(name: str) -> tuple[float, float, Segment]:
+        s = T[name]
+        return s.mass * M, s.length * H, s
+
+    # Pelvis (base): from the hip line up to L4-L5; proximal end = L4-L5 (table convention);
+    # its CoM from the hip line.
+    m, L, s = seg("pelvis")
+    links = {"pelvis": _trunk("pelvis", m, L, (LUMBAR_HEIGHT - HIP_HEIGHT) * H - s.com * L, H)}
+    m, L, s = seg("thorax_abdomen")  # proximal end = C7-T1 (top)
+    links["thorax_abdomen"] = _trunk("thorax_abdomen", m, L, L - s.com * L, H)
+    m, L, s = seg("head_neck")  # proximal end = C7-T1; CoM at the ear canal
+    i = m * (_gyration(s) * L) ** 2
+    com = (0.0, 0.0, s.com * L)
+    links["head_neck"] = Link("head_neck", m, com, np.diag([i, i, i]), sphere(0.06 * H), None, com)
+    for side in ("left", "right"):
+        for name, shape in _LIMB_VISUALS.items():
+            m, L, s = seg(name)
+            if len(shape) == 1:
+                visual = cylinder(shape[0] * H, L)
+            else:
+                visual = box((shape[0] * H, shape[1] * H, L))
+            limb = f"{side}_{name}"
+            inertia = _limb_inertia(m, L, _gyration(s), "z")
+            links[limb] = Link(limb, m, (0, 0, -s.com * L), inertia, visual, None, (0, 0, -L / 2))
+        links[f"{side}_foot"] = _foot(f"{side}_foot", *seg("foot"), H)
+    return links
+
+
+def _sole(L: float, H: float) -> tuple[float, float, float]:
+    """The sole frame's origin in the foot's (the ankle's) frame [m], ``L`` the foot length."""
+    return (L * (0.5 - HEEL_BEHIND_ANKLE), 0.0, -ANKLE_HEIGHT * H)
+
+
+def _foot(name: str, m: float, L: float, s: Segment, H: float) -> Link:
+    """The foot of length ``L`` [m] in the ankle's frame; it collides (a box on the sole)."""
+    # Dempster's foot runs from the lateral malleolus to the head of metatarsal II.
+    mt2 = np.array([(0.75 - HEEL_BEHIND_ANKLE) * L, 0.0, -ANKLE_HEIGHT * H])
+    com = s.com * mt2
+    L_ref = float(np.linalg.norm(mt2))  # the table's foot length: malleolus to MT2
+    sole = _sole(L, H)
+    foot_box = (L, FOOT_WIDTH * H, 0.02 * H)
+    return Link(
+        name,
+        m,
+        (com[0], com[1], com[2]),
+        _limb_inertia(m, L_ref, _gyration(s), "x"),
+        visual=box(foot_box),
+        collision=box(foot_box),
+        geometry_origin=(sole[0], 0.0, sole[2] + foot_box[2] / 2),
+    )
+
+
+def _human_joints(T: dict[str, Segment], H: float) -> list[Joint]:
+    """The human's joints, as chains of rows (:func:`~.urdf_writer.chain`); on the right, y
+    and the x axes are mirrored."""
+    length = {name: s.length * H for name, s in T.items()}
+    lumbar = (0.0, 0.0, (LUMBAR_HEIGHT - HIP_HEIGHT) * H)
+    neck = (0.0, 0.0, (SHOULDER_HEIGHT - LUMBAR_HEIGHT) * H)
+    # Lumbar joint (3 hinges at L4-L5) to the thorax-abdomen, head and neck fixed on it.
+    joints = chain(
+        "pelvis",
+        [
+            ("lumbar_flexion", "lumbar_link_1", lumbar, Y, (-0.8, 0.6)),
+            ("lumbar_bending", "lumbar_link_2", _ORIGIN, X, (-0.5, 0.5)),
+            ("lumbar_rotation", "thorax_abdomen", _ORIGIN, Z, (-0.6, 0.6)),
+            ("neck", "head_neck", neck, None, None),
+        ],
+    )
+    for side, sy in (("left", 1.0), ("right", -1.0)):
+        shoulder = (0.0, sy * SHOULDER_HALF_WIDTH * H, (SHOULDER_HEIGHT - LUMBAR_HEIGHT) * H)
+        hip = (0.0, sy * HIP_HALF_WIDTH * H, 0.0)
+        # Arm, hanging down (-z): shoulder (3 hinges), elbow, hand fixed.
+        arm = [
+            ("{s}_shoulder_flexion", "{s}_shoulder_link_1", shoulder, Y, (-3.1, 1.0)),
+            ("{s}_shoulder_abduction", "{s}_shoulder_link_2", _ORIGIN, (sy, 0, 0), (-0.5, 3.0)),
+            ("{s}_shoulder_rotation", "{s}_upper_arm", _ORIGIN, Z, (-1.5, 1.5)),
+            ("{s}_elbow", "{s}_forearm", (0, 0, -length["upper_arm"]), Y, (-2.6, 0.0)),
+            ("{s}_wrist", "{s}_hand", (0, 0, -length["forearm"]), None, None),
+        ]
+        # Leg: hip (3 hinges), knee, ankle (2 hinges), foot with its sole.
+        leg = [
+            ("{s}_hip_flexion", "{s}_hip_link_1", hip, Y, (-2.0, 0.5)),
+            ("{s}_hip_adduction", "{s}_hip_link_2", _ORIGIN, (-sy, 0, 0), (-0.5, 0.5)),
+            ("{s}_hip_rotation", "{s}_thigh", _ORIGIN, Z, (-0.8, 0.8)),
+            ("{s}_knee", "{s}_shank", (0, 0, -length["thigh"]), Y, (0.0, 2.5)),
+            ("{s}_ankle_flexion", "{s}_ankle_link", (0, 0, -length["shank"]), Y, (-0.9, 0.6)),
+            ("{s}_ankle_inversion", "{s}_foot", _ORIGIN, (sy, 0, 0), (-0.5, 0.5)),
+            ("{s}_sole_joint", "{s}_sole", _sole(length["foot"], H), None, None),
+        ]
+        joints += chain("thorax_abdomen", arm, side) + chain("pelvis", leg, side)
+    return joints
+
+
 def anthropometric_human_urdf(
     height: float = 1.70, mass: float = 70.0, *, table: str = "dempster"
 ) -> str:
@@ -111,252 +240,21 @@ def anthropometric_human_urdf(
     if not (height > 0 and mass > 0):
         raise ValueError(f"height and mass must be positive, got {height} m, {mass} kg")
     T = segment_table(table)
-    H, M = height, mass
-    w = UrdfWriter(f"human_{table}")
-
-    def seg(name: str):
-        s = T[name]
-        return s.mass * M, s.length * H, s
-
-    # Pelvis (base): from the hip line up to L4-L5; proximal end = L4-L5 (table convention).
-    m, L, s = seg("pelvis")
-    pelvis_com = (0.0, 0.0, (LUMBAR_HEIGHT - HIP_HEIGHT) * H - s.com * L)  # from the hip line
-    size = (BODY_DEPTH * H, BODY_WIDTH * H, L)
-    w.link(
-        "pelvis",
-        m,
-        pelvis_com,
-        box_inertia(m, size),
-        visual=box(size),
-        geometry_origin=(0, 0, L / 2),
-    )
-    # Lumbar: three hinges at L4-L5.
-    lumbar = (0.0, 0.0, (LUMBAR_HEIGHT - HIP_HEIGHT) * H)
-    w.joint(
-        "lumbar_flexion",
-        "revolute",
-        "pelvis",
-        "lumbar_link_1",
-        xyz=lumbar,
-        axis=(0, 1, 0),
-        limit=(-0.8, 0.6),
-    )
-    w.link("lumbar_link_1")
-    w.joint(
-        "lumbar_bending",
-        "revolute",
-        "lumbar_link_1",
-        "lumbar_link_2",
-        axis=(1, 0, 0),
-        limit=(-0.5, 0.5),
-    )
-    w.link("lumbar_link_2")
-    w.joint(
-        "lumbar_rotation",
-        "revolute",
-        "lumbar_link_2",
-        "thorax_abdomen",
-        axis=(0, 0, 1),
-        limit=(-0.6, 0.6),
-    )
-    m, L, s = seg("thorax_abdomen")  # proximal end = C7-T1 (top)
-    size = (BODY_DEPTH * H, BODY_WIDTH * H, L)
-    w.link(
-        "thorax_abdomen",
-        m,
-        (0.0, 0.0, L - s.com * L),
-        box_inertia(m, size),
-        visual=box(size),
-        geometry_origin=(0, 0, L / 2),
-    )
-    m, L, s = seg("head_neck")  # proximal end = C7-T1; CoM at the ear canal
-    w.joint(
-        "neck",
-        "fixed",
-        "thorax_abdomen",
-        "head_neck",
-        xyz=(0.0, 0.0, (SHOULDER_HEIGHT - LUMBAR_HEIGHT) * H),
-    )
-    i = m * (s.rg * L) ** 2
-    w.link(
-        "head_neck",
-        m,
-        (0.0, 0.0, s.com * L),
-        np.diag([i, i, i]),
-        visual=sphere(0.06 * H),
-        geometry_origin=(0, 0, s.com * L),
-    )
-
-    for side, sy in (("left", 1.0), ("right", -1.0)):
-        # Arm, hanging down (-z): shoulder (3 hinges), elbow, hand fixed.
-        shoulder = (0.0, sy * SHOULDER_HALF_WIDTH * H, (SHOULDER_HEIGHT - LUMBAR_HEIGHT) * H)
-        w.joint(
-            f"{side}_shoulder_flexion",
-            "revolute",
-            "thorax_abdomen",
-            f"{side}_shoulder_link_1",
-            xyz=shoulder,
-            axis=(0, 1, 0),
-            limit=(-3.1, 1.0),
-        )
-        w.link(f"{side}_shoulder_link_1")
-        w.joint(
-            f"{side}_shoulder_abduction",
-            "revolute",
-            f"{side}_shoulder_link_1",
-            f"{side}_shoulder_link_2",
-            axis=(sy, 0, 0),
-            limit=(-0.5, 3.0),
-        )
-        w.link(f"{side}_shoulder_link_2")
-        w.joint(
-            f"{side}_shoulder_rotation",
-            "revolute",
-            f"{side}_shoulder_link_2",
-            f"{side}_upper_arm",
-            axis=(0, 0, 1),
-            limit=(-1.5, 1.5),
-        )
-        m, L, s = seg("upper_arm")
-        w.link(
-            f"{side}_upper_arm",
-            m,
-            (0, 0, -s.com * L),
-            _limb_inertia(m, L, s.rg, "z"),
-            visual=cylinder(0.025 * H, L),
-            geometry_origin=(0, 0, -L / 2),
-        )
-        w.joint(
-            f"{side}_elbow",
-            "revolute",
-            f"{side}_upper_arm",
-            f"{side}_forearm",
-            xyz=(0, 0, -L),
-            axis=(0, 1, 0),
-            limit=(-2.6, 0.0),
-        )
-        m, L, s = seg("forearm")
-        w.link(
-            f"{side}_forearm",
-            m,
-            (0, 0, -s.com * L),
-            _limb_inertia(m, L, s.rg, "z"),
-            visual=cylinder(0.02 * H, L),
-            geometry_origin=(0, 0, -L / 2),
-        )
-        w.joint(f"{side}_wrist", "fixed", f"{side}_forearm", f"{side}_hand", xyz=(0, 0, -L))
-        m, L, s = seg("hand")
-        w.link(
-            f"{side}_hand",
-            m,
-            (0, 0, -s.com * L),
-            _limb_inertia(m, L, s.rg, "z"),
-            visual=box((0.03 * H, 0.015 * H, L)),
-            geometry_origin=(0, 0, -L / 2),
-        )
-        # Leg: hip (3 hinges), knee, ankle (2 hinges), foot with its sole.
-        w.joint(
-            f"{side}_hip_flexion",
-            "revolute",
-            "pelvis",
-            f"{side}_hip_link_1",
-            xyz=(0.0, sy * HIP_HALF_WIDTH * H, 0.0),
-            axis=(0, 1, 0),
-            limit=(-2.0, 0.5),
-        )
-        w.link(f"{side}_hip_link_1")
-        w.joint(
-            f"{side}_hip_adduction",
-            "revolute",
-            f"{side}_hip_link_1",
-            f"{side}_hip_link_2",
-            axis=(-sy, 0, 0),
-            limit=(-0.5, 0.5),
-        )
-        w.link(f"{side}_hip_link_2")
-        w.joint(
-            f"{side}_hip_rotation",
-            "revolute",
-            f"{side}_hip_link_2",
-            f"{side}_thigh",
-            axis=(0, 0, 1),
-            limit=(-0.8, 0.8),
-        )
-        m, L, s = seg("thigh")
-        w.link(
-            f"{side}_thigh",
-            m,
-            (0, 0, -s.com * L),
-            _limb_inertia(m, L, s.rg, "z"),
-            visual=cylinder(0.045 * H, L),
-            geometry_origin=(0, 0, -L / 2),
-        )
-        w.joint(
-            f"{side}_knee",
-            "revolute",
-            f"{side}_thigh",
-            f"{side}_shank",
-            xyz=(0, 0, -L),
-            axis=(0, 1, 0),
-            limit=(0.0, 2.5),
-        )
-        m, L, s = seg("shank")
-        w.link(
-            f"{side}_shank",
-            m,
-            (0, 0, -s.com * L),
-            _limb_inertia(m, L, s.rg, "z"),
-            visual=cylinder(0.03 * H, L),
-            geometry_origin=(0, 0, -L / 2),
-        )
-        w.joint(
-            f"{side}_ankle_flexion",
-            "revolute",
-            f"{side}_shank",
-            f"{side}_ankle_link",
-            xyz=(0, 0, -L),
-            axis=(0, 1, 0),
-            limit=(-0.9, 0.6),
-        )
-        w.link(f"{side}_ankle_link")
-        w.joint(
-            f"{side}_ankle_inversion",
-            "revolute",
-            f"{side}_ankle_link",
-            f"{side}_foot",
-            axis=(sy, 0, 0),
-            limit=(-0.5, 0.5),
-        )
-        m, L, s = seg("foot")
-        # Dempster's foot runs from the lateral malleolus to the head of metatarsal II.
-        mt2 = np.array([(0.75 - HEEL_BEHIND_ANKLE) * L, 0.0, -ANKLE_HEIGHT * H])
-        com = s.com * mt2
-        L_ref = float(np.linalg.norm(mt2))  # the table's foot length: malleolus to MT2
-        sole = (L * (0.5 - HEEL_BEHIND_ANKLE), 0.0, -ANKLE_HEIGHT * H)
-        foot_box = (L, FOOT_WIDTH * H, 0.02 * H)
-        w.link(
-            f"{side}_foot",
-            m,
-            tuple(com),
-            _limb_inertia(m, L_ref, s.rg, "x"),
-            visual=box(foot_box),
-            collision=box(foot_box),
-            geometry_origin=(sole[0], 0.0, sole[2] + foot_box[2] / 2),
-        )
-        w.joint(f"{side}_sole_joint", "fixed", f"{side}_foot", f"{side}_sole", xyz=sole)
-        w.link(f"{side}_sole")
-    return w.render(
+    links = _human_links(T, height, mass)
+    return urdf_text(
+        f"human_{table}",
+        links["pelvis"],
+        _human_joints(T, height),
+        links,
         f"wholebody anthropometric human, {table} table (Winter 2009, Table 4.1), stature "
-        f"{H} m, mass {M} kg; "
-        f"sole half-sizes {T['foot'].length * H / 2:.4f} x {FOOT_WIDTH * H / 2:.4f} m. "
-        "Generated by python -m wholebody.models"
+        f"{height} m, mass {mass} kg; "
+        f"sole half-sizes {T['foot'].length * height / 2:.4f} x {FOOT_WIDTH * height / 2:.4f} m. "
+        "Generated by python -m wholebody.models",
     )
 
 
 def anthropometric_human(height: float = 1.70, mass: float = 70.0, *, table: str = "dempster"):
     """The human model as a :class:`wholebody.Robot` (floating base)."""
-    from ..robot.core import Robot
-
     return Robot.from_urdf_string(
         anthropometric_human_urdf(height, mass, table=table), name=f"human_{table}"
     )

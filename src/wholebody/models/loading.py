@@ -45,7 +45,7 @@ def available_robots() -> list[str]:
 
 def example_robot_data_dir() -> Path:
     """The ``robots`` folder of the installed example-robot-data package."""
-    from importlib import metadata  # 14 ms, for example-robot-data's models only
+    from importlib import metadata  # only example-robot-data's robots need it
 
     try:
         dist = metadata.distribution("example-robot-data")

@@ -51,7 +51,7 @@ from numpy.typing import NDArray
 
 from ..errors import InvalidArgumentError, ModelError, OutputError
 from ._mjcf_tree import _expand, _parse, read_mjcf_tree
-from .mjcf import is_mjcf
+from .mjcf import is_mjcf, model_from_mjcf
 
 if TYPE_CHECKING:
     from .core import Robot
@@ -353,68 +353,107 @@ def write_corrected_mjcf(robot: Robot, corrected: Robot, path: str | Path) -> Mj
         )
     if _relative_dirs(root, source.parent, path.parent):
         notes.append(f"{path.name}: asset folders rewritten relative to it")
-
     by_name = _bodies_by_pinocchio_name(_robot_root(root))
     groups = _groups(nominal)
-    refusals: list[str] = []
-    written: dict[str, str] = {}
-    plans: list[tuple[ET.Element, float, Array, Array]] = []
-    for j in _changed(nominal, fitted):
-        group = groups[j]
-        link = f"link {group.joint!r}"
-        masses = {b: _mass_com_inertia(own)[0] for b, (_, own) in group.bodies.items()}
-        if not masses:
-            refusals.append(f"{link}: no MJCF body of the model carries joint {group.joint!r}")
-            continue
-        total = sum(max(v, 0.0) for v in masses.values())
-        heavy = [b for b, v in masses.items() if v > 1e-9 * max(total, 1e-300)]
-        # The heaviest body takes the change; ties go to the body carrying the joint.
-        target = max(heavy or list(masses), key=lambda b: (masses[b], b == group.jointed))
-        welded = sorted(b for b in group.bodies if b != target)
-        where = f"{link} (MJCF body {target!r}" + (
-            f", welded to {', '.join(map(repr, welded))})" if welded else ")"
-        )
-        elements = by_name.get(target, [])
-        if len(elements) != 1:
-            refusals.append(
-                f"{where}: {len(elements)} bodies of the file are named {target!r} as Pinocchio "
-                "names them (an unnamed body is its parent's name + 'Bis'); name the body"
-            )
-            continue
-        placement, own = group.bodies[target]
-        delta = fitted.inertias[j].matrix() - nominal.inertias[j].matrix()
-        m, com, inertia = _mass_com_inertia(_to_child(own + delta, placement))
-        why = _consistency(m, inertia)
-        if why is None:
-            why = _check_bounds(root, m, np.linalg.eigvalsh(inertia))
-        if why is not None:
-            refusals.append(
-                f"{where}: {why}"
-                + (
-                    " once the welded bodies keep their own inertias"
-                    if [b for b in heavy if b != target]
-                    else ""
-                )
-            )
-            continue
-        plans.append((elements[0], m, com, inertia))
-        written[group.joint] = target
-        if [b for b in heavy if b != target]:
-            notes.append(
-                f"{link}: MJCF bodies {', '.join(map(repr, sorted(group.bodies)))} are welded "
-                f"into one rigid body (no joint between them); the fitted change is written to "
-                f"{target!r}, the others keep their values"
-            )
+    plans = [_plan(root, by_name, groups[j], nominal, fitted, j) for j in _changed(nominal, fitted)]
+    refusals = [p for p in plans if isinstance(p, str)]
     if refusals:
         raise ModelError(
             f"no corrected MJCF written for {source.name}: "
             + "; ".join(refusals)
             + ". Fit again without these links (--link the others)"
         )
+    chosen = [p for p in plans if isinstance(p, _Plan)]
+    notes += [p.note for p in chosen if p.note]
+    notes += _compiler_changes(root, chosen, path.name)
+    for plan in chosen:
+        _write_inertial(plan.element, plan.mass, plan.com, plan.inertia)
+    written = {p.link: p.body for p in chosen}
+    said = ", ".join(f"{k} -> body {v}" for k, v in written.items()) or "no link"
+    # "--" may not appear inside an XML comment.
+    comment = ET.Comment(
+        f" written by wholebody: {source.name} with fitted inertias for {said} ".replace(
+            "--", "- -"
+        )
+    )
+    comment.tail = root.text
+    root.insert(0, comment)
+    _write_checked(root, path, robot, fitted)
+    return MjcfCorrection(path, written, tuple(notes))
 
+
+@dataclass(frozen=True)
+class _Plan:
+    """What is written for one changed link: the ``<body>`` element of the MJCF body that
+    takes the change (``body``), its mass [kg], CoM [m] and inertia about it [kg m^2] in the
+    body's frame, and a note when welded bodies keep their own values."""
+
+    link: str
+    body: str
+    element: ET.Element
+    mass: float
+    com: Array
+    inertia: Array
+    note: str | None
+
+
+def _plan(
+    root: ET.Element,
+    by_name: dict[str, list[ET.Element]],
+    group: _Group,
+    nominal: pin.Model,
+    fitted: pin.Model,
+    j: int,
+) -> _Plan | str:
+    """The write of joint ``j``'s change (fitted minus nominal) to one MJCF body of its group:
+    the only one with mass, else the heaviest (ties: the body carrying the joint); or why it
+    cannot be written."""
+    link = f"link {group.joint!r}"
+    masses = {b: _mass_com_inertia(own)[0] for b, (_, own) in group.bodies.items()}
+    if not masses:
+        return f"{link}: no MJCF body of the model carries joint {group.joint!r}"
+    total = sum(max(v, 0.0) for v in masses.values())
+    heavy = [b for b, v in masses.items() if v > 1e-9 * max(total, 1e-300)]
+    target = max(heavy or list(masses), key=lambda b: (masses[b], b == group.jointed))
+    welded = sorted(b for b in group.bodies if b != target)
+    where = f"{link} (MJCF body {target!r}" + (
+        f", welded to {', '.join(map(repr, welded))})" if welded else ")"
+    )
+    elements = by_name.get(target, [])
+    if len(elements) != 1:
+        return (
+            f"{where}: {len(elements)} bodies of the file are named {target!r} as Pinocchio "
+            "names them (an unnamed body is its parent's name + 'Bis'); name the body"
+        )
+    placement, own = group.bodies[target]
+    delta = fitted.inertias[j].matrix() - nominal.inertias[j].matrix()
+    m, com, inertia = _mass_com_inertia(_to_child(own + delta, placement))
+    why = _consistency(m, inertia)
+    if why is None:
+        why = _check_bounds(root, m, np.linalg.eigvalsh(inertia))
+    others_heavy = [b for b in heavy if b != target]
+    if why is not None:
+        return f"{where}: {why}" + (
+            " once the welded bodies keep their own inertias" if others_heavy else ""
+        )
+    note = None
+    if others_heavy:
+        note = (
+            f"{link}: MJCF bodies {', '.join(map(repr, sorted(group.bodies)))} are welded "
+            f"into one rigid body (no joint between them); the fitted change is written to "
+            f"{target!r}, the others keep their values"
+        )
+    return _Plan(group.joint, target, elements[0], m, com, inertia, note)
+
+
+def _compiler_changes(root: ET.Element, plans: list[_Plan], name: str) -> list[str]:
+    """The ``<compiler>`` settings that would undo the written ``<inertial>`` elements, changed
+    (``inertiafromgeom="true"`` made ``"auto"``, the ``<inertial>`` elements it ignored
+    removed; ``settotalmass`` removed); a note for each (``name``: the file written)."""
+    notes = []
     if _compiler_value(root, "inertiafromgeom") == "true":
         ignored = 0
-        chosen = {id(e) for e, *_ in plans}
+        chosen = {id(p.element) for p in plans}
         for body in root.iter("body"):
             inertial = body.find("inertial")
             if inertial is not None and id(body) not in chosen:
@@ -430,7 +469,7 @@ def write_corrected_mjcf(robot: Robot, corrected: Robot, path: str | Path) -> Mj
             else ""
         )
         notes.append(
-            f'{path.name}: <compiler inertiafromgeom="true"> made "auto" (it would ignore the '
+            f'{name}: <compiler inertiafromgeom="true"> made "auto" (it would ignore the '
             f"written <inertial> elements){removed}"
         )
     if (_compiler_number(root, "settotalmass") or 0.0) > 0:  # MuJoCo rescales when positive
@@ -439,28 +478,14 @@ def write_corrected_mjcf(robot: Robot, corrected: Robot, path: str | Path) -> Mj
             if compiler.tag == "compiler":
                 compiler.attrib.pop("settotalmass", None)
         notes.append(
-            f"{path.name}: <compiler settotalmass={value!r}> removed: MuJoCo would rescale the "
+            f"{name}: <compiler settotalmass={value!r}> removed: MuJoCo would rescale the "
             "fitted masses (the fitted model is Pinocchio's, which does not apply it)"
         )
-    for element, m, com, inertia in plans:
-        _write_inertial(element, m, com, inertia)
-    said = ", ".join(f"{k} -> body {v}" for k, v in written.items()) or "no link"
-    # "--" may not appear inside an XML comment.
-    comment = ET.Comment(
-        f" written by wholebody: {source.name} with fitted inertias for {said} ".replace(
-            "--", "- -"
-        )
-    )
-    comment.tail = root.text
-    root.insert(0, comment)
-    _write_checked(root, path, robot, fitted)
-    return MjcfCorrection(path, written, tuple(notes))
+    return notes
 
 
 def _write_checked(root: ET.Element, path: Path, robot: Robot, fitted: pin.Model) -> None:
     """Write under a temporary name, read back, compare, rename."""
-    from .mjcf import model_from_mjcf
-
     partial = path.with_name(f".{path.name}.partial.xml")
     try:
         ET.ElementTree(root).write(partial, encoding="utf-8", xml_declaration=True)

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..balance.core import kinematics_batch
 from ..contacts import Contact, SurfaceContact
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, LogFileError, LogFormatError, OutputError
 from ..robot.core import Robot
 
 if TYPE_CHECKING:
@@ -126,8 +127,6 @@ class ContactSchedule:
         """Write an ``.npz``: ``time`` (N,), ``contact_names`` (k,) str, ``active`` (N, k)
         bool, ``confidence`` (N, k), ``unexplained`` (N,) bool, ``method`` (str), and
         ``evidence_<name>`` arrays. Raises :class:`OutputError` when it cannot be written."""
-        from ..errors import OutputError
-
         assert self.unexplained is not None
         arrays = {
             "time": self.time,
@@ -146,8 +145,6 @@ class ContactSchedule:
     @classmethod
     def load(cls, path: Any) -> ContactSchedule:
         """Read what :meth:`save` wrote (reasons and parameters are not kept)."""
-        from ..errors import LogFileError, LogFormatError
-
         try:
             data = np.load(path, allow_pickle=False)
         except OSError as exc:
@@ -287,8 +284,6 @@ def contact_heights(
     Q, V, A, bad, _ = checked_states(robot, q, v, None)
     n, p0 = ground_plane(ground_height, ground_normal)
     N, k = Q.shape[0], len(contacts)
-    from ..balance.core import kinematics_batch
-
     frames = [c.frame for c in contacts]
     kin = kinematics_batch(robot, Q, V, A, frames, bad, rotations=True)
     assert kin.rotations is not None

@@ -453,31 +453,7 @@ def infer_schedule_combined(
         n,
         estimate_options or {},
     )
-    N, k = kin.active.shape
-    subsets = fits.subsets
-    # Distance of every subset to each sample's kinematic set: (N, S).
-    distance = (subsets[None, :, :] != kin.active[:, None, :]).sum(axis=2)
-    same = distance == 0
-    if tau is not None:
-        inside = np.asarray(
-            ~(subsets[None, :, :] & ~kin.active[:, None, :]).any(axis=2), dtype=bool
-        )
-        best, found_sub = _pick_smallest(fits, inside)
-    else:
-        best, found_sub = _pick_smallest(fits, same)
-    sizes = subsets.sum(axis=1)
-    key = np.where(
-        fits.consistent,
-        distance * 1e60 + sizes[None, :] * 1e30 + np.minimum(fits.residual, 1e29),
-        np.inf,
-    )
-    nearest = np.argmin(key, axis=1)
-    any_ok = np.isfinite(key[np.arange(N), nearest])
-    raw = kin.active.copy()
-    raw[found_sub] = subsets[best[found_sub]]
-    replace = ~found_sub & any_ok
-    raw[replace] = subsets[nearest[replace]]
-    unexplained = ~found_sub & ~any_ok
+    raw, unexplained, replace = _confirmed(fits, kin.active, loaded_only=tau is not None)
     active = enforce_min_durations(raw, t, min_contact=min_contact, min_flight=min_flight)
     params = dict(kin.parameters)
     params.update(
@@ -490,6 +466,36 @@ def infer_schedule_combined(
         }
     )
     return _finish(contacts, t, active, "combined", fits, unexplained, params, kin.evidence)
+
+
+def _confirmed(fits: _SubsetFits, proposed: Bools, loaded_only: bool) -> tuple[Bools, Bools, Bools]:
+    """Each sample's contact set (N, k): the ``proposed`` set where it is consistent (with
+    ``loaded_only``, its smallest consistent subset), else the consistent subset nearest to it
+    (fewest contacts changed, then smallest, then least residual), else the proposed set.
+    Returns it, the samples no subset explains and the samples replaced by the nearest."""
+    N = len(proposed)
+    subsets = fits.subsets
+    # Distance of every subset to each sample's proposed set: (N, S).
+    distance = (subsets[None, :, :] != proposed[:, None, :]).sum(axis=2)
+    same = distance == 0
+    if loaded_only:
+        inside = np.asarray(~(subsets[None, :, :] & ~proposed[:, None, :]).any(axis=2), dtype=bool)
+        best, found_sub = _pick_smallest(fits, inside)
+    else:
+        best, found_sub = _pick_smallest(fits, same)
+    sizes = subsets.sum(axis=1)
+    key = np.where(
+        fits.consistent,
+        distance * 1e60 + sizes[None, :] * 1e30 + np.minimum(fits.residual, 1e29),
+        np.inf,
+    )
+    nearest = np.argmin(key, axis=1)
+    any_ok = np.isfinite(key[np.arange(N), nearest])
+    raw = proposed.copy()
+    raw[found_sub] = subsets[best[found_sub]]
+    replace = ~found_sub & any_ok
+    raw[replace] = subsets[nearest[replace]]
+    return raw, ~found_sub & ~any_ok, replace
 
 
 def infer_contact_schedule(

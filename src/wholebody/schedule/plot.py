@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..errors import require
+from ..errors import OutputError
 from .core import ContactSchedule
 
 __all__ = ["plot_schedule"]
@@ -29,8 +31,6 @@ def plot_schedule(
     -------
     matplotlib.figure.Figure
     """
-    from ..errors import require
-
     require("matplotlib", "plot", "schedule figures")
     import matplotlib
 
@@ -90,8 +90,6 @@ def plot_schedule(
     axes[-1, 0].set_xlabel("time [s]")
     fig.tight_layout()
     if path is not None:
-        from ..errors import OutputError
-
         try:
             fig.savefig(path)
         except OSError as exc:
