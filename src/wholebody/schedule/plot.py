@@ -7,8 +7,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..errors import require
-from ..errors import OutputError
+from ..errors import OutputError, require
 from .core import ContactSchedule
 
 __all__ = ["plot_schedule"]
