@@ -32,8 +32,6 @@ left sole (minimum jerk, 1 s), the right contact is removed with a 50 ms force r
 the right sole lifts 3 cm and comes back under an SE3 task, the contact is added again and
 the CoM returns. Tick medians are printed per phase (double / single support).
 
-The old fixed-contact ``InverseDynamicsQP`` is timed in the standing loop for reference.
-
 TSID's PyPI wheels (1.10.0) were built against an earlier Pinocchio binary layout: with
 pinocchio 4.1.0 ``tsid.RobotWrapper(model)`` fails (MemoryError) or crashes. The bench
 probes that in a subprocess and, where it fails, says so and prints wholebody's figures
@@ -81,7 +79,6 @@ from wholebody.control import (  # noqa: E402
     ComTask,
     ContactForceTask,
     FrameTask,
-    InverseDynamicsQP,
     JointBounds,
     MinimumJerk,
     PostureTask,
@@ -400,38 +397,6 @@ class Ours:
                 stats.bound_active += 1
 
 
-class OldQP:
-    name = "InverseDynamicsQP"
-
-    def __init__(self, robot, planned, q0, plan):
-        self.robot, self.q0 = robot, q0
-        self.qp = InverseDynamicsQP(robot, planned)
-        self.c_ref = robot.com(q0)
-        self.names = [c.name for c in planned]
-        self.x = None
-
-    def prepare(self, t):
-        pass
-
-    def tick(self, q, v, t):
-        qp, robot = self.qp, self.robot
-        cd = qp.update(q, v)
-        hg, c = cd.centroidal_momentum, cd.com
-        acc = 25.0 * (self.c_ref - c) - 10.0 * hg[:3] / robot.mass
-        tasks = [
-            qp.com_task(acc, weight=1.0),
-            qp.angular_momentum_task(-10.0 * hg[3:], weight=1e-3),
-            qp.posture_task(self.q0, kp=50.0, kd=14.0, weight=1e-3),
-        ]
-        self.x = qp.split(qp.solve(tasks))
-        return self.x[2]
-
-    def check(self, checker, stats, q, v):
-        a, w, tau = self.x[0], self.x[1], self.x[2]
-        w = np.asarray(w).reshape(len(self.names), 6)
-        checker(stats, q, v, a, tau, dict(zip(self.names, w, strict=True)))
-
-
 # --- TSID --------------------------------------------------------------------------------
 
 
@@ -692,7 +657,6 @@ def main(seconds: float = 1.0) -> None:
         return
     problem = tsid_problem()
     theirs = loop(seconds, Tsid) if problem is None else None
-    old = loop(seconds, OldQP) if TASKS == "default" else None
     print(f"\nstanding, {seconds:g} s (CoM, momentum, posture, hand SE3, 2 x force reg., torque")
     print("limits, 2 soles)")
     if TASKS == "extended":
@@ -702,11 +666,6 @@ def main(seconds: float = 1.0) -> None:
         print(
             f"  TSID {tsid_version()} (HQuadProgFast)    {theirs.median():6.0f} us per tick; "
             f"{describe(theirs)}"
-        )
-    if old is not None:
-        print(
-            f"  wholebody InverseDynamicsQP    {old.median():6.0f} us per tick (CoM, momentum, "
-            f"posture, torque limits); {describe(old)}"
         )
     if theirs is None:
         print(f"  TSID: {problem}; no ratio")

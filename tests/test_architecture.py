@@ -214,10 +214,10 @@ def test_private_modules_and_names_stay_in_their_package():
 
 def test_robot_is_one_class_over_modules_of_functions():
     """``Robot`` has no base class; each method is the function of its module, bound as is."""
-    from wholebody.robot import Robot, _contact, _dynamics, _kinematics, _model, _state
+    from wholebody.robot import Robot, _controller_pass, _dynamics, _kinematics, _model, _state
 
     assert Robot.__bases__ == (object,)
-    modules = (_model, _state, _dynamics, _kinematics, _contact)
+    modules = (_model, _state, _dynamics, _kinematics, _controller_pass)
     # The methods of the modules a check does not use are bound on first use: use them all.
     for name in list(vars(Robot)):
         getattr(Robot, name)
@@ -226,7 +226,7 @@ def test_robot_is_one_class_over_modules_of_functions():
         for name, value in vars(Robot).items()
         if any(getattr(m, name, None) is value for m in modules)
     }
-    assert {"mass_matrix", "check_q", "check_batch", "frame_jacobian", "contact_dynamics"} <= bound
+    assert {"mass_matrix", "check_q", "check_batch", "frame_jacobian", "controller_pass"} <= bound
     for name in bound:
         assert getattr(Robot, name).__code__.co_varnames[0] == "robot", name
 

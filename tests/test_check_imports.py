@@ -138,7 +138,6 @@ def test_check_of_an_npz_log_leaves_unused_features_unimported(check_modules):
         "wholebody._aliases",  # the module paths of earlier releases
         "wholebody.robot._dynamics",  # methods bound on first use: none is called here
         "wholebody.robot._kinematics",
-        "wholebody.robot._contact",
         "wholebody.robot._controller_pass",
     ]
     assert [m for m in unused if m in check_modules] == []

@@ -63,14 +63,14 @@ def test_old_paths_import_in_a_fresh_interpreter():
     code = (
         "import wholebody.mujoco_recorder as m, wholebody.sim.mujoco_recorder as n; "
         "assert m is n; from wholebody.profile import load_profile; "
-        "import wholebody._robot_contact as c; print(c.__name__); "
+        "import wholebody._robot_kinematics as c; print(c.__name__); "
         # the submodule of an old package path, imported first: the same object, not a copy
         # of the file found in the new package's folder
         "import wholebody.recordings.timing as t, wholebody.io.recordings.timing as u; "
         "assert t is u, (t, u)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "wholebody.robot._contact"
+    assert out.stdout.strip() == "wholebody.robot._kinematics"
 
 
 def test_the_alias_finder_is_asked_last_until_an_old_package_path_is_imported():

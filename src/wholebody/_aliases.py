@@ -86,7 +86,6 @@ ALIASES: dict[str, str] = {
     "wholebody._robot_state": "wholebody.robot._state",
     "wholebody._robot_dynamics": "wholebody.robot._dynamics",
     "wholebody._robot_kinematics": "wholebody.robot._kinematics",
-    "wholebody._robot_contact": "wholebody.robot._contact",
     "wholebody._robot_checks": "wholebody.robot._checks",
     "wholebody._robot_batch": "wholebody.robot.batch",
     "wholebody._validation": "wholebody.robot.validation",

@@ -4,9 +4,8 @@
 constructor, loaders and properties); its methods are plain functions of the robot in the
 modules of this package, bound to the class (``_model``: names and frames; ``_state``: checks
 of q, v, a, tau; ``_dynamics``: M, C, g, inverse and forward dynamics; ``_kinematics``:
-frames, CoM, momentum, the one-pass helpers; ``_contact``: the contact-dynamics bundle;
-``_controller_pass``: the one pass of a control tick), the batch passes
-(:mod:`wholebody.robot.batch`), differentiation on the manifold
+frames, CoM, momentum, the one-pass helpers; ``_controller_pass``: the one pass of a control
+tick), the batch passes (:mod:`wholebody.robot.batch`), differentiation on the manifold
 (:mod:`wholebody.robot.differentiation`) and MJCF loading (:mod:`wholebody.robot.mjcf`);
 :func:`wholebody.load` (by name or path) is in :mod:`wholebody.models.loading`, beside the
 shipped models.
@@ -28,8 +27,6 @@ from .core import (
 
 if TYPE_CHECKING:
     from .core import (
-        ContactDynamics,
-        ContactDynamicsPass,
         ContactPass,
         ControllerPass,
         External,
@@ -43,8 +40,6 @@ __all__ = [
     "ContactPass",
     "StateCheck",
     "FramePlacements",
-    "ContactDynamics",
-    "ContactDynamicsPass",
     "ControllerPass",
     "External",
     "Array",

@@ -29,12 +29,11 @@ idea, bound to the class as attributes (no base classes, no call overhead):
 ``_state``        checks of q, v, a, tau (single and batch), configurations
 ``_dynamics``     M, C, C v, g, nle, inverse/forward dynamics, torque split
 ``_kinematics``   frames, CoM, momentum, one-pass helpers for balance/estimation
-``_contact``      the one-pass contact-dynamics bundle for controllers
 ``_controller_pass``  the one pass of a whole-body controller's tick
 ================  ===========================================================
 
 ``Robot.mass_matrix`` is ``_dynamics.mass_matrix``, whose first argument is the robot. The
-last four modules are imported on the first use of one of their methods (a check of a log
+last three modules are imported on the first use of one of their methods (a check of a log
 calls none of them), each method then bound to the class as is.
 """
 
@@ -66,8 +65,7 @@ from ._state import StateCheck
 from .validation import inertialess_child_links
 
 if TYPE_CHECKING:
-    from . import _contact, _controller_pass, _dynamics, _kinematics
-    from ._contact import ContactDynamics, ContactDynamicsPass
+    from . import _controller_pass, _dynamics, _kinematics
     from ._controller_pass import ControllerPass
     from ._dynamics import External, TorqueTerms
     from ._kinematics import ContactPass, FramePlacements
@@ -78,8 +76,6 @@ __all__ = [
     "ContactPass",
     "StateCheck",
     "FramePlacements",
-    "ContactDynamics",
-    "ContactDynamicsPass",
     "ControllerPass",
     "External",
     "Array",
@@ -112,7 +108,7 @@ class _Method:
 
 class _OnFirstUse:
     """A method module of the robot, imported on the first use of one of its methods: a
-    check of a log calls none of dynamics, frames, contact dynamics or the controller's pass,
+    check of a log calls none of dynamics, frames or the controller's pass,
     so it does not import them."""
 
     def __init__(self, module: str) -> None:
@@ -123,14 +119,12 @@ class _OnFirstUse:
 
 
 if not TYPE_CHECKING:
-    _contact, _controller_pass, _dynamics, _kinematics = (
-        _OnFirstUse(m) for m in ("_contact", "_controller_pass", "_dynamics", "_kinematics")
+    _controller_pass, _dynamics, _kinematics = (
+        _OnFirstUse(m) for m in ("_controller_pass", "_dynamics", "_kinematics")
     )
 
 # Names of those modules exported here, imported on first access (PEP 562).
 _LAZY = {
-    "ContactDynamics": "_contact",
-    "ContactDynamicsPass": "_contact",
     "ControllerPass": "_controller_pass",
     "External": "_dynamics",
     "TorqueTerms": "_dynamics",
@@ -575,11 +569,6 @@ class Robot:
     _com_sample = _kinematics._com_sample
     contact_pass = _kinematics.contact_pass
     _frame_ids_of = _kinematics._frame_ids_of
-
-    # --- contact: the one-pass contact-dynamics bundle for controllers --------------------
-
-    contact_dynamics_pass = _contact.contact_dynamics_pass
-    contact_dynamics = _contact.contact_dynamics
 
     # --- controller: the one pass of a control tick (whole-body terms, frames read) -------
 

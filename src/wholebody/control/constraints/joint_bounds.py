@@ -7,13 +7,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ... import _compiled
 from ...errors import InvalidArgumentError
 from ._base import Constraint
 
 if TYPE_CHECKING:
+    from ...robot import ControllerPass
     from .._layout import ControlLayout
-    from .._tick import TickKinematics
 
 Array = NDArray[np.float64]
 _min = np.minimum.reduce
@@ -137,17 +136,6 @@ class JointBounds(Constraint):
         the mirrored upper bound, every step of it exact under negation). An infinite
         ``q_max`` gives infinite position and viability bounds, which the least leaves out.
         """
-        native = _compiled.speedups
-        if native is not None:
-            # The same steps in one compiled call (wholebody._speedups, the same numbers: its
-            # test compares them bit for bit); None when it cannot run them, then numpy.
-            far = native.joint_bounds(
-                q, v, self.position_upper, self.position_lower, self.margin,
-                self.velocity_limit, self.acceleration_limit, self.dt, lower, upper,
-            )  # fmt: skip
-            if far is not None:
-                self._far = far
-                return
         nu = len(q)
         w = self._work
         if w is None or w.shape[1] != 2 * nu:
@@ -227,11 +215,11 @@ class JointBounds(Constraint):
             brake = np.where(v > 0, -AM[:nu], AM[:nu])
             lower[bad] = upper[bad] = brake[bad]
 
-    def rows(self, kin: TickKinematics, layout: ControlLayout) -> int:
+    def rows(self, kin: ControllerPass, layout: ControlLayout) -> int:
         return kin.nv - 6
 
     def fill(
-        self, kin: TickKinematics, layout: ControlLayout, C: Array, lower: Array, upper: Array
+        self, kin: ControllerPass, layout: ControlLayout, C: Array, lower: Array, upper: Array
     ) -> None:
         rows = self._q_rows
         q = kin.q[rows] if isinstance(rows, slice) else np.where(self._qi >= 0, kin.q[rows], 0.0)

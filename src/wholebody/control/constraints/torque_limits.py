@@ -11,8 +11,8 @@ from ...errors import InvalidArgumentError
 from ._base import Constraint
 
 if TYPE_CHECKING:
+    from ...robot import ControllerPass
     from .._layout import ControlLayout
-    from .._tick import TickKinematics
 
 Array = NDArray[np.float64]
 
@@ -27,9 +27,6 @@ class TorqueLimits(Constraint):
     """
 
     name = "torque_limits"
-    #: Rarely active on a standing or walking humanoid: left out of the QP when the
-    #: solution without them meets them (the same solution; see :class:`Constraint`).
-    lazy = True
 
     def __init__(self, limits: ArrayLike):
         lim = np.asarray(limits, dtype=float)
@@ -44,7 +41,7 @@ class TorqueLimits(Constraint):
             self._rows = slice(6, 6 + len(lim))
         self._tau_max = lim[self._limited]
 
-    def rows(self, kin: TickKinematics, layout: ControlLayout) -> int:
+    def rows(self, kin: ControllerPass, layout: ControlLayout) -> int:
         if self.limits.shape != (kin.nv - 6,):
             raise InvalidArgumentError(
                 f"torque limits must have shape ({kin.nv - 6},), got {self.limits.shape}"
@@ -52,7 +49,7 @@ class TorqueLimits(Constraint):
         return len(self._limited)
 
     def fill(
-        self, kin: TickKinematics, layout: ControlLayout, C: Array, lower: Array, upper: Array
+        self, kin: ControllerPass, layout: ControlLayout, C: Array, lower: Array, upper: Array
     ) -> None:
         rows, nv = self._rows, kin.nv
         C[:, :nv] = kin.mass_matrix[rows]
@@ -62,17 +59,3 @@ class TorqueLimits(Constraint):
         np.subtract(self._tau_max, h, out=upper)
         np.negative(self._tau_max, out=lower)
         lower -= h
-
-    def satisfied(
-        self,
-        kin: TickKinematics,
-        layout: ControlLayout,
-        x: Array,
-        torque: Array,
-        *,
-        margin: bool = False,
-    ) -> bool:
-        """``|tau| <= tau_max`` on the limited joints (``(1 - 1e-6) tau_max`` with margin)."""
-        tau = np.abs(torque if isinstance(self._rows, slice) else torque[self._limited])
-        tau -= self._tau_max * (1.0 - 1e-6) if margin else self._tau_max
-        return bool(np.maximum.reduce(tau) <= 0.0)
