@@ -166,7 +166,7 @@ def test_a_wrong_answer_is_solved_again_cold_then_refused(humanoid, monkeypatch)
     """An answer of the workspace that breaks a row (a cone row broken by 1 N) is not
     returned: the QP is solved again from a cold workspace (quadprog's optimum); when the
     cold answer is wrong too, a SolverError names the groups broken and by how much."""
-    ctrl = controller(humanoid)
+    ctrl = controller(humanoid, torque_limits=False)  # no lazy rows: one workspace
     q, v = standing(humanoid, 1)
     ctrl.update(q, v, 0.0)
     ctrl.solve()
@@ -184,7 +184,7 @@ def test_a_wrong_answer_is_solved_again_cold_then_refused(humanoid, monkeypatch)
             return x, fval, flag, info
 
     monkeypatch.setattr(daqp, "Model", Broken)
-    ctrl._qp.workspace = None  # the next solve sets up a Broken workspace
+    ctrl._qp.workspaces[:] = [None, None]  # the next solve sets up a Broken workspace
     ctrl.update(q, v, 1e-3)
     sol = ctrl.solve()
     assert wrong["left"] == 0
@@ -194,6 +194,81 @@ def test_a_wrong_answer_is_solved_again_cold_then_refused(humanoid, monkeypatch)
     message = r"breaks dynamics by [\d.]+, friction_cones by [\d.]+ \(tolerance 6.4\de-07\)$"
     with pytest.raises(SolverError, match=message):
         ctrl.solve()
+
+
+def test_lazy_torque_limits_give_the_full_qps_optimum(humanoid, recorded):
+    """Limits far: their rows left out of daqp's (one workspace, without them), the optimum
+    of the QP with them. Limits 30 % under the torques the robot needs: the answer without
+    them breaks them, the QP is solved again with them (quadprog's optimum, the limits met,
+    one active), and the next ticks with them at once; limits far again: left out again
+    from the tick after."""
+    q, v = standing(humanoid, 0, scale=0.0)
+    free = controller(humanoid)
+    free.update(q, v, 0.0)
+    tau = np.abs(free.solve().torque)
+    recorded.setups.clear()
+    limits = np.full(humanoid.nv - 6, 1e3)
+    ctrl = controller(humanoid, torque_limits=limits)
+    rows = ctrl.constraints[-1]
+    ctrl.update(q, v, 0.0)
+    check_optimum(ctrl, humanoid, q, v, ctrl.solve())
+    assert not ctrl._qp.lazy_needed and recorded.setups == [ctrl._qp.m_core]
+    rows.limits[:] = np.where(tau > 0.5 * tau.max(), 0.7 * tau, 1e3)
+    rows._tau_max[:] = rows.limits
+    for k in range(1, 4):
+        ctrl.update(q, v, 1e-3 * k)
+        sol = ctrl.solve()
+        check_optimum(ctrl, humanoid, q, v, sol)
+        assert np.all(np.abs(sol.torque) <= rows.limits + TOL)
+        assert np.max(np.abs(sol.torque) - rows.limits) >= -1e-6
+        assert ctrl._qp.lazy_needed
+    assert recorded.setups == [ctrl._qp.m_core, ctrl._qp.m]  # the second: with them
+    rows.limits[:] = rows._tau_max[:] = 1e3
+    for k in range(4, 6):
+        ctrl.update(q, v, 1e-3 * k)
+        check_optimum(ctrl, humanoid, q, v, ctrl.solve())
+    assert not ctrl._qp.lazy_needed
+
+
+def test_a_lazy_constraint_of_the_users_is_met_through_the_default_check(humanoid):
+    """A user's lazy constraint (the base class's satisfied: its rows written and checked):
+    a bound on one joint acceleration that the QP without it breaks. The solution meets it
+    and is quadprog's optimum of the QP with every row; with the bound far, the rows are left
+    out and the answer is the same as without the constraint."""
+    from wholebody.control import Constraint
+
+    robot = humanoid
+    iv = robot.model.joints[robot.model.getJointId("left_elbow")].idx_v
+
+    class ElbowBound(Constraint):
+        name, lazy = "elbow_bound", True
+
+        def __init__(self, bound):
+            self.bound = bound
+
+        def rows(self, kin, layout):
+            return 1
+
+        def fill(self, kin, layout, C, lower, upper):
+            C[0, iv] = 1.0
+            lower[0], upper[0] = -self.bound, self.bound
+
+    ctrl = controller(robot)
+    q, v = standing(robot, 2, scale=0.5)
+    ctrl.update(q, v, 0.0)
+    free = ctrl.solve()
+    bound = 0.5 * abs(free.acceleration[iv])
+    assert bound > 1e-3
+    ctrl.add_constraint(ElbowBound(bound))
+    ctrl.update(q, v, 1e-3)
+    sol = ctrl.solve()
+    assert abs(sol.acceleration[iv]) <= bound + TOL
+    check_optimum(ctrl, robot, q, v, sol)
+    loose = controller(robot)
+    loose.add_constraint(ElbowBound(1e6))
+    loose.update(q, v, 0.0)
+    np.testing.assert_allclose(loose.solve().x, free.x, rtol=0, atol=AGREE)
+    assert not loose._qp.lazy_needed
 
 
 def test_controller_pass_against_separate_pinocchio_calls(humanoid):

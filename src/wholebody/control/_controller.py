@@ -85,9 +85,12 @@ class _QP:
         self.layout = layout
         n, nv = layout.n, layout.nv
         me = 6 + (n - nv)
-        sizes = [c.rows(kin, layout) for c in constraints]
+        ordered = [c for c in constraints if not c.lazy] + [c for c in constraints if c.lazy]
+        sizes = [c.rows(kin, layout) for c in ordered]
         m = me + sum(sizes)
         self.m, self.me = m, me
+        #: Rows without the lazy constraints' (a prefix of the rows).
+        self.m_core = m - sum(k for c, k in zip(ordered, sizes, strict=True) if c.lazy)
         self.C = np.zeros((m, n))
         self.lower, self.upper = np.zeros(m), np.zeros(m)
         self.sense = np.zeros(m, dtype=np.intc)
@@ -98,18 +101,22 @@ class _QP:
             ("dynamics", slice(0, 6)),
             ("contacts", slice(6, me)),
         ]
+        #: Each constraint's views of its rows, the lazy ones' apart (written when needed).
         self.fills: list[tuple[Constraint, Array, Array, Array]] = []
+        self.lazy_fills: list[tuple[Constraint, Array, Array, Array]] = []
         #: Rows of constraints that do not rewrite their whole pattern each tick: zeroed first.
         self.zeroed: list[Array] = []
         r = me
-        for c, k in zip(constraints, sizes, strict=True):
+        for c, k in zip(ordered, sizes, strict=True):
             rows = slice(r, r + k)
             if k:
-                self.fills.append((c, self.C[rows], self.lower[rows], self.upper[rows]))
-                if type(c) not in _OWN_PATTERN:
+                views = (c, self.C[rows], self.lower[rows], self.upper[rows])
+                (self.lazy_fills if c.lazy else self.fills).append(views)
+                if not c.lazy and type(c) not in _OWN_PATTERN:
                     self.zeroed.append(self.C[rows])
             self.spans.append((c.name, rows))
             r += k
+        self.lazy_filled = False  # the lazy rows written for this tick
         self.P = np.zeros((n, n))
         self.P_diagonal = np.einsum("ii->i", self.P)  # a writable view
         self.P_aa = np.zeros((nv, nv))  # the dense tasks' block (contiguous, for out=)
@@ -118,8 +125,23 @@ class _QP:
         #: The non-dense tasks' cost calls on these buffers (made by the controller).
         self.cost_calls: list[tuple[Callable[..., None], tuple[Any, ...]]] | None = None
         self.cost_stack: _TaskStack | None = None  # the stack the calls were made with
-        self.cx, self.gap = np.zeros(m), np.zeros(m)
-        self.workspace: Any = None  # daqp.Model, set up at the first solve
+        #: daqp's workspaces (daqp.Model) of the rows without and with the lazy constraints',
+        #: set up at their first solve; whether the last tick needed the lazy rows.
+        self.workspaces: list[Any] = [None, None]
+        self.lazy_needed = False
+        mc = self.m_core
+        C, lower, upper = self.C, self.lower, self.upper
+        #: Per workspace: daqp's row arguments (A, bupper, blower, sense) and the check's
+        #: (C, lower, upper and two buffers).
+        self.rows = [
+            (C[:mc], upper[:mc], lower[:mc], self.sense[:mc]),
+            (C, upper, lower, self.sense),
+        ]
+        cx, gap = np.zeros(m), np.zeros(m)
+        self.checks = [
+            (C[:mc], lower[:mc], upper[:mc], cx[:mc], gap[:mc]),
+            (C, lower, upper, cx, gap),
+        ]
         self._views: _RowViews | None = None
 
     def views(self, kin: ControllerPass) -> _RowViews:
@@ -130,32 +152,35 @@ class _QP:
             views = self._views = _RowViews(self, kin)
         return views
 
-    def solve(self) -> tuple[Array | None, int]:
-        """daqp on the buffers: ``(x, exit flag)`` (``x`` None on failure, a flag <= 0).
+    def solve(self, lazy: bool) -> tuple[Array | None, int]:
+        """daqp on the rows, with the lazy constraints' (``lazy``) or without: ``(x, exit
+        flag)`` (``x`` None on failure, a flag <= 0).
 
-        The workspace is set up at the first call (or after a failure) and otherwise
-        updated with the buffers' new values, keeping the last solve's working set."""
-        work = self.workspace
+        The workspace is set up at its first call (or after a failure) and otherwise
+        updated with the buffers' new values, keeping its last solve's working set."""
+        work = self.workspaces[lazy]
+        rows = self.rows[lazy]
         if work is None:
-            work = self.workspace = daqp.Model()
+            work = self.workspaces[lazy] = daqp.Model()
             work.settings = _DAQP_SETTINGS
-            flag, _ = work.setup(self.P, self.q, self.C, self.upper, self.lower, self.sense)
+            flag, _ = work.setup(self.P, self.q, *rows)
         else:
-            flag = work.update(self.P, self.q, self.C, self.upper, self.lower)
+            flag = work.update(self.P, self.q, *rows[:3])
         if flag >= 0:
             x, _, flag, _ = work.solve()
         if flag <= 0:
-            self.workspace = None  # the next solve starts from a cold workspace
+            self.workspaces[lazy] = None  # its next solve starts from a cold workspace
             return None, min(flag, 0)
         return x, flag
 
-    def largest_gap(self, x: Array) -> float:
-        """The largest violation of ``lower <= C x <= upper`` at ``x`` (``|C x - b|`` on the
-        equality rows; NaN when ``x`` is not finite)."""
-        cx, gap = self.cx, self.gap
-        self.C.dot(x, out=cx)
-        np.subtract(cx, self.upper, out=gap)
-        np.subtract(self.lower, cx, out=cx)
+    def largest_gap(self, x: Array, lazy: bool) -> float:
+        """The largest violation of the rows (with the lazy constraints' or without) at
+        ``x``: ``max(C x - upper, lower - C x)``, ``|C x - b|`` on the equality rows; NaN
+        when ``x`` is not finite."""
+        C, lower, upper, cx, gap = self.checks[lazy]
+        C.dot(x, out=cx)
+        np.subtract(cx, upper, out=gap)
+        np.subtract(lower, cx, out=cx)
         np.maximum(gap, cx, out=gap)
         return float(_max(gap))
 
@@ -530,6 +555,15 @@ class WholeBodyController:
             Cr[:] = 0.0
         for c, Cr, lo, up in qp.fills:
             c.fill(kin, layout, Cr, lo, up)
+        qp.lazy_filled = False
+
+    def _fill_lazy(self, qp: _QP) -> None:
+        """Write the lazy constraints' rows of this tick (once per update)."""
+        if not qp.lazy_filled:
+            for c, Cr, lo, up in qp.lazy_fills:
+                Cr[:] = 0.0
+                c.fill(self.kin, qp.layout, Cr, lo, up)
+            qp.lazy_filled = True
 
     def _cost(self, qp: _QP) -> None:
         """The tick's cost into ``qp.P`` and ``qp.q``: the dense tasks' stacked product, the
@@ -594,12 +628,38 @@ class WholeBodyController:
             which there is one in the message), or daqp's answer breaks a row.
         """
         qp = self._check_ready()
-        x, flag = qp.solve()
-        gap = np.nan if x is None else qp.largest_gap(x)
-        if not gap <= self._tolerance:
-            qp.workspace = None  # again from a cold workspace
-            x, flag = qp.solve()
-            gap = np.nan if x is None else qp.largest_gap(x)
+        # The lazy constraints' rows (torque limits) left out while the solution without
+        # them meets them: it is then the optimum with them (the optimum of a relaxation,
+        # feasible). After a tick that needed them, with them until none is near its bound.
+        lazy = qp.lazy_needed or not qp.lazy_fills
+        sol = self._solution(self._solve_checked(qp, lazy))
+        if qp.lazy_fills:
+            kin, layout = self.kin, qp.layout
+            if not lazy and not all(
+                c.satisfied(kin, layout, sol.x, sol.torque) for c, *_ in qp.lazy_fills
+            ):
+                qp.lazy_needed = True
+                sol = self._solution(self._solve_checked(qp, True))
+            if qp.lazy_needed:
+                qp.lazy_needed = not all(
+                    c.satisfied(kin, layout, sol.x, sol.torque, margin=True)
+                    for c, *_ in qp.lazy_fills
+                )
+        return sol
+
+    def _solve_checked(self, qp: _QP, lazy: bool) -> Array:
+        """daqp's optimum of the rows (with the lazy constraints' or without), every one of
+        them met within the tolerance; else once more from a cold workspace; else a
+        SolverError."""
+        if lazy:
+            self._fill_lazy(qp)
+        tol = self._tolerance
+        x, flag = qp.solve(lazy)
+        gap = np.nan if x is None else qp.largest_gap(x, lazy)
+        if not gap <= tol:
+            qp.workspaces[lazy] = None  # again from a cold workspace
+            x, flag = qp.solve(lazy)
+            gap = np.nan if x is None else qp.largest_gap(x, lazy)
         if x is None:
             culprits = self._culprits() if flag == -1 else []
             hint = (
@@ -611,20 +671,19 @@ class WholeBodyController:
                 f"WholeBodyController: daqp found no solution at t = {self.time} s (exit flag "
                 f"{flag}: {_DAQP_FLAGS.get(flag, 'failed')}); {hint}"
             )
-        if not gap <= self._tolerance:
-            broken = [
-                f"{k} by {g:.3g}" for k, g in self.violations(x).items() if g > self._tolerance
-            ]
+        if not gap <= tol:
+            broken = [f"{k} by {g:.3g}" for k, g in self.violations(x).items() if g > tol]
             raise SolverError(
                 f"WholeBodyController: daqp's solution at t = {self.time} s breaks "
-                f"{', '.join(broken) or 'a row (not finite)'} (tolerance {self._tolerance:.3g})"
+                f"{', '.join(broken) or 'a row (not finite)'} (tolerance {tol:.3g})"
             )
-        return self._solution(x)
+        return x
 
     def _culprits(self) -> list[str]:
         """The inequality groups whose removal alone makes the QP feasible (on failure only)."""
         qp = self._qp
         assert qp is not None
+        self._fill_lazy(qp)
         out = []
         for name, rows in qp.spans[2:]:
             if rows.stop == rows.start:
@@ -663,6 +722,7 @@ class WholeBodyController:
         """The QP of the last update as a :class:`qpsolvers.Problem` (fresh arrays; one-sided
         rows ``G x <= h``, equality rows ``A x = b``) for any qpsolvers backend."""
         qp = self._check_ready()
+        self._fill_lazy(qp)
         me = qp.me
         C, lo, up = qp.C[me:], qp.lower[me:], qp.upper[me:]
         has_up, has_lo = up < UNBOUNDED, lo > -UNBOUNDED
@@ -685,6 +745,7 @@ class WholeBodyController:
         largest ``max(lower - C x, C x - upper, 0)`` per group (``"dynamics"``,
         ``"contacts"``, then each constraint's name) [N, N m, m/s^2, ...]."""
         qp = self._check_ready()
+        self._fill_lazy(qp)
         x = np.asarray(x, dtype=float)
         if x.shape != (self.layout.n,):
             raise InvalidArgumentError(f"x must have shape ({self.layout.n},), got {x.shape}")
@@ -696,6 +757,7 @@ class WholeBodyController:
         """``(C, lower, upper)`` of the last update (equality rows first: lower = upper); the
         controller's buffers, which the next update overwrites (copy them to keep them)."""
         qp = self._check_ready()
+        self._fill_lazy(qp)
         return qp.C, qp.lower, qp.upper
 
     def cost(self) -> tuple[Array, Array]:

@@ -27,6 +27,9 @@ class TorqueLimits(Constraint):
     """
 
     name = "torque_limits"
+    #: Rarely active on a standing or walking humanoid: left out of the QP while the
+    #: solution without them meets them (the same solution; see :class:`Constraint`).
+    lazy = True
 
     def __init__(self, limits: ArrayLike):
         lim = np.asarray(limits, dtype=float)
@@ -59,3 +62,17 @@ class TorqueLimits(Constraint):
         np.subtract(self._tau_max, h, out=upper)
         np.negative(self._tau_max, out=lower)
         lower -= h
+
+    def satisfied(
+        self,
+        kin: ControllerPass,
+        layout: ControlLayout,
+        x: Array,
+        torque: Array,
+        *,
+        margin: bool = False,
+    ) -> bool:
+        """``|tau| <= tau_max`` on the limited joints (``(1 - 1e-6) tau_max`` with margin)."""
+        tau = np.abs(torque if isinstance(self._rows, slice) else torque[self._limited])
+        tau -= self._tau_max * (1.0 - 1e-6) if margin else self._tau_max
+        return bool(np.maximum.reduce(tau) <= 0.0)
