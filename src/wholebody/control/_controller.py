@@ -119,12 +119,12 @@ class _QP:
         self.lazy_filled = False  # the lazy rows written for this tick
         self.P = np.zeros((n, n))
         self.P_diagonal = np.einsum("ii->i", self.P)  # a writable view
-        self.P_aa = np.zeros((nv, nv))  # the dense tasks' block (contiguous, for out=)
         self.q = np.zeros(n)
-        self.q_a = self.q[:nv]
-        #: The non-dense tasks' cost calls on these buffers (made by the controller).
-        self.cost_calls: list[tuple[Callable[..., None], tuple[Any, ...]]] | None = None
-        self.cost_stack: _TaskStack | None = None  # the stack the calls were made with
+        #: The dense tasks' stack and the other tasks' cost calls on these buffers, and the
+        #: controller's task list they were made from (made by the controller).
+        self.stack: _TaskStack | None = None
+        self.cost_calls: list[tuple[Callable[..., None], tuple[Any, ...]]] = []
+        self.cost_tasks: list[AccelerationTask] | None = None
         #: daqp's workspaces (daqp.Model) of the rows without and with the lazy constraints',
         #: set up at their first solve; whether the last tick needed the lazy rows.
         self.workspaces: list[Any] = [None, None]
@@ -205,26 +205,26 @@ class _TaskStack:
     """The dense acceleration tasks' rows stacked, for their cost
     ``sum_i w_i ||S_i (J_i a - r_i)||^2`` (``r_i = desired - drift``) formed at once.
 
-    Each tick the tasks' ``J_i`` and ``-r_i`` are copied, unscaled, into ``J`` and ``nr``;
-    with ``s2`` the rows' weights (``w_i`` on the rows that count, 0 elsewhere),
-    ``SJ = diag(s2) J`` (one product over contiguous rows), ``P_aa = J^T SJ`` and
-    ``q_a = SJ^T nr``."""
+    Each tick the tasks' ``J_i`` and ``-r_i`` are copied, unscaled, into ``J`` (over all
+    ``n`` columns of ``x``, zero on the wrenches') and ``nr``; with ``s2`` the rows' weights
+    (``w_i`` on the rows that count, 0 elsewhere), ``SJ = diag(s2) J`` (one product over
+    contiguous rows), ``P = J^T SJ`` and ``q = SJ^T nr`` (the whole of both, at once)."""
 
-    def __init__(self, tasks: list[AccelerationTask], nv: int):
+    def __init__(self, tasks: list[AccelerationTask], nv: int, n: int):
         sizes = [t.size for t in tasks]
         rows = sum(sizes)
         self.s2_column = np.zeros((rows, 1))
         self.s2 = self.s2_column[:, 0]
-        self.J = np.zeros((rows, nv))
+        self.J = np.zeros((rows, n))
         self.JT = self.J.T
         self.nr = np.zeros(rows)
-        self.SJ = np.zeros((rows, nv))
-        #: Per task: its rows of J, nr and s2.
+        self.SJ = np.zeros((rows, n))
+        #: Per task: its rows of J (the acceleration columns), nr and s2.
         self.items: list[tuple[AccelerationTask, Array, Array, Array]] = []
         at = 0
         for t, k in zip(tasks, sizes, strict=True):
             sl = slice(at, at + k)
-            self.items.append((t, self.J[sl], self.nr[sl], self.s2[sl]))
+            self.items.append((t, self.J[sl, :nv], self.nr[sl], self.s2[sl]))
             at += k
         self.versions = [-1] * len(tasks)  # of the row weights copied into s2
 
@@ -310,7 +310,7 @@ class WholeBodyController:
         self._contacts: dict[str, ContactState] = {}
         self._layout: ControlLayout | None = None
         self._qp: _QP | None = None
-        self._stack: _TaskStack | None = None
+        self._dense: list[AccelerationTask] | None = None  # the tasks of the stacked cost
         self._other_tasks: list[Any] = []
         self._motion_tasks: list[AccelerationTask] = []
         self._removing: set[str] = set()  # contacts ramping down
@@ -327,13 +327,13 @@ class WholeBodyController:
         if any(t.name == task.name for t in self.tasks):
             raise InvalidArgumentError(f"a task named {task.name!r} is already there")
         self.tasks.append(task)
-        self._stack = None
+        self._dense = None
         return task
 
     def remove_task(self, name: str) -> None:
         """Remove the task called ``name``."""
         self.tasks.remove(self.task(name))
-        self._stack = None
+        self._dense = None
 
     def task(self, name: str) -> Any:
         """The task called ``name``."""
@@ -510,7 +510,7 @@ class WholeBodyController:
         for s in layout.contacts:
             s.bounds = s.normal_force_bounds(t)  # (starts the ramps begun since the last update)
             s.update(kin)
-        if self._stack is None:
+        if self._dense is None:
             self._sort_tasks()
         for task in self._motion_tasks:
             task.update(kin)
@@ -529,7 +529,7 @@ class WholeBodyController:
         self._motion_tasks = [t for t in self.tasks if isinstance(t, AccelerationTask)]
         dense = [t for t in self._motion_tasks if type(t).add_cost is AccelerationTask.add_cost]
         self._other_tasks = [t for t in self.tasks if not any(t is d for d in dense)]
-        self._stack = _TaskStack(dense, self.kin.nv)
+        self._dense = dense
 
     def _assemble(self, kin: ControllerPass, qp: _QP) -> None:
         """The tick's rows: the floating base's, the contacts' and each constraint's."""
@@ -568,10 +568,11 @@ class WholeBodyController:
     def _cost(self, qp: _QP) -> None:
         """The tick's cost into ``qp.P`` and ``qp.q``: the dense tasks' stacked product, the
         regularization, then each other task's own terms."""
-        stack = self._stack
-        assert stack is not None
-        P, nv = qp.P, qp.layout.nv
-        P.fill(0.0)
+        stack = qp.stack
+        if stack is None or qp.cost_tasks is not self._dense:
+            assert self._dense is not None
+            stack = qp.stack = _TaskStack(self._dense, qp.layout.nv, qp.layout.n)
+            qp.cost_calls, qp.cost_tasks = self._cost_calls(qp), self._dense
         if stack.items:
             versions, subtract = stack.versions, np.subtract
             # Each task's rows copied unscaled, then weighted all at once.
@@ -585,14 +586,12 @@ class WholeBodyController:
                 Ji[...] = task.jacobian  # (np.copyto goes through a Python dispatcher)
                 subtract(task.drift, task.desired, out=nri)
             SJ = np.multiply(stack.J, stack.s2_column, out=stack.SJ)
-            P[:nv, :nv] = stack.JT.dot(SJ, out=qp.P_aa)
-            stack.nr.dot(SJ, out=qp.q_a)
-            qp.q[nv:] = 0.0
+            stack.JT.dot(SJ, out=qp.P)
+            stack.nr.dot(SJ, out=qp.q)
         else:
+            qp.P.fill(0.0)
             qp.q.fill(0.0)
         qp.P_diagonal += self.regularization
-        if qp.cost_calls is None or qp.cost_stack is not stack:
-            qp.cost_calls, qp.cost_stack = self._cost_calls(qp), stack
         for call, args in qp.cost_calls:
             call(*args)
 
