@@ -697,23 +697,18 @@ class WholeBodyController:
         return out
 
     def _solution(self, x: Array) -> ControlSolution:
-        layout, kin = self.layout, self.kin
-        nv = kin.nv
-        a = x[:nv]  # views of x, a fresh array of this solution's own
+        """The solution of ``x`` (n,) of the last update's QP (its arrays views of ``x``)."""
         qp = self._qp
-        if qp is not None and qp.layout is layout:
-            v = qp.views(kin)
-            tau = v.M_j.dot(a)
-            tau += v.h_j
-            if layout.n > nv:
-                tau -= x[nv:].dot(v.Jc_j)
-        else:
-            tau = kin.mass_matrix[6:] @ a
-            tau += kin.nonlinear_effects[6:]
-            if layout.n > nv:
-                tau -= x[nv:] @ layout.jacobian[:, 6:]
+        assert qp is not None
+        layout, v = qp.layout, qp.views(self.kin)
+        nv = layout.nv
+        a = x[:nv]
+        tau = v.M_j.dot(a)
+        tau += v.h_j
+        if layout.n > nv:
+            tau -= x[nv:].dot(v.Jc_j)
         wrenches = {s.name: x[s.columns] for s in layout.contacts}
-        sol = ControlSolution(float(self.time or 0.0), x, a, tau, wrenches)
+        sol = ControlSolution(layout.time, x, a, tau, wrenches)
         self._last = sol
         return sol
 
@@ -732,11 +727,11 @@ class WholeBodyController:
         )
 
     def solution_from(self, x: ArrayLike) -> ControlSolution:
-        """The :class:`ControlSolution` of a vector ``x`` (n,) of the last update's layout."""
-        self._check_ready()
+        """The :class:`ControlSolution` of a vector ``x`` (n,) of the last update's QP."""
+        n = self._check_ready().layout.n
         x = np.array(x, dtype=float)  # a copy: the solution's arrays are views of it
-        if x.shape != (self.layout.n,):
-            raise InvalidArgumentError(f"x must have shape ({self.layout.n},), got {x.shape}")
+        if x.shape != (n,):
+            raise InvalidArgumentError(f"x must have shape ({n},), got {x.shape}")
         return self._solution(x)
 
     def violations(self, x: ArrayLike) -> dict[str, float]:
@@ -746,8 +741,8 @@ class WholeBodyController:
         qp = self._check_ready()
         self._fill_lazy(qp)
         x = np.asarray(x, dtype=float)
-        if x.shape != (self.layout.n,):
-            raise InvalidArgumentError(f"x must have shape ({self.layout.n},), got {x.shape}")
+        if x.shape != (qp.layout.n,):
+            raise InvalidArgumentError(f"x must have shape ({qp.layout.n},), got {x.shape}")
         cx = qp.C @ x
         gap = np.maximum(qp.lower - cx, cx - qp.upper)
         return {name: float(max(gap[s].max(initial=0.0), 0.0)) for name, s in qp.spans}
