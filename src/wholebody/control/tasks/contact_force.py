@@ -49,11 +49,19 @@ class ContactForceTask:
         self.weight = as_weight(weight, f"task {self.name!r}: weight")
         self._cw = component_weights
         self._weights: dict[int, Array] = {}  # per wrench size, checked once
-        self.reference: Array | None = None if reference is None else np.asarray(reference, float)
+        self.reference: Array | None = None
+        if reference is not None:
+            self.set_reference(reference)
 
     def set_reference(self, wrench: ArrayLike) -> None:
-        """Reference wrench (3,) or (6,) [N, N m], world axes at the contact frame's origin."""
-        self.reference = np.asarray(wrench, dtype=float).copy()
+        """Reference wrench (3,) or (6,) [N, N m], world axes at the contact frame's origin
+        (its size checked against the contact's at the next update)."""
+        ref = np.array(wrench, dtype=float)
+        if ref.shape not in ((3,), (6,)) or not np.all(np.isfinite(ref)):
+            raise InvalidArgumentError(
+                f"task {self.name!r}: reference must be a finite vector of 3 or 6, got {wrench!r}"
+            )
+        self.reference = ref
 
     def add_cost(self, P: Array, q: Array, columns: slice) -> None:
         """Add the term to ``x^T P x / 2 + q^T x`` on the contact's ``columns`` of ``x``."""
@@ -78,7 +86,7 @@ class ContactForceTask:
         ref = self.reference
         if ref is None:
             return
-        if ref.shape != (size,) or not np.all(np.isfinite(ref)):
+        if ref.shape != (size,):
             raise InvalidArgumentError(
                 f"task {self.name!r}: reference must be a finite vector of {size} "
                 f"(contact {self.contact!r}), got shape {ref.shape}"

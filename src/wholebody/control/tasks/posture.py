@@ -50,6 +50,7 @@ class PostureTask(AccelerationTask):
         super().__init__(name, 0, weight=weight)
         self._kp, self._kd, self._jw = kp, kd, joint_weights
         self._joint_weights: Array | None = None
+        self._cost_weights, self._cost_version = np.zeros(0), -1  # weight * joint weights
         self.reference: Array | None = None
         self.reference_velocity: Array | None = None
         self.reference_acceleration: Array | None = None
@@ -152,7 +153,10 @@ class PostureTask(AccelerationTask):
         """:meth:`add_cost` given a writable view of ``P``'s diagonal (the cost is diagonal):
         ``weight * w_j`` on each joint's acceleration, ``-weight w_j desired_j`` in ``q``."""
         if self._weight:
-            w = self._weight * self._bound_weights()
+            if self._cost_version != self._scale_version:  # weight or joint weights changed
+                self._cost_weights = self._weight * self._bound_weights()
+                self._cost_version = self._scale_version
+            w = self._cost_weights.copy()
             end = self.jacobian.shape[1]
             diagonal[6:end] += w
             w *= self.desired
