@@ -25,11 +25,14 @@ The QP is solved by daqp (an exact dual active-set method) in its own workspace
 (``daqp.Model``): set up once per layout, then updated in place each tick and
 warm-started from the last tick's working set (at 1 kHz the active set rarely changes from
 one tick to the next); the equality rows are eliminated first (daqp's ``eq_reduction``).
-Every solution is checked before it is returned: each row (the floating-base equations,
-the contacts held, the cones and bounds) met within 1e-9 of the robot's weight. A failed
-solve or check is solved again from a cold workspace, and failing again, raises a
+*Lazy* constraints (:class:`TorqueLimits`) stay out of daqp's rows while the answer without
+them meets them (the optimum of a relaxation that is feasible is the optimum), in a second
+workspace with them from a tick that needs them until none is near its bound. Every
+solution is checked before it is returned: each row (the floating-base equations, the
+contacts held, the cones and bounds) met within 1e-9 of the robot's weight. A failed solve
+or check is solved again from a cold workspace, and failing again, raises a
 :class:`~wholebody.errors.SolverError` that names the constraint groups without which the QP
-has a solution, or the group the answer breaks.
+has a solution, or the groups the answer breaks.
 """
 
 from __future__ import annotations
