@@ -17,10 +17,11 @@ margins are computed at first read. It is compared with a one-shot ``daqp.solve`
 same QP (setup included, as a script would call it) and with a daqp ``Model`` set up once
 (the floor for repeated solves).
 
-The controller tick is ``InverseDynamicsQP.update`` + three tasks + ``InverseDynamicsQP.solve``
-(daqp on the controller's buffers, as in examples/whole_body_qp_control.py); its raw reference
-assembles the same QP from raw Pinocchio calls and calls daqp directly. Goal: under 300 us
-per tick on G1.
+The controller tick is ``WholeBodyController.update`` + ``solve`` with the tasks of
+examples/whole_body_qp_control.py (CoM, angular momentum, joint posture; torque limits, both
+soles held); its raw reference assembles a QP with the same optimum from raw Pinocchio calls
+(the CoM and momentum tasks on the contact wrenches, equal to the controller's on the
+feasible set) and calls ``daqp.solve`` on it. Goal: under 300 us per tick on G1.
 
 Run: python benchmarks/bench_control.py [REPEATS]   (default 200 blocks of 10 calls)
 """
@@ -47,7 +48,12 @@ from wholebody.balance import (  # noqa: E402
 )
 from wholebody.balance.cop import centre_of_pressure  # noqa: E402
 from wholebody.contacts import SurfaceContact  # noqa: E402
-from wholebody.control import InverseDynamicsQP  # noqa: E402
+from wholebody.control import (  # noqa: E402
+    AngularMomentumTask,
+    ComTask,
+    PostureTask,
+    WholeBodyController,
+)
 from wholebody.estimation import build_estimation_problem  # noqa: E402
 from wholebody.friction import ContactSet  # noqa: E402
 
@@ -203,55 +209,11 @@ def cases(
             raw_buf[rows, cols.start + 3 : cols.stop] = L[:, 3:] @ Rt
         return raw_buf
 
-    # --- one-pass contact dynamics -------------------------------------------------------
-    cdp = robot.contact_dynamics_pass([c.frame for c in contacts])
-    nv = robot.nv
-    rM, rh, rJ, rd = np.empty((nv, nv)), np.empty(nv), np.empty((12, nv)), np.empty(12)
-    rp, rR = np.empty((2, 3)), np.empty((2, 3, 3))
-    upper_only = cdp._upper_only  # some Pinocchio versions fill only the upper triangle
-    lower = np.tril(np.ones((nv, nv), dtype=bool), -1)
-
-    def pass_wb():
-        return cdp(q, v)
-
-    def pass_raw():
-        pin.computeAllTerms(model, raw_data, q, v)
-        rM[:] = raw_data.M
-        if upper_only:
-            np.copyto(rM, rM.T, where=lower)
-        rh[:] = raw_data.nle
-        for i, fid in enumerate(fids):
-            rJ[6 * i : 6 * i + 6] = pin.getFrameJacobian(model, raw_data, fid, LWA)
-            rd[6 * i : 6 * i + 6] = pin.getFrameClassicalAcceleration(
-                model, raw_data, fid, LWA
-            ).vector
-            Mf = pin.updateFramePlacement(model, raw_data, fid)
-            rp[i], rR[i] = Mf.translation, Mf.rotation
-        return (rM, rh, rJ, rd, rp, rR)
-
-    def pass_cmp(cd, y):
-        for got, want in zip(
-            (
-                cd.mass_matrix,
-                cd.nonlinear_effects,
-                cd.jacobian,
-                cd.drift,
-                cd.positions,
-                cd.rotations,
-            ),
-            y,
-            strict=True,
-        ):
-            close(got, want)
-
     def wrench_cmp(w, y):
         close(np.r_[w.force, w.moment], np.r_[y[0], y[1]])
 
     # --- the controller tick -------------------------------------------------------------
-    ctrl = InverseDynamicsQP(robot, contacts)
-    q_ref = q.copy()
-    vt = 0.1 * v
-    tick_wb, tick_raw = controller_ticks(robot, ctrl, contacts, q, vt, q_ref)
+    tick_wb, tick_raw = controller_ticks(robot, contacts, q, 0.1 * v, q.copy())
 
     def tick_cmp(x, y):
         np.testing.assert_allclose(x, y, rtol=0, atol=1e-6)
@@ -279,21 +241,27 @@ def cases(
             lambda x, y: np.testing.assert_allclose(x, y, rtol=0, atol=1e-6),
         ),
         ("ContactSet.face_matrix update", faces_wb, faces_raw, lambda x, y: close(x, y)),
-        ("contact_dynamics_pass (M,h,2J,2drift,2M)", pass_wb, pass_raw, pass_cmp),
-        ("controller tick (update, tasks, daqp)", tick_wb, tick_raw, tick_cmp),
+        ("controller tick (update, solve)", tick_wb, tick_raw, tick_cmp),
     ]
 
 
-def controller_ticks(robot, ctrl, contacts, q, v, q_ref):
-    """The example's tick through wholebody, and the same QP assembled raw + native daqp."""
+def controller_ticks(robot, contacts, q, v, q_ref):
+    """The example's tick through wholebody, and a QP of the same optimum assembled raw +
+    ``daqp.solve``."""
     model = robot.model
     raw_data = model.createData()
     fids = [model.getFrameId(c.frame) for c in contacts]
-    nv, n = robot.nv, ctrl.n
     mass, g = robot.mass, model.gravity.linear
     kp_c, kd_c, kd_l, kp_p, kd_p = 25.0, 10.0, 10.0, 50.0, 14.0
-    w_c, w_l, w_p, eps = 1.0, 1e-3, 1e-3, ctrl.regularization
+    w_c, w_l, w_p = 1.0, 1e-3, 1e-3
     c_ref = robot.com(q)
+    ctrl = WholeBodyController(robot)
+    for c in contacts:
+        ctrl.add_contact(c)
+    ctrl.add_task(ComTask(kp=kp_c, kd=kd_c, weight=w_c)).set_reference(c_ref)
+    ctrl.add_task(AngularMomentumTask(kd=kd_l, weight=w_l))
+    ctrl.add_task(PostureTask(kp=kp_p, kd=kd_p, weight=w_p)).set_reference(q_ref)
+    nv, n, eps = robot.nv, ctrl.layout.n, ctrl.regularization
     cset = ContactSet(contacts)
     faces = np.zeros((cset.n_rows, cset.n))
     nl, nc = nv - 6, cset.n_rows
@@ -308,15 +276,8 @@ def controller_ticks(robot, ctrl, contacts, q, v, q_ref):
     sum_f[:, 0:3] = sum_f[:, 6:9] = np.eye(3)
 
     def tick_wb():
-        cd = ctrl.update(q, v)
-        hg, c = cd.centroidal_momentum, cd.com
-        acc = kp_c * (c_ref - c) - kd_c * hg[:3] / mass
-        tasks = [
-            ctrl.com_task(acc, weight=w_c),
-            ctrl.angular_momentum_task(-kd_l * hg[3:], weight=w_l),
-            ctrl.posture_task(q_ref, kp=kp_p, kd=kd_p, weight=w_p),
-        ]
-        return ctrl.solve(tasks)
+        ctrl.update(q, v, 0.0)
+        return ctrl.solve().x
 
     def tick_raw():
         d = raw_data
@@ -355,10 +316,10 @@ def controller_ticks(robot, ctrl, contacts, q, v, q_ref):
         f = np.zeros(n)
         H[nv:, nv:] = w_c * Ac.T @ Ac + w_l * Al.T @ Al
         f[nv:] = -w_c * Ac.T @ (c_acc - g) - w_l * Al.T @ (-kd_l * hg.angular)
-        err = pin.difference(model, q, q_ref)[3:]
-        idx = np.arange(3, nv)
+        err = pin.difference(model, q, q_ref)[6:]
+        idx = np.arange(6, nv)
         H[idx, idx] += w_p
-        f[3:nv] -= w_p * (kp_p * err - kd_p * v[3:])
+        f[6:nv] -= w_p * (kp_p * err - kd_p * v[6:])
         H[np.arange(n), np.arange(n)] += eps
         bu = np.r_[b, h]
         b_lo[:18] = b
@@ -407,7 +368,7 @@ def main(repeats: int = 200) -> None:
         for n, t_wb, t_raw in rows:
             mark = "  > 1.5x" if t_wb / t_raw > FLAG else ""
             print(f"{n:44s} {t_wb:8.1f} us {t_raw:6.1f} us {t_wb / t_raw:6.2f}x{mark}")
-        tick = dict((n, t) for n, t, _ in rows)["controller tick (update, tasks, daqp)"]
+        tick = dict((n, t) for n, t, _ in rows)["controller tick (update, solve)"]
         print(
             f"controller tick goal < 300 us: {'met' if tick < 300 else 'NOT met'} ({tick:.0f} us)"
         )

@@ -104,29 +104,6 @@ def cases(robot, feet) -> list[Case]:
          lambda s: robot.centroidal_momentum_rate(*s), raw_rate),
     ]  # fmt: skip
 
-    # The one-pass bundle for a control tick: M, h, 2 stacked J, 2 drifts, 2 placements.
-    bundle = robot.contact_dynamics_pass(list(feet))
-    ids = [robot.frame_id(f) for f in feet]
-    k, nv = len(ids), robot.nv
-    M, h = np.empty((nv, nv)), np.empty(nv)
-    J, drift = np.empty((6 * k, nv)), np.empty(6 * k)
-    pos, rot = np.empty((k, 3)), np.empty((k, 3, 3))
-
-    def raw_bundle(s):
-        pin.computeAllTerms(model, data, s[0], s[1])
-        M[:] = data.M
-        h[:] = data.nle
-        for i, f in enumerate(ids):
-            J[6 * i : 6 * i + 6] = pin.getFrameJacobian(model, data, f, lwa)
-            drift[6 * i : 6 * i + 6] = pin.getFrameClassicalAcceleration(model, data, f, lwa).vector
-            placement = pin.updateFramePlacement(model, data, f)
-            pos[i] = placement.translation
-            rot[i] = placement.rotation
-        return M
-
-    out.append(("contact_dynamics_pass (2 feet)", lambda st: bundle(st, None).mass_matrix,
-                lambda s: bundle(s[0], s[1]).mass_matrix, raw_bundle))  # fmt: skip
-
     # The controller's tick pass: computeAllTerms and the momentum drift dA_G/dt v.
     tick = robot.controller_pass()
     drift6 = np.empty(6)

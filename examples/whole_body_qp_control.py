@@ -1,16 +1,16 @@
 """A whole-body inverse-dynamics QP holds the shipped humanoid through a squat and a push in MuJoCo.
 
-Each control tick (1 kHz) builds and solves one QP (``wholebody.control.InverseDynamicsQP``)
+Each control tick (1 kHz) builds and solves one QP (``wholebody.control.WholeBodyController``)
 over the generalized accelerations ``a`` and the two soles' contact wrenches ``w``:
 
 * equalities: the floating-base rows of the dynamics, ``M_b a + h_b = J_b^T w``, and the
-  soles' accelerations ``J a + Jdot v = 0`` (the feet stay put);
+  soles' accelerations ``J a + Jdot v = 0`` (the feet stay put; no drift stabilisation);
 * inequalities: each sole's 16-row contact wrench cone in world axes (``ContactSet`` face
-  matrices, mu = 0.7 where MuJoCo's floor has 1.0) and the joint torque limits on
-  ``tau = S (M a + h - J^T w)``;
-* objective: a CoM PD to a reference (the squat: down 6 cm and up), damping of the
-  centroidal angular momentum, a posture PD (base orientation and joints), a small
-  regularisation.
+  matrices, mu = 0.7 where MuJoCo's floor has 1.0), its normal force and the joint torque
+  limits on ``tau = S (M a + h - J^T w)``;
+* objective: a CoM PD to a reference (``ComTask``; the squat: down 6 cm and up), damping of
+  the centroidal angular momentum (``AngularMomentumTask``), a joint posture PD
+  (``PostureTask``), a small regularisation.
 
 The torques ``tau`` drive MuJoCo (``qfrc_applied`` on the joints); an 80 N sideways push is
 applied to the torso for 0.1 s (``xfrc_applied``). ``MujocoRecorder`` logs the simulation,
@@ -40,7 +40,12 @@ import wholebody as wb
 from wholebody.check.analysis import Report, check_trajectory
 from wholebody.check.plots import optional_pyplot, output_dir
 from wholebody.contacts import SurfaceContact
-from wholebody.control import InverseDynamicsQP
+from wholebody.control import (
+    AngularMomentumTask,
+    ComTask,
+    PostureTask,
+    WholeBodyController,
+)
 from wholebody.errors import ModelWarning
 from wholebody.models import HUMANOID_SOLE_HALF_LENGTH, HUMANOID_SOLE_HALF_WIDTH
 from wholebody.sim.mujoco import MujocoStateMap, import_mujoco, mujoco_spec_for_robot
@@ -112,7 +117,7 @@ class Run:
     sole_positions: np.ndarray  # (N, 2, 3) sole frame origins [m]
     com: np.ndarray  # (N, 3) CoM [m]
     com_ref: np.ndarray  # (N, 3) its reference [m]
-    controller: InverseDynamicsQP
+    controller: WholeBodyController
     scenario: Scenario
 
 
@@ -131,7 +136,12 @@ def simulate(duration: float = 4.0, *, solver: str = "daqp") -> Run:
     robot = build.robot
     s = SOLE_PLAN_SCALE
     planned = [SurfaceContact(f, half_length=s * hl, half_width=s * hw, mu=MU_PLAN) for f in SOLES]
-    ctrl = InverseDynamicsQP(robot, planned)
+    ctrl = WholeBodyController(robot, dt=DT)
+    for c in planned:
+        ctrl.add_contact(c)
+    com_task = ctrl.add_task(ComTask(kp=KP_COM, kd=KD_COM, weight=WEIGHTS["com"]))
+    ctrl.add_task(AngularMomentumTask(kd=KD_ANGULAR, weight=WEIGHTS["angular_momentum"]))
+    posture = ctrl.add_task(PostureTask(kp=KP_POSTURE, kd=KD_POSTURE, weight=WEIGHTS["posture"]))
 
     # Initial posture: knees bent, soles on the floor.
     bent = {"hip_pitch": -0.25, "knee": 0.5, "ankle_pitch": -0.25}
@@ -146,6 +156,7 @@ def simulate(duration: float = 4.0, *, solver: str = "daqp") -> Run:
     torso = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "torso")
     rec = MujocoRecorder.from_build(build, m, push_bodies=["torso"])
 
+    posture.set_reference(q0)
     c0 = robot.com(q0)
     steps = int(round(duration / DT))
     tick_us = np.empty(steps)
@@ -159,26 +170,23 @@ def simulate(duration: float = 4.0, *, solver: str = "daqp") -> Run:
         ref, ref_vel, ref_acc = scenario.com_reference(t, c0)
 
         start = time.perf_counter()
-        cd = ctrl.update(q, v)
-        hg, c = cd.centroidal_momentum, cd.com  # (P, L_G) and the CoM, world axes
-        assert hg is not None and c is not None  # the pass computes them (centroidal=True)
-        com_acc = ref_acc + KP_COM * (ref - c) + KD_COM * (ref_vel - hg[:3] / robot.mass)
-        tasks = [
-            ctrl.com_task(com_acc, weight=WEIGHTS["com"]),
-            ctrl.angular_momentum_task(-KD_ANGULAR * hg[3:], weight=WEIGHTS["angular_momentum"]),
-            ctrl.posture_task(q0, kp=KP_POSTURE, kd=KD_POSTURE, weight=WEIGHTS["posture"]),
-        ]
-        if solver == "daqp":  # directly on the controller's buffers (InverseDynamicsQP.solve)
-            x = ctrl.solve(tasks)
+        com_task.set_reference(ref, ref_vel, ref_acc)
+        ctrl.update(q, v, t)
+        if solver == "daqp":  # the controller's own solve (daqp's workspace, warm-started)
+            sol = ctrl.solve()
         else:  # any other qpsolvers backend, through the qpsolvers.Problem
-            solution = qpsolvers.solve_problem(ctrl.problem(tasks), solver=solver)
+            solution = qpsolvers.solve_problem(ctrl.problem(), solver=solver)
             if not solution.found or solution.x is None:
                 raise RuntimeError(f"t = {t:.3f} s: the QP has no solution ({solver})")
-            x = solution.x
+            sol = ctrl.solution_from(solution.x)
         tick_us[k] = 1e6 * (time.perf_counter() - start)
 
-        _, w, tau = ctrl.split(x)
-        W[k], R[k], P[k] = w.reshape(2, 6), cd.rotations, cd.positions
+        tau = sol.torque
+        W[k] = [sol.wrenches[f] for f in SOLES]
+        for j, f in enumerate(SOLES):
+            placement = ctrl.contacts[f].placement
+            R[k, j], P[k, j] = placement.rotation, placement.translation
+        c = com_task.position
         com[k], com_ref[k] = c, ref
         d.qfrc_applied[:] = 0.0
         d.qfrc_applied[dofs] = tau
@@ -266,7 +274,7 @@ def plot(run: Run, polygon: np.ndarray, cop: np.ndarray, path: Path) -> None:
     ax = axes[1, 1]
     for j, name in enumerate(SOLES):
         ax.plot(t, run.report.utilisation[:, j], label=f"{name} (MuJoCo, mu = {MU_WORLD})")
-    qp = run.controller.contact_set.check(run.qp_wrenches, run.qp_rotations)
+    qp = run.controller.layout.contact_set.check(run.qp_wrenches, run.qp_rotations)
     loaded = qp.normal_force > 0.01 * run.robot.weight  # utilisation means little unloaded
     for j, name in enumerate(SOLES):
         ax.plot(
@@ -298,11 +306,12 @@ def main() -> None:
         f"control tick (update + tasks + QP build + {args.solver} solve): median "
         f"{np.median(run.tick_us):.0f} us, 90th percentile "
         f"{np.percentile(run.tick_us, 90):.0f} us "
-        f"over {len(run.tick_us)} ticks (nv = {run.robot.nv}, {run.controller.n} unknowns)"
+        f"over {len(run.tick_us)} ticks (nv = {run.robot.nv}, {run.controller.layout.n} unknowns)"
     )
 
     # Verification of the QP's answers against the cones it planned with, every tick.
-    cones = run.controller.contact_set.check(run.qp_wrenches, run.qp_rotations, tol=CONE_TOLERANCE)
+    contact_set = run.controller.layout.contact_set
+    cones = contact_set.check(run.qp_wrenches, run.qp_rotations, tol=CONE_TOLERANCE)
     worst_margin = float(np.nanmin(cones.margin))
     print(
         f"QP wrenches in their cones (mu = {MU_PLAN}): worst margin {worst_margin:.2e} "

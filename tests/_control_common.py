@@ -43,7 +43,8 @@ def controller(robot, mu=0.7, **kwargs):
 
 
 def eom_residual(robot, q, v, sol):
-    """``|M a + h - S^T tau - sum J_c^T w_c|`` from Pinocchio's own calls at ``(q, v)``."""
+    """``|M a + h - S^T tau - sum J_c^T w_c|`` from Pinocchio's own calls at ``(q, v)``
+    (the contacts' frames named as the contacts)."""
     m, d = robot.model, robot.model.createData()
     M = pin.crba(m, d, q)
     M = np.triu(M) + np.triu(M, 1).T
@@ -53,5 +54,5 @@ def eom_residual(robot, q, v, sol):
     pin.updateFramePlacements(m, d)
     for name, w in sol.wrenches.items():
         J = pin.getFrameJacobian(m, d, m.getFrameId(name), pin.LOCAL_WORLD_ALIGNED)
-        r -= J.T @ w
+        r -= J[: len(w)].T @ w  # a point contact's force: the Jacobian's linear rows
     return float(np.max(np.abs(r)))

@@ -243,24 +243,16 @@ def test_private_modules_and_names_stay_in_their_package():
 def test_robot_is_one_class_over_modules_of_functions():
     """``Robot`` has no base class; each method is the function of its module, bound as is in
     the class body."""
-    from wholebody.robot import (
-        Robot,
-        _contact,
-        _controller_pass,
-        _dynamics,
-        _kinematics,
-        _model,
-        _state,
-    )
+    from wholebody.robot import Robot, _controller_pass, _dynamics, _kinematics, _model, _state
 
     assert Robot.__bases__ == (object,)
-    modules = (_model, _state, _dynamics, _kinematics, _contact, _controller_pass)
+    modules = (_model, _state, _dynamics, _kinematics, _controller_pass)
     bound = {
         name
         for name, value in vars(Robot).items()
         if any(getattr(m, name, None) is value for m in modules)
     }
-    assert {"mass_matrix", "state", "check_batch", "frame_jacobian", "contact_dynamics"} <= bound
+    assert {"mass_matrix", "state", "check_batch", "frame_jacobian"} <= bound
     assert {"controller_pass", "placements", "_check_qva"} <= bound
     for name in bound:
         assert getattr(Robot, name).__code__.co_varnames[0] == "robot", name

@@ -13,6 +13,7 @@ import pinocchio as pin
 import pytest
 import qpsolvers
 
+import wholebody as wb
 from wholebody.contacts import PointContact
 from wholebody.control import (
     ComTask,
@@ -26,10 +27,12 @@ from wholebody.control import (
 from wholebody.errors import InvalidArgumentError, SolverError, StateError
 from wholebody.friction import ContactSet
 
-from ._control_common import SOLES, controller, sole, standing
+from ._control_common import SOLES, controller, eom_residual, sole, standing
 
 #: The QP's equations hold to this [N, N m, m/s^2] (daqp is an exact active-set solver).
 TOL = 1e-9
+#: A CoM weight that makes the other terms' pull on it negligible (below 1e-6 relative).
+DOMINANT = 1e6
 
 
 def contact_jacobian(robot, q, frame, rows=6):
@@ -78,6 +81,44 @@ def test_solution_obeys_equations_of_motion_cones_and_contacts(humanoid, seed):
         np.testing.assert_allclose(other.x, sol.x, rtol=0, atol=1e-7)
 
 
+def test_com_task_gives_the_requested_com_acceleration(humanoid):
+    """A feasible CoM acceleration under a dominant CoM weight: the momentum rate of an
+    independent Pinocchio pass (``computeCentroidalMomentumTimeVariation`` at the solution's
+    ``a``) says ``m c_ddot`` is that acceleration."""
+    ctrl = controller(humanoid)
+    com = ctrl.task("com")
+    com.weight = DOMINANT
+    com.kp[:], com.kd[:] = 0.0, 0.0
+    target = np.array([0.2, 0.1, -0.5])
+    com.set_reference(np.zeros(3), acceleration=target)
+    q, v = standing(humanoid)
+    ctrl.update(q, v, 0.0)
+    sol = ctrl.solve()
+    m, d = humanoid.model, humanoid.model.createData()
+    pin.computeCentroidalMomentumTimeVariation(m, d, q, v, sol.acceleration)
+    np.testing.assert_allclose(d.dhg.linear / humanoid.mass, target, rtol=0, atol=1e-6)
+    assert eom_residual(humanoid, q, v, sol) <= TOL * humanoid.weight
+
+
+def test_static_standing_carries_the_weight_inside_the_cones(humanoid):
+    """At rest, the CoM held still by a dominant weight: the soles' forces add up to the
+    weight (statics) and each wrench is inside its exact cone (``ContactSet.check``)."""
+    ctrl = controller(humanoid)
+    ctrl.task("com").weight = DOMINANT
+    q, _ = standing(humanoid)
+    v = np.zeros(humanoid.nv)
+    ctrl.update(q, v, 0.0)
+    sol = ctrl.solve()
+    W = np.array([sol.wrenches[f] for f in SOLES])
+    # The other tasks (posture 1e-3, force regularisation 1e-6) against the CoM's 1e6 pull
+    # the total by ~2e-9 of the weight.
+    total = W[:, :3].sum(axis=0)
+    np.testing.assert_allclose(total, [0, 0, humanoid.weight], rtol=0, atol=1e-8 * humanoid.weight)
+    rotations = np.array([ctrl.contacts[f].placement.rotation for f in SOLES])
+    check = ContactSet([sole(f) for f in SOLES]).check(W[None], rotations[None])
+    assert check.margin.min() >= -1e-9
+
+
 def test_friction_cones_refuse_a_slipping_solution(humanoid):
     """With mu = 2 the CoM task gets 1.7 m/s^2 sideways (the soles. CoP limits it); with
     mu = 0.05 that solution breaks
@@ -120,12 +161,15 @@ def test_normal_force_bounds_and_torque_limits(humanoid):
     assert limited.violations(x_free.x)["torque_limits"] > 0.1
     sol = limited.solve()
     assert np.all(np.abs(sol.torque) <= limits + TOL)
+    assert np.max(np.abs(sol.torque) - limits) >= -1e-6  # a limit is active
+    assert eom_residual(robot, q, v, sol) <= TOL * robot.weight
     # Torques too small to carry the robot with the joints held still (feet held too): no
     # solution, a typed error.
     weak = controller(robot, torque_limits=np.full(robot.nv - 6, 1e-3))
     weak.add_constraint(JointBounds(robot, dt=1e-3, acceleration_limit=1e-6))
     weak.update(q, v, 0.0)
-    with pytest.raises(SolverError, match="no solution"):
+    message = r"at t = 0.0 s \(exit flag -1: infeasible\); without joint_bounds or torque_limits"
+    with pytest.raises(SolverError, match=message + " it has one$"):
         weak.solve()
 
 
@@ -236,8 +280,36 @@ def test_contact_switching_ramps_the_force(humanoid):
     assert ctrl.layout.n == n_before
 
 
-def test_bad_use(humanoid):
+def test_solve_names_an_infeasible_qp():
+    """Soles whose normals point down (frames turned upside down) can only pull the robot
+    down; with the joints' torques limited to nearly nothing the motion is the passive one,
+    which cannot keep the soles held: no (a, w) meets the constraints, and the error names
+    the group without which there is one (the joints' torques, free, hold the soles)."""
+    robot = wb.load("humanoid")
+    for side in ("left", "right"):
+        robot.add_frame(
+            f"{side}_flipped", f"{side}_sole", pin.SE3(pin.utils.rotate("x", np.pi), np.zeros(3))
+        )
+    ctrl = WholeBodyController(robot, torque_limits=np.full(robot.nv - 6, 1e-3))
+    for side in ("left", "right"):
+        ctrl.add_contact(sole(f"{side}_flipped"))
+    ctrl.add_task(ComTask(kp=25.0, kd=10.0))
+    ctrl.update(*standing(robot), 0.0)
+    message = r"exit flag -1: infeasible\); without torque_limits it has one$"
+    with pytest.raises(SolverError, match=message):
+        ctrl.solve()
+
+
+def test_bad_use(humanoid, two_link_arm):
     robot = humanoid
+    with pytest.raises(InvalidArgumentError, match="floating-base robot; 'two_link_arm'"):
+        WholeBodyController(two_link_arm)
+    with pytest.raises(InvalidArgumentError, match="dt must be a positive period"):
+        WholeBodyController(robot, dt=0.0)
+    with pytest.raises(InvalidArgumentError, match="regularization must be finite"):
+        WholeBodyController(robot, regularization=-1.0)
+    with pytest.raises(InvalidArgumentError, match="torque limits must be a vector of positive"):
+        WholeBodyController(robot, torque_limits=np.zeros(robot.nv - 6))
     ctrl = WholeBodyController(robot)
     with pytest.raises(StateError):
         ctrl.solve()
@@ -352,10 +424,13 @@ def test_contact_force_task_tracks_a_feasible_reference(humanoid):
     ctrl.update(q, v, 0.0)
     sol = ctrl.solve()
     assert abs(sol.wrenches["left_sole"][2] - 0.5 * W) < 0.05 * W
-    with pytest.raises(InvalidArgumentError, match="reference"):
+    with pytest.raises(InvalidArgumentError, match=r"reference must be a finite vector of 3 or 6"):
         left.set_reference([1.0, 2.0])
+    with pytest.raises(InvalidArgumentError, match=r"reference must be a finite vector of 3 or 6"):
+        left.set_reference([1.0, np.nan, 0.0])
+    left.set_reference([0.0, 0.0, 0.5 * W])  # a point's force on a surface contact
+    with pytest.raises(InvalidArgumentError, match=r"finite vector of 6 \(contact 'left_sole'\)"):
         ctrl.update(q, v, 0.0)
-        ctrl.solve()
 
 
 def _bounds_by_side(b, q, v):
@@ -433,7 +508,7 @@ def test_joint_bounds_rows_written_once_stay_right(humanoid):
             ctrl.update(q, v, 1e-3 * k)
             sol = ctrl.solve()
             C, lower, upper = ctrl.rows()
-            rows = dict(ctrl._spans)["joint_bounds"]
+            rows = dict(ctrl._qp.spans)["joint_bounds"]
             want = np.zeros((nu, C.shape[1]))
             want[:, 6 : robot.nv] = np.eye(nu)
             np.testing.assert_array_equal(C[rows], want)

@@ -22,7 +22,6 @@ from wholebody.control import (
     LinearMomentumTask,
     PostureTask,
     RelativeFrameTask,
-    TickKinematics,
 )
 from wholebody.errors import InvalidArgumentError
 
@@ -75,7 +74,7 @@ def frame_jac(robot, q, frame, ref):
 def test_frame_task(humanoid, seed):
     robot = humanoid
     q, v = state(robot, seed)
-    kin = TickKinematics(robot)
+    kin = robot.controller_pass()
     task = FrameTask("left_hand", kp=10.0, kd=3.0)
     ref = pin.SE3(pin.exp3(np.array([0.1, -0.2, 0.3])), np.array([0.3, 0.2, 1.0]))
     task.set_reference(ref, velocity=np.arange(6.0), acceleration=-np.arange(6.0))
@@ -102,7 +101,7 @@ def test_frame_task(humanoid, seed):
 def test_relative_frame_task(humanoid, seed):
     robot = humanoid
     q, v = state(robot, seed)
-    kin = TickKinematics(robot)
+    kin = robot.controller_pass()
     task = RelativeFrameTask("left_hand", "right_hand", kp=1.0, kd=1.0)
     kin.update(q, v)
     task.update(kin)
@@ -129,7 +128,7 @@ def test_relative_frame_task(humanoid, seed):
 def test_com_and_momentum_tasks(humanoid, seed):
     robot = humanoid
     q, v = state(robot, seed)
-    kin = TickKinematics(robot)
+    kin = robot.controller_pass()
     com = ComTask(kp=1.0, kd=1.0)
     ang, lin = AngularMomentumTask(kd=2.0), LinearMomentumTask(kd=2.0)
     kin.update(q, v)
@@ -164,7 +163,7 @@ def test_posture_task(humanoid, seed):
     robot = humanoid
     q, v = state(robot, seed)
     q_ref, _ = state(robot, seed + 10)
-    kin = TickKinematics(robot)
+    kin = robot.controller_pass()
     weights = np.linspace(0.5, 2.0, robot.nv - 6)
     task = PostureTask(kp=4.0, kd=2.0, joint_weights=weights)
     task.set_reference(q_ref)
@@ -187,7 +186,7 @@ def test_posture_task(humanoid, seed):
 
 
 def test_mask_and_bad_arguments(humanoid):
-    kin = TickKinematics(humanoid)
+    kin = humanoid.controller_pass()
     q, v = state(humanoid, 0)
     kin.update(q, v)
     task = FrameTask("left_sole", kp=1.0, kd=1.0, mask=[0, 0, 1, 0, 0, 0])

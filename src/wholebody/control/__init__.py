@@ -3,16 +3,13 @@
 * :class:`WholeBodyController`: tasks (:mod:`wholebody.control.tasks`), constraints
   (:mod:`wholebody.control.constraints`) and contacts added and removed at run time with
   force ramps, solved each tick by daqp after one Pinocchio pass
-  (:class:`TickKinematics`);
-* :mod:`wholebody.control.trajectories`: minimum-jerk and spline references for the tasks;
-* :class:`InverseDynamicsQP`: the first, fixed-contact QP (tasks as :class:`Task` terms).
+  (:meth:`wholebody.Robot.controller_pass`);
+* :mod:`wholebody.control.trajectories`: minimum-jerk and spline references for the tasks.
 """
 
 from ._contact_state import ContactState
 from ._controller import ControlSolution, WholeBodyController
 from ._layout import ControlLayout
-from ._qp import InverseDynamicsQP, Task
-from ._tick import TickKinematics
 from .constraints import (
     Constraint,
     FrictionCones,
@@ -43,7 +40,6 @@ __all__ = [
     "ControlSolution",
     "FrameTask",
     "FrictionCones",
-    "InverseDynamicsQP",
     "JointBounds",
     "LinearMomentumTask",
     "MinimumJerk",
@@ -53,8 +49,6 @@ __all__ = [
     "RelativeFrameTask",
     "SE3Spline",
     "SplineTrajectory",
-    "Task",
-    "TickKinematics",
     "TorqueLimits",
     "WholeBodyController",
 ]

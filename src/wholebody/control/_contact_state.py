@@ -8,7 +8,7 @@ from numpy.typing import NDArray
 
 from ..contacts import Contact, PointContact
 from ..errors import InvalidArgumentError
-from ._tick import TickKinematics
+from ..robot import ControllerPass
 
 Array = NDArray[np.float64]
 
@@ -193,7 +193,7 @@ class ContactState:
                 return 0.0, min(self.max_normal_force, self.ramp_force * max(s, 0.0))
         return self.min_normal_force, self.max_normal_force
 
-    def update(self, kin: TickKinematics) -> None:
+    def update(self, kin: ControllerPass) -> None:
         """Jacobian, drift, placement, orientation and position error from the tick's pass,
         into this contact's (bound) rows; ``desired`` too while unbound."""
         if self.fid < 0:

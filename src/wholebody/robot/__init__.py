@@ -5,7 +5,7 @@ constructor, loaders and properties); its methods are plain functions of the rob
 modules of this package, bound in the class body (``_model``: names and frames; ``_state``:
 a state checked once (:class:`State`), checks of raw arrays and of N samples; ``_dynamics``:
 M, C, g, inverse and forward dynamics; ``_kinematics``: frames, CoM, momentum, the one-pass
-helpers; ``_contact``: the contact-dynamics bundle; ``_controller_pass``: the one pass of a
+helpers; ``_controller_pass``: the one pass of a
 control tick), the batch passes (:mod:`wholebody.robot.batch`), differentiation on the
 manifold (:mod:`wholebody.robot.differentiation`) and MJCF loading
 (:mod:`wholebody.robot.mjcf`); :func:`wholebody.load` (by name or path) is in
@@ -14,7 +14,6 @@ The conventions are those of :mod:`wholebody.robot.core`.
 """
 
 from ._checks import MAX_STATE_MAGNITUDE, QUAT_EXACT_TOL, QUAT_RENORMALIZE_TOL, Array
-from ._contact import ContactDynamics, ContactDynamicsPass
 from ._controller_pass import ControllerPass
 from ._dynamics import External, TorqueTerms
 from ._kinematics import ContactPass, FramePlacements
@@ -28,8 +27,6 @@ __all__ = [
     "TorqueTerms",
     "ContactPass",
     "FramePlacements",
-    "ContactDynamics",
-    "ContactDynamicsPass",
     "ControllerPass",
     "External",
     "Array",

@@ -24,14 +24,7 @@ class: it holds the model, its data and the names (its constructor, loaders and 
 are here), and its methods are plain functions of the robot, each in the module of its
 idea, bound to the class in its body (no base classes, no call overhead):
 
-====================  ===========================================================
-``_model``            names, frame ids, added frames (copy-on-write model), summary
-``_state``            a state checked once (``State``), checks of raw arrays and of N
-                      samples, configurations
-``_dynamics``         M, C, C v, g, nle, inverse/forward dynamics, torque split
-``_kinematics``       frames, CoM, momentum, one-pass helpers for balance/estimation
-``_contact``          the one-pass contact-dynamics bundle for controllers
-``_controller_pass``  the one pass of a whole-body controller's tick
+====================  ====================================================``_controller_pass``  the one pass of a whole-body controller's tick
 ====================  ===========================================================
 
 ``Robot.mass_matrix`` is ``_dynamics.mass_matrix``, whose first argument is the robot.
@@ -49,7 +42,7 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from ..errors import InvalidArgumentError, URDFParseError
-from . import _contact, _controller_pass, _dynamics, _kinematics, _model, _state
+from . import _controller_pass, _dynamics, _kinematics, _model, _state
 from . import validation as _validation
 from ._checks import Array, as_state_vector
 from ._model import _FREE_FLYER
@@ -480,11 +473,6 @@ class Robot:
     _com_sample = _kinematics._com_sample
     contact_pass = _kinematics.contact_pass
     _frame_ids_of = _kinematics._frame_ids_of
-
-    # --- contact: the one-pass contact-dynamics bundle for controllers --------------------
-
-    contact_dynamics_pass = _contact.contact_dynamics_pass
-    contact_dynamics = _contact.contact_dynamics
 
     # --- controller: the one pass of a control tick (whole-body terms, frames read) -------
 

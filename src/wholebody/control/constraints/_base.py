@@ -8,8 +8,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 if TYPE_CHECKING:
+    from ...robot import ControllerPass
     from .._layout import ControlLayout
-    from .._tick import TickKinematics
 
 Array = NDArray[np.float64]
 
@@ -23,10 +23,10 @@ class Constraint:
     Subclasses give the number of rows of a contact layout (:meth:`rows`) and write them
     (:meth:`fill`) into views of the controller's stacked buffers, from the tick's one pass.
 
-    A *lazy* constraint's rows are left out of the QP when its solution without them meets
-    them (:meth:`satisfied`): for a convex QP that solution is then the optimum with them
-    too, so the answer is the same; otherwise the QP is solved again with every row (and
-    the next ticks too, until none of its rows is active).
+    A *lazy* constraint's rows are left out of the QP while its solution without them meets
+    them (:meth:`satisfied`; for a convex QP that solution is then the optimum with them
+    too: the answer is the same); otherwise the QP is solved again with them, and with them
+    from then on until none of its rows is near its bound.
 
     Attributes
     ----------
@@ -38,19 +38,19 @@ class Constraint:
     name = "constraint"
     lazy = False
 
-    def rows(self, kin: TickKinematics, layout: ControlLayout) -> int:  # pragma: no cover
+    def rows(self, kin: ControllerPass, layout: ControlLayout) -> int:  # pragma: no cover
         """Number of rows for this layout of active contacts."""
         raise NotImplementedError
 
     def fill(
-        self, kin: TickKinematics, layout: ControlLayout, C: Array, lower: Array, upper: Array
+        self, kin: ControllerPass, layout: ControlLayout, C: Array, lower: Array, upper: Array
     ) -> None:  # pragma: no cover
         """Write the rows: ``C`` (rows, n) (zeroed), ``lower`` and ``upper`` (rows,)."""
         raise NotImplementedError
 
     def satisfied(
         self,
-        kin: TickKinematics,
+        kin: ControllerPass,
         layout: ControlLayout,
         x: Array,
         torque: Array,
@@ -58,7 +58,7 @@ class Constraint:
         margin: bool = False,
     ) -> bool:
         """Whether ``x`` (n,) (whose joint torques are ``torque``) meets these rows; with
-        ``margin``, whether it meets them with none active (``1e-6`` relative inside).
+        ``margin``, whether it meets them with none near its bound (``1e-6`` relative).
 
         The default writes the rows (:meth:`fill`) and checks ``lower <= C x <= upper``.
         """

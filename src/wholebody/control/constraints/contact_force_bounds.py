@@ -10,8 +10,8 @@ from numpy.typing import NDArray
 from ._base import UNBOUNDED, Constraint
 
 if TYPE_CHECKING:
+    from ...robot import ControllerPass
     from .._layout import ControlLayout
-    from .._tick import TickKinematics
 
 Array = NDArray[np.float64]
 
@@ -28,11 +28,11 @@ class FrictionCones(Constraint):
         self._bounds: tuple[Array, Array] | None = None
         self._wrench_columns = np.zeros((0, 0))
 
-    def rows(self, kin: TickKinematics, layout: ControlLayout) -> int:
+    def rows(self, kin: ControllerPass, layout: ControlLayout) -> int:
         return layout.contact_set.n_rows if layout.contact_set is not None else 0
 
     def fill(
-        self, kin: TickKinematics, layout: ControlLayout, C: Array, lower: Array, upper: Array
+        self, kin: ControllerPass, layout: ControlLayout, C: Array, lower: Array, upper: Array
     ) -> None:
         cs = layout.contact_set
         if cs is None:
@@ -63,11 +63,11 @@ class NormalForceBounds(Constraint):
         self._layout: ControlLayout | None = None
         self._items: list[tuple] = []
 
-    def rows(self, kin: TickKinematics, layout: ControlLayout) -> int:
+    def rows(self, kin: ControllerPass, layout: ControlLayout) -> int:
         return len(layout.contacts)
 
     def fill(
-        self, kin: TickKinematics, layout: ControlLayout, C: Array, lower: Array, upper: Array
+        self, kin: ControllerPass, layout: ControlLayout, C: Array, lower: Array, upper: Array
     ) -> None:
         if self._C is not C or self._layout is not layout:
             # Per contact: its row's force entries and its rotation (views made once).

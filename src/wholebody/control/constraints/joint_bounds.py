@@ -11,8 +11,8 @@ from ...errors import InvalidArgumentError
 from ._base import Constraint
 
 if TYPE_CHECKING:
+    from ...robot import ControllerPass
     from .._layout import ControlLayout
-    from .._tick import TickKinematics
 
 Array = NDArray[np.float64]
 _min = np.minimum.reduce
@@ -215,11 +215,11 @@ class JointBounds(Constraint):
             brake = np.where(v > 0, -AM[:nu], AM[:nu])
             lower[bad] = upper[bad] = brake[bad]
 
-    def rows(self, kin: TickKinematics, layout: ControlLayout) -> int:
+    def rows(self, kin: ControllerPass, layout: ControlLayout) -> int:
         return kin.nv - 6
 
     def fill(
-        self, kin: TickKinematics, layout: ControlLayout, C: Array, lower: Array, upper: Array
+        self, kin: ControllerPass, layout: ControlLayout, C: Array, lower: Array, upper: Array
     ) -> None:
         rows = self._q_rows
         q = kin.q[rows] if isinstance(rows, slice) else np.where(self._qi >= 0, kin.q[rows], 0.0)

@@ -11,8 +11,8 @@ from ...errors import InvalidArgumentError
 from ._base import Constraint
 
 if TYPE_CHECKING:
+    from ...robot import ControllerPass
     from .._layout import ControlLayout
-    from .._tick import TickKinematics
 
 Array = NDArray[np.float64]
 
@@ -27,7 +27,7 @@ class TorqueLimits(Constraint):
     """
 
     name = "torque_limits"
-    #: Rarely active on a standing or walking humanoid: left out of the QP when the
+    #: Rarely active on a standing or walking humanoid: left out of the QP while the
     #: solution without them meets them (the same solution; see :class:`Constraint`).
     lazy = True
 
@@ -44,7 +44,7 @@ class TorqueLimits(Constraint):
             self._rows = slice(6, 6 + len(lim))
         self._tau_max = lim[self._limited]
 
-    def rows(self, kin: TickKinematics, layout: ControlLayout) -> int:
+    def rows(self, kin: ControllerPass, layout: ControlLayout) -> int:
         if self.limits.shape != (kin.nv - 6,):
             raise InvalidArgumentError(
                 f"torque limits must have shape ({kin.nv - 6},), got {self.limits.shape}"
@@ -52,7 +52,7 @@ class TorqueLimits(Constraint):
         return len(self._limited)
 
     def fill(
-        self, kin: TickKinematics, layout: ControlLayout, C: Array, lower: Array, upper: Array
+        self, kin: ControllerPass, layout: ControlLayout, C: Array, lower: Array, upper: Array
     ) -> None:
         rows, nv = self._rows, kin.nv
         C[:, :nv] = kin.mass_matrix[rows]
@@ -65,7 +65,7 @@ class TorqueLimits(Constraint):
 
     def satisfied(
         self,
-        kin: TickKinematics,
+        kin: ControllerPass,
         layout: ControlLayout,
         x: Array,
         torque: Array,

@@ -2,7 +2,7 @@
 
 Each task is built once and refreshed at each tick by
 :meth:`~wholebody.control.WholeBodyController.update` from the tick's single Pinocchio pass
-(:class:`~wholebody.control.TickKinematics`). Acceleration tasks add
+(:class:`~wholebody.robot.ControllerPass`). Acceleration tasks add
 ``weight * || S (J a + dJ/dt v - desired) ||^2`` to the objective, ``desired`` being their PD
 law on a reference; :class:`ContactForceTask` acts on a contact's wrench.
 """

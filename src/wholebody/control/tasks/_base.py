@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ...errors import InvalidArgumentError
-from .._tick import TickKinematics
+from ...robot import ControllerPass
 
 Array = NDArray[np.float64]
 
@@ -147,14 +147,14 @@ class AccelerationTask:
         np.multiply(self._mask, np.sqrt(self._weight), out=self._row_scale)
         self._scale_version = getattr(self, "_scale_version", 0) + 1
 
-    def update(self, kin: TickKinematics) -> None:  # pragma: no cover - abstract
+    def update(self, kin: ControllerPass) -> None:  # pragma: no cover - abstract
         """Refresh ``jacobian``, ``drift``, ``error``, ``desired`` from the tick's pass."""
         raise NotImplementedError
 
     def add_cost(self, P: Array, q: Array) -> None:
         """Add ``weight * ||S (J a + drift - desired)||^2`` to ``x^T P x / 2 + q^T x``
-        (``P``, ``q`` over ``a``: their first nv rows and columns; factor 2 absorbed as in
-        :class:`~wholebody.control.InverseDynamicsQP`)."""
+        (``P``, ``q`` over ``a``: their first nv rows and columns; the factor 2 of the
+        square absorbed: ``P += w J^T J``, ``q -= w J^T (desired - drift)``)."""
         if self._weight == 0.0:
             return
         r = self.desired - self.drift

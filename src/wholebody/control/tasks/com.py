@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._tick import TickKinematics
+from ...robot import ControllerPass
 from ._base import ZERO3, AccelerationTask, as_gains, as_vector, pd_acceleration
 
 
@@ -56,7 +56,7 @@ class ComTask(AccelerationTask):
             ZERO3 if acceleration is None else as_vector(acceleration, 3, "acceleration")
         )
 
-    def update(self, kin: TickKinematics) -> None:
+    def update(self, kin: ControllerPass) -> None:
         # The pass's arrays (views of its data): the last update's.
         self.jacobian = kin.com_jacobian
         drift = kin.momentum_drift

@@ -49,20 +49,23 @@ class ContactForceTask:
         self.weight = as_weight(weight, f"task {self.name!r}: weight")
         self._cw = component_weights
         self._weights: dict[int, Array] = {}  # per wrench size, checked once
-        self.reference: Array | None = None if reference is None else np.asarray(reference, float)
+        self.reference: Array | None = None
+        if reference is not None:
+            self.set_reference(reference)
 
     def set_reference(self, wrench: ArrayLike) -> None:
-        """Reference wrench (3,) or (6,) [N, N m], world axes at the contact frame's origin."""
-        self.reference = np.asarray(wrench, dtype=float).copy()
+        """Reference wrench (3,) or (6,) [N, N m], world axes at the contact frame's origin
+        (its size checked against the contact's at the next update)."""
+        ref = np.array(wrench, dtype=float)
+        if ref.shape not in ((3,), (6,)) or not np.all(np.isfinite(ref)):
+            raise InvalidArgumentError(
+                f"task {self.name!r}: reference must be a finite vector of 3 or 6, got {wrench!r}"
+            )
+        self.reference = ref
 
     def add_cost(self, P: Array, q: Array, columns: slice) -> None:
         """Add the term to ``x^T P x / 2 + q^T x`` on the contact's ``columns`` of ``x``."""
         self.add_cost_diagonal(np.einsum("ii->i", P), q, columns)
-
-    def add_cost_diagonal(self, diagonal: Array, q: Array, columns: slice) -> None:
-        """:meth:`add_cost` given a writable view of ``P``'s diagonal (the cost is diagonal)."""
-        self.cost_diagonal(diagonal, columns)
-        self.cost_linear(q, columns)
 
     def _component_weights(self, size: int) -> Array:
         cw = self._weights.get(size)
@@ -73,23 +76,20 @@ class ContactForceTask:
             cw.setflags(write=False)
         return cw
 
-    def cost_diagonal(self, diagonal: Array, columns: slice) -> None:
-        """The quadratic part: ``weight * w_k`` on the contact's columns."""
-        diagonal[columns] += self.weight * self._component_weights(columns.stop - columns.start)
-
-    def cost_linear(self, q: Array, columns: slice) -> None:
-        """The linear part: ``-weight w_k w_ref,k`` (nothing without a reference)."""
-        if self.reference is None:
-            return
+    def add_cost_diagonal(self, diagonal: Array, q: Array, columns: slice) -> None:
+        """:meth:`add_cost` given a writable view of ``P``'s diagonal (the cost is diagonal):
+        ``weight * w_k`` on the contact's columns of the diagonal, ``-weight w_k w_ref,k``
+        on those of ``q`` (nothing without a reference)."""
         size = columns.stop - columns.start
+        weights = self.weight * self._component_weights(size)
+        diagonal[columns] += weights
         ref = self.reference
-        if ref.shape != (size,) or not np.all(np.isfinite(ref)):
+        if ref is None:
+            return
+        if ref.shape != (size,):
             raise InvalidArgumentError(
                 f"task {self.name!r}: reference must be a finite vector of {size} "
                 f"(contact {self.contact!r}), got shape {ref.shape}"
             )
-        q[columns] -= self.weight * self._component_weights(size) * ref
-
-    def cost_key(self) -> float:
-        """What :meth:`cost_diagonal` depends on besides the columns (compared per tick)."""
-        return self.weight
+        weights *= ref
+        q[columns] -= weights

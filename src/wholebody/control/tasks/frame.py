@@ -6,7 +6,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
-from .._tick import TickKinematics
+from ...robot import ControllerPass
 from ._base import ZERO6, AccelerationTask, as_gains, as_vector, pd_acceleration
 
 
@@ -77,7 +77,7 @@ class FrameTask(AccelerationTask):
             ZERO6 if acceleration is None else as_vector(acceleration, 6, "acceleration")
         )
 
-    def update(self, kin: TickKinematics) -> None:
+    def update(self, kin: ControllerPass) -> None:
         if self._fid is None:
             self._fid = kin.frame_id(self.frame)
         M, J, drift = kin.frame(self._fid)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._tick import TickKinematics
+from ...robot import ControllerPass
 from ._base import AccelerationTask, as_gains, as_vector
 
 
@@ -27,7 +27,7 @@ class _MomentumTask(AccelerationTask):
         self.reference = as_vector(momentum, 3, "momentum")
         self.reference_rate = np.zeros(3) if rate is None else as_vector(rate, 3, "rate")
 
-    def update(self, kin: TickKinematics) -> None:
+    def update(self, kin: ControllerPass) -> None:
         # Views of the pass's buffers (the last update's values), made again only when the
         # pass's arrays are new ones.
         if self._source is not kin.momentum_matrix or self._drift_source is not kin.momentum_drift:

@@ -7,7 +7,7 @@ import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
 from ...errors import InvalidArgumentError, StateError
-from .._tick import TickKinematics
+from ...robot import ControllerPass
 from ._base import AccelerationTask, as_gains, as_vector
 
 Array = NDArray[np.float64]
@@ -50,6 +50,7 @@ class PostureTask(AccelerationTask):
         super().__init__(name, 0, weight=weight)
         self._kp, self._kd, self._jw = kp, kd, joint_weights
         self._joint_weights: Array | None = None
+        self._cost_weights, self._cost_version = np.zeros(0), -1  # weight * joint weights
         self.reference: Array | None = None
         self.reference_velocity: Array | None = None
         self.reference_acceleration: Array | None = None
@@ -97,7 +98,7 @@ class PostureTask(AccelerationTask):
             raise StateError(f"task {self.name!r}: update it before forming its cost")
         return weights
 
-    def _bind(self, kin: TickKinematics) -> None:
+    def _bind(self, kin: ControllerPass) -> None:
         nu = kin.nv - 6
         self.size = nu
         self.kp, self.kd = as_gains(self._kp, nu, "kp"), as_gains(self._kd, nu, "kd")
@@ -110,7 +111,7 @@ class PostureTask(AccelerationTask):
         self._euclidean = False
         self._joint_ref: tuple[Array | None, Array] = (None, np.zeros(0))
 
-    def update(self, kin: TickKinematics) -> None:
+    def update(self, kin: ControllerPass) -> None:
         if self.jacobian.shape[1] != kin.nv:
             self._bind(kin)
         nu = self.size
@@ -149,29 +150,17 @@ class PostureTask(AccelerationTask):
         self.add_cost_diagonal(np.einsum("ii->i", P), q)
 
     def add_cost_diagonal(self, diagonal: Array, q: Array) -> None:
-        """:meth:`add_cost` given a writable view of ``P``'s diagonal (the cost is diagonal:
-        ``weight * w_j`` on each joint's acceleration)."""
-        self.cost_diagonal(diagonal)
-        self.cost_linear(q)
-
-    def cost_diagonal(self, diagonal: Array) -> None:
-        """The quadratic part of :meth:`add_cost_diagonal`, constant while ``weight`` and
-        the values of ``joint_weights`` are."""
+        """:meth:`add_cost` given a writable view of ``P``'s diagonal (the cost is diagonal):
+        ``weight * w_j`` on each joint's acceleration, ``-weight w_j desired_j`` in ``q``."""
         if self._weight:
-            diagonal[6 : self.jacobian.shape[1]] += self._weight * self._bound_weights()
-
-    def cost_linear(self, q: Array) -> None:
-        """The linear part of :meth:`add_cost_diagonal`: ``-weight w_j desired_j``."""
-        if self._weight:
-            w = self._weight * self._bound_weights()
+            if self._cost_version != self._scale_version:  # weight or joint weights changed
+                self._cost_weights = self._weight * self._bound_weights()
+                self._cost_version = self._scale_version
+            w = self._cost_weights.copy()
+            end = self.jacobian.shape[1]
+            diagonal[6:end] += w
             w *= self.desired
-            q[6 : self.jacobian.shape[1]] -= w
-
-    def cost_key(self) -> tuple[float, bytes]:
-        """What :meth:`cost_diagonal` depends on (compared from tick to tick): the weight and
-        the joint weights' values (an array's id can be reused by a new one, and an array
-        assigned by the user may be edited in place)."""
-        return self._weight, self._bound_weights().tobytes()
+            q[6:end] -= w
 
     def residual(self, a: ArrayLike) -> Array:
         return (np.asarray(a, dtype=float)[6:] - self.desired)[self.mask]

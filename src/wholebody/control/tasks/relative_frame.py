@@ -6,7 +6,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
-from .._tick import TickKinematics
+from ...robot import ControllerPass
 from ._base import AccelerationTask, as_gains, as_vector
 
 
@@ -68,7 +68,7 @@ class RelativeFrameTask(AccelerationTask):
             np.zeros(6) if acceleration is None else as_vector(acceleration, 6, "acceleration")
         )
 
-    def update(self, kin: TickKinematics) -> None:
+    def update(self, kin: ControllerPass) -> None:
         if self._ids is None:
             self._ids = (kin.frame_id(self.frame_a), kin.frame_id(self.frame_b))
         ia, ib = self._ids
