@@ -43,4 +43,3 @@ __all__ = [
     "ExternalWrenches",
     "MAX_WRENCH_RELATIVE",
 ]
-

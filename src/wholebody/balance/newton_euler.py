@@ -509,4 +509,3 @@ class Residual:
     def n_checked(self) -> int:
         """Samples that were checked (not flagged)."""
         return int(np.sum(~np.asarray(self.flagged)))
-

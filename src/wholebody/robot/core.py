@@ -24,7 +24,13 @@ class: it holds the model, its data and the names (its constructor, loaders and 
 are here), and its methods are plain functions of the robot, each in the module of its
 idea, bound to the class in its body (no base classes, no call overhead):
 
-====================  ====================================================``_controller_pass``  the one pass of a whole-body controller's tick
+====================  ===========================================================
+``_model``            names, frame ids, added frames (copy-on-write model), summary
+``_state``            a state checked once (``State``), checks of raw arrays and of N
+                      samples, configurations
+``_dynamics``         M, C, C v, g, nle, inverse/forward dynamics, torque split
+``_kinematics``       frames, CoM, momentum, one-pass helpers for balance/estimation
+``_controller_pass``  the one pass of a whole-body controller's tick
 ====================  ===========================================================
 
 ``Robot.mass_matrix`` is ``_dynamics.mass_matrix``, whose first argument is the robot.
