@@ -420,14 +420,14 @@ def test_cli_exit_codes_of_the_new_verdicts(humanoid, squat, tmp_path):
 
 def test_catch_all_does_not_beat_the_simple_cause(humanoid, squat):
     """A 5 % heavier robot with 8 ms late forces: the per-sample "missing forces" describe the
-    residual too (88 %), but the one-parameter mass error is named, with the common gain as
-    its tie (the same correction, one parameter more)."""
+    residual too (88 %), but the mass error and the common gain are named, as a tie (the same
+    correction; the gain, one value per contact, takes a little more of the lag's trace)."""
     W = _lagged(1.05 * squat.contact_wrenches, 4)
     for traj in (squat, dataclasses.replace(squat, a=None)):
         report = check_trajectory(humanoid, dataclasses.replace(traj, contact_wrenches=W), FEET)
         best = report.diagnosis[0]
-        assert best.cause == "mass_error", report.format_summary()
-        assert best.parameters["alternative_causes"] == ["force_gain"]
+        named = {best.cause, *best.parameters["alternative_causes"]}
+        assert named == {"mass_error", "force_gain"}, report.format_summary()
         assert best.margin <= np.log(len(squat)) + 1e-9  # within one parameter's price
 
 

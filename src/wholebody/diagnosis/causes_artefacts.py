@@ -266,7 +266,7 @@ def inertialess_link_mass(d: DiagnosisData) -> list[Finding]:
     f = g[None, None, :] - links.accelerations  # per unit mass, (S, m, 3)
     tau = cross(links.positions - d.com[:, None], f)
     col = np.concatenate([f.sum(axis=1), tau.sum(axis=1)], axis=1)[:, :, None]
-    fit = linear_fit(d.base_residual, col, d.all_rows)
+    fit = linear_fit(d.base_residual, col, d.training(d.all_rows))
     m, se = float(fit.theta[0]), float(fit.std_error[0])
     total = m * len(links.names)
     if not (m > 0 and total <= MAX_EXTRA_MASS * d.mass):

@@ -15,6 +15,8 @@ checked**: callers check whole arrays with ``Robot.check_batch``):
                                  calibration)
 :func:`frame_motions_rows`       frame origins and classical accelerations (the motion of
                                  links without ``<inertial>`` in the diagnosis)
+:func:`joint_motions_rows`       joint frames' placements, velocities and accelerations (a
+                                 payload on a link, in the diagnosis)
 :func:`regressor_frames_rows`    joint-torque regressor rows, frame Jacobians and rotations
                                  (identification)
 :class:`LiveFrames`              CoM, momentum rate and frame placements of one sample read
@@ -47,6 +49,7 @@ __all__ = [
     "centroidal_map_rows",
     "frame_placements_rows",
     "frame_motions_rows",
+    "joint_motions_rows",
     "regressor_frames_rows",
     "LiveFrames",
     "configuration_difference",
@@ -294,6 +297,48 @@ def frame_motions_rows(
             positions[s, c] = data.oMf[fid].translation
             accelerations[s, c] = pin.getFrameClassicalAcceleration(model, data, fid, _LWA).linear
     return positions, accelerations
+
+
+def joint_motions_rows(
+    robot: Robot, Q: Array, V: Array, A: Array, joint_ids: Sequence[int]
+) -> tuple[Array, Array, Array, Array, Array]:
+    """One forward-kinematics pass (``q``, ``v``, ``a``) per sample: the joint frames' (the
+    links') origins, rotations, the classical accelerations of the origins and the angular
+    velocities and accelerations, world axes.
+
+    Parameters
+    ----------
+    robot : Robot
+    Q : ndarray, shape (n, nq)
+    V, A : ndarray, shape (n, nv)
+        Checked states.
+    joint_ids : sequence of int
+        Joint indices in ``[1, njoints)``.
+
+    Returns
+    -------
+    origins : ndarray, shape (n, m, 3)
+        World [m].
+    rotations : ndarray, shape (n, m, 3, 3)
+        World from joint frame.
+    accelerations : ndarray, shape (n, m, 3)
+        Classical accelerations of the origins [m/s^2].
+    omega, alpha : ndarray, shape (n, m, 3)
+        Angular velocities [rad/s] and accelerations [rad/s^2].
+    """
+    model, data = robot.model, robot.data
+    n, m = len(Q), len(joint_ids)
+    origins, rotations = np.empty((n, m, 3)), np.empty((n, m, 3, 3))
+    accelerations, omega, alpha = np.empty((n, m, 3)), np.empty((n, m, 3)), np.empty((n, m, 3))
+    for s in range(n):
+        pin.forwardKinematics(model, data, Q[s], V[s], A[s])
+        for c, j in enumerate(joint_ids):
+            origins[s, c] = data.oMi[j].translation
+            rotations[s, c] = data.oMi[j].rotation
+            accelerations[s, c] = pin.getClassicalAcceleration(model, data, j, _LWA).linear
+            omega[s, c] = pin.getVelocity(model, data, j, _LWA).angular
+            alpha[s, c] = pin.getAcceleration(model, data, j, _LWA).angular
+    return origins, rotations, accelerations, omega, alpha
 
 
 def regressor_frames_rows(
