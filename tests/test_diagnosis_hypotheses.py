@@ -69,7 +69,7 @@ def _sensor_turned(robot, contacts, traj, which, rpy_deg):
     E = Rotation.from_euler("xyz", rpy_deg, degrees=True).as_matrix()
     W = traj.contact_wrenches.copy()
     for j in which:
-        R = np.array([robot.frame_placement(q, contacts[j].frame).rotation for q in traj.q])
+        R = np.array([robot.placements(q, contacts[j].frame).se3().rotation for q in traj.q])
         M = R @ E.T @ np.swapaxes(R, 1, 2)
         W[:, j, :3] = np.einsum("nij,nj->ni", M, W[:, j, :3])
         W[:, j, 3:] = np.einsum("nij,nj->ni", M, W[:, j, 3:])
@@ -106,8 +106,8 @@ def test_payload(name):
     assert _within(best.parameters["mass"], mass, best.uncertainty["mass"], 1e-6)
     # The point in the fitted link's frame: the hand's point seen from that link.
     q = traj.q[0]
-    world = robot.frame_placement(q, link).act(np.array(point))
-    local = robot.frame_placement(q, best.parameters["link"]).actInv(world)
+    world = robot.placements(q, link).se3().act(np.array(point))
+    local = robot.placements(q, best.parameters["link"]).se3().actInv(world)
     assert _within(best.parameters["position"], local, best.uncertainty["position"], 1e-6)
 
 
