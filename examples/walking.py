@@ -38,7 +38,6 @@ import argparse
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -51,11 +50,12 @@ from wholebody.control import (
     AngularMomentumTask,
     ComTask,
     ContactForceTask,
+    ControlSolution,
     FrameTask,
     PostureTask,
     WholeBodyController,
 )
-from wholebody.control.trajectories import DcmTrajectory, FootstepPlan, SwingFoot
+from wholebody.control.trajectories import DcmTrajectory, Footstep, FootstepPlan, SwingFoot
 from wholebody.errors import ModelWarning
 from wholebody.sim.mujoco import MujocoStateMap, import_mujoco, mujoco_spec_for_robot
 from wholebody.sim.mujoco_recorder import MujocoRecorder
@@ -178,7 +178,8 @@ class Walker:
         ctrl.add_task(PostureTask(kp=50.0, kd=14.0, weight=1e-3)).set_reference(q0)
         for f in SOLES:
             ctrl.add_task(ContactForceTask(f, weight=1e-6))
-        self.events: dict[int, list[tuple[str, Any]]] = {}
+        #: Per tick: ("lift" (the ramp down begins), "swing" or "land", the step).
+        self.events: dict[int, list[tuple[str, Footstep]]] = {}
         for step in self.plan.footsteps:
             self._at(step.lift_off - RAMP, ("lift", step))
             self._at(step.lift_off, ("swing", step))
@@ -187,10 +188,10 @@ class Walker:
         self.swing_task: FrameTask | None = None
         self.placements = dict(feet)  # each sole's placement at the last tick it was held
 
-    def _at(self, t: float, event: tuple[str, Any]) -> None:
+    def _at(self, t: float, event: tuple[str, Footstep]) -> None:
         self.events.setdefault(int(round(t / DT)), []).append(event)
 
-    def tick(self, k: int, q: np.ndarray, v: np.ndarray) -> Any:
+    def tick(self, k: int, q: np.ndarray, v: np.ndarray) -> ControlSolution:
         """The plan's events at tick ``k``, the references, one update and solve."""
         t = k * DT
         ctrl = self.ctrl
