@@ -126,24 +126,3 @@ def test_top_level_lists_the_first_hour_names_and_still_resolves_earlier_ones():
         assert name not in dir(wb), name
     with pytest.raises(AttributeError, match="no attribute 'zmpp'"):
         wb.zmpp  # noqa: B018
-
-
-def test_names_of_faces_made_lazy_still_resolve_in_a_fresh_process():
-    """After ``import wholebody.conventions`` (which no longer imports its differentiation
-    module), the submodule is still its attribute; ``STREAMED_SUFFIXES`` is still read from
-    ``check.many``, its earlier home, as the object of ``check.analysis``."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    code = (
-        "import sys, wholebody.conventions as c, wholebody.check.many as m, "
-        "wholebody.check.analysis as a\n"
-        "assert 'wholebody.conventions.differentiation' not in sys.modules\n"
-        "assert c.differentiation is sys.modules['wholebody.conventions.differentiation']\n"
-        "assert m.STREAMED_SUFFIXES is a.STREAMED_SUFFIXES\n"
-    )
-    src = Path(__file__).resolve().parents[1] / "src"
-    subprocess.run(
-        [sys.executable, "-c", code], check=True, env={"PYTHONPATH": str(src), "PATH": ""}
-    )

@@ -260,7 +260,7 @@ def frame_placements(
     rotations = np.full((N, k, 3, 3), np.nan)
     rows: Any = np.flatnonzero(~bad).tolist()
     if progress:
-        from .._progress import progress_bar
+        from ..parallel import progress_bar
 
         rows = progress_bar(rows, desc="frames", total=len(rows))
     frame_placements_rows(robot, Q, rows, ids, positions, rotations)
