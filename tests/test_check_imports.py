@@ -22,15 +22,15 @@ ROOT = Path(__file__).resolve().parents[1]
 # __getattr__/__dir__ of the lazy package faces, which each had a copy of it) was added; 41
 # since `_speedups` (the state checks compiled from C, loaded by robot._checks; no Python code);
 # 42 since `_compiled` (its loader, shared with the controller's joint bounds; it runs only
-# while robot._checks is imported). 50 since the check package's faces import plainly (`check.many`,
+# while robot._checks is imported). 49 since the check package's faces import plainly (`check.many`,
 # `conventions.differentiation`) and the check is split by idea (`options`, `sources`, `engine`,
-# `evidence`, `kept`, `report_text`), `_progress` folded into `parallel`.
-MAX_CHECK_MODULES = 50
+# `evidence`, `report_text`), `_progress` folded into `parallel`.
+MAX_CHECK_MODULES = 49
 # Of those, the modules a function of which runs (sys.setprofile, calls made while a module is
 # imported left out): 26 (46 on 796571f, 37 of 78 on 52a9cf9); the others are package faces,
 # errors, spatial and robot._checks (names and constants read). 32 with the check's parts by
 # idea (see above).
-MAX_CHECK_RUNNING = 32
+MAX_CHECK_RUNNING = 31
 
 _COUNT = """
 import sys

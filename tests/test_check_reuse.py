@@ -160,7 +160,7 @@ def test_each_sample_checked_once_and_placed_once(squat, monkeypatch, chunk, fla
 def test_diagnosis_reading_the_checks_pass_equals_its_own_pass(squat, monkeypatch):
     """The diagnosis of a short log reads the check's pass (with the contacts' parent
     joints); its findings are those of a pass of its own on the samples it keeps."""
-    from wholebody.check.kept import Placed
+    from wholebody.check.engine import Placed
 
     profile, traj = squat
     W = traj.contact_wrenches.copy()

@@ -6,11 +6,10 @@
 cluster). The parts: :mod:`~wholebody.check.options` (how a log is checked),
 :mod:`~wholebody.check.analysis` (the checks of one log), :mod:`~wholebody.check.sources`
 (where the samples come from), :mod:`~wholebody.check.engine` (the run over chunks: read,
-evaluate, merge), :mod:`~wholebody.check.evidence` (share checked, bounds, bias, held
-streams, cone findings), :mod:`~wholebody.check.kept` (what the diagnosis keeps),
-:mod:`~wholebody.check.report` (the verdict) and :mod:`~wholebody.check.report_text` (its
-summary, text and CSV), :mod:`~wholebody.check.plots` (figures),
-:mod:`~wholebody.check.many`.
+evaluate, merge; what the diagnosis keeps), :mod:`~wholebody.check.evidence` (share
+checked, bounds, bias, held streams, cone findings), :mod:`~wholebody.check.report` (the
+verdict) and :mod:`~wholebody.check.report_text` (its summary, text and CSV),
+:mod:`~wholebody.check.plots` (figures), :mod:`~wholebody.check.many`.
 """
 
 from __future__ import annotations

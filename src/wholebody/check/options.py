@@ -66,7 +66,7 @@ def validate_tolerances(**tolerances: float) -> None:
 
 
 def _is_count(x: Any) -> bool:
-    return not isinstance(x, bool) and isinstance(x, (int, np.integer)) and x >= 1
+    return not isinstance(x, bool) and isinstance(x, (int, np.integer)) and bool(x >= 1)
 
 
 @dataclass(frozen=True)
