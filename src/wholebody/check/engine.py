@@ -450,6 +450,7 @@ class _Run:
     estimated: bool  # accelerations differentiated (here or before the log was written)
     parents: list[str]  # the contacts' parent joints (the diagnosis places them)
     plan: ChunkPlan
+    bounds: list[tuple[int, int]]  # the chunks' samples [start, stop)
     placed: Placed | None  # the pass's kinematics, kept for the diagnosis of a short log
     samples: _Samples
     conventions: _ChunkConventions | None
@@ -491,6 +492,7 @@ class _Run:
             True if diff is not None else source.accelerations_estimated,
             parents,
             ChunkPlan(contacts, frames, e, slack, placed is not None),
+            chunk_bounds(N, int(options.chunk_size)),
             placed,
             _Samples.empty(N, k),
             _ChunkConventions(robot, contacts, options.ground) if conventions else None,
@@ -575,8 +577,7 @@ def check_source(
     whole log (not one per chunk), then finished into its report."""
     with run_progress(source.n, options.progress, desc="checking", unit="samples"):
         run = _Run.start(robot, source, contacts, options)
-        bounds = chunk_bounds(source.n, int(options.chunk_size))
-        workers = options.workers_for(source.n)
+        bounds, workers = run.bounds, options.workers_for(source.n)
         # Several chunks go to the workers at once: all of an in-memory log (its chunks are
         # views), ``workers`` of a file.
         group = len(bounds) if (workers > 1 and source.in_memory) else workers
@@ -590,20 +591,20 @@ def check_source(
             del shared
             for ((start, stop), _), result in zip(jobs, results, strict=True):
                 run.merge(start, stop, result)
-        return _finish(run, bounds)
+        return _finish(run)
 
 
 # --- finish: flags, the report, its evidence, the diagnosis --------------------------------------
 
 
-def _finish(run: _Run, bounds: list[tuple[int, int]]) -> Report:
+def _finish(run: _Run) -> Report:
     s, N = run.samples, run.source.n
     # The samples the diagnosis may keep are chosen among those the sample checks passed.
     checked_ok = ~s.bad | _failed_chunk_rows(run.reasons, N)
     held = _flag_no_evidence(run)
     report = _report(run)
-    bias = _evidence(run, report, bounds)
-    report.diagnosis = _findings(run, report, bounds, checked_ok, held, bias)
+    bias = _evidence(run, report)
+    report.diagnosis = _findings(run, report, checked_ok, held, bias)
     return report
 
 
@@ -673,7 +674,7 @@ def _report(run: _Run) -> Report:
     )
 
 
-def _evidence(run: _Run, report: Report, bounds: list[tuple[int, int]]) -> BiasTest | None:
+def _evidence(run: _Run, report: Report) -> BiasTest | None:
     """The achieved bounds (storage resolution; with differentiated accelerations their
     expected error, the waived samples and the bias test) and the report's evidence."""
     s, N, robot, tol = run.samples, run.source.n, run.robot, run.tol
@@ -687,7 +688,7 @@ def _evidence(run: _Run, report: Report, bounds: list[tuple[int, int]]) -> BiasT
         need[window_edges(N)] = True
         need &= ~s.bad
         d_f, d_m, slow_f, slow_m, total = differentiation_bounds(
-            robot, run.source, bounds, run.contacts, report, need
+            robot, run.source, run.bounds, run.contacts, report, need
         )
         e_f += d_f
         e_m += d_m
@@ -720,7 +721,6 @@ def _evidence(run: _Run, report: Report, bounds: list[tuple[int, int]]) -> BiasT
 def _findings(
     run: _Run,
     report: Report,
-    bounds: list[tuple[int, int]],
     checked_ok: NDArray[np.bool_],
     held: dict[int, str],
     bias: BiasTest | None,
@@ -746,13 +746,11 @@ def _findings(
     smoothing = 1 if bias is None else bias.smoothing
     diagnose_causes = run.options.diagnose_causes
     if diagnose_causes and inconsistent.any():
-        findings += diagnose(
-            _diagnosis_data(run, report, bounds, checked_ok, inconsistent, smoothing)
-        )
+        findings += diagnose(_diagnosis_data(run, report, checked_ok, inconsistent, smoothing))
     elif diagnose_causes and run.contacts and report.n_checked >= 8:
         # A log within tolerance whose small residual one parameter removes: a note.
         report.notes = consistent_log_notes(
-            _diagnosis_data(run, report, bounds, checked_ok, inconsistent, smoothing, False)
+            _diagnosis_data(run, report, checked_ok, inconsistent, smoothing, False)
         )
     report.notes += limit_notes(conventions)
     if held:
@@ -766,7 +764,6 @@ def _findings(
 def _diagnosis_data(
     run: _Run,
     report: Report,
-    bounds: list[tuple[int, int]],
     checked_ok: NDArray[np.bool_],
     inconsistent: NDArray[np.bool_],
     smoothing: int,
@@ -784,7 +781,7 @@ def _diagnosis_data(
     )
     rows = keep[~bad[keep]]
     kept = kept_samples(
-        robot, source, bounds, run.contacts, run.parents, rows, bad, run.diff, run.placed
+        robot, source, run.bounds, run.contacts, run.parents, rows, bad, run.diff, run.placed
     )
     euler = False
     if run.estimated:  # is v an Euler integrator's? (the lag fit's basis)
@@ -792,7 +789,7 @@ def _diagnosis_data(
 
         head, _ = read_part(source, 0, min(source.n, 2000), None)
         euler = semi_implicit_euler(*head.for_robot(robot)[:2])
-    links = link_motion_at(robot, source, bounds, rows, run.diff) if with_links else None
+    links = link_motion_at(robot, source, run.bounds, rows, run.diff) if with_links else None
     return DiagnosisData(
         weight=robot.weight,
         mass=robot.mass,
