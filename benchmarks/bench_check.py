@@ -35,7 +35,7 @@ from _common import benchmark_robot, synthetic_log, write_profile
 
 import wholebody as wb
 from wholebody.balance import newton_euler_residuals
-from wholebody.check.analysis import check_trajectory
+from wholebody.check import CheckOptions, check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.estimation import estimate_contact_wrenches_batch
 from wholebody.trajectory import Trajectory
@@ -104,20 +104,20 @@ def main(n: int = 100_000) -> None:
         raise SystemExit(1)
     good = consistent_log(robot, feet, n)
     variants = {
-        "random, check_trajectory (diagnosis runs)": (traj, {}),
-        "random, without the diagnosis": (traj, {"diagnose_causes": False}),
+        "random, check_trajectory (diagnosis runs)": (traj, CheckOptions()),
+        "random, without the diagnosis": (traj, CheckOptions(diagnose_causes=False)),
         "random, without diagnosis and conventions": (
             traj,
-            {"diagnose_causes": False, "conventions": False},
+            CheckOptions(diagnose_causes=False, conventions=False),
         ),
-        "consistent, check_trajectory (no diagnosis)": (good, {}),
+        "consistent, check_trajectory (no diagnosis)": (good, CheckOptions()),
     }
     best = dict.fromkeys(variants, np.inf)
     best_resid = np.inf
     verdicts = {}
     for _ in range(REPEATS):  # interleaved; the best of each
-        for label, (log_, kw) in variants.items():
-            s, report = cpu(check_trajectory, robot, log_, contacts, **kw)
+        for label, (log_, options) in variants.items():
+            s, report = cpu(check_trajectory, robot, log_, contacts, options)
             best[label] = min(best[label], s)
             verdicts[label] = (report.verdict, len(report.diagnosis))
         s, _ = cpu(

@@ -15,12 +15,14 @@ from ..contacts import Contact
 from ..errors import InvalidArgumentError, LogFormatError
 from ..trajectory import Trajectory
 
-__all__: list[str] = []  # the engine's parts (check_trajectory and check_log read them)
+__all__: list[str] = []  # parts of the engine (check_trajectory and check_log read them)
 
 Array = NDArray[np.float64]
 
 
 def contacts_for_log(traj: Any, contacts: Sequence[Contact]) -> list[Contact]:
+    """The declared ``contacts`` in the log's order, matched by name (each declared once,
+    each logged contact declared, each declared contact logged)."""
     names = [c.name for c in contacts]
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
