@@ -15,21 +15,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Measured 39 on the shipped log (consistent: the notes, no diagnosis) once the modules cut by a
-# line cap were joined by idea and what a check of one log does not use is imported on first use
-# (78 on 52a9cf9 before the packages, 102 after them on 947ee70, 62 on 796571f); the cap is the
-# count: a new module on this path is a decision, made here. 40 since `_lazy` (the one
-# __getattr__/__dir__ of the lazy package faces, which each had a copy of it) was added; 41
-# since `_speedups` (the state checks compiled from C, loaded by robot._checks; no Python code);
-# 42 since `_compiled` (its loader, shared with the controller's joint bounds; it runs only
-# while robot._checks is imported). 49 since the check package's faces import plainly (`check.many`,
-# `conventions.differentiation`) and the check is split by idea (`options`, `sources`, `engine`,
-# `evidence`, `report_text`), `_progress` folded into `parallel`.
+# The count on the shipped log (consistent: the notes, no diagnosis) is the cap: a new module
+# on this path is a decision, made here. The faces import plainly (`check` brings `check.many`,
+# `conventions` brings `conventions.differentiation`); the check is split by idea (`options`,
+# `sources`, `engine`, `evidence`, `report_text`).
 MAX_CHECK_MODULES = 49
 # Of those, the modules a function of which runs (sys.setprofile, calls made while a module is
-# imported left out): 26 (46 on 796571f, 37 of 78 on 52a9cf9); the others are package faces,
-# errors, spatial and robot._checks (names and constants read). 32 with the check's parts by
-# idea (see above).
+# imported left out); the others are package faces, errors, spatial and robot._checks (names and
+# constants read).
 MAX_CHECK_RUNNING = 31
 
 _COUNT = """

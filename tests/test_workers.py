@@ -82,6 +82,18 @@ def test_more_workers_than_chunks_and_every_chunk_dying():
     ]
 
 
+def _unsendable(robot, i):
+    """A result that does not pickle on chunk 1 (a local function), ``i`` elsewhere."""
+    return (lambda: i) if i == 1 else i
+
+
+def test_a_result_that_cannot_be_sent_back_is_that_chunks_failure():
+    out = run_chunks(None, _unsendable, [((i, i + 1), (i,)) for i in range(3)], workers=2)
+    assert out[0] == 0 and out[2] == 2
+    assert (out[1].start, out[1].stop) == (1, 2)
+    assert out[1].error.startswith("AttributeError: Can't pickle local object")
+
+
 @pytest.mark.parametrize("workers", [0, -1, 1.5, True])
 def test_workers_must_be_a_positive_integer(workers):
     with pytest.raises(

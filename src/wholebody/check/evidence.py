@@ -653,7 +653,7 @@ def implausible_rows(reasons: dict[int, str], n: int) -> NDArray[np.bool_]:
 
 
 def evidence_of(report: Any, bias: Any, single: bool, res_f: Array, res_m: Array) -> Evidence:
-    """The figures of :class:`~wholebody.check.report.Evidence` for a report."""
+    """The figures of :class:`Evidence` for a report."""
     ok = ~report.flagged
     n_checked = int(ok.sum())
     n_waived = int(report.unreliable.sum())
