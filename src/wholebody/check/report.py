@@ -1,18 +1,16 @@
-"""The result of a log check: per-sample arrays, a verdict with its evidence, a summary,
-and writers (JSON, CSV, DataFrame, figures, HTML); and the evidence behind the verdict
-(below).
+"""The result of a log check: per-sample arrays and the verdict with its evidence.
 
 The verdict has five values:
 
 ``"consistent"``
-    Enough samples checked (:attr:`Evidence.min_checked_share`), every checked sample
+    Enough samples checked (:attr:`.Evidence.min_checked_share`), every checked sample
     balances within tolerance and respects its friction cones, no systematic error shows in
     the window-averaged residual, and the log passed the convention checks.
 ``"consistent_except_unreliable"``
     The same, except samples over tolerance where the accelerations were differentiated from
     ``v`` and the expected error of that differentiation (impacts, the log's ends, noise)
     covers the residual; they are listed (:attr:`Report.unreliable`), and they are at most
-    :attr:`Evidence.max_waived_share` of the checked samples. Exit code 0.
+    :attr:`.Evidence.max_waived_share` of the checked samples. Exit code 0.
 ``"inconsistent"``
     Some sample is over tolerance beyond its bound, the window-averaged residual shows a
     systematic error beyond tolerance plus its bound, a cone is violated, a convention check
@@ -23,9 +21,11 @@ The verdict has five values:
     tolerance (:attr:`Report.evidence` says which). Exit code 5.
 ``"unchecked"``
     No sample could be checked: no evidence, no verdict.
+
 The evidence behind it (share checked, bounds, the systematic-error test, held streams, cone
 findings) is :mod:`wholebody.check.evidence`; the report in words and tables (summary, JSON,
-text, CSV) is :mod:`wholebody.check.report_text`.
+text, CSV) is :mod:`wholebody.check.report_text`, beside it, and the figures and the HTML page
+are :mod:`wholebody.check.plots` and :mod:`wholebody.check.report_html`.
 """
 
 from __future__ import annotations
