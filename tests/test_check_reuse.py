@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from wholebody.check import CheckOptions
 from wholebody.check.analysis import check_trajectory
 from wholebody.conventions import check_conventions
 from wholebody.conventions._core import _row_median, _row_percentile
@@ -44,7 +45,7 @@ def test_check_conventions_equal_the_standalone_checks(squat, mistake):
         traj = dataclasses.replace(traj, q=q)
     if mistake == "short_last_chunk":  # the last chunk borrows samples before it
         chunk = len(traj) - 3
-    report = check_trajectory(profile.robot, traj, profile.contacts, chunk_size=chunk)
+    report = check_trajectory(profile.robot, traj, profile.contacts, CheckOptions(chunk_size=chunk))
     if chunk == len(traj):
         alone = check_conventions(profile.robot, traj, profile.contacts)
         for a, b in zip(report.conventions.all_checks, alone.all_checks, strict=True):
@@ -125,7 +126,7 @@ def test_each_sample_checked_once_and_placed_once(squat, monkeypatch, chunk, fla
     the pass skips."""
     import pinocchio
 
-    import wholebody.check.analysis as engine
+    import wholebody.check.engine as engine
     from wholebody.robot.core import Robot
 
     profile, traj = squat
@@ -140,7 +141,9 @@ def test_each_sample_checked_once_and_placed_once(squat, monkeypatch, chunk, fla
     monkeypatch.setattr(engine, "centroidal_frames_rows", rows)
     monkeypatch.setattr(Robot, "centroidal_pass", single)
     monkeypatch.setattr(pinocchio, "centerOfMass", com)
-    report = check_trajectory(profile.robot, traj, profile.contacts, chunk_size=chunk or n)
+    report = check_trajectory(
+        profile.robot, traj, profile.contacts, CheckOptions(chunk_size=chunk or n)
+    )
     size = chunk or n
     flagged = int(report.flagged.sum())
     assert report.n_checked == n - flagged >= 8  # the notes' diagnosis ran on the samples
@@ -157,7 +160,7 @@ def test_each_sample_checked_once_and_placed_once(squat, monkeypatch, chunk, fla
 def test_diagnosis_reading_the_checks_pass_equals_its_own_pass(squat, monkeypatch):
     """The diagnosis of a short log reads the check's pass (with the contacts' parent
     joints); its findings are those of a pass of its own on the samples it keeps."""
-    import wholebody.check.analysis as engine
+    from wholebody.check.engine import Placed
 
     profile, traj = squat
     W = traj.contact_wrenches.copy()
@@ -167,6 +170,6 @@ def test_diagnosis_reading_the_checks_pass_equals_its_own_pass(squat, monkeypatc
     assert shared.verdict == "inconsistent" and shared.diagnosis
 
     # No placements kept from the check's pass: the diagnosis places its samples itself.
-    monkeypatch.setattr(engine._Placed, "empty", classmethod(lambda cls, *args: None))
+    monkeypatch.setattr(Placed, "empty", classmethod(lambda cls, *args: None))
     own = check_trajectory(profile.robot, traj, profile.contacts)
     assert shared.to_json() == own.to_json()

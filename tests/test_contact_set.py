@@ -213,6 +213,7 @@ def test_check_reproduces_the_log_checker_exactly(humanoid):
     computation and corner-force LPs above."""
     from pathlib import Path
 
+    from wholebody.check import CheckOptions
     from wholebody.check.analysis import check_trajectory
     from wholebody.models import HUMANOID_SOLE_HALF_LENGTH, HUMANOID_SOLE_HALF_WIDTH
     from wholebody.trajectory import Trajectory
@@ -238,7 +239,7 @@ def test_check_reproduces_the_log_checker_exactly(humanoid):
         squat.contact_names,
         W,
     )
-    report = check_trajectory(humanoid, traj, feet, diagnose_causes=False)
+    report = check_trajectory(humanoid, traj, feet, CheckOptions(diagnose_causes=False))
     R = np.array(
         [
             [humanoid.placements(q, c.frame).se3().rotation for c in feet]

@@ -14,6 +14,7 @@ import pytest
 
 import wholebody as wb
 from wholebody import parallel
+from wholebody.check import CheckOptions
 from wholebody.check.analysis import check_trajectory
 from wholebody.check.many import auto_log_workers
 from wholebody.cli import main
@@ -98,7 +99,9 @@ def test_one_progress_bar_per_run_not_per_chunk(monkeypatch, humanoid, workers):
     monkeypatch.setattr(tqdm.auto, "tqdm", _Bars)
     _Bars.made = []
     traj = Trajectory.load(LOG)
-    check_trajectory(humanoid, traj, FEET, chunk_size=300, workers=workers, progress=True)
+    check_trajectory(
+        humanoid, traj, FEET, CheckOptions(chunk_size=300, workers=workers, progress=True)
+    )
     assert [(b.total, b.n) for b in _Bars.made] == [(len(traj), len(traj))]
 
 
@@ -117,8 +120,8 @@ def test_auto_workers_never_start_processes_for_a_short_log(monkeypatch, humanoi
 
     monkeypatch.setattr(parallel, "_run_on_processes", refuse)
     traj = Trajectory.load(LOG)
-    auto = check_trajectory(humanoid, traj, FEET, workers="auto", chunk_size=100)
-    one = check_trajectory(humanoid, traj, FEET, workers=1, chunk_size=100)
+    auto = check_trajectory(humanoid, traj, FEET, CheckOptions(workers="auto", chunk_size=100))
+    one = check_trajectory(humanoid, traj, FEET, CheckOptions(workers=1, chunk_size=100))
     np.testing.assert_array_equal(auto.residual_force, one.residual_force)
     assert auto.verdict == one.verdict == "consistent"
 

@@ -469,6 +469,7 @@ def test_samples_inside_a_gap_are_flagged_not_made_up(tmp_path, robot):
     """Odometry lost for 60 ms (12 messages at 200 Hz): the joint-state samples inside the
     hole get NaN base values (the checks flag them) and a warning, not an interpolation
     across the hole; the others are read as usual."""
+    from wholebody.check import CheckOptions
     from wholebody.check.analysis import check_trajectory
     from wholebody.contacts import SurfaceContact
     from wholebody.errors import StateWarning
@@ -486,7 +487,9 @@ def test_samples_inside_a_gap_are_flagged_not_made_up(tmp_path, robot):
     assert np.isnan(traj.q[inside, :7]).all() and np.isnan(traj.v[inside, :6]).all()
     assert np.isfinite(traj.q[~inside]).all() and np.isfinite(traj.q[inside, 7:]).all()
     soles = [SurfaceContact(c, half_length=0.1, half_width=0.05, mu=1.0) for c in SENSORS]
-    report = check_trajectory(robot, traj.with_accelerations(), soles, diagnose_causes=False)
+    report = check_trajectory(
+        robot, traj.with_accelerations(), soles, CheckOptions(diagnose_causes=False)
+    )
     assert report.flagged[inside].all() and report.n_checked >= (~inside).sum() - 4
     # A larger max_gap accepts the hole (interpolated across, no NaN).
     with warnings.catch_warnings():
@@ -650,6 +653,7 @@ def test_an_external_wrench_enters_the_check_as_the_same_physics(bag, robot):
     """The same force-torque stream mapped as a contact (at the right sole) or as an external
     wrench (at the right ankle): the Newton-Euler residual of the check is the same to
     round-off, so the external wrench reaches the check at its own frame's origin."""
+    from wholebody.check import CheckOptions
     from wholebody.check.analysis import check_trajectory
     from wholebody.contacts import SurfaceContact
 
@@ -664,8 +668,8 @@ def test_an_external_wrench_enters_the_check_as_the_same_physics(bag, robot):
         ],
     )
     as_external = read_rosbag(bag, pushed, robot).with_accelerations()
-    a = check_trajectory(robot, as_contact, [left, right], diagnose_causes=False)
-    b = check_trajectory(robot, as_external, [left], diagnose_causes=False)
+    a = check_trajectory(robot, as_contact, [left, right], CheckOptions(diagnose_causes=False))
+    b = check_trajectory(robot, as_external, [left], CheckOptions(diagnose_causes=False))
     scale = robot.mass * 9.81
     assert np.isfinite(a.residual_force).all() and np.isfinite(b.residual_moment).all()
     np.testing.assert_allclose(b.residual_force, a.residual_force, rtol=0, atol=1e-9 * scale)

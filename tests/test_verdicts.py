@@ -18,6 +18,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from wholebody.check import CheckOptions
 from wholebody.check.analysis import check_trajectory
 from wholebody.cli import EXIT_INCONCLUSIVE, EXIT_OK, exit_code
 from wholebody.contacts import SurfaceContact
@@ -170,7 +171,10 @@ def test_one_sample_of_a_thousand_is_inconclusive(humanoid, squat):
     assert "0.1 % of the samples checked" in summary["evidence"]["inconclusive_because"][0]
     # The minimum is an option: asked for, one sample may do.
     lenient = check_trajectory(
-        humanoid, dataclasses.replace(squat, contact_wrenches=W), FEET, min_checked_share=0.0
+        humanoid,
+        dataclasses.replace(squat, contact_wrenches=W),
+        FEET,
+        CheckOptions(min_checked_share=0.0),
     )
     assert lenient.verdict == "consistent"
     assert exit_code([{"verdict": lenient.verdict}]) == EXIT_OK
@@ -203,7 +207,7 @@ def test_evidence_figures_are_stated(humanoid, squat, tmp_path):
 
 def test_bound_wider_than_tolerance_is_inconclusive(humanoid, squat):
     traj = _noisy(humanoid, squat, 0.005, seed=3)
-    report = check_trajectory(humanoid, traj, FEET, max_waived_share=1.0)
+    report = check_trajectory(humanoid, traj, FEET, CheckOptions(max_waived_share=1.0))
     assert report.verdict == "inconclusive"
     assert any("wider than the tolerance" in why for why in report.inconclusive_because())
 
@@ -374,7 +378,7 @@ def test_convention_findings_measure_what_they_explain(humanoid, squat):
     q = squat.q.copy()
     q[:, 3:7] = q[:, [6, 3, 4, 5]]
     turned = dataclasses.replace(squat, q=q)
-    report = check_trajectory(humanoid, turned, FEET, diagnose_causes=False)
+    report = check_trajectory(humanoid, turned, FEET, CheckOptions(diagnose_causes=False))
     finding = report.diagnosis[0]
     assert finding.cause == "convention:velocity_matches_configuration"
     assert 0.9 < finding.explained <= 1.0

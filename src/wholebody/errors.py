@@ -42,7 +42,6 @@ __all__ = [
     "SolverNotAvailableError",
     "SolverError",
     "ProjectionError",
-    "WorkerError",
     "ClusterError",
     "WholebodyWarning",
     "ModelWarning",
@@ -277,10 +276,6 @@ class SolverError(WholebodyError, RuntimeError):
 class ProjectionError(WholebodyError, RuntimeError):
     """A linear program of a support-area projection failed for a reason other than
     infeasibility."""
-
-
-class WorkerError(WholebodyError, RuntimeError):
-    """Worker processes could not run (the pool could not start, or was interrupted)."""
 
 
 class ClusterError(WholebodyError, ConnectionError):

@@ -81,7 +81,7 @@ def kinematics_batch(
     rots = np.full((N, len(frames), 3, 3), np.nan) if rotations else None
     rows: Any = np.flatnonzero(~skip).tolist()
     if progress:
-        from .._progress import progress_bar
+        from ..parallel import progress_bar
 
         rows = progress_bar(rows, desc="checking", total=len(rows))
     for i in rows:

@@ -208,7 +208,8 @@ def exit_code(rows: Sequence[dict[str, Any]]) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from ..check.analysis import CheckOptions, check_file, error_row
+    from ..check import CheckOptions
+    from ..check.analysis import check_file, error_row
 
     if args.out is not None:
         _writable_dir(Path(args.out), create=True)

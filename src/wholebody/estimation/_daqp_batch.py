@@ -133,7 +133,7 @@ class NewtonEulerDaqp:
         perf_counter = time.perf_counter
         starts: Any = range(0, len(rows), CHUNK)
         if progress:
-            from .._progress import progress_bar
+            from ..parallel import progress_bar
 
             starts = progress_bar(
                 starts, desc="estimating", total=len(starts), unit="samples", unit_scale=CHUNK

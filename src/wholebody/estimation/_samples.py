@@ -123,7 +123,7 @@ def _estimate(
                 positions[:, k:] = known.point
         iterator = ()
     elif progress:
-        from .._progress import progress_bar
+        from ..parallel import progress_bar
 
         iterator = progress_bar(rows, desc="estimating", total=len(rows))
     for i in iterator:
