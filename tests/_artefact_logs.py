@@ -54,47 +54,9 @@ def cut(fine: Trajectory, every: int, *, lag_steps: int = 0, start: int = 200) -
     )
 
 
-def check_wired(robot, traj: Trajectory, contacts, **options) -> wb.Report:
-    """``check_trajectory`` with the diagnosis given what the check does not pass it yet: the
-    robot, the log's states and the failed convention checks (``DiagnosisData.robot``,
-    ``.states``, ``.conventions``), and run when only a convention check failed. Once the
-    check passes them itself, this is ``check_trajectory``."""
-    from unittest import mock
-
-    from wholebody.check import analysis
-    from wholebody.diagnosis import diagnose, notes
-
-    captured = []
-    real_notes = notes.consistent_log_notes
-
-    def grab(data):
-        captured.append(data)
-        return []
-
-    def grab_notes(data):
-        captured.append(data)
-        return real_notes(data)
-
-    with (
-        mock.patch.object(analysis, "diagnose", grab),
-        mock.patch.object(notes, "consistent_log_notes", grab_notes),
-    ):
-        report = analysis.check_trajectory(robot, traj, contacts, **options)
-    if not captured:
-        return report
-    conventions = [f for f in report.diagnosis if f.cause.startswith("convention:")]
-    cone = [f for f in report.diagnosis if f.cause == "cone_violation"]
-    q, v, a, _ = traj.for_robot(robot)
-    if a is None:
-        a = np.gradient(v, traj.time, axis=0)
-    data = dataclasses.replace(
-        captured[-1],
-        robot=robot,
-        states=lambda rows: (q[rows], v[rows], a[rows]),
-        conventions=conventions,
-    )
-    report.diagnosis = (diagnose(data) or conventions) + cone
-    return report
+def check_options(options: dict) -> wb.CheckOptions:
+    """The keyword options of a test as the check's options object."""
+    return wb.CheckOptions(**options)
 
 
 @functools.lru_cache(maxsize=16)

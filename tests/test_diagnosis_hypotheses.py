@@ -6,8 +6,6 @@ the repository), simulated in MuJoCo or made exactly from a clean simulated log:
 cause is named first with its fitted value within its interval; on the logs of the other
 faults (these and the classic ones) it is not named.
 
-The check does not yet pass the diagnosis the robot, the states and the failed convention
-checks: ``check_wired`` does (``tests/_artefact_logs.py``).
 """
 
 from __future__ import annotations
@@ -20,7 +18,7 @@ from scipy.spatial.transform import Rotation
 
 import wholebody as wb
 
-from ._artefact_logs import check_wired, standing_log
+from ._artefact_logs import check_options, standing_log
 
 NEW_CAUSES = {
     "sensor_rotation",
@@ -51,7 +49,7 @@ def _tight(robot):
 
 
 def _named(robot, contacts, traj, **options):
-    report = check_wired(robot, traj, contacts, **options)
+    report = wb.check_trajectory(robot, traj, contacts, check_options(options))
     assert report.diagnosis, report.format_summary()
     return report.diagnosis[0], report
 
@@ -173,7 +171,7 @@ def test_a_stale_first_sample(name):
 def test_a_forgotten_forward_pass(name):
     # mj_step without mj_forward: qacc and the contact forces of the state before the step.
     robot, contacts, traj = standing_log(name, forward=False)
-    assert check_wired(robot, traj, contacts).verdict == "consistent"  # at 1 % of m g
+    assert wb.check_trajectory(robot, traj, contacts).verdict == "consistent"  # at 1 % of m g
     best, _ = _named(robot, contacts, traj, **_tight(robot))
     assert best.cause == "stale_state" and best.parameters["variant"] == "state_ahead"
     assert best.explained > 0.95  # MuJoCo's implicit integrator changes qacc a little
@@ -208,5 +206,5 @@ def test_new_hypotheses_not_named_on_classic_faults(name, fault, expected):
 
 def test_clean_standing_logs_name_nothing(name):
     robot, contacts, clean = standing_log(name)
-    report = check_wired(robot, clean, contacts)
+    report = wb.check_trajectory(robot, clean, contacts)
     assert report.verdict == "consistent" and report.diagnosis == []

@@ -386,4 +386,3 @@ def check_file(
 
         return {k: row[k] for k in ROW_KEYS} | {"html": report_section(report, anchor(path))}
     return {k: row[k] for k in ROW_KEYS}
-

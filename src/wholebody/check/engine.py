@@ -24,7 +24,7 @@ them, else a pass of their own) and the wrench rows its lag search reads.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 import numpy as np
@@ -745,9 +745,12 @@ def _findings(
     inconsistent = report.inconsistent_samples
     smoothing = 1 if bias is None else bias.smoothing
     diagnose_causes = run.options.diagnose_causes
-    if diagnose_causes and inconsistent.any():
-        findings += diagnose(_diagnosis_data(run, report, checked_ok, inconsistent, smoothing))
-    elif diagnose_causes and run.contacts and report.n_checked >= 8:
+    if diagnose_causes and (inconsistent.any() or findings):
+        # The diagnosis ranks the failed convention checks with the causes (a cause that
+        # explains the check's disagreement too comes first).
+        data = _diagnosis_data(run, report, checked_ok, inconsistent, smoothing)
+        findings = diagnose(replace(data, conventions=findings)) or findings
+    if diagnose_causes and not inconsistent.any() and run.contacts and report.n_checked >= 8:
         # A log within tolerance whose small residual one parameter removes: a note.
         report.notes = consistent_log_notes(
             _diagnosis_data(run, report, checked_ok, inconsistent, smoothing, False)
@@ -791,6 +794,8 @@ def _diagnosis_data(
         euler = semi_implicit_euler(*head.for_robot(robot)[:2])
     links = link_motion_at(robot, source, run.bounds, rows, run.diff) if with_links else None
     return DiagnosisData(
+        robot=robot,
+        states=states_at(robot, source, run.bounds, run.diff),
         weight=robot.weight,
         mass=robot.mass,
         gravity=robot.gravity_vector,
@@ -991,6 +996,31 @@ def link_motion_at(
         return q, v, a, off
 
     return link_motion(robot, read, bounds, rows, names)
+
+
+def states_at(
+    robot: Robot, source: Source, bounds: list[tuple[int, int]], diff: Differentiation | None
+) -> Any:
+    """``states(rows) -> (q, v, a)``: the log's states at ``rows`` (log rows, in the robot's
+    layout; ``a`` as the check used it, differentiated when the log has none), read chunk by
+    chunk over the check's ``bounds``."""
+
+    def states(rows: Any) -> tuple[Array, Array, Array]:
+        rows = np.asarray(rows, dtype=np.intp)
+        q = np.full((len(rows), robot.nq), np.nan)  # NaN at rows outside the log
+        v, a = np.full((len(rows), robot.nv), np.nan), np.full((len(rows), robot.nv), np.nan)
+        for start, stop in bounds:
+            inside = np.flatnonzero((rows >= start) & (rows < stop))
+            if not len(inside):
+                continue
+            part, off = read_part(source, start, stop, diff)
+            pq, pv, pa, _ = part.for_robot(robot)
+            assert pa is not None  # read with accelerations (read_part)
+            at = rows[inside] - start + off
+            q[inside], v[inside], a[inside] = pq[at], pv[at], pa[at]
+        return q, v, a
+
+    return states
 
 
 def kept_smoothing(smoothing: int, n: int, kept: int) -> int:
