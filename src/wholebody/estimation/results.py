@@ -27,6 +27,7 @@ Inactive contacts (``active`` False) are fixed to zero and count as identifiable
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -34,15 +35,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..balance.cop import cop_in_contact_frame
 from ..balance.core import Residual
 from ..contacts import Contact
 from ..errors import ContactNotFoundError
+from ..friction import ContactSet
 
 __all__ = [
     "ContactEstimate",
     "EstimationBatch",
     "estimate_status",
     "status_reason",
+    "make_estimate",
+    "derived_fields",
     "STATUSES",
     "DETAILED_STATUSES",
 ]
@@ -121,6 +126,92 @@ def status_reason(
     return f"the problem is feasible but the backend failed it: {backend or 'no reason given'}"
 
 
+def derived_fields(
+    cset: ContactSet,
+    x: Array,
+    rotations: Array,
+    residual: Residual,
+    equations: float,
+    data: float,
+    margins: Array,
+) -> dict[str, Any]:
+    """The fields of a :class:`ContactEstimate` that follow from its answer ``x`` (n,):
+    wrenches per contact (world axes and, with ``rotations`` (k, 3, 3) world from contact,
+    each contact's axes), centres of pressure, and the residuals and margins given."""
+    blocks = np.repeat(rotations[: len(cset)], [size // 3 for size in cset.sizes], axis=0)
+    x_local = np.matmul(x.reshape(-1, 1, 3), blocks).ravel()  # R^T w of every 3-block
+    wrenches, local, cops = {}, {}, {}
+    for c, cols in zip(cset.contacts, cset.cols, strict=True):
+        wrenches[c.name] = x[cols].copy()
+        local[c.name] = loc = x_local[cols]
+        if c.size == 6:
+            cops[c.name] = cop_in_contact_frame(loc)
+    return {
+        "wrenches": wrenches,
+        "wrenches_local": local,
+        "centres_of_pressure": cops,
+        "newton_euler_residual": residual,
+        "equations_residual": equations,
+        "data_residual": data,
+        "cone_margins": dict(zip(cset.names, margins.tolist(), strict=True)),
+    }
+
+
+def make_estimate(
+    cset: ContactSet,
+    x: Array,
+    status: str,
+    reason: str,
+    mode: str,
+    solver: str,
+    solve_time: float,
+    rank: int,
+    identifiable: NDArray[np.bool_],
+    active: NDArray[np.bool_] | None,
+    scale: float | None,
+    intervals: Any,
+    derive: Callable[[], dict[str, Any]],
+) -> ContactEstimate:
+    """A :class:`ContactEstimate` whose fields of :func:`derived_fields` ``derive()`` gives
+    at their first read (the wrenches alone are read from ``x``, which the estimate keeps
+    while its ``x`` is a copy the caller may change). ``identifiable`` and ``active`` (k,)
+    per contact (``active`` None: all)."""
+    constant = _CONSTANT.get(cset)
+    if constant is None:  # the fields of every estimate with these contacts
+        constant = _CONSTANT[cset] = {
+            "friction": {c.name: c.mu for c in cset.contacts},
+            "active": dict.fromkeys(cset.names, True),
+            "_cset": cset,
+        }
+    fields = constant.copy()
+    ident = identifiable.tolist()
+    fields["friction"] = constant["friction"].copy()
+    fields["active"] = (
+        constant["active"].copy()
+        if active is None
+        else dict(zip(cset.names, active.tolist(), strict=True))
+    )
+    fields["identifiable_by_contact"] = dict(zip(cset.names, ident, strict=True))
+    fields.update(
+        status=status,
+        mode=mode,
+        solver=solver,
+        solve_time=float(solve_time),
+        rank=int(rank),
+        identifiable=all(ident),
+        min_friction_scale=scale,
+        x=x.copy(),
+        _x=x,
+        reason=reason,
+        intervals=intervals,
+    )
+    return ContactEstimate._derived_later(derive, fields)
+
+
+#: Per contact set, the fields its estimates share (copied into each).
+_CONSTANT: weakref.WeakKeyDictionary[ContactSet, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
 class _Derived:
     """A field of :class:`ContactEstimate` that a verified fast solve leaves to be computed
     on first read (all such fields at once, from the solution and the problem it keeps),
@@ -136,11 +227,14 @@ class _Derived:
         try:
             return values[self.name]
         except KeyError:
-            wrenches_of = values.get("_wrenches_of")
-            if self.name == "wrenches" and wrenches_of is not None:
-                # A fast estimate's wrenches are slices of x: no need to derive the rest
-                # (the full recipe later gives the same values).
-                values["wrenches"] = wrenches = wrenches_of(values["x"])
+            cset = values.get("_cset")
+            if self.name == "wrenches" and cset is not None:
+                # The wrenches are slices of x: no need to derive the rest (the recipe later
+                # gives the same values).
+                x = values["_x"]
+                values["wrenches"] = wrenches = {
+                    name: x[cols].copy() for name, cols in zip(cset.names, cset.cols, strict=True)
+                }
                 return wrenches
             _derive_now(values)
             return values[self.name]
@@ -257,7 +351,8 @@ class ContactEstimate:
     def __getstate__(self) -> dict[str, Any]:
         _derive_now(self.__dict__)  # pickles and copies carry values, not the recipe
         state = dict(self.__dict__)
-        state.pop("_wrenches_of", None)  # a method of a solver workspace: not data
+        state.pop("_cset", None)  # the contacts' cones: not data
+        state.pop("_x", None)
         return state
 
     @property
