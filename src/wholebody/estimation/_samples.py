@@ -148,13 +148,15 @@ class Chunk:
         n, n_rows = cset.n, cset.n_rows
         m, checks = top + n_rows, 2 * top + n_rows
         self.size, self.top, self.n, self.row_norms = size, top, n, cset.row_norms
-        self.buffer = np.zeros((size, m * n + 2 * m + checks * (n + 1)))
+        # The last entry of a row is scratch: the row products' entries that are not wanted
+        # (the products of one contact's rotation with another's faces) are written there.
+        self.buffer = np.zeros((size, m * n + 2 * m + checks * (n + 1) + 1))
         self.flat = self.buffer.reshape(-1)
         self.rows = self.buffer[:, : m * n].reshape(size, m, n)
         self.upper = self.buffer[:, m * n : m * n + m]
         self.lower = self.buffer[:, m * n + m : m * n + 2 * m]
         self.lower[:, top:] = NO_LOWER
-        self.check = self.buffer[:, m * n + 2 * m :].reshape(size, checks, n + 1)
+        self.check = self.buffer[:, m * n + 2 * m : -1].reshape(size, checks, n + 1)
         self.views = [(self.rows[c], self.upper[c], self.lower[c]) for c in range(size)]
         self.x = np.ones((size, n + 1))
         self.fallback = np.zeros(size, dtype=bool)
@@ -163,14 +165,15 @@ class Chunk:
         self.ident = np.zeros((size, len(cset)), dtype=bool)
         self.why: dict[int, str] = {}
         self.touched = False  # fallback or why hold something of an earlier chunk
+        self.all_ranks = False  # rank and ident hold soles' with every contact active
+        self.started: Any = None  # the set-up of the last call without mask or known wrench
         self.pass_ = self.framed = self.kin = Pass.empty(size, len(cset), 0)
-        # Newton-Euler mode: the inputs of the row product and where its entries go (see
+        # Newton-Euler mode: the inputs of the row products and where their entries go (see
         # Workspace), sample after sample.
         self.inputs: Array | None = None
+        self.rotations: Array | None = None
         self.face_entries: NDArray[np.intp] | None = None
         self.other_entries: NDArray[np.intp] | None = None
-        self.faces: Array | None = None
-        self.others: Array | None = None
         # The call the chunk serves (Workspace.start).
         self.live: Any = None
         self.qp: Any = None
@@ -179,6 +182,13 @@ class Chunk:
         self.act: Bools | None = None
         self.n_active: list[int] | None = None
         self.masks: Array | None = None
+
+    def keep(self) -> Any:
+        """A copy of the pass of sample 0: the row products' inputs and rotations (Newton-Euler
+        mode without known wrenches, see :meth:`Workspace.inputs_pass`), or the pass."""
+        if self.kin is self.pass_ and self.inputs is not None and self.rotations is not None:
+            return self.inputs[:1].copy(), self.rotations[:1].copy()
+        return Pass(*(part[:1].copy() for part in self.kin))
 
     def frames(self, f: int, e: int) -> Pass:
         """A pass for ``f`` frames and ``e`` known wrenches (in Newton-Euler mode, when
@@ -295,11 +305,12 @@ class Workspace:
 
     In Newton-Euler mode every entry of a sample's :class:`Chunk` row that changes between
     samples is linear in its contact rotations ``R_j``, contact origins ``p_j``, CoM ``c``
-    and momentum rate ``h``: per contact its cone entries from the rows of ``R_j`` (``R_j``
-    rows @ ``face_maps[j]``), the others ``[p_1..p_k, c, h, 1] @ others``; a few products
-    and two scatters per chunk. Cone rows: ``G[r, c0 + 3p + a] = sum_c L[r, 3p + c]
-    R[a, c]`` (``L R^T`` per 3-column part, as :meth:`ContactSet.face_matrix`); Newton-Euler
-    rows: the identity blocks, and ``skew(p_j - c)`` on rows 3-5; targets ``t = h - m g``.
+    and momentum rate ``h``: the cone entries are the rows of the ``R_j`` times ``faces``
+    (each contact's columns of ``faces`` with its own rotation's rows), the others
+    ``[p_1..p_k, c, h, 1] @ others``: two products and two scatters per chunk. Cone rows:
+    ``G[r, c0 + 3p + a] = sum_c L[r, 3p + c] R[a, c]`` (``L R^T`` per 3-column part, as
+    :meth:`ContactSet.face_matrix`); Newton-Euler rows: the identity blocks, and
+    ``skew(p_j - c)`` on rows 3-5; targets ``t = h - m g``.
     """
 
     def __init__(self, robot: Robot, contacts: tuple[Contact, ...], pyramid_faces: int):
@@ -315,14 +326,12 @@ class Workspace:
         self.qp: QPWorkspace | None = None
         self.mg: Array | None = None
         self._row_map()
-        self.block = max(
-            1, ONE_THREAD // max(max(3 * M.size for M in self.face_maps), self.others.size)
-        )
+        self.block = max(1, ONE_THREAD // max(3 * len(cset) * self.faces.size, self.others.size))
 
     def _row_map(self) -> None:
-        """The row product in two parts: the cones from the rotations, ``faces`` (9 k,
-        entries), and the rest from ``[p_1..p_k, c, h, 1]``, ``others`` (3 k + 10,
-        entries); per part the buffer index of each entry of a sample's row
+        """The row products: the cones from the rows of the rotations, ``faces`` (3,
+        columns), and the rest from ``[p_1..p_k, c, h, 1]``, ``others`` (3 k + 10,
+        entries); per product the buffer index of each entry of a sample's row
         (:attr:`face_entries`, :attr:`other_entries`), and for the rest the column of ``x``
         each entry multiplies (``n`` for entries a mask leaves alone) and the entries of the
         targets ``t = h - m g``."""
@@ -344,19 +353,29 @@ class Workspace:
         def at_(view: str, r: int, c: int) -> int:
             return at[view] + r * {"rows": n, "check": n + 1}.get(view, 0) + c
 
-        self.face_maps = []  # per contact, M_j (3, 2 r p): [R a-row] @ M_j = its cone entries
-        for cols, L, rws in zip(cset.cols, cset.local_faces, cset.rows, strict=True):
-            r_j, parts = L.shape[0], L.shape[1] // 3
-            L3 = L.reshape(r_j, parts, 3)  # L3[r, p, c] = L[r, 3 p + c]
-            norms = cset.row_norms[rws][:, None, None]
-            M = np.stack([L3, L3 / norms]).transpose(3, 0, 1, 2)  # (c, half, r, p)
-            self.face_maps.append(np.ascontiguousarray(M.reshape(3, -1)))
-            for axis in range(3):  # values in the order (axis, half, r, p)
-                for view, top in (("rows", 6), ("check", 12)):
-                    for r in range(r_j):
-                        for p in range(parts):
-                            col = cols.start + 3 * p + axis
-                            face_entries.append(at_(view, top + rws.start + r, col))
+        # faces (3, columns): each contact's columns ``(half, r, p)`` hold ``L[r, 3 p + c]``
+        # (and its normalised row, for the check); row ``a`` of ``R_j`` times them is the
+        # entry ``G[r, c0 + 3 p + a]``. The product takes every contact's rows with every
+        # contact's columns: the pairs of different contacts go to the scratch entry.
+        maps, owner = [], []
+        for j, (L, rws) in enumerate(zip(cset.local_faces, cset.rows, strict=True)):
+            L3 = L.reshape(L.shape[0], -1, 3)  # L3[r, p, c] = L[r, 3 p + c]
+            M = np.stack([L3, L3 / cset.row_norms[rws][:, None, None]]).transpose(3, 0, 1, 2)
+            maps.append(M.reshape(3, -1))
+            owner += [j] * maps[-1].shape[1]
+        self.faces = np.ascontiguousarray(np.concatenate(maps, axis=1))
+        scratch = layout.buffer.shape[1] - 1
+        for j in range(k):
+            for axis in range(3):  # the product's row 3 j + axis, then its columns
+                for col, i in enumerate(owner):
+                    if i != j:
+                        face_entries.append(scratch)
+                        continue
+                    cols, rws = cset.cols[j], cset.rows[j]
+                    half, rest = divmod(col - owner.index(j), maps[j].shape[1] // 2)
+                    r, p = divmod(rest, cset.local_faces[j].shape[1] // 3)
+                    view, top = ("rows", 6) if half == 0 else ("check", 12)
+                    face_entries.append(at_(view, top + rws.start + r, cols.start + 3 * p + axis))
         for j, cols in enumerate(cset.cols):
             identity = np.zeros(width)
             identity[-1] = 1.0
@@ -411,23 +430,23 @@ class Workspace:
             chunk = self.chunks[key] = Chunk(size, top, self.cset)
             if top == 6:
                 k = len(self.cset)
-                chunk.inputs = np.ones((size, 12 * k + 10))
-                chunk.faces = np.empty((size, len(self.face_entries)))
-                chunk.others = np.empty((size, self.others.shape[1]))
-                chunk.pass_ = self.inputs_pass(chunk.inputs)
+                chunk.inputs = np.ones((size, 3 * k + 10))
+                chunk.rotations = np.empty((size, k, 3, 3))
+                chunk.pass_ = self.inputs_pass(chunk.inputs, chunk.rotations)
                 starts = chunk.buffer.shape[1] * np.arange(size)[:, None]
                 chunk.face_entries = (self.face_entries + starts).ravel()
                 chunk.other_entries = (self.other_entries + starts).ravel()
         return chunk
 
-    def inputs_pass(self, inputs: Array) -> Pass:
-        """The pass that the row product's inputs (C, 12 k + 10) hold, as views."""
+    def inputs_pass(self, inputs: Array, rotations: Array) -> Pass:
+        """The pass that the row products' inputs (C, 3 k + 10) and rotations (C, k, 3, 3)
+        hold, as views."""
         C, k = len(inputs), len(self.cset)
         return Pass(
-            inputs[:, 9 * k : 12 * k].reshape(C, k, 3),
-            inputs[:, : 9 * k].reshape(C, k, 3, 3),
-            inputs[:, 12 * k : 12 * k + 3],
-            inputs[:, 12 * k + 3 : 12 * k + 9],
+            inputs[:, : 3 * k].reshape(C, k, 3),
+            rotations,
+            inputs[:, 3 * k : 3 * k + 3],
+            inputs[:, 3 * k + 3 : 3 * k + 9],
             np.empty((C, 0, 3)),
         )
 
@@ -453,21 +472,34 @@ class Workspace:
         wrenches' frames too), the QP workspace, the limit, the masks of ``act`` (N, k)
         (the contacts that may carry a wrench; None: all) and, for soles alone and no mask,
         the ranks (see :func:`newton_euler_identifiability`)."""
+        chunk = self.chunk(min(N, CHUNK), 6)
+        plain, last = act is None and not len(known), chunk.started  # the set-up reads these
+        if (
+            plain
+            and last is not None
+            and last[0] is robot._model
+            and last[1] is robot._data
+            and last[2] is robot._mg6
+            and last[3] == opt
+        ):  # as the last call: nothing to set up
+            return chunk
+        chunk.started = (robot._model, robot._data, robot._mg6, opt) if plain else None
         k, frame_ids = len(self.cset), self.frame_ids
         if known.frames:
             frame_ids += tuple(robot.frame_id(f) for f in known.frames)
-        chunk = self.chunk(min(N, CHUNK), 6)
         chunk.live, chunk.qp = self.frames(robot, frame_ids), self.solver(opt.solver)
         chunk.limit, chunk.regularization = opt.tolerance * robot.weight, opt.regularization
         self.gravity(robot._mg6)
         chunk.kin = chunk.frames(len(frame_ids), len(known)) if len(known) else chunk.pass_
-        chunk.known, chunk.act, chunk.n_active, chunk.masks = known, act, None, None
+        chunk.known = known if len(known) else None
+        chunk.act, chunk.n_active, chunk.masks = act, None, None
         if act is not None:
             chunk.n_active = act.sum(axis=1).tolist()
             chunk.masks = np.ones((N, self.cset.n + 1))
             chunk.masks[:, :-1] = np.repeat(act, self.cset.sizes, axis=1)
-        elif self.all_soles:
-            chunk.rank[:], chunk.ident[:] = 6, k == 1
+            chunk.all_ranks = False
+        elif self.all_soles and not chunk.all_ranks:  # every contact active
+            chunk.rank[:], chunk.ident[:], chunk.all_ranks = 6, k == 1, True
         return chunk
 
     def newton_euler(
@@ -476,41 +508,46 @@ class Workspace:
         """Newton-Euler mode for samples ``s:e`` of the call ``chunk`` was started for
         (``Q``, ``V``, ``A``: rows of checked states; ``samples``: the ones to solve, as
         indices in the chunk): their results into ``chunk``."""
-        cset, k, kin, known, act = self.cset, len(self.cset), chunk.kin, chunk.known, chunk.act
-        P, R, com, rate, live = kin.positions, kin.rotations, kin.com, kin.rate, chunk.live
+        kin, live, C = chunk.kin, chunk.live, e - s
+        P, R, com, rate, _ = kin
         pass_, live_com, live_rate = live.centroidal_pass, live.com, live.rate
         for c in samples:
             i = s + c
             pass_(Q[i], V[i], A[i], P[c], R[c])
             com[c] = live_com
             rate[c] = live_rate
-        C, block = e - s, chunk.inputs[: e - s]  # type: ignore[index]
-        if len(known):
-            block = self._known_inputs(kin, block, known, s, e)
-        faces, others = chunk.faces[:C], chunk.others[:C]  # type: ignore[index]
-        at = 0
-        for j, M in enumerate(self.face_maps):  # the cones: L R^T, a product per contact
-            width = 3 * M.shape[1]
-            R_rows = block[:, 9 * j : 9 * j + 9].reshape(3 * C, 3)  # rows of each R_j
-            faces[:, at : at + width] = np.dot(R_rows, M).reshape(C, width)
-            at += width
-        for b in range(0, C, self.block):
-            np.dot(block[b : b + self.block, 9 * k :], self.others, out=others[b : b + self.block])
-        masks, n_active = chunk.masks, chunk.n_active
+        if chunk.known:  # known wrenches
+            block, rotations = self._known_inputs(kin, chunk.known, s, e)
+        else:
+            block, rotations = chunk.inputs[:C], chunk.rotations[:C]  # type: ignore[index]
+        faces = np.dot(rotations.reshape(-1, 3), self.faces)  # (C 3 k, columns)
+        if C <= self.block:
+            others = np.dot(block, self.others)
+        else:
+            others = np.concatenate(
+                [np.dot(block[b : b + self.block], self.others) for b in range(0, C, self.block)]
+            )
+        masks, act = chunk.masks, chunk.act
         if masks is not None:
             others *= masks[s:e, self.entry_columns]
             self._ranks(chunk, act[s:e], samples)  # type: ignore[index]
-        chunk.flat[chunk.face_entries[: faces.size]] = faces.ravel()  # type: ignore[index]
-        chunk.flat[chunk.other_entries[: others.size]] = others.ravel()  # type: ignore[index]
+        flat = chunk.flat
+        flat[chunk.face_entries[: faces.size]] = faces.ravel()  # type: ignore[index]
+        flat[chunk.other_entries[: others.size]] = others.ravel()  # type: ignore[index]
         if not self.all_soles:
             for c in samples:
-                rows, mask = chunk.rows[c, :6], None if act is None else act[s + c]
-                chunk.rank[c], chunk.ident[c] = newton_euler_identifiability(cset, rows, mask)
+                mask = None if act is None else act[s + c]
+                identifiability = newton_euler_identifiability(self.cset, chunk.rows[c, :6], mask)
+                chunk.rank[c], chunk.ident[c] = identifiability
         solve_chunk(
-            chunk.qp, chunk, C, 6, samples, None, lambda c: cset.face_matrix(R[c, :k]),
-            None if n_active is None else n_active[s:e],
+            chunk.qp, chunk, C, 6, samples, None, partial(self._face_matrix, R),
+            None if masks is None else chunk.n_active[s:e],  # type: ignore[index]
             None if masks is None else masks[s:e, :-1], chunk.limit, chunk.regularization,
         )  # fmt: skip
+
+    def _face_matrix(self, R: Array, c: int) -> Array:
+        """Sample ``c``'s face matrix as :meth:`ContactSet.face_matrix` gives it."""
+        return self.cset.face_matrix(R[c, : len(self.cset)])
 
     def newton_euler_chunks(
         self,
@@ -552,17 +589,16 @@ class Workspace:
             chunk.rank[:C] = np.where(counts > 0, 6, 0)
             chunk.ident[:C] = ~act | (counts == 1)[:, None]
 
-    def _known_inputs(self, kin: Pass, block: Array, known: KnownWrenches, s: int, e: int) -> Array:
-        """The row product's inputs of samples ``s:e`` with known wrenches (the pass ``kin``
-        also places their frames): the contacts' placements, and the momentum rate less the
-        known wrenches' sum about the CoM (the contacts supply the rest); the points the
-        known wrenches are about into the pass."""
+    def _known_inputs(self, kin: Pass, known: KnownWrenches, s: int, e: int) -> tuple[Array, Array]:
+        """The row products' inputs and rotations of samples ``s:e`` with known wrenches (the
+        pass ``kin`` also places their frames): the contacts' placements, and the momentum
+        rate less the known wrenches' sum about the CoM (the contacts supply the rest); the
+        points the known wrenches are about into the pass."""
         k, C = len(self.cset), e - s
-        block = block.copy()
-        block[:, : 9 * k] = kin.rotations[:C, :k].reshape(C, 9 * k)
-        block[:, 9 * k : 12 * k] = kin.positions[:C, :k].reshape(C, 3 * k)
-        block[:, 12 * k : 12 * k + 3] = kin.com[:C]
-        block[:, 12 * k + 3 : 12 * k + 9] = kin.rate[:C]
+        block = np.ones((C, 3 * k + 10))
+        block[:, : 3 * k] = kin.positions[:C, :k].reshape(C, 3 * k)
+        block[:, 3 * k : 3 * k + 3] = kin.com[:C]
+        block[:, 3 * k + 3 : 3 * k + 9] = kin.rate[:C]
         points = kin.known_points[:C]
         points[:] = known.point[s:e]
         at_origin = np.isnan(points[:, :, 0])
@@ -570,9 +606,9 @@ class Workspace:
             framed = kin.positions[:C, k:][:, known.frame_positions_index]
             points[at_origin] = framed[at_origin]
         f, m = wrench_sum(known.wrench[s:e], points, kin.com[:C])
-        block[:, 12 * k + 3 : 12 * k + 6] -= f
-        block[:, 12 * k + 6 : 12 * k + 9] -= m
-        return block
+        block[:, 3 * k + 3 : 3 * k + 6] -= f
+        block[:, 3 * k + 6 : 3 * k + 9] -= m
+        return block, np.ascontiguousarray(kin.rotations[:C, :k])
 
     def full_dynamics(
         self,

@@ -178,18 +178,13 @@ def _one(
     else:
         chunk = next(ws.full_dynamics(robot, [q], [v], [a], T, known, act, [0], opt))[0]
     x = chunk.x[0, :-1].copy()
-    kept = (
-        chunk.inputs[:1].copy()  # Newton-Euler mode's pass: views of the inputs
-        if chunk.kin is chunk.pass_ and chunk.inputs is not None
-        else Pass(*(part[:1].copy() for part in chunk.kin))
-    )
     full = (float(chunk.equations[0]), float(chunk.data[0])) if T is not None else None
-    derive = partial(_derived_one, robot, ws, x, kept, known.wrench, full)
+    derive = partial(_derived_one, robot, ws, x, chunk.keep(), known.wrench, full)
     status, reason, scale, intervals = "found", "", None, None
-    if chunk.fallback[0] or x[0] != x[0]:  # not verified, or nothing came back (NaN)
+    if chunk.fallback[0] or not x[0] == x[0]:  # not verified, or nothing came back (NaN)
         derived = derive()
         eq, violation = derived["equations_residual"], -min(derived["cone_margins"].values())
-        if x[0] != x[0]:
+        if not x[0] == x[0]:
             eq = violation = np.inf
         limit = opt.tolerance * robot.weight
         status = str(estimate_status(eq, violation, limit, True)[()])
@@ -232,11 +227,11 @@ def _derived_one(
     full: tuple[float, float] | None,
 ) -> dict[str, Any]:
     """The fields of one sample's estimate derived at first read, with the batch's algebra
-    on N = 1 (the residual, the margins). ``kept``: the sample's pass (or the inputs of the
-    row product, which hold it); ``full``: the residuals of the hard and of the raw
-    equations in full-dynamics mode."""
+    on N = 1 (the residual, the margins). ``kept``: the sample's pass (or the inputs and
+    rotations of the row products, which hold it); ``full``: the residuals of the hard and
+    of the raw equations in full-dynamics mode."""
     cset = ws.cset
-    kin = ws.inputs_pass(kept) if isinstance(kept, np.ndarray) else kept
+    kin = kept if isinstance(kept, Pass) else ws.inputs_pass(*kept)
     f, m = kin.residual(cset.contacts, x[None], known, robot.mass, robot.gravity_vector)
     residual = Residual(f[0], m[0], kin.com[0], robot.weight)
     # The hard equations of Newton-Euler mode are the Newton-Euler rows: their residual.

@@ -176,46 +176,45 @@ def make_estimate(
     at their first read (the wrenches alone are read from ``x``, which the estimate keeps
     while its ``x`` is a copy the caller may change). ``identifiable`` and ``active`` (k,)
     per contact (``active`` None: all)."""
-    constant = _CONSTANT.get(cset)
-    if constant is None:  # the fields of every estimate with these contacts
-        constant = _CONSTANT[cset] = {
-            "friction": {c.name: c.mu for c in cset.contacts},
-            "active": dict.fromkeys(cset.names, True),
-            "_cset": cset,
-        }
-    fields = constant.copy()
+    names = cset.names
+    friction = _FRICTION.get(cset)
+    if friction is None:
+        friction = _FRICTION[cset] = {c.name: c.mu for c in cset.contacts}
     ident = identifiable.tolist()
-    fields["friction"] = constant["friction"].copy()
-    fields["active"] = (
-        constant["active"].copy()
-        if active is None
-        else dict(zip(cset.names, active.tolist(), strict=True))
+    estimate = object.__new__(ContactEstimate)
+    estimate.__dict__.update(
+        {
+            "status": status,
+            "mode": mode,
+            "solver": solver,
+            "solve_time": float(solve_time),
+            "rank": int(rank),
+            "identifiable": all(ident),
+            "min_friction_scale": scale,
+            "x": x.copy(),
+            "friction": friction.copy(),
+            "reason": reason,
+            "active": dict.fromkeys(names, True)
+            if active is None
+            else dict(zip(names, active.tolist(), strict=True)),
+            "identifiable_by_contact": dict(zip(names, ident, strict=True)),
+            "intervals": intervals,
+            "_x": x,
+            "_cset": cset,
+            "_derive": derive,
+        }
     )
-    fields["identifiable_by_contact"] = dict(zip(cset.names, ident, strict=True))
-    fields.update(
-        status=status,
-        mode=mode,
-        solver=solver,
-        solve_time=float(solve_time),
-        rank=int(rank),
-        identifiable=all(ident),
-        min_friction_scale=scale,
-        x=x.copy(),
-        _x=x,
-        reason=reason,
-        intervals=intervals,
-    )
-    return ContactEstimate._derived_later(derive, fields)
+    return estimate
 
 
-#: Per contact set, the fields its estimates share (copied into each).
-_CONSTANT: weakref.WeakKeyDictionary[ContactSet, dict[str, Any]] = weakref.WeakKeyDictionary()
+#: Per contact set, the friction coefficients by name (copied into each estimate).
+_FRICTION: weakref.WeakKeyDictionary[ContactSet, dict[str, float]] = weakref.WeakKeyDictionary()
 
 
 class _Derived:
-    """A field of :class:`ContactEstimate` that a verified fast solve leaves to be computed
-    on first read (all such fields at once, from the solution and the problem it keeps),
-    then kept. Set like any other field; the dataclass sees a field without a default."""
+    """A field of :class:`ContactEstimate` computed at first read (all such fields at once,
+    from the answer and the pass the estimate keeps), then kept. Set like any other field;
+    the dataclass sees a field without a default."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -336,17 +335,6 @@ class ContactEstimate:
     active: dict[str, bool] = field(default_factory=dict)
     identifiable_by_contact: dict[str, bool] = field(default_factory=dict)
     intervals: Any = None
-
-    @classmethod
-    def _derived_later(
-        cls, derive: Callable[[], dict[str, Any]], fields: dict[str, Any]
-    ) -> ContactEstimate:
-        """An estimate whose :class:`_Derived` fields ``derive()`` returns at first read;
-        ``fields`` (taken over, not copied) holds all the others."""
-        estimate = object.__new__(cls)
-        fields["_derive"] = derive
-        estimate.__dict__.update(fields)
-        return estimate
 
     def __getstate__(self) -> dict[str, Any]:
         _derive_now(self.__dict__)  # pickles and copies carry values, not the recipe
