@@ -53,12 +53,21 @@ from .assembly import assemble, newton_euler_identifiability
 from .known import KnownWrenches
 from .solvers import QPWorkspace, solve_soft
 
-__all__ = ["Options", "Chunk", "Pass", "Workspace", "workspace", "solve_chunk", "NO_LOWER"]
+__all__ = [
+    "Options",
+    "Chunk",
+    "Pass",
+    "Workspace",
+    "workspace",
+    "solve_chunk",
+    "cone_margins",
+    "NO_LOWER",
+]
 
 Array = NDArray[np.float64]
 Bools = NDArray[np.bool_]
 #: Samples per chunk at most.
-CHUNK = 128
+CHUNK = 64
 #: Multiply-adds of one product at most: OpenBLAS shares larger products between threads,
 #: which costs far more than it saves at this size (the row products go in blocks).
 ONE_THREAD = 250_000
@@ -167,6 +176,7 @@ class Chunk:
         self.touched = False  # fallback or why hold something of an earlier chunk
         self.all_ranks = False  # rank and ident hold soles' with every contact active
         self.started: Any = None  # the set-up of the last call without mask or known wrench
+        self.z = np.empty((0, checks))  # check @ [x; 1] of the last solve_chunk
         self.pass_ = self.framed = self.kin = Pass.empty(size, len(cset), 0)
         # Newton-Euler mode: the inputs of the row products and where their entries go (see
         # Workspace), sample after sample.
@@ -186,8 +196,8 @@ class Chunk:
     def keep(self) -> Any:
         """A copy of the pass of sample 0: the row products' inputs and rotations (Newton-Euler
         mode without known wrenches, see :meth:`Workspace.inputs_pass`), or the pass."""
-        if self.kin is self.pass_ and self.inputs is not None and self.rotations is not None:
-            return self.inputs[:1].copy(), self.rotations[:1].copy()
+        if self.kin is self.pass_ and self.inputs is not None:
+            return self.inputs[:1].copy(), self.pass_.rotations[:1].copy()
         return Pass(*(part[:1].copy() for part in self.kin))
 
     def frames(self, f: int, e: int) -> Pass:
@@ -210,6 +220,14 @@ class Chunk:
         check[top - r : top, :n], check[top - r : top, n] = E, -t
         check[2 * top - r : 2 * top, :n], check[2 * top - r : 2 * top, n] = -E, t
         check[2 * top :, :n] = G / self.row_norms[:, None]
+
+
+def cone_margins(z: Array, top: int, cset: ContactSet) -> Array:
+    """Per contact, the distance of answers to the nearest cone face (normalised rows,
+    negative outside), from the check values ``z`` (..., 2 top + n_rows) of :class:`Chunk`:
+    the values :meth:`ContactSet.linear_margins` gives, (..., k) [N or N m]."""
+    starts = [r.start for r in cset.rows]
+    return -np.maximum.reduceat(z[..., 2 * top :], starts, axis=-1)
 
 
 def solve_chunk(
@@ -256,7 +274,7 @@ def solve_chunk(
     chunk.touched = bool(why)
     if cmask is not None:
         X[:C, :n] *= cmask
-    z = np.matmul(chunk.check[:C], X[:C, :, None])[:, :, 0]
+    z = chunk.z = np.matmul(chunk.check[:C], X[:C, :, None])[:, :, 0]
     if n_active is None and z.max() <= limit:  # every answer verified (NaN: not)
         return z
     chunk.touched = True
@@ -326,12 +344,12 @@ class Workspace:
         self.qp: QPWorkspace | None = None
         self.mg: Array | None = None
         self._row_map()
-        self.block = max(1, ONE_THREAD // max(3 * len(cset) * self.faces.size, self.others.size))
+        self.block = max(1, ONE_THREAD // self.others.size)
 
     def _row_map(self) -> None:
-        """The row products: the cones from the rows of the rotations, ``faces`` (3,
-        columns), and the rest from ``[p_1..p_k, c, h, 1]``, ``others`` (3 k + 10,
-        entries); per product the buffer index of each entry of a sample's row
+        """The row products: the cones from the rows of each contact's rotation,
+        ``faces`` (k, 3, columns), and the rest from ``[p_1..p_k, c, h, 1]``, ``others``
+        (3 k + 10, entries); per product the buffer index of each entry of a sample's row
         (:attr:`face_entries`, :attr:`other_entries`), and for the rest the column of ``x``
         each entry multiplies (``n`` for entries a mask leaves alone) and the entries of the
         targets ``t = h - m g``."""
@@ -347,35 +365,37 @@ class Workspace:
             at["rows"] + (6 + cset.n_rows) * (n + 1),
         )
         width = 3 * k + 10  # the inputs of the other entries: p_1..p_k, c, h, 1
-        face_entries: list[int] = []
         other_entries, others, columns = [], [], []
 
         def at_(view: str, r: int, c: int) -> int:
             return at[view] + r * {"rows": n, "check": n + 1}.get(view, 0) + c
 
-        # faces (3, columns): each contact's columns ``(half, r, p)`` hold ``L[r, 3 p + c]``
+        # faces (k, 3, columns): contact j's columns ``(half, r, p)`` hold ``L[r, 3 p + c]``
         # (and its normalised row, for the check); row ``a`` of ``R_j`` times them is the
-        # entry ``G[r, c0 + 3 p + a]``. The product takes every contact's rows with every
-        # contact's columns: the pairs of different contacts go to the scratch entry.
-        maps, owner = [], []
-        for j, (L, rws) in enumerate(zip(cset.local_faces, cset.rows, strict=True)):
+        # entry ``G[r, c0 + 3 p + a]``. Contacts with fewer columns are padded with zeros,
+        # their products written to the scratch entry.
+        maps = []
+        for L, rws in zip(cset.local_faces, cset.rows, strict=True):
             L3 = L.reshape(L.shape[0], -1, 3)  # L3[r, p, c] = L[r, 3 p + c]
             M = np.stack([L3, L3 / cset.row_norms[rws][:, None, None]]).transpose(3, 0, 1, 2)
             maps.append(M.reshape(3, -1))
-            owner += [j] * maps[-1].shape[1]
-        self.faces = np.ascontiguousarray(np.concatenate(maps, axis=1))
+        width_faces = max(M.shape[1] for M in maps)
+        self.faces = np.zeros((k, 3, width_faces))
         scratch = layout.buffer.shape[1] - 1
-        for j in range(k):
-            for axis in range(3):  # the product's row 3 j + axis, then its columns
-                for col, i in enumerate(owner):
-                    if i != j:
-                        face_entries.append(scratch)
-                        continue
-                    cols, rws = cset.cols[j], cset.rows[j]
-                    half, rest = divmod(col - owner.index(j), maps[j].shape[1] // 2)
-                    r, p = divmod(rest, cset.local_faces[j].shape[1] // 3)
+        face_entries = np.full((k, 3, width_faces), scratch)  # buffer index per product entry
+        for j, (M, L, cols, rws) in enumerate(
+            zip(maps, cset.local_faces, cset.cols, cset.rows, strict=True)
+        ):
+            self.faces[j, :, : M.shape[1]] = M
+            parts = L.shape[1] // 3
+            for axis in range(3):
+                for col in range(M.shape[1]):
+                    half, rest = divmod(col, M.shape[1] // 2)
+                    r, p = divmod(rest, parts)
                     view, top = ("rows", 6) if half == 0 else ("check", 12)
-                    face_entries.append(at_(view, top + rws.start + r, cols.start + 3 * p + axis))
+                    entry = at_(view, top + rws.start + r, cols.start + 3 * p + axis)
+                    face_entries[j, axis, col] = entry
+        self.face_entries = face_entries
         for j, cols in enumerate(cset.cols):
             identity = np.zeros(width)
             identity[-1] = 1.0
@@ -410,7 +430,7 @@ class Workspace:
                 others.append(sign * coef)
                 columns.append(n)
         self.others = np.array(others).T.copy()
-        self.face_entries, self.other_entries = np.array(face_entries), np.array(other_entries)
+        self.other_entries = np.array(other_entries)
         self.entry_columns = np.array(columns)
 
     def gravity(self, mg: Array) -> None:
@@ -429,18 +449,20 @@ class Workspace:
         if chunk is None:
             chunk = self.chunks[key] = Chunk(size, top, self.cset)
             if top == 6:
-                k = len(self.cset)
+                k, width = len(self.cset), chunk.buffer.shape[1]
                 chunk.inputs = np.ones((size, 3 * k + 10))
-                chunk.rotations = np.empty((size, k, 3, 3))
-                chunk.pass_ = self.inputs_pass(chunk.inputs, chunk.rotations)
-                starts = chunk.buffer.shape[1] * np.arange(size)[:, None]
-                chunk.face_entries = (self.face_entries + starts).ravel()
-                chunk.other_entries = (self.other_entries + starts).ravel()
+                # Contact-major: each contact's rotations of the chunk, one product each.
+                chunk.rotations = np.empty((k, size, 3, 3))
+                chunk.pass_ = self.inputs_pass(chunk.inputs, chunk.rotations.transpose(1, 0, 2, 3))
+                starts = width * np.arange(size)
+                faces = self.face_entries[:, None] + starts[None, :, None, None]
+                chunk.face_entries = faces.reshape(k, -1)  # (k, size 3 columns)
+                chunk.other_entries = (self.other_entries + starts[:, None]).ravel()
         return chunk
 
     def inputs_pass(self, inputs: Array, rotations: Array) -> Pass:
         """The pass that the row products' inputs (C, 3 k + 10) and rotations (C, k, 3, 3)
-        hold, as views."""
+        hold (views of them)."""
         C, k = len(inputs), len(self.cset)
         return Pass(
             inputs[:, : 3 * k].reshape(C, k, 3),
@@ -519,8 +541,8 @@ class Workspace:
         if chunk.known:  # known wrenches
             block, rotations = self._known_inputs(kin, chunk.known, s, e)
         else:
-            block, rotations = chunk.inputs[:C], chunk.rotations[:C]  # type: ignore[index]
-        faces = np.dot(rotations.reshape(-1, 3), self.faces)  # (C 3 k, columns)
+            block, rotations = chunk.inputs[:C], chunk.rotations[:, :C]  # type: ignore[index]
+        faces = np.matmul(rotations.reshape(len(self.cset), 3 * C, 3), self.faces)
         if C <= self.block:
             others = np.dot(block, self.others)
         else:
@@ -531,9 +553,10 @@ class Workspace:
         if masks is not None:
             others *= masks[s:e, self.entry_columns]
             self._ranks(chunk, act[s:e], samples)  # type: ignore[index]
-        flat = chunk.flat
-        flat[chunk.face_entries[: faces.size]] = faces.ravel()  # type: ignore[index]
-        flat[chunk.other_entries[: others.size]] = others.ravel()  # type: ignore[index]
+        flat, face_entries, other_entries = chunk.flat, chunk.face_entries, chunk.other_entries
+        assert face_entries is not None and other_entries is not None
+        flat[face_entries[:, : faces[0].size]] = faces.reshape(len(faces), -1)
+        flat[other_entries[: others.size]] = others.ravel()
         if not self.all_soles:
             for c in samples:
                 mask = None if act is None else act[s + c]
@@ -608,7 +631,7 @@ class Workspace:
         f, m = wrench_sum(known.wrench[s:e], points, kin.com[:C])
         block[:, 3 * k + 3 : 3 * k + 6] -= f
         block[:, 3 * k + 6 : 3 * k + 9] -= m
-        return block, np.ascontiguousarray(kin.rotations[:C, :k])
+        return block, np.ascontiguousarray(kin.rotations[:C, :k].transpose(1, 0, 2, 3))
 
     def full_dynamics(
         self,

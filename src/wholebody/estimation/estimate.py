@@ -30,7 +30,7 @@ from ..balance.core import Residual
 from ..contacts import Contact
 from ..errors import InvalidArgumentError
 from ..robot.core import Robot
-from ._samples import Chunk, Options, Pass, Workspace, workspace
+from ._samples import Chunk, Options, Pass, Workspace, cone_margins, workspace
 from .assembly import generalized_torque
 from .known import KnownWrenches, check_active, prepare_known
 from .problem import EstimationProblem, build_estimation_problem
@@ -179,7 +179,8 @@ def _one(
         chunk = next(ws.full_dynamics(robot, [q], [v], [a], T, known, act, [0], opt))[0]
     x = chunk.x[0, :-1].copy()
     full = (float(chunk.equations[0]), float(chunk.data[0])) if T is not None else None
-    derive = partial(_derived_one, robot, ws, x, chunk.keep(), known.wrench, full)
+    kept = chunk.keep(), chunk.z[:1].copy(), chunk.top
+    derive = partial(_derived_one, robot, ws, x, kept, known.wrench, full)
     status, reason, scale, intervals = "found", "", None, None
     if chunk.fallback[0] or not x[0] == x[0]:  # not verified, or nothing came back (NaN)
         derived = derive()
@@ -228,10 +229,11 @@ def _derived_one(
 ) -> dict[str, Any]:
     """The fields of one sample's estimate derived at first read, with the batch's algebra
     on N = 1 (the residual, the margins). ``kept``: the sample's pass (or the inputs and
-    rotations of the row products, which hold it); ``full``: the residuals of the hard and
-    of the raw equations in full-dynamics mode."""
-    cset = ws.cset
-    kin = kept if isinstance(kept, Pass) else ws.inputs_pass(*kept)
+    rotations of the row products, which hold it), its check values (1, checks) and the
+    chunk's ``top``; ``full``: the residuals of the hard and of the raw equations in
+    full-dynamics mode."""
+    cset, (kin, z, top) = ws.cset, kept
+    kin = kin if isinstance(kin, Pass) else ws.inputs_pass(*kin)
     f, m = kin.residual(cset.contacts, x[None], known, robot.mass, robot.gravity_vector)
     residual = Residual(f[0], m[0], kin.com[0], robot.weight)
     # The hard equations of Newton-Euler mode are the Newton-Euler rows: their residual.
@@ -239,8 +241,7 @@ def _derived_one(
     if full is not None:
         equations, data = full
     R = kin.rotations[0, : len(cset)]
-    margins = cset.linear_margins(x, rotations=R)
-    return derived_fields(cset, x, R, residual, equations, data, margins)
+    return derived_fields(cset, x, R, residual, equations, data, cone_margins(z, top, cset)[0])
 
 
 def route(
@@ -334,6 +335,7 @@ def estimate_batch(
     fallback, (times, equations, data) = np.zeros(N, dtype=bool), np.full((3, N), np.nan)
     rank, ident = np.full(N, -1, dtype=np.int64), np.zeros((N, k), dtype=bool)
     kin, why = Pass.empty(N, f, len(known)), {}
+    margins = np.full((N, k), np.nan)
     for chunk, s, e, samples in route(ws, robot, Q, V, A, T, known, act, good, opt, progress):
         rows = slice(s, e) if len(samples) == e - s else s + np.array(samples, dtype=np.intp)
         part = slice(None, e - s) if isinstance(rows, slice) else samples
@@ -344,19 +346,20 @@ def estimate_batch(
         )
         equations[rows], data[rows] = chunk.equations[part], chunk.data[part]
         rank[rows], ident[rows] = chunk.rank[part], chunk.ident[part]
-        for whole, piece in zip(kin, chunk.kin, strict=True):
-            whole[rows] = piece[part]
+        margins[rows] = cone_margins(chunk.z[part], chunk.top, ws.cset)
+        pass_ = chunk.kin  # the residual reads these (the margins came from the chunk)
+        kin.positions[rows], kin.com[rows] = pass_.positions[part], pass_.com[part]
+        kin.rate[rows], kin.known_points[rows] = pass_.rate[part], pass_.known_points[part]
         why.update({s + c: reason for c, reason in chunk.why.items()})
     solved = np.flatnonzero(np.isfinite(X[:, 0]))
     res_f, res_m = np.full((N, 3), np.nan), np.full((N, 3), np.nan)
-    margins = np.full((N, k), np.nan)
     if len(solved):
-        some = kin.rows(solved)
+        some = kin if len(solved) == N else kin.rows(solved)
         W = known.wrench[solved] if len(known) else np.zeros((len(solved), 0, 6))
         res_f[solved], res_m[solved] = some.residual(
             contacts, X[solved], W, robot.mass, robot.gravity_vector
         )
-        margins[solved] = ws.cset.linear_margins(X[solved], rotations=some.rotations[:, :k])
+    margins[~np.isfinite(X[:, 0])] = np.nan
     if T is None:  # the hard equations are the Newton-Euler rows: their residual
         equations[:] = data[:] = np.maximum(np.abs(res_f).max(axis=1), np.abs(res_m).max(axis=1))
     found = np.isfinite(X[:, 0])

@@ -19,7 +19,7 @@ from ..balance.core import Residual
 from ..contacts import Contact
 from ..friction import ContactSet
 from ..robot.core import Robot
-from ._samples import Chunk, Pass, solve_chunk, workspace
+from ._samples import Chunk, Pass, cone_margins, solve_chunk, workspace
 from .assembly import assemble, column_mask, generalized_torque
 from .known import check_active, prepare_known
 from .results import ContactEstimate, derived_fields, estimate_status, make_estimate, status_reason
@@ -155,10 +155,12 @@ class EstimationProblem:
             active,
             scale,
             None,
-            partial(self._derived, x.copy(), eq, data),
+            partial(self._derived, x.copy(), eq, data, cone_margins(z[0], r, cset)),
         )
 
-    def _derived(self, x: Array, equations: float, data: float) -> dict[str, Any]:
+    def _derived(
+        self, x: Array, equations: float, data: float, margins: Array
+    ) -> dict[str, Any]:
         """The fields of the estimate ``x`` derived at first read."""
         assert self.positions is not None and self.momentum_rate is not None
         k = len(self.contacts)
@@ -173,7 +175,6 @@ class EstimationProblem:
         assert self.gravity is not None
         f, m = kin.residual(self.contacts, x[None], known, self.mass, self.gravity)
         residual = Residual(f[0], m[0], self.com, self.weight)
-        margins = self._contact_set().linear_margins(x, faces=self.cones)
         return derived_fields(
             self._contact_set(), x, self.rotations[:k], residual, equations, data, margins
         )

@@ -221,25 +221,35 @@ class QPWorkspace:
         """:meth:`solve` for each sample ``c`` of ``samples`` (``views[c]``: its rows and
         bounds, ``n_eq`` equations each): the answer into ``X[c, :n]`` (NaN when none), the
         backend's time into ``times[c]`` [s], its reason into ``why[c]``."""
-        n, clock = X.shape[1] - 1, _clock
-        for c in samples:
-            rows, upper, lower = views[c]
-            t0 = clock()
+        n, clock, todo = X.shape[1] - 1, _clock, iter(samples)
+        for c in todo:
             model = self.model
             if model is not None and self.native and n_eq == self.n_eq:
-                model.update(None, None, rows, upper, lower)  # the per-sample case of solve
-                x, _, exitflag, _ = model.solve()
-                if exitflag <= 0:
-                    self.model = None  # a failed solve may leave the workspace in a bad state
-                    x, reason = None, f"daqp exit flag {exitflag}"
-            else:
-                x, reason = self.solve(rows, upper, lower, n_eq)
+                # The per-sample case of solve, on the model set up, until a sample fails.
+                update, solve = model.update, model.solve
+                while True:
+                    rows, upper, lower = views[c]
+                    t0 = clock()
+                    update(None, None, rows, upper, lower)  # A, bupper, blower
+                    x, _, exitflag, _ = solve()
+                    times[c] = clock() - t0
+                    if exitflag <= 0:
+                        self.model = None  # a failed solve may leave the model in a bad state
+                        X[c, :n], why[c] = np.nan, f"daqp exit flag {exitflag}"
+                        break
+                    X[c, :n] = x
+                    c = next(todo, -1)
+                    if c < 0:
+                        return
+                continue
+            rows, upper, lower = views[c]
+            t0 = clock()
+            answer, reason = self.solve(rows, upper, lower, n_eq)
             times[c] = clock() - t0
-            if x is None:
-                X[c, :n] = np.nan
-                why[c] = reason
+            if answer is None:
+                X[c, :n], why[c] = np.nan, reason
             else:
-                X[c, :n] = x
+                X[c, :n] = answer
 
 
 def _feasible(A: Array, b: Array, G: Array) -> bool:
