@@ -1,14 +1,15 @@
 """N samples shared between worker processes in chunks (``workers=`` of
-:func:`wholebody.estimation.estimate_contact_wrenches`): each chunk goes the one route, and
-the chunks' results are put back together; a failing chunk marks its samples ``"failed"``."""
+:func:`wholebody.estimation.estimate_contact_wrenches`): each chunk goes the one route (the
+function ``estimate`` given, :func:`wholebody.estimation.estimate.estimate_batch`), and the
+chunks' results are put back together; a failing chunk marks its samples ``"failed"``."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
 
-from .estimate import estimate_batch
 from .known import NO_KNOWN, KnownWrenches
 from .results import EstimationBatch
 
@@ -16,13 +17,13 @@ __all__ = ["estimate_in_chunks"]
 
 
 def _estimate_chunk(
-    robot, q, v, a, contacts, tau, names, wrench, point, frames, framed, mask, options
+    estimate, robot, q, v, a, contacts, tau, names, wrench, point, frames, framed, mask, options
 ):
     if names:
         known = KnownWrenches(names, wrench, point, frames, framed)
     else:
         known = NO_KNOWN
-    return estimate_batch(robot, q, v, a, contacts, tau, known, mask, options)
+    return estimate(robot, q, v, a, contacts, tau, known, mask, options)
 
 
 _FIELDS = (
@@ -43,7 +44,7 @@ _FIELDS = (
 
 
 def estimate_in_chunks(
-    robot, Q, v, a, contacts, tau, known, mask, options, workers, chunk_size
+    estimate, robot, Q, v, a, contacts, tau, known, mask, options, workers, chunk_size
 ) -> EstimationBatch:
     from ..parallel import ChunkFailure, Shared, chunk_bounds, run_chunks
 
@@ -72,7 +73,7 @@ def estimate_in_chunks(
         )
         for s, e in chunk_bounds(N, chunk_size)
     ]
-    results = run_chunks(robot, _estimate_chunk, chunks, workers, shared=shared)
+    results = run_chunks(robot, partial(_estimate_chunk, estimate), chunks, workers, shared=shared)
     parts: dict[str, list[Any]] = {name: [] for name in _FIELDS}
     interval_parts: list[Any] = []
     reasons: dict[int, str] = {}

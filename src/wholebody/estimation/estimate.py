@@ -148,7 +148,7 @@ def estimate_contact_wrenches(
         from ._chunks import estimate_in_chunks
 
         return estimate_in_chunks(
-            robot, Q, v, a, contacts, tau, known, mask, opt, workers, chunk_size
+            estimate_batch, robot, Q, v, a, contacts, tau, known, mask, opt, workers, chunk_size
         )
     return estimate_batch(robot, Q, v, a, contacts, tau, known, mask, opt, progress)
 

@@ -158,9 +158,7 @@ class EstimationProblem:
             partial(self._derived, x.copy(), eq, data, cone_margins(z[0], r, cset)),
         )
 
-    def _derived(
-        self, x: Array, equations: float, data: float, margins: Array
-    ) -> dict[str, Any]:
+    def _derived(self, x: Array, equations: float, data: float, margins: Array) -> dict[str, Any]:
         """The fields of the estimate ``x`` derived at first read."""
         assert self.positions is not None and self.momentum_rate is not None
         k = len(self.contacts)
