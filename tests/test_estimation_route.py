@@ -75,7 +75,7 @@ def test_rows_equal_the_contact_sets_matrices(humanoid, index):
     chunk = ws.start(humanoid, NO_KNOWN, None, 5, opt)
     ws.newton_euler(chunk, Q, V, A, 0, 5, list(range(5)))
     for c in range(5):
-        frames = [humanoid.frame_placement(Q[c], x.frame) for x in contacts]
+        frames = [humanoid.placements(Q[c], x.frame).se3() for x in contacts]
         P = np.array([f.translation for f in frames])
         R = np.array([f.rotation for f in frames])
         com = humanoid.com(Q[c])
@@ -135,7 +135,7 @@ def test_one_sample_on_g1_equals_quadprog():
         v = rng.normal(scale=0.3, size=robot.nv)
         ext = {}
         for c in feet:
-            R = robot.frame_placement(q, c.frame).rotation
+            R = robot.placements(q, c.frame).se3().rotation
             local = wrench_cone_generators(0.12, 0.05, 0.8) @ rng.exponential(20.0, 16)
             ext[c.frame] = np.r_[R @ local[:3], R @ local[3:]]
         tau = rng.normal(scale=10.0, size=robot.nv - 6)

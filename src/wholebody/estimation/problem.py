@@ -80,6 +80,13 @@ class EstimationProblem:
     active: NDArray[np.bool_] | None = None
     identifiable_by_contact: NDArray[np.bool_] | None = None
     target_map: Array | None = field(repr=False, default=None)
+    _cache: dict[Any, Any] = field(init=False, repr=False, compare=False, default_factory=dict)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickles and copies carry the problem, not its workspace (made again).
+        state = dict(self.__dict__)
+        state["_cache"] = {}
+        return state
 
     @property
     def identifiable(self) -> bool:
@@ -102,46 +109,33 @@ class EstimationProblem:
         """
         solver = solver or DEFAULT_SOLVER
         check_solver(solver)
-        E, t, G = self.equations, self.target, self.cones
-        r, n = E.shape
-        cset = self._contact_set()
-        chunk = Chunk(1, r, cset)
-        chunk.fill(0, E, t, G)
-        active = np.ones(len(cset), dtype=bool) if self.active is None else self.active
-        masked = not active.all()
-        newton_euler = self.data_matrix is E and self.data_target is t
+        r, cset = len(self.target), self._contact_set()
+        chunk, qp = self._workspace(solver, options)
+        active, ident, n_active, cmask, data = self._cache["plan"]
         limit = self.tolerance * self.weight
         z = solve_chunk(
-            QPWorkspace(solver, n, options),
+            qp,
             chunk,
             1,
             r,
             [0],
-            None if newton_euler else (self.data_matrix[None], self.data_target[None]),
-            lambda c: G,
-            [int(active.sum())] if masked else None,
-            column_mask(cset, active)[None] if masked else None,
+            data,
+            partial(_faces, self.cones),
+            n_active,
+            cmask,
             limit,
             self.regularization,
         )
-        x = chunk.x[0, :-1]
-        eq, violation = float(z[0, : 2 * r].max(initial=0.0)), float(z[0, 2 * r :].max())
-        data = float(np.abs(self.data_matrix @ x - self.data_target).max(initial=0.0))
-        if newton_euler or (masked and not active.any()):  # no QP equations: the raw ones
-            eq = data
+        x, z = chunk.x[0, :-1].copy(), z[0].copy()  # the chunk is this problem's next solve's
         status, reason, scale = "found", "", None
-        if chunk.fallback[0] or x[0] != x[0]:  # not verified, or nothing came back (NaN)
-            if x[0] != x[0]:
+        if chunk.fallback[0] or not x[0] == x[0]:  # not verified, or nothing came back (NaN)
+            eq, violation = self._residuals(x, z)[0], float(z[2 * r :].max())
+            if not x[0] == x[0]:
                 eq = violation = np.inf
             status = str(estimate_status(eq, violation, limit, True)[()])
             reason = status_reason(status, eq, violation, limit, chunk.why.get(0, ""))
         if status == "infeasible" and friction_scale:
             scale = least_friction_scale(self.ne_matrix, self.ne_target, self._scaled_cones)
-        ident = (
-            np.full(len(cset), self.identifiable)
-            if self.identifiable_by_contact is None
-            else self.identifiable_by_contact
-        )
         return make_estimate(
             cset,
             x,
@@ -151,17 +145,65 @@ class EstimationProblem:
             solver,
             chunk.times[0],
             self.rank,
-            np.asarray(ident, dtype=bool),
+            ident,
             active,
             scale,
             None,
-            partial(self._derived, x.copy(), eq, data, cone_margins(z[0], r, cset)),
+            partial(self._derived, x, z),
         )
 
-    def _derived(self, x: Array, equations: float, data: float, margins: Array) -> dict[str, Any]:
-        """The fields of the estimate ``x`` derived at first read."""
+    def _workspace(self, solver: str, options: dict[str, Any]) -> tuple[Chunk, QPWorkspace]:
+        """The problem's chunk of one (its rows written once, with what every solve reads
+        of the problem: ``_cache["plan"]``) and a QP workspace of ``solver`` with ``options``
+        set up on it, kept for the next solve (a fresh one when the options cannot be a
+        key)."""
+        chunk = self._cache.get("chunk")
+        if chunk is None:
+            cset = self._contact_set()
+            chunk = self._cache["chunk"] = Chunk(1, len(self.target), cset)
+            chunk.fill(0, self.equations, self.target, self.cones)
+            active = np.ones(len(cset), dtype=bool) if self.active is None else self.active
+            masked = not active.all()
+            ident = (
+                np.full(len(cset), self.identifiable)
+                if self.identifiable_by_contact is None
+                else self.identifiable_by_contact
+            )
+            newton_euler = self.data_matrix is self.equations and self.data_target is self.target
+            self._cache["plan"] = (
+                active,
+                np.asarray(ident, dtype=bool),
+                [int(active.sum())] if masked else None,
+                column_mask(cset, active)[None] if masked else None,
+                None if newton_euler else (self.data_matrix[None], self.data_target[None]),
+            )
+        try:
+            key = (solver, tuple(sorted(options.items())))
+            qp = self._cache.get(key)
+        except TypeError:  # options that are not hashable
+            key, qp = None, None
+        if qp is None:
+            qp = QPWorkspace(solver, self.equations.shape[1], options, fixed=True)
+            if key is not None:
+                self._cache[key] = qp
+        return chunk, qp
+
+    def _residuals(self, x: Array, z: Array) -> tuple[float, float]:
+        """The largest residual of the hard equations and of the raw ones of the answer
+        ``x``, whose check values are ``z`` (see :class:`~wholebody.estimation._samples.Chunk`)."""
+        r = len(self.target)
+        data = float(np.abs(self.data_matrix @ x - self.data_target).max(initial=0.0))
+        newton_euler = self.data_matrix is self.equations and self.data_target is self.target
+        active = self.active
+        if newton_euler or (active is not None and not active.any()):  # the raw ones decide
+            return data, data
+        return float(z[: 2 * r].max(initial=0.0)), data
+
+    def _derived(self, x: Array, z: Array) -> dict[str, Any]:
+        """The fields of the estimate ``x`` (check values ``z``) derived at first read."""
         assert self.positions is not None and self.momentum_rate is not None
-        k = len(self.contacts)
+        assert self.gravity is not None
+        k, cset = len(self.contacts), self._contact_set()
         known = np.zeros((1, 0, 6)) if self.known is None else self.known[None]
         kin = Pass(
             self.positions[None],
@@ -170,12 +212,11 @@ class EstimationProblem:
             self.momentum_rate[None],
             np.zeros((1, 0, 3)) if self.known_points is None else self.known_points[None],
         )
-        assert self.gravity is not None
         f, m = kin.residual(self.contacts, x[None], known, self.mass, self.gravity)
         residual = Residual(f[0], m[0], self.com, self.weight)
-        return derived_fields(
-            self._contact_set(), x, self.rotations[:k], residual, equations, data, margins
-        )
+        equations, data = self._residuals(x, z)
+        margins = cone_margins(z, len(self.target), cset)
+        return derived_fields(cset, x, self.rotations[:k], residual, equations, data, margins)
 
     def _contact_set(self) -> ContactSet:
         return self.contact_set if self.contact_set is not None else ContactSet(self.contacts)
@@ -186,6 +227,11 @@ class EstimationProblem:
         return ContactSet(scaled, pyramid_faces=cset.pyramid_faces, inner=cset.inner).face_matrix(
             self.rotations
         )
+
+
+def _faces(G: Array, c: int) -> Array:
+    """The face matrix of the problem's one sample (``c`` is 0)."""
+    return G
 
 
 def build_estimation_problem(

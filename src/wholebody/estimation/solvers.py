@@ -158,11 +158,14 @@ class QPWorkspace:
     sample: the structure does not change between samples (only lever arms, rotations and
     right-hand sides do; a change in the number of equation rows sets it up again), and each
     solve starts from the previous sample's working set. Another backend, or daqp with
-    ``options``, goes through :func:`solve_backend` (qpsolvers).
+    ``options``, goes through :func:`solve_backend` (qpsolvers). ``fixed``: every solve has
+    the same rows and bounds (one problem solved again): the model set up is solved again.
     """
 
-    def __init__(self, solver: str, n: int, options: dict[str, Any] | None = None):
-        self.solver, self.options = solver, dict(options or {})
+    def __init__(
+        self, solver: str, n: int, options: dict[str, Any] | None = None, *, fixed: bool = False
+    ):
+        self.solver, self.options, self.fixed = solver, dict(options or {}), fixed
         self.native = solver == "daqp" and not self.options
         self.H, self.f = np.eye(n), np.zeros(n)
         self.model: Any = None
@@ -226,11 +229,12 @@ class QPWorkspace:
             model = self.model
             if model is not None and self.native and n_eq == self.n_eq:
                 # The per-sample case of solve, on the model set up, until a sample fails.
-                update, solve = model.update, model.solve
+                update, solve, fixed = model.update, model.solve, self.fixed
                 while True:
                     rows, upper, lower = views[c]
                     t0 = clock()
-                    update(None, None, rows, upper, lower)  # A, bupper, blower
+                    if not fixed:
+                        update(None, None, rows, upper, lower)  # A, bupper, blower
                     x, _, exitflag, _ = solve()
                     times[c] = clock() - t0
                     if exitflag <= 0:
