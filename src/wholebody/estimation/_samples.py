@@ -192,6 +192,7 @@ class Chunk:
         self.act: Bools | None = None
         self.n_active: list[int] | None = None
         self.masks: Array | None = None
+        self.faces: Any = None  # faces(c): sample c's face matrix, for the fallback
 
     def keep(self) -> Any:
         """A copy of the pass of sample 0: the row products' inputs and rotations (Newton-Euler
@@ -274,7 +275,10 @@ def solve_chunk(
     chunk.touched = bool(why)
     if cmask is not None:
         X[:C, :n] *= cmask
-    z = chunk.z = np.matmul(chunk.check[:C], X[:C, :, None])[:, :, 0]
+    if C == 1:
+        z = chunk.z = np.dot(chunk.check[0], X[0])[None]
+    else:
+        z = chunk.z = np.matmul(chunk.check[:C], X[:C, :, None])[:, :, 0]
     if n_active is None and z.max() <= limit:  # every answer verified (NaN: not)
         return z
     chunk.touched = True
@@ -513,6 +517,7 @@ class Workspace:
         chunk.limit, chunk.regularization = opt.tolerance * robot.weight, opt.regularization
         self.gravity(robot._mg6)
         chunk.kin = chunk.frames(len(frame_ids), len(known)) if len(known) else chunk.pass_
+        chunk.faces = partial(self._face_matrix, chunk.kin.rotations)
         chunk.known = known if len(known) else None
         chunk.act, chunk.n_active, chunk.masks = act, None, None
         if act is not None:
@@ -555,15 +560,18 @@ class Workspace:
             self._ranks(chunk, act[s:e], samples)  # type: ignore[index]
         flat, face_entries, other_entries = chunk.flat, chunk.face_entries, chunk.other_entries
         assert face_entries is not None and other_entries is not None
-        flat[face_entries[:, : faces[0].size]] = faces.reshape(len(faces), -1)
-        flat[other_entries[: others.size]] = others.ravel()
+        if C < chunk.size:  # the last chunk of a call
+            face_entries = face_entries[:, : faces[0].size]
+            other_entries = other_entries[: others.size]
+        flat[face_entries] = faces.reshape(len(faces), -1)
+        flat[other_entries] = others.ravel()
         if not self.all_soles:
             for c in samples:
                 mask = None if act is None else act[s + c]
                 identifiability = newton_euler_identifiability(self.cset, chunk.rows[c, :6], mask)
                 chunk.rank[c], chunk.ident[c] = identifiability
         solve_chunk(
-            chunk.qp, chunk, C, 6, samples, None, partial(self._face_matrix, R),
+            chunk.qp, chunk, C, 6, samples, None, chunk.faces,
             None if masks is None else chunk.n_active[s:e],  # type: ignore[index]
             None if masks is None else masks[s:e, :-1], chunk.limit, chunk.regularization,
         )  # fmt: skip

@@ -129,12 +129,13 @@ def estimate_contact_wrenches(
     >>> many.is_batch, list(many.status), np.round(many.wrench("left_sole")[:, 2], 1)
     (True, ['found', 'found', 'found'], array([322.3, 322.3, 322.3]))
     """
-    single = np.ndim(q) == 1
+    single = (q.ndim if type(q) is np.ndarray else np.ndim(q)) == 1
     scale = single if friction_scale is None else bool(friction_scale)
+    if solver is not None:
+        check_solver(solver)
     opt = Options(
         solver or DEFAULT_SOLVER, regularization, pyramid_faces, tolerance, scale, noise, confidence
     )
-    check_solver(opt.solver)
     if single:
         return _one(robot, q, v, a, contacts, tau, external_wrenches, active, opt)
     Q = np.asarray(q, dtype=float)

@@ -197,7 +197,9 @@ def make_estimate(
             "active": dict.fromkeys(names, True)
             if active is None
             else dict(zip(names, active.tolist(), strict=True)),
-            "identifiable_by_contact": dict(zip(names, ident, strict=True)),
+            "identifiable_by_contact": dict.fromkeys(names, True)
+            if all(ident)
+            else dict(zip(names, ident, strict=True)),
             "intervals": intervals,
             "_x": x,
             "_cset": cset,
