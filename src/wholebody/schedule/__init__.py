@@ -2,7 +2,7 @@
 
 A :class:`ContactSchedule` holds, per sample and per contact, whether the contact may carry
 a wrench (``active``, shape (N, k)); estimation fixes inactive contacts' wrenches to zero
-(``estimate_contact_wrenches_batch(..., active=schedule.active)``).
+(``estimate_contact_wrenches(..., active=schedule.active)``).
 
 When a log has no schedule, three methods infer one (``docs/schedule.md``):
 
