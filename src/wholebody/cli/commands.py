@@ -27,9 +27,12 @@ meaning; 5 is new, so a script that tests ``== 0`` for "consistent" stays right.
 from __future__ import annotations
 
 import argparse
+import difflib
+import importlib.util
 import json
 import math
 import os
+import re
 import sys
 import warnings
 from collections.abc import Sequence
@@ -55,11 +58,35 @@ EXIT_CODES_HELP = (
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors: ``wholebody: error: ... (see 'wholebody check --help')``."""
+    """argparse with one-line errors: ``wholebody: error: ... (see 'wholebody check --help')``,
+    and "did you mean" for a misspelt command, choice or option."""
+
+    #: The command being parsed (``build_parser``'s), whose options a misspelling is matched to.
+    command: str | None = None
 
     def error(self, message: str) -> NoReturn:
-        print(f"wholebody: error: {message} (see '{self.prog} --help')", file=sys.stderr)
+        hint = _did_you_mean(self, message)
+        print(f"wholebody: error: {message}{hint} (see '{self.prog} --help')", file=sys.stderr)
         self.exit(EXIT_BAD_INPUT)
+
+
+def _did_you_mean(parser: _Parser, message: str) -> str:
+    """``"; did you mean 'check'?"`` for the closest known words to those ``message`` refuses
+    (an invalid choice: the choices it lists; unknown options: the command's options)."""
+    choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+    if choice:
+        typed = [choice.group(1)]
+        known = [w.strip().strip("'") for w in choice.group(2).split(",")]
+    elif message.startswith("unrecognized arguments: "):
+        typed = [w.split("=")[0] for w in message.split()[2:] if w.startswith("-")]
+        known = list(parser._option_string_actions)
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction) and parser.command in action.choices:
+                known += list(action.choices[parser.command]._option_string_actions)
+    else:
+        return ""
+    close = [m for w in typed for m in difflib.get_close_matches(w, known, n=1, cutoff=0.6)]
+    return f"; did you mean {' or '.join(repr(m) for m in close)}?" if close else ""
 
 
 # --- argument types: bad values are refused before any work ---------------------------------
@@ -118,6 +145,23 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _dask_address(text: str) -> str:
+    """argparse type: a scheduler address ``[scheme://]host:port`` (``tcp://host:8786``)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(text if "://" in text else f"tcp://{text}")
+        port = parts.port
+    except ValueError:
+        port = None
+    if not parts.hostname or not port or parts.path or parts.query or parts.fragment:
+        raise argparse.ArgumentTypeError(
+            f"expected a scheduler address [scheme://]host:port (port 1-65535), e.g. "
+            f"tcp://scheduler:8786, got {text!r}"
+        )
+    return text
+
+
 def _writable_file(path: Path) -> None:
     """Refuse an output path that cannot be written, before the work that would fill it."""
     from ..io.logs import SUFFIXES
@@ -159,13 +203,25 @@ def _writable_dir(folder: Path, for_file: Path | None = None, create: bool = Fal
 
 def _robot(spec: str) -> Robot:
     """A robot name, or a URDF or MJCF file (told apart by its root element)."""
+    from ..errors import URDFParseError
+
     if Path(spec).suffix.lower() in (".urdf", ".xml", ".mjcf") or Path(spec).is_file():
-        return load(Path(spec), validate="warn")
+        try:
+            return load(Path(spec), validate="warn")
+        except UnicodeDecodeError as exc:  # the file's bytes are not quoted
+            raise URDFParseError(
+                f"{spec}: not UTF-8 text (an invalid byte at offset {exc.start}); save the "
+                "robot description as UTF-8"
+            ) from None
     return load(spec)
 
 
 def _progress(args: argparse.Namespace) -> bool:
-    return sys.stderr.isatty() if args.progress is None else bool(args.progress)
+    """``--progress`` (a missing tqdm is then said once), ``--no-progress``, or by default a
+    bar when stderr is a terminal and tqdm is installed."""
+    if args.progress is None:
+        return sys.stderr.isatty() and importlib.util.find_spec("tqdm") is not None
+    return bool(args.progress)
 
 
 def _setup(args: argparse.Namespace) -> tuple[Robot, list[Any], Any]:
@@ -363,6 +419,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="Whole-body dynamics and contact-wrench checks on Pinocchio.",
         epilog=EXIT_CODES_HELP,
     )
+    parser.command = command
     parser.add_argument(
         "--traceback",
         action="store_true",
@@ -522,7 +579,10 @@ def _add_check_command(sub: Any, common: argparse.ArgumentParser) -> None:
         "would only cost time; else one per chunk or log up to the CPUs)",
     )
     check.add_argument(
-        "--dask", metavar="ADDRESS", help="run on a Dask scheduler (tcp://host:8786)"
+        "--dask",
+        type=_dask_address,
+        metavar="ADDRESS",
+        help="run on a Dask scheduler (tcp://host:8786)",
     )
     check.add_argument(
         "--dask-timeout",
