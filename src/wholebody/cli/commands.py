@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..errors import OutputError, ProfileError, WholebodyError
+from ..errors import OutputError, ProfileError, WholebodyError, WholebodyWarning
 from ..models.loading import available_robots, load
 from ..robot.core import Robot
 
@@ -249,6 +249,41 @@ def _info(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _recorded_robot(robot: Robot, logs: Sequence[str]) -> Robot:
+    """``robot`` with the inertias the logs' recorder repaired (``masses="repair"``,
+    ``metadata["robot_inertias"]``: :func:`wholebody.sim.robot_for_log`), said in a warning;
+    ``robot`` when no log records any. Logs recorded with different repairs are refused."""
+    from ..io.logs import SUFFIXES, open_log
+    from ..sim._common import ROBOT_INERTIAS, robot_for_log
+
+    recorded: dict[str, Any] = {}
+    for path in logs:
+        if Path(path).suffix.lower() not in SUFFIXES or not Path(path).is_file():
+            continue  # a recording (its own reader) or a path the check refuses by name
+        try:
+            with open_log(path) as log:
+                recorded[path] = log.metadata.get(ROBOT_INERTIAS) or None
+        except WholebodyError:
+            continue  # the check names it
+    kinds = {json.dumps(r, sort_keys=True) for r in recorded.values()}
+    if len(kinds) > 1:
+        raise ProfileError(
+            f"the logs were recorded with different repaired inertias ({ROBOT_INERTIAS} in "
+            f"their metadata): check {', '.join(p for p, r in recorded.items() if r)} apart "
+            "from the others"
+        )
+    inertias = next(iter(recorded.values()), None)
+    if not inertias:
+        return robot
+    warnings.warn(
+        f"the log records the inertias its recorder repaired (masses='repair') on bodies "
+        f"{sorted(inertias)}: checked with them, not the robot file's",
+        WholebodyWarning,
+        stacklevel=2,
+    )
+    return robot_for_log(robot, {ROBOT_INERTIAS: inertias})
+
+
 def exit_code(rows: Sequence[dict[str, Any]]) -> int:
     """The exit code of ``check`` for its rows (see the module docstring)."""
     verdicts = {r["verdict"] for r in rows}
@@ -271,6 +306,7 @@ def _check(args: argparse.Namespace) -> int:
     if args.html is not None:
         _writable_dir(Path(args.html).parent, for_file=Path(args.html))
     robot, contacts, calibration = _setup(args)
+    robot = _recorded_robot(robot, args.logs)
     options = CheckOptions(
         preset=args.preset,
         force_tolerance=args.force_tolerance,
@@ -360,6 +396,7 @@ def _estimate(args: argparse.Namespace) -> int:
     _writable_file(Path(args.output))
     robot, contacts, calibration = _setup(args)
     traj = read_log(args.log, mapping=args.config, robot=robot, episode=args.episode)
+    robot = _recorded_robot(robot, [args.log])
     if calibration is not None:
         traj = calibration.apply(traj, robot)
     est = estimate_trajectory(
