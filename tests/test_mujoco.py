@@ -167,12 +167,14 @@ def test_recorder_refuses_another_models_data_or_none(humanoid):
     build = mujoco_spec_for_robot(humanoid, soles)
     m = build.compile()
     rec = MujocoRecorder.from_build(build, m)
-    other = mujoco.MjModel.from_xml_string("<mujoco><worldbody><body><freejoint/><geom "
-                                           "size='0.1'/></body></worldbody></mujoco>")
+    other = mujoco.MjModel.from_xml_string(
+        "<mujoco><worldbody><body><freejoint/><geom size='0.1'/></body></worldbody></mujoco>"
+    )
     with pytest.raises(InvalidArgumentError, match=r"another model \(nq = 7, .* has 26\)"):
         rec.record(mujoco.MjData(other))
-    with pytest.raises(InvalidArgumentError, match="expected the simulation's mujoco.MjData, got"
-                       " NoneType"):
+    with pytest.raises(
+        InvalidArgumentError, match="expected the simulation's mujoco.MjData, got NoneType"
+    ):
         rec.record(None)
     assert len(rec) == 0
     rec.record(mujoco.MjData(m))

@@ -179,12 +179,18 @@ def test_a_repaired_log_checks_consistent_from_the_command_line(standing, tmp_pa
     from wholebody.sim import robot_for_log
 
     rec, traj, contacts, _, _, path = standing
-    assert set(traj.metadata["robot_inertias"]) == {"left_elbow", "right_elbow", "left_ankle_roll", "right_ankle_roll"}
+    assert set(traj.metadata["robot_inertias"]) == {
+        "left_elbow",
+        "right_elbow",
+        "left_ankle_roll",
+        "right_ankle_roll",
+    }
     restored = robot_for_log(wb.Robot.from_urdf(path), traj.metadata)
     np.testing.assert_allclose(
         [restored.model.inertias[j].matrix() for j in range(1, restored.model.njoints)],
         [rec.robot.model.inertias[j].matrix() for j in range(1, rec.robot.model.njoints)],
-        rtol=0, atol=1e-12,
+        rtol=0,
+        atol=1e-12,
     )
     traj.save(tmp_path / "repaired.npz")
     spec = [f"{c.frame}:surface:0.12:0.05:1.0" for c in contacts]

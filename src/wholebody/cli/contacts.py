@@ -109,7 +109,7 @@ def add_contacts_command(subparsers: Any) -> argparse.ArgumentParser:
         default=None,
         metavar="FIGURE",
         help=f"also save the timeline figure ({', '.join(FIGURE_SUFFIXES)}; needs "
-        "pip install 'wholebody[plot]') (default: none)",
+        "the extra wholebody[plot]) (default: none)",
     )
     p.set_defaults(func=run_contacts_command)
     return p

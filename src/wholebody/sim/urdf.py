@@ -6,8 +6,9 @@ spheres at each declared contact, placed in the link that carries the contact's 
 added by a profile's ``[[frames]]`` or :meth:`~wholebody.Robot.add_frame` included): the four
 corners of a sole's rectangle, or a point contact's origin. Visual elements and collision
 meshes are dropped (nothing to resolve: no ``package://`` paths, no mesh format an engine
-lacks), and a link without ``<inertial>`` gets an explicit zero one (PyBullet would give it
-1 kg, Genesis a tiny mass). Every engine then loads the same contact geometry, as
+lacks), a link without ``<inertial>`` gets an explicit zero one (PyBullet would give it
+1 kg, Genesis a tiny mass), and a fixed joint loses any ``<mimic>`` (Drake refuses one).
+Every engine then loads the same contact geometry, as
 :func:`wholebody.sim.mujoco.mujoco_spec_for_robot` gives MuJoCo its sole boxes.
 """
 
@@ -69,6 +70,9 @@ def contact_urdf(
             f"from {robot.source!r}"
         )
     links = {link.get("name"): link for link in tree.getroot().iter("link")}
+    for joint in tree.getroot().iter("joint"):
+        for mimic in joint.findall("mimic") if joint.get("type") == "fixed" else ():
+            joint.remove(mimic)  # a fixed joint mimics nothing (Drake refuses the tag)
     for link in links.values():
         for element in link.findall("visual") + link.findall("collision"):
             link.remove(element)
@@ -76,7 +80,7 @@ def contact_urdf(
             inertial = ET.SubElement(link, "inertial")
             ET.SubElement(inertial, "mass", value="0")
             zero = dict.fromkeys(("ixx", "ixy", "ixz", "iyy", "iyz", "izz"), "0")
-            ET.SubElement(inertial, "inertia", **zero)
+            ET.SubElement(inertial, "inertia", zero)
     for contact in contacts:
         name, in_link = _placement_in_link(robot, contact.frame)
         if isinstance(contact, SurfaceContact):

@@ -38,7 +38,9 @@ def _decode(path: Path) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise LogFormatError(f"{path}: not UTF-8 text (line {line}); save the CSV as UTF-8") from None
+        raise LogFormatError(
+            f"{path}: not UTF-8 text (line {line}); save the CSV as UTF-8"
+        ) from None
 
 
 def _to_float(
@@ -59,8 +61,7 @@ def _to_float(
                     float(text)
                 except ValueError:
                     raise LogFormatError(
-                        f"{source}: line {first_line[i]}, {column_label(header, j)}: not a "
-                        "number"
+                        f"{source}: line {first_line[i]}, {column_label(header, j)}: not a number"
                     ) from None
     raise LogFormatError(f"{source}: a field is not a number")  # pragma: no cover
 

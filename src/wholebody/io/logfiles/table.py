@@ -49,8 +49,11 @@ POINT = ("x", "y", "z")
 #: Components of a point force's columns: force (world axes [N]) then position (world [m]).
 POINT_FORCE = ("fx", "fy", "fz", "x", "y", "z")
 _CONTACT_POINT, _EXTERNAL_POINT, _POINT_FORCE = "contact_point:", "external_point:", "point_force:"
-_PREFIXES = ("q:", "v:", "a:", "tau:", "contact:", "external:", ACTIVE_PREFIX, _CONTACT_POINT)
-_PREFIXES += (_EXTERNAL_POINT, _POINT_FORCE)
+_PREFIXES = ("q:", "v:", "a:", "tau:", "contact:", "external:", ACTIVE_PREFIX) + (
+    _CONTACT_POINT,
+    _EXTERNAL_POINT,
+    _POINT_FORCE,
+)
 
 
 def column_label(header: list[str], j: int) -> str:
