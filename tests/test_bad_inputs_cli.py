@@ -282,7 +282,7 @@ CASES = [
     ),
     (
         "contacts-height-on-negative",
-        ["contacts", "{short}", "--config", "{profile}", "--height-on", "-1"],
+        ["contacts", "{short}", "--config", "{profile}", "--height-on", "-1", "-o", "{tmp}/h.npz"],
         2,
         "argument --height-on: must be >= 0, got '-1'",
     ),
