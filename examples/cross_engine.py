@@ -6,14 +6,14 @@ without one 1 kg), stands on a floor while a joint PD sways its hips. Each insta
 engine simulates it and its recorder logs it (``docs/simulators.md``); ``check_trajectory``
 checks every log against the same robot. Each engine balances to its own floor: round-off
 for float64 engines (MuJoCo, PyBullet once its link damping is off, Drake SAP, MJX with
-x64, Genesis with ``precision="64"``), float32 precision for MJX and Newton.
+x64, Genesis with ``precision="64"``), float32 precision for MJX, MuJoCo Warp and Newton.
 
     python examples/cross_engine.py            # every installed engine
     WHOLEBODY_ENGINES=mujoco,drake python examples/cross_engine.py
 
 Engines: ``mujoco``, ``pybullet``, ``drake``, ``mjx`` (float32), ``mjx64`` (float64),
-``newton`` (SolverMuJoCo, float32 state) and ``genesis`` (float64), each run when its package
-is installed and imports (``pip install -e '.[engines]'`` in a clone; Genesis:
+``mujoco-warp`` (float32), ``newton`` (SolverMuJoCo, float32 state) and ``genesis``
+(float64), each run when its package is installed and imports (``pip install -e '.[engines]'`` in a clone; Genesis:
 ``'.[genesis]'``, which brings torch). An engine that is not installed, does not import
 (Genesis without torch) or raises is a row of the table saying why; the table is always
 printed. Exit code 1 only when an engine that ran is not consistent at its floor.
@@ -49,6 +49,7 @@ FLOORS = {
     "drake": (1e-9, "round-off (SAP)"),
     "mjx": (5e-4, "float32 precision"),
     "mjx64": (1e-9, "round-off (x64, tolerance 1e-12)"),
+    "mujoco-warp": (5e-4, "float32 precision"),
     "newton": (5e-4, "float32 precision (Newton's state)"),
     "genesis": (1e-9, "round-off (precision='64')"),
 }
@@ -243,6 +244,38 @@ def run_mjx(robot, path, contacts, x64: bool = False) -> tuple[Trajectory, wb.Ro
     return rec.trajectory(), build.robot
 
 
+def run_mujoco_warp(robot, path, contacts) -> tuple[Trajectory, wb.Robot]:
+    import mujoco
+    import mujoco_warp as mjw
+
+    from wholebody.sim.mjx import MujocoWarpRecorder
+    from wholebody.sim.mujoco import MujocoStateMap, mujoco_spec_for_robot
+
+    build = mujoco_spec_for_robot(
+        robot,
+        contacts,
+        contact_geoms=False,
+        timestep=DT,
+        solver_tolerance=1e-6,
+        solver_iterations=100,
+    )
+    m = build.compile()
+    d = mujoco.MjData(m)
+    smap = MujocoStateMap(robot, m)
+    smap.qpos(initial_q(robot, contacts), out=d.qpos)
+    jq, jv = smap.joint_qpos_indices, smap.joint_dof_indices
+    wm, wd = mjw.put_model(m), mjw.put_data(m, d)
+    rec = MujocoWarpRecorder.from_build(build, m)
+    for n in range(int(DURATION / DT)):
+        qpos, qvel = wd.qpos.numpy()[0], wd.qvel.numpy()[0]
+        f = np.zeros((1, m.nv), dtype=np.float32)
+        f[0, jv] = KP * (targets(robot, n * DT) - qpos[jq]) - KD * qvel[jv]
+        wd.qfrc_applied.assign(f)
+        rec.record(wm, wd)  # mujoco_warp.forward on the device, then read on a host copy
+        mjw.step(wm, wd)
+    return rec.trajectory(), build.robot
+
+
 def run_newton(robot, path, contacts) -> tuple[Trajectory, wb.Robot]:
     import newton
     import warp as wp
@@ -314,6 +347,7 @@ ENGINES: dict[str, tuple[tuple[str, ...], Callable[..., tuple[Trajectory, wb.Rob
     "drake": (("pydrake.multibody.plant",), run_drake),
     "mjx": (("jax", "mujoco.mjx"), run_mjx),
     "mjx64": (("jax", "mujoco.mjx"), lambda r, p, c: run_mjx(r, p, c, x64=True)),
+    "mujoco-warp": (("warp", "mujoco_warp"), run_mujoco_warp),
     "newton": (("warp", "newton"), run_newton),
     "genesis": (("genesis",), run_genesis),
 }
