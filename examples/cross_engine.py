@@ -13,10 +13,10 @@ x64, Genesis with ``precision="64"``), float32 precision for MJX, MuJoCo Warp an
 
 Engines: ``mujoco``, ``pybullet``, ``drake``, ``mjx`` (float32), ``mjx64`` (float64),
 ``mujoco-warp`` (float32), ``newton`` (SolverMuJoCo, float32 state) and ``genesis``
-(float64), each run when its package is installed and imports (``pip install -e '.[engines]'`` in a clone; Genesis:
-``'.[genesis]'``, which brings torch). An engine that is not installed, does not import
-(Genesis without torch) or raises is a row of the table saying why; the table is always
-printed. Exit code 1 only when an engine that ran is not consistent at its floor.
+(float64), each run when its package is installed and imports (``pip install -e
+'.[engines]'`` in a clone; Genesis: ``'.[genesis]'``, which brings torch). An engine that is
+not installed, does not import (Genesis without torch) or raises is a row of the table
+saying why; the table is always printed. Exit code 1 only when an engine that ran is not consistent at its floor.
 """
 
 from __future__ import annotations
