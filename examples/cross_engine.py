@@ -16,7 +16,8 @@ Engines: ``mujoco``, ``pybullet``, ``drake``, ``mjx`` (float32), ``mjx64`` (floa
 (float64), each run when its package is installed and imports (``pip install -e
 '.[engines]'`` in a clone; Genesis: ``'.[genesis]'``, which brings torch). An engine that is
 not installed, does not import (Genesis without torch) or raises is a row of the table
-saying why; the table is always printed. Exit code 1 only when an engine that ran is not consistent at its floor.
+saying why; the table is always printed. Exit code 1 only when an engine that ran is not
+consistent at its floor.
 """
 
 from __future__ import annotations
