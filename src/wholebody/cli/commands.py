@@ -40,8 +40,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ..errors import OutputError, ProfileError, WholebodyError, WholebodyWarning
-from ..models.loading import available_robots, load
+from ..models.loading import available_robots
 from ..robot.core import Robot
+from ._values import load_robot, positive_int, tolerance
 
 EXIT_OK, EXIT_INCONSISTENT, EXIT_BAD_INPUT, EXIT_UNCHECKED, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_INCONCLUSIVE = 5
@@ -92,19 +93,9 @@ def _did_you_mean(parser: _Parser, message: str) -> str:
 # --- argument types: bad values are refused before any work ---------------------------------
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return value
-
-
 def _workers(text: str) -> int | str:
     """argparse type: ``auto`` or a positive integer."""
-    return "auto" if text == "auto" else _positive_int(text)
+    return "auto" if text == "auto" else positive_int(text)
 
 
 def _time(text: str) -> float:
@@ -118,18 +109,8 @@ def _time(text: str) -> float:
     return value
 
 
-def _tolerance(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
-    return value
-
-
 def _share(text: str) -> float:
-    value = _tolerance(text)
+    value = tolerance(text)
     if value > 1:
         raise argparse.ArgumentTypeError(f"must be a share between 0 and 1, got {text!r}")
     return value
@@ -201,21 +182,6 @@ def _writable_dir(folder: Path, for_file: Path | None = None, create: bool = Fal
 # --- commands ---------------------------------------------------------------------------------
 
 
-def _robot(spec: str) -> Robot:
-    """A robot name, or a URDF or MJCF file (told apart by its root element)."""
-    from ..errors import URDFParseError
-
-    if Path(spec).suffix.lower() in (".urdf", ".xml", ".mjcf") or Path(spec).is_file():
-        try:
-            return load(Path(spec), validate="warn")
-        except UnicodeDecodeError as exc:  # the file's bytes are not quoted
-            raise URDFParseError(
-                f"{spec}: not UTF-8 text (an invalid byte at offset {exc.start}); save the "
-                "robot description as UTF-8"
-            ) from None
-    return load(spec)
-
-
 def _progress(args: argparse.Namespace) -> bool:
     """``--progress`` (a missing tqdm is then said once), ``--no-progress``, or by default a
     bar when stderr is a terminal and tqdm is installed."""
@@ -234,11 +200,11 @@ def _setup(args: argparse.Namespace) -> tuple[Robot, list[Any], Any]:
         return profile.robot, list(profile.contacts), profile.calibration
     if not args.robot or not args.contact:
         raise ProfileError("give --config PROFILE.toml, or --robot and at least one --contact")
-    return _robot(args.robot), [parse_contact_spec(s) for s in args.contact], None
+    return load_robot(args.robot), [parse_contact_spec(s) for s in args.contact], None
 
 
 def _info(args: argparse.Namespace) -> int:
-    robot = _robot(args.robot)
+    robot = load_robot(args.robot)
     print(robot.summary())
     if args.frames:
         print("frame names:", ", ".join(robot.frame_names))
@@ -254,7 +220,7 @@ def _recorded_robot(robot: Robot, logs: Sequence[str]) -> Robot:
     ``metadata["robot_inertias"]``: :func:`wholebody.sim.robot_for_log`), said in a warning;
     ``robot`` when no log records any. Logs recorded with different repairs are refused."""
     from ..io.logs import SUFFIXES, open_log
-    from ..sim._common import ROBOT_INERTIAS, robot_for_log
+    from ..sim import ROBOT_INERTIAS, robot_for_log
 
     recorded: dict[str, Any] = {}
     for path in logs:
@@ -570,19 +536,19 @@ def _add_check_command(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     check.add_argument(
         "--force-tolerance",
-        type=_tolerance,
+        type=tolerance,
         default=None,
         help="residual force, relative to m g (simulation preset: 0.01)",
     )
     check.add_argument(
         "--moment-tolerance",
-        type=_tolerance,
+        type=tolerance,
         default=None,
         help="residual moment / m g [m] (simulation preset: 0.01)",
     )
     check.add_argument(
         "--cone-tolerance",
-        type=_tolerance,
+        type=tolerance,
         default=None,
         help="cone margin below which a contact violates, relative to m g "
         "(simulation preset: 1e-4)",

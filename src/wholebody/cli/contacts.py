@@ -272,14 +272,14 @@ def _outputs(args: argparse.Namespace) -> tuple[Path, Path | None]:
 
 def _setup(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     from ..io.profile import load_profile, parse_contact_spec
-    from .commands import _robot
+    from ._values import load_robot
 
     if args.config:
         profile = load_profile(args.config)
         return profile.robot, list(profile.contacts)
     if not args.robot or not args.contact:
         raise ProfileError("give --config PROFILE.toml, or --robot and at least one --contact")
-    return _robot(args.robot), [parse_contact_spec(s) for s in args.contact]
+    return load_robot(args.robot), [parse_contact_spec(s) for s in args.contact]
 
 
 def _logged_wrenches(traj: Any, contacts: list[Any]) -> Any:

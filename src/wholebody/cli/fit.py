@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidArgumentError, ModelError, OutputError
-from .commands import _positive_int, _tolerance
+from ._values import positive_int, tolerance
 
 if TYPE_CHECKING:  # the parser is built on every command: identify is imported by run_fit only
     from ..identify import IdentificationResult
@@ -327,7 +327,7 @@ def add_fit_command(subparsers: argparse._SubParsersAction) -> argparse.Argument
         "back (default; --no-lag: take the logs as timed)",
     )
     fit.add_argument(
-        "--max-lag", type=_tolerance, default=20.0, help="largest lag searched [ms] (default 20)"
+        "--max-lag", type=tolerance, default=20.0, help="largest lag searched [ms] (default 20)"
     )
     fit.add_argument(
         "--shared-offsets",
@@ -336,7 +336,7 @@ def add_fit_command(subparsers: argparse._SubParsersAction) -> argparse.Argument
     )
     fit.add_argument(
         "--folds",
-        type=_positive_int,
+        type=positive_int,
         default=5,
         help="time windows per log for the held-out comparison with the URDF (default 5; "
         "1: no comparison)",
@@ -356,7 +356,7 @@ def add_fit_command(subparsers: argparse._SubParsersAction) -> argparse.Argument
     )
     fit.add_argument(
         "--prior-weight",
-        type=_tolerance,
+        type=tolerance,
         default=1.0,
         help="weight of the prior toward the URDF (>= 0)",
     )

@@ -26,7 +26,7 @@ Each engine is an optional extra, imported when a recorder or a model is made, n
 import. The recipes are in ``docs/simulators.md`` and ``docs/mujoco.md``.
 """
 
-from ._common import Recorder, robot_for_log
+from ._common import ROBOT_INERTIAS, Recorder, robot_for_log
 from .mujoco import mujoco_spec_for_robot, trajectory_from_mujoco
 from .mujoco_recorder import MujocoRecorder
 from .urdf import contact_urdf
@@ -37,5 +37,6 @@ __all__ = [
     "trajectory_from_mujoco",
     "Recorder",
     "robot_for_log",
+    "ROBOT_INERTIAS",
     "contact_urdf",
 ]
