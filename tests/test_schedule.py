@@ -320,7 +320,9 @@ def test_bad_arguments(humanoid):
     t = np.arange(3) * 0.01
     with pytest.raises(InvalidArgumentError, match=r"height_on \(0.02 m\) must not exceed"):
         infer_schedule_kinematic(humanoid, q, v, SOLES, time=t, height_on=0.02, height_off=0.01)
-    with pytest.raises(InvalidArgumentError, match="time must be finite and increasing"):
+    with pytest.raises(
+        InvalidArgumentError, match="time must increase \\[s\\]: the finite stamps do not increase"
+    ):
         infer_schedule_kinematic(humanoid, q, v, SOLES, time=t[::-1])
     with pytest.raises(InvalidArgumentError, match="method must be one of"):
         infer_contact_schedule(humanoid, q, v, v, SOLES, time=t, method="magic")

@@ -51,7 +51,8 @@ def example_robot_data_dir() -> Path:
         dist = metadata.distribution("example-robot-data")
     except metadata.PackageNotFoundError:
         raise MissingDependencyError(
-            "example-robot-data is not installed; pip install 'wholebody[robots]'"
+            "example-robot-data is not installed: the extra wholebody[robots] installs it "
+            "(pip install -e '.[robots]' in a clone of wholebody)"
         ) from None
     for f in dist.files or ():
         parts = Path(f).parts
