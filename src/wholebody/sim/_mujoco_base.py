@@ -246,7 +246,7 @@ class MujocoStateMap:
             ``q`` is not a valid state of the robot (its length, a non-finite value, its
             quaternion's norm), before anything is written into ``out``.
         """
-        q = self.robot.check_q(q)
+        q = self.robot._check_q(q)
         qpos = np.zeros(self.nq_mj) if out is None else out
         start = 0
         if self._free_mj is not None:
