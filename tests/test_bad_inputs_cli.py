@@ -473,7 +473,7 @@ def test_misspelt_command_and_option_get_did_you_mean(files, capsys):
 def test_progress_without_tqdm_is_said_once(files, capsys, monkeypatch):
     import builtins
 
-    from wholebody import _progress
+    from wholebody import parallel as _progress
 
     real_import = builtins.__import__
 
