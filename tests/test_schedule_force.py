@@ -142,9 +142,15 @@ def test_estimate_and_contacts_commands_report(humanoid, tmp_path, capsys):
 
 
 def test_placeholder_forces_do_not_make_a_schedule(humanoid):
+    """Zeros in place of the forces: the schedule comes from the kinematics alone, which
+    agrees with the simulator's contact forces on most samples (the 5 mm band keeps a
+    landing foot active a little before it touches)."""
     from wholebody.check.estimate_report import schedule_for_estimate
 
     traj = _run("single_support", 2)
+    truth = traj.contact_wrenches[..., 2] > 0.0
     zeros = dataclasses.replace(traj, contact_wrenches=np.zeros_like(traj.contact_wrenches))
     mask, used = schedule_for_estimate(humanoid, zeros, FEET)
-    assert mask is None and "too little" in used["schedule"]
+    assert "too little" in used["schedule"] and "from the kinematics" in used["schedule"]
+    assert mask is not None and (mask == truth).mean(axis=0).min() >= 0.95
+    assert not mask[:, 1].all()  # the swing foot is in the air for a while

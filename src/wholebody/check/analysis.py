@@ -168,41 +168,59 @@ def estimate_trajectory(
     solver: str | None = None,
     progress: bool = False,
     schedule: str = "auto",
+    ground: Any = None,
 ) -> Trajectory:
-    """Estimate the contact wrenches of a log by QP; returns a copy with them beside the log's.
+    """Estimate the contact wrenches of a log by QP; returns the log with them.
 
-    ``schedule="auto"``: the log's contact schedule, else one from its logged forces and
-    kinematics (:func:`wholebody.check.estimate_report.schedule_for_estimate`: a foot in the air
-    carries no force), else every declared contact; ``"declared"``: the log's schedule or
-    every declared contact. What was used is ``metadata["estimation_schedule"]``.
+    A log with contact wrenches keeps them: the estimates are stored beside them as contacts
+    named ``"<name>:estimated"`` (so a check or a plot can compare them). A log without
+    (motion only: ``q``, ``v``, optionally ``a`` and ``tau``) gets every declared contact's
+    estimate under the contact's own name, with the schedule used as its ``contact_active``:
+    the log completed, which checks with the same contacts. Accelerations are differentiated
+    from ``v`` when the log has none (``accelerations_estimated``).
 
-    The estimates are stored as contacts named ``"<name>:estimated"`` (so a check or a plot
-    can compare them with the logged ones). Full-dynamics mode when the log has joint torques
-    and ``use_torques``, else Newton-Euler mode. The log's known external wrenches and its
-    contact schedule (``contact_active``) are used. Statuses go to
-    ``metadata["estimation_status"]`` (and ``"estimation_detailed_status"``: found,
-    underdetermined, infeasible, failed, flagged), and the samples of every status but found to
-    ``metadata["estimation_samples"]`` (``{status: [sample indices]}``), so a saved estimate
-    keeps them in every format.
+    Full-dynamics mode when the log has joint torques and ``use_torques`` (each contact's
+    wrench is determined where the contact Jacobians have full column rank), else
+    Newton-Euler mode (the total wrench is determined, the split between contacts comes from
+    the regularisation). The log's known external wrenches are used.
+
+    ``schedule="auto"``: which contacts may carry force
+    (:func:`wholebody.check.estimate_report.schedule_for_estimate`): from the logged forces
+    and the kinematics (a foot in the air carries nothing), else the log's schedule, else
+    from the kinematics alone (each contact's height above ``ground`` and its speed);
+    ``"declared"``: the log's schedule or every declared contact.
+
+    Metadata: ``estimation_mode`` (``"full_dynamics"`` or ``"newton_euler"``),
+    ``estimation_schedule`` (what the schedule rests on), ``estimation_status`` and
+    ``estimation_detailed_status`` (counts: found, underdetermined, infeasible, failed,
+    flagged), ``estimation_samples`` (``{status: [sample indices]}`` for every status but
+    found), ``estimation_flagged`` (``{reason: [sample indices]}``: a sample whose time stamp
+    is not finite is flagged for it, and so are the samples whose differentiated acceleration
+    needs that stamp) and ``estimation_unidentified`` (per contact, the samples whose wrench
+    the equations do not determine), so a saved estimate keeps them in every format.
+
+    Parameters
+    ----------
+    ground : Ground or float, optional
+        The ground of the kinematic schedule (a :class:`wholebody.conventions.Ground`, or its
+        height along world z [m]); default z = 0.
     """
     from ..estimation import EstimationBatch, estimate_contact_wrenches
+    from .estimate_report import schedule_for_estimate
 
-    contacts = contacts_for_log(traj, contacts)
+    if schedule not in ("auto", "declared"):
+        raise InvalidArgumentError(f"schedule must be 'auto' or 'declared', got {schedule!r}")
+    contacts = contacts_for_log(traj, contacts) if traj.contact_names else list(contacts)
     traj = traj.at_frame_origins(robot, contacts)  # wrenches about stated points, moved
     if traj.a is None:
         traj = traj.with_accelerations()
     q, v, a, tau = traj.for_robot(robot)
     assert a is not None  # estimated above when the log has none
-    # The log's known pushes and its contact schedule, when it has them.
     external = None
     if traj.external_wrenches is not None:
         external = {f: traj.external_wrenches[:, j] for j, f in enumerate(traj.external_frames)}
-    from .estimate_report import schedule_for_estimate
-
-    if schedule not in ("auto", "declared"):
-        raise InvalidArgumentError(f"schedule must be 'auto' or 'declared', got {schedule!r}")
     if schedule == "auto":
-        mask, used = schedule_for_estimate(robot, traj, contacts)
+        mask, used = schedule_for_estimate(robot, traj, contacts, ground)
     else:
         mask, used = traj.contact_active, {"schedule": "the log's or every declared contact"}
     batch = cast(
@@ -220,11 +238,28 @@ def estimate_trajectory(
             active=mask,
         ),
     )
-    N = len(traj)
-    est = np.zeros((N, len(contacts), 6))
+    batch = _flag_time_stamps(batch, traj, v, a)
+    est = np.zeros((len(traj), len(contacts), 6))
     for j, c in enumerate(contacts):
         est[:, j, : c.size] = batch.wrench(c.name)
-    status_counts = batch.status_counts()
+    return _with_estimates(traj, contacts, est, mask, _estimate_metadata(batch, used))
+
+
+def _with_estimates(
+    traj: Trajectory, contacts: Sequence[Contact], est: Any, mask: Any, metadata: dict[str, Any]
+) -> Trajectory:
+    """The log with the estimates ``est`` (N, k, 6): beside its logged wrenches as
+    ``"<name>:estimated"``, or, in a log without any, as its contacts with the schedule
+    ``mask`` used (the log completed)."""
+    metadata = {**traj.metadata, **metadata}
+    if not traj.contact_names:
+        return replace(
+            traj,
+            contact_names=tuple(c.name for c in contacts),
+            contact_wrenches=est,
+            contact_active=mask,
+            metadata=metadata,
+        )
     active = traj.contact_active
     if active is not None:  # the estimated contacts share their logged ones' schedule
         active = np.concatenate([active, active], axis=1)
@@ -233,30 +268,50 @@ def estimate_trajectory(
         contact_names=traj.contact_names + tuple(f"{c.name}:estimated" for c in contacts),
         contact_wrenches=np.concatenate([traj.contact_wrenches, est], axis=1),
         contact_active=active,
-        metadata={
-            **traj.metadata,
-            "estimation_mode": batch.mode,
-            "estimation_detailed_status": batch.status_counts(detailed=True),
-            "estimation_status": status_counts,
-            "estimation_schedule": used,
-            # Per contact: active samples whose wrench the equations do not determine.
-            "estimation_unidentified": {
-                c.name: int(
-                    np.sum(
-                        ~np.asarray(batch.identifiable_by_contact, bool)[:, j]
-                        & (True if mask is None else np.asarray(mask, bool)[:, j])
-                    )
-                )
-                for j, c in enumerate(contacts)
-            },
-            # Which samples: every detailed status but "found", as sample indices.
-            "estimation_samples": {
-                s: np.flatnonzero(batch.detailed_status == s).tolist()
-                for s in batch.status_counts(detailed=True)
-                if s != "found"
-            },
-        },
+        metadata=metadata,
     )
+
+
+def _estimate_metadata(batch: Any, used: dict[str, Any]) -> dict[str, Any]:
+    """The ``estimation_*`` metadata of an estimate (see :func:`estimate_trajectory`)."""
+    flagged: dict[str, list[int]] = {}
+    for i in np.flatnonzero(batch.status == "flagged").tolist():
+        flagged.setdefault(batch.reasons.get(i, "?"), []).append(i)
+    detailed = batch.status_counts(detailed=True)
+    return {
+        "estimation_mode": batch.mode,
+        "estimation_detailed_status": detailed,
+        "estimation_status": batch.status_counts(),
+        "estimation_schedule": used,
+        "estimation_unidentified": dict(
+            zip(
+                [c.name for c in batch.contacts],
+                batch.split_from_regularization_by_contact.sum(axis=0).astype(int).tolist(),
+                strict=True,
+            )
+        ),
+        # Which samples: every detailed status but "found", as sample indices.
+        "estimation_samples": {
+            s: np.flatnonzero(batch.detailed_status == s).tolist() for s in detailed if s != "found"
+        },
+        "estimation_flagged": flagged,
+    }
+
+
+def _flag_time_stamps(batch: Any, traj: Trajectory, v: Any, a: Any) -> Any:
+    """``batch`` with the samples whose time stamp is not finite flagged for it, and, when
+    the accelerations were differentiated here or in the log, the samples whose ``a`` is not
+    finite only through a neighbour (their own ``v`` and time finite)."""
+    stamp = ~np.isfinite(traj.time)
+    batch = batch.with_flagged(np.flatnonzero(stamp), "time stamp is not finite")
+    if traj.accelerations_estimated:
+        through = ~np.isfinite(a).all(axis=1) & np.isfinite(v).all(axis=1) & ~stamp
+        batch = batch.with_flagged(
+            np.flatnonzero(through),
+            "a (differentiated from v) is not finite: a neighbouring sample's v or time stamp "
+            "is not",
+        )
+    return batch
 
 
 # --- one log file, its row ---------------------------------------------------------------------

@@ -4,17 +4,23 @@
 none: with logged wrenches that carry the robot, the force-and-kinematics schedule
 (:func:`wholebody.schedule.infer_schedule_force`: a Schmitt trigger on each contact's normal
 force, gated by its height and speed), so that a foot in the air (declared, but carrying
-nothing) gets no force from the estimate; otherwise every declared contact may carry force.
+nothing) gets no force from the estimate; without them (a log of motion only, or
+placeholder forces), the log's schedule, else the kinematic one
+(:func:`wholebody.schedule.infer_schedule_kinematic`: each contact's height above the ground
+and its speed).
 
 :func:`format_estimate_report` turns an estimate (the trajectory
-:func:`wholebody.check.analysis.estimate_trajectory` returns) into lines: per contact the range of
-its estimated normal force, the status counts (found, underdetermined, infeasible, ...), the
-largest uncertainty (contacts whose wrench the equations do not determine, and on how many
-samples), flagged samples, the schedule used, and what was written.
+:func:`wholebody.check.analysis.estimate_trajectory` returns) into lines: the mode
+(full dynamics or Newton-Euler), whether the accelerations were differentiated, per contact
+the range of its estimated normal force, the status counts (found, underdetermined,
+infeasible, ...), the largest uncertainty (contacts whose wrench the equations do not
+determine, and on how many samples), flagged samples with their reasons, the schedule used,
+and what was written.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,7 +31,7 @@ from ..contacts import Contact
 from ..robot import Robot
 from ..trajectory import Trajectory
 
-__all__ = ["schedule_for_estimate", "format_estimate_report", "CARRIED_SHARE"]
+__all__ = ["schedule_for_estimate", "format_estimate_report", "CARRIED_SHARE", "MODE_TEXT"]
 
 #: Logged wrenches are used for the schedule when their normal forces carry at least this
 #: share of the weight on the median sample (not placeholders or zeros).
@@ -33,32 +39,91 @@ CARRIED_SHARE = 0.5
 
 
 def schedule_for_estimate(
-    robot: Robot, traj: Trajectory, contacts: Sequence[Contact]
+    robot: Robot, traj: Trajectory, contacts: Sequence[Contact], ground: Any = None
 ) -> tuple[NDArray[np.bool_] | None, dict[str, Any]]:
     """The active mask (N, k) for an estimate of ``traj`` (in ``contacts`` order) and what it
     rests on; ``(None, ...)`` where every declared contact may carry force.
 
     Logged wrenches that carry the robot give the force-and-kinematics schedule; a schedule
     in the log (``contact_active``) is kept where that one agrees (a contact declared active
-    whose logged force is nil and whose foot is off the ground carries nothing); without
-    usable forces, the log's schedule, else none.
+    whose logged force is nil and whose foot is off the ground carries nothing). Without
+    usable forces: the log's schedule, else the kinematic one
+    (:func:`wholebody.schedule.infer_schedule_kinematic`: a contact whose lowest point is
+    within its default band of ``ground`` and not rising), else (no contact near the ground
+    on any sample: the ground is not where declared) every declared contact.
+
+    Parameters
+    ----------
+    ground : Ground or float, optional
+        The ground plane (a :class:`wholebody.conventions.Ground`, or its height along world
+        z [m]); default z = 0, normal +z.
+
+    Time stamps that are not finite are placed between their neighbours' for the minimum
+    durations, without a warning: the estimate flags those samples.
     """
+    from ..conventions import Ground
+    from ..errors import StateWarning
+
+    plane = ground if isinstance(ground, Ground) else Ground(0.0 if ground is None else ground)
+    at: dict[str, Any] = {
+        "ground_height": plane.height * float(plane.normal[2]),
+        "ground_normal": plane.normal,
+    }
     declared = None if traj.contact_active is None else np.asarray(traj.contact_active, bool)
     names = [c.name for c in contacts]
     W = traj.contact_wrenches
-    fallback = "the log's" if declared is not None else "every declared contact"
-    if W is None or not len(traj) or not set(names) <= set(traj.contact_names):
-        return declared, {"schedule": fallback}
-    cols = [traj.contact_names.index(n) for n in names]
-    W = np.asarray(W, dtype=float)[:, cols]
-    up = -robot.gravity_vector / np.linalg.norm(robot.gravity_vector)
-    carried = np.nansum(np.maximum(W[..., :3] @ up, 0.0), axis=1)
-    if not np.isfinite(carried).any() or np.nanmedian(carried) < CARRIED_SHARE * robot.weight:
-        return declared, {"schedule": f"{fallback} (the logged forces carry too little)"}
+    why = "no logged wrenches"
+    if len(traj) and names and set(names) <= set(traj.contact_names):
+        cols = [traj.contact_names.index(n) for n in names]
+        W = np.asarray(W, dtype=float)[:, cols]
+        up = -robot.gravity_vector / np.linalg.norm(robot.gravity_vector)
+        carried = np.nansum(np.maximum(W[..., :3] @ up, 0.0), axis=1)
+        if np.isfinite(carried).any() and np.nanmedian(carried) >= CARRIED_SHARE * robot.weight:
+            return _force_schedule(robot, traj, contacts, W, declared, at)
+        why = "the logged forces carry too little"
+    if declared is not None:
+        return declared, {"schedule": f"the log's ({why})"}
+    from ..schedule import infer_schedule_kinematic
+
+    q, v, _, _ = traj.for_robot(robot)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StateWarning)
+        kin = infer_schedule_kinematic(robot, q, v, contacts, time=traj.time, **at)
+    plane_text = f"the ground at z = {plane.height:g} m" + (
+        "" if plane.normal[2] == 1.0 else f", normal {np.round(plane.normal, 3).tolist()}"
+    )
+    if not kin.active.any():
+        return None, {
+            "schedule": f"every declared contact ({why}; no contact is within "
+            f"{kin.parameters['height_on']:g} m of {plane_text} on any sample: is the ground "
+            "declared where it is?)"
+        }
+    return kin.active, {
+        "schedule": f"from the kinematics (each contact's height above {plane_text} and its "
+        f"speed; {why})",
+        "inactive_samples": dict(
+            zip(names, (~kin.active).sum(axis=0).astype(int).tolist(), strict=True)
+        ),
+    }
+
+
+def _force_schedule(
+    robot: Robot,
+    traj: Trajectory,
+    contacts: Sequence[Contact],
+    W: NDArray[np.float64],
+    declared: NDArray[np.bool_] | None,
+    at: dict[str, Any],
+) -> tuple[NDArray[np.bool_], dict[str, Any]]:
+    """The force-and-kinematics schedule of logged wrenches ``W`` (N, k, 6), within the log's
+    schedule ``declared`` when it has one."""
+    from ..errors import StateWarning
     from ..schedule import infer_schedule_force
 
     q, v, _, _ = traj.for_robot(robot)
-    schedule = infer_schedule_force(robot, q, v, contacts, time=traj.time, wrenches=W)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StateWarning)
+        schedule = infer_schedule_force(robot, q, v, contacts, time=traj.time, wrenches=W, **at)
     active = schedule.active
     text = "from the logged normal forces (Schmitt trigger) and the kinematics"
     if declared is not None and declared.shape == active.shape:
@@ -69,30 +134,41 @@ def schedule_for_estimate(
         "schedule": text,
         "agreement": schedule.parameters["agreement"],
         "inactive_samples": dict(
-            zip(names, (~active).sum(axis=0).astype(int).tolist(), strict=True)
+            zip([c.name for c in contacts], (~active).sum(axis=0).astype(int).tolist(), strict=True)
         ),
     }
+
+
+#: The mode of an estimate, as the report says it.
+MODE_TEXT = {
+    "full_dynamics": "full-dynamics mode: the joint torques and every equation of motion",
+    "newton_euler": "Newton-Euler mode: no joint torques, the six equations of the whole body",
+}
 
 
 def format_estimate_report(
     est: Trajectory, contacts: Sequence[Contact], output: str | None = None
 ) -> str:
-    """Lines for ``wholebody estimate``: force ranges, statuses, uncertainty, flags, output."""
+    """Lines for ``wholebody estimate``: mode, force ranges, statuses, uncertainty, flags
+    (with their reasons), schedule, output."""
     meta = est.metadata
     names = [c.name for c in contacts]
+    mode = meta.get("estimation_mode", "?")
     lines = [
-        f"estimated {len(names)} contacts over {len(est)} samples "
-        f"({meta.get('estimation_mode', '?')} mode)"
+        f"estimated {len(names)} contacts over {len(est)} samples ({MODE_TEXT.get(mode, mode)})"
     ]
+    if est.accelerations_estimated:
+        lines.append("motion    accelerations differentiated from v (the log has none)")
     detailed = meta.get("estimation_detailed_status", {}) or {}
     order = ["found", "underdetermined", "infeasible", "failed", "flagged"]
     counts = ", ".join(
         f"{s} {detailed[s]}" for s in order + sorted(set(detailed) - set(order)) if s in detailed
     )
     lines.append(f"status    {counts or 'none'}")
+    beside = any(n.endswith(":estimated") for n in est.contact_names)
     W = np.asarray(est.contact_wrenches, dtype=float)
     for name in names:
-        key = f"{name}:estimated"
+        key = f"{name}:estimated" if beside else name
         if key not in est.contact_names:
             continue
         fz = W[:, est.contact_names.index(key), 2]
@@ -117,12 +193,13 @@ def format_estimate_report(
         )
     else:
         lines.append("uncertain none: every active contact's wrench is determined by the equations")
+    flagged = (meta.get("estimation_flagged", {}) or {}).items()
+    for reason, idx in sorted(flagged, key=lambda item: item[1][:1]):
+        lines.append(f"flagged   {len(idx)} samples ({reason}): {_indices(idx)}")
     samples = meta.get("estimation_samples", {}) or {}
-    flagged = {s: idx for s, idx in samples.items() if s in ("flagged", "failed", "infeasible")}
-    for s, idx in flagged.items():
-        if idx:
-            shown = ", ".join(str(i) for i in idx[:8]) + (", ..." if len(idx) > 8 else "")
-            lines.append(f"flagged   {len(idx)} {s} samples: {shown}")
+    for s in ("failed", "infeasible"):
+        if samples.get(s):
+            lines.append(f"flagged   {len(samples[s])} {s} samples: {_indices(samples[s])}")
     schedule = meta.get("estimation_schedule", {}) or {}
     if schedule:
         text = f"schedule  {schedule.get('schedule', '?')}"
@@ -136,6 +213,16 @@ def format_estimate_report(
             )
         lines.append(text)
     if output:
-        added = ", ".join(f"'{n}:estimated'" for n in names)
-        lines.append(f"written   {output} (contacts {added} beside the logged ones)")
+        if beside:
+            added = ", ".join(f"'{n}:estimated'" for n in names)
+            lines.append(f"written   {output} (contacts {added} beside the logged ones)")
+        else:
+            lines.append(
+                f"written   {output} (the log with the estimates as its contacts "
+                f"{', '.join(repr(n) for n in names)} and the schedule used)"
+            )
     return "\n".join(lines)
+
+
+def _indices(idx: Sequence[int]) -> str:
+    return ", ".join(str(i) for i in idx[:8]) + (", ..." if len(idx) > 8 else "")

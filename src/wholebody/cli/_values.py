@@ -10,7 +10,7 @@ from pathlib import Path
 from ..models.loading import load
 from ..robot.core import Robot
 
-__all__ = ["positive_int", "tolerance", "load_robot"]
+__all__ = ["positive_int", "tolerance", "finite_number", "load_robot"]
 
 
 def positive_int(text: str) -> int:
@@ -32,6 +32,17 @@ def tolerance(text: str) -> float:
         value = math.nan
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    return value
+
+
+def finite_number(text: str) -> float:
+    """argparse type: a finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
     return value
 
 

@@ -42,7 +42,7 @@ from typing import Any, NoReturn
 from ..errors import OutputError, ProfileError, WholebodyError, WholebodyWarning
 from ..models.loading import available_robots
 from ..robot.core import Robot
-from ._values import load_robot, positive_int, tolerance
+from ._values import finite_number, load_robot, positive_int, tolerance
 
 EXIT_OK, EXIT_INCONSISTENT, EXIT_BAD_INPUT, EXIT_UNCHECKED, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_INCONCLUSIVE = 5
@@ -373,6 +373,7 @@ def _estimate(args: argparse.Namespace) -> int:
         use_torques=not args.no_torques,
         solver=args.solver,
         progress=_progress(args),
+        ground=args.ground_height,
     )
     try:
         est.save(args.output)
@@ -385,9 +386,10 @@ def _estimate(args: argparse.Namespace) -> int:
     print(format_estimate_report(est, contacts, args.output))
     status = est.metadata.get("estimation_status")
     if isinstance(status, dict) and status and set(status) == {"flagged"}:
+        reasons = "; ".join(est.metadata.get("estimation_flagged", {}))
         print(
             f"wholebody: error: {args.log}: nothing could be estimated: every sample is flagged "
-            "(non-finite joint angles, velocities or accelerations)",
+            f"({reasons})",
             file=sys.stderr,
         )
         return EXIT_UNCHECKED
@@ -605,7 +607,19 @@ def _add_estimate_command(sub: Any, common: argparse.ArgumentParser) -> None:
     estimate.add_argument("log", help="a log file, a ROS 2 bag / MCAP or a LeRobot dataset")
     _add_setup_arguments(estimate)
     estimate.add_argument(
-        "--output", "-o", required=True, help="log file to write, with '<name>:estimated' contacts"
+        "--output",
+        "-o",
+        required=True,
+        help="log file to write: the log with '<name>:estimated' contacts beside its own, or, "
+        "for a log without contact wrenches, with the estimates as its contacts",
+    )
+    estimate.add_argument(
+        "--ground-height",
+        type=finite_number,
+        default=0.0,
+        metavar="Z",
+        help="height of the ground along world z, for the schedule from the kinematics [m] "
+        "(default: %(default)s m)",
     )
     estimate.add_argument(
         "--no-torques", action="store_true", help="Newton-Euler mode even if the log has torques"

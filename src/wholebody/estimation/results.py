@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -525,6 +525,44 @@ class EstimationBatch:
         out = self.status.copy()
         out[(self.status == "found") & self.split_from_regularization] = "underdetermined"
         return out
+
+    def with_flagged(self, samples: ArrayLike, reason: str) -> EstimationBatch:
+        """A copy with ``samples`` (indices) flagged for ``reason``: what the caller knows
+        is wrong with them beyond the states (a time stamp that is not finite), with NaN
+        results as every flagged sample has."""
+        rows = np.asarray(samples, dtype=np.intp)
+        if not rows.size:
+            return self
+        arrays = {
+            name: getattr(self, name).copy()
+            for name in (
+                "wrenches",
+                "residual_force",
+                "residual_moment",
+                "equations_residual",
+                "data_residual",
+                "cone_margin",
+                "solve_time",
+            )
+        }
+        for x in arrays.values():
+            x[rows] = np.nan
+        status, rank, ident = self.status.copy(), self.rank.copy(), self.identifiable.copy()
+        status[rows], rank[rows], ident[rows] = "flagged", -1, False
+        by_contact = self.identifiable_by_contact
+        if by_contact is not None:
+            by_contact = by_contact.copy()
+            by_contact[rows] = False
+        reasons = self.reasons | dict.fromkeys(rows.tolist(), reason)
+        return replace(
+            self,
+            **arrays,
+            status=status,
+            rank=rank,
+            identifiable=ident,
+            identifiable_by_contact=by_contact,
+            reasons=dict(sorted(reasons.items())),
+        )
 
     def status_counts(self, detailed: bool = False) -> dict[str, int]:
         """How many samples have each status (plain Python strings, in :data:`STATUSES`

@@ -42,6 +42,8 @@ __all__ = [
     "ARRAY_FIELDS",
     "NAME_FIELDS",
     "REQUIRED",
+    "CONTACT_FIELDS",
+    "missing_fields",
     "BASE_Q",
     "BASE_V",
     "BASE_A",
@@ -72,7 +74,20 @@ ARRAY_FIELDS = ("time", "q", "v", "a", "tau", "contact_wrenches", "external_wren
 NAME_FIELDS = ("joint_names", "contact_names", "external_frames")
 
 
-REQUIRED = ("time", "q", "v", "joint_names", "contact_names", "contact_wrenches")
+#: Fields every log holds.
+REQUIRED = ("time", "q", "v", "joint_names")
+
+
+#: A log's contacts, both or neither: a log without them (motion only, for
+#: ``wholebody estimate``) reads with no contacts.
+CONTACT_FIELDS = ("contact_names", "contact_wrenches")
+
+
+def missing_fields(present: Any) -> list[str]:
+    """The fields a log needs that are not among the names ``present``: :data:`REQUIRED`,
+    and both :data:`CONTACT_FIELDS` when either is there."""
+    contacts = CONTACT_FIELDS if any(k in present for k in CONTACT_FIELDS) else ()
+    return [k for k in REQUIRED + contacts if k not in present]
 
 
 #: Optional boolean field: per sample and contact, whether the contact is active (touching).
@@ -465,6 +480,9 @@ class FieldReader(ABC):
     accelerations_estimated : bool
     has_accelerations, has_torques, has_external : bool
         Whether ``a``, ``tau`` and ``external_wrenches`` are in the file.
+    has_wrenches : bool
+        Whether the file holds contact wrenches; True by default (a file without has no
+        contacts: ``contact_names`` is empty).
     has_active : bool
         Whether the file holds a contact schedule (``contact_active``); False by default.
     has_points : frozenset of str
@@ -486,6 +504,7 @@ class FieldReader(ABC):
     has_accelerations: bool
     has_torques: bool
     has_external: bool
+    has_wrenches: bool = True
     has_active: bool = False
     has_points: frozenset[str] = frozenset()
     point_force_contacts: tuple[str, ...] = ()
@@ -511,8 +530,9 @@ class FieldReader(ABC):
             "time": (N,),
             "q": (N, BASE_NQ + nj),
             "v": (N, BASE_NV + nj),
-            "contact_wrenches": (N, len(self.contact_names), 6),
         }
+        if self.has_wrenches:
+            shapes["contact_wrenches"] = (N, len(self.contact_names), 6)
         if self.has_accelerations:
             shapes["a"] = (N, BASE_NV + nj)
         if self.has_torques:
@@ -640,7 +660,7 @@ class FieldReader(ABC):
             tau=arrays.get("tau"),
             joint_names=self.joint_names,
             contact_names=self.contact_names,
-            contact_wrenches=arrays["contact_wrenches"],
+            contact_wrenches=arrays.get("contact_wrenches", np.zeros((stop - start, 0, 6))),
             external_frames=self.external_frames,
             external_wrenches=arrays.get("external_wrenches"),
             accelerations_estimated=self.accelerations_estimated,

@@ -21,7 +21,6 @@ from .fields import (
     POINT_FORCE_CONTACTS,
     POINT_SAMPLE_FIELDS,
     POINT_STATIC_FIELDS,
-    REQUIRED,
     FieldReader,
     LogFields,
     as_bool_array,
@@ -30,6 +29,7 @@ from .fields import (
     check_labels,
     check_names,
     dump_metadata,
+    missing_fields,
     output_file,
     parse_metadata,
 )
@@ -149,7 +149,7 @@ class Hdf5Reader(FieldReader):
 
     def _open(self) -> None:
         present = {k: self._dataset(k) for k in NUMERIC}
-        missing = [k for k in REQUIRED if k not in self._file]
+        missing = missing_fields(self._file)
         if missing:
             raise LogFormatError(
                 f"{self.source}: missing field(s) {missing}; present: {sorted(self._file)}"
@@ -158,6 +158,7 @@ class Hdf5Reader(FieldReader):
         self.has_accelerations = "a" in self._dsets
         self.has_torques = "tau" in self._dsets
         self.has_external = "external_wrenches" in self._dsets
+        self.has_wrenches = "contact_wrenches" in self._dsets
         self.has_active = ACTIVE_FIELD in self._dsets
         if self.has_external and "external_frames" not in self._file:
             raise LogFormatError(

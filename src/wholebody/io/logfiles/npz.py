@@ -21,7 +21,6 @@ from .fields import (
     POINT_FORCE_CONTACTS,
     POINT_SAMPLE_FIELDS,
     POINT_STATIC_FIELDS,
-    REQUIRED,
     FieldReader,
     LogFields,
     as_bool_array,
@@ -30,6 +29,7 @@ from .fields import (
     check_labels,
     check_names,
     dump_metadata,
+    missing_fields,
     output_file,
     parse_metadata,
 )
@@ -68,7 +68,7 @@ class NpzReader(FieldReader):
             raise
 
     def _open(self) -> None:
-        missing = [k for k in REQUIRED if k not in self._members]
+        missing = missing_fields(self._members)
         if missing:
             raise LogFormatError(
                 f"{self.source}: missing field(s) {missing}; present: {sorted(self._members)}"
@@ -76,6 +76,7 @@ class NpzReader(FieldReader):
         self.has_accelerations = "a" in self._members
         self.has_torques = "tau" in self._members
         self.has_external = "external_wrenches" in self._members
+        self.has_wrenches = "contact_wrenches" in self._members
         self.has_active = ACTIVE_FIELD in self._members
         if self.has_external and "external_frames" not in self._members:
             raise LogFormatError(
