@@ -81,6 +81,7 @@ def fit_inertial_parameters(
     lags: bool = False,
     max_lag: float = 0.02,
     folds: int = 5,
+    smoothing: bool | None = None,
 ) -> IdentificationResult:
     """Fit corrections to links' masses, CoMs and rotational inertias (and sensor
     calibrations) to logs, keeping every link a physically consistent rigid body.
@@ -154,7 +155,7 @@ def fit_inertial_parameters(
     imitated = _imitated(problem, sensors, links, use_torques)
     held_matrix = np.array([d.direction for d in imitated]) if imitated else None
     settings = _Settings(use_torques, prior_weight, max_iterations, folds, held_matrix)
-    prepared = prepare_logs(robot, logs, contacts, use_torques)
+    prepared = prepare_logs(robot, logs, contacts, use_torques, smoothing)
     with blas_threads(max(problem.n_columns, problem.p)) as threads:
         result = _fit_logs(problem, prepared, settings, lags, max_lag)
     result.blas_threads = threads
@@ -296,7 +297,7 @@ def _fit_logs(
             lag_read[names[k]] = lag_and_error(problem, lg, max_lag, rows=base_rows[k])
             lag_values[names[k]] = _significant(*lag_read[names[k]])
             shifted[k] = shift_wrenches(lg, lag_values[names[k]])
-    if sum(len(lg.q) for lg in shifted) == 0:
+    if sum(len(lg.samples) for lg in shifted) == 0:
         raise StateError("no usable sample in the logs (all flagged as non-finite or invalid)")
     estimate = _fit(problem, shifted, settings, workspace)
     # The first lags were read with the URDF's model: its errors (with every link free, too
@@ -381,12 +382,12 @@ def _noise_model(
     autocorrelation of the residuals, from a preliminary fit (each row group weighted by its
     own noise level, one level per group) to pairs of consecutive samples ``(t, t + 1)``, every
     k-th ``t`` of each log, about :data:`_NOISE_SAMPLES` samples in all."""
-    n_total = sum(len(lg.q) for lg in prepared)
+    n_total = sum(len(lg.samples) for lg in prepared)
     step = max(2, 2 * (n_total // _NOISE_SAMPLES))
     C = problem.n_columns
     stats = NoiseStatistics([c.name for c in problem.contacts], rows, C)
     for li, lg in enumerate(prepared):
-        starts = np.arange(0, len(lg.q) - 1, step)
+        starts = np.arange(0, len(lg.samples) - 1, step)
         for c0 in range(0, len(starts), _CHUNK // 2):
             t = starts[c0 : c0 + _CHUNK // 2]
             index = np.stack([t, t + 1], axis=1).reshape(-1)
@@ -422,6 +423,13 @@ def _noise_model(
     if stats.round_off(x):
         # The model balances the logs to round-off: no noise to model; every row alike.
         return NoiseModel.uniform(stats.contacts, groups, floor), 0.0
+    if any(lg.smoothing is not None for lg in prepared):
+        # Smoothed logs' residuals are mostly the differentiation noise left in band, which
+        # enters through the mass matrix, not through the sensors' Jacobians: a sensor model
+        # fitted to it weighs rows by correlations it does not have (on a Talos squat the
+        # torso's mass came out 60 times less precise). Each row group by its own level.
+        k = len(stats.contacts)
+        return NoiseModel(stats.contacts, np.zeros(k), np.zeros(k), noise), stats.lag_one(x, noise)
     return stats.model(x, dof_share, floor), stats.lag_one(x, noise)
 
 
@@ -440,7 +448,7 @@ def _segments(prepared: list[PreparedLog], folds: int) -> tuple[list[_Segment], 
     under 2), each window into chunks of :data:`_CHUNK` samples; and the number of windows."""
     segments = []
     for li, lg in enumerate(prepared):
-        n = len(lg.q)
+        n = len(lg.samples)
         k = max(1, min(folds, n // 4)) if folds >= 2 else 1
         bounds = np.linspace(0, n, k + 1).astype(int)
         for f in range(k):
@@ -470,13 +478,17 @@ class _Chunks:
                 yield seg, F, white
             return
         for seg in self.segments:
+            log = self.prepared[seg.log]
+            # Kept raw features are fresh arrays, not the workspace's (a smoothed log's are
+            # copies of what the workspace keeps for it).
+            fresh = self.keep and log.smoothing is None
             F, JT = features_and_jacobians(
                 self.problem,
-                self.prepared[seg.log],
+                log,
                 np.arange(seg.start, seg.stop),
                 self.rows,
                 seg.log,
-                None if self.keep else self.workspace,
+                None if fresh else self.workspace,
             )
             white = self.noise_model.whitening(JT, self.rows)
             if self.keep:
@@ -516,7 +528,7 @@ def _fit(
     and redone needs only the estimate. ``workspace``: the chunks' arrays, reused (by the
     fit's passes and by fits one after another)."""
     rows = problem.robot.nv if settings.use_torques else 6
-    n_total = sum(len(lg.q) for lg in prepared)
+    n_total = sum(len(lg.samples) for lg in prepared)
     segments, n_folds = _segments(prepared, settings.folds)
     solver = Solver(problem, settings.prior_weight, settings.max_iterations, settings.held)
     floor = _floor(problem)
