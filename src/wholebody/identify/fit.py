@@ -605,7 +605,9 @@ class _Residuals:
     each sample's score (n, r); ``excess``: each held-out sample's whitened cost of the fit less
     the nominal model's); the held-out windows' plain sums of squares by group (``rss_fit``,
     ``rss_nom``), whitened costs by window (``fold_fit``, ``fold_nom``) and the arithmetic
-    resolution of their sum (see :func:`_held_out`)."""
+    resolution of their sum (see :func:`_held_out`); ``magnitude`` (C,), the sum over
+    samples of ``|W F|^T |W F| |x|`` (bounded by ``|F|^T |W|^T |W| |F| |x|``): each product
+    of the Gram matrix's ``G x`` is exact to within ``_ROUNDING eps`` of its share of it."""
 
     before: dict[str, list[Array]]
     after: dict[str, list[Array]]
@@ -616,6 +618,7 @@ class _Residuals:
     fold_fit: list[float]
     fold_nom: list[float]
     resolution: float = 0.0
+    magnitude: Array | float = 0.0
 
     @classmethod
     def empty(cls, groups: list[str], n_logs: int, n_folds: int) -> _Residuals:
@@ -695,6 +698,9 @@ def _second_pass(
         if rho and prev is not None:
             grad[0] -= rho * (prev.F.T @ prev.white.apply_transpose(e[:1])[0])
         out.scores[seg.log].append((grad / scale**2) @ DLN)
+        size = np.abs(F) @ np.abs(x)  # (n, rows)
+        size = white.bound(white.bound(size), transpose=True)
+        out.magnitude = out.magnitude + np.einsum("nrc,nr->c", np.abs(F), size)
         # F[-1] copied: the next chunk's features overwrite the buffer.
         last = _Last(window, F[-1].copy(), white.take(slice(len(F) - 1, len(F))), w[-1])
         for g, sl in groups_rows:
@@ -742,20 +748,29 @@ def _inseparable(problem: Problem, J: Array, V_null: Array) -> tuple[Array, list
 class _Reported:
     """The reported quantities ``q = M theta`` (mass [kg], CoM [m], inertia [kg m^2], sensor
     parameters): their covariance (p, p), prior variances, the data's share of their information,
-    degrees of freedom (p,), and which are ``held`` at the URDF for a sensor's offset."""
+    degrees of freedom (p,), which are ``held`` at the URDF for a sensor's offset, and their
+    numerical resolution (p,)."""
 
     cov: Array
     prior_var: Array
     share: Array
     dof: Array
     held: NDArray[np.bool_]
+    resolution: Array
 
 
 def _reported(
-    est: _Estimate, N: Array, H_data: Array, cov_w: Array, V_null: Array, dof_w: Array
+    est: _Estimate,
+    N: Array,
+    H_data: Array,
+    cov_w: Array,
+    V_null: Array,
+    dof_w: Array,
+    resolution_w: Array,
 ) -> _Reported:
     """The posterior of the reported quantities in the directions the fit may move (``N``,
-    p x r: not held for a sensor's offset), from the whitened sandwich covariance ``cov_w``."""
+    p x r: not held for a sensor's offset), from the whitened sandwich covariance ``cov_w``,
+    and their numerical resolution from that of the free coordinates (``resolution_w``, r)."""
     L = est.problem.prior_factor
     ML = _reporting_jacobian(est.problem, est.theta) @ L
     MLN = ML @ N
@@ -776,7 +791,7 @@ def _reported(
     # (a sensor offset of one log: that log's batches).
     moves = np.abs(MLN) > 1e-12 * np.maximum(np.abs(MLN).max(axis=1, keepdims=True), 1e-300)
     dof = np.array([float(dof_w[m].min()) if m.any() else 1.0 for m in moves])
-    return _Reported(cov, prior_var, share, dof, held)
+    return _Reported(cov, prior_var, share, dof, held, np.abs(MLN) @ resolution_w)
 
 
 def _report(est: _Estimate) -> IdentificationResult:
@@ -803,7 +818,11 @@ def _report(est: _Estimate) -> IdentificationResult:
     names_p = [p.name for p in problem.params]
     V_null = observable_basis(blocks)[1]
     data_null, together = _inseparable(problem, J, V_null)
-    q = _reported(est, N, H_data, H_inv @ meat @ H_inv, V_null, dof_w)
+    # The fit's numerical resolution in the free directions: the estimate moves by
+    # H^-1 (D L N)^T dG x under the round-off dG of the Gram matrix's products.
+    eps = float(np.finfo(float).eps)
+    moved = np.abs(DL @ N).T @ res.magnitude * (_ROUNDING * eps / est.scale**2)
+    q = _reported(est, N, H_data, H_inv @ meat @ H_inv, V_null, dof_w, np.abs(H_inv) @ moved)
     groups_rows = _row_groups(est.chunks.rows)
     counts = {g: sum(len(v) for v in res.after[g]) * (sl.stop - sl.start) for g, sl in groups_rows}
     names, prepared = problem.log_names, est.chunks.prepared
@@ -811,9 +830,7 @@ def _report(est: _Estimate) -> IdentificationResult:
     return IdentificationResult(
         robot=problem.robot,
         links=problem.links,
-        parameters=_estimates(
-            problem, theta, q.cov, q.prior_var, q.share, q.dof, data_null, q.held
-        ),
+        parameters=_estimates(problem, theta, q, data_null),
         identifiability=identifiability_report(blocks, H_data, names_p),
         noise={
             g: max(v, _floor(problem)) for g, v in res.rms("after", counts, est.dof_share).items()
@@ -838,6 +855,11 @@ def _report(est: _Estimate) -> IdentificationResult:
         inseparable_share=dict(zip(names_p, (float(v) for v in data_null), strict=True)),
         noise_model=est.chunks.noise_model.as_dict(),
         noise_lag_one=est.rho,
+        smoothing={
+            names[k]: (lg.smoothing, len(lg.samples))
+            for k, lg in enumerate(prepared)
+            if lg.smoothing is not None
+        },
     )
 
 
@@ -934,19 +956,15 @@ def _reporting_jacobian(problem: Problem, theta: Array) -> Array:
 
 
 def _estimates(
-    problem: Problem,
-    theta: Array,
-    cov: Array,
-    prior_var: Array,
-    share: Array,
-    dof: Array,
-    data_null: Array,
-    held: NDArray[np.bool_],
+    problem: Problem, theta: Array, q: _Reported, data_null: Array
 ) -> list[ParameterEstimate]:
     """The reported parameters; a parameter is identified when the data shrink its prior
     variance by :data:`IDENTIFIED_SHARE`, it is not part of a combination the data cannot
     separate (``data_null``: its share in the equilibrated null space, below 1 %) and it is
-    not ``held`` at the URDF (what a sensor offset imitates)."""
+    not held at the URDF (what a sensor offset imitates). Its resolution is at least
+    ``_ROUNDING eps`` of its value (the value's own rounding)."""
+    cov, prior_var, share, held = q.cov, q.prior_var, q.share, q.held
+    eps = float(np.finfo(float).eps)
     out = []
     links = problem.links
     by_name = {lk.name: (i, lk) for i, lk in enumerate(links)}
@@ -980,7 +998,8 @@ def _estimates(
                 float(prior),
                 float(share[k]),
                 bool(share[k] >= IDENTIFIED_SHARE and data_null[k] < 0.01 and not held[k]),
-                float(dof[k]),
+                float(q.dof[k]),
+                max(float(q.resolution[k]), _ROUNDING * eps * abs(value)),
             )
         )
     assert len(INERTIA_COMPONENTS) == 6
