@@ -811,9 +811,7 @@ def _report(est: _Estimate) -> IdentificationResult:
     )
     res = _second_pass(est, x, fold_x, DL @ N)
     per_log = [np.concatenate(s) if s else np.zeros((0, N.shape[1])) for s in res.scores]
-    meat, n_batches, batch, dof_w = batch_means_meat(
-        per_log, H_inv, correlation_time=(1.0 + est.rho) / (1.0 - est.rho)
-    )
+    meat, n_batches, batch, dof_w = batch_means_meat(per_log, H_inv)
     blocks = {"all": J}
     names_p = [p.name for p in problem.params]
     V_null = observable_basis(blocks)[1]

@@ -18,7 +18,6 @@ from ..trajectory import Trajectory
 from .calibrate import SensorModel
 from .links import LinkInertia, link_parameters
 from .parameters import Param
-from .smoothing import Smoothing, choose_smoothing
 from .rigid import (
     EYE3,
     INERTIA_COMPONENTS,
@@ -32,6 +31,7 @@ from .rigid import (
     sqrtm_psd,
     symmetric,
 )
+from .smoothing import Smoothing, choose_smoothing
 
 __all__ = [
     "Problem",
