@@ -84,9 +84,8 @@ def fit_inertial_parameters(
     smoothing: bool | None = None,
 ) -> IdentificationResult:
     """Fit corrections to links' masses, CoMs and rotational inertias (and sensor
-    calibrations) to logs, keeping every link a physically consistent rigid body.
-
-    See :mod:`wholebody.identify` for the model, the cost and the prior.
+    calibrations) to logs, keeping every link a physically consistent rigid body (see
+    :mod:`wholebody.identify` for the model, the cost and the prior).
 
     Parameters
     ----------
@@ -127,6 +126,9 @@ def fit_inertial_parameters(
     folds : int
         Cross-validation: each log is cut into this many time windows; window ``k`` of every
         log is held out in turn (fewer than 2: no cross-validation).
+    smoothing : bool, optional
+        Low-pass each log's equations, regressor and measurements alike
+        (:mod:`~wholebody.identify.smoothing`); default: logs with differentiated accelerations.
 
     Returns
     -------
@@ -146,8 +148,7 @@ def fit_inertial_parameters(
     logs = [logs] if isinstance(logs, Trajectory) else list(logs)
     stds = _checked_options(logs, prior_weight, max_lag, prior_std)
     contacts = list(contacts)
-    if use_torques is None:
-        use_torques = all(t.tau is not None for t in logs)
+    use_torques = all(t.tau is not None for t in logs) if use_torques is None else use_torques
     names = _log_names([str(t.source) for t in logs])
     problem, held = _problem(
         robot, contacts, names, use_torques, stds, parameters, links, groups, sensors, density, urdf

@@ -8,12 +8,13 @@ with about 1 rad/s^2 of it. That noise enters the regressor ``Y(q, v, a)``, the 
 equation least squares takes as exact, and biases the fit (errors in variables: through the
 same noisy base acceleration, a link's columns and every other body's share of the measured
 wrench move together, and least squares reads that as the link's mass; a Talos torso of 18.4 kg
-came out at 48 kg, its CoM 15 cm off). The fix used here is parallel filtering (Gautier 1997):
-each sample's equation ``F_t x = r_t`` (:mod:`~wholebody.identify.features`) is replaced by
+came out at 48 kg, its CoM 15 cm off). The remedy is the parallel filtering of robot-arm
+identification (Gautier and Khalil): each sample's residual ``r_t = F_t x``
+(:mod:`~wholebody.identify.features`; zero for the true parameters) is replaced by
 
 .. math::
 
-    \\sum_j h_j F_{t + j}\\, x = \\sum_j h_j r_{t + j},
+    \\sum_j h_j r_{t + j} = \\Big(\\sum_j h_j F_{t + j}\\Big) x,
     \\qquad h_j \\propto e^{-(j\\, dt)^2 / (2 \\sigma^2)}, \\quad |j\\, dt| \\le 4 \\sigma
 
 kept at every ``step``-th sample. The same weights multiply every column, the regressor's and
@@ -21,13 +22,14 @@ the measurements' (the constant column carries the logged wrenches and torques),
 smoothed equations hold exactly whenever the samples' equations do: the filter adds no model
 error however the motion and the nonlinear regressor behave, and any linear weights would do.
 What the Gaussian does is keep the motion (its gain at the motion's bandwidth ``f_m``, read
-from the velocities' spectrum, is :data:`KEEP`) and remove the differentiation noise above it
-(its gain ``exp(-2 pi^2 sigma^2 f^2)`` has no ripple and falls below 1e-3 at 3.5 ``f_m``);
-the smoothed equations then vary no faster than the motion, so every ``step`` samples
-(:data:`STEP_SIGMAS` ``sigma``) are enough. Samples within ``4 sigma`` of a log's ends have no
-full window and are left out. The cost in bandwidth: the fit reads the log through this
-low-pass, ``-3 dB`` at ``cutoff = sqrt(ln 2) / (2 pi sigma)`` Hz; what the motion did faster
-than that (an impact, a fast swing) informs the fit less.
+from the velocities' spectrum, is :data:`KEEP`) and remove the differentiation noise above it:
+its gain ``exp(-2 pi^2 sigma^2 f^2) = KEEP^((f / f_m)^2)`` has no ripple, is ``1 / sqrt 2``
+at 1.8 ``f_m`` and 1e-3 at 8 ``f_m``. The smoothed equations vary no faster than the motion,
+so one sample in :data:`STEP_SIGMAS` ``sigma`` is kept. Samples within ``4 sigma`` of a log's
+ends have no full window and are left out. The cost in bandwidth: the fit reads the log through
+this low-pass, ``-3 dB`` at ``cutoff = sqrt(ln 2) / (2 pi sigma)`` Hz; what the motion did
+faster than that (an impact, a fast swing) informs the fit less, and a log holds about
+``2 cutoff T`` independent smoothed samples over its duration ``T``.
 """
 
 from __future__ import annotations
