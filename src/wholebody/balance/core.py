@@ -31,6 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..contacts import Contact
 from ..errors import InvalidArgumentError, StateError
+from ..robot import real_array
 from ..robot.core import Robot
 from ..spatial import Wrench, cross
 from ._kinematics import (
@@ -123,7 +124,7 @@ def _sample_rows(contacts: Sequence[Contact], wrenches: Any, weight: float) -> l
     if isinstance(wrenches, (list, tuple)) and len(wrenches) == k:
         for c, w in zip(contacts, wrenches, strict=True):
             if type(w) is not np.ndarray or w.dtype is not _F64:
-                w = np.asarray(w, dtype=float)
+                w = real_array(w, f"the wrench of contact {c.name!r}")
             if w.shape != (c.size,):
                 kind = "a force (3,)" if c.size == 3 else "a wrench (f, tau) (6,)"
                 raise StateError(f"contact {c.name!r} takes {kind} per sample, got shape {w.shape}")

@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 
 from ..contacts import Contact
 from ..errors import InvalidArgumentError, StateError
+from ..robot import real_array
 from ..spatial import Wrench
 
 __all__ = [
@@ -120,7 +121,7 @@ def stack_contact_wrenches(
             raise StateError(f"{len(wrenches)} wrenches given for {len(contacts)} contacts")
         parts = []
         for c, w in zip(contacts, wrenches, strict=True):
-            w = np.asarray(w, dtype=float)
+            w = real_array(w, f"the wrench of contact {c.name!r}")
             w2 = w.reshape(1, -1) if w.ndim == 1 else w
             if w2.ndim != 2 or w2.shape[1] != c.size:
                 kind = "a force (3,)" if c.size == 3 else "a wrench (f, tau) (6,)"
@@ -133,7 +134,7 @@ def stack_contact_wrenches(
             )
         stacked = np.concatenate(parts, axis=1) if parts else np.zeros((n or 1, 0))
     else:
-        stacked = np.asarray(wrenches, dtype=float)
+        stacked = real_array(wrenches, "contact wrenches")
         if stacked.ndim == 1:
             stacked = stacked.reshape(1, -1)
         if stacked.ndim != 2 or stacked.shape[1] != total:
@@ -299,10 +300,7 @@ class ExternalWrench:
 
 
 def _as_wrench_rows(value: Any, N: int, name: str) -> Array:
-    try:
-        w = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise StateError(f"external wrench {name!r} is not numeric: {exc}") from None
+    w = real_array(value, f"external wrench {name!r}")
     if w.shape in ((3,), (N, 3)):
         w = np.concatenate([np.broadcast_to(w, (N, 3)), np.zeros((N, 3))], axis=1)
     elif w.shape in ((6,), (N, 6)):

@@ -13,7 +13,13 @@ manifold (:mod:`wholebody.robot.differentiation`) and MJCF loading
 The conventions are those of :mod:`wholebody.robot.core`.
 """
 
-from ._checks import MAX_STATE_MAGNITUDE, QUAT_EXACT_TOL, QUAT_RENORMALIZE_TOL, Array
+from ._checks import (
+    MAX_STATE_MAGNITUDE,
+    QUAT_EXACT_TOL,
+    QUAT_RENORMALIZE_TOL,
+    Array,
+    real_array,
+)
 from ._controller_pass import ControllerPass
 from ._dynamics import External, TorqueTerms
 from ._kinematics import ContactPass, FramePlacements
@@ -21,6 +27,7 @@ from ._state import State, StateCheck
 from .core import Robot
 
 __all__ = [
+    "real_array",
     "Robot",
     "State",
     "StateCheck",

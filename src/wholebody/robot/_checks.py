@@ -82,8 +82,8 @@ def real_array(x: Any, what: str) -> Array:
         if masked.size:
             i = int(masked[0])
             raise StateError(
-                f"{_entry(what, x, i)} is masked (holding {_shown(x.data.flat[i])}): a state "
-                "needs every entry; fill or drop the sample"
+                f"{_entry(what, x, i)} is masked (holding {_shown(x.data.flat[i])}): every "
+                "entry is needed; fill or drop the sample"
             )
         x = x.data
     try:
