@@ -138,11 +138,8 @@ def _frame_error(robot: Robot, frame: object) -> Exception:
 
 
 def _check_frame_ids(robot: Robot, frame_ids: Any) -> tuple[int, ...]:
-    """``frame_ids`` as a tuple of checked ints in ``[0, nframes)``.
-
-    Sequences found valid are remembered (ids stay valid: frames are never removed), so
-    a repeated one costs a tuple and a dictionary lookup (~0.2 us).
-    """
+    """``frame_ids`` as a tuple of checked ints in ``[0, nframes)``; sequences found valid are
+    remembered (frames are never removed)."""
     try:
         key = tuple(frame_ids)
         ids = robot._valid_ids.get(key)

@@ -1,32 +1,12 @@
-"""Batch helpers that call Pinocchio for many samples of one robot, for the hot loops of batch
-estimation, of log checks, of the convention checks, the diagnosis and identification; and the
-configuration difference of many samples on the manifold, vectorised in numpy. Plain functions
-taking a :class:`~wholebody.robot.Robot`.
+"""Pinocchio passes over many samples of one robot (the hot loops of the log checks, batch
+estimation, the convention checks, the diagnosis and identification), and the configuration
+difference of many samples on the manifold, vectorised in numpy.
 
-The passes, one per listed sample, each on the robot's scratch ``Data`` (states **not
-checked**: callers check whole arrays with ``Robot.check_batch``):
-
-===============================  =============================================================
-:func:`centroidal_frames_rows`   CoM, momentum rate, frame placements (checks, estimation)
-:func:`com_frames_rows`          CoM and frame origins, no velocities (contact conventions)
-:func:`centroidal_map_rows`      the centroidal map ``A_G``, CoM and frame origins
-                                 (expected errors of differentiated accelerations)
-:func:`frame_placements_rows`    frame origins and rotations (``Robot.placements``,
-                                 calibration)
-:func:`frame_motions_rows`       frame origins and classical accelerations (the motion of
-                                 links without ``<inertial>`` in the diagnosis)
-:func:`joint_motions_rows`       joint frames' placements, velocities and accelerations (a
-                                 payload on a link, in the diagnosis)
-:func:`regressor_frames_rows`    joint-torque regressor rows, frame Jacobians and rotations
-                                 (identification)
-:class:`LiveFrames`              CoM, momentum rate and frame placements of one sample read
-                                 through views kept alive (the one-sample estimate)
-===============================  =============================================================
-
-The per-sample pass reads its results through views that Pinocchio's ``Data`` keeps alive
-(``data.com[0]``, ``data.dhg.vector``, ``data.oMf[i].translation`` / ``.rotation`` refer to the
-data's own memory, overwritten by every pass): one small copy each, no Python objects built per
-sample.
+Each ``*_rows`` function runs one pass per listed sample on the robot's scratch ``Data``, on
+states **not checked** (callers check whole arrays with ``Robot.check_batch``), and checks
+its frame ids (Pinocchio aborts on one out of range). Results are read through views that the
+``Data`` keeps alive (``data.com[0]``, ``data.dhg.vector``, ``data.oMf[i].translation``),
+overwritten by every pass: one small copy each, no Python object built per sample.
 """
 
 from __future__ import annotations
@@ -66,7 +46,7 @@ _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 
 
 def centroidal_frames_rows(
-    robot: object,
+    robot: Robot,
     Q: Array,
     V: Array,
     A: Array,
@@ -80,8 +60,6 @@ def centroidal_frames_rows(
 ) -> None:
     """One Pinocchio pass per listed sample: CoM, momentum rate at the CoM and frame placements,
     written into the given arrays at the same rows.
-
-    The states are **not checked** (callers check whole arrays with ``Robot.check_batch``).
 
     Parameters
     ----------
@@ -103,18 +81,12 @@ def centroidal_frames_rows(
         Out: world-from-frame rotations of the first ``r`` frames.
     n_rotations : int, optional
         ``r`` (default: every frame).
-
-    Raises
-    ------
-    InvalidArgumentError
-        A frame id outside ``[0, nframes)``.
     """
-    model, data = robot.model, robot.data  # type: ignore[attr-defined]
-    ids = _checked_ids(model, frame_ids)
+    model, data = robot.model, robot.data
+    ids = robot._check_frame_ids(frame_ids)
     r = len(ids) if n_rotations is None else int(n_rotations)
     if rotations is None:
         r = 0
-    # Live views into the data (see the module docstring); ids are unique per view.
     com_view = data.com[0]
     rate_view = data.dhg.vector
     placed = [data.oMf[f] for f in ids]
@@ -133,17 +105,6 @@ def centroidal_frames_rows(
             Ri = rotations[i]  # type: ignore[index]
             for j in range(r):
                 Ri[j] = rots[j]
-
-
-def _checked_ids(model: pin.Model, frame_ids: Sequence[int]) -> list[int]:
-    """Frame ids as ints, each in ``[0, nframes)`` (Pinocchio aborts on one out of range)."""
-    ids = [int(f) for f in frame_ids]
-    bad = [f for f in ids if not 0 <= f < model.nframes]
-    if bad:
-        raise InvalidArgumentError(
-            f"frame ids {bad} are outside [0, {model.nframes}) for robot {model.name!r}"
-        )
-    return ids
 
 
 def com_frames_rows(
@@ -170,14 +131,9 @@ def com_frames_rows(
         Out: centre of mass, world [m].
     positions : ndarray, shape (N, len(frame_ids), 3)
         Out: frame origins, world [m].
-
-    Raises
-    ------
-    InvalidArgumentError
-        A frame id outside ``[0, nframes)``.
     """
     model, data = robot.model, robot.data
-    ids = _checked_ids(model, frame_ids)
+    ids = robot._check_frame_ids(frame_ids)
     for i in rows:
         com[i] = pin.centerOfMass(model, data, Q[i], False)
         for c, fid in enumerate(ids):
@@ -213,7 +169,7 @@ def centroidal_map_rows(
         Frame origins, world [m].
     """
     model, data = robot.model, robot.data
-    ids = _checked_ids(model, frame_ids)
+    ids = robot._check_frame_ids(frame_ids)
     n = len(rows)
     Ag = np.empty((n, 6, model.nv))
     com = np.empty((n, 3))
@@ -253,7 +209,7 @@ def frame_placements_rows(
         Out: rotations, world from frame.
     """
     model, data = robot.model, robot.data
-    ids = list(enumerate(_checked_ids(model, frame_ids)))
+    ids = list(enumerate(robot._check_frame_ids(frame_ids)))
     for i in rows:
         pin.forwardKinematics(model, data, Q[i])
         for j, fid in ids:
@@ -287,7 +243,7 @@ def frame_motions_rows(
         Classical (not spatial) accelerations of the origins, world axes [m/s^2].
     """
     model, data = robot.model, robot.data
-    ids = _checked_ids(model, frame_ids)
+    ids = robot._check_frame_ids(frame_ids)
     n, k = len(Q), len(ids)
     positions, accelerations = np.empty((n, k, 3)), np.empty((n, k, 3))
     for s in range(n):
@@ -392,7 +348,7 @@ def regressor_frames_rows(
         World-from-frame rotations.
     """
     model, data = robot.model, robot.data
-    ids = _checked_ids(model, frame_ids)
+    ids = robot._check_frame_ids(frame_ids)
     n = len(rows)
     shapes = ((n, dofs, 10 * (model.njoints - 1)), (n, len(ids), 6, dofs), (n, n_rotations, 3, 3))
     if out is None:
@@ -416,7 +372,7 @@ def regressor_frames_rows(
 
 class LiveFrames:
     """One sample's CoM, momentum rate and frame placements, read through views of a robot's
-    ``Data`` made once (see the module docstring): the pass of the one-sample estimate.
+    ``Data`` made once: the pass of the one-sample estimate.
 
     Parameters
     ----------
@@ -436,7 +392,7 @@ class LiveFrames:
 
     def __init__(self, robot: Robot, frame_ids: Sequence[int]):
         model, data = robot.model, robot.data
-        ids = _checked_ids(model, frame_ids)
+        ids = robot._check_frame_ids(frame_ids)
         self.model, self.data = model, data
         self.com = data.com[0]
         self.rate = data.dhg.vector

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..balance.core import kinematics_batch
+from ..balance import kinematics_batch
 from ..contacts import Contact, SurfaceContact
 from ..errors import InvalidArgumentError, LogFileError, LogFormatError, OutputError
 from ..robot.core import Robot
