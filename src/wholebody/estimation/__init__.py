@@ -61,7 +61,6 @@ name for N).
 from __future__ import annotations
 
 from ..errors import SolverNotAvailableError
-from ..friction import cone_matrix
 from .batch import estimate_contact_wrenches_batch
 from .estimate import estimate_contact_wrenches
 from .known import identifiable_contacts
@@ -83,7 +82,6 @@ __all__ = [
     "estimate_contact_wrenches",
     "estimate_contact_wrenches_batch",
     "estimate_status",
-    "cone_matrix",
     "SolverNotAvailableError",
     "DEFAULT_SOLVER",
     "DEFAULT_TOLERANCE",

@@ -1,9 +1,7 @@
-"""The dynamics part of :class:`wholebody.Robot`: M, C, g, nle, inverse and forward dynamics.
-
-Functions of the robot, bound as its methods in :mod:`wholebody.robot.core`. Every term is
-one Pinocchio call after the state check (none for a :class:`~wholebody.robot.State`, whose
-``v`` and ``a`` are used when ``q`` is one). Pinocchio (4.x) returns fresh arrays from these
-calls, not views of ``data``, so they are handed out without a copy.
+"""The dynamics part of :class:`wholebody.Robot` (functions bound as its methods): M, C, g,
+nle, inverse and forward dynamics, each one Pinocchio call after the state check. Pinocchio
+(4.x) returns fresh arrays from these calls, not views of ``data``: they are handed out
+without a copy.
 """
 
 from __future__ import annotations
@@ -94,14 +92,10 @@ def coriolis(robot: Robot, q: ArrayLike | State, v: ArrayLike | None = None) -> 
     """
     q, v = robot._check_qv(q, v)
     if robot._nograv is None:
-        robot._nograv = robot._zero_gravity_copy()
+        model = pin.Model(robot._model)
+        model.gravity = pin.Motion.Zero()
+        robot._nograv = (model, model.createData())
     return _rnea(robot._nograv[0], robot._nograv[1], q, v, robot._zero_v)
-
-
-def _zero_gravity_copy(robot: Robot) -> tuple[pin.Model, pin.Data]:
-    model = pin.Model(robot._model)
-    model.gravity = pin.Motion.Zero()
-    return model, model.createData()
 
 
 def gravity(robot: Robot, q: ArrayLike | State) -> Array:

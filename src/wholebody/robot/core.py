@@ -446,7 +446,6 @@ class Robot:
     mass_matrix = _dynamics.mass_matrix
     coriolis_matrix = _dynamics.coriolis_matrix
     coriolis = _dynamics.coriolis
-    _zero_gravity_copy = _dynamics._zero_gravity_copy
     gravity = _dynamics.gravity
     nonlinear_effects = _dynamics.nonlinear_effects
     external_generalized_forces = _dynamics.external_generalized_forces
