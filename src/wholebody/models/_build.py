@@ -18,7 +18,7 @@ import numpy as np
 
 from .anthropometric import anthropometric_human_urdf
 from .loading import SHIPPED_NAMES
-from .urdf_writer import Joint, Link, Solid, box, chain, uniform_link, urdf_text
+from .urdf_writer import Joint, Link, Solid, chain, uniform_link, urdf_text
 
 __all__ = [
     "HUMANOID_SOLE_HALF_LENGTH",
@@ -47,7 +47,7 @@ def _planar_rod(name: str, mass: float, i_cm: float, length: float, width: float
         mass,
         (d, 0, 0),
         np.diag([0.1 * i_cm, i_cm, i_cm]),
-        visual=box((length, width, width)),
+        visual=Solid("box", (length, width, width)).geometry(),
         geometry_origin=(length / 2, 0, 0),
     )
 
@@ -225,7 +225,7 @@ def humanoid_urdf() -> str:
 
 def human_dempster_urdf() -> str:
     """The anthropometric human of 1.70 m and 70 kg (Dempster via Winter)."""
-    return anthropometric_human_urdf(1.70, 70.0, table="dempster")
+    return anthropometric_human_urdf(1.70, 70.0)
 
 
 #: Name -> the function that writes its URDF, for every name of ``models.SHIPPED_NAMES``.
