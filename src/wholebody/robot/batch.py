@@ -2,11 +2,14 @@
 estimation, the convention checks, the diagnosis and identification), and the configuration
 difference of many samples on the manifold, vectorised in numpy.
 
-Each ``*_rows`` function runs one pass per listed sample on the robot's scratch ``Data``, on
-states **not checked** (callers check whole arrays with ``Robot.check_batch``), and checks
-its frame ids (Pinocchio aborts on one out of range). Results are read through views that the
-``Data`` keeps alive (``data.com[0]``, ``data.dhg.vector``, ``data.oMf[i].translation``),
-overwritten by every pass: one small copy each, no Python object built per sample.
+Each ``*_rows`` function runs one pass per listed sample on the robot's scratch ``Data``. Their
+arguments: ``Q`` (N, nq), ``V`` and ``A`` (N, nv), states **not checked** here (callers check
+whole arrays with ``Robot.check_batch``); ``rows``, the sample indices in ``[0, N)`` to compute
+(outputs given as arguments are written at the same rows, outputs returned follow the order
+of ``rows``); ``frame_ids``, frame indices in ``[0, nframes)``, checked (Pinocchio aborts on
+one out of range). Results are world axes, SI units, read through views that the ``Data`` keeps
+alive (``data.com[0]``, ``data.dhg.vector``, ``data.oMf[i].translation``), overwritten by
+every pass: one small copy each, no Python object built per sample.
 """
 
 from __future__ import annotations
@@ -58,18 +61,10 @@ def centroidal_frames_rows(
     rotations: Array | None = None,
     n_rotations: int | None = None,
 ) -> None:
-    """One Pinocchio pass per listed sample: CoM, momentum rate at the CoM and frame placements,
-    written into the given arrays at the same rows.
+    """CoM, momentum rate at the CoM and frame placements of the listed samples.
 
     Parameters
     ----------
-    robot : Robot
-    Q : ndarray, shape (N, nq)
-    V, A : ndarray, shape (N, nv)
-    rows : sequence of int
-        The samples to compute, each in ``[0, N)``.
-    frame_ids : sequence of int
-        Frame indices in ``[0, nframes)``.
     com : ndarray, shape (N, 3)
         Out: centre of mass, world [m].
     rate : ndarray, shape (N, 6)
@@ -115,18 +110,11 @@ def com_frames_rows(
     com: Array,
     positions: Array,
 ) -> None:
-    """One Pinocchio pass per listed sample (``centerOfMass`` of ``q`` alone, which places
-    the joints, then each frame): CoM and frame origins, written at the same rows.
+    """CoM and frame origins of the listed configurations (``centerOfMass``, which places the
+    joints, then each frame; no velocities).
 
     Parameters
     ----------
-    robot : Robot
-    Q : ndarray, shape (N, nq)
-        Checked configurations.
-    rows : iterable of int
-        The samples to compute, each in ``[0, N)``.
-    frame_ids : sequence of int
-        Frame indices in ``[0, nframes)``.
     com : ndarray, shape (N, 3)
         Out: centre of mass, world [m].
     positions : ndarray, shape (N, len(frame_ids), 3)
@@ -146,18 +134,8 @@ def centroidal_map_rows(
     rows: Samples,
     frame_ids: Sequence[int],
 ) -> tuple[Array, Array, Array]:
-    """One Pinocchio pass per listed sample: the centroidal momentum map ``A_G(q)``
-    (``h_G = A_G v``, world axes at the CoM), the CoM and the frames' origins.
-
-    Parameters
-    ----------
-    robot : Robot
-    Q : ndarray, shape (N, nq)
-        Checked configurations.
-    rows : sequence of int
-        The samples to compute, each in ``[0, N)``; the outputs follow their order.
-    frame_ids : sequence of int
-        Frame indices in ``[0, nframes)``.
+    """The centroidal momentum map ``A_G(q)`` (``h_G = A_G v``, world axes at the CoM), the
+    CoM and the frames' origins of the listed configurations.
 
     Returns
     -------
@@ -191,18 +169,11 @@ def frame_placements_rows(
     positions: Array | None = None,
     rotations: Array | None = None,
 ) -> None:
-    """One forward-kinematics pass per listed sample (the joints, then each frame): frame
-    origins and world-from-frame rotations, written at the same rows.
+    """Frame origins and world-from-frame rotations of the listed configurations (forward
+    kinematics, then each frame).
 
     Parameters
     ----------
-    robot : Robot
-    Q : ndarray, shape (N, nq)
-        Checked configurations.
-    rows : iterable of int
-        The samples to compute, each in ``[0, N)``.
-    frame_ids : sequence of int
-        Frame indices in ``[0, nframes)``.
     positions : ndarray, shape (N, len(frame_ids), 3), optional
         Out: frame origins, world [m].
     rotations : ndarray, shape (N, len(frame_ids), 3, 3), optional
@@ -223,17 +194,7 @@ def frame_placements_rows(
 def frame_motions_rows(
     robot: Robot, Q: Array, V: Array, A: Array, frame_ids: Sequence[int]
 ) -> tuple[Array, Array]:
-    """One forward-kinematics pass (``q``, ``v``, ``a``) per sample: the frames' origins and
-    the classical accelerations of those origins.
-
-    Parameters
-    ----------
-    robot : Robot
-    Q : ndarray, shape (n, nq)
-    V, A : ndarray, shape (n, nv)
-        Checked states.
-    frame_ids : sequence of int
-        Frame indices in ``[0, nframes)``.
+    """The frames' origins and the classical accelerations of those origins, every sample.
 
     Returns
     -------
@@ -258,18 +219,9 @@ def frame_motions_rows(
 def joint_motions_rows(
     robot: Robot, Q: Array, V: Array, A: Array, joint_ids: Sequence[int]
 ) -> tuple[Array, Array, Array, Array, Array]:
-    """One forward-kinematics pass (``q``, ``v``, ``a``) per sample: the joint frames' (the
-    links') origins, rotations, the classical accelerations of the origins and the angular
-    velocities and accelerations, world axes.
-
-    Parameters
-    ----------
-    robot : Robot
-    Q : ndarray, shape (n, nq)
-    V, A : ndarray, shape (n, nv)
-        Checked states.
-    joint_ids : sequence of int
-        Joint indices in ``[1, njoints)``.
+    """The joint frames' (the links') origins, rotations, the classical accelerations of the
+    origins and the angular velocities and accelerations, every sample; ``joint_ids`` in
+    ``[1, njoints)``.
 
     Returns
     -------
@@ -309,8 +261,8 @@ def regressor_frames_rows(
     n_rotations: int = 0,
     out: tuple[Array, Array, Array] | None = None,
 ) -> tuple[Array, Array, Array]:
-    """One pass per listed sample for identification: the joint-torque regressor, the frames'
-    Jacobians and rotations.
+    """The joint-torque regressor, the frames' Jacobians and rotations of the listed samples
+    (identification).
 
     .. math::
 
@@ -321,14 +273,6 @@ def regressor_frames_rows(
 
     Parameters
     ----------
-    robot : Robot
-    Q : ndarray, shape (N, nq)
-    V, A : ndarray, shape (N, nv)
-        Checked states.
-    rows : sequence of int
-        The samples to compute, each in ``[0, N)``; the outputs follow their order.
-    frame_ids : sequence of int
-        Frame indices in ``[0, nframes)``.
     dofs : int, keyword-only
         The velocity coordinates kept: the regressor's first ``dofs`` rows and the
         Jacobians' first ``dofs`` columns (6: a floating base's rows; nv: all).
@@ -468,10 +412,8 @@ def _free_flyer_rows(a: Array, b: Array, out: Array) -> None:
     t2 = tuple(2.0 * c for c in _cross(e, u))
     ext = _cross(e, t2)
     dp = tuple(u[i] + aw * t2[i] + ext[i] for i in range(3))
-    # SE(3) log: translation part is V(omega)^{-1} dp with
-    # V^{-1} = I - W/2 + c W^2, W = skew(omega), c = (1 - (t/2) cot(t/2)) / t^2 (written
-    # with sin(t/2)^2 = (1 - cos t) / 2, which keeps its precision as t -> 0; a series below
-    # 1e-3, error t^4 / 30240).
+    # SE(3) log: translation part is V(omega)^{-1} dp with V^{-1} = I - W/2 + c W^2,
+    # W = skew(omega), c = (1 - (t/2) cot(t/2)) / t^2 (a series below 1e-3, error t^4 / 30240).
     th = np.abs(angle)
     small = th < 1e-3
     ts = np.where(small, 1.0, th)
