@@ -229,11 +229,6 @@ def frame_jacobian(robot: Robot, q: ArrayLike | State, frame: str) -> Array:
     return _frame_jacobian(robot._model, robot._data, q, fid, _LWA)
 
 
-def point_jacobian(robot: Robot, q: ArrayLike | State, frame: str) -> Array:
-    """Jacobian of the frame origin's velocity in world axes, shape (3, nv)."""
-    return robot.frame_jacobian(q, frame)[:3]
-
-
 def frame_velocity(
     robot: Robot, q: ArrayLike | State, v: ArrayLike | None = None, frame: str | None = None
 ) -> Array:

@@ -460,7 +460,6 @@ class Robot:
     placements = _kinematics.placements
     frame_position = _kinematics.frame_position
     frame_jacobian = _kinematics.frame_jacobian
-    point_jacobian = _kinematics.point_jacobian
     frame_velocity = _kinematics.frame_velocity
     frame_drift = _kinematics.frame_drift
     com = _kinematics.com
