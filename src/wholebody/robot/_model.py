@@ -67,9 +67,6 @@ def _index_names(robot: Robot) -> None:
     # What a check of a state depends on: a State checked by a robot of the same spec is
     # trusted by this one (wholebody.robot._state).
     robot._state_spec = (int(m.nq), int(m.nv), tuple((a, b) for a, b, _, _ in blocks))
-    # Bounds used by random_configuration: finite joint limits, else +-pi (angles) / +-1 m.
-    robot._lower = np.array(m.lowerPositionLimit, dtype=float)
-    robot._upper = np.array(m.upperPositionLimit, dtype=float)
 
 
 def _own_model(robot: Robot) -> pin.Model:

@@ -431,7 +431,7 @@ def random_configuration(robot: Robot, seed: int | np.random.Generator | None = 
     for j in range(1, m.njoints):
         jm = m.joints[j]
         if jm.nq == 1 and jm.nv == 1:
-            lo, hi = robot._lower[jm.idx_q], robot._upper[jm.idx_q]
+            lo, hi = m.lowerPositionLimit[jm.idx_q], m.upperPositionLimit[jm.idx_q]
             if np.isfinite(lo) and np.isfinite(hi) and hi > lo:
                 q[jm.idx_q] = rng.uniform(lo, hi)
     return q

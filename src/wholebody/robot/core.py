@@ -95,8 +95,6 @@ class Robot:
     _unit_blocks: tuple[tuple[int, int, str, str], ...]
     # (nq, nv, unit-norm blocks of q): what a state's check depends on.
     _state_spec: tuple[int, int, tuple[tuple[int, int], ...]]
-    _lower: Array
-    _upper: Array
     _gravity: Array
     _mg: list[float]
     _mg6: Array
