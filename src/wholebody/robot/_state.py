@@ -287,12 +287,16 @@ class StateCheck(NamedTuple):
     Attributes
     ----------
     arrays : dict of str to ndarray
-        The checked arrays as float, by the names given: shape (N, nq) / (N, nv) (other
-        named arrays as given).
+        The checked arrays as float, by the names given; rows of ``q`` whose unit-norm blocks
+        are off norm 1 by at most 1e-6 are renormalised (in a copy).
     flagged : ndarray of bool, shape (N,)
-        The samples that cannot be used.
+        The samples that cannot be used: non-finite values; in ``q``, ``v``, ``a`` and
+        ``tau*`` arrays also entries beyond :data:`~wholebody.robot.MAX_STATE_MAGNITUDE`;
+        quaternions and (cos, sin) pairs that are zero or off unit norm by more than 1e-6.
     reasons : dict of int to str
-        Why each flagged sample is flagged (the first reason found).
+        Why each flagged sample is flagged (the first reason found), e.g. ``"v has
+        non-finite values"`` or ``"v[3] = 1e+200 is beyond any physical magnitude (|x| <=
+        1e+08)"``.
     """
 
     arrays: dict[str, Array]
@@ -318,20 +322,7 @@ def check_batch(robot: Robot, **arrays: ArrayLike) -> StateCheck:
     Returns
     -------
     StateCheck
-        ``(arrays, bad, reasons)``, a tuple:
-
-        arrays : dict of str to ndarray
-            The arrays as float; rows of ``q`` whose quaternion norm is within 1e-6 of 1
-            are renormalised (in a copy).
-        bad : ndarray of bool, shape (N,)
-            Rows that cannot be used: non-finite values; in ``q``, ``v``, ``a`` and ``tau*``
-            arrays also entries beyond :data:`~wholebody.robot.MAX_STATE_MAGNITUDE` (1e8,
-            SI units); quaternions and (cos, sin) pairs that are zero or off unit norm by
-            more than 1e-6.
-        reasons : dict of int to str
-            Why each bad row is bad (first reason found), e.g. ``"v has non-finite
-            values"`` or ``"v[3] = 1e+200 is beyond any physical magnitude (|x| <=
-            1e+08)"``.
+        ``(arrays, flagged, reasons)``.
 
     Raises
     ------
