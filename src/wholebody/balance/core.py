@@ -102,15 +102,16 @@ def _sample_layout(
     if isinstance(wrenches, (list, tuple)) and len(wrenches) == len(contacts):
         rows: list[list[float]] = []
         small = True  # every row's norm within the limit (False for NaN and inf too)
-        for c, w in zip(contacts, wrenches, strict=True):
+        for c, w in zip(contacts, wrenches):
+            size = c.size
             if type(w) is not np.ndarray or w.dtype is not _F64:
                 w = np.asarray(w, dtype=float)
-            if w.shape != (c.size,):
-                kind = "a force (3,)" if c.size == 3 else "a wrench (f, tau) (6,)"
+            if w.shape != (size,):
+                kind = "a force (3,)" if size == 3 else "a wrench (f, tau) (6,)"
                 raise StateError(f"contact {c.name!r} takes {kind} per sample, got shape {w.shape}")
             row = w.tolist()
             small = small and math.hypot(*row) <= limit
-            rows.append(row if c.size == 6 else row + [0.0, 0.0, 0.0])
+            rows.append(row if size == 6 else row + [0.0, 0.0, 0.0])
     else:
         W = stack_contact_wrenches(contacts, wrenches, 1)
         rows = wrenches_in_log_layout(contacts, W)[0].tolist()
