@@ -113,25 +113,8 @@ def nonlinear_effects(robot: Robot, q: ArrayLike | State, v: ArrayLike | None = 
     return _nle(robot._model, robot._data, q, v)
 
 
-def external_generalized_forces(
-    robot: Robot, q: ArrayLike | State, external_wrenches: External
-) -> Array:
-    """``sum_i J_i(q)^T w_i`` for external wrenches given by frame, shape (nv,).
-
-    Parameters
-    ----------
-    q : array of shape (nq,), or State
-        Configuration.
-    external_wrenches : mapping of str to wrench
-        Frame name -> world-axes wrench ``(f, tau)`` at the frame origin, shape (6,),
-        or a force alone, shape (3,) [N, N m]. A :class:`wholebody.Wrench` is moved to
-        the frame origin first.
-    """
-    return _external(robot, robot._check_q(q), external_wrenches)
-
-
 def _external(robot: Robot, q: Array, external_wrenches: External) -> Array:
-    """:meth:`external_generalized_forces` of a checked ``q``."""
+    """``sum_i J_i(q)^T w_i`` of :data:`External` wrenches at a checked ``q``, shape (nv,)."""
     out = np.zeros(robot.nv)
     if not external_wrenches:
         return out
@@ -183,7 +166,7 @@ def inverse_dynamics(
         State and acceleration (Pinocchio's layout, base parts in the base frame); or ``q``
         a :class:`~wholebody.robot.State` holding all three (``v``, ``a`` not given).
     external_wrenches : mapping of str to wrench, optional
-        As in :meth:`external_generalized_forces`.
+        Frame name -> wrench, see :data:`~wholebody.robot.External`.
 
     Examples
     --------
@@ -264,7 +247,7 @@ def joint_wrenches(
     ----------
     q, v, a : as in :meth:`inverse_dynamics`
     external_wrenches : mapping of str to wrench, optional
-        As in :meth:`external_generalized_forces`.
+        Frame name -> wrench, see :data:`~wholebody.robot.External`.
 
     Returns
     -------

@@ -446,7 +446,6 @@ class Robot:
     coriolis = _dynamics.coriolis
     gravity = _dynamics.gravity
     nonlinear_effects = _dynamics.nonlinear_effects
-    external_generalized_forces = _dynamics.external_generalized_forces
     _wrench_at_frame = _dynamics._wrench_at_frame
     inverse_dynamics = _dynamics.inverse_dynamics
     forward_dynamics = _dynamics.forward_dynamics
