@@ -7,12 +7,6 @@ are entries of the same layout. The single-sample and batch API is in :mod:`whol
 The arithmetic itself is written once, component by component, in :func:`residual_parts` and
 :func:`wrench_sum_parts` (below): on columns of shape (N,) for a batch, on Python floats for
 one sample (the single calls), the same operations in the same order.
-
-.. math::
-
-    f_r = \\sum_i f_i + m g - \\dot P, \\qquad
-    \tau_r(A) = \\sum_i \\left(\tau_i + (p_i - p_A) \times f_i\right)
-               - \\dot L_G + (p_G - p_A) \times (m g - \\dot P)
 """
 
 from __future__ import annotations
@@ -246,9 +240,7 @@ def newton_euler_residual_arrays(
 
     Notes
     -----
-    One sample (``wrenches`` of shape (k, 6)) runs the formula on Python floats, a batch on
-    arrays of shape (N,): one formula
-    (:func:`residual_parts`), two kinds of numbers.
+    One sample runs :func:`residual_parts` on Python floats, a batch on arrays of shape (N,).
     """
     gx, gy, gz = np.asarray(gravity, dtype=float).tolist()
     mg = [mass * gx, mass * gy, mass * gz]  # Python floats: the same products as numpy's
@@ -330,15 +322,13 @@ def parse_external_wrenches(
     list of ExternalWrench
         In the mapping's order.
     """
-    merged: dict[str, Any] = {}
     if external_wrenches is not None and not isinstance(external_wrenches, Mapping):
         raise InvalidArgumentError(
             "external_wrenches must be a mapping {frame or label: wrench}, got "
             f"{type(external_wrenches).__name__}"
         )
-    merged.update(external_wrenches or {})
     items = []
-    for name, value in merged.items():
+    for name, value in (external_wrenches or {}).items():
         if not isinstance(name, str):
             raise InvalidArgumentError(f"external wrench keys are frame names (str), got {name!r}")
         if isinstance(value, Wrench):
@@ -442,11 +432,6 @@ class Residual:
     weight: float
     flagged: Any = False
     reasons: dict[int, str] = field(default_factory=dict)
-
-    @classmethod
-    def from_wrench(cls, wrench: Wrench, weight: float) -> Residual:
-        """One sample's residual from its wrench (world axes, about ``wrench.point``)."""
-        return cls(wrench.force, wrench.moment, wrench.point, float(weight))
 
     @classmethod
     def _one(cls, force: Array, moment: Array, point: Array, weight: float) -> Residual:
