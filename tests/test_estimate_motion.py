@@ -188,6 +188,42 @@ def test_a_time_stamp_that_is_not_finite_is_flagged_for_it(humanoid, with_a, tmp
     assert f"flagged   1 samples ({reason}): 500" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("torques", [True, False], ids=["full-dynamics", "newton-euler"])
+def test_a_wrong_schedule_is_flagged_with_the_contact_it_leaves_out(torques, tmp_path, capsys):
+    """The squat with placeholder (zero) forces and a schedule that takes the right foot off
+    on samples 200-399 while it stands and carries half the weight: those samples are
+    flagged and name the foot (full-dynamics mode fits the equations in the least-squares
+    sense and would call them found, 36 N m off the balance; Newton-Euler mode would put the
+    whole weight on the left foot); the others are MuJoCo's wrenches. The right schedule on
+    the same log flags nothing."""
+    log = Trajectory.load(SHIPPED_LOG)
+    wrong = np.ones((len(log), 2), dtype=bool)
+    wrong[200:400, 1] = False
+    placeholder = np.zeros_like(log.contact_wrenches)
+    bad = dataclasses.replace(log, contact_wrenches=placeholder, contact_active=wrong)
+    args = ["estimate", str(tmp_path / "wrong.npz"), "--config", PROFILE, "-o"]
+    bad.save(tmp_path / "wrong.npz")
+    extra = [] if torques else ["--no-torques"]
+    assert main([*args, str(tmp_path / "est.npz"), *extra]) == 0
+    text = capsys.readouterr().out
+    assert (
+        "flagged   200 samples (the schedule leaves 'right_sole' without force while on the "
+        "ground (within 0.005 m), and the motion needs it" in text
+    )
+    est = Trajectory.load(tmp_path / "est.npz")
+    assert est.metadata["estimation_samples"]["flagged"] == list(range(200, 400))
+    W = est.contact_wrenches[:, 2:]  # the estimates, beside the placeholders
+    assert np.isnan(W[200:400]).all()
+    if torques:  # each foot's wrench is determined: MuJoCo's on the other samples
+        keep = np.r_[0:200, 400:1000]
+        np.testing.assert_allclose(W[keep], log.contact_wrenches[keep], rtol=0, atol=1e-6)
+    right = dataclasses.replace(bad, contact_active=np.ones_like(wrong))
+    right.save(tmp_path / "right.npz")
+    assert main([*args[:1], str(tmp_path / "right.npz"), *args[2:], str(tmp_path / "ok.npz")]) == 0
+    assert "flagged" not in capsys.readouterr().out
+    assert Trajectory.load(tmp_path / "ok.npz").metadata["estimation_status"] == {"found": 1000}
+
+
 @pytest.mark.parametrize("suffix", [".npz", ".h5", ".csv", ".parquet"])
 def test_a_log_without_wrenches_reads_in_every_format(tmp_path, suffix, logged):
     if suffix == ".h5":

@@ -196,8 +196,10 @@ def estimate_trajectory(
     flagged), ``estimation_samples`` (``{status: [sample indices]}`` for every status but
     found), ``estimation_flagged`` (``{reason: [sample indices]}``: a sample whose time stamp
     is not finite is flagged for it, and so are the samples whose differentiated acceleration
-    needs that stamp) and ``estimation_unidentified`` (per contact, the samples whose wrench
-    the equations do not determine), so a saved estimate keeps them in every format.
+    needs that stamp; so are, where the schedule rests on no logged force, the samples it gets
+    wrong: :func:`wholebody.check.estimate_report.schedule_conflicts`) and
+    ``estimation_unidentified`` (per contact, the samples whose wrench the equations do not
+    determine), so a saved estimate keeps them in every format.
 
     Parameters
     ----------
@@ -206,7 +208,7 @@ def estimate_trajectory(
         height along world z [m]); default z = 0.
     """
     from ..estimation import EstimationBatch, estimate_contact_wrenches
-    from .estimate_report import schedule_for_estimate
+    from .estimate_report import schedule_conflicts, schedule_for_estimate
 
     if schedule not in ("auto", "declared"):
         raise InvalidArgumentError(f"schedule must be 'auto' or 'declared', got {schedule!r}")
@@ -239,6 +241,9 @@ def estimate_trajectory(
         ),
     )
     batch = _flag_time_stamps(batch, traj, v, a)
+    if schedule == "auto" and "agreement" not in used:  # the schedule rests on no force
+        for rows, reason in schedule_conflicts(robot, traj, contacts, mask, batch, ground):
+            batch = batch.with_flagged(rows, reason)
     est = np.zeros((len(traj), len(contacts), 6))
     for j, c in enumerate(contacts):
         est[:, j, : c.size] = batch.wrench(c.name)

@@ -31,7 +31,14 @@ from ..contacts import Contact
 from ..robot import Robot
 from ..trajectory import Trajectory
 
-__all__ = ["schedule_for_estimate", "format_estimate_report", "CARRIED_SHARE", "MODE_TEXT"]
+__all__ = [
+    "schedule_for_estimate",
+    "schedule_conflicts",
+    "format_estimate_report",
+    "CARRIED_SHARE",
+    "ON_GROUND",
+    "MODE_TEXT",
+]
 
 #: Logged wrenches are used for the schedule when their normal forces carry at least this
 #: share of the weight on the median sample (not placeholders or zeros).
@@ -61,14 +68,9 @@ def schedule_for_estimate(
     Time stamps that are not finite are placed between their neighbours' for the minimum
     durations, without a warning: the estimate flags those samples.
     """
-    from ..conventions import Ground
     from ..errors import StateWarning
 
-    plane = ground if isinstance(ground, Ground) else Ground(0.0 if ground is None else ground)
-    at: dict[str, Any] = {
-        "ground_height": plane.height * float(plane.normal[2]),
-        "ground_normal": plane.normal,
-    }
+    at, plane_text = _plane(ground)
     declared = None if traj.contact_active is None else np.asarray(traj.contact_active, bool)
     names = [c.name for c in contacts]
     W = traj.contact_wrenches
@@ -89,9 +91,6 @@ def schedule_for_estimate(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", StateWarning)
         kin = infer_schedule_kinematic(robot, q, v, contacts, time=traj.time, **at)
-    plane_text = f"the ground at z = {plane.height:g} m" + (
-        "" if plane.normal[2] == 1.0 else f", normal {np.round(plane.normal, 3).tolist()}"
-    )
     if not kin.active.any():
         return None, {
             "schedule": f"every declared contact ({why}; no contact is within "
@@ -105,6 +104,78 @@ def schedule_for_estimate(
             zip(names, (~kin.active).sum(axis=0).astype(int).tolist(), strict=True)
         ),
     }
+
+
+def _plane(ground: Any) -> tuple[dict[str, Any], str]:
+    """The keywords of the ground plane ``ground`` (a Ground, a height along world z [m] or
+    None: z = 0) for the kinematic schedule, and its text."""
+    from ..conventions import Ground
+
+    plane = ground if isinstance(ground, Ground) else Ground(0.0 if ground is None else ground)
+    at = {"ground_height": plane.height * float(plane.normal[2]), "ground_normal": plane.normal}
+    text = f"the ground at z = {plane.height:g} m" + (
+        "" if plane.normal[2] == 1.0 else f", normal {np.round(plane.normal, 3).tolist()}"
+    )
+    return at, text
+
+
+#: A contact the schedule leaves without force is on the ground, for
+#: :func:`schedule_conflicts`, when its lowest point is within this height of it [m] (where
+#: the kinematic schedule makes a contact active).
+ON_GROUND = 0.005
+
+
+def schedule_conflicts(
+    robot: Robot,
+    traj: Trajectory,
+    contacts: Sequence[Contact],
+    mask: NDArray[np.bool_] | None,
+    batch: Any,
+    ground: Any = None,
+) -> list[tuple[list[int], str]]:
+    """The samples a schedule without logged forces gets wrong, with the reason, as
+    ``[(sample indices, reason)]`` (one entry per set of contacts): the schedule ``mask``
+    (N, k) leaves a contact without force whose lowest point is within :data:`ON_GROUND` of
+    the ground, and the estimate ``batch`` (an
+    :class:`~wholebody.estimation.EstimationBatch` with that mask) does not explain the
+    motion without it: infeasible, or found with a whole-body (Newton-Euler) residual above
+    the verification limit (``DEFAULT_TOLERANCE * m |g|``; full-dynamics mode fits the
+    equations in the least-squares sense, so a missing contact shows there).
+
+    A contact off the ground (a swing foot) is never a conflict, nor one on the ground that
+    the motion does not need (a foot resting unloaded).
+    """
+    from ..errors import StateWarning
+    from ..estimation import DEFAULT_TOLERANCE
+    from ..schedule import contact_heights
+
+    if mask is None or np.all(mask):
+        return []
+    q, v, _, _ = traj.for_robot(robot)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StateWarning)
+        height, _ = contact_heights(robot, q, v, contacts, **_plane(ground)[0])
+    grounded = ~np.asarray(mask, bool) & (height <= ON_GROUND)  # NaN height: not
+    miss = np.fmax(batch.residual_force_norm, batch.residual_moment_norm)
+    limit = DEFAULT_TOLERANCE * robot.weight
+    unexplained = (batch.status == "infeasible") | ((batch.status == "found") & (miss > limit))
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for i in np.flatnonzero(grounded.any(axis=1) & unexplained).tolist():
+        groups.setdefault(tuple(np.flatnonzero(grounded[i]).tolist()), []).append(i)
+    out = []
+    for cols, rows in groups.items():
+        names = ", ".join(repr(contacts[j].name) for j in cols)
+        worst = np.nanmax(miss[rows], initial=0.0)
+        out.append(
+            (
+                rows,
+                f"the schedule leaves {names} without force while on the ground (within "
+                f"{ON_GROUND:g} m), and the motion needs it: without it the whole body does "
+                f"not balance (residual up to {worst:.3g} N or N m, limit {limit:.3g}) or no "
+                "wrenches inside the cones explain the motion",
+            )
+        )
+    return out
 
 
 def _force_schedule(
