@@ -11,6 +11,7 @@ format."""
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -153,13 +154,18 @@ def test_a_swing_foot_is_in_the_air_by_the_kinematics(humanoid):
     assert swing.sum() > 100 and np.abs(est.contact_wrenches[swing, 1]).max() == 0.0
 
 
+@pytest.mark.parametrize("stamp", [np.nan, np.inf])
 @pytest.mark.parametrize("with_a", [True, False], ids=["a-logged", "a-differentiated"])
-def test_a_time_stamp_that_is_not_finite_is_flagged_for_it(humanoid, with_a, tmp_path, capsys):
+def test_a_time_stamp_that_is_not_finite_is_flagged_for_it(
+    humanoid, with_a, stamp, tmp_path, capsys
+):
     log = Trajectory.load(SHIPPED_LOG)
     time = log.time.copy()
-    time[500] = np.nan
+    time[500] = stamp
     log = dataclasses.replace(log, time=time, a=log.a if with_a else None)
-    est = estimate_trajectory(humanoid, log, FEET)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # said by the flags, not by numpy's warnings
+        est = estimate_trajectory(humanoid, log, FEET)
     reason = "time stamp is not finite"
     neighbours = "a (differentiated from v) is not finite: a neighbouring sample's v or time"
     flagged = est.metadata["estimation_flagged"]

@@ -215,7 +215,9 @@ def estimate_trajectory(
     contacts = contacts_for_log(traj, contacts) if traj.contact_names else list(contacts)
     traj = traj.at_frame_origins(robot, contacts)  # wrenches about stated points, moved
     if traj.a is None:
-        traj = traj.with_accelerations()
+        # A stamp or a v that is not finite makes its neighbours' a NaN: flagged below.
+        with np.errstate(invalid="ignore", divide="ignore"):
+            traj = traj.with_accelerations()
     q, v, a, tau = traj.for_robot(robot)
     assert a is not None  # estimated above when the log has none
     external = None
