@@ -21,7 +21,7 @@ import math
 import os
 import stat
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +40,7 @@ __all__ = [
     "output_file",
     "LogFields",
     "ARRAY_FIELDS",
+    "NUMERIC_FIELDS",
     "NAME_FIELDS",
     "REQUIRED",
     "BASE_Q",
@@ -102,6 +103,10 @@ POINT_SAMPLE_FIELDS = (
     "point_force_positions",
     "external_points_world",
 )
+
+
+#: Every per-sample numeric field, as a file of named fields (``.npz``, ``.h5``) stores it.
+NUMERIC_FIELDS = ARRAY_FIELDS + (ACTIVE_FIELD,) + POINT_SAMPLE_FIELDS
 
 
 #: Optional fields of points fixed in frames, each (k, 3) or (e, 3) [m] in that frame.
@@ -620,6 +625,69 @@ class FieldReader(ABC):
                 f"{self.source}: field 'point_force_contacts' is given without "
                 "'point_forces' and 'point_force_positions'"
             )
+
+    def _text(self, name: str) -> Any:
+        """A names or metadata field as stored (formats of named fields only)."""
+        raise NotImplementedError
+
+    def _static(self, name: str) -> NDArray[np.float64]:
+        """A point field fixed in frames, as float64 (formats of named fields only)."""
+        raise NotImplementedError
+
+    def _declared(self, name: str) -> tuple[tuple[int, ...], np.dtype[Any]]:
+        """A numeric field's declared shape and dtype, nothing read (formats of named
+        fields only)."""
+        raise NotImplementedError
+
+    def open_named(self, present: Collection[str]) -> None:
+        """Names, metadata, points fixed in frames and declared shapes of a format that stores
+        each field under its name (``.npz``, ``.h5``; ``present``: the names in the file),
+        read through :meth:`_text`, :meth:`_static` and :meth:`_declared`."""
+        src = self.source
+        missing = [k for k in REQUIRED if k not in present]
+        if missing:
+            raise LogFormatError(f"{src}: missing field(s) {missing}; present: {sorted(present)}")
+        self.has_accelerations, self.has_torques = "a" in present, "tau" in present
+        self.has_external = "external_wrenches" in present
+        self.has_active = ACTIVE_FIELD in present
+        if self.has_external and "external_frames" not in present:
+            raise LogFormatError(
+                f"{src}: field 'external_wrenches' needs 'external_frames' (the frames they act on)"
+            )
+        self.metadata, self.accelerations_estimated = {}, False
+        if "metadata" in present:
+            self.metadata, self.accelerations_estimated = parse_metadata(
+                self._text("metadata"), src
+            )
+        names = {k: check_names(self._text(k), k, src) if k in present else () for k in NAME_FIELDS}
+        self.joint_names, self.contact_names = names["joint_names"], names["contact_names"]
+        self.external_frames = names["external_frames"] if self.has_external else ()
+        has_labels = POINT_FORCE_CONTACTS in present
+        self.init_points(present, has_labels)
+        if has_labels:
+            labels = self._text(POINT_FORCE_CONTACTS)
+            self.point_force_contacts = check_labels(labels, POINT_FORCE_CONTACTS, src)
+        for name in POINT_STATIC_FIELDS:
+            if name in present:
+                setattr(self, name, self._static(name))
+        declared: dict[str, tuple[int, ...]] = {}
+        for name in NUMERIC_FIELDS:
+            if name in present:
+                shape, dtype = self._declared(name)
+                if name == ACTIVE_FIELD:
+                    if dtype.kind not in "biu":
+                        as_bool_array(np.zeros(0, dtype=dtype), name, src)
+                elif dtype.kind not in "fiu" and not (name == "time" and dtype.kind in "Mm"):
+                    as_float_array(np.zeros(0, dtype=dtype), name, src)  # it names the kind
+                check_declared_size(src, name, shape, dtype.itemsize)
+                declared[name] = shape
+        if len(declared["time"]) != 1:
+            raise LogFormatError(
+                f"{src}: field 'time' must have 1 dimensions, got shape {declared['time']}"
+            )
+        self.n_samples = declared["time"][0]
+        self.check_shapes(declared)
+        self.init_time()
 
     def first_time(self) -> np.datetime64 | None:
         """The first sample's datetime when the time field holds datetimes."""
