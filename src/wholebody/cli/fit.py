@@ -224,8 +224,12 @@ def _relative(path: Path, folder: Path) -> str:
 def _corrected_profile(config: Path, model: Path | None, calibration: Path, folder: Path) -> str:
     """The profile's text with ``urdf`` or ``mjcf`` pointing at the corrected model and a
     ``calibration`` key, both relative to the written profile's folder (``folder``)."""
-    from ..io._toml import tomllib
+    import sys
 
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     text = config.read_text()
     data = tomllib.loads(text)
     lines = [f"# written by wholebody fit from {config.name}; paths relative to this file"]
