@@ -324,7 +324,7 @@ def _calibration(data: dict[str, Any], source: str) -> Calibration:
             raise ProfileError(f"{where}: 'gain' must be > -1 (a relative error), got {gain!r}")
         zero = [0.0, 0.0, 0.0]
         offsets = [
-            vector(entry.get(k, zero), f"{where}: {k!r}")
+            np.array(vector(entry.get(k, zero), f"{where}: {k!r}"))
             for k in ("force_offset", "moment_offset", "rotation")
         ]
         contacts[name] = ContactCalibration(offsets[0], offsets[1], gain, offsets[2], axes)

@@ -188,6 +188,7 @@ def _contact(entry: dict[str, Any], where: str) -> Contact:
                     f"{where}: 'normal' applies to point contacts; a surface "
                     "contact's normal is its frame's z axis"
                 )
+            center = vector(entry.get("center", [0.0, 0.0]), f"{where}: 'center'", 2)
             return SurfaceContact(
                 frame,
                 mu=mu,
@@ -195,7 +196,7 @@ def _contact(entry: dict[str, Any], where: str) -> Contact:
                 ground_normal=ground,
                 half_length=number(entry["half_length"], f"{where}: 'half_length'", True),
                 half_width=number(entry["half_width"], f"{where}: 'half_width'", True),
-                center=tuple(vector(entry.get("center", [0.0, 0.0]), f"{where}: 'center'", 2)),
+                center=(center[0], center[1]),
             )
         extra = [k for k in ("half_length", "half_width", "center") if k in entry]
         if extra:

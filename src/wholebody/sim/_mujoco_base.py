@@ -4,7 +4,7 @@ MuJoCo model. Public through :mod:`wholebody.sim.mujoco`, which re-exports these
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -290,11 +290,11 @@ class MujocoStateMap:
 
     def v(self, qpos: Array, qvel: Array) -> Array:
         """Pinocchio ``v`` (base twist in base axes) from MuJoCo ``qvel``."""
-        return self._convert(qpos, qvel, None)[1]
+        return cast(Array, self._convert(qpos, qvel, None)[1])  # qvel given: never None
 
     def a(self, qpos: Array, qvel: Array, qacc: Array) -> Array:
         """Pinocchio ``a`` from MuJoCo ``qacc``: removes the ``omega x v`` term of the base."""
-        return self._convert(qpos, qvel, qacc)[2]
+        return cast(Array, self._convert(qpos, qvel, qacc)[2])  # qacc given: never None
 
     def velocity_map(self, qpos: Array) -> Array:
         """``T`` with ``qvel = T v``, shape (nv_mj, nv); generalized forces map by ``T^T``."""
