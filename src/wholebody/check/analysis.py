@@ -228,24 +228,31 @@ def estimate_trajectory(
         mask, used = schedule_for_estimate(robot, traj, contacts, ground)
     else:
         mask, used = traj.contact_active, {"schedule": "the log's or every declared contact"}
-    batch = cast(
-        EstimationBatch,
-        estimate_contact_wrenches(
-            robot,
-            q,
-            v,
-            a,
-            contacts,
-            tau=tau if use_torques else None,
-            solver=solver,
-            progress=progress,
-            external_wrenches=external,
-            active=mask,
-        ),
-    )
+
+    def run(rows: Any = slice(None), active: Any = mask) -> EstimationBatch:
+        """The estimate of the samples ``rows`` with the schedule ``active``."""
+        return cast(
+            EstimationBatch,
+            estimate_contact_wrenches(
+                robot,
+                q[rows],
+                v[rows],
+                a[rows],
+                contacts,
+                tau=tau[rows] if use_torques and tau is not None else None,
+                solver=solver,
+                progress=progress,
+                external_wrenches=None
+                if external is None
+                else {f: w[rows] for f, w in external.items()},
+                active=active,
+            ),
+        )
+
+    batch = run()
     batch = _flag_time_stamps(batch, traj, v, a)
     if schedule == "auto" and "agreement" not in used:  # the schedule rests on no force
-        for rows, reason in schedule_conflicts(robot, traj, contacts, mask, batch, ground):
+        for rows, reason in schedule_conflicts(robot, traj, contacts, mask, batch, run, ground):
             batch = batch.with_flagged(rows, reason)
     est = np.zeros((len(traj), len(contacts), 6))
     for j, c in enumerate(contacts):

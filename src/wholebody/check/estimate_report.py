@@ -21,7 +21,7 @@ and what was written.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,6 +37,7 @@ __all__ = [
     "format_estimate_report",
     "CARRIED_SHARE",
     "ON_GROUND",
+    "CONFLICT_SHARE",
     "MODE_TEXT",
 ]
 
@@ -124,6 +125,10 @@ def _plane(ground: Any) -> tuple[dict[str, Any], str]:
 #: the kinematic schedule makes a contact active).
 ON_GROUND = 0.005
 
+#: ... and carries force, when with it active the estimate gives it at least this share of
+#: the weight along the vertical.
+CONFLICT_SHARE = 0.01
+
 
 def schedule_conflicts(
     robot: Robot,
@@ -131,19 +136,24 @@ def schedule_conflicts(
     contacts: Sequence[Contact],
     mask: NDArray[np.bool_] | None,
     batch: Any,
+    estimate: Callable[[NDArray[np.intp], NDArray[np.bool_]], Any],
     ground: Any = None,
 ) -> list[tuple[list[int], str]]:
     """The samples a schedule without logged forces gets wrong, with the reason, as
-    ``[(sample indices, reason)]`` (one entry per set of contacts): the schedule ``mask``
-    (N, k) leaves a contact without force whose lowest point is within :data:`ON_GROUND` of
-    the ground, and the estimate ``batch`` (an
-    :class:`~wholebody.estimation.EstimationBatch` with that mask) does not explain the
-    motion without it: infeasible, or found with a whole-body (Newton-Euler) residual above
-    the verification limit (``DEFAULT_TOLERANCE * m |g|``; full-dynamics mode fits the
-    equations in the least-squares sense, so a missing contact shows there).
+    ``[(sample indices, reason)]`` (one entry per set of contacts).
 
-    A contact off the ground (a swing foot) is never a conflict, nor one on the ground that
-    the motion does not need (a foot resting unloaded).
+    A sample is wrong when the schedule ``mask`` (N, k) leaves a contact without force whose
+    lowest point is within :data:`ON_GROUND` of the ground; the estimate ``batch`` (an
+    :class:`~wholebody.estimation.EstimationBatch` with that mask) does not explain the
+    motion without it (infeasible, or found with a whole-body Newton-Euler residual above
+    the limit: full-dynamics mode fits the equations in the least-squares sense, so a missing
+    contact shows there); and ``estimate(rows, active)`` (the same estimate of the samples
+    ``rows`` with the mask ``active``) with those contacts active explains it (found, within
+    the limit) and gives them at least :data:`CONFLICT_SHARE` of the weight. The limit is the
+    verification limit ``DEFAULT_TOLERANCE * m |g|``, or, when larger, ten times the median
+    residual of the samples the schedule leaves no grounded contact out of (the log's own
+    level: torque noise in full-dynamics mode). A foot in the air is never a conflict, nor
+    one on the ground that carries nothing, nor a sample infeasible for another cause.
     """
     from ..errors import StateWarning
     from ..estimation import DEFAULT_TOLERANCE
@@ -157,22 +167,34 @@ def schedule_conflicts(
         height, _ = contact_heights(robot, q, v, contacts, **_plane(ground)[0])
     grounded = ~np.asarray(mask, bool) & (height <= ON_GROUND)  # NaN height: not
     miss = np.fmax(batch.residual_force_norm, batch.residual_moment_norm)
-    limit = DEFAULT_TOLERANCE * robot.weight
-    unexplained = (batch.status == "infeasible") | ((batch.status == "found") & (miss > limit))
+    found = batch.status == "found"
+    level = miss[found & ~grounded.any(axis=1)]
+    limit = max(DEFAULT_TOLERANCE * robot.weight, 10 * float(np.median(level)) if len(level) else 0)
+    unexplained = (batch.status == "infeasible") | (found & (miss > limit))
+    rows = np.flatnonzero(grounded.any(axis=1) & unexplained)
+    if not len(rows):
+        return []
+    alt = estimate(rows, np.asarray(mask, bool)[rows] | grounded[rows])
+    up = -robot.gravity_vector / np.linalg.norm(robot.gravity_vector)
+    carried = np.stack([alt.wrench(c.name)[:, :3] @ up for c in contacts], axis=1)
+    carried = np.where(grounded[rows], carried, 0.0).max(axis=1)
+    explained = (alt.status == "found") & (
+        np.fmax(alt.residual_force_norm, alt.residual_moment_norm) <= limit
+    )
     groups: dict[tuple[int, ...], list[int]] = {}
-    for i in np.flatnonzero(grounded.any(axis=1) & unexplained).tolist():
-        groups.setdefault(tuple(np.flatnonzero(grounded[i]).tolist()), []).append(i)
+    for r in np.flatnonzero(explained & (carried >= CONFLICT_SHARE * robot.weight)).tolist():
+        groups.setdefault(tuple(np.flatnonzero(grounded[rows[r]]).tolist()), []).append(r)
     out = []
-    for cols, rows in groups.items():
+    for cols, rs in groups.items():
         names = ", ".join(repr(contacts[j].name) for j in cols)
-        worst = np.nanmax(miss[rows], initial=0.0)
         out.append(
             (
-                rows,
+                rows[rs].tolist(),
                 f"the schedule leaves {names} without force while on the ground (within "
-                f"{ON_GROUND:g} m), and the motion needs it: without it the whole body does "
-                f"not balance (residual up to {worst:.3g} N or N m, limit {limit:.3g}) or no "
-                "wrenches inside the cones explain the motion",
+                f"{ON_GROUND:g} m), and the motion needs it: with it the estimate balances the "
+                f"whole body and gives it up to {carried[rs].max():.3g} N, without it the "
+                f"residual reaches {np.nanmax(miss[rows[rs]], initial=0.0):.3g} N or N m "
+                f"(limit {limit:.3g}) or no wrenches inside the cones explain the motion",
             )
         )
     return out
