@@ -428,9 +428,9 @@ def test_contact_force_task_tracks_a_feasible_reference(humanoid):
         left.set_reference([1.0, 2.0])
     with pytest.raises(InvalidArgumentError, match=r"reference must be a finite vector of 3 or 6"):
         left.set_reference([1.0, np.nan, 0.0])
-    left.set_reference([0.0, 0.0, 0.5 * W])  # a point's force on a surface contact
+    # A point's force on a surface contact: refused at the call that sets it.
     with pytest.raises(InvalidArgumentError, match=r"finite vector of 6 \(contact 'left_sole'\)"):
-        ctrl.update(q, v, 0.0)
+        left.set_reference([0.0, 0.0, 0.5 * W])
 
 
 def _bounds_by_side(b, q, v):

@@ -177,12 +177,15 @@ def test_posture_task(humanoid, seed):
 
     close(-task.jacobian, fd_columns(robot, q, err))
     close(task.desired, 4.0 * err(q) - 2.0 * v[6:], 1e-12)
-    # The cost is sum_j w_j (a_j - desired_j)^2: P and q of the QP.
+    # The cost is sum_j w_j (a_j - desired_j)^2: P and q of the QP, in its diagonal form
+    # and in the rows' form (J^T diag(w) J, its row scales sqrt(w)).
     n = robot.nv
     P, qv = np.zeros((n, n)), np.zeros(n)
-    task.add_cost(P, qv)
+    task.add_cost_diagonal(np.einsum("ii->i", P), qv)
     np.testing.assert_allclose(np.diag(P)[6:], weights)
     np.testing.assert_allclose(qv[6:], -weights * task.desired)
+    J = task.jacobian * task._row_scale[:, None]
+    np.testing.assert_allclose(J.T @ J, P, rtol=0, atol=1e-15)
 
 
 def test_mask_and_bad_arguments(humanoid):

@@ -2,7 +2,8 @@
 
 * :class:`WholeBodyController`: tasks (:mod:`wholebody.control.tasks`), constraints
   (:mod:`wholebody.control.constraints`) and contacts added and removed at run time with
-  force ramps, solved each tick by daqp after one Pinocchio pass
+  force ramps, each hard or soft (a priority: 0 hard, 1, 2, ... a weighted cost of that
+  strict priority level), solved each tick by daqp after one Pinocchio pass
   (:meth:`wholebody.Robot.controller_pass`);
 * :mod:`wholebody.control.trajectories`: minimum-jerk and spline references for the tasks.
 """
@@ -22,10 +23,15 @@ from .tasks import (
     AngularMomentumTask,
     ComTask,
     ContactForceTask,
+    CopTask,
+    DcmTask,
     FrameTask,
     LinearMomentumTask,
     PostureTask,
     RelativeFrameTask,
+    TorqueTask,
+    WrenchTask,
+    ZmpTask,
 )
 from .trajectories import MinimumJerk, MinimumJerkSE3, SE3Spline, SplineTrajectory
 
@@ -38,6 +44,8 @@ __all__ = [
     "ContactState",
     "ControlLayout",
     "ControlSolution",
+    "CopTask",
+    "DcmTask",
     "FrameTask",
     "FrictionCones",
     "JointBounds",
@@ -50,5 +58,8 @@ __all__ = [
     "SE3Spline",
     "SplineTrajectory",
     "TorqueLimits",
+    "TorqueTask",
     "WholeBodyController",
+    "WrenchTask",
+    "ZmpTask",
 ]

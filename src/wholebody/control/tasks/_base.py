@@ -1,12 +1,21 @@
-"""The base of the acceleration tasks: ``weight * || S (J a + dJ/dt v - a_des) ||^2``."""
+"""The bases of the tasks: ``weight * || S (J a + dJ/dt v - a_des) ||^2`` on the
+accelerations (:class:`AccelerationTask`), or on the accelerations and the contact wrenches
+(:class:`WrenchTask`)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
 from ...errors import InvalidArgumentError
 from ...robot import ControllerPass
+
+if TYPE_CHECKING:
+    from ...contacts import Contact
+    from .._layout import ControlLayout
 
 Array = NDArray[np.float64]
 
@@ -72,6 +81,29 @@ def as_weight(value: float, what: str = "weight") -> float:
     return w
 
 
+def as_placement(value: pin.SE3 | ArrayLike, what: str) -> pin.SE3:
+    """A copy of a rigid placement given as an SE3 or a (4, 4) homogeneous matrix: finite,
+    its rotation orthonormal with determinant 1 (to 1e-6)."""
+    try:
+        T = value.homogeneous if isinstance(value, pin.SE3) else np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(
+            f"{what} must be an SE3 or a (4, 4) matrix, got {value!r}"
+        ) from None
+    if T.shape != (4, 4) or not np.all(np.isfinite(T)):
+        raise InvalidArgumentError(
+            f"{what} must be a finite SE3 or (4, 4) matrix, got {np.array2string(T)}"
+        )
+    R = T[:3, :3]
+    (a, b, c), (d, e, f), (g, h, i) = R.tolist()
+    gram = R.T @ R
+    gram.flat[::4] -= 1.0
+    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+    if not (np.abs(gram).max() <= 1e-6 and det > 0):
+        raise InvalidArgumentError(f"{what}: its rotation is not a rotation, {R.tolist()}")
+    return pin.SE3(R.copy(), T[:3, 3].copy())
+
+
 class AccelerationTask:
     """A task on the generalized accelerations: ``weight * || S (J a + drift - desired) ||^2``.
 
@@ -79,22 +111,36 @@ class AccelerationTask:
     ``jacobian`` (m, nv), its ``drift`` ``dJ/dt v`` (m,) and the ``desired`` task-space
     acceleration (m,) of their PD law; ``mask`` (m,) selects the rows that count.
 
+    The controller takes a task as a weighted cost of one of its priority levels, or as the
+    equality ``S (J a + drift) = S desired`` (``priority`` 0, where ``weight`` is unused):
+    see :meth:`~wholebody.control.WholeBodyController.add_task`.
+
     Attributes
     ----------
     name : str
     weight : float
-        Non-negative weight of the task in the objective (checked when set).
+        Non-negative weight of the task in the objective of its level (checked when set).
     mask : ndarray of bool, shape (m,)
         Rows (axes) that count (read-only array; assign a new mask or use
         :meth:`set_mask`).
+    priority : int
+        0: a hard constraint; 1, 2, ...: the priority level of its cost (1 the highest).
+        Set by :meth:`~wholebody.control.WholeBodyController.add_task`.
     jacobian, drift, desired, error : ndarrays
         Of the last :meth:`update`; ``error`` is the task's position-level error (the PD's
         proportional term acts on it).
     """
 
+    #: Whether ``jacobian`` spans the contact wrenches' columns too (:class:`WrenchTask`).
+    over_wrenches = False
+    #: The robot frames the task reads, and the contact it acts on (checked when added).
+    frames: tuple[str, ...] = ()
+    contact: str | None = None
+
     def __init__(self, name: str, size: int, *, weight: float, mask: ArrayLike | None = None):
         self.name = str(name)
         self.size = int(size)
+        self.priority = 1
         self._weight = as_weight(weight, f"task {name!r}: weight")
         self._mask = np.ones(size, dtype=bool)
         self._mask.setflags(write=False)
@@ -151,20 +197,41 @@ class AccelerationTask:
         """Refresh ``jacobian``, ``drift``, ``error``, ``desired`` from the tick's pass."""
         raise NotImplementedError
 
-    def add_cost(self, P: Array, q: Array) -> None:
-        """Add ``weight * ||S (J a + drift - desired)||^2`` to ``x^T P x / 2 + q^T x``
-        (``P``, ``q`` over ``a``: their first nv rows and columns; the factor 2 of the
-        square absorbed: ``P += w J^T J``, ``q -= w J^T (desired - drift)``)."""
-        if self._weight == 0.0:
-            return
-        r = self.desired - self.drift
-        J = self.jacobian
-        if not self._full:
-            J, r = J[self._mask], r[self._mask]
-        nv = J.shape[1]
-        P[:nv, :nv] += self._weight * (J.T @ J)
-        q[:nv] -= self._weight * (J.T @ r)
+    def _check_contact(self, contact: Contact) -> None:
+        """Refuse (a typed error) a contact the task cannot act on; called when it is added."""
 
     def residual(self, a: ArrayLike) -> Array:
         """``S (J a + drift - desired)`` for accelerations ``a`` (nv,), the masked rows."""
         return (self.jacobian @ np.asarray(a, dtype=float) + self.drift - self.desired)[self.mask]
+
+
+class WrenchTask(AccelerationTask):
+    """A task on the unknowns ``x = (a, w)`` of the controller's active contacts:
+    ``weight * || S (J x + drift - desired) ||^2``, with ``jacobian`` (m, n) over the
+    columns of :class:`~wholebody.control.ControlLayout` (the accelerations', then each
+    active contact's wrench's, world axes at its frame origin).
+
+    The controller binds the task to each new set of active contacts (:meth:`bind`) before
+    its next :meth:`update`; there its rows may change (a task of a contact that is not
+    active has none).
+    """
+
+    over_wrenches = True
+
+    def bind(self, layout: ControlLayout) -> None:  # pragma: no cover - abstract
+        """Take the columns of ``layout`` (called when the active contacts change)."""
+        raise NotImplementedError
+
+    def _resize(self, size: int, n: int) -> None:
+        """``size`` rows over ``n`` columns: zero Jacobian, drift, desired and error; the
+        mask kept when it has ``size`` entries, else all rows."""
+        if self._mask.shape != (size,):
+            self.size = size
+            self.set_mask(np.ones(size, dtype=bool))
+        self.size = size
+        self.jacobian = np.zeros((size, n))
+        self.drift, self.desired, self.error = np.zeros(size), np.zeros(size), np.zeros(size)
+
+    def residual(self, x: ArrayLike) -> Array:
+        """``S (J x + drift - desired)`` for ``x`` (n,) of the current layout, the masked rows."""
+        return (self.jacobian @ np.asarray(x, dtype=float) + self.drift - self.desired)[self.mask]

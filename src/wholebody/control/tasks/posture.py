@@ -26,7 +26,8 @@ class PostureTask(AccelerationTask):
 
     Error ``difference(q, q_ref)[6:]`` (joint space, on the configuration manifold), desired
     acceleration ``a_ref + kp e + kd (v_ref - v[6:])``; cost
-    ``weight * sum_j w_j (a_j - desired_j)^2``.
+    ``weight * sum_j w_j (a_j - desired_j)^2`` (Jacobian ``[0 I]``, rows of the joints of
+    nonzero weight).
 
     Parameters
     ----------
@@ -51,6 +52,7 @@ class PostureTask(AccelerationTask):
         self._kp, self._kd, self._jw = kp, kd, joint_weights
         self._joint_weights: Array | None = None
         self._cost_weights, self._cost_version = np.zeros(0), -1  # weight * joint weights
+        self._nq = 0  # the model's nq, known from the first update
         self.reference: Array | None = None
         self.reference_velocity: Array | None = None
         self.reference_acceleration: Array | None = None
@@ -62,12 +64,33 @@ class PostureTask(AccelerationTask):
         acceleration: ArrayLike | None = None,
     ) -> None:
         """Reference configuration (nq,) (its base part is ignored), joint velocities and
-        accelerations (nv - 6,) [rad/s, rad/s^2]."""
-        self.reference = np.asarray(q, dtype=float).copy()
-        self.reference_velocity = None if velocity is None else np.asarray(velocity, float)
-        self.reference_acceleration = (
-            None if acceleration is None else np.asarray(acceleration, float)
-        )
+        accelerations (nv - 6,) [rad/s, rad/s^2].
+
+        Raises
+        ------
+        InvalidArgumentError
+            A value that is not finite, or (once the task has seen the robot) of the wrong
+            size.
+        """
+        nq, nu = (self._nq, self.size) if self._nq else (None, None)
+        self.reference = self._vector(q, nq, "reference")
+        self.reference_velocity = self._vector(velocity, nu, "reference velocity")
+        self.reference_acceleration = self._vector(acceleration, nu, "reference acceleration")
+
+    def _vector(self, value: ArrayLike | None, size: int | None, what: str) -> Array | None:
+        if value is None:
+            return None
+        try:
+            x = np.array(value, dtype=float)  # a copy
+        except (TypeError, ValueError):
+            raise InvalidArgumentError(f"task {self.name!r}: {what} must be numbers") from None
+        if x.ndim != 1 or (size is not None and x.shape != (size,)) or not np.isfinite(x).all():
+            raise InvalidArgumentError(
+                f"task {self.name!r}: {what} must be a finite vector"
+                + (f" of {size}" if size is not None else "")
+                + f", got {np.array2string(x, threshold=12)}"
+            )
+        return x
 
     @property
     def joint_weights(self) -> Array | None:
@@ -98,8 +121,15 @@ class PostureTask(AccelerationTask):
             raise StateError(f"task {self.name!r}: update it before forming its cost")
         return weights
 
+    def _rescale(self) -> None:
+        # sqrt(weight * w_j) per joint row (the stacked form of the cost).
+        super()._rescale()
+        if self._joint_weights is not None:
+            self._row_scale *= np.sqrt(self._joint_weights)
+
     def _bind(self, kin: ControllerPass) -> None:
         nu = kin.nv - 6
+        self._nq = kin.nq
         self.size = nu
         self.kp, self.kd = as_gains(self._kp, nu, "kp"), as_gains(self._kd, nu, "kd")
         self._joint_weights = None
@@ -146,15 +176,14 @@ class PostureTask(AccelerationTask):
         if self.reference_acceleration is not None:
             self.desired += as_vector(self.reference_acceleration, nu, "reference acceleration")
 
-    def add_cost(self, P: Array, q: Array) -> None:
-        self.add_cost_diagonal(np.einsum("ii->i", P), q)
-
     def add_cost_diagonal(self, diagonal: Array, q: Array) -> None:
-        """:meth:`add_cost` given a writable view of ``P``'s diagonal (the cost is diagonal):
-        ``weight * w_j`` on each joint's acceleration, ``-weight w_j desired_j`` in ``q``."""
+        """Add the cost to ``x^T P x / 2 + q^T x`` given a writable view of ``P``'s diagonal
+        (the cost is diagonal): ``weight * w_j`` on each joint's acceleration (the rows that
+        count), ``-weight w_j desired_j`` in ``q``."""
         if self._weight:
             if self._cost_version != self._scale_version:  # weight or joint weights changed
-                self._cost_weights = self._weight * self._bound_weights()
+                self._bound_weights()
+                self._cost_weights = np.square(self._row_scale)
                 self._cost_version = self._scale_version
             w = self._cost_weights.copy()
             end = self.jacobian.shape[1]
