@@ -122,11 +122,33 @@ class JointBounds(Constraint):
         self._pattern: Array | None = None  # the rows whose pattern is written
 
     def bounds(self, q_joints: ArrayLike, v_joints: ArrayLike) -> tuple[Array, Array]:
-        """``(lower, upper)`` acceleration bounds (nv - 6,) at joint positions and velocities."""
-        q, v = np.asarray(q_joints, float), np.asarray(v_joints, float)
-        lower, upper = np.empty(len(q)), np.empty(len(q))
+        """``(lower, upper)`` acceleration bounds (nv - 6,) at joint positions and velocities
+        (nv - 6,) [rad or m, rad/s or m/s].
+
+        Raises
+        ------
+        InvalidArgumentError
+            A position or velocity that is not a finite vector of nv - 6.
+        """
+        nu = len(self.acceleration_limit)
+        q, v = self._joint_vector(q_joints, "q_joints"), self._joint_vector(v_joints, "v_joints")
+        lower, upper = np.empty(nu), np.empty(nu)
         self._bounds_into(q, v, lower, upper)
         return lower, upper
+
+    def _joint_vector(self, value: ArrayLike, what: str) -> Array:
+        nu = len(self.acceleration_limit)
+        try:
+            x = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise InvalidArgumentError(
+                f"{what} must be a vector of numbers, got {value!r}"
+            ) from None
+        if x.shape != (nu,) or not np.isfinite(x).all():
+            raise InvalidArgumentError(
+                f"{what} must be a finite vector of {nu}, got {np.array2string(x, threshold=12)}"
+            )
+        return x
 
     def _bounds_into(self, q: Array, v: Array, lower: Array, upper: Array) -> None:
         """:meth:`bounds` written into ``lower`` and ``upper`` (nu,).
