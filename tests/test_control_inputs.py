@@ -9,17 +9,16 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from wholebody.contacts import PointContact
 from wholebody.control import (
     ComTask,
     ContactForceTask,
     CopTask,
     FrameTask,
     JointBounds,
-    PostureTask,
     RelativeFrameTask,
     WholeBodyController,
 )
-from wholebody.contacts import PointContact
 from wholebody.errors import ContactNotFoundError, FrameNotFoundError, InvalidArgumentError
 
 from ._control_common import SOLES, controller, sole, standing
@@ -34,7 +33,9 @@ def test_posture_reference_not_finite_is_refused_when_set(humanoid):
     with pytest.raises(InvalidArgumentError, match=r"task 'posture': reference must be a finite"):
         posture.set_reference(bad)
     ctrl.update(q, v, 0.0)  # once it has seen the robot, the sizes too
-    with pytest.raises(InvalidArgumentError, match=f"reference must be a finite vector of {humanoid.nq},"):
+    with pytest.raises(
+        InvalidArgumentError, match=f"reference must be a finite vector of {humanoid.nq},"
+    ):
         posture.set_reference(q[:-1])
     nu = humanoid.nv - 6
     with pytest.raises(InvalidArgumentError, match=r"reference velocity must be a finite vector"):
@@ -102,10 +103,16 @@ def test_joint_bounds_of_a_state_not_finite_are_refused(humanoid):
     lower, upper = bounds.bounds(qj, vj)
     assert np.isfinite(lower).all() and np.isfinite(upper).all()
     qj[3] = np.nan
-    with pytest.raises(InvalidArgumentError, match=f"q_joints must be a finite vector of {nu}, got"):
+    with pytest.raises(
+        InvalidArgumentError, match=f"q_joints must be a finite vector of {nu}, got"
+    ):
         bounds.bounds(qj, vj)
     vj[0] = np.inf
-    with pytest.raises(InvalidArgumentError, match=f"v_joints must be a finite vector of {nu}, got"):
+    with pytest.raises(
+        InvalidArgumentError, match=f"v_joints must be a finite vector of {nu}, got"
+    ):
         bounds.bounds(q[7:], vj)
-    with pytest.raises(InvalidArgumentError, match=f"v_joints must be a finite vector of {nu}, got"):
+    with pytest.raises(
+        InvalidArgumentError, match=f"v_joints must be a finite vector of {nu}, got"
+    ):
         bounds.bounds(q[7:], v[6:-1])

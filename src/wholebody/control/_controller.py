@@ -9,7 +9,7 @@ soft constraints (one per row).
 .. math::
 
     \\text{level } k: \\min_x \\sum_{i \\in k} \\omega_i \\| S_i (J_i x + \\dot J_i v - x^*_i) \\|^2
-    + \\sum_{c \\in k} \\omega_c \\mathbf{1}^T s_c + \\epsilon \\|x\\|^2
+    + \\sum_{c \\in k} (\\omega_c \\mathbf{1}^T s_c + \\|s_c\\|^2 / 2) + \\epsilon \\|x\\|^2
     \\quad \\text{s.t.} \\quad
     \\begin{cases}
     M_b a + b_b = J_b^T w & \\text{(floating base, 6)} \\\\
@@ -22,13 +22,18 @@ soft constraints (one per row).
 
 with ``b = h - sum_e J_e^T w_e`` (the measured external wrenches of the update). Every task,
 contact and constraint has a *priority*: 0 makes it hard (an equality, a rigid contact, a
-bound that holds), 1, 2, ... a weighted cost of that level (a soft contact's cost is its
-rows' squared residual, a soft constraint's is ``weight`` per unit of violation of each row:
-an exact penalty, met exactly whenever it can be and its weight exceeds what meeting it
-costs the level, and met exactly whenever it can be when placed on a level above the tasks
-it competes with). Levels are solved in order, each keeping the optimum of those above as
-constraints (the values of their tasks' rows and their slacks' bounds); with one level (the
-default, priority 1) this is one QP.
+bound that holds), 1, 2, ... a weighted cost of that level. A soft contact's cost is its
+rows' squared residual; a soft constraint's is ``weight * s + s^2 / 2`` for each row's
+violation ``s``: an exact penalty, its rows met exactly whenever they can be and the weight
+exceeds what meeting them costs the level (their multiplier; on a level above the tasks
+they compete with, what it costs the level's regularization alone).
+
+Levels are solved in order, each on the points that keep the optimum of those above: their
+tasks' values (``diag(w) J x``, the rows of their cost) and their soft constraints'
+slacks at most theirs; with one level (the default, priority 1) this is one QP. A level
+above the lowest is regularized by at least 1e-6: there the regularization only picks one
+of the level's optima (moving the values it keeps by its order), and a smaller one left
+such a level, whose few tasks leave most of ``x`` to it, too ill-conditioned for daqp.
 
 Each tick is one :meth:`WholeBodyController.update`, which builds the tick's QP (one
 Pinocchio pass, :meth:`wholebody.Robot.controller_pass`, the one check of the state; every
@@ -39,15 +44,16 @@ controller; the stacked layout is rebuilt only when the set of contacts changes.
 Each level's QP is solved by daqp (an exact dual active-set method) in its own workspace
 (``daqp.Model``): set up once per layout, then updated in place each tick and warm-started
 from the last tick's working set (at 1 kHz the active set rarely changes from one tick to
-the next); the equality rows are eliminated first (daqp's ``eq_reduction``). *Lazy*
-constraints (:class:`TorqueLimits`) stay out of daqp's rows while the answer without them
-meets them (the optimum of a relaxation that is feasible is the optimum), in a second
-workspace with them from a tick that needs them until none is near its bound. Every
-solution is checked before it is used: each row (the floating-base equations, the contacts
-held, the hard tasks, the cones and bounds, the kept rows) met within 1e-9 of the robot's
-weight. A failed solve or check is solved again from a cold workspace, and failing again,
-raises a :class:`~wholebody.errors.SolverError` that names the constraint groups (hard tasks
-and constraints) without which the QP has a solution, or the groups the answer breaks.
+the next). A lower level's QP is over the null space of the equality rows and of the rows
+kept (see :mod:`wholebody.control._qp`). *Lazy* constraints (:class:`TorqueLimits`) stay out
+of daqp's rows while the answer without them meets them (the optimum of a relaxation that
+is feasible is the optimum), in a second workspace with them from a tick that needs them
+until none is near its bound. Every solution is checked before it is used: each row (the
+floating-base equations, the contacts held, the hard tasks, the cones and bounds) met within
+1e-9 of the robot's weight. A failed solve or check is solved again from a cold workspace
+with daqp's other primal tolerance, and failing again, raises a
+:class:`~wholebody.errors.SolverError` that names the constraint groups (hard tasks and
+constraints) without which the QP has a solution, or the groups the answer breaks.
 """
 
 from __future__ import annotations
@@ -83,6 +89,11 @@ __all__ = ["WholeBodyController", "ControlSolution"]
 
 Array = NDArray[np.float64]
 _DAQP_FLAGS = {-1: "infeasible", -2: "cycling", -3: "unbounded", -4: "iteration limit"}
+#: The least regularization of a priority level above the lowest. There it only picks a
+#: point among the level's optima (the rows it keeps for the levels below are its tasks'
+#: values, which it moves by its order); with less, a level whose few tasks leave most of
+#: ``x`` to it was too ill-conditioned for daqp, which reported feasible QPs infeasible.
+UPPER_REGULARIZATION = 1e-6
 
 
 @dataclass(frozen=True)
@@ -143,7 +154,8 @@ class WholeBodyController:
     torque_limits : array (nv - 6,) or None or False
         ``|tau| <= torque_limits`` [N m]; None takes the model's effort limits, False none.
     regularization : float
-        ``epsilon`` of each level's objective.
+        ``epsilon`` of the objective (of the lowest priority level; the levels above it
+        take at least 1e-6).
     pyramid_faces : int
         Faces of the inner friction pyramids of point contacts.
 
@@ -261,7 +273,10 @@ class WholeBodyController:
         priority : int
             0: hard (its rows hold, or the solve fails naming it); 1, 2, ...: soft, each row
             ``lower <= C x <= upper`` given a slack ``s >= 0`` (``lower - s <= C x <= upper
-            + s``) that costs ``weight * s`` on that priority level.
+            + s``) that costs ``weight * s + s^2 / 2`` on that priority level: the rows hold
+            exactly whenever they can and ``weight`` exceeds their multiplier (what holding
+            them costs the level; on a level above the tasks they compete with, its
+            regularization alone).
         weight : float
             The soft constraint's cost per unit of violation (> 0) [1 / the rows' unit].
         """
@@ -486,9 +501,11 @@ class WholeBodyController:
         if qp is None or qp.layout is not layout:
             qp = self._qp = QP(kin, layout, self.tasks, self.constraints)
         self._assemble(kin, qp)
-        regularization = self.regularization
-        for level in qp.levels:
-            level.cost(regularization)
+        # The levels above the lowest: at least UPPER_REGULARIZATION (see the module notes).
+        *upper, lowest = qp.levels
+        for level in upper:
+            level.cost(max(self.regularization, UPPER_REGULARIZATION), qp.x_last)
+        lowest.cost(self.regularization)
         self._ready = True
 
     def _bias(self, layout: ControlLayout, external: Mapping[str, ArrayLike] | None) -> None:
@@ -586,13 +603,16 @@ class WholeBodyController:
         levels = qp.levels
         if len(levels) > 1:
             self._fill_lazy(qp)  # the lower levels copy every row
-        tau = None
+        tau, basis = None, None
         for level in levels:
             if level.above:
-                level.load(qp)
+                if basis is None:  # an orthonormal basis of the equality rows (n0, me)
+                    basis = np.linalg.qr(qp.C[: qp.me, : qp.n0].T)[0]
+                basis = level.load(qp, basis)
             level.x, tau = self._solve_level(qp, level)
         x = levels[-1].x
         assert x is not None
+        qp.x_last = x
         return self._solution(x, self._torque(x) if tau is None else tau)
 
     def _solve_level(self, qp: QP, level: Level) -> tuple[Array, Array | None]:
@@ -626,9 +646,17 @@ class WholeBodyController:
         x, flag = level.solve(lazy)
         gap = np.nan if x is None else level.largest_gap(x, lazy)
         if not gap <= tol:
-            level.workspaces[lazy] = None  # again from a cold workspace
+            # Again from a cold workspace, with daqp's other tolerance (see _qp).
+            level.workspaces[lazy] = None
+            level.tight[lazy] = not level.tight[lazy]
             x, flag = level.solve(lazy)
             gap = np.nan if x is None else level.largest_gap(x, lazy)
+        if level.above and not gap <= tol:
+            # A lower level's QP has a solution, x_above (z = 0): where daqp finds none
+            # (within the check), its feasible set is degenerate (more rows meet at x_above
+            # than it has freedoms, pinning it there, as a foot unloaded at its cone's
+            # apex): x_above it is.
+            return level.x_above
         if x is None:
             culprits = self._culprits() if flag == -1 else []
             hint = (

@@ -12,11 +12,14 @@ slacks ``s``: ``C_c x - s <= upper``, ``C_c x + s >= lower`` and ``s >= 0``.
 
 Each priority level has its cost ``x^T P x / 2 + q^T x``: its tasks' and soft contacts'
 rows stacked (``sum_i || sqrt(w_i) S_i (J_i x - r_i) ||^2``), the diagonal costs of the
-lowest level's posture and contact force tasks, ``weight * sum(s)`` for its soft
-constraints' slacks, and the regularization. The first level solves on the rows above; level
-``k`` on its own copy of them with, after the equality rows, each higher level ``j``'s kept
-rows ``diag(w) J_j x = diag(w) J_j x_j`` (its tasks' values at its optimum ``x_j``), and its
-soft constraints' slacks bounded by their values there, ``s <= s_j``.
+lowest level's posture and contact force tasks, ``sum(weight * s + s^2 / 2)`` for its soft
+constraints' slacks (the unit quadratic part keeps daqp's problem well scaled: with the
+regularization alone a slack's unconstrained optimum, ``-weight / epsilon``, cost the rows
+their accuracy, and with ``weight * s^2 / 2`` a large weight the optimum's), and the
+regularization. The first level solves on the rows above; a lower level on the points that
+keep each higher level ``j``'s optimum, ``diag(w) J_j x = diag(w) J_j x_j`` (its tasks'
+values at its optimum ``x_j``) and its soft constraints' slacks ``s <= s_j`` (see
+:class:`Level`).
 """
 
 from __future__ import annotations
@@ -42,10 +45,15 @@ from .tasks import ContactForceTask, PostureTask
 
 Array = NDArray[np.float64]
 _DAQP_EQUALITY = 5
-#: daqp's settings: the equality rows (floating base, contacts, hard tasks, kept rows)
-#: eliminated before the active-set iterations on the inequality rows (rows that depend on
-#: others, as kept rows may, are found and left out there).
-_DAQP_SETTINGS = {"eq_reduction": 1}
+#: daqp's settings: the equality rows (floating base, contacts, hard tasks) enter its working
+#: set from the start (its elimination of them, ``eq_reduction``, broke soft rows by up to
+#: 1e-4 where the cost is nearly singular); its default primal tolerance (1e-6, on rows
+#: scaled in its own variables), or a tight one (1e-10). Where the cost is nearly singular
+#: in some directions (a level whose tasks leave most of ``x`` to the regularization) the
+#: tight one reports feasible QPs infeasible, and elsewhere the default one leaves rows
+#: broken by more than the controller's check allows: a level that fails its check is
+#: solved again cold with the other one, and keeps it.
+_DAQP_SETTINGS = ({"eq_reduction": -1}, {"eq_reduction": -1, "primal_tol": 1e-10})
 # A ufunc reduction: ndarray.max() goes through a Python wrapper.
 _max = np.maximum.reduce
 #: Constraints that write the same entries of their rows at every tick of a layout (the rest
@@ -102,9 +110,16 @@ class TaskStack:
 
 
 class Level:
-    """One priority level: its cost (``P``, ``q``), its rows (the QP's, or for a lower level
-    a copy with the kept rows of the levels above), daqp's workspaces without and with the
-    lazy rows, and whether the last tick needed them."""
+    """One priority level: its cost (``P``, ``q``), its rows, daqp's workspaces without and
+    with the lazy rows, and whether the last tick needed them.
+
+    The first level solves on the QP's rows. A lower level solves on its own copy of them
+    that keeps every higher level's optimum: after the equality rows, the kept rows (an
+    orthonormal basis of each higher level's ``diag(w) J`` less the rows kept already, at
+    that level's solution: independent rows, as daqp needs), and the higher levels' soft
+    constraints' slacks at most their values there. Its inequality rows are widened to hold
+    the level above's solution ``x_above`` (which meets every row of this level to within
+    the check's tolerance): the level always has a solution."""
 
     def __init__(
         self,
@@ -129,16 +144,26 @@ class Level:
         self.slack_costs = [(columns, c.weight) for c, columns in soft]
         self.soft = soft
         self.above = above
-        self.kept = sum(len(level.stack.s2) for level in above)
-        me, m, kk = qp.me, qp.m, self.kept
-        if not above:
+        #: The kept rows this level adds for the levels below (an orthonormal basis of its
+        #: rows less those kept already) and their values at its solution, of this tick.
+        self.new_rows, self.new_values = np.zeros((0, n)), np.zeros(0)
+        self.x: Array | None = None  # the level's solution of this tick
+        self.x_above: Array | None = None
+        self._allocate(qp, 0)
+
+    def _allocate(self, qp: QP, kept: int) -> None:
+        """The rows' buffers (the QP's for the first level) with ``kept`` kept rows after
+        the equality rows; cold workspaces."""
+        me, m, n = qp.me, qp.m, qp.n
+        self.kept = kept
+        if not self.above:
             self.C, self.lower, self.upper, self.sense = qp.C, qp.lower, qp.upper, qp.sense
         else:
-            self.C = np.zeros((m + kk, n))
-            self.lower, self.upper = np.zeros(m + kk), np.zeros(m + kk)
-            self.sense = np.zeros(m + kk, dtype=np.intc)
-            self.sense[: me + kk] = _DAQP_EQUALITY
-        mc = qp.m_core + kk
+            self.C = np.zeros((m + kept, n))
+            self.lower, self.upper = np.zeros(m + kept), np.zeros(m + kept)
+            self.sense = np.zeros(m + kept, dtype=np.intc)
+            self.sense[: me + kept] = _DAQP_EQUALITY
+        mc = qp.m_core + kept
         C, lower, upper = self.C, self.lower, self.upper
         #: Without and with the lazy rows: daqp's row arguments (A, bupper, blower, sense)
         #: and the check's (C, lower, upper and two buffers).
@@ -152,11 +177,12 @@ class Level:
             (C, lower, upper, cx, gap),
         ]
         self.workspaces: list[Any] = [None, None]
+        self.tight = [False, False]  # daqp's tolerance, per workspace (see _DAQP_SETTINGS)
         self.lazy_needed = False
-        self.x: Array | None = None  # the level's solution of this tick
 
-    def cost(self, regularization: float) -> None:
-        """The tick's ``P`` and ``q`` (the tasks updated)."""
+    def cost(self, regularization: float, center: Array | None = None) -> None:
+        """The tick's ``P`` and ``q`` (the tasks updated), the regularization
+        ``regularization * ||x - center||^2 / 2`` (``center`` default zero)."""
         P0, q0 = self._P0, self._q0
         if self.stack.items:
             self.stack.form(P0, q0)
@@ -171,37 +197,60 @@ class Level:
             self.q[n0:] = 0.0
         self.P_diagonal += regularization
         diagonal, q = self.P_diagonal, self.q
+        if center is not None:
+            q -= regularization * center
         for task in self.diagonal:
             task.add_cost_diagonal(diagonal, q)
         for columns, weight in self.slack_costs:
             q[columns] += weight
+            diagonal[columns] += 1.0
 
-    def load(self, qp: QP) -> None:
-        """Copy this tick's rows of the QP into this (lower) level's buffers, with the kept
-        rows of each level above at its solution and its soft constraints' slack bounds."""
-        me, kk, n0 = qp.me, self.kept, qp.n0
+    def load(self, qp: QP, basis: Array) -> Array:
+        """The rows of this (lower) level at this tick (see the class notes). ``basis`` (n0, r)
+        is an orthonormal basis of the equality rows and of the rows kept by the levels
+        above the level above; returned with the level above's rows added.
+
+        The level above's rows ``diag(w) J x = diag(w) J x_above``, on the points that meet
+        the rows kept already (as ``x_above`` does), are the rows of their part orthogonal
+        to ``basis``: a basis of those (an SVD, rank to 1e-9 of their scale) is kept."""
+        above = self.above[-1]
+        x, SJ = above.x, above.stack.SJ
+        assert x is not None
+        n0, me = qp.n0, qp.me
+        K = SJ - (SJ @ basis) @ basis.T
+        _, S, Vt = np.linalg.svd(K, full_matrices=False)
+        scale = float(np.abs(SJ).max(initial=0.0))
+        rank = int(np.sum(S > 1e-9 * scale)) if scale > 0 else 0
+        self.new_rows = np.zeros((rank, qp.n))
+        self.new_rows[:, :n0] = Vt[:rank]
+        self.new_values = self.new_rows @ x
+        kept = sum(len(level.new_rows) for level in self.above[1:]) + rank
+        if kept != self.kept:  # (the kept rows' rank changed: new buffers and workspaces)
+            self._allocate(qp, kept)
         C, lower, upper = self.C, self.lower, self.upper
-        C[:me] = qp.C[:me]
-        lower[:me] = qp.lower[:me]
-        C[me + kk :] = qp.C[me:]
-        lower[me + kk :] = qp.lower[me:]
-        upper[me + kk :] = qp.upper[me:]
+        C[:me], lower[:me] = qp.C[:me], qp.lower[:me]
         r = me
-        for level in self.above:
-            x, SJ = level.x, level.stack.SJ
-            assert x is not None
-            k = len(SJ)
-            C[r : r + k, :n0] = SJ
-            SJ.dot(x[:n0], out=lower[r : r + k])
+        for level in [*self.above[1:], self]:
+            k = len(level.new_rows)
+            C[r : r + k], lower[r : r + k] = level.new_rows, level.new_values
             r += k
+        upper[:r] = lower[:r]
+        C[r:], lower[r:], upper[r:] = qp.C[me:], qp.lower[me:], qp.upper[me:]
+        for level in self.above:
+            assert level.x is not None
             for c, columns in level.soft:
                 rows = qp.slack_bounds[c.name]
-                upper[rows.start + kk : rows.stop + kk] = x[columns]
-        upper[: me + kk] = lower[: me + kk]
+                upper[rows.start + kept : rows.stop + kept] = level.x[columns]
+        # Widened to hold x_above (see the class notes).
+        cx = C[r:] @ x
+        np.maximum(upper[r:], cx, out=upper[r:])
+        np.minimum(lower[r:], cx, out=lower[r:])
+        self.x_above = x
+        return np.hstack([basis, Vt[:rank].T])
 
     def solve(self, lazy: bool) -> tuple[Array | None, int]:
-        """daqp on the rows, with the lazy constraints' (``lazy``) or without: ``(x, exit
-        flag)`` (``x`` None on failure, a flag <= 0).
+        """daqp on the level's rows, with the lazy constraints' (``lazy``) or without:
+        ``(x, exit flag)`` (``x`` None on failure, a flag <= 0).
 
         The workspace is set up at its first call (or after a failure) and otherwise
         updated with the buffers' new values, keeping its last solve's working set."""
@@ -209,7 +258,7 @@ class Level:
         rows = self.rows[lazy]
         if work is None:
             work = self.workspaces[lazy] = daqp.Model()
-            work.settings = _DAQP_SETTINGS
+            work.settings = _DAQP_SETTINGS[self.tight[lazy]]
             flag, _ = work.setup(self.P, self.q, *rows)
         else:
             flag = work.update(self.P, self.q, *rows[:3])
@@ -297,6 +346,8 @@ class QP:
             r = self._add_rows(c, r, sizes[c.name], self.lazy_fills)
         self.lazy_filled = False  # the lazy rows written for this tick
         self.kdJv = np.zeros(n0 - nv)
+        #: The last solution (the regularization's centre of the levels above the lowest).
+        self.x_last: Array | None = None
         self.levels = self._make_levels(tasks, soft, layout)
         self._views: RowViews | None = None
 
