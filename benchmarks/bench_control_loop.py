@@ -62,12 +62,15 @@ the tightened joints' bounds become active) and the head's orientation (an SE3 t
 to its three angular axes; TSID 1.10 has no linear-momentum task). Every joint starts at
 least 0.1 rad inside its range. With hard joint bounds a loop may find no solution (a
 stance ankle nearing its limit against the contact) or fall: it stops there and says so.
+``--bounds soft`` makes wholebody's joint bounds soft (priority 1, a slack costing
+``SOFT_WEIGHT`` per rad/s^2 of violation: met exactly whenever they can be at that cost);
+TSID's stay hard (its bounds task has no soft form).
 The loops also print the largest joint position limit
 violation of the simulated ``q`` and, for wholebody, the ticks with a joint acceleration
 bound active.
 
 Run: python benchmarks/bench_control_loop.py [SECONDS] [--robot talos|g1]
-[--tasks default|extended]   (standing,
+[--tasks default|extended] [--bounds hard|soft]   (standing,
 default 1.0 s; stepping is 2.8 s; ``--robot g1``: Unitree G1, 29 dof, 33 kg, its sole frames
 added 3.5 cm under the ankle roll links, the left hand's SE3 pose; the same tasks, gains
 and schedule for both libraries)
@@ -148,6 +151,9 @@ SOLES = ROBOTS[ROBOT]["soles"]
 HAND = ROBOTS[ROBOT]["hand"]
 #: "default" (the task set above) or "extended" (see EXTENDED).
 TASKS = "default"
+#: The extended set's joint bounds for wholebody: "hard" or "soft" (see the notes).
+BOUNDS = "hard"
+SOFT_WEIGHT = 1e3
 EXTENDED = """joint position, velocity and acceleration bounds (a constraint; two right-arm joints'
 ranges tightened to the start +- 0.03 rad), the right hand's SE3 pose reaching out and back
 (10 cm forward and up, period 1 s), the head's orientation (a masked SE3 task)"""
@@ -159,6 +165,14 @@ def configure(robot: str) -> None:
     if robot not in ROBOTS:
         sys.exit(f"unknown robot {robot!r}; one of {sorted(ROBOTS)}")
     ROBOT, SOLES, HAND = robot, ROBOTS[robot]["soles"], ROBOTS[robot]["hand"]
+
+
+def configure_bounds(bounds: str) -> None:
+    """wholebody's joint bounds in the extended set: "hard" or "soft"."""
+    global BOUNDS
+    if bounds not in ("hard", "soft"):
+        sys.exit(f"unknown bounds {bounds!r}; one of ['hard', 'soft']")
+    BOUNDS = bounds
 
 
 def configure_tasks(tasks: str) -> None:
@@ -298,6 +312,8 @@ class Stats:
     min_base_z: float = np.inf
     limit: float = -np.inf  # largest joint position limit violation [rad]
     bound_active: int = 0  # ticks with a joint acceleration bound active (wholebody)
+    slack: float = 0.0  # the largest acceleration bound violation (soft bounds) [rad/s^2]
+    slack_ticks: int = 0  # ticks with one
     fell: float | None = None  # [s] when the base fell below half its start height
     failed: str | None = None  # the controller's error that stopped the loop
 
@@ -373,7 +389,9 @@ class Ours:
                     position_upper=lim.upper,
                     velocity_limit=lim.velocity,
                     margin=MARGIN,
-                )
+                ),
+                priority=0 if BOUNDS == "hard" else 1,
+                weight=SOFT_WEIGHT,
             )
             self.reach = ctrl.add_task(
                 FrameTask(spec["right_hand"], kp=100.0, kd=20.0, weight=1e-1)
@@ -412,6 +430,9 @@ class Ours:
             tol = 1e-9 * np.maximum(1.0, np.abs(a))
             if np.any((a - b.lower <= tol) | (b.upper - a <= tol)):
                 stats.bound_active += 1
+            slack = float(sol.slacks.get("joint_bounds", np.zeros(1)).max())
+            if slack > 1e-9:
+                stats.slack, stats.slack_ticks = max(stats.slack, slack), stats.slack_ticks + 1
 
 
 # --- TSID --------------------------------------------------------------------------------
@@ -668,6 +689,10 @@ def describe(s: Stats) -> str:
         out += f", joint limits exceeded by <= {s.limit:.1e} rad"
         if s.bound_active:
             out += f", a joint bound active in {s.bound_active} of {len(s.ticks)} ticks"
+        if s.slack_ticks:
+            out += (
+                f", soft bounds broken in {s.slack_ticks} ticks by <= {s.slack:.2g} rad/s^2"
+            )
     return out
 
 
@@ -686,7 +711,7 @@ def main(seconds: float = 1.0) -> None:
     print(f"\nstanding, {seconds:g} s (CoM, momentum, posture, hand SE3, 2 x force reg., torque")
     print("limits, 2 soles)")
     if TASKS == "extended":
-        print(f"and the extended task set: {EXTENDED}")
+        print(f"and the extended task set: {EXTENDED}; wholebody's joint bounds {BOUNDS}")
     print(f"  wholebody WholeBodyController  {ours.median():6.0f} us per tick; {describe(ours)}")
     if theirs is not None:
         print(
@@ -721,14 +746,18 @@ def verdict(ratio: float) -> str:
 
 
 def parse_args(argv: list[str]) -> list[str]:
-    """``--robot NAME`` and ``--tasks default|extended`` (configure the loops) taken out of
-    ``argv``; the rest returned."""
+    """``--robot NAME``, ``--tasks default|extended`` and ``--bounds hard|soft`` (configure
+    the loops) taken out of ``argv``; the rest returned."""
     rest, it = [], iter(argv)
     for a in it:
         if a == "--robot":
             configure(next(it, ""))
         elif a.startswith("--robot="):
             configure(a.split("=", 1)[1])
+        elif a == "--bounds":
+            configure_bounds(next(it, ""))
+        elif a.startswith("--bounds="):
+            configure_bounds(a.split("=", 1)[1])
         elif a == "--tasks":
             configure_tasks(next(it, ""))
         elif a.startswith("--tasks="):
