@@ -1,7 +1,7 @@
 """The controller in a MuJoCo closed loop with its new parts at once: strict priority levels
-(a DCM task and soft joint bounds above the rest, the soles' CoP among them), soft joint bounds, a soft ZMP task, a torque
-task, a push on the torso measured and given as an external wrench, and a step (a contact
-removed with a force ramp, the swing sole lifted).
+(a DCM task and soft joint bounds above the rest; the soles' CoP, a soft ZMP task and a
+torque task among the rest), a push on the torso measured and given as an external wrench,
+and a step (a contact removed with a force ramp, the swing sole lifted).
 
 Checked on every tick against Pinocchio's own calls at the tick's state, independently of
 the controller's pass: the equations of motion ``M a + h = S^T tau + J_c^T w + J_e^T w_e``
