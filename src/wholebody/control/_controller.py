@@ -44,16 +44,17 @@ controller; the stacked layout is rebuilt only when the set of contacts changes.
 Each level's QP is solved by daqp (an exact dual active-set method) in its own workspace
 (``daqp.Model``): set up once per layout, then updated in place each tick and warm-started
 from the last tick's working set (at 1 kHz the active set rarely changes from one tick to
-the next). A lower level's QP is over the null space of the equality rows and of the rows
-kept (see :mod:`wholebody.control._qp`). *Lazy* constraints (:class:`TorqueLimits`) stay out
+the next). A lower level's QP holds every row and the rows kept (see
+:mod:`wholebody.control._qp`). *Lazy* constraints (:class:`TorqueLimits`) stay out
 of daqp's rows while the answer without them meets them (the optimum of a relaxation that
 is feasible is the optimum), in a second workspace with them from a tick that needs them
 until none is near its bound. Every solution is checked before it is used: each row (the
-floating-base equations, the contacts held, the hard tasks, the cones and bounds) met within
-1e-9 of the robot's weight. A failed solve or check is solved again from a cold workspace
-with daqp's other primal tolerance, and failing again, raises a
+floating-base equations, the contacts held, the hard tasks, the cones and bounds, the kept
+rows) met within 1e-9 of the robot's weight. A failed solve or check is solved again from a
+cold workspace with daqp's other settings, and failing again, raises a
 :class:`~wholebody.errors.SolverError` that names the constraint groups (hard tasks and
-constraints) without which the QP has a solution, or the groups the answer breaks.
+constraints) without which the QP has a solution, or the groups the answer breaks (a lower
+level, which always has a solution, keeps the level above's instead: see its notes).
 """
 
 from __future__ import annotations
@@ -96,9 +97,9 @@ _DAQP_FLAGS = {-1: "infeasible", -2: "cycling", -3: "unbounded", -4: "iteration 
 UPPER_REGULARIZATION = 1e-6
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ControlSolution:
-    """One tick's answer.
+    """One tick's answer (its arrays are views of ``x``).
 
     Attributes
     ----------
@@ -501,11 +502,12 @@ class WholeBodyController:
         if qp is None or qp.layout is not layout:
             qp = self._qp = QP(kin, layout, self.tasks, self.constraints)
         self._assemble(kin, qp)
-        # The levels above the lowest: at least UPPER_REGULARIZATION (see the module notes).
-        *upper, lowest = qp.levels
-        for level in upper:
-            level.cost(max(self.regularization, UPPER_REGULARIZATION), qp.x_last)
-        lowest.cost(self.regularization)
+        levels = qp.levels
+        levels[-1].cost(self.regularization)
+        if len(levels) > 1:  # at least UPPER_REGULARIZATION above (see the module notes)
+            upper = max(self.regularization, UPPER_REGULARIZATION)
+            for level in levels[:-1]:
+                level.cost(upper, qp.x_last)
         self._ready = True
 
     def _bias(self, layout: ControlLayout, external: Mapping[str, ArrayLike] | None) -> None:
@@ -603,13 +605,13 @@ class WholeBodyController:
         levels = qp.levels
         if len(levels) > 1:
             self._fill_lazy(qp)  # the lower levels copy every row
-        tau, basis = None, None
+        tau = None
         for level in levels:
             if level.above:
-                if basis is None:  # an orthonormal basis of the equality rows (n0, me)
-                    basis = np.linalg.qr(qp.C[: qp.me, : qp.n0].T)[0]
-                basis = level.load(qp, basis)
+                level.load(qp)
             level.x, tau = self._solve_level(qp, level)
+            if level is not levels[-1]:
+                level.keep(qp)
         x = levels[-1].x
         assert x is not None
         qp.x_last = x
@@ -621,7 +623,7 @@ class WholeBodyController:
         # The lazy constraints' rows (torque limits) left out while the solution without
         # them meets them: it is then the optimum with them (the optimum of a relaxation,
         # feasible). After a tick that needed them, with them until none is near its bound.
-        lazy = level.lazy_needed or not qp.lazy_fills
+        lazy = level.lazy_needed or not qp.lazy_fills or bool(level.above)  # (all rows)
         x = self._solve_checked(qp, level, lazy)
         if not qp.lazy_fills:
             return x, None
@@ -652,10 +654,11 @@ class WholeBodyController:
             x, flag = level.solve(lazy)
             gap = np.nan if x is None else level.largest_gap(x, lazy)
         if level.above and not gap <= tol:
-            # A lower level's QP has a solution, x_above (z = 0): where daqp finds none
-            # (within the check), its feasible set is degenerate (more rows meet at x_above
-            # than it has freedoms, pinning it there, as a foot unloaded at its cone's
-            # apex): x_above it is.
+            # A lower level's QP has a solution, x_above (its rows widened to hold it):
+            # where daqp finds none (within the check), its feasible set is degenerate (more
+            # rows meet at x_above than it has freedoms, pinning it there, as a foot
+            # unloaded at its cone's apex): x_above it is.
+            assert level.x_above is not None
             return level.x_above
         if x is None:
             culprits = self._culprits() if flag == -1 else []

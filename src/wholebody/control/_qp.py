@@ -6,6 +6,7 @@ layout's columns) and one slack per row of each soft constraint. Rows ``lower <=
 upper``, the equality rows first (``lower = upper``)::
 
     dynamics (6) | rigid contacts | hard tasks || hard constraints | soft constraints | lazy
+    || the kept rows of the levels above the lowest (for the levels below)
 
 A soft constraint's ``k`` rows ``lower <= C_c x <= upper`` become ``3 k`` rows with its
 slacks ``s``: ``C_c x - s <= upper``, ``C_c x + s >= lower`` and ``s >= 0``.
@@ -16,9 +17,9 @@ lowest level's posture and contact force tasks, ``sum(weight * s + s^2 / 2)`` fo
 constraints' slacks (the unit quadratic part keeps daqp's problem well scaled: with the
 regularization alone a slack's unconstrained optimum, ``-weight / epsilon``, cost the rows
 their accuracy, and with ``weight * s^2 / 2`` a large weight the optimum's), and the
-regularization. The first level solves on the rows above; a lower level on the points that
-keep each higher level ``j``'s optimum, ``diag(w) J_j x = diag(w) J_j x_j`` (its tasks'
-values at its optimum ``x_j``) and its soft constraints' slacks ``s <= s_j`` (see
+regularization. The first level solves on the QP's rows; a lower level on them and the rows
+that keep each higher level ``j``'s optimum, ``diag(w) J_j x = diag(w) J_j x_j`` (its tasks'
+values at its optimum ``x_j``), with its soft constraints' slacks ``s <= s_j`` (see
 :class:`Level`).
 """
 
@@ -45,15 +46,19 @@ from .tasks import ContactForceTask, PostureTask
 
 Array = NDArray[np.float64]
 _DAQP_EQUALITY = 5
-#: daqp's settings: the equality rows (floating base, contacts, hard tasks) enter its working
-#: set from the start (its elimination of them, ``eq_reduction``, broke soft rows by up to
-#: 1e-4 where the cost is nearly singular); its default primal tolerance (1e-6, on rows
-#: scaled in its own variables), or a tight one (1e-10). Where the cost is nearly singular
-#: in some directions (a level whose tasks leave most of ``x`` to the regularization) the
-#: tight one reports feasible QPs infeasible, and elsewhere the default one leaves rows
-#: broken by more than the controller's check allows: a level that fails its check is
-#: solved again cold with the other one, and keeps it.
-_DAQP_SETTINGS = ({"eq_reduction": -1}, {"eq_reduction": -1, "primal_tol": 1e-10})
+#: daqp's settings, of the first level and of a lower one, each with a second choice that a
+#: level failing its check is solved again with, cold, and keeps. The first level's equality
+#: rows (floating base, contacts, hard tasks) enter daqp's working set from the start (its
+#: elimination of them, ``eq_reduction``, broke soft rows by up to 1e-4 where the cost is
+#: nearly singular), at its default primal tolerance (1e-6, on rows scaled in its own
+#: variables) or a tight one (1e-10): where a level's tasks leave most of ``x`` to the
+#: regularization the tight one reports feasible QPs infeasible, and elsewhere the default
+#: one leaves rows broken by more than the controller's check allows. A lower level's kept
+#: rows may depend on one another: daqp's elimination finds and leaves those out.
+_DAQP_SETTINGS = (
+    ({"eq_reduction": -1}, {"eq_reduction": -1, "primal_tol": 1e-10}),
+    ({"eq_reduction": 1, "primal_tol": 1e-10}, {"eq_reduction": 1}),
+)
 # A ufunc reduction: ndarray.max() goes through a Python wrapper.
 _max = np.maximum.reduce
 #: Constraints that write the same entries of their rows at every tick of a layout (the rest
@@ -113,13 +118,13 @@ class Level:
     """One priority level: its cost (``P``, ``q``), its rows, daqp's workspaces without and
     with the lazy rows, and whether the last tick needed them.
 
-    The first level solves on the QP's rows. A lower level solves on its own copy of them
-    that keeps every higher level's optimum: after the equality rows, the kept rows (an
-    orthonormal basis of each higher level's ``diag(w) J`` less the rows kept already, at
-    that level's solution: independent rows, as daqp needs), and the higher levels' soft
+    The first level solves on the QP's rows. A lower level solves on the QP's rows (all of
+    them: the lazy ones too) followed by the kept rows of the levels above, which keep
+    their optimum: each one's ``diag(w) J x = diag(w) J x_j`` at its solution ``x_j`` (rows
+    that may depend on one another: daqp finds those and leaves them out), with their soft
     constraints' slacks at most their values there. Its inequality rows are widened to hold
-    the level above's solution ``x_above`` (which meets every row of this level to within
-    the check's tolerance): the level always has a solution."""
+    the level above's solution ``x_above`` (which meets every row to within the check's
+    tolerance): the level always has a solution."""
 
     def __init__(
         self,
@@ -130,7 +135,7 @@ class Level:
         soft: list[tuple[Constraint, slice]],
         above: list[Level],
     ):
-        n, n0 = qp.n, qp.n0
+        n, n0, m = qp.n, qp.n0, qp.m
         self.priority = priority
         self.tasks = tasks
         self.P = np.zeros((n, n))
@@ -144,41 +149,35 @@ class Level:
         self.slack_costs = [(columns, c.weight) for c, columns in soft]
         self.soft = soft
         self.above = above
-        #: The kept rows this level adds for the levels below (an orthonormal basis of its
-        #: rows less those kept already) and their values at its solution, of this tick.
-        self.new_rows, self.new_values = np.zeros((0, n)), np.zeros(0)
         self.x: Array | None = None  # the level's solution of this tick
         self.x_above: Array | None = None
-        self._allocate(qp, 0)
-
-    def _allocate(self, qp: QP, kept: int) -> None:
-        """The rows' buffers (the QP's for the first level) with ``kept`` kept rows after
-        the equality rows; cold workspaces."""
-        me, m, n = qp.me, qp.m, qp.n
-        self.kept = kept
-        if not self.above:
-            self.C, self.lower, self.upper, self.sense = qp.C, qp.lower, qp.upper, qp.sense
-        else:
-            self.C = np.zeros((m + kept, n))
-            self.lower, self.upper = np.zeros(m + kept), np.zeros(m + kept)
-            self.sense = np.zeros(m + kept, dtype=np.intc)
-            self.sense[: me + kept] = _DAQP_EQUALITY
-        mc = qp.m_core + kept
-        C, lower, upper = self.C, self.lower, self.upper
-        #: Without and with the lazy rows: daqp's row arguments (A, bupper, blower, sense)
-        #: and the check's (C, lower, upper and two buffers).
-        self.rows = [
-            (C[:mc], upper[:mc], lower[:mc], self.sense[:mc]),
-            (C, upper, lower, self.sense),
-        ]
-        cx, gap = np.zeros(len(lower)), np.zeros(len(lower))
-        self.checks = [
-            (C[:mc], lower[:mc], upper[:mc], cx[:mc], gap[:mc]),
-            (C, lower, upper, cx, gap),
-        ]
+        #: Where this level's own kept rows are in the QP's rows (for the levels below), and
+        #: their values at its solution.
+        start = m + sum(len(level.stack.s2) for level in above)
+        self.kept_rows = slice(start, start + len(self.stack.s2))
+        self.kept_values = np.zeros(len(self.stack.s2))
         self.workspaces: list[Any] = [None, None]
         self.tight = [False, False]  # daqp's tolerance, per workspace (see _DAQP_SETTINGS)
         self.lazy_needed = False
+        C, sense = qp.C_all, qp.sense_all
+        if not above:
+            lower, upper, mc, me = qp.lower, qp.upper, qp.m_core, m
+        else:  # own bounds: the QP's widened, and the kept rows' values
+            me = start
+            lower, upper = np.zeros(me), np.zeros(me)
+            mc = me  # (every row)
+        #: Without and with the lazy rows: daqp's row arguments (A, bupper, blower, sense)
+        #: and the check's (C, lower, upper and two buffers).
+        self.rows = [
+            (C[:mc], upper[:mc], lower[:mc], sense[:mc]),
+            (C[:me], upper, lower, sense[:me]),
+        ]
+        cx, gap = np.zeros(me), np.zeros(me)
+        self.checks = [
+            (C[:mc], lower[:mc], upper[:mc], cx[:mc], gap[:mc]),
+            (C[:me], lower, upper, cx, gap),
+        ]
+        self.lower, self.upper = lower, upper
 
     def cost(self, regularization: float, center: Array | None = None) -> None:
         """The tick's ``P`` and ``q`` (the tasks updated), the regularization
@@ -205,48 +204,30 @@ class Level:
             q[columns] += weight
             diagonal[columns] += 1.0
 
-    def load(self, qp: QP, basis: Array) -> Array:
-        """The rows of this (lower) level at this tick (see the class notes). ``basis`` (n0, r)
-        is an orthonormal basis of the equality rows and of the rows kept by the levels
-        above the level above; returned with the level above's rows added.
+    def keep(self, qp: QP) -> None:
+        """Write this (solved, not the lowest) level's kept rows into the QP's buffer and
+        their values at its solution (for the levels below)."""
+        assert self.x is not None
+        SJ = self.stack.SJ
+        qp.C_all[self.kept_rows, : qp.n0] = SJ
+        SJ.dot(self.x[: qp.n0], out=self.kept_values)
 
-        The level above's rows ``diag(w) J x = diag(w) J x_above``, on the points that meet
-        the rows kept already (as ``x_above`` does), are the rows of their part orthogonal
-        to ``basis``: a basis of those (an SVD, rank to 1e-9 of their scale) is kept."""
-        above = self.above[-1]
-        x, SJ = above.x, above.stack.SJ
-        assert x is not None
-        n0, me = qp.n0, qp.me
-        K = SJ - (SJ @ basis) @ basis.T
-        _, S, Vt = np.linalg.svd(K, full_matrices=False)
-        scale = float(np.abs(SJ).max(initial=0.0))
-        rank = int(np.sum(S > 1e-9 * scale)) if scale > 0 else 0
-        self.new_rows = np.zeros((rank, qp.n))
-        self.new_rows[:, :n0] = Vt[:rank]
-        self.new_values = self.new_rows @ x
-        kept = sum(len(level.new_rows) for level in self.above[1:]) + rank
-        if kept != self.kept:  # (the kept rows' rank changed: new buffers and workspaces)
-            self._allocate(qp, kept)
-        C, lower, upper = self.C, self.lower, self.upper
-        C[:me], lower[:me] = qp.C[:me], qp.lower[:me]
-        r = me
-        for level in [*self.above[1:], self]:
-            k = len(level.new_rows)
-            C[r : r + k], lower[r : r + k] = level.new_rows, level.new_values
-            r += k
-        upper[:r] = lower[:r]
-        C[r:], lower[r:], upper[r:] = qp.C[me:], qp.lower[me:], qp.upper[me:]
+    def load(self, qp: QP) -> None:
+        """The bounds of this (lower) level at this tick (see the class notes)."""
+        me, m = qp.me, qp.m
+        lower, upper = self.lower, self.upper
+        lower[:m], upper[:m] = qp.lower, qp.upper
         for level in self.above:
             assert level.x is not None
+            lower[level.kept_rows] = level.kept_values
             for c, columns in level.soft:
-                rows = qp.slack_bounds[c.name]
-                upper[rows.start + kept : rows.stop + kept] = level.x[columns]
-        # Widened to hold x_above (see the class notes).
-        cx = C[r:] @ x
-        np.maximum(upper[r:], cx, out=upper[r:])
-        np.minimum(lower[r:], cx, out=lower[r:])
-        self.x_above = x
-        return np.hstack([basis, Vt[:rank].T])
+                upper[qp.slack_bounds[c.name]] = level.x[columns]
+        upper[m:] = lower[m:]
+        # The inequality rows widened to hold x_above (see the class notes).
+        x = self.x_above = self.above[-1].x
+        cx = qp.C[me:m].dot(x)
+        np.maximum(upper[me:m], cx, out=upper[me:m])
+        np.minimum(lower[me:m], cx, out=lower[me:m])
 
     def solve(self, lazy: bool) -> tuple[Array | None, int]:
         """daqp on the level's rows, with the lazy constraints' (``lazy``) or without:
@@ -258,7 +239,7 @@ class Level:
         rows = self.rows[lazy]
         if work is None:
             work = self.workspaces[lazy] = daqp.Model()
-            work.settings = _DAQP_SETTINGS[self.tight[lazy]]
+            work.settings = _DAQP_SETTINGS[bool(self.above)][self.tight[lazy]]
             flag, _ = work.setup(self.P, self.q, *rows)
         else:
             flag = work.update(self.P, self.q, *rows[:3])
@@ -309,10 +290,22 @@ class QP:
         m_hard = sum(sizes[c.name] for c in ordered)
         self.m_core = me + m_hard + 3 * ns
         self.m = m = self.m_core + sum(sizes[c.name] for c in lazy)
-        self.C = np.zeros((m, self.n))
+        soft_contacts = [s for s in layout.contacts if s.priority > 0]
+        self.priorities = sorted(
+            {t.priority for t in tasks if t.priority > 0}
+            | {s.priority for s in soft_contacts}
+            | {c.priority for c in soft}
+        ) or [1]
+        # The rows the levels above the lowest keep for the levels below, after the QP's.
+        above = [*tasks, *soft_contacts]
+        kept = sum(t.size for t in above if 0 < t.priority < self.priorities[-1])
+        #: The QP's rows (C, lower, upper, sense: views of the first m rows) and every row
+        #: with the kept ones (C_all, sense_all).
+        self.C_all = np.zeros((m + kept, self.n))
+        self.sense_all = np.full(m + kept, _DAQP_EQUALITY, dtype=np.intc)
+        self.C, self.sense = self.C_all[:m], self.sense_all[:m]
+        self.sense[me:] = 0
         self.lower, self.upper = np.zeros(m), np.zeros(m)
-        self.sense = np.zeros(m, dtype=np.intc)
-        self.sense[:me] = _DAQP_EQUALITY
         self._contact_rows(layout, rigid)
         self.spans: list[tuple[str, slice]] = [
             ("dynamics", slice(0, 6)),
@@ -348,7 +341,7 @@ class QP:
         self.kdJv = np.zeros(n0 - nv)
         #: The last solution (the regularization's centre of the levels above the lowest).
         self.x_last: Array | None = None
-        self.levels = self._make_levels(tasks, soft, layout)
+        self.levels = self._make_levels(tasks, soft, soft_contacts)
         self._views: RowViews | None = None
 
     def _contact_rows(self, layout: ControlLayout, rigid: list[ContactState]) -> None:
@@ -390,21 +383,15 @@ class QP:
         return r + 3 * k
 
     def _make_levels(
-        self, tasks: list[Any], soft: list[Constraint], layout: ControlLayout
+        self, tasks: list[Any], soft: list[Constraint], soft_contacts: list[ContactState]
     ) -> list[Level]:
         """The priority levels in order, each with its row tasks (its soft contacts as
         such), its diagonal tasks (on the lowest level only) and its soft constraints."""
         columns = {c.name: cols for c, cols, *_ in self.soft}
-        soft_contacts = [s for s in layout.contacts if s.priority > 0]
-        priorities = sorted(
-            {t.priority for t in tasks if t.priority > 0}
-            | {s.priority for s in soft_contacts}
-            | {c.priority for c in soft}
-        ) or [1]
         levels: list[Level] = []
-        for i, p in enumerate(priorities):
+        for p in self.priorities:
             own = [t for t in tasks if t.priority == p and t.size]
-            lowest = i == len(priorities) - 1
+            lowest = p == self.priorities[-1]
             diagonal = [t for t in own if lowest and isinstance(t, _DIAGONAL)]
             rows = [t for t in own if not any(t is d for d in diagonal)]
             rows += [s for s in soft_contacts if s.priority == p]

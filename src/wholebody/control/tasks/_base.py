@@ -32,25 +32,15 @@ ZERO3, ZERO6 = _zeros(3), _zeros(6)
 
 
 def pd_acceleration(
-    kp: Array,
-    kd: Array,
-    error: Array,
-    rate: Array,
-    reference_velocity: Array,
-    reference_acceleration: Array,
+    kp: Array, kd: Array, error: Array, rate: Array, feedforward: Array | None
 ) -> Array:
-    """The desired acceleration ``kp e + kd (v_ref - v) + a_ref`` (a fresh array), the
-    velocity term formed once; a reference that is :data:`ZERO3`/:data:`ZERO6` (none given)
-    adds nothing and costs nothing."""
+    """The desired acceleration ``kp e - kd v + feedforward`` (a fresh array), the
+    feedforward ``kd v_ref + a_ref`` of the references (None when both are zero; see
+    :meth:`AccelerationTask._feedforward`)."""
     desired = kp * error
-    if reference_velocity is ZERO3 or reference_velocity is ZERO6:
-        desired -= kd * rate
-    else:
-        damping = reference_velocity - rate
-        damping *= kd
-        desired += damping
-    if not (reference_acceleration is ZERO3 or reference_acceleration is ZERO6):
-        desired += reference_acceleration
+    desired -= kd * rate
+    if feedforward is not None:
+        desired += feedforward
     return desired
 
 
@@ -153,6 +143,8 @@ class AccelerationTask:
         self.error = np.zeros(size)
         self.drift = np.zeros(size)
         self.jacobian: Array = np.zeros((size, 0))
+        self._ff_key: tuple[object, ...] = (None, None, None)  # of _feedforward
+        self._ff: Array | None = None
 
     @property
     def weight(self) -> float:
@@ -196,6 +188,18 @@ class AccelerationTask:
     def update(self, kin: ControllerPass) -> None:  # pragma: no cover - abstract
         """Refresh ``jacobian``, ``drift``, ``error``, ``desired`` from the tick's pass."""
         raise NotImplementedError
+
+    def _feedforward(self, zero: Array) -> Array | None:
+        """``kd v_ref + a_ref`` of the task's ``kd``, ``reference_velocity`` and
+        ``reference_acceleration`` (None when both references are ``zero``, none given),
+        formed again only when one of them is a new array (as ``set_reference`` makes
+        them, which forms it: off the tick)."""
+        vref, aref, kd = self.reference_velocity, self.reference_acceleration, self.kd
+        key = self._ff_key
+        if key[0] is not vref or key[1] is not aref or key[2] is not kd:
+            self._ff = None if vref is zero and aref is zero else kd * vref + aref
+            self._ff_key = (vref, aref, kd)
+        return self._ff
 
     def _check_contact(self, contact: Contact) -> None:
         """Refuse (a typed error) a contact the task cannot act on; called when it is added."""

@@ -55,6 +55,7 @@ class ComTask(AccelerationTask):
         self.reference_acceleration = (
             ZERO3 if acceleration is None else as_vector(acceleration, 3, "acceleration")
         )
+        self._feedforward(ZERO3)
 
     def update(self, kin: ControllerPass) -> None:
         # The pass's arrays (views of its data): the last update's.
@@ -68,7 +69,4 @@ class ComTask(AccelerationTask):
         if self.reference is None:
             self.reference = position.copy()
         self.error = error = self.reference - position
-        self.desired = pd_acceleration(
-            self.kp, self.kd, error, velocity, self.reference_velocity,
-            self.reference_acceleration,
-        )  # fmt: skip
+        self.desired = pd_acceleration(self.kp, self.kd, error, velocity, self._feedforward(ZERO3))

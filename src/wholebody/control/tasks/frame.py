@@ -80,6 +80,7 @@ class FrameTask(AccelerationTask):
         self.reference_acceleration = (
             ZERO6 if acceleration is None else as_vector(acceleration, 6, "acceleration")
         )
+        self._feedforward(ZERO6)
 
     def update(self, kin: ControllerPass) -> None:
         if self._fid is None:
@@ -99,6 +100,4 @@ class FrameTask(AccelerationTask):
         np.subtract(self._ref_p, M.translation, out=self._err_p)
         # R log3(R^T R_ref) = log3(R_ref R^T): the rotation error in world axes.
         self._err_r[...] = pin.log3(self._ref_R.dot(M.rotation.T))
-        self.desired = pd_acceleration(
-            self.kp, self.kd, err, twist, self.reference_velocity, self.reference_acceleration
-        )
+        self.desired = pd_acceleration(self.kp, self.kd, err, twist, self._feedforward(ZERO6))

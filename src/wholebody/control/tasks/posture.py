@@ -52,6 +52,7 @@ class PostureTask(AccelerationTask):
         self._kp, self._kd, self._jw = kp, kd, joint_weights
         self._joint_weights: Array | None = None
         self._cost_weights, self._cost_version = np.zeros(0), -1  # weight * joint weights
+        self._views: tuple[Array, ...] = (np.zeros(0), np.zeros(0))  # of add_cost_diagonal
         self._nq = 0  # the model's nq, known from the first update
         self.reference: Array | None = None
         self.reference_velocity: Array | None = None
@@ -185,11 +186,14 @@ class PostureTask(AccelerationTask):
                 self._bound_weights()
                 self._cost_weights = np.square(self._row_scale)
                 self._cost_version = self._scale_version
-            w = self._cost_weights.copy()
-            end = self.jacobian.shape[1]
-            diagonal[6:end] += w
-            w *= self.desired
-            q[6:end] -= w
+            views = self._views
+            if views[0] is not diagonal or views[1] is not q:  # the joints' views, made once
+                end = self.jacobian.shape[1]
+                views = self._views = (diagonal, q, diagonal[6:end], q[6:end], np.zeros(end - 6))
+            _, _, d, qj, w = views
+            d += self._cost_weights
+            np.multiply(self._cost_weights, self.desired, out=w)
+            qj -= w
 
     def residual(self, a: ArrayLike) -> Array:
         return (np.asarray(a, dtype=float)[6:] - self.desired)[self.mask]
