@@ -225,6 +225,7 @@ class Level:
         upper[m:] = lower[m:]
         # The inequality rows widened to hold x_above (see the class notes).
         x = self.x_above = self.above[-1].x
+        assert x is not None
         cx = qp.C[me:m].dot(x)
         np.maximum(upper[me:m], cx, out=upper[me:m])
         np.minimum(lower[me:m], cx, out=lower[me:m])

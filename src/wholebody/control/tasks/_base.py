@@ -194,7 +194,9 @@ class AccelerationTask:
         ``reference_acceleration`` (None when both references are ``zero``, none given),
         formed again only when one of them is a new array (as ``set_reference`` makes
         them, which forms it: off the tick)."""
-        vref, aref, kd = self.reference_velocity, self.reference_acceleration, self.kd
+        vref = self.reference_velocity  # type: ignore[attr-defined]
+        aref = self.reference_acceleration  # type: ignore[attr-defined]
+        kd = self.kd  # type: ignore[attr-defined]
         key = self._ff_key
         if key[0] is not vref or key[1] is not aref or key[2] is not kd:
             self._ff = None if vref is zero and aref is zero else kd * vref + aref
