@@ -392,3 +392,22 @@ def test_posture_error_is_pinocchio_difference_on_either_path(humanoid):
             np.testing.assert_allclose(
                 task.error, pin.difference(model, q, ref)[6:], rtol=0, atol=1e-15
             )
+
+
+def test_a_contact_task_keeps_its_mask_while_its_contact_is_away(humanoid):
+    """A CoP task's mask outlives its contact's removal (no rows meanwhile, an empty
+    residual) and serves again when the contact is back."""
+    ctrl = WholeBodyController(humanoid)
+    for f in ("left_sole", "right_sole"):
+        ctrl.add_contact(SurfaceContact(f, half_length=0.1, half_width=0.05, mu=0.7))
+    cop = ctrl.add_task(CopTask("right_sole", mask=[1, 0]))
+    q, v = state(humanoid, 0)
+    ctrl.update(q, v, 0.0)
+    assert cop.size == 2 and cop.residual(ctrl.solve().x).shape == (1,)
+    ctrl.remove_contact("right_sole")
+    ctrl.update(q, v, 1e-3)
+    assert cop.size == 0 and cop.residual(ctrl.solve().x).shape == (0,)
+    ctrl.add_contact(SurfaceContact("right_sole", half_length=0.1, half_width=0.05, mu=0.7))
+    ctrl.update(q, v, 2e-3)
+    ctrl.solve()
+    np.testing.assert_array_equal(cop.mask, [True, False])

@@ -230,8 +230,9 @@ class WrenchTask(AccelerationTask):
 
     def _resize(self, size: int, n: int) -> None:
         """``size`` rows over ``n`` columns: zero Jacobian, drift, desired and error; the
-        mask kept when it has ``size`` entries, else all rows."""
-        if self._mask.shape != (size,):
+        mask kept when it has ``size`` entries (or there are none: a contact not active),
+        else all rows."""
+        if size and self._mask.shape != (size,):
             self.size = size
             self.set_mask(np.ones(size, dtype=bool))
         self.size = size
@@ -239,5 +240,8 @@ class WrenchTask(AccelerationTask):
         self.drift, self.desired, self.error = np.zeros(size), np.zeros(size), np.zeros(size)
 
     def residual(self, x: ArrayLike) -> Array:
-        """``S (J x + drift - desired)`` for ``x`` (n,) of the current layout, the masked rows."""
+        """``S (J x + drift - desired)`` for ``x`` (n,) of the current layout, the masked rows
+        (none while the task's contact is not active)."""
+        if not self.size:
+            return np.zeros(0)
         return (self.jacobian @ np.asarray(x, dtype=float) + self.drift - self.desired)[self.mask]
