@@ -31,9 +31,11 @@ they compete with, what it costs the level's regularization alone).
 Levels are solved in order, each on the points that keep the optimum of those above: their
 tasks' values (``diag(w) J x``, the rows of their cost) and their soft constraints'
 slacks at most theirs; with one level (the default, priority 1) this is one QP. A level
-above the lowest is regularized by at least 1e-6: there the regularization only picks one
-of the level's optima (moving the values it keeps by its order), and a smaller one left
-such a level, whose few tasks leave most of ``x`` to it, too ill-conditioned for daqp.
+above the lowest is regularized by at least 1e-6, about the last tick's solution: there the
+regularization only picks one of the level's optima (moving the values it keeps by its
+order); a smaller one left such a level, whose few tasks leave most of ``x`` to it, too
+ill-conditioned for daqp, and one about zero picked wrenches at a cone's apex (a foot
+unloaded), a degenerate start for the levels below.
 
 Each tick is one :meth:`WholeBodyController.update`, which builds the tick's QP (one
 Pinocchio pass, :meth:`wholebody.Robot.controller_pass`, the one check of the state; every
