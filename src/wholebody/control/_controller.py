@@ -76,6 +76,7 @@ from ..errors import ContactNotFoundError, InvalidArgumentError, SolverError, St
 from ..friction import ContactSet
 from ..robot import ControllerPass, Robot
 from ._contact_state import ContactState
+from ._inputs import as_placement
 from ._layout import ControlLayout
 from ._qp import QP, Level
 from .constraints import (
@@ -86,7 +87,6 @@ from .constraints import (
     TorqueLimits,
 )
 from .tasks import AccelerationTask
-from .tasks._base import as_placement
 
 __all__ = ["WholeBodyController", "ControlSolution"]
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
 from ...errors import InvalidArgumentError
@@ -69,29 +68,6 @@ def as_weight(value: float, what: str = "weight") -> float:
     if not (np.isfinite(w) and w >= 0):
         raise InvalidArgumentError(f"{what} must be finite and >= 0, got {value!r}")
     return w
-
-
-def as_placement(value: pin.SE3 | ArrayLike, what: str) -> pin.SE3:
-    """A copy of a rigid placement given as an SE3 or a (4, 4) homogeneous matrix: finite,
-    its rotation orthonormal with determinant 1 (to 1e-6)."""
-    try:
-        T = value.homogeneous if isinstance(value, pin.SE3) else np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise InvalidArgumentError(
-            f"{what} must be an SE3 or a (4, 4) matrix, got {value!r}"
-        ) from None
-    if T.shape != (4, 4) or not np.all(np.isfinite(T)):
-        raise InvalidArgumentError(
-            f"{what} must be a finite SE3 or (4, 4) matrix, got {np.array2string(T)}"
-        )
-    R = T[:3, :3]
-    (a, b, c), (d, e, f), (g, h, i) = R.tolist()
-    gram = R.T @ R
-    gram.flat[::4] -= 1.0
-    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
-    if not (np.abs(gram).max() <= 1e-6 and det > 0):
-        raise InvalidArgumentError(f"{what}: its rotation is not a rotation, {R.tolist()}")
-    return pin.SE3(R.copy(), T[:3, 3].copy())
 
 
 class AccelerationTask:

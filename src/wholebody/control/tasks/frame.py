@@ -7,7 +7,8 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from ...robot import ControllerPass
-from ._base import ZERO6, AccelerationTask, as_gains, as_placement, as_vector, pd_acceleration
+from .._inputs import as_placement
+from ._base import ZERO6, AccelerationTask, as_gains, as_vector, pd_acceleration
 
 
 class FrameTask(AccelerationTask):
