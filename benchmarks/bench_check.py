@@ -13,7 +13,8 @@ the shipped humanoid):
   is inconsistent, the diagnosis does not run.
 
 In-process figures are the CPU time of this thread (one core), best of 3, interleaved with
-``newton_euler_residual`` on the same arrays.
+``newton_euler_residual`` on the same arrays; the command's figure is its wall time and the
+CPU time of its process (user + system), the one to compare on a shared machine.
 
 Run: python benchmarks/bench_check.py [N]
 """
@@ -35,9 +36,9 @@ from _common import benchmark_robot, synthetic_log, write_profile
 
 import wholebody as wb
 from wholebody.balance import newton_euler_residual
-from wholebody.check.analysis import check_trajectory
+from wholebody.check import CheckOptions, check_trajectory
 from wholebody.contacts import SurfaceContact
-from wholebody.estimation import estimate_contact_wrenches_batch
+from wholebody.estimation import estimate_contact_wrenches
 from wholebody.trajectory import Trajectory
 
 warnings.simplefilter("ignore")
@@ -68,7 +69,7 @@ def consistent_log(robot: wb.Robot, feet: tuple[str, ...], n: int) -> Trajectory
     contacts = [
         SurfaceContact(f, half_length=HALF_LENGTH, half_width=HALF_WIDTH, mu=MU) for f in feet
     ]
-    est = estimate_contact_wrenches_batch(robot, Q, V, A, contacts)
+    est = estimate_contact_wrenches(robot, Q, V, A, contacts)
     W = np.stack([est.wrench(c.name) for c in contacts], axis=1)
     return Trajectory(t, Q, V, A, None, tuple(names), tuple(feet), W)
 
@@ -90,6 +91,7 @@ def main(n: int = 100_000) -> None:
         log = Path(tmp) / "long.npz"
         traj.save(log)
         profile = write_profile(Path(tmp) / "profile.toml", name, feet)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         result = subprocess.run(
             [sys.executable, "-m", "wholebody.cli", "check", str(log), "--config", str(profile)],
@@ -97,27 +99,29 @@ def main(n: int = 100_000) -> None:
             text=True,
         )
         wall = time.perf_counter() - t0
-        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cli_cpu = sum(getattr(after, f) - getattr(before, f) for f in ("ru_utime", "ru_stime"))
+        peak_mb = after.ru_maxrss / 1024
         log_mb = log.stat().st_size / 2**20
     if result.returncode not in (0, 1):
         print(result.stderr)
         raise SystemExit(1)
     good = consistent_log(robot, feet, n)
     variants = {
-        "random, check_trajectory (diagnosis runs)": (traj, {}),
-        "random, without the diagnosis": (traj, {"diagnose_causes": False}),
+        "random, check_trajectory (diagnosis runs)": (traj, CheckOptions()),
+        "random, without the diagnosis": (traj, CheckOptions(diagnose_causes=False)),
         "random, without diagnosis and conventions": (
             traj,
-            {"diagnose_causes": False, "conventions": False},
+            CheckOptions(diagnose_causes=False, conventions=False),
         ),
-        "consistent, check_trajectory (no diagnosis)": (good, {}),
+        "consistent, check_trajectory (no diagnosis)": (good, CheckOptions()),
     }
     best = dict.fromkeys(variants, np.inf)
     best_resid = np.inf
     verdicts = {}
     for _ in range(REPEATS):  # interleaved; the best of each
-        for label, (log_, kw) in variants.items():
-            s, report = cpu(check_trajectory, robot, log_, contacts, **kw)
+        for label, (log_, options) in variants.items():
+            s, report = cpu(check_trajectory, robot, log_, contacts, options)
             best[label] = min(best[label], s)
             verdicts[label] = (report.verdict, len(report.diagnosis))
         s, _ = cpu(
@@ -133,7 +137,8 @@ def main(n: int = 100_000) -> None:
     )
     print(
         f"wholebody check, random log (subprocess, all included): {wall:5.1f} s "
-        f"{n / wall:9,.0f} samples/s  peak memory {peak_mb:,.0f} MB (arrays {arrays_mb:,.0f} MB)"
+        f"{n / wall:9,.0f} samples/s, CPU {cli_cpu:5.1f} s {n / cli_cpu:9,.0f} samples/s  "
+        f"peak memory {peak_mb:,.0f} MB (arrays {arrays_mb:,.0f} MB)"
     )
     for label, s in best.items():
         verdict, findings = verdicts[label]

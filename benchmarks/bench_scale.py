@@ -23,7 +23,7 @@ import numpy as np
 from _common import benchmark_robot, synthetic_log, write_profile
 
 from wholebody.balance import newton_euler_residual
-from wholebody.check.analysis import check_trajectory
+from wholebody.check import CheckOptions, check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.parallel import default_workers
 
@@ -39,7 +39,9 @@ def main(n_speed: int = 200_000, n_memory: int = 1_000_000) -> None:
     times = {}
     for workers in (1, 2):
         t0 = time.perf_counter()
-        report = check_trajectory(robot, traj, contacts, workers=workers, diagnose_causes=False)
+        report = check_trajectory(
+            robot, traj, contacts, CheckOptions(workers=workers, diagnose_causes=False)
+        )
         times["check", workers] = time.perf_counter() - t0
         t0 = time.perf_counter()
         res = newton_euler_residual(

@@ -18,6 +18,7 @@ import warnings
 
 from _common import benchmark_robot, synthetic_log
 
+from wholebody.check import CheckOptions
 from wholebody.check.analysis import check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.parallel import AUTO_MIN_SAMPLES, auto_workers, default_workers
@@ -30,7 +31,9 @@ def wall(robot, log, feet, workers: int, chunk: int) -> float:
     best = math.inf
     for _ in range(REPEATS):
         t0 = time.perf_counter()
-        check_trajectory(robot, log, feet, workers=workers, chunk_size=chunk, diagnose_causes=False)
+        check_trajectory(
+            robot, log, feet, CheckOptions(workers=workers, chunk_size=chunk, diagnose_causes=False)
+        )
         best = min(best, time.perf_counter() - t0)
     return best
 

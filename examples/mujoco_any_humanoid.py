@@ -25,6 +25,7 @@ import numpy as np
 import pinocchio as pin
 
 import wholebody as wb
+from wholebody.check import CheckOptions
 from wholebody.check.analysis import Report, check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.errors import ModelWarning
@@ -154,8 +155,10 @@ def stand(name: str = "g1", duration: float = 2.0) -> tuple[MujocoBuild, Traject
         robot,
         traj,
         contacts,
-        force_tolerance=RESIDUAL_TOLERANCE / weight,
-        moment_tolerance=RESIDUAL_TOLERANCE / weight,
+        CheckOptions(
+            force_tolerance=RESIDUAL_TOLERANCE / weight,
+            moment_tolerance=RESIDUAL_TOLERANCE / weight,
+        ),
     )
     return build, traj, report
 

@@ -17,6 +17,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 import wholebody as wb
+from wholebody.check import CheckOptions
 from wholebody.contacts import SurfaceContact
 from wholebody.errors import (
     InvalidArgumentError,
@@ -326,6 +327,6 @@ def test_recorder_without_forward_pass_is_inconsistent_after_a_step(stand_exampl
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         report = wb.check_trajectory(
-            build.robot, traj, contacts, force_tolerance=RESIDUAL_TOL / robot.weight
+            build.robot, traj, contacts, CheckOptions(force_tolerance=RESIDUAL_TOL / robot.weight)
         )
     assert report.force_norm.max() > 1e-3

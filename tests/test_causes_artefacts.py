@@ -197,7 +197,7 @@ def test_a_mostly_held_stream_is_inconclusive(humanoid):
 
 def test_a_repeated_reading_the_balance_accepts_is_not_flagged(humanoid):
     """A reading repeated while the residual does not change (a still robot) is not flagged."""
-    from wholebody.check.report import held_rows
+    from wholebody.check.evidence import held_rows
 
     same = np.zeros((100, 1), dtype=bool)
     same[10:60, 0] = True

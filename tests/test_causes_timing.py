@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import wholebody as wb
+from wholebody.check import CheckOptions
 from wholebody.check.analysis import check_trajectory
 from wholebody.diagnosis.causes_timing import semi_implicit_euler
 
@@ -119,7 +120,7 @@ def test_lag_interval_covers_under_correlated_noise(humanoid, fine):
         noisy = dataclasses.replace(base, contact_wrenches=base.contact_wrenches + e)
         # Tolerances of 0.1 % m g and 1 mm: over them, the lag is a tested cause.
         report = check_trajectory(
-            humanoid, noisy, FEET, force_tolerance=1e-3, moment_tolerance=1e-3
+            humanoid, noisy, FEET, CheckOptions(force_tolerance=1e-3, moment_tolerance=1e-3)
         )
         best = next(f for f in report.diagnosis if f.cause == "time_offset")
         lo, hi = best.parameters["interval_seconds"]

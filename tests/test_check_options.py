@@ -1,5 +1,5 @@
-"""CheckOptions: one options object for check_trajectory, check_log, check_many and the CLI;
-the keyword arguments of earlier releases map onto it and give the same reports."""
+"""CheckOptions: one options object for check_trajectory, check_log, check_many and the CLI,
+checked when made."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wholebody.check import CheckOptions, check_log, check_trajectory
-from wholebody.check.analysis import TOLERANCE_PRESETS
+from wholebody.check import TOLERANCE_PRESETS, CheckOptions, check_log, check_trajectory
 from wholebody.check.many import check_many
 from wholebody.errors import InvalidArgumentError
 from wholebody.io.profile import load_profile
@@ -45,28 +44,18 @@ def _same_report(a, b):
     assert [d.message for d in a.diagnosis] == [d.message for d in b.diagnosis]
 
 
-def test_keywords_and_options_give_the_same_report(squat):
+def test_the_options_choose_the_samples_and_the_tolerances(squat):
     robot, contacts, _, bad = squat
-    kw = dict(preset="measured", force_tolerance=0.002, t_start=0.2, t_stop=1.5, chunk_size=300)
-    by_keywords = check_trajectory(robot, bad, contacts, **kw)
-    by_options = check_trajectory(robot, bad, contacts, CheckOptions(**kw))
-    mixed = check_trajectory(
+    report = check_trajectory(
         robot,
         bad,
         contacts,
-        CheckOptions(preset="measured"),
-        **{k: v for k, v in kw.items() if k != "preset"},
+        CheckOptions(preset="measured", force_tolerance=0.002, t_start=0.2, t_stop=1.5),
     )
-    assert by_keywords.verdict == "inconsistent" and by_keywords.diagnosis
-    assert by_keywords.n_checked == int(np.sum((bad.time >= 0.2) & (bad.time <= 1.5)))
-    _same_report(by_keywords, by_options)
-    _same_report(by_keywords, mixed)
-
-
-def test_a_keyword_overrides_the_options(squat):
-    robot, contacts, traj, _ = squat
-    report = check_trajectory(robot, traj, contacts, CheckOptions(t_stop=0.5), t_stop=1.0)
-    assert report.n_checked == int(np.sum(traj.time <= 1.0))
+    assert report.verdict == "inconsistent" and report.diagnosis
+    assert report.n_checked == int(np.sum((bad.time >= 0.2) & (bad.time <= 1.5)))
+    assert (report.force_tolerance, report.moment_tolerance) == (0.002, 0.03)
+    assert report.preset == "measured"
 
 
 def test_check_log_takes_the_options(squat, tmp_path):
@@ -76,22 +65,18 @@ def test_check_log_takes_the_options(squat, tmp_path):
     options = CheckOptions(t_stop=1.0, chunk_size=200)
     _same_report(
         check_log(robot, path, contacts, options),
-        check_trajectory(robot, bad, contacts, t_stop=1.0, chunk_size=200),
+        check_trajectory(robot, bad, contacts, CheckOptions(t_stop=1.0)),
     )
 
 
-def test_check_many_takes_options_or_a_dict(squat, tmp_path):
+def test_check_many_takes_the_options(squat, tmp_path):
     robot, contacts, traj, bad = squat
     paths = [tmp_path / "good.npz", tmp_path / "bad.npz"]
     traj.save(paths[0])
     bad.save(paths[1])
-    rows_options = check_many(paths, robot, contacts, options=CheckOptions(t_stop=1.0))
-    rows_dict = check_many(paths, robot, contacts, options={"t_stop": 1.0})
-    assert [r["verdict"] for r in rows_options] == ["consistent", "inconsistent"]
-    assert rows_options == rows_dict
-    # A bad option in a dict is each row's error, as before.
-    rows = check_many(paths[:1], robot, contacts, options={"workers": 0})
-    assert rows[0]["verdict"] == "error" and "workers must be an integer >= 1" in rows[0]["error"]
+    rows = check_many(paths, robot, contacts, options=CheckOptions(t_stop=1.0))
+    assert [r["verdict"] for r in rows] == ["consistent", "inconsistent"]
+    assert [r["samples_in"] for r in rows] == [int(np.sum(traj.time <= 1.0))] * 2
 
 
 def test_tolerances_follow_the_preset_unless_given():
@@ -117,9 +102,11 @@ def test_bad_options_are_refused_when_made(changes, message):
         CheckOptions().replace(**changes)
 
 
-def test_unknown_keywords_and_wrong_options_type_are_named(squat):
+def test_unknown_options_and_a_wrong_options_type_are_named(squat, tmp_path):
     robot, contacts, traj, _ = squat
     with pytest.raises(InvalidArgumentError, match=r"unknown check options \['force_tol'\]"):
-        check_trajectory(robot, traj, contacts, force_tol=0.1)
+        CheckOptions().replace(force_tol=0.1)
     with pytest.raises(InvalidArgumentError, match="options must be a CheckOptions, got dict"):
         check_trajectory(robot, traj, contacts, {"t_stop": 1.0})
+    with pytest.raises(InvalidArgumentError, match="options must be a CheckOptions, got dict"):
+        check_many([tmp_path / "any.npz"], robot, contacts, options={"t_stop": 1.0})

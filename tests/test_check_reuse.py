@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from wholebody.check import CheckOptions
 from wholebody.check.analysis import check_trajectory
 from wholebody.conventions import check_conventions
 from wholebody.conventions._core import _row_median, _row_percentile
@@ -44,7 +45,7 @@ def test_check_conventions_equal_the_standalone_checks(squat, mistake):
         traj = dataclasses.replace(traj, q=q)
     if mistake == "short_last_chunk":  # the last chunk borrows samples before it
         chunk = len(traj) - 3
-    report = check_trajectory(profile.robot, traj, profile.contacts, chunk_size=chunk)
+    report = check_trajectory(profile.robot, traj, profile.contacts, CheckOptions(chunk_size=chunk))
     if chunk == len(traj):
         alone = check_conventions(profile.robot, traj, profile.contacts)
         for a, b in zip(report.conventions.all_checks, alone.all_checks, strict=True):
@@ -121,11 +122,11 @@ def test_each_sample_checked_once_and_placed_once(squat, monkeypatch, chunk, fla
     """One state check per chunk (Robot.check_batch over its samples; a flagged sample's
     ``q`` and ``v`` once more, for the convention checks) and one Pinocchio pass per sample
     that passes it, read by the residual, the convention checks and the diagnosis' notes:
-    no other pass (Robot.centroidal_pass, pinocchio.centerOfMass) runs but on the samples
+    no other pass (pinocchio.centerOfMass) runs but on the samples
     the pass skips."""
     import pinocchio
 
-    import wholebody.check.analysis as engine
+    import wholebody.check.engine as engine
     from wholebody.robot.core import Robot
 
     profile, traj = squat
@@ -134,13 +135,13 @@ def test_each_sample_checked_once_and_placed_once(squat, monkeypatch, chunk, fla
     n = len(traj)
     check = _Spy(Robot.check_batch, lambda robot, **arrays: len(arrays["q"]))
     rows = _Spy(engine.centroidal_frames_rows, lambda *args, **kwargs: len(args[4]))
-    single = _Spy(Robot.centroidal_pass, lambda *args, **kwargs: 1)
     com = _Spy(pinocchio.centerOfMass, lambda *args, **kwargs: 1)
     monkeypatch.setattr(Robot, "check_batch", check)
     monkeypatch.setattr(engine, "centroidal_frames_rows", rows)
-    monkeypatch.setattr(Robot, "centroidal_pass", single)
     monkeypatch.setattr(pinocchio, "centerOfMass", com)
-    report = check_trajectory(profile.robot, traj, profile.contacts, chunk_size=chunk or n)
+    report = check_trajectory(
+        profile.robot, traj, profile.contacts, CheckOptions(chunk_size=chunk or n)
+    )
     size = chunk or n
     flagged = int(report.flagged.sum())
     assert report.n_checked == n - flagged >= 8  # the notes' diagnosis ran on the samples
@@ -151,13 +152,13 @@ def test_each_sample_checked_once_and_placed_once(squat, monkeypatch, chunk, fla
     assert rows.samples == n - flagged
     # The convention checks place only what the pass skipped and they read: samples whose
     # q and v are fine but whose a or wrenches are not (200, 301, 400), by q alone.
-    assert (single.calls, com.calls) == (0, 3 if flawed else 0)
+    assert com.calls == (3 if flawed else 0)
 
 
 def test_diagnosis_reading_the_checks_pass_equals_its_own_pass(squat, monkeypatch):
     """The diagnosis of a short log reads the check's pass (with the contacts' parent
     joints); its findings are those of a pass of its own on the samples it keeps."""
-    import wholebody.check.analysis as engine
+    from wholebody.check.engine import Placed
 
     profile, traj = squat
     W = traj.contact_wrenches.copy()
@@ -167,6 +168,6 @@ def test_diagnosis_reading_the_checks_pass_equals_its_own_pass(squat, monkeypatc
     assert shared.verdict == "inconsistent" and shared.diagnosis
 
     # No placements kept from the check's pass: the diagnosis places its samples itself.
-    monkeypatch.setattr(engine._Placed, "empty", classmethod(lambda cls, *args: None))
+    monkeypatch.setattr(Placed, "empty", classmethod(lambda cls, *args: None))
     own = check_trajectory(profile.robot, traj, profile.contacts)
     assert shared.to_json() == own.to_json()

@@ -201,12 +201,15 @@ def test_two_pushes_are_two_events(humanoid, squat):
 
 
 def test_a_pure_moment_is_a_moment_not_a_far_line(humanoid, squat):
+    # A moment with no force is no missing push or contact (no single contact makes one): the
+    # residual is unexplained, and described as a moment, not as a force along a far line.
     W = squat.contact_wrenches.copy()
     W[300:340, 0, 5] += 20.0
-    best, _ = _check(humanoid, squat, W)
-    assert best.cause == "missing_force"
-    assert best.parameters["events"][0]["point_on_line"] is None
-    assert "no force" in best.message
+    best, report = _check(humanoid, squat, W)
+    assert best.cause == "unexplained" and "a moment of about" in best.message
+    missing = next(f for f in report.diagnosis if f.cause == "missing_force")
+    assert missing.parameters["events"][0]["point_on_line"] is None
+    assert "no force" in missing.message
 
 
 def test_normal_force_only(humanoid, turned):

@@ -18,8 +18,9 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 # test_diagnosis (the lag).
 SLOW = {"mujoco_humanoid_simulation.py", "identify_and_repair.py", "validate_simulation_log.py"}
 # The controller examples have their own tests (test_control_example.py,
-# test_control_stepping_example.py, which also check their logs with `wholebody check`).
-OWN_TESTS = {"whole_body_qp_control.py", "humanoid_stepping_control.py"}
+# test_control_stepping_example.py, test_control_walking.py, which also check their logs with
+# `wholebody check`).
+OWN_TESTS = {"whole_body_qp_control.py", "humanoid_stepping_control.py", "walking.py"}
 SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py") if p.name not in OWN_TESTS)
 
 

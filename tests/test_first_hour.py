@@ -14,6 +14,7 @@ import pytest
 
 import wholebody as wb
 from wholebody import parallel
+from wholebody.check import CheckOptions
 from wholebody.check.analysis import check_trajectory
 from wholebody.check.many import auto_log_workers
 from wholebody.cli import main
@@ -98,7 +99,9 @@ def test_one_progress_bar_per_run_not_per_chunk(monkeypatch, humanoid, workers):
     monkeypatch.setattr(tqdm.auto, "tqdm", _Bars)
     _Bars.made = []
     traj = Trajectory.load(LOG)
-    check_trajectory(humanoid, traj, FEET, chunk_size=300, workers=workers, progress=True)
+    check_trajectory(
+        humanoid, traj, FEET, CheckOptions(chunk_size=300, workers=workers, progress=True)
+    )
     assert [(b.total, b.n) for b in _Bars.made] == [(len(traj), len(traj))]
 
 
@@ -117,8 +120,8 @@ def test_auto_workers_never_start_processes_for_a_short_log(monkeypatch, humanoi
 
     monkeypatch.setattr(parallel, "_run_on_processes", refuse)
     traj = Trajectory.load(LOG)
-    auto = check_trajectory(humanoid, traj, FEET, workers="auto", chunk_size=100)
-    one = check_trajectory(humanoid, traj, FEET, workers=1, chunk_size=100)
+    auto = check_trajectory(humanoid, traj, FEET, CheckOptions(workers="auto", chunk_size=100))
+    one = check_trajectory(humanoid, traj, FEET, CheckOptions(workers=1, chunk_size=100))
     np.testing.assert_array_equal(auto.residual_force, one.residual_force)
     assert auto.verdict == one.verdict == "consistent"
 
@@ -144,20 +147,18 @@ def test_single_estimate_reuses_its_cones_by_value(monkeypatch, humanoid):
     its own (the cones of the new friction coefficient)."""
     import threading
 
-    from wholebody.estimation import _single, problem
+    from wholebody.estimation import _samples
 
     built = []
-    real = problem.ContactSet
+    real = _samples.ContactSet
 
     def counting(*args, **kwargs):
         built.append(args)
         return real(*args, **kwargs)
 
-    # Both one-sample paths: the fast one's workspaces and the full one's sets.
-    monkeypatch.setattr(problem, "ContactSet", counting)
-    monkeypatch.setattr(_single, "ContactSet", counting)
-    monkeypatch.setattr(problem, "_CONTACT_SETS", type(problem._CONTACT_SETS)())
-    monkeypatch.setattr(_single, "_LOCAL", threading.local())
+    # The workspaces kept per thread, each with its contact set.
+    monkeypatch.setattr(_samples, "ContactSet", counting)
+    monkeypatch.setattr(_samples, "_LOCAL", threading.local())
     q = humanoid.q_from_named({}, base_position=[0, 0, 0.94])
     v = np.zeros(humanoid.nv)
     a = np.zeros(humanoid.nv)

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from wholebody.check import CheckOptions
 from wholebody.check.analysis import check_trajectory, estimate_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.errors import InvalidArgumentError, LogFormatError
@@ -308,7 +309,7 @@ def test_estimate_trajectory_recovers_the_logged_wrenches(humanoid, squat):
 
 def test_progress_bar_does_not_change_results(humanoid, squat, capsys):
     quiet = check_trajectory(humanoid, squat, FEET)
-    shown = check_trajectory(humanoid, squat, FEET, progress=True)
+    shown = check_trajectory(humanoid, squat, FEET, CheckOptions(progress=True))
     np.testing.assert_array_equal(shown.residual_force, quiet.residual_force)
     if pytest.importorskip("tqdm"):
         assert "checking" in capsys.readouterr().err

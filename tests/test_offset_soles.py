@@ -17,6 +17,7 @@ from numpy.testing import assert_allclose
 from scipy.spatial import ConvexHull
 from scipy.spatial.transform import Rotation
 
+from wholebody.check import CheckOptions
 from wholebody.check.analysis import check_trajectory
 from wholebody.contacts import PointContact, SurfaceContact
 from wholebody.errors import ContactError, ProfileError
@@ -147,9 +148,9 @@ def test_a_log_checks_against_where_the_sole_is():
     Xh = HUMANOID_SOLE_HALF_LENGTH
     near = [replace(c, center=(0.2 * Xh, 0.0)) for c in profile.contacts]
     far = [replace(c, center=(2 * Xh + 0.02, 0.0)) for c in profile.contacts]
-    ok = check_trajectory(profile.robot, squat, near, diagnose_causes=False)
+    ok = check_trajectory(profile.robot, squat, near, CheckOptions(diagnose_causes=False))
     assert ok.verdict == "consistent" and (ok.cone_margin > 0).all()
-    bad = check_trajectory(profile.robot, squat, far, diagnose_causes=False)
+    bad = check_trajectory(profile.robot, squat, far, CheckOptions(diagnose_causes=False))
     assert (bad.cone_margin < 0).all()
     assert all("tau_y" in r for r in bad.violated_row.ravel())
     # The report keeps where each sole is, for the CoP figure.

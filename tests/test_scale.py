@@ -12,11 +12,12 @@ import pytest
 
 import wholebody as wb
 from wholebody.balance import newton_euler_residual
+from wholebody.check import CheckOptions
 from wholebody.check.analysis import check_trajectory
 from wholebody.check.many import check_many, connect, format_table
 from wholebody.contacts import SurfaceContact
 from wholebody.errors import ClusterError, InvalidArgumentError
-from wholebody.estimation import estimate_contact_wrenches_batch
+from wholebody.estimation import estimate_contact_wrenches
 from wholebody.parallel import ChunkFailure, run_chunks
 from wholebody.trajectory import Trajectory
 
@@ -53,8 +54,8 @@ def test_robot_pickles():
 
 
 def test_check_with_two_workers_equals_one(humanoid, bad_log):
-    one = check_trajectory(humanoid, bad_log, FEET, workers=1, chunk_size=128)
-    two = check_trajectory(humanoid, bad_log, FEET, workers=2, chunk_size=128)
+    one = check_trajectory(humanoid, bad_log, FEET, CheckOptions(workers=1, chunk_size=128))
+    two = check_trajectory(humanoid, bad_log, FEET, CheckOptions(workers=2, chunk_size=128))
     for field in (
         "residual_force",
         "residual_moment",
@@ -80,8 +81,8 @@ def test_residuals_and_estimates_with_two_workers_equal_one(humanoid, bad_log):
     _same(r2.force, r1.force)
     _same(r2.moment, r1.moment)
     assert r2.reasons == r1.reasons
-    e1 = estimate_contact_wrenches_batch(humanoid, q[:200], v[:200], a[:200], FEET)
-    e2 = estimate_contact_wrenches_batch(
+    e1 = estimate_contact_wrenches(humanoid, q[:200], v[:200], a[:200], FEET)
+    e2 = estimate_contact_wrenches(
         humanoid, q[:200], v[:200], a[:200], FEET, workers=2, chunk_size=64
     )
     _same(e2.wrenches, e1.wrenches)
@@ -166,14 +167,10 @@ def test_check_many_on_a_dask_local_cluster(tmp_path, humanoid, bad_log):
         # A task that fails on the cluster (here: a contact that is not a Contact) is that
         # log's row, with the error; the call itself does not raise.
         failed = check_many(paths, humanoid, [object()], client=client)
-        # An option check_trajectory does not take is a bad input: each row says which.
-        unknown = check_many(paths, humanoid, FEET, client=client, options={"no_such": 1})
     assert remote == local
     assert [r["verdict"] for r in failed] == ["error", "error"]
     assert [list(r) for r in failed] == [ROW_KEYS] * 2
     assert failed[0]["error"].startswith("Dask task failed: AttributeError:")
-    assert [r["verdict"] for r in unknown] == ["error", "error"]
-    assert "unknown check options ['no_such']" in unknown[0]["error"]
 
 
 def test_an_unreachable_dask_scheduler_is_a_cluster_error_in_time():

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import wholebody as wb
+from wholebody.check import CheckOptions
 from wholebody.check.analysis import check_log, check_trajectory
 from wholebody.errors import InvalidArgumentError
 from wholebody.io.profile import load_profile
@@ -100,17 +101,16 @@ def test_streamed_equals_in_memory_shipped_log(tmp_path, profile, squat, suffix,
         assert ref.verdict == "inconsistent" and ref.diagnosis
     for chunk in (7, 128, 333):
         streamed = check_log(
-            profile.robot, path, profile.contacts, chunk_size=chunk, conventions=False
+            profile.robot, path, profile.contacts, CheckOptions(chunk_size=chunk, conventions=False)
         )
         in_memory = check_trajectory(
             profile.robot,
             Trajectory.load(path),
             profile.contacts,
-            chunk_size=chunk,
-            conventions=False,
+            CheckOptions(chunk_size=chunk, conventions=False),
         )
         ref_plain = check_trajectory(
-            profile.robot, Trajectory.load(path), profile.contacts, conventions=False
+            profile.robot, Trajectory.load(path), profile.contacts, CheckOptions(conventions=False)
         )
         _same(streamed, ref_plain)
         _same(in_memory, ref_plain)
@@ -129,25 +129,31 @@ def test_streamed_differentiates_across_chunks(tmp_path, profile, squat, suffix)
     traj = replace(_flipped(squat), a=None)
     path = _write(traj, tmp_path / f"noa{suffix}")
     ref = check_trajectory(
-        profile.robot, Trajectory.load(path), profile.contacts, conventions=False
+        profile.robot, Trajectory.load(path), profile.contacts, CheckOptions(conventions=False)
     )
     assert ref.accelerations_estimated
     for chunk in (5, 100, 999):
         streamed = check_log(
-            profile.robot, path, profile.contacts, chunk_size=chunk, conventions=False
+            profile.robot, path, profile.contacts, CheckOptions(chunk_size=chunk, conventions=False)
         )
         # The expected error of differentiation estimates the noise of v per chunk: the
         # samples it covers may differ; everything per sample is the same.
         _same(streamed, ref, unreliable=False)
-    one_chunk = check_log(profile.robot, path, profile.contacts, conventions=False)
+    one_chunk = check_log(profile.robot, path, profile.contacts, CheckOptions(conventions=False))
     _same(one_chunk, ref)
     # Savitzky-Golay needs a window of neighbours across boundaries.
     ref_sg = check_trajectory(
-        profile.robot, Trajectory.load(path), profile.contacts, conventions=False, savgol=(9, 3)
+        profile.robot,
+        Trajectory.load(path),
+        profile.contacts,
+        CheckOptions(conventions=False, savgol=(9, 3)),
     )
     _same(
         check_log(
-            profile.robot, path, profile.contacts, conventions=False, savgol=(9, 3), chunk_size=50
+            profile.robot,
+            path,
+            profile.contacts,
+            CheckOptions(conventions=False, savgol=(9, 3), chunk_size=50),
         ),
         ref_sg,
         unreliable=False,
@@ -160,18 +166,13 @@ def test_streamed_time_window(tmp_path, profile, squat):
         profile.robot,
         Trajectory.load(path),
         profile.contacts,
-        t_start=0.25,
-        t_stop=0.61,
-        conventions=False,
+        CheckOptions(t_start=0.25, t_stop=0.61, conventions=False),
     )
     got = check_log(
         profile.robot,
         path,
         profile.contacts,
-        t_start=0.25,
-        t_stop=0.61,
-        chunk_size=64,
-        conventions=False,
+        CheckOptions(t_start=0.25, t_stop=0.61, chunk_size=64, conventions=False),
     )
     assert (
         got.n_samples == ref.n_samples == int(((squat.time >= 0.25) & (squat.time <= 0.61)).sum())
@@ -202,11 +203,23 @@ def test_streamed_synthetic_g1_like_log(tmp_path, profile):
     )
     for suffix in (".parquet", ".h5"):
         path = _write(traj, tmp_path / f"syn{suffix}")
-        ref = check_trajectory(robot, Trajectory.load(path), profile.contacts, conventions=False)
+        ref = check_trajectory(
+            robot, Trajectory.load(path), profile.contacts, CheckOptions(conventions=False)
+        )
         assert ref.flagged[[17, 900]].all() and ref.diagnosis
-        _same(check_log(robot, path, profile.contacts, chunk_size=400, conventions=False), ref)
         _same(
-            check_log(robot, path, profile.contacts, chunk_size=400, conventions=False, workers=2),
+            check_log(
+                robot, path, profile.contacts, CheckOptions(chunk_size=400, conventions=False)
+            ),
+            ref,
+        )
+        _same(
+            check_log(
+                robot,
+                path,
+                profile.contacts,
+                CheckOptions(chunk_size=400, conventions=False, workers=2),
+            ),
             ref,
         )
 
@@ -216,7 +229,9 @@ def test_streamed_residual_matches_batch_residual(tmp_path, profile, squat):
     from wholebody.balance import newton_euler_residual
 
     path = _write(squat, tmp_path / "log.h5")
-    got = check_log(profile.robot, path, profile.contacts, chunk_size=100, conventions=False)
+    got = check_log(
+        profile.robot, path, profile.contacts, CheckOptions(chunk_size=100, conventions=False)
+    )
     q, v, a, _ = squat.for_robot(profile.robot)
     res = newton_euler_residual(
         profile.robot, q, v, a, profile.contacts, squat.contact_wrenches.reshape(len(squat), -1)
@@ -230,7 +245,9 @@ def test_chunked_conventions_flag_a_fault_in_one_chunk(tmp_path, profile, squat)
     q[500:, 3:7] = q[500:, [6, 3, 4, 5]]
     traj = replace(squat, q=q)
     path = _write(traj, tmp_path / "log.parquet")
-    report = check_log(profile.robot, path, profile.contacts, chunk_size=500, diagnose_causes=False)
+    report = check_log(
+        profile.robot, path, profile.contacts, CheckOptions(chunk_size=500, diagnose_causes=False)
+    )
     check = report.conventions["velocity_matches_configuration"]
     assert not check.passed
     assert check.message.startswith("samples 500..999:")
@@ -241,6 +258,6 @@ def test_chunked_conventions_flag_a_fault_in_one_chunk(tmp_path, profile, squat)
 def test_chunk_size_is_checked(tmp_path, profile, squat):
     path = _write(squat, tmp_path / "log.h5")
     with pytest.raises(InvalidArgumentError, match="chunk_size must be an integer >= 1, got 0"):
-        check_log(profile.robot, path, profile.contacts, chunk_size=0)
+        check_log(profile.robot, path, profile.contacts, CheckOptions(chunk_size=0))
     with pytest.raises(InvalidArgumentError, match="chunk_size must be an integer >= 1"):
-        check_trajectory(profile.robot, squat, profile.contacts, chunk_size=2.5)
+        check_trajectory(profile.robot, squat, profile.contacts, CheckOptions(chunk_size=2.5))

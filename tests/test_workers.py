@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import wholebody.check.analysis as analysis  # where _check_chunk lives
-from wholebody.check.analysis import check_trajectory
+import wholebody.check.engine as engine  # where evaluate lives
+from wholebody.check import CheckOptions, check_trajectory
 from wholebody.contacts import SurfaceContact
 from wholebody.errors import InvalidArgumentError
 from wholebody.parallel import ChunkFailure, run_chunks
@@ -82,6 +82,18 @@ def test_more_workers_than_chunks_and_every_chunk_dying():
     ]
 
 
+def _unsendable(robot, i):
+    """A result that does not pickle on chunk 1 (a local function), ``i`` elsewhere."""
+    return (lambda: i) if i == 1 else i
+
+
+def test_a_result_that_cannot_be_sent_back_is_that_chunks_failure():
+    out = run_chunks(None, _unsendable, [((i, i + 1), (i,)) for i in range(3)], workers=2)
+    assert out[0] == 0 and out[2] == 2
+    assert (out[1].start, out[1].stop) == (1, 2)
+    assert out[1].error.startswith("AttributeError: Can't pickle local object")
+
+
 @pytest.mark.parametrize("workers", [0, -1, 1.5, True])
 def test_workers_must_be_a_positive_integer(workers):
     with pytest.raises(
@@ -90,24 +102,24 @@ def test_workers_must_be_a_positive_integer(workers):
         run_chunks(None, _square_or_die, _chunks(-1), workers=workers)
 
 
-_ORIGINAL_CHECK_CHUNK = analysis._check_chunk
+_ORIGINAL_EVALUATE = engine.evaluate
 
 
-def _check_chunk_dies_on_short_chunk(robot, *args):
-    """analysis._check_chunk, except that the worker dies on the chunk of 100 samples (the
-    last one, 900..999); ``args[1]`` is the chunk's q."""
-    if len(args[1]) == 100:
+def _evaluate_dies_on_short_chunk(robot, job):
+    """engine.evaluate, except that the worker dies on the chunk of 100 samples (the last
+    one, 900..999)."""
+    if len(job.q) == 100:
         os.kill(os.getpid(), signal.SIGKILL)
-    return _ORIGINAL_CHECK_CHUNK(robot, *args)
+    return _ORIGINAL_EVALUATE(robot, job)
 
 
 def test_check_trajectory_flags_the_samples_of_a_dead_worker(monkeypatch, humanoid):
     """The killed chunk's samples are flagged with the reason; every other sample is what
     workers=1 gives, bit for bit (the reference runs in this process, without the patch)."""
     traj = Trajectory.load(LOG)
-    one = check_trajectory(humanoid, traj, FEET, workers=1, chunk_size=300)
-    monkeypatch.setattr(analysis, "_check_chunk", _check_chunk_dies_on_short_chunk)
-    two = check_trajectory(humanoid, traj, FEET, workers=2, chunk_size=300)
+    one = check_trajectory(humanoid, traj, FEET, CheckOptions(workers=1, chunk_size=300))
+    monkeypatch.setattr(engine, "evaluate", _evaluate_dies_on_short_chunk)
+    two = check_trajectory(humanoid, traj, FEET, CheckOptions(workers=2, chunk_size=300))
     assert len(traj) == 1000
     np.testing.assert_array_equal(two.flagged, np.arange(1000) >= 900)
     assert set(two.reasons) == set(range(900, 1000))

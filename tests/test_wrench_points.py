@@ -18,6 +18,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from wholebody.check import CheckOptions
 from wholebody.check.analysis import check_log, check_trajectory, estimate_trajectory
 from wholebody.errors import ContactNotFoundError, LogFormatError
 from wholebody.io import open_log
@@ -257,7 +258,9 @@ def test_nan_points_under_zero_forces_are_ignored_and_flag_otherwise(profile, sq
     np.testing.assert_array_equal(back.contact_wrenches[10, 1], np.zeros(6))
     assert np.isnan(back.contact_wrenches[20, 0, 3:]).all()
     assert np.isfinite(np.delete(back.contact_wrenches, 20, axis=0)).all()
-    report = check_trajectory(profile.robot, moved, profile.contacts, diagnose_causes=False)
+    report = check_trajectory(
+        profile.robot, moved, profile.contacts, CheckOptions(diagnose_causes=False)
+    )
     assert report.flagged[20] and report.flagged.sum() == 1
 
 
@@ -299,7 +302,7 @@ def test_a_rich_log_checks_consistent_in_every_format(tmp_path, profile, squat, 
     np.testing.assert_array_equal(loaded.point_forces, log.point_forces)
     np.testing.assert_array_equal(loaded.contact_points_local, ANKLE)
     in_memory = check_trajectory(profile.robot, loaded, profile.contacts)
-    streamed = check_log(profile.robot, path, profile.contacts, chunk_size=170)
+    streamed = check_log(profile.robot, path, profile.contacts, CheckOptions(chunk_size=170))
     for report in (in_memory, streamed):
         assert report.verdict == "consistent"
         assert np.nanmax(np.abs(report.residual_force)) < 1e-9

@@ -1,35 +1,47 @@
-"""Chunks of samples on several processes, in order, with failures reported per chunk.
+"""Long chunked work: chunks of samples on several processes, in order, with failures
+reported per chunk; and the one progress bar of a run.
 
-Each worker process receives the robot once (pickled: the Pinocchio model travels, the
-scratch data is made afresh) and then only chunks of arrays. Results come back in chunk order,
-so ``workers=2`` gives bit-for-bit what ``workers=1`` gives.
+The processes are the standard library's :class:`concurrent.futures.ProcessPoolExecutor`.
+Each worker receives the robot and the shared arrays once, when it starts (inherited under
+the ``fork`` start method, pickled otherwise), and then only the chunks' small arguments.
+Results come back in chunk order, so ``workers=2`` gives bit for bit what ``workers=1`` gives.
 
 Failures stay with their chunk:
 
 - a chunk whose function raises comes back as a :class:`ChunkFailure` with the error, for
   the caller to flag its samples with the reason;
-- a chunk whose worker process dies (killed, out of memory, a crash in compiled code) is run
-  once more on a fresh worker process; if that one dies too, the chunk comes back as a
-  :class:`ChunkFailure` ("worker process died (exit code -9) twice on samples 0..49999").
-  The other chunks complete on the surviving and replacement workers.
+- a worker process that dies (killed, out of memory, a crash in compiled code) breaks its
+  executor (``BrokenProcessPool``): the chunks that were in flight run once more, each alone
+  on a fresh executor of one worker, so that a second death is that chunk's own and comes
+  back as a :class:`ChunkFailure` ("worker process died (exit code -9) twice on samples
+  0..49999"); the other chunks go on on a fresh executor.
 
 On ``KeyboardInterrupt`` (Ctrl-C) in the calling process the workers are terminated (killed
 if they do not stop within a second), joined, and the interrupt is raised again: no worker
 outlives the call. Workers ignore SIGINT themselves (a terminal sends it to the whole process
 group), and exit on their own if the calling process disappears.
+
+Progress: :func:`run_progress` opens one tqdm bar for a whole run (all chunks of a log) and
+:func:`advance` moves it, from the work in this process; chunks computed on worker
+processes move it by their size as their results come back (a worker never draws).
 """
 
 from __future__ import annotations
 
-import collections
 import os
-import pickle
 import signal
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+import threading
+import time
+import warnings
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any
 
-from .errors import InvalidArgumentError, WorkerError
+from .errors import InvalidArgumentError, WholebodyWarning
 
 __all__ = [
     "ChunkFailure",
@@ -39,14 +51,17 @@ __all__ = [
     "auto_workers",
     "AUTO_MIN_SAMPLES",
     "Shared",
+    "progress_bar",
+    "run_progress",
+    "advance",
 ]
 
-_WORKER_ROBOT: Any = None
-# Arrays the workers read by name. With the "fork" start method they are inherited from the
-# parent (copy-on-write, nothing pickled); otherwise they are sent once per worker.
-_SHARED: dict[str, Any] = {}
+Chunk = tuple[tuple[int, int], tuple[Any, ...]]
 
-# Seconds between checks, in a waiting worker, that the calling process is still there.
+# What a worker process received when it started: the robot and the shared arrays.
+_WORKER: dict[str, Any] = {"robot": None, "shared": {}}
+
+# Seconds between checks, in a worker, that the calling process is still there.
 _PARENT_POLL_S = 0.5
 # Seconds a terminated worker gets to exit before it is killed.
 _TERMINATE_GRACE_S = 1.0
@@ -54,7 +69,8 @@ _TERMINATE_GRACE_S = 1.0
 
 @dataclass(frozen=True)
 class Shared:
-    """A slice of a shared array, standing in a chunk's arguments for ``array[start:stop]``.
+    """A slice of a shared array, standing for ``array[start:stop]`` in a chunk's arguments
+    (or in a field of a dataclass argument).
 
     Parameters
     ----------
@@ -73,8 +89,18 @@ class Shared:
         return arrays[self.name][self.start : self.stop]
 
 
+def _resolved(x: Any, arrays: dict[str, Any]) -> Any:
+    if isinstance(x, Shared):
+        return x.resolve(arrays)
+    if is_dataclass(x) and not isinstance(x, type):
+        given = {f.name: getattr(x, f.name) for f in fields(x)}
+        slices = {k: v.resolve(arrays) for k, v in given.items() if isinstance(v, Shared)}
+        return replace(x, **slices) if slices else x
+    return x
+
+
 def _resolve(args: tuple[Any, ...], arrays: dict[str, Any]) -> tuple[Any, ...]:
-    return tuple(a.resolve(arrays) if isinstance(a, Shared) else a for a in args)
+    return tuple(_resolved(a, arrays) for a in args)
 
 
 @dataclass(frozen=True)
@@ -104,9 +130,7 @@ def default_workers() -> int:
 
 
 #: Samples below which ``workers="auto"`` uses one process: shorter logs check faster in
-#: one process than the workers take to start and be fed. ``benchmarks/bench_workers.py``
-#: on a loaded 2-core machine: 2 workers take 2.3x as long at 1,500 samples, 1.16x at
-#: 20,000, 1.02x at 50,000 (on a quiet one they pay earlier: 1.83x faster at 200,000).
+#: one process than the workers take to start and be fed (``benchmarks/bench_workers.py``).
 AUTO_MIN_SAMPLES = 50_000
 
 
@@ -139,108 +163,6 @@ def _failure(bounds: tuple[int, int], exc: BaseException) -> ChunkFailure:
     return ChunkFailure(bounds[0], bounds[1], f"{type(exc).__name__}: {exc}")
 
 
-def _call(fn: Callable[..., Any], bounds: tuple[int, int], args: tuple[Any, ...]) -> Any:
-    try:
-        return fn(_WORKER_ROBOT, *_resolve(args, _SHARED))
-    except Exception as exc:  # reported per chunk, not lost
-        return _failure(bounds, exc)
-
-
-def _worker_main(
-    conn: Any, robot_bytes: bytes, shared: dict[str, Any] | None, parent_pid: int
-) -> None:
-    """A worker process: take ``(index, fn, bounds, args)`` tasks until ``None`` or EOF."""
-    global _WORKER_ROBOT, _SHARED
-    # Ctrl-C in a terminal reaches the whole process group: the caller decides, not us.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    _WORKER_ROBOT = pickle.loads(robot_bytes)
-    if shared is not None:
-        _SHARED = shared
-    while True:
-        while not conn.poll(_PARENT_POLL_S):
-            if os.getppid() != parent_pid:  # the caller is gone: do not linger as an orphan
-                return
-        try:
-            task = conn.recv()
-        except (EOFError, OSError):
-            return
-        if task is None:
-            return
-        index, fn, bounds, args = task
-        result = _call(fn, bounds, args)
-        try:
-            conn.send((index, result))
-        except (EOFError, OSError):
-            return
-        except Exception as exc:  # the result does not pickle: say so instead
-            conn.send(
-                (
-                    index,
-                    ChunkFailure(bounds[0], bounds[1], f"the result could not be sent back: {exc}"),
-                )
-            )
-
-
-@dataclass(eq=False)
-class _Worker:
-    process: Any
-    conn: Any
-    task: int | None = None
-    dead: bool = False
-
-
-@dataclass
-class _Pool:
-    """Worker processes with one task at a time each, so a death names its chunk."""
-
-    context: Any
-    robot_bytes: bytes
-    shared: dict[str, Any] | None
-    workers: list[_Worker] = field(default_factory=list)
-
-    def start(self) -> _Worker:
-        parent_end, child_end = self.context.Pipe(duplex=True)
-        process = self.context.Process(
-            target=_worker_main,
-            args=(child_end, self.robot_bytes, self.shared, os.getpid()),
-            daemon=True,
-            name="wholebody-worker",
-        )
-        # SIGINT blocked across the fork: a Ctrl-C then waits for the parent, and the child
-        # starts with it blocked until it has chosen to ignore it.
-        block = hasattr(signal, "pthread_sigmask")
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if block else None
-        try:
-            process.start()
-        finally:
-            if old is not None:
-                signal.pthread_sigmask(signal.SIG_SETMASK, old)
-        child_end.close()  # the parent reads EOF when the worker dies
-        worker = _Worker(process, parent_end)
-        self.workers.append(worker)
-        return worker
-
-    def stop(self, interrupted: bool) -> None:
-        """Ask idle workers to exit (terminate everything when ``interrupted``); join all."""
-        for w in self.workers:
-            if interrupted or w.task is not None:
-                w.process.terminate()
-            else:
-                try:
-                    w.conn.send(None)
-                except (OSError, ValueError):
-                    w.process.terminate()
-        for w in self.workers:
-            w.process.join(_TERMINATE_GRACE_S)
-            if w.process.is_alive():
-                w.process.kill()
-                w.process.join()
-            w.conn.close()
-        self.workers.clear()
-
-
 def _describe(bounds: tuple[int, int], item: str) -> str:
     start, stop = bounds
     return f"{item} {start}" if stop - start == 1 else f"{item} {start}..{stop - 1}"
@@ -249,7 +171,7 @@ def _describe(bounds: tuple[int, int], item: str) -> str:
 def run_chunks(
     robot: Any,
     fn: Callable[..., Any],
-    chunks: Sequence[tuple[tuple[int, int], tuple[Any, ...]]],
+    chunks: Sequence[Chunk],
     workers: int = 1,
     shared: dict[str, Any] | None = None,
     *,
@@ -260,32 +182,30 @@ def run_chunks(
     Parameters
     ----------
     robot : object
-        Passed first to ``fn``; pickled once per worker process.
+        Passed first to ``fn``; sent once to each worker process.
     fn : callable
         A module-level function (workers find it by name).
     chunks : sequence of ((start, stop), args)
-        ``bounds`` name the chunk's samples (for failure reports); ``args`` may hold
-        :class:`Shared` slices.
+        ``bounds`` name the chunk's samples (for failure reports and the progress bar);
+        ``args`` may hold :class:`Shared` slices, or dataclasses with :class:`Shared` fields.
     workers : int
         Processes. ``1`` (or a single chunk) runs here, with no pickling.
     shared : dict, optional
-        Name -> array for the :class:`Shared` arguments. Under ``fork`` the workers inherit
-        these arrays instead of receiving pickled copies.
+        Name -> array for the :class:`Shared` arguments, sent once to each worker (under
+        ``fork`` inherited, not pickled).
     item : str
         What the bounds count, in failure messages ("samples", "log").
 
     Returns
     -------
     list
-        ``fn``'s result per chunk, or a :class:`ChunkFailure` for a chunk that raised or whose
-        worker process died twice.
+        ``fn``'s result per chunk, or a :class:`ChunkFailure` for a chunk that raised, whose
+        result could not be sent back, or whose worker process died twice.
 
     Raises
     ------
     InvalidArgumentError
         ``workers`` below 1.
-    WorkerError
-        Worker processes die before taking any work, again and again (they cannot start).
     KeyboardInterrupt
         Re-raised after every worker process has been stopped and joined.
     """
@@ -303,115 +223,208 @@ def run_chunks(
     return _run_on_processes(robot, fn, chunks, min(workers, len(chunks)), shared, item)
 
 
+# --- on worker processes ---------------------------------------------------------------------
+
+
+def _start_worker(robot: Any, shared: dict[str, Any], parent: int) -> None:
+    """A worker process's initializer: keep what it was sent, leave SIGINT to the caller."""
+    # Ctrl-C in a terminal reaches the whole process group: the caller decides, not us.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    _WORKER.update(robot=robot, shared=shared)
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Exit this worker when the calling process is gone: no orphan left waiting for work."""
+    while os.getppid() == parent:
+        time.sleep(_PARENT_POLL_S)
+    os._exit(1)
+
+
+def _call(fn: Callable[..., Any], bounds: tuple[int, int], args: tuple[Any, ...]) -> Any:
+    try:
+        return fn(_WORKER["robot"], *_resolve(args, _WORKER["shared"]))
+    except Exception as exc:  # reported per chunk, not lost
+        return _failure(bounds, exc)
+
+
+@contextmanager
+def _executor(robot: Any, shared: dict[str, Any], workers: int) -> Iterator[ProcessPoolExecutor]:
+    """An executor of ``workers`` processes, shut down on leaving; on an exception (Ctrl-C)
+    its workers are terminated and joined first."""
+    import multiprocessing  # for work on processes only
+
+    fork = "fork" in multiprocessing.get_all_start_methods()
+    pool = ProcessPoolExecutor(
+        workers,
+        multiprocessing.get_context("fork" if fork else "spawn"),
+        initializer=_start_worker,
+        initargs=(robot, shared, os.getpid()),
+    )
+    try:
+        yield pool
+    except BaseException:
+        processes = _processes(pool)
+        pool.shutdown(wait=False, cancel_futures=True)
+        for p in processes:
+            p.terminate()
+        for p in processes:
+            p.join(_TERMINATE_GRACE_S)
+            if p.is_alive():
+                p.kill()
+                p.join()
+        raise
+    pool.shutdown(wait=True)
+
+
+def _processes(pool: ProcessPoolExecutor) -> list[Any]:
+    """The executor's worker processes (Python has no public handle on them before 3.14)."""
+    return list((getattr(pool, "_processes", None) or {}).values())
+
+
+def _submit(pool: ProcessPoolExecutor, fn: Callable[..., Any], chunk: Chunk) -> Future[Any]:
+    """``pool.submit`` with SIGINT blocked: the workers it starts begin with SIGINT blocked
+    until they ignore it, so a Ctrl-C in between waits for the caller."""
+    block = hasattr(signal, "pthread_sigmask")
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if block else None
+    try:
+        return pool.submit(_call, fn, *chunk)
+    finally:
+        if old is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def _run_on_processes(
     robot: Any,
     fn: Callable[..., Any],
-    chunks: Sequence[tuple[tuple[int, int], tuple[Any, ...]]],
+    chunks: Sequence[Chunk],
     workers: int,
     shared: dict[str, Any],
     item: str,
 ) -> list[Any]:
-    global _SHARED
-    import multiprocessing  # 7 ms, for work on processes only
-    import multiprocessing.connection
-
-    fork = "fork" in multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if fork else "spawn")
-    pool = _Pool(context, pickle.dumps(robot), None if fork else shared)
-    pending = collections.deque(range(len(chunks)))
     results: list[Any] = [None] * len(chunks)
-    done = [False] * len(chunks)
-    exit_codes: list[list[int]] = [[] for _ in chunks]
-    idle_deaths = 0  # deaths of workers that held no task: they cannot start
-    remaining = len(chunks)
-
-    def finish(index: int, value: Any) -> None:
-        nonlocal remaining
-        if not done[index]:
-            results[index], done[index] = value, True
-            remaining -= 1
-
-    def receive(w: _Worker) -> bool:
-        """Read one result from ``w``; False when the worker is gone instead."""
-        try:
-            index, value = w.conn.recv()
-        except (EOFError, OSError):
-            return False
-        finish(index, value)
-        w.task = None
-        return True
-
-    def bury(w: _Worker) -> None:
-        """A worker died: retry its chunk once, or report it; start a replacement."""
-        nonlocal idle_deaths
-        if w.dead:
-            return
-        w.dead = True
-        while w.task is not None and w.conn.poll(0) and receive(w):
-            pass  # a result sent just before dying still counts
-        w.process.join()
-        code = w.process.exitcode
-        if w.task is None:
-            idle_deaths += 1
-        else:
-            index, w.task = w.task, None
-            exit_codes[index].append(code)
-            if len(exit_codes[index]) < 2:
-                pending.appendleft(index)  # once more, on a fresh process
-            else:
-                codes = sorted(set(exit_codes[index]))
-                said = (
-                    f"exit code {codes[0]}"
-                    if len(codes) == 1
-                    else f"exit codes {', '.join(map(str, exit_codes[index]))}"
-                )
-                finish(
-                    index,
-                    ChunkFailure(
-                        *chunks[index][0],
-                        f"worker process died ({said}) "
-                        f"twice on {_describe(chunks[index][0], item)}",
-                    ),
-                )
-        pool.workers.remove(w)
-        w.conn.close()
-        if idle_deaths > 2 * workers:
-            raise WorkerError(
-                f"worker processes exit before taking any work (last exit code "
-                f"{code}); run with workers=1 to see why"
-            )
-        alive = len(pool.workers)
-        if alive < workers and alive < remaining:
-            pool.start()
-
-    _SHARED = shared  # inherited by forked workers
-    interrupted = False
-    try:
-        for _ in range(workers):
-            pool.start()
-        while remaining:
-            for w in list(pool.workers):
-                if w.task is None and pending and not w.dead:
-                    index = pending.popleft()
-                    bounds, args = chunks[index]
-                    w.task = index
-                    try:
-                        w.conn.send((index, fn, bounds, args))
-                    except (OSError, ValueError):
-                        bury(w)
-            busy = {w.conn: w for w in pool.workers if w.task is not None}
-            sentinels = {w.process.sentinel: w for w in pool.workers}
-            ready = multiprocessing.connection.wait(list(busy) + list(sentinels))
-            for obj in ready:  # results first: a worker may send and then die
-                if obj in busy and not busy[obj].dead and not receive(busy[obj]):
-                    bury(busy[obj])
-            for obj in ready:
-                if obj in sentinels:
-                    bury(sentinels[obj])
-    except BaseException:
-        interrupted = True
-        raise
-    finally:
-        _SHARED = {}
-        pool.stop(interrupted)
+    todo = deque(range(len(chunks)))
+    while todo:
+        caught = _run_pool(robot, fn, chunks, workers, shared, todo, results)
+        for index in caught:  # in flight when a worker died: once more, each alone
+            results[index] = _run_alone(robot, fn, chunks[index], shared, item)
     return results
+
+
+def _run_pool(
+    robot: Any,
+    fn: Callable[..., Any],
+    chunks: Sequence[Chunk],
+    workers: int,
+    shared: dict[str, Any],
+    todo: deque[int],
+    results: list[Any],
+) -> list[int]:
+    """Run the chunks ``todo`` on one executor, ``workers`` in flight at a time, into
+    ``results``; the chunks in flight when a worker died (the executor broke), in order."""
+    running: dict[Future[Any], int] = {}
+    caught: list[int] = []
+    broken = False
+    with _executor(robot, shared, workers) as pool:
+        while running or (todo and not broken):
+            while todo and not broken and len(running) < workers:
+                index = todo.popleft()
+                try:
+                    running[_submit(pool, fn, chunks[index])] = index
+                except BrokenProcessPool:  # a worker died: the chunks in flight say which
+                    todo.appendleft(index)
+                    broken = True
+            if not running:
+                break
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                index = running.pop(future)
+                try:
+                    results[index] = future.result()
+                except BrokenProcessPool:
+                    caught.append(index)
+                    broken = True
+                except Exception as exc:  # a result or an argument that does not pickle
+                    results[index] = _failure(chunks[index][0], exc)
+                else:
+                    advance(chunks[index][0][1] - chunks[index][0][0])
+    return sorted(caught)
+
+
+def _run_alone(
+    robot: Any, fn: Callable[..., Any], chunk: Chunk, shared: dict[str, Any], item: str
+) -> Any:
+    """One chunk on an executor of its own: its result, or a :class:`ChunkFailure` when its
+    worker dies again."""
+    with _executor(robot, shared, 1) as pool:
+        future = _submit(pool, fn, chunk)
+        processes = _processes(pool)
+        try:
+            result = future.result()
+        except BrokenProcessPool:
+            pool.shutdown(wait=True)  # its manager thread reaps the worker: the exit code is set
+            codes = ", ".join(str(p.exitcode) for p in processes)
+            return ChunkFailure(
+                *chunk[0],
+                f"worker process died (exit code {codes}) twice on {_describe(chunk[0], item)}",
+            )
+        except Exception as exc:
+            return _failure(chunk[0], exc)
+    advance(chunk[0][1] - chunk[0][0])
+    return result
+
+
+# --- the progress bar of a run -----------------------------------------------------------------
+
+# The bar of the run under way, with the process that owns it.
+_ACTIVE: list[tuple[int, Any]] = []
+# Whether the missing tqdm was said (once per process).
+_SAID: list[bool] = []
+
+
+def _tqdm() -> Any:
+    """tqdm's bar class, or None without tqdm: a warning says so, once per process."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        if not _SAID:
+            _SAID.append(True)
+            warnings.warn(
+                "no progress bar: tqdm is not installed (pip install tqdm, or the extra: "
+                "pip install -e '.[progress]' in a clone of wholebody)",
+                WholebodyWarning,
+                stacklevel=4,
+            )
+        return None
+    return tqdm
+
+
+def progress_bar(iterable: Iterable[Any], **kwargs: Any) -> Iterable[Any]:
+    """``iterable`` wrapped in a tqdm bar (``kwargs`` passed on), or itself without tqdm."""
+    tqdm = _tqdm()
+    return iterable if tqdm is None else tqdm(iterable, **kwargs)
+
+
+@contextmanager
+def run_progress(total: int, enabled: bool, **kwargs: Any) -> Iterator[None]:
+    """One tqdm bar of ``total`` steps for the run inside the ``with`` (nothing when not
+    ``enabled`` or without tqdm); :func:`advance` moves it."""
+    bar = None
+    tqdm = _tqdm() if enabled else None
+    if tqdm is not None:
+        bar = tqdm(total=total, **kwargs)
+        _ACTIVE.append((os.getpid(), bar))
+    try:
+        yield
+    finally:
+        if bar is not None:
+            _ACTIVE.remove((os.getpid(), bar))
+            bar.close()
+
+
+def advance(n: int) -> None:
+    """Move the run's bar by ``n`` steps (nothing without one, or in a worker process)."""
+    if _ACTIVE and _ACTIVE[-1][0] == os.getpid() and n:
+        _ACTIVE[-1][1].update(int(n))

@@ -1,6 +1,6 @@
 """Many logs: one summary table, on this machine's processes or on a Dask cluster.
 
-:func:`check_many` checks each log with :func:`~wholebody.check.analysis.check_trajectory` and
+:func:`check_many` checks each log with :func:`~wholebody.check.analysis.check_file` and
 returns one row per log, every row with the same keys (:data:`ROW_KEYS`). Logs are
 independent, so they spread over ``workers`` local processes, or over a Dask cluster when a
 ``dask.distributed.Client`` is given: the robot is scattered once to every worker
@@ -22,9 +22,10 @@ from typing import Any
 
 from ..contacts import Contact
 from ..errors import ClusterError
-from ..parallel import ChunkFailure, run_chunks
+from ..parallel import ChunkFailure, default_workers, run_chunks
 from ..robot.core import Robot
-from .analysis import ROW_KEYS, STREAMED_SUFFIXES, check_file, error_row  # noqa: F401  (STREAMED_SUFFIXES: its earlier home)
+from .analysis import ROW_KEYS, check_file, error_row
+from .options import CheckOptions, given_options
 
 __all__ = [
     "ROW_KEYS",
@@ -54,8 +55,6 @@ def _size(path: str) -> int:
 def auto_log_workers(paths: Sequence[str | Path]) -> int:
     """Processes for ``check_many(..., workers="auto")``: one per log up to the CPUs, or one
     in all for a single log or logs under :data:`AUTO_MIN_BYTES` in all."""
-    from ..parallel import default_workers
-
     names = [str(p) for p in paths]
     if len(names) < 2 or sum(_size(p) for p in names) < AUTO_MIN_BYTES:
         return 1
@@ -66,7 +65,7 @@ def _task(
     path: str,
     robot: Robot,
     contacts: Sequence[Contact],
-    options: Any,
+    options: CheckOptions,
     out_dir: str | None,
     plot: bool,
     calibration: Any = None,
@@ -122,7 +121,7 @@ def check_many(
     client: Any = None,
     out_dir: str | Path | None = None,
     plot: bool = False,
-    options: Any = None,
+    options: CheckOptions | None = None,
     calibration: Any = None,
     recording: Any = None,
     episode: int = 0,
@@ -147,11 +146,9 @@ def check_many(
     out_dir, plot
         Write each log's report (``STEM.report.json``, ``STEM.report.csv`` and with ``plot``
         ``STEM.report.png``) there.
-    options : CheckOptions or dict, optional
-        How each log is checked (:class:`~wholebody.check.CheckOptions`: tolerances, the
-        window, its own ``workers`` for the samples of each log, ...); a dict gives
-        :func:`~wholebody.check.check_trajectory`'s keyword arguments (a bad one is the
-        error of each row).
+    options : CheckOptions, optional
+        How each log is checked (tolerances, the window, its own ``workers`` for the samples
+        of each log, ...; defaults when omitted).
     calibration : Calibration, optional
         Sensor calibration applied to every log before it is checked
         (:meth:`wholebody.io.calibration.Calibration.apply`; a profile's ``calibration`` key).
@@ -168,40 +165,19 @@ def check_many(
     Returns
     -------
     list of dict
-        Every row has exactly the keys :data:`ROW_KEYS`, ``None`` where not applicable:
-
-        - ``path`` (str): the log as given;
-        - ``error`` (str or None): why the log could not be read or checked (the exception
-          ``TYPE: message`` for an unexpected failure or a Dask task that failed, ``worker
-          process died ...`` for a worker that died twice);
-        - ``verdict`` (str): ``"consistent"``, ``"consistent_except_unreliable"`` (shown
-          ``consistent*``), ``"inconsistent"``, ``"inconclusive"`` (too little evidence),
-          ``"unchecked"`` (no sample could be checked: every sample flagged) or ``"error"``
-          (``error`` says why);
-        - ``consistent`` (bool or None): True only for ``"consistent"``; None with an error;
-        - ``samples_in``, ``checked``, ``flagged`` (int): samples in the log, checked, and
-          flagged (not checkable: non-finite values, bad quaternions, ...);
-        - ``max_residual_force_N`` [N], ``max_residual_moment_Nm`` [N m] (float): the largest
-          Newton-Euler residual norms over the checked samples (None when none was checked);
-        - ``fraction_over_tolerance`` (float): share of the checked samples over tolerance
-          (None when none was checked);
-        - ``cone_violations`` (int): sample-contact pairs outside their friction cone;
-        - ``share_checked`` (float): samples checked over samples in the log;
-        - ``bound_force_N`` [N], ``bound_moment_Nm`` [N m] (float or None): the median bound
-          on the residual's error the check achieved (``Report.evidence``);
-        - ``diagnosis`` (str or None): the most likely cause of an inconsistency;
-        - ``text`` (str): the report summary as the CLI prints it, or ``PATH: error: ...``.
+        Every row has exactly the keys :data:`ROW_KEYS` (documented there), ``None`` where
+        not applicable; a log that could not be read or checked has the verdict ``"error"``
+        and its ``error``.
 
     Raises
     ------
     ClusterError
         The robot cannot be sent to the Dask cluster (the scheduler went away).
+    InvalidArgumentError
+        ``options`` is not a :class:`~wholebody.check.CheckOptions`.
     """
     names = [str(p) for p in paths]
-    from .analysis import CheckOptions
-
-    if not isinstance(options, CheckOptions):
-        options = dict(options or {})
+    options = given_options(options)
     out = None if out_dir is None else str(out_dir)
     contacts = list(contacts)
     if client is not None:
@@ -235,7 +211,7 @@ def _on_dask(
     paths: list[str],
     robot: Robot,
     contacts: list[Contact],
-    options: Any,
+    options: CheckOptions,
     out: str | None,
     plot: bool,
     calibration: Any = None,

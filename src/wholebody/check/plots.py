@@ -1,4 +1,4 @@
-"""Figures of a :class:`~wholebody.check.analysis.Report` (the ``plot`` extra: matplotlib)."""
+"""Figures of a :class:`~wholebody.check.Report` (the ``plot`` extra: matplotlib)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ Every threshold is stated as a module constant relative to the log's own motion,
 sampling or the robot's size (see ``docs/conventions-checks.md``).
 
 The expected error of differentiated accelerations lives in
-:mod:`wholebody.conventions.differentiation` and is re-exported here.
+:mod:`wholebody.conventions.differentiation`.
 
 The checks (``docs/conventions-checks.md``):
 
@@ -27,10 +27,7 @@ The checks (``docs/conventions-checks.md``):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
 
-from .._lazy import lazy_names
 from ..contacts import Contact
 from ..robot.core import Robot
 from ..trajectory import Trajectory
@@ -49,9 +46,7 @@ from ._core import (
     quiet_empty_slices,
     run_conventions,
 )
-
-if TYPE_CHECKING:
-    from .differentiation import ExpectedResidualError, expected_residual_error
+from .differentiation import ExpectedResidualError, expected_residual_error
 
 __all__ = [
     "Ground",
@@ -104,17 +99,3 @@ def check_conventions(
         ``loaded_contacts_on_ground``; ``findings``: those that failed; ``passed``.
     """
     return run_conventions(robot, traj, contacts, ground=ground)
-
-
-_LAZY = ("ExpectedResidualError", "expected_residual_error")
-
-
-# The expected error of differentiated accelerations, imported on first use: a log with its
-# accelerations never needs it.
-_lazy_getattr, __dir__ = lazy_names(__name__, globals(), dict.fromkeys(_LAZY, "differentiation"))
-
-
-def __getattr__(name: str) -> Any:
-    if name == "differentiation":  # the submodule itself, as when this face imported it
-        return import_module(f"{__name__}.differentiation")
-    return _lazy_getattr(name)

@@ -834,10 +834,17 @@ def velocity_check(
     names: list[str],
     float_eps: float = float(np.finfo(float).eps),
 ) -> ConventionCheck:
+    """``v`` against the manifold derivative of ``q``, column by column (``names``: the nv
+    columns); when they disagree, the named hypotheses are tested by correcting the log and
+    checking again: time scaled, base conventions, joints in degrees, joint columns
+    permuted between ``q`` and ``v``."""
     name = "velocity_matches_configuration"
-    _agreement = functools.partial(_agreement_eps, float_eps=float_eps)
+
+    def agree(t: Array, q: Array, v: Array) -> _Agreement:
+        return _agreement_eps(robot, t, q, v, bad, float_eps=float_eps)
+
     dt = float(np.median(np.diff(t)))
-    given = _agreement(robot, t, q, v, bad)
+    given = agree(t, q, v)
     n_valid = given.n_valid
     if n_valid < MIN_VELOCITY_SAMPLES:
         return ConventionCheck(
@@ -867,94 +874,126 @@ def velocity_check(
                 "worst_share": float(given.share[worst]),
             },
         )
-    evidence: dict[str, Any] = {**stated, "columns": _column_evidence(given, names)}
-    hypotheses: list[str] = []
-    fixes: list[str] = []
-    t_fix, q_fix, v_fix = t, q, v
-    nj = len(names) - 6
+    fit = _Fit(agree, t, q, v, given, {**stated, "columns": _column_evidence(given, names)})
+    _fit_time_scale(fit)
+    fit.current = agree(fit.t, fit.q, fit.v)
+    if fit.current.fails[:6].any():
+        _fit_base(fit)
+    if len(names) > 6 and fit.current.fails[6:].any():
+        _fit_degrees(fit, names)
+    if len(names) > 7 and fit.current.fails[6:].any():
+        _fit_permutation(fit, robot, bad, names)
+    return _velocity_finding(name, given, fit, names)
 
-    # Time scale: one common v / (dq/dt) on every moving column that disagrees.
+
+@dataclass
+class _Fit:
+    """The log as the hypotheses that fit correct it so far (:func:`velocity_check`)."""
+
+    agree: Callable[[Array, Array, Array], _Agreement]
+    t: Array
+    q: Array
+    v: Array
+    current: _Agreement  # the agreement of the corrected log
+    evidence: dict[str, Any]
+    hypotheses: list[str] = field(default_factory=list)
+    fixes: list[str] = field(default_factory=list)
+
+
+def _fit_time_scale(fit: _Fit) -> None:
+    """Time scale: one common v / (dq/dt) on every moving column that disagrees."""
+    given = fit.current
     moving = given.fails & (given.motion > 0) & np.isfinite(given.scale)
-    if moving.sum() >= 2:
-        common = float(np.median(given.scale[moving]))
-        spread = np.abs(given.scale[moving] / common - 1.0)
-        if np.all(spread < _SCALE_MATCH) and abs(math.log(abs(common))) > math.log(1.5):
-            trial = _agreement(robot, t / common, q, v, bad)
-            if not (trial.fails & ~given.fails).any() and trial.fails.sum() < given.fails.sum():
-                t_fix = t / common
-                label = "time_in_milliseconds" if _near(common, 1e3) else "time_scaled"
-                hypotheses.append(label)
-                evidence["time_scale"] = common
-                fixes.append(
-                    "time is in milliseconds; divide it by 1000"
-                    if label != "time_scaled"
-                    else f"time is scaled by {common:.4g}; divide it by that"
-                )
-    current = _agreement(robot, t_fix, q_fix, v_fix, bad)
+    if moving.sum() < 2:
+        return
+    common = float(np.median(given.scale[moving]))
+    spread = np.abs(given.scale[moving] / common - 1.0)
+    if not (np.all(spread < _SCALE_MATCH) and abs(math.log(abs(common))) > math.log(1.5)):
+        return
+    trial = fit.agree(fit.t / common, fit.q, fit.v)
+    if not (trial.fails & ~given.fails).any() and trial.fails.sum() < given.fails.sum():
+        fit.t = fit.t / common
+        label = "time_in_milliseconds" if _near(common, 1e3) else "time_scaled"
+        fit.hypotheses.append(label)
+        fit.evidence["time_scale"] = common
+        fit.fixes.append(
+            "time is in milliseconds; divide it by 1000"
+            if label != "time_scaled"
+            else f"time is scaled by {common:.4g}; divide it by that"
+        )
 
-    # Base: every combination of the three base hypotheses; the fewest changes that fit.
-    if current.fails[:6].any():
-        best = None
-        keys = list(_BASE_HYPOTHESES)
-        subsets = [
-            tuple(k for b, k in zip(bits, keys, strict=True) if b)
-            for bits in np.ndindex(*(2,) * len(keys))
-            if any(bits)
-        ]
-        combos = [c for c in subsets if all(len(pair & set(c)) < 2 for pair in _EXCLUSIVE)]
-        for combo in sorted(combos, key=len):
-            qb, vb = _fix_base(q_fix, v_fix, combo)
-            trial = _agreement(robot, t_fix, qb, vb, bad)
-            if not trial.fails[:6].any():
-                best = (combo, qb, vb, trial)
-                break
-        if best is not None:
-            combo, q_fix, v_fix, current = best
-            hypotheses += list(combo)
-            fixes += [_BASE_HYPOTHESES[k] for k in combo]
 
-    # Joints: degrees (per column, by the fitted scale), then a permutation between q and v.
-    if nj and current.fails[6:].any():
-        q_try, v_try = q_fix.copy(), v_fix.copy()
-        pos_deg, vel_deg = [], []
-        for j in np.flatnonzero(current.fails[6:]) + 6:
-            if _near(current.scale[j], 1.0 / _DEG):
-                q_try[:, j + 1] /= _DEG
-                pos_deg.append(names[j])
-            elif _near(current.scale[j], _DEG):
-                v_try[:, j] /= _DEG
-                vel_deg.append(names[j])
-        if pos_deg or vel_deg:
-            trial = _agreement(robot, t_fix, q_try, v_try, bad)
-            if _improves(trial, current):
-                q_fix, v_fix, current = q_try, v_try, trial
-                if pos_deg:
-                    hypotheses.append("joint_positions_in_degrees")
-                    evidence["joint_positions_in_degrees"] = pos_deg
-                    fixes.append(f"joint positions {pos_deg} are in degrees; convert to radians")
-                if vel_deg:
-                    hypotheses.append("joint_velocities_in_degrees")
-                    evidence["joint_velocities_in_degrees"] = vel_deg
-                    fixes.append(
-                        f"joint velocities {vel_deg} are in degrees per second; convert to rad/s"
-                    )
-    if nj > 1 and current.fails[6:].any():
-        perm = _joint_permutation(robot, t_fix, q_fix, v_fix, bad)
-        if perm is not None:
-            v_try = v_fix.copy()
-            v_try[:, 6 + perm] = v_fix[:, 6:]
-            trial = _agreement(robot, t_fix, q_fix, v_try, bad)
-            if _improves(trial, current):
-                v_fix, current = v_try, trial
-                moved = [(names[6 + i], names[6 + int(p)]) for i, p in enumerate(perm) if p != i]
-                hypotheses.append("joint_columns_permuted")
-                evidence["permutation"] = moved
-                pairs = ", ".join(f"v column {a!r} holds {b!r}" for a, b in moved[:6])
-                fixes.append(
-                    f"the joint columns of v are in another order than those of q "
-                    f"({pairs}{', ...' if len(moved) > 6 else ''}); map both by name"
-                )
+def _fit_base(fit: _Fit) -> None:
+    """Base: every combination of the base hypotheses; the fewest changes that fit."""
+    keys = list(_BASE_HYPOTHESES)
+    subsets = [
+        tuple(k for b, k in zip(bits, keys, strict=True) if b)
+        for bits in np.ndindex(*(2,) * len(keys))
+        if any(bits)
+    ]
+    combos = [c for c in subsets if all(len(pair & set(c)) < 2 for pair in _EXCLUSIVE)]
+    for combo in sorted(combos, key=len):
+        qb, vb = _fix_base(fit.q, fit.v, combo)
+        trial = fit.agree(fit.t, qb, vb)
+        if not trial.fails[:6].any():
+            fit.q, fit.v, fit.current = qb, vb, trial
+            fit.hypotheses += list(combo)
+            fit.fixes += [_BASE_HYPOTHESES[k] for k in combo]
+            return
 
+
+def _fit_degrees(fit: _Fit, names: list[str]) -> None:
+    """Joints in degrees: per column, by the fitted scale."""
+    current = fit.current
+    q_try, v_try = fit.q.copy(), fit.v.copy()
+    pos_deg, vel_deg = [], []
+    for j in np.flatnonzero(current.fails[6:]) + 6:
+        if _near(current.scale[j], 1.0 / _DEG):
+            q_try[:, j + 1] /= _DEG
+            pos_deg.append(names[j])
+        elif _near(current.scale[j], _DEG):
+            v_try[:, j] /= _DEG
+            vel_deg.append(names[j])
+    if not (pos_deg or vel_deg):
+        return
+    trial = fit.agree(fit.t, q_try, v_try)
+    if not _improves(trial, current):
+        return
+    fit.q, fit.v, fit.current = q_try, v_try, trial
+    if pos_deg:
+        fit.hypotheses.append("joint_positions_in_degrees")
+        fit.evidence["joint_positions_in_degrees"] = pos_deg
+        fit.fixes.append(f"joint positions {pos_deg} are in degrees; convert to radians")
+    if vel_deg:
+        fit.hypotheses.append("joint_velocities_in_degrees")
+        fit.evidence["joint_velocities_in_degrees"] = vel_deg
+        fit.fixes.append(f"joint velocities {vel_deg} are in degrees per second; convert to rad/s")
+
+
+def _fit_permutation(fit: _Fit, robot: Robot, bad: NDArray[np.bool_], names: list[str]) -> None:
+    """Joint columns permuted between ``q`` and ``v``."""
+    perm = _joint_permutation(robot, fit.t, fit.q, fit.v, bad)
+    if perm is None:
+        return
+    v_try = fit.v.copy()
+    v_try[:, 6 + perm] = fit.v[:, 6:]
+    trial = fit.agree(fit.t, fit.q, v_try)
+    if not _improves(trial, fit.current):
+        return
+    fit.v, fit.current = v_try, trial
+    moved = [(names[6 + i], names[6 + int(p)]) for i, p in enumerate(perm) if p != i]
+    fit.hypotheses.append("joint_columns_permuted")
+    fit.evidence["permutation"] = moved
+    pairs = ", ".join(f"v column {a!r} holds {b!r}" for a, b in moved[:6])
+    fit.fixes.append(
+        f"the joint columns of v are in another order than those of q "
+        f"({pairs}{', ...' if len(moved) > 6 else ''}); map both by name"
+    )
+
+
+def _velocity_finding(name: str, given: _Agreement, fit: _Fit, names: list[str]) -> ConventionCheck:
+    """The failed velocity check: what the named corrections explain, and what is left."""
+    hypotheses, current, evidence = fit.hypotheses, fit.current, fit.evidence
     failing = [names[j] for j in np.flatnonzero(given.fails)]
     # The share of the disagreement (samples beyond the bound in the failing columns) the
     # named corrections repair: the finding's explained share.
@@ -967,7 +1006,7 @@ def velocity_check(
             False,
             f"v does not match dq/dt (columns {_short(failing)}); it does after "
             f"correcting: {' + '.join(hypotheses)}",
-            "; ".join(fixes),
+            "; ".join(fit.fixes),
             tuple(hypotheses),
             evidence,
         )
@@ -979,7 +1018,7 @@ def velocity_check(
         False,
         f"v does not match dq/dt (columns {_short(left)}); no known convention "
         f"mistake explains it{partial}",
-        "; ".join(fixes + [f"check how v of columns {_short(left)} is computed and logged"]),
+        "; ".join(fit.fixes + [f"check how v of columns {_short(left)} is computed and logged"]),
         (),
         evidence,
     )

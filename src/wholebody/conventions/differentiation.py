@@ -52,13 +52,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..contacts import Contact
 from ..errors import InvalidArgumentError, LogFormatError
-from ..io.logfiles.fields import is_float32, storage_resolution  # noqa: F401 (their old home)
 from ..robot.batch import centroidal_map_rows
 from ..robot.core import Robot
 from ..trajectory import Trajectory
 from ._core import NOISE_SIGMAS, quiet_empty_slices
 
-__all__ = ["ExpectedResidualError", "expected_residual_error", "NOISE_SIGMAS"]
+__all__ = ["ExpectedResidualError", "expected_residual_error"]
 
 Array = NDArray[np.float64]
 
@@ -168,56 +167,13 @@ def expected_residual_error(
         wrenches = np.concatenate([wrenches, traj.external_wrenches], axis=1)
     wrenches = np.where(np.isfinite(wrenches), wrenches, 0.0)
 
-    fids = [robot.frame_id(f) for f in frames]
     sigma = _noise_sigma(np.where(bad[:, None], np.nan, v), lags=FAST_NOISE_LAGS)
     sigma_slow = np.fmax(sigma, _noise_sigma(np.where(bad[:, None], np.nan, v)))
-    noise_f, noise_m = np.zeros(N), np.zeros(N)
-    slow_f, slow_m = np.zeros(N), np.zeros(N)
-    W = np.zeros((N, 6))  # total external wrench at the CoM, gravity excluded (constant)
-    need = np.ones(N, dtype=bool)
-    if samples is not None:
-        idx = np.asarray(samples, dtype=int)
-        need[:] = False
-        for shift in (-1, 0, 1):
-            need[np.clip(idx + shift, 0, N - 1)] = True
-    # One Pinocchio pass per sample (A_G, the CoM, the frames), the algebra batched after,
-    # in blocks (the work memory does not grow with the log).
-    all_rows = np.flatnonzero(~bad & need)
-    for b in range(0, len(all_rows), _BLOCK):
-        rows = all_rows[b : b + _BLOCK]
-        Ag, G, P = centroidal_map_rows(robot, q, rows, fids)
-        for s_, (out_f, out_m) in ((sigma, (noise_f, noise_m)), (sigma_slow, (slow_f, slow_m))):
-            As = Ag * s_[None, None, :]
-            out_f[rows] = np.sqrt(np.sum(As[:, :3] ** 2, axis=(1, 2)))
-            out_m[rows] = np.sqrt(np.sum(As[:, 3:] ** 2, axis=(1, 2)))
-        f = wrenches[rows, :, :3]
-        W[rows, :3] = f.sum(axis=1)
-        W[rows, 3:] = (wrenches[rows, :, 3:] + np.cross(P - G[:, None], f)).sum(axis=1)
-    W[bad | ~need] = np.nan
-
-    dt = np.diff(traj.time)
-    dt_i = np.empty(N)
-    dt_i[1:-1] = 0.5 * (dt[:-1] + dt[1:])
-    dt_i[0], dt_i[-1] = dt[0], dt[-1]
-    gain = np.full(N, 1.0 / math.sqrt(2.0))
-    gain[[0, -1]] = math.sqrt(26.0) / 2.0
-    scale = NOISE_SIGMAS * gain / dt_i
-
-    parts: dict[str, dict[str, Array]] = {}
-    for key, cols in (("force", slice(0, 3)), ("moment", slice(3, 6))):
-        w = W[:, cols]
-        jump = np.zeros(N)
-        step = np.linalg.norm(np.diff(w, axis=0), axis=1)  # |W_{i+1} - W_i|
-        jump[1:-1] = 0.5 * (step[:-1] + step[1:])
-        edge = np.zeros(N)
-        edge[0] = 2 * step[0] + 0.5 * step[1]
-        edge[-1] = 2 * step[-1] + 0.5 * step[-2]
-        noise = (noise_f if key == "force" else noise_m) * scale
-        parts[key] = {
-            "jump": np.nan_to_num(jump, nan=np.inf),
-            "noise": noise,
-            "edge": np.nan_to_num(edge, nan=np.inf),
-        }
+    fids = [robot.frame_id(f) for f in frames]
+    (noise_f, noise_m), (slow_f, slow_m), W = _pass(
+        robot, q, fids, wrenches, bad, samples, sigma, sigma_slow
+    )
+    scale, parts = _parts(traj.time, W, noise_f, noise_m)
     force = sum(parts["force"].values(), np.zeros(N))
     moment = sum(parts["moment"].values(), np.zeros(N))
     slow_force = force + (slow_f - noise_f) * scale
@@ -241,6 +197,78 @@ def expected_residual_error(
         slow_moment,
         W,
     )
+
+
+def _pass(
+    robot: Robot,
+    q: Array,
+    fids: list[int],
+    wrenches: Array,
+    bad: NDArray[np.bool_],
+    samples: ArrayLike | None,
+    sigma: Array,
+    sigma_slow: Array,
+) -> tuple[tuple[Array, Array], tuple[Array, Array], Array]:
+    """One Pinocchio pass per sample needed (``samples`` and their neighbours; every sample
+    when None) for A_G, the CoM and the frames, the algebra batched after, in blocks (the
+    work memory does not grow with the log): the noise norms ``|A_G diag(sigma)|`` of force
+    and moment for ``sigma`` and ``sigma_slow`` (N,) each, and the total external wrench at
+    the CoM, gravity excluded (N, 6; NaN where not computed)."""
+    N = len(q)
+    need = np.ones(N, dtype=bool)
+    if samples is not None:
+        idx = np.asarray(samples, dtype=int)
+        need[:] = False
+        for shift in (-1, 0, 1):
+            need[np.clip(idx + shift, 0, N - 1)] = True
+    noise_f, noise_m = np.zeros(N), np.zeros(N)
+    slow_f, slow_m = np.zeros(N), np.zeros(N)
+    W = np.zeros((N, 6))
+    all_rows = np.flatnonzero(~bad & need)
+    for b in range(0, len(all_rows), _BLOCK):
+        rows = all_rows[b : b + _BLOCK]
+        Ag, G, P = centroidal_map_rows(robot, q, rows, fids)
+        for s_, (out_f, out_m) in ((sigma, (noise_f, noise_m)), (sigma_slow, (slow_f, slow_m))):
+            As = Ag * s_[None, None, :]
+            out_f[rows] = np.sqrt(np.sum(As[:, :3] ** 2, axis=(1, 2)))
+            out_m[rows] = np.sqrt(np.sum(As[:, 3:] ** 2, axis=(1, 2)))
+        f = wrenches[rows, :, :3]
+        W[rows, :3] = f.sum(axis=1)
+        W[rows, 3:] = (wrenches[rows, :, 3:] + np.cross(P - G[:, None], f)).sum(axis=1)
+    W[bad | ~need] = np.nan
+    return (noise_f, noise_m), (slow_f, slow_m), W
+
+
+def _parts(
+    time: Array, W: Array, noise_f: Array, noise_m: Array
+) -> tuple[Array, dict[str, dict[str, Array]]]:
+    """The noise gain per sample (``NOISE_SIGMAS`` times the stencil's gain over the step)
+    and the parts ``"jump"``, ``"noise"``, ``"edge"`` of the force and moment errors (module
+    docstring)."""
+    N = len(time)
+    dt = np.diff(time)
+    dt_i = np.empty(N)
+    dt_i[1:-1] = 0.5 * (dt[:-1] + dt[1:])
+    dt_i[0], dt_i[-1] = dt[0], dt[-1]
+    gain = np.full(N, 1.0 / math.sqrt(2.0))
+    gain[[0, -1]] = math.sqrt(26.0) / 2.0
+    scale = NOISE_SIGMAS * gain / dt_i
+    parts: dict[str, dict[str, Array]] = {}
+    for key, cols in (("force", slice(0, 3)), ("moment", slice(3, 6))):
+        w = W[:, cols]
+        jump = np.zeros(N)
+        step = np.linalg.norm(np.diff(w, axis=0), axis=1)  # |W_{i+1} - W_i|
+        jump[1:-1] = 0.5 * (step[:-1] + step[1:])
+        edge = np.zeros(N)
+        edge[0] = 2 * step[0] + 0.5 * step[1]
+        edge[-1] = 2 * step[-1] + 0.5 * step[-2]
+        noise = (noise_f if key == "force" else noise_m) * scale
+        parts[key] = {
+            "jump": np.nan_to_num(jump, nan=np.inf),
+            "noise": noise,
+            "edge": np.nan_to_num(edge, nan=np.inf),
+        }
+    return scale, parts
 
 
 #: Lags [samples] of the second differences the noise a central difference sees is estimated

@@ -12,6 +12,7 @@ from .causes_discrete import (
     swapped_contacts,
     wrong_points,
 )
+from .causes_fall import falling
 from .causes_fitted import (
     com_offset,
     force_gains,
@@ -21,9 +22,12 @@ from .causes_fitted import (
     sensor_offsets,
     stale_forces,
 )
+from .causes_frames import gravity_tilt, sensor_rotations
+from .causes_payload import payload
+from .causes_state import stale_start, state_ahead, swapped_joints
 from .causes_timing import force_lag
 
-__all__ = ["CAUSES"]
+__all__ = ["CAUSES", "KINEMATIC_CAUSES", "REFITTED"]
 
 CAUSES = (
     sign_flips,
@@ -37,9 +41,37 @@ CAUSES = (
     com_offset,
     sensor_offsets,
     force_gains,
+    sensor_rotations,
+    gravity_tilt,
+    payload,
+    swapped_joints,
+    stale_start,
+    state_ahead,
+    falling,
     tangential_force_missing,  # supersedes normal_force_only (ground normal's axes, fitted)
     held_streams,
     stale_forces,
     missing_contacts,
     missing_forces,
+)
+
+#: Causes tested when no sample is over tolerance but a convention check failed (loaded
+#: contacts that move): they read the kinematics, not the residual.
+KINEMATIC_CAUSES = (falling,)
+#: Causes whose values are fitted from the log: refitted on all windows but one for their
+#: held-out share (:mod:`.ranking`). The others fit nothing (a sign, a convention, a swap) or
+#: a wrench free per sample (descriptive: not compared on the criterion).
+REFITTED = frozenset(
+    {
+        wrong_points,
+        force_lag,
+        mass_error,
+        inertialess_link_mass,
+        com_offset,
+        sensor_offsets,
+        force_gains,
+        sensor_rotations,
+        gravity_tilt,
+        payload,
+    }
 )

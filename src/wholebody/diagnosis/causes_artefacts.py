@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..spatial import cross
-from .core import DiagnosisData, Finding, finding_of, format_value, linear_fit
+from .core import DiagnosisData, Finding, finding_of, format_names, format_value, linear_fit
 
 __all__ = [
     "tangential_force_missing",
@@ -117,8 +117,8 @@ def tangential_force_missing(d: DiagnosisData) -> list[Finding]:
         d,
         "normal_force_only",
         d.hypothesis(W),
-        f"contacts {names} log only a normal force (tangential part exactly zero in {words} "
-        "on every loaded sample): the friction forces are missing from the log (a "
+        f"contacts {format_names(names)} log only a normal force (tangential part exactly "
+        f"zero in {words} on every loaded sample): the friction forces are missing from the log (a "
         "simulator's net normal force, as PhysX-style contact reports)",
         # 3 values per loaded sample scored, counted per independent sample like the
         # criterion's n (averaged windows on noisy logs carry one sample's freedom each).
@@ -266,7 +266,7 @@ def inertialess_link_mass(d: DiagnosisData) -> list[Finding]:
     f = g[None, None, :] - links.accelerations  # per unit mass, (S, m, 3)
     tau = cross(links.positions - d.com[:, None], f)
     col = np.concatenate([f.sum(axis=1), tau.sum(axis=1)], axis=1)[:, :, None]
-    fit = linear_fit(d.base_residual, col, d.all_rows)
+    fit = linear_fit(d.base_residual, col, d.training(d.all_rows))
     m, se = float(fit.theta[0]), float(fit.std_error[0])
     total = m * len(links.names)
     if not (m > 0 and total <= MAX_EXTRA_MASS * d.mass):

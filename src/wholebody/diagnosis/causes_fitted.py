@@ -1,4 +1,4 @@
-"""Fitted causes: a lag, a mass scale, a CoM shift, sensor offsets and gains, stale forces,
+"""Fitted causes: a mass scale, a CoM shift, sensor offsets and gains, stale forces,
 missing contacts, missing forces event by event; each value with its standard error."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from numpy.typing import NDArray
 
 from ..spatial import cross
 from .causes_discrete import MAX_OFFSET
-from .core import MAX_LAG_SAMPLES, DiagnosisData, Finding, finding_of, format_value, skew_batch
+from .core import DiagnosisData, Finding, finding_of, format_value, format_vector, skew_batch
 
 Array = NDArray[np.float64]
 
@@ -17,57 +17,6 @@ MAX_MASS_ERROR = 0.3
 
 
 # --- fitted causes ------------------------------------------------------------------------
-
-
-def time_offset(d: DiagnosisData) -> list[Finding]:
-    """Forces shifted in time against the kinematics: integer lag, then the fraction."""
-    N = len(d.log_wrenches)
-    rows = d.rows
-    best_lag, best_score = 0, d.base_score
-    limit = min(MAX_LAG_SAMPLES, N // 4)
-    for lag in range(-limit, limit + 1):
-        if lag == 0:
-            continue
-        inside = d.score_rows[(rows[d.score_rows] + lag >= 0) & (rows[d.score_rows] + lag < N)]
-        if 2 * len(inside) < len(d.score_rows):  # most samples shifted out of the log
-            continue
-        W = d.log_wrenches[np.clip(rows + lag, 0, N - 1)]
-        s = d.score(d.residual(W), inside)
-        if s < best_score:
-            best_lag, best_score = lag, s
-    if not best_lag:
-        return []
-    # Sub-sample: the wrenches at lag + delta by linear interpolation, delta fitted.
-    W0 = d.log_wrenches[np.clip(rows + best_lag, 0, N - 1)]
-    Wp = d.log_wrenches[np.clip(rows + best_lag + 1, 0, N - 1)]
-    Wm = d.log_wrenches[np.clip(rows + best_lag - 1, 0, N - 1)]
-    r0 = d.residual(W0)
-    dW = 0.5 * (Wp - Wm)  # per sample of lag
-    f = dW[..., :3]
-    tau = dW[..., 3:] + cross(d.positions - d.com[:, None], f)
-    D = np.concatenate([f.sum(axis=1), tau.sum(axis=1)], axis=1)[:, :, None]
-    inside = d.score_rows[
-        (rows[d.score_rows] + best_lag - 1 >= 0) & (rows[d.score_rows] + best_lag + 1 < N)
-    ]
-    fit = d.fit(r0, D, inside)
-    delta = float(np.clip(fit.theta[0], -0.5, 0.5))
-    W = W0 + delta * dW
-    dt = d.dt
-    lag_s = (best_lag + delta) * dt
-    se = float(fit.std_error[0]) * dt
-    return [
-        finding_of(
-            d,
-            "time_offset",
-            d.hypothesis(W),
-            f"the forces lag the kinematics by {format_value(lag_s, se, 'ms', 1e3, 2)} "
-            f"({best_lag + delta:+.2f} samples)",
-            n_parameters=1,
-            uncertainty={"lag_seconds": se},
-            lag_samples=best_lag,
-            lag_seconds=lag_s,
-        )
-    ]
 
 
 def mass_error(d: DiagnosisData) -> list[Finding]:
@@ -113,7 +62,7 @@ def com_offset(d: DiagnosisData) -> list[Finding]:
             Finding(
                 "com_offset",
                 0.0,
-                f"a fitted CoM shift of {np.array2string(1e3 * dc, precision=0)} mm is "
+                f"a fitted CoM shift of {format_vector(dc, 'mm', 1e3)} is "
                 f"over {1e3 * MAX_OFFSET:.0f} mm: not a CoM error",
                 {"com_offset": dc.tolist()},
             )
@@ -147,14 +96,16 @@ def sensor_offsets(d: DiagnosisData) -> list[Finding]:
     fit = d.fit(d.base_residual, D, d.all_rows)
     offsets = fit.theta.reshape(d.k, 6)
     W = d.wrenches + offsets[None]
-    parts = [f"{n!r} {np.array2string(-o, precision=2)}" for n, o in zip(d.names, offsets)]
+    parts = [
+        f"{n!r} f {format_vector(-o[:3], 'N')}, tau {format_vector(-o[3:], 'N m')}"
+        for n, o in zip(d.names, offsets)
+    ]
     return [
         finding_of(
             d,
             "sensor_offset",
             d.hypothesis(W),
-            f"each contact's readings carry a constant offset (world axes, (f [N], tau [N m])): "
-            f"{'; '.join(parts)}",
+            f"each contact's readings carry a constant offset (world axes): {'; '.join(parts)}",
             n_parameters=6 * d.k,
             uncertainty={"offsets": fit.std_error.reshape(d.k, 6).tolist()},
             offsets=(-offsets).tolist(),
@@ -173,7 +124,7 @@ def force_gains(d: DiagnosisData) -> list[Finding]:
             Finding(
                 "force_gain",
                 0.0,
-                f"fitted gains {np.array2string(gains, precision=3)}: a gain of -1 is a sign flip",
+                f"fitted gains {format_vector(gains, '')}: a gain of -1 is a sign flip",
                 {"gains": gains.tolist()},
             )
         ]
@@ -279,12 +230,19 @@ def missing_forces(d: DiagnosisData) -> list[Finding]:
     described = []
     w = np.array([1.0, 1.0, 1.0, 10.0, 10.0, 10.0])
     share = len(rows) / max(len(t), 1)
+    smooth = d.smoothed(d.base_residual)
     for idx in events[:20]:
         block = d.base_residual[idx] * w
         U, s, Vt = np.linalg.svd(block, full_matrices=False)
         u = Vt[0] / w  # direction in (f, tau) units
         amplitude = U[:, 0] * s[0]
         corrected[idx] = d.base_residual[idx] - np.outer(amplitude, u)
+        # A contact pushes and a rope pulls: a missing force whose size changes sign is
+        # neither (it describes a residual, it names nothing). Read on the averaged residual
+        # (noise of differentiated accelerations changes sign, a force need not).
+        size = (smooth[idx] * w) @ Vt[0]
+        peak = float(np.abs(size).max(initial=0.0))
+        two_sided = min(size.max(initial=0.0), -size.min(initial=0.0)) > 0.2 * peak
         missing = -np.outer(amplitude, u).mean(axis=0)  # the wrench that would close the balance
         f_mean, m_mean = missing[:3], missing[3:]
         start, end = float(t[idx[0]]), float(t[idx[-1]])
@@ -292,14 +250,13 @@ def missing_forces(d: DiagnosisData) -> list[Finding]:
         # A force whose line of action would lie over 10 m from the CoM (far beyond any
         # robot) is a pure moment.
         if np.linalg.norm(f_mean) * 10.0 < np.linalg.norm(m_mean):
-            moment_text = np.array2string(m_mean, precision=1)
-            what = f"a moment of about {moment_text} N m (world axes), no force"
+            what = f"a moment of about {format_vector(m_mean, 'N m')} (world axes), no force"
             point = None
         else:
             point = com + np.cross(f_mean, m_mean) / (f_mean @ f_mean)
             what = (
-                f"about {np.array2string(f_mean, precision=1)} N (world axes), acting along a line "
-                f"through {np.array2string(point, precision=3)} m"
+                f"about {format_vector(f_mean, 'N')} (world axes), acting along a line "
+                f"through {format_vector(point, 'm')}"
             )
         described.append(
             {
@@ -308,6 +265,7 @@ def missing_forces(d: DiagnosisData) -> list[Finding]:
                 "mean_force": f_mean.tolist(),
                 "mean_moment": m_mean.tolist(),
                 "point_on_line": None if point is None else point.tolist(),
+                "two_sided": bool(two_sided),
                 "description": what,
             }
         )

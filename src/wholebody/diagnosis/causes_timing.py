@@ -56,9 +56,15 @@ def _integer_lag(d: DiagnosisData, limit: int) -> tuple[int, float]:
     N = len(d.log_wrenches)
     rows = d.rows
     # A lag shows on every sample: with only a few over tolerance, score on all of them.
-    scored = d.score_rows if len(d.score_rows) >= MIN_SCORED else d.all_rows
+    scored = d.training(d.score_rows)
+    if len(scored) < MIN_SCORED:
+        scored = d.training(d.all_rows)
     best_lag, best_score = 0, d.score(d.base_residual, scored)
-    for lag in range(-limit, limit + 1):
+    tried = range(-limit, limit + 1)
+    if d.train is not None and "integer_lag" in d.cache:  # refit: near the whole log's lag
+        whole = d.cache["integer_lag"]
+        tried = range(max(whole - 2, -limit), min(whole + 2, limit) + 1)
+    for lag in tried:
         if lag == 0:
             continue
         ok = (rows[scored] + lag >= 0) & (rows[scored] + lag < N)
@@ -71,6 +77,8 @@ def _integer_lag(d: DiagnosisData, limit: int) -> tuple[int, float]:
         s = d.score(d.residual(W), inside)
         if s < best_score:
             best_lag, best_score = lag, s
+    if d.train is None:
+        d.cache["integer_lag"] = best_lag
     return best_lag, best_score
 
 
@@ -206,7 +214,7 @@ def _fit(d: DiagnosisData, limit: int) -> tuple[float, float, int] | None:
         return best_lag * dt, float("nan"), best_lag
     lo, hi = (best_lag - 1) * dt, (best_lag + 1) * dt
     # The fraction is fitted on every sample: a lag leaves its trace below tolerance too.
-    rows = stream.inside(stream.inside(d.all_rows, lo), hi)
+    rows = stream.inside(stream.inside(d.training(d.all_rows), lo), hi)
     if len(rows) < 3:
         return best_lag * dt, float("nan"), best_lag
     lag = _refine(stream, lo, hi, rows)

@@ -1,4 +1,5 @@
-"""What every hypothesis of the diagnosis shares: the data, the residual, the score, a fit.
+"""What every hypothesis of the diagnosis shares: the data, the residual, the score, a fit
+(on all samples, or on the training windows of the held-out scoring).
 
 The residual of a hypothesis is always computed by
 :func:`wholebody.balance.newton_euler.newton_euler_residual_arrays` on corrected data (other
@@ -12,6 +13,7 @@ errors of 10 cm. A hypothesis *explains* ``1 - score(corrected) / score(as logge
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +34,8 @@ __all__ = [
     "Hypothesis",
     "skew_batch",
     "format_value",
+    "format_vector",
+    "format_names",
     "MAX_LAG_SAMPLES",
 ]
 
@@ -56,6 +60,8 @@ class Finding:
         ``"gravity_sign"``, ``"com_offset"``, ``"sensor_offset"``, ``"force_gain"``,
         ``"normal_force_only"``, ``"stale_force"``, ``"missing_force"``, ``"unexplained"``,
         ``"acceleration_estimate"``, ``"held_stream"``, ``"inertialess_links"``,
+        ``"sensor_rotation"``, ``"gravity_tilt"``, ``"payload"``, ``"swapped_joints"``,
+        ``"stale_state"``, ``"falling"``,
         ``"cone_violation"`` (which contact, how far, when); as notes
         beside a consistent verdict also ``"joint_limits"``.
     explained : float
@@ -90,6 +96,19 @@ class Finding:
         On the first finding: the cause ranked second ("" when none).
     margin : float
         On the first finding: the runner-up's criterion minus its own (NaN when none).
+    held_out : float
+        The share of the residual the correction explains on held-out windows: fitted on
+        the other windows of the log, scored on each in turn (:mod:`.ranking`); equal to
+        :attr:`explained` for a cause that fits nothing. NaN until ranked.
+    held_out_windows : int
+        How many held-out folds the cause was refitted on (0: not refitted; then its
+        criterion pays ``log n`` per fitted value instead).
+    family : str
+        The residual the cause is scored on: ``"wrench"`` (the Newton-Euler balance) or
+        ``"contact_motion"`` (loaded contacts that move, which a fall explains).
+    ranking : Ranking or None
+        On the first finding: the one ranking of every cause tested
+        (:class:`~wholebody.diagnosis.ranking.Ranking`), which text, JSON and HTML read.
     """
 
     cause: str
@@ -104,6 +123,12 @@ class Finding:
     structural_evidence: float = 0.0
     runner_up: str = ""
     margin: float = float("nan")
+    held_out: float = float("nan")
+    held_out_windows: int = 0
+    family: str = "wrench"
+    ranking: Any = None
+    #: The correction judged (for the held-out scoring; dropped once ranked).
+    hypothesis: Any = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -171,6 +196,20 @@ class DiagnosisData:
         Residuals are scored averaged over this many consecutive samples (the systematic
         test's window when accelerations were differentiated from noisy ``v``: noise averages
         out, a gain or a lag does not); 1 scores each sample.
+    log_flagged : ndarray of bool, shape (N,), optional
+        The log's flagged rows (their wrench rows hold zeros, not readings).
+    robot : Robot, optional
+        The robot checked: with :attr:`states`, the causes that change the kinematics (a
+        payload on a link, two joint columns swapped, a state one step ahead of its forces)
+        recompute them. Without it those causes are not tested.
+    states : callable, optional
+        ``states(rows) -> (q, v, a)``: the log's configurations (n, nq), velocities and
+        accelerations (n, nv) at log rows ``rows`` (n,), in the robot's layout, the
+        accelerations as the check used them (logged, or differentiated from ``v``).
+    conventions : sequence of Finding
+        The convention checks that failed, as findings ``"convention:<check>"`` (the
+        check's evidence in ``parameters["evidence"]``): a cause that explains them (a fall
+        explains loaded contacts that move) is ranked against them.
     """
 
     weight: float
@@ -198,6 +237,9 @@ class DiagnosisData:
     bound: Any = None
     smoothing: int = 1
     log_flagged: NDArray[np.bool_] | None = None
+    robot: Any = None
+    states: Any = None
+    conventions: Any = ()
 
     def __post_init__(self) -> None:
         if self.bound is None:
@@ -211,6 +253,21 @@ class DiagnosisData:
         self.base_residual = self.residual()
         self.base_score = self.score(self.base_residual)
         self.base_cone_share = self.cone_violation_share(self.wrenches)
+        #: Samples the fits may use (None: all): held-out scoring fits on the other windows.
+        self.train: NDArray[np.bool_] | None = None
+        #: Kinematics computed once per diagnosis by the causes that need them (by key).
+        self.cache: dict[Any, Any] = {}
+
+    def training(self, rows: NDArray[np.intp]) -> NDArray[np.intp]:
+        """``rows`` less those held out (all of them outside held-out scoring)."""
+        return rows if self.train is None else rows[self.train[rows]]
+
+    def holding_out(self, train: NDArray[np.bool_]) -> DiagnosisData:
+        """The same data whose fits use only the samples ``train`` (S,) (a shallow copy:
+        arrays and the kinematics cache are shared)."""
+        other = copy.copy(self)
+        other.train = np.asarray(train, dtype=bool)
+        return other
 
     @property
     def n_independent(self) -> float:
@@ -255,19 +312,24 @@ class DiagnosisData:
         mass_scale: float = 1.0,
         com_shift: Array | None = None,
         gravity_sign: float = 1.0,
+        positions: Array | None = None,
+        momentum_rate: Array | None = None,
     ) -> Array:
         """The residual ``(f_r, tau_r)`` (S, 6) under a hypothesis, about the (shifted) CoM.
 
         ``W`` replaces the contact wrenches; ``mass_scale`` scales the gravito-inertial wrench
-        (mass and inertia); ``com_shift`` moves the CoM [m]; ``gravity_sign`` flips gravity.
+        (mass and inertia); ``com_shift`` moves the CoM [m]; ``gravity_sign`` flips gravity;
+        ``positions`` (S, k, 3) and ``momentum_rate`` (S, 6) replace the kinematics (another
+        state: columns swapped, a state one step off).
         """
         W = self.wrenches if W is None else W
         com = self.com if com_shift is None else self.com + com_shift
+        rate = self.momentum_rate if momentum_rate is None else momentum_rate
         force, moment = newton_euler_residual_arrays(
             W,
-            self.positions,
+            self.positions if positions is None else positions,
             com,
-            mass_scale * self.momentum_rate,
+            mass_scale * rate,
             mass=mass_scale * self.mass,
             gravity=gravity_sign * self.gravity,
         )
@@ -320,10 +382,12 @@ class DiagnosisData:
         return np.asarray((c[hi] - c[lo]) / np.maximum(n, 1), dtype=float)
 
     def fit(self, r0: Array, D: Array, rows: NDArray[np.intp], *, rtol: float = 1e-3) -> LinearFit:
-        """:func:`linear_fit` of ``r0 + D theta`` on the residuals averaged over
-        :attr:`smoothing` samples: with noisy differentiated accelerations, the noise is in
-        ``r0`` and, for the mass, in ``D`` too (the same noise: an unsmoothed fit would be
-        biased towards it); averaged, it is gone and the fault is not."""
+        """:func:`linear_fit` of ``r0 + D theta`` on ``rows`` (less held-out samples), on the
+        residuals averaged over :attr:`smoothing` samples: with noisy differentiated
+        accelerations, the noise is in ``r0`` and, for the mass, in ``D`` too (the same noise:
+        an unsmoothed fit would be biased towards it); averaged, it is gone and the fault is
+        not."""
+        rows = self.training(rows)
         M = int(self.smoothing)
         if M <= 1:
             return linear_fit(r0, D, rows, rtol=rtol)
@@ -482,10 +546,13 @@ def linear_fit(r0: Array, D: Array, rows: NDArray[np.intp], *, rtol: float = 1e-
     A, b = A[finite], b[finite]
     if not len(b):
         return LinearFit(np.zeros(p), np.full(p, np.nan), np.zeros(p, dtype=bool))
-    U, s, Vt = np.linalg.svd(A, full_matrices=False)
+    # The singular values and right vectors of A from its Gram matrix (p x p: the fits are
+    # tall and narrow); directions below rtol are cut, so the squared condition stays small.
+    w, V = np.linalg.eigh(A.T @ A)
+    s, Vt = np.sqrt(np.maximum(w[::-1], 0.0)), V[:, ::-1].T
     keep = s > rtol * s[0] if s.size and s[0] > 0 else np.zeros(len(s), dtype=bool)
     inv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
-    theta = Vt.T @ (inv * (U.T @ b))
+    theta = Vt.T @ (inv**2 * (Vt @ (A.T @ b)))
     dof = max(len(b) - int(keep.sum()), 1)
     sigma2 = float(np.sum((b - A @ theta) ** 2) / dof)
     cov = (Vt.T * inv**2) @ Vt * sigma2
@@ -503,6 +570,23 @@ def format_value(value: float, error: float, unit: str, scale: float = 1.0, digi
     return f"{value * scale:.{digits}f} {unit}"
 
 
+def format_vector(values: Any, unit: str, scale: float = 1.0, digits: int = 3) -> str:
+    """``"(1.2, -0.0345, 12.3) mm"``: each component times ``scale`` to ``digits`` significant
+    digits (``-0`` written ``0``), for messages read by people."""
+    parts = [f"{float(x) * scale:.{digits}g}" for x in np.ravel(values)]
+    return (
+        "("
+        + ", ".join("0" if p in ("-0", "0") else p for p in parts)
+        + ")"
+        + (f" {unit}" if unit else "")
+    )
+
+
+def format_names(names: Any) -> str:
+    """``"'a', 'b'"``: names quoted and joined, for messages read by people."""
+    return ", ".join(repr(str(n)) for n in names)
+
+
 def finding_of(
     d: DiagnosisData,
     cause: str,
@@ -513,8 +597,13 @@ def finding_of(
     **parameters: object,
 ) -> Finding:
     """A finding for a correction (a :class:`Hypothesis`, or a residual judged with the logged
-    wrenches), judged by :meth:`DiagnosisData.judge`."""
-    explained, cone_share = d.judge(hypothesis)
+    wrenches), judged by :meth:`DiagnosisData.judge` (not while refitting on training
+    windows: the held-out scoring judges the corrections put together)."""
+    if not isinstance(hypothesis, Hypothesis):
+        hypothesis = Hypothesis(hypothesis, d.wrenches)
+    explained, cone_share = (
+        d.judge(hypothesis) if d.train is None else (float("nan"), d.base_cone_share)
+    )
     return Finding(
         cause,
         explained,
@@ -523,6 +612,7 @@ def finding_of(
         dict(uncertainty or {}),
         n_parameters=n_parameters,
         cone_violations=cone_share,
+        hypothesis=hypothesis,
     )
 
 

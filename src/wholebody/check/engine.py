@@ -1,0 +1,1055 @@
+"""The run of a check over a log's chunks: read, evaluate, merge; then the evidence behind
+the verdict and the diagnosis.
+
+Each chunk of ``chunk_size`` samples is
+
+- **read** (:meth:`_Run.read`): its samples, with the neighbours that the differences of
+  ``v`` need; their states checked once (:meth:`~wholebody.robot.Robot.check_batch`), the
+  sample-level flags (non-finite times, wrenches beyond physical magnitudes), the storage
+  resolution and the readings repeated bit for bit. What the evaluation needs is a
+  :class:`ChunkJob`;
+- **evaluated** (:func:`evaluate`, on worker processes when ``workers > 1``): one Pinocchio
+  pass per sample, the Newton-Euler residual about the CoM and each contact's cone;
+- **merged** (:meth:`_Run.merge`) into the log's per-sample results; the chunk's convention
+  checks run then, on the pass's CoM and contact origins.
+
+Several chunks are read before they are evaluated together: all of an in-memory log (its
+chunks are views), ``workers`` of a file. Once every chunk is merged, :func:`_finish` flags
+what is no evidence (non-finite residuals, held streams), builds the
+:class:`~wholebody.check.Report`, bounds the residual's error
+(:mod:`~wholebody.check.evidence`) and runs the diagnosis on the samples it keeps: at most
+:data:`wholebody.diagnosis.MAX_SAMPLES`, with their kinematics (the check's own pass when it kept
+them, else a pass of their own) and the wrench rows its lag search reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, cast
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..balance.newton_euler import (
+    MAX_WRENCH_RELATIVE,
+    beyond_physical_magnitude,
+    newton_euler_residual_arrays,
+    wrench_sum,
+)
+from ..contacts import Contact, SurfaceContact, ground_aligned_rotations
+from ..conventions import ConventionCheck, ConventionReport, run_conventions
+from ..diagnosis import MAX_SAMPLES, DiagnosisData, Finding, diagnose
+from ..diagnosis.core import MAX_LAG_SAMPLES
+from ..diagnosis.notes import consistent_log_notes, limit_notes
+from ..friction import VIOLATION_NAMES, ContactSet, normal_rotation
+from ..io.logfiles.fields import is_float32
+from ..parallel import ChunkFailure, Shared, advance, chunk_bounds, run_chunks, run_progress
+from ..robot.batch import centroidal_frames_rows
+from ..robot.core import Robot
+from ..trajectory import Trajectory
+from .evidence import (
+    BiasTest,
+    bias_test,
+    cone_finding,
+    differentiation_bounds,
+    evidence_of,
+    held_note,
+    held_rows,
+    implausible_rows,
+    repeats,
+    residual_resolution,
+    window_edges,
+)
+from .options import CheckOptions
+from .report import CONTACT_THRESHOLD, Report
+from .sources import Differentiation, Source, read_part
+
+__all__ = ["ChunkPlan", "ChunkJob", "ChunkOutput", "evaluate", "check_source"]
+
+Array = NDArray[np.float64]
+
+#: Logs up to this many samples get every sample's expected error (one Pinocchio pass each).
+_ALL_BOUNDS = 100_000
+
+_PASS_BLOCK = 1000  # samples per step of the progress bar
+
+MAX_EVENTS = 10_000  # per contact: a noisy log can chatter at every sample
+
+
+# --- evaluate: one chunk's pass, residual and cones ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    """What the evaluation of every chunk of a log shares.
+
+    Attributes
+    ----------
+    contacts : list of Contact
+        The log's contacts, in its order.
+    frames : list of str
+        The frames the pass places: the contacts', the external wrenches', and (with
+        ``keep``) the contacts' parent joints.
+    n_external : int
+        Known external wrenches of the log.
+    cone_slack : (float, float)
+        A cone margin below ``-(slack[0] + slack[1] |f_n|)`` [N] is a violation.
+    keep : bool
+        Return the pass's kinematics (the diagnosis of a short log reads them).
+    """
+
+    contacts: list[Contact]
+    frames: list[str]
+    n_external: int
+    cone_slack: tuple[float, float]
+    keep: bool
+
+
+@dataclass(frozen=True)
+class ChunkJob:
+    """One chunk's evaluation: its checked states (robot order) and logged wrenches, as
+    arrays or as :class:`~wholebody.parallel.Shared` slices on their way to a worker.
+
+    Attributes
+    ----------
+    plan : ChunkPlan
+    q, v, a : ndarray, shape (n, nq), (n, nv), (n, nv)
+    wrenches : ndarray, shape (n, k, 6)
+        Contact wrenches at the contact frames' origins, world axes [N, N m].
+    external : ndarray, shape (n, e, 6), or None
+        Known external wrenches at their frames' origins, world axes [N, N m].
+    skip : ndarray of bool, shape (n,)
+        Samples flagged before the pass (no pass, NaN results).
+    """
+
+    plan: ChunkPlan
+    q: Any
+    v: Any
+    a: Any
+    wrenches: Any
+    external: Any
+    skip: Any
+
+
+@dataclass
+class ChunkOutput:
+    """Per-sample results of one chunk (NaN on skipped samples; world axes, SI units)."""
+
+    r_f: Array
+    r_m: Array
+    margin: Array
+    util: Array
+    normal: Array
+    cop: Array
+    violated: NDArray[np.int16]
+    com: Array  # (n, 3) world [m]: the convention checks reuse it
+    positions: Array  # (n, k, 3) contact frame origins, world [m], likewise
+    # With ``keep`` (for the diagnosis, Placed), else None: the momentum rate (n, 6), every
+    # frame's origin (n, k + e + k, 3), the contact frames' rotations (n, k, 3, 3).
+    rate: Array | None = None
+    frames: Array | None = None
+    rotations: Array | None = None
+
+
+def evaluate(robot: Robot, job: ChunkJob) -> ChunkOutput:
+    """The residual about the CoM and the cones of one chunk of samples (one Pinocchio pass
+    each); with ``job.plan.keep`` also the pass's kinematics (the diagnosis reads them)."""
+    plan, Q, W, E = job.plan, job.q, job.wrenches, job.external
+    contacts, frames, e = plan.contacts, plan.frames, plan.n_external
+    k, N = len(contacts), Q.shape[0]
+    com = np.full((N, 3), np.nan)
+    rate = np.full((N, 6), np.nan)
+    positions = np.full((N, len(frames), 3), np.nan)
+    R = np.full((N, k, 3, 3), np.nan)
+    rows: Any = np.flatnonzero(~job.skip).tolist()
+    ids = [robot.frame_id(f) for f in frames]
+    for s in range(0, len(rows), _PASS_BLOCK):  # one Pinocchio pass per sample
+        block = rows[s : s + _PASS_BLOCK]
+        centroidal_frames_rows(
+            robot, Q, job.v, job.a, block, ids, com, rate, positions, R, n_rotations=k
+        )
+        advance(len(block))  # the run's bar, from this process only
+    advance(N - len(rows))  # the skipped samples are done too
+    # Contacts and known external wrenches, each about its own frame origin, in one layout.
+    wrenches = W if E is None else np.concatenate([W, E], axis=1)
+    r_f, r_m = newton_euler_residual_arrays(
+        wrenches,
+        positions[:, : k + e],
+        com,
+        rate,
+        mass=robot.mass,
+        gravity=robot.gravity_vector,
+    )
+    # Friction, per contact, in its own frame: the one cone home.
+    R_cone = R
+    if any(c.ground_normal is not None for c in contacts):
+        R_cone = R.copy()
+        for j, c in enumerate(contacts):
+            if c.ground_normal is None:
+                continue
+            turned = ground_aligned_rotations(R[:, j], c.ground_normal)
+            # A point contact's normal is given in its frame: map it onto the ground normal.
+            R_cone[:, j] = (
+                turned if isinstance(c, SurfaceContact) else turned @ normal_rotation(c.normal).T
+            )
+    cones = ContactSet(contacts).check(W, R_cone, tol=0.0)
+    margin, normal = cones.margin, cones.normal_force
+    with np.errstate(invalid="ignore"):
+        outside = margin < -(plan.cone_slack[0] + plan.cone_slack[1] * np.abs(normal))
+    violated = np.where(outside, cones.worst, -1).astype(np.int16)
+    kept = (rate, positions, R) if plan.keep else (None, None, None)
+    return ChunkOutput(
+        r_f,
+        r_m,
+        margin,
+        cones.utilisation,
+        normal,
+        cones.cop,
+        violated,
+        com,
+        positions[:, :k],
+        *kept,
+    )
+
+
+# --- read: a chunk's samples, checked once ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """The samples of one chunk, checked once (:meth:`Robot.check_batch`) for every reader.
+
+    ``arrays``: ``q``, ``v``, ``a`` checked, in the robot's joint order; ``bad``: the samples
+    the residual cannot use (a bad state, time or wrench) and ``reasons`` why (indices in the
+    chunk); ``motion``: ``(q, v, flagged)`` as the convention checks read them. Those look at
+    ``q`` and ``v`` only, so a sample flagged for its ``a``, time or wrenches keeps its ``q``
+    and ``v`` there: the rows ``check_batch`` flagged are checked again on ``q`` and ``v``
+    alone (the check is row by row: the same flags and renormalised ``q`` as a check of
+    ``q`` and ``v`` on every row), which leaves every unflagged sample checked once.
+    """
+
+    arrays: dict[str, Array]
+    bad: NDArray[np.bool_]
+    reasons: dict[int, str]
+    motion: tuple[Array, Array, NDArray[np.bool_]]
+
+
+def _sample_checks(robot: Robot, part: Trajectory) -> _Checked:
+    """The checks of a chunk's samples (:class:`_Checked`): states, times, wrenches beyond
+    physical magnitudes."""
+    q, v, a, _ = part.for_robot(robot)
+    assert a is not None  # read with accelerations (read_part)
+    arrays, bad, reasons = robot.check_batch(q=q, v=v, a=a)
+    motion = (arrays["q"], arrays["v"], bad.copy())
+    if bad.any():  # is q and v of a flagged sample usable on its own? (the conventions read it)
+        again = np.flatnonzero(bad)
+        alone, alone_bad, _ = robot.check_batch(q=q[again], v=v[again])
+        motion = (arrays["q"].copy(), arrays["v"].copy(), motion[2])
+        motion[0][again], motion[1][again], motion[2][again] = alone["q"], alone["v"], alone_bad
+    N = len(part)
+    W, E = part.contact_wrenches, part.external_wrenches
+    # Sample-level problems are flagged before any algebra: non-finite values, and wrenches
+    # beyond physical magnitudes (a diverged simulation; they would also overflow).
+    checks: list[tuple[str, Any]] = [("time has non-finite values", ~np.isfinite(part.time))]
+    for label, arr in [("contact wrenches", W)] + ([] if E is None else [("external wrenches", E)]):
+        checks.append(
+            (f"{label} have non-finite values", ~np.isfinite(arr).reshape(N, -1).all(axis=1))
+        )
+        checks.append(
+            (
+                f"{label} are beyond physical magnitudes (> {MAX_WRENCH_RELATIVE:g} m g, "
+                "a diverged simulation or wrong units)",
+                beyond_physical_magnitude(arr, robot.weight),
+            )
+        )
+    for why, rows in checks:
+        for i in np.flatnonzero(rows & ~bad):
+            reasons[int(i)] = why
+        bad = bad | rows
+    return _Checked(arrays, bad, reasons, motion)
+
+
+# --- the convention checks, chunk by chunk -----------------------------------------------------
+
+#: The convention checks need this many samples; a shorter last chunk takes its predecessors.
+_MIN_CONVENTION_SAMPLES = 5
+
+
+class _Recent:
+    """The last :data:`_MIN_CONVENTION_SAMPLES` rows of per-sample arrays over the chunks
+    seen so far, in order: what a chunk shorter than the convention checks need reads before
+    it (states and placements that the chunks before checked and placed)."""
+
+    def __init__(self) -> None:
+        self.rows: tuple[Any, ...] | None = None
+
+    def before(self, count: int, *arrays: Any) -> tuple[Any, ...]:
+        """``arrays`` (a chunk's rows) after the last ``count`` rows seen; then the chunk's
+        rows are seen."""
+        seen = self.rows if self.rows is not None else tuple(x[:0] for x in arrays)
+        out = tuple(
+            np.concatenate([old[len(old) - count :], x]) if count else x
+            for old, x in zip(seen, arrays, strict=True)
+        )
+        keep = _MIN_CONVENTION_SAMPLES
+        self.rows = tuple(
+            np.concatenate([old, x[-keep:]])[-keep:] for old, x in zip(seen, arrays, strict=True)
+        )
+        return out
+
+
+class _ChunkConventions:
+    """The convention checks of a log, run on each chunk once its pass is done (it reuses
+    the pass's CoM and contact origins and the chunk's checked states), then merged."""
+
+    def __init__(self, robot: Robot, contacts: list[Contact], ground: Any) -> None:
+        self.robot, self.contacts, self.ground = robot, contacts, ground
+        # chunk start -> the checks' piece, its first sample and its checked states
+        self.pending: dict[int, tuple[int, Trajectory, Any]] = {}
+        self.states, self.placed = _Recent(), _Recent()  # for a chunk shorter than the checks
+        self.parts: list[tuple[int, int, ConventionReport]] = []
+
+    def read(
+        self,
+        source: Source,
+        part: Trajectory,
+        off: int,
+        start: int,
+        stop: int,
+        motion: tuple[Array, Array, NDArray[np.bool_]],
+    ) -> None:
+        """Keep what the checks of chunk ``[start, stop)`` read: the samples ``[lo, stop)``
+        (``lo < start`` only when the chunk is shorter than the checks need) and their
+        checked states."""
+        lo = min(start, max(stop - _MIN_CONVENTION_SAMPLES, 0))
+        base = start - off  # the sample index of part[0]
+        if lo < base:
+            piece = source.read(lo, stop)
+        elif lo == base and stop - base == len(part):
+            piece = part
+        else:
+            piece = part.select(slice(lo - base, stop - base))
+        self.pending[start] = (lo, piece, self.states.before(start - lo, *motion))
+
+    def merge(self, start: int, stop: int, result: ChunkOutput | ChunkFailure) -> None:
+        """Run the checks of chunk ``[start, stop)`` on its pass (NaN placements for a chunk
+        that failed: the checks place those samples themselves)."""
+        lo, piece, states = self.pending.pop(start)
+        n, k = stop - start, len(self.contacts)
+        com, origins = (
+            (np.full((n, 3), np.nan), np.full((n, k, 3), np.nan))
+            if isinstance(result, ChunkFailure)
+            else (result.com, result.positions)
+        )
+        placements = self.placed.before(start - lo, com, origins)
+        checks = run_conventions(
+            self.robot,
+            piece,
+            self.contacts,
+            ground=self.ground,
+            placements=cast(tuple[Array, Array], placements),
+            states=states,
+        )
+        self.parts.append((start, stop, checks))
+
+    def report(self) -> ConventionReport | None:
+        """One report from the chunks' reports: a check fails when it fails on some chunk
+        (the first failing chunk's message and evidence, with the chunks that failed); one
+        chunk's report is returned as it is."""
+        parts = self.parts
+        if len(parts) <= 1:
+            return parts[0][2] if parts else None
+        merged = []
+        for j, first in enumerate(parts[0][2].all_checks):
+            failing = [(a, b, r.all_checks[j]) for a, b, r in parts if not r.all_checks[j].passed]
+            if not failing:
+                merged.append(
+                    ConventionCheck(
+                        first.name,
+                        True,
+                        f"{first.message} (in each of {len(parts)} chunks; first chunk shown)",
+                        evidence=first.evidence,
+                    )
+                )
+                continue
+            a, b, check = failing[0]
+            spans = [[a, b - 1] for a, b, _ in failing]
+            merged.append(
+                ConventionCheck(
+                    check.name,
+                    False,
+                    f"samples {a}..{b - 1}: {check.message} (fails on {len(failing)} of "
+                    f"{len(parts)} chunks)",
+                    check.fix,
+                    check.hypotheses,
+                    {**check.evidence, "failing_chunks": spans[:50], "n_chunks": len(parts)},
+                )
+            )
+        return ConventionReport(tuple(merged))
+
+
+# --- merge: the log's per-sample results ---------------------------------------------------------
+
+
+@dataclass
+class _Samples:
+    """The per-sample results of the whole log (small: no states, no wrenches)."""
+
+    time: Array
+    r_f: Array
+    r_m: Array
+    margin: Array
+    util: Array
+    normal: Array
+    cop: Array
+    violated: NDArray[np.int16]
+    bad: NDArray[np.bool_]
+    # Contacts the log's schedule says are not touching (Trajectory.contact_active): no cone
+    # to respect there (their wrenches still enter the balance: a stale force shows).
+    inactive: NDArray[np.bool_]
+    # Readings repeated bit for bit (held or stale streams, judged once residuals are known).
+    same: NDArray[np.bool_]
+    # The storage resolution of the logged values [N], [N m].
+    res_f: Array
+    res_m: Array
+
+    @classmethod
+    def empty(cls, n: int, k: int) -> _Samples:
+        nan = np.nan
+        return cls(
+            np.full(n, nan),
+            np.full((n, 3), nan),
+            np.full((n, 3), nan),
+            np.full((n, k), nan),
+            np.full((n, k), nan),
+            np.full((n, k), nan),
+            np.full((n, k, 2), nan),
+            np.full((n, k), -1, dtype=np.int16),
+            np.zeros(n, dtype=bool),
+            np.zeros((n, k), dtype=bool),
+            np.zeros((n, k), dtype=bool),
+            np.zeros(n),
+            np.zeros(n),
+        )
+
+    def write(self, part: ChunkOutput, start: int, stop: int) -> None:
+        for name in ("r_f", "r_m", "margin", "util", "normal", "cop", "violated"):
+            getattr(self, name)[start:stop] = getattr(part, name)
+
+
+@dataclass
+class _Run:
+    """One log's check under way: what its chunks share, and what they have given."""
+
+    robot: Robot
+    source: Source
+    contacts: list[Contact]
+    options: CheckOptions
+    tol: dict[str, float]
+    diff: Differentiation | None
+    estimated: bool  # accelerations differentiated (here or before the log was written)
+    parents: list[str]  # the contacts' parent joints (the diagnosis places them)
+    plan: ChunkPlan
+    bounds: list[tuple[int, int]]  # the chunks' samples [start, stop)
+    placed: Placed | None  # the pass's kinematics, kept for the diagnosis of a short log
+    samples: _Samples
+    conventions: _ChunkConventions | None
+    reasons: dict[int, str] = field(default_factory=dict)
+    single: bool | None = None  # float32 values (detected on the first chunk)
+    last_row: Array | None = None  # the last wrenches read (for repeats across chunks)
+
+    @classmethod
+    def start(
+        cls, robot: Robot, source: Source, contacts: list[Contact], options: CheckOptions
+    ) -> _Run:
+        N, k, e = source.n, len(contacts), len(source.external_frames)
+        diff = (
+            None
+            if source.has_accelerations
+            else Differentiation.from_time(source.time(), options.savgol)
+        )
+        model = robot.model
+        parents = [model.names[model.frames[robot.frame_id(c.frame)].parentJoint] for c in contacts]
+        frames = [c.frame for c in contacts] + list(source.external_frames)
+        # A log of at most MAX_SAMPLES samples: the diagnosis keeps every sample the checks
+        # pass, so the chunks' pass also places what it reads (the contacts' parent joints)
+        # and its kinematics are kept for it (one pass per sample); a longer log's diagnosis
+        # places the MAX_SAMPLES it keeps in a pass of its own rather than the log's
+        # kinematics being held.
+        placed = Placed.empty(N, k, e) if options.diagnose_causes and N <= MAX_SAMPLES else None
+        if placed is not None:
+            frames += parents
+        tol = options.tolerances
+        slack = (tol["cone_tolerance"] * robot.weight, tol["cone_tolerance_relative"])
+        conventions = options.conventions and N >= 3
+        return cls(
+            robot,
+            source,
+            contacts,
+            options,
+            tol,
+            diff,
+            True if diff is not None else source.accelerations_estimated,
+            parents,
+            ChunkPlan(contacts, frames, e, slack, placed is not None),
+            chunk_bounds(N, int(options.chunk_size)),
+            placed,
+            _Samples.empty(N, k),
+            _ChunkConventions(robot, contacts, options.ground) if conventions else None,
+        )
+
+    def read(self, start: int, stop: int, key: str, shared: dict[str, Any]) -> ChunkJob:
+        """Read and check chunk ``[start, stop)``; its arrays go to ``shared`` (named
+        ``key`` + field) and the job holds their :class:`~wholebody.parallel.Shared` slices."""
+        part, off = read_part(self.source, start, stop, self.diff)
+        here = slice(off, off + stop - start)
+        piece = part if (off == 0 and len(part) == stop - start) else part.select(here)
+        checked = _sample_checks(self.robot, piece)  # the chunk's one state check
+        if self.conventions is not None:  # checked once the chunk's pass is done (it reuses it)
+            self.conventions.read(self.source, part, off, start, stop, checked.motion)
+        self._note(piece, checked, start, stop)
+        arrays = {
+            "q": checked.arrays["q"],
+            "v": checked.arrays["v"],
+            "a": checked.arrays["a"],
+            "wrenches": piece.contact_wrenches,
+            "external": piece.external_wrenches,
+            "skip": checked.bad,
+        }
+        refs: dict[str, Shared | None] = {}
+        for name, x in arrays.items():
+            refs[name] = None if x is None else Shared(f"{key}{name}", 0, stop - start)
+            if x is not None:
+                shared[f"{key}{name}"] = x
+        return ChunkJob(self.plan, **refs)
+
+    def _note(self, piece: Trajectory, checked: _Checked, start: int, stop: int) -> None:
+        """What the read gives the log's per-sample results: times, schedule, flags,
+        repeated readings, storage resolution."""
+        s = self.samples
+        s.time[start:stop] = piece.time
+        if piece.contact_active is not None:
+            s.inactive[start:stop] = ~piece.contact_active
+        s.bad[start:stop] = checked.bad
+        self.reasons.update({start + i: r for i, r in checked.reasons.items()})
+        if len(self.contacts) and len(piece.contact_wrenches):
+            s.same[start:stop] = repeats(piece.contact_wrenches, self.last_row)
+            self.last_row = np.array(piece.contact_wrenches[-1])
+        if self.single is None:
+            self.single = any(
+                is_float32(x[:1000])
+                for x in (piece.q, piece.v, piece.contact_wrenches)
+                if x is not None
+            )
+        forces = np.abs(np.nan_to_num(piece.contact_wrenches[..., :3])).sum(axis=-1)
+        s.res_f[start:stop], s.res_m[start:stop] = residual_resolution(
+            piece.contact_wrenches, forces.sum(axis=1), self.single, self.robot.weight
+        )
+
+    def merge(self, start: int, stop: int, result: ChunkOutput | ChunkFailure) -> None:
+        """Write chunk ``[start, stop)``'s results (a failed chunk's samples flagged with its
+        error) and run its convention checks."""
+        if isinstance(result, ChunkFailure):
+            self.samples.bad[start:stop] = True  # marked below, the checks' own flags kept
+            self.reasons.update(
+                {
+                    i: f"chunk {start}..{stop - 1} failed: {result.error}"
+                    for i in range(start, stop)
+                    if i not in self.reasons
+                }
+            )
+        else:
+            self.samples.write(result, start, stop)
+            if self.placed is not None:
+                p = self.placed
+                p.com[start:stop], p.rate[start:stop] = result.com, result.rate
+                p.positions[start:stop] = result.frames
+                p.rotations[start:stop] = result.rotations
+        if self.conventions is not None:
+            self.conventions.merge(start, stop, result)
+
+
+def check_source(
+    robot: Robot, source: Source, contacts: list[Contact], options: CheckOptions
+) -> Report:
+    """:func:`~wholebody.check.check_trajectory` and :func:`~wholebody.check.check_log`: the
+    log worked through in chunks (read, evaluate, merge), with one progress bar for the
+    whole log (not one per chunk), then finished into its report."""
+    with run_progress(source.n, options.progress, desc="checking", unit="samples"):
+        run = _Run.start(robot, source, contacts, options)
+        bounds, workers = run.bounds, options.workers_for(source.n)
+        # Several chunks go to the workers at once: all of an in-memory log (its chunks are
+        # views), ``workers`` of a file.
+        group = len(bounds) if (workers > 1 and source.in_memory) else workers
+        for g in range(0, len(bounds), group):
+            shared: dict[str, Any] = {}
+            jobs = [
+                ((start, stop), (run.read(start, stop, str(c), shared),))
+                for c, (start, stop) in enumerate(bounds[g : g + group])
+            ]
+            results = run_chunks(robot, evaluate, jobs, workers, shared=shared)
+            del shared
+            for ((start, stop), _), result in zip(jobs, results, strict=True):
+                run.merge(start, stop, result)
+        return _finish(run)
+
+
+# --- finish: flags, the report, its evidence, the diagnosis --------------------------------------
+
+
+def _finish(run: _Run) -> Report:
+    s, N = run.samples, run.source.n
+    # The samples the diagnosis may keep are chosen among those the sample checks passed.
+    checked_ok = ~s.bad | _failed_chunk_rows(run.reasons, N)
+    held = _flag_no_evidence(run)
+    report = _report(run)
+    bias = _evidence(run, report)
+    report.diagnosis = _findings(run, report, checked_ok, held, bias)
+    return report
+
+
+def _flag_no_evidence(run: _Run) -> dict[int, str]:
+    """Flag the samples that are no evidence: a residual that is not finite, a held stream
+    (returned: row -> reason); NaN their results, and the cones of inactive contacts."""
+    s, tol, weight = run.samples, run.tol, run.robot.weight
+    bad = s.bad
+    # A residual that is not finite on a checked sample (a model with NaN inertia, values
+    # that overflow) is not evidence: flag it, never count it as balanced.
+    not_finite = ~bad & ~(np.isfinite(s.r_f).all(axis=1) & np.isfinite(s.r_m).all(axis=1))
+    why = "the residual is not finite (NaN in the model, or values that overflow)"
+    for i in np.flatnonzero(not_finite):
+        run.reasons[int(i)] = why
+    bad |= not_finite
+    # A held or stale stream: its samples are no evidence (flagged with the reason); the
+    # verdict rests on the rest.
+    held = held_rows(
+        s.same & ~bad[:, None],
+        np.where(bad[:, None], np.nan, s.r_f),
+        s.time,
+        [c.name for c in run.contacts],
+        tol["force_tolerance"] * weight,
+    )
+    for row, reason in held.items():
+        run.reasons[row] = reason
+        bad[row] = True
+    run.reasons = dict(sorted(run.reasons.items()))
+    for name in ("r_f", "r_m", "margin", "util", "normal", "cop"):
+        getattr(s, name)[bad] = np.nan
+    s.margin[s.inactive] = np.nan
+    s.util[s.inactive] = np.nan
+    s.violated[s.inactive] = -1
+    return held
+
+
+def _report(run: _Run) -> Report:
+    s, tol, robot, contacts = run.samples, run.tol, run.robot, run.contacts
+    names = [c.name for c in contacts]
+    return Report(
+        robot=robot.name,
+        source=run.source.source,
+        time=s.time,
+        residual_force=s.r_f,
+        residual_moment=s.r_m,
+        flagged=s.bad,
+        reasons=run.reasons,
+        weight=robot.weight,
+        force_tolerance=tol["force_tolerance"],
+        moment_tolerance=tol["moment_tolerance"],
+        contact_names=names,
+        cone_margin=s.margin,
+        violated_row=np.array(("",) + VIOLATION_NAMES, dtype=object)[s.violated + 1],
+        utilisation=s.util,
+        normal_force=s.normal,
+        cop=s.cop,
+        accelerations_estimated=run.estimated,
+        cone_tolerance=tol["cone_tolerance"],
+        events=_contact_events(s.time, s.normal, names, robot.weight, s.bad),
+        sole_half_sizes={
+            c.name: (c.half_length, c.half_width) for c in contacts if isinstance(c, SurfaceContact)
+        },
+        conventions=None if run.conventions is None else run.conventions.report(),
+        preset=run.options.preset,
+        cone_tolerance_relative=tol["cone_tolerance_relative"],
+        sole_centers={c.name: c.center for c in contacts if isinstance(c, SurfaceContact)},
+    )
+
+
+def _evidence(run: _Run, report: Report) -> BiasTest | None:
+    """The achieved bounds (storage resolution; with differentiated accelerations their
+    expected error, the waived samples and the bias test) and the report's evidence."""
+    s, N, robot, tol = run.samples, run.source.n, run.robot, run.tol
+    over = report.over_tolerance
+    e_f, e_m = s.res_f.copy(), s.res_m.copy()
+    bias = None
+    if run.estimated and N >= 3:
+        # Every sample's bound when the log is not long (the report's CSV gives it), else
+        # those the waivers and the bias test read.
+        need = over.copy() if N > _ALL_BOUNDS else np.ones(N, dtype=bool)
+        need[window_edges(N)] = True
+        need &= ~s.bad
+        d_f, d_m, slow_f, slow_m, total = differentiation_bounds(
+            robot, run.source, run.bounds, run.contacts, report, need
+        )
+        e_f += d_f
+        e_m += d_m
+        w = robot.weight
+        with np.errstate(invalid="ignore"):
+            report.unreliable = over & (
+                (report.force_norm <= report.force_tolerance * w + e_f)
+                & (report.moment_norm <= report.moment_tolerance * w + e_m)
+            )
+        bias = bias_test(
+            s.time,
+            s.r_f,
+            s.r_m,
+            slow_f + s.res_f,
+            slow_m + s.res_m,
+            total,
+            s.bad,
+            tol["force_tolerance"] * w,
+            tol["moment_tolerance"] * w,
+        )
+        report.systematic = bias.systematic
+    report.bound_force, report.bound_moment = e_f, e_m
+    report.implausible = implausible_rows(run.reasons, N)
+    report.evidence = evidence_of(report, bias, bool(run.single), s.res_f, s.res_m)
+    report.evidence.min_checked_share = float(run.options.min_checked_share)
+    report.evidence.max_waived_share = float(run.options.max_waived_share)
+    return bias
+
+
+def _findings(
+    run: _Run,
+    report: Report,
+    checked_ok: NDArray[np.bool_],
+    held: dict[int, str],
+    bias: BiasTest | None,
+) -> list[Finding]:
+    """The report's findings (failed convention checks, the ranked causes, the cone line)
+    and its notes."""
+    findings: list[Finding] = []
+    conventions = report.conventions
+    if conventions is not None:
+        findings += [
+            Finding(
+                f"convention:{c.name}",
+                # Measured: the share of the check's disagreement its named fix repairs (0
+                # when it names none).
+                float(c.evidence.get("explained", 0.0)) if c.hypotheses else 0.0,
+                c.message + (f"; fix: {c.fix}" if c.fix else ""),
+                {"hypotheses": list(c.hypotheses), "evidence": c.evidence},
+            )
+            # A named mistake first (degrees explain contacts that seem to move).
+            for c in sorted(conventions.findings, key=lambda c: not c.hypotheses)
+        ]
+    inconsistent = report.inconsistent_samples
+    smoothing = 1 if bias is None else bias.smoothing
+    diagnose_causes = run.options.diagnose_causes
+    if diagnose_causes and (inconsistent.any() or findings):
+        # The diagnosis ranks the failed convention checks with the causes (a cause that
+        # explains the check's disagreement too comes first).
+        data = _diagnosis_data(run, report, checked_ok, inconsistent, smoothing)
+        findings = diagnose(replace(data, conventions=findings)) or findings
+    if diagnose_causes and not inconsistent.any() and run.contacts and report.n_checked >= 8:
+        # A log within tolerance whose small residual one parameter removes: a note.
+        report.notes = consistent_log_notes(
+            _diagnosis_data(run, report, checked_ok, inconsistent, smoothing, False)
+        )
+    report.notes += limit_notes(conventions)
+    if held:
+        report.notes.insert(0, held_note(held, run.samples.time))
+    cone = cone_finding(report)
+    if cone is not None:  # which contact, how far, when: a line of its own
+        findings.append(cone)
+    return findings
+
+
+def _diagnosis_data(
+    run: _Run,
+    report: Report,
+    checked_ok: NDArray[np.bool_],
+    inconsistent: NDArray[np.bool_],
+    smoothing: int,
+    with_links: bool = True,
+) -> DiagnosisData:
+    """What the diagnosis reads: the valid samples it keeps (at most MAX_SAMPLES, evenly
+    spread), their kinematics and wrenches, and the log's flags and bounds."""
+    robot, source, s, tol = run.robot, run.source, run.samples, run.tol
+    bad = s.bad
+    valid = np.flatnonzero(checked_ok)
+    keep = (
+        valid
+        if len(valid) <= MAX_SAMPLES
+        else valid[np.linspace(0, len(valid) - 1, MAX_SAMPLES).astype(int)]
+    )
+    rows = keep[~bad[keep]]
+    kept = kept_samples(
+        robot, source, run.bounds, run.contacts, run.parents, rows, bad, run.diff, run.placed
+    )
+    euler = False
+    if run.estimated:  # is v an Euler integrator's? (the lag fit's basis)
+        from ..diagnosis.causes_timing import semi_implicit_euler
+
+        head, _ = read_part(source, 0, min(source.n, 2000), None)
+        euler = semi_implicit_euler(*head.for_robot(robot)[:2])
+    links = link_motion_at(robot, source, run.bounds, rows, run.diff) if with_links else None
+    return DiagnosisData(
+        robot=robot,
+        states=states_at(robot, source, run.bounds, run.diff),
+        weight=robot.weight,
+        mass=robot.mass,
+        gravity=robot.gravity_vector,
+        time=s.time[rows],
+        wrenches=kept.wrenches,
+        positions=kept.positions,
+        rotations=kept.rotations,
+        joint_centres=kept.joints,
+        com=kept.com,
+        momentum_rate=kept.rate,
+        external=kept.ext,
+        names=[c.name for c in run.contacts],
+        over=inconsistent[rows],
+        log_wrenches=cast(Array, kept.log_wrenches),
+        rows=rows,
+        log_time=s.time,
+        tolerance=(
+            tol["force_tolerance"] * robot.weight,
+            tol["moment_tolerance"] * robot.weight,
+        ),
+        contacts=run.contacts,
+        cone_tolerance=tol["cone_tolerance"] * robot.weight,
+        accelerations_estimated=run.estimated,
+        euler_velocities=euler,
+        links=links,
+        bound=np.stack([report.bound_force[rows], report.bound_moment[rows]], axis=1),
+        smoothing=kept_smoothing(smoothing, source.n, len(rows)),
+        log_flagged=bad.copy(),
+    )
+
+
+# --- what the diagnosis keeps -------------------------------------------------------------------
+
+
+class RowsOf:
+    """Rows of an (N, k, 6) array known at some indices only: the wrench rows the
+    diagnosis' lag search reads (``len`` is N; indexing by an array of known rows)."""
+
+    def __init__(self, n: int, index: NDArray[np.intp], values: Array):
+        self.n, self.index, self.values = n, index, values
+        self.shape = (n,) + values.shape[1:]
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, rows: Any) -> Array:
+        rows = np.asarray(rows)
+        pos = np.minimum(np.searchsorted(self.index, rows), max(len(self.index) - 1, 0))
+        if not len(self.index) or np.any(self.index[pos] != rows):
+            raise IndexError("wrench rows beyond those kept for the diagnosis")
+        return self.values[pos]
+
+
+@dataclass
+class Kept:
+    wrenches: Array
+    positions: Array
+    rotations: Array
+    joints: Array
+    com: Array
+    rate: Array
+    ext: Array
+    log_wrenches: RowsOf
+
+
+@dataclass
+class Placed:
+    """The kinematics of the check's own pass, per sample of the log (NaN where it made
+    none), kept for the diagnosis when it keeps every sample: CoM (N, 3), momentum rate at
+    the CoM (N, 6), origins of the contact frames, the external wrenches' frames and the
+    contacts' parent joints (N, k + e + k, 3), contact frame rotations (N, k, 3, 3); world
+    axes, SI units."""
+
+    com: Array
+    rate: Array
+    positions: Array
+    rotations: Array
+
+    @classmethod
+    def empty(cls, n: int, k: int, e: int) -> Placed:
+        nan = np.nan
+        return cls(
+            np.full((n, 3), nan),
+            np.full((n, 6), nan),
+            np.full((n, 2 * k + e, 3), nan),
+            np.full((n, k, 3, 3), nan),
+        )
+
+
+def kept_samples(
+    robot: Robot,
+    source: Source,
+    bounds: list[tuple[int, int]],
+    contacts: list[Contact],
+    parents: list[str],
+    rows: NDArray[np.intp],
+    bad: NDArray[np.bool_],
+    diff: Differentiation | None,
+    placed: Placed | None = None,
+) -> Kept:
+    """The kinematics of the samples the diagnosis keeps and the wrench rows within the lag
+    search's reach (flagged samples' rows zeroed), read chunk by chunk. The kinematics are
+    the check's own pass's (``placed``) when it kept them; else one more Pinocchio pass per
+    kept sample, with the contacts' parent joints."""
+    N, k = source.n, len(contacts)
+    e = len(source.external_frames)
+    reach = min(MAX_LAG_SAMPLES, N // 4) + 1
+    frames = [c.frame for c in contacts] + list(source.external_frames) + parents
+    S = len(rows)
+    kept = Kept(
+        np.empty((S, k, 6)),
+        np.empty((S, k, 3)),
+        np.empty((S, k, 3, 3)),
+        np.empty((S, k, 3)),
+        np.empty((S, 3)),
+        np.empty((S, 6)),
+        np.zeros((S, 6)),
+        RowsOf(N, np.zeros(0, np.intp), np.zeros((0, k, 6))),
+    )
+    index_parts, value_parts = [], []
+    for start, stop in bounds:
+        sel = np.flatnonzero((rows >= start) & (rows < stop))
+        if not len(sel):
+            continue
+        # Accelerations only for a pass of its own (the wrenches do not depend on them).
+        part, off = read_part(source, start, stop, diff if placed is None else None, reach)
+        lo = start - off
+        local = rows[sel] - lo
+        if placed is None:
+            kin = kept_pass(robot, part, local, frames)
+        else:
+            at = rows[sel]
+            kin = Placed(
+                placed.com[at], placed.rate[at], placed.positions[at], placed.rotations[at]
+            )
+        kept.positions[sel] = kin.positions[:, :k]
+        kept.rotations[sel] = kin.rotations[:, :k]
+        kept.joints[sel] = kin.positions[:, k + e :]
+        kept.com[sel] = kin.com
+        kept.rate[sel] = kin.rate
+        kept.wrenches[sel] = part.contact_wrenches[local]
+        if part.external_wrenches is not None:
+            kept.ext[sel] = np.concatenate(
+                wrench_sum(part.external_wrenches[local], kin.positions[:, k : k + e], kin.com),
+                axis=1,
+            )
+        near = np.unique(np.clip(rows[sel][:, None] + np.arange(-reach, reach + 1), 0, N - 1))
+        values = part.contact_wrenches[near - lo].copy()
+        values[bad[near]] = 0.0
+        index_parts.append(near)
+        value_parts.append(values)
+    if index_parts:
+        index = np.concatenate(index_parts)
+        index, first = np.unique(index, return_index=True)
+        kept.log_wrenches = RowsOf(N, index, np.concatenate(value_parts)[first])
+    return kept
+
+
+def kept_pass(robot: Robot, part: Trajectory, local: NDArray[np.intp], frames: list[str]) -> Placed:
+    """One Pinocchio pass per sample ``local`` of ``part`` (samples the check passed; checked
+    again for the renormalised ``q``): the kinematics of :class:`Placed`."""
+    from ..balance import kinematics_batch  # for a log longer than the check's kept pass
+
+    q, v, a, _ = part.for_robot(robot)
+    assert a is not None  # read with accelerations
+    arrays, _, _ = robot.check_batch(q=q[local], v=v[local], a=a[local])
+    kin = kinematics_batch(
+        robot,
+        arrays["q"],
+        arrays["v"],
+        arrays["a"],
+        frames,
+        np.zeros(len(local), bool),
+        rotations=True,
+    )
+    assert kin.rotations is not None
+    return Placed(kin.com, kin.momentum_rate, kin.positions, kin.rotations)
+
+
+def link_motion_at(
+    robot: Robot,
+    source: Source,
+    bounds: list[tuple[int, int]],
+    rows: NDArray[np.intp],
+    diff: Differentiation | None,
+) -> Any:
+    """The motion of the links without ``<inertial>`` at ``rows`` (None when there are none)."""
+    from ._links import link_motion  # a diagnosis' cause only
+
+    names = robot.links_without_inertia  # read when the URDF was loaded
+    if not names or not len(rows):
+        return None
+
+    def read(start: int, stop: int) -> tuple[Array, Array, Array, int]:
+        part, off = read_part(source, start, stop, diff)
+        q, v, a, _ = part.for_robot(robot)
+        assert a is not None  # read with accelerations (read_part)
+        return q, v, a, off
+
+    return link_motion(robot, read, bounds, rows, names)
+
+
+def states_at(
+    robot: Robot, source: Source, bounds: list[tuple[int, int]], diff: Differentiation | None
+) -> Any:
+    """``states(rows) -> (q, v, a)``: the log's states at ``rows`` (log rows, in the robot's
+    layout; ``a`` as the check used it, differentiated when the log has none), read chunk by
+    chunk over the check's ``bounds``."""
+
+    def states(rows: Any) -> tuple[Array, Array, Array]:
+        rows = np.asarray(rows, dtype=np.intp)
+        q = np.full((len(rows), robot.nq), np.nan)  # NaN at rows outside the log
+        v, a = np.full((len(rows), robot.nv), np.nan), np.full((len(rows), robot.nv), np.nan)
+        for start, stop in bounds:
+            inside = np.flatnonzero((rows >= start) & (rows < stop))
+            if not len(inside):
+                continue
+            part, off = read_part(source, start, stop, diff)
+            pq, pv, pa, _ = part.for_robot(robot)
+            assert pa is not None  # read with accelerations (read_part)
+            at = rows[inside] - start + off
+            q[inside], v[inside], a[inside] = pq[at], pv[at], pa[at]
+        return q, v, a
+
+    return states
+
+
+def kept_smoothing(smoothing: int, n: int, kept: int) -> int:
+    """The bias test's averaging window in samples, in the diagnosis' kept samples (spread
+    evenly over the log), at most an eighth of them."""
+    if smoothing <= 1 or kept < 16:
+        return 1
+    return int(max(1, min(round(smoothing * kept / max(n, 1)), kept // 8)))
+
+
+def _failed_chunk_rows(reasons: dict[int, str], n: int) -> NDArray[np.bool_]:
+    """Samples flagged only because their chunk failed (the sample checks passed them)."""
+    rows = np.zeros(n, dtype=bool)
+    for i, why in reasons.items():
+        if why.startswith("chunk ") and " failed: " in why:
+            rows[i] = True
+    return rows
+
+
+def _contact_events(
+    time: Array, normal: Array, names: list[str], weight: float, bad: NDArray[np.bool_]
+) -> list[tuple[float, str, str]]:
+    """(time, contact, "make" | "break") where the normal force crosses 2 % of the weight
+    (the first :data:`MAX_EVENTS` of each contact)."""
+    events = []
+    threshold = CONTACT_THRESHOLD * weight
+    for j, name in enumerate(names):
+        closed = np.where(bad, np.nan, normal[:, j]) > threshold
+        change = np.flatnonzero(closed[1:] != closed[:-1])[:MAX_EVENTS]
+        for i in change:
+            events.append((float(time[i + 1]), name, "make" if closed[i + 1] else "break"))
+    return sorted(events)
