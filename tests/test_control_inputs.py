@@ -16,6 +16,7 @@ from wholebody.control import (
     CopTask,
     FrameTask,
     JointBounds,
+    PostureTask,
     RelativeFrameTask,
     WholeBodyController,
 )
@@ -30,17 +31,24 @@ def test_posture_reference_not_finite_is_refused_when_set(humanoid):
     q, v = standing(humanoid)
     bad = q.copy()
     bad[10] = np.nan
-    with pytest.raises(InvalidArgumentError, match=r"task 'posture': reference must be a finite"):
+    with pytest.raises(
+        InvalidArgumentError,
+        match=r"task 'posture': reference must be finite; entries \[10\] are \[nan\]",
+    ):
         posture.set_reference(bad)
     ctrl.update(q, v, 0.0)  # once it has seen the robot, the sizes too
     with pytest.raises(
-        InvalidArgumentError, match=f"reference must be a finite vector of {humanoid.nq},"
+        InvalidArgumentError, match=f"reference must be a vector of {humanoid.nq}, got shape"
     ):
         posture.set_reference(q[:-1])
     nu = humanoid.nv - 6
-    with pytest.raises(InvalidArgumentError, match=r"reference velocity must be a finite vector"):
+    with pytest.raises(
+        InvalidArgumentError, match=r"reference velocity must be finite; entries \[0, 1,"
+    ):
         posture.set_reference(q, velocity=np.full(nu, np.inf))
-    with pytest.raises(InvalidArgumentError, match=r"reference acceleration must be a finite"):
+    with pytest.raises(
+        InvalidArgumentError, match=r"reference acceleration must be finite; entries \[0,"
+    ):
         posture.set_reference(q, acceleration=[np.nan] * nu)
     assert np.isfinite(ctrl.solve().torque).all()  # the reference kept is the last good one
 
@@ -104,15 +112,29 @@ def test_joint_bounds_of_a_state_not_finite_are_refused(humanoid):
     assert np.isfinite(lower).all() and np.isfinite(upper).all()
     qj[3] = np.nan
     with pytest.raises(
-        InvalidArgumentError, match=f"q_joints must be a finite vector of {nu}, got"
+        InvalidArgumentError, match=r"q_joints must be finite; entries \[3\] are \[nan\]"
     ):
         bounds.bounds(qj, vj)
     vj[0] = np.inf
     with pytest.raises(
-        InvalidArgumentError, match=f"v_joints must be a finite vector of {nu}, got"
+        InvalidArgumentError, match=r"v_joints must be finite; entries \[0\] are \[inf\]"
     ):
         bounds.bounds(q[7:], vj)
-    with pytest.raises(
-        InvalidArgumentError, match=f"v_joints must be a finite vector of {nu}, got"
-    ):
+    with pytest.raises(InvalidArgumentError, match=f"v_joints must be a vector of {nu}, got shape"):
         bounds.bounds(q[7:], v[6:-1])
+
+
+def test_references_of_text_complex_or_masked_nan_are_refused_when_set(humanoid):
+    """Numpy would cast a complex array with only a warning, and a masked array's masked
+    NaN would pass as data: the tasks refuse both, and text, naming what they got."""
+    q, _ = standing(humanoid)
+    posture, com = PostureTask(kp=1.0, kd=1.0), ComTask(kp=1.0, kd=1.0)
+    with pytest.raises(
+        InvalidArgumentError, match=r"reference must be .*real numbers, got complex128"
+    ):
+        posture.set_reference(q.astype(complex))
+    with pytest.raises(InvalidArgumentError, match=r"position must be .*real numbers, got object"):
+        com.set_reference(np.array(["x", "y", "z"], dtype=object))
+    masked = np.ma.masked_invalid(np.where(np.arange(len(q)) == 8, np.nan, q))
+    with pytest.raises(InvalidArgumentError, match=r"reference must be finite; entries \[8\]"):
+        posture.set_reference(masked)

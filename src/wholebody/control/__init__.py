@@ -5,7 +5,8 @@
   force ramps, each hard or soft (a priority: 0 hard, 1, 2, ... a weighted cost of that
   strict priority level), solved each tick by daqp after one Pinocchio pass
   (:meth:`wholebody.Robot.controller_pass`);
-* :mod:`wholebody.control.trajectories`: minimum-jerk and spline references for the tasks.
+* :mod:`wholebody.control.trajectories`: minimum-jerk and spline references for the tasks, and
+  walking references (:class:`FootstepPlan`, :class:`DcmTrajectory`, :class:`SwingFoot`).
 """
 
 from ._contact_state import ContactState
@@ -33,7 +34,16 @@ from .tasks import (
     WrenchTask,
     ZmpTask,
 )
-from .trajectories import MinimumJerk, MinimumJerkSE3, SE3Spline, SplineTrajectory
+from .trajectories import (
+    DcmTrajectory,
+    Footstep,
+    FootstepPlan,
+    MinimumJerk,
+    MinimumJerkSE3,
+    SE3Spline,
+    SplineTrajectory,
+    SwingFoot,
+)
 
 __all__ = [
     "AccelerationTask",
@@ -46,6 +56,9 @@ __all__ = [
     "ControlSolution",
     "CopTask",
     "DcmTask",
+    "DcmTrajectory",
+    "Footstep",
+    "FootstepPlan",
     "FrameTask",
     "FrictionCones",
     "JointBounds",
@@ -57,6 +70,7 @@ __all__ = [
     "RelativeFrameTask",
     "SE3Spline",
     "SplineTrajectory",
+    "SwingFoot",
     "TorqueLimits",
     "TorqueTask",
     "WholeBodyController",

@@ -4,11 +4,40 @@ from __future__ import annotations
 
 import numpy as np
 import pinocchio as pin
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InvalidArgumentError
 
-__all__ = ["as_placement"]
+__all__ = ["as_placement", "as_vector"]
+
+Array = NDArray[np.float64]
+
+
+def as_vector(value: ArrayLike, size: int | None, what: str) -> Array:
+    """A copy of ``value`` as a finite real vector (size,) (any length when ``size`` is None).
+
+    Raises
+    ------
+    InvalidArgumentError
+        Not real numbers (text, complex values), the wrong shape, or entries that are not
+        finite (their indices named).
+    """
+    try:
+        if np.iscomplexobj(value):
+            raise TypeError
+        x = np.array(value, dtype=float)  # (a copy; a masked array's data as it is)
+    except (TypeError, ValueError):
+        kind = getattr(value, "dtype", type(value).__name__)
+        raise InvalidArgumentError(f"{what} must be a vector of real numbers, got {kind}") from None
+    if x.ndim != 1 or (size is not None and x.shape != (size,)):
+        expected = "a vector" if size is None else f"a vector of {size}"
+        raise InvalidArgumentError(f"{what} must be {expected}, got shape {x.shape}")
+    bad = np.flatnonzero(~np.isfinite(x))
+    if len(bad):
+        raise InvalidArgumentError(
+            f"{what} must be finite; entries {bad[:10].tolist()} are {x[bad[:10]].tolist()}"
+        )
+    return x
 
 
 def as_placement(value: pin.SE3 | ArrayLike, what: str) -> pin.SE3:

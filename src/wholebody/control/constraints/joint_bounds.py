@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ...errors import InvalidArgumentError
+from .._inputs import as_vector
 from ._base import Constraint
 
 if TYPE_CHECKING:
@@ -131,24 +132,10 @@ class JointBounds(Constraint):
             A position or velocity that is not a finite vector of nv - 6.
         """
         nu = len(self.acceleration_limit)
-        q, v = self._joint_vector(q_joints, "q_joints"), self._joint_vector(v_joints, "v_joints")
+        q, v = as_vector(q_joints, nu, "q_joints"), as_vector(v_joints, nu, "v_joints")
         lower, upper = np.empty(nu), np.empty(nu)
         self._bounds_into(q, v, lower, upper)
         return lower, upper
-
-    def _joint_vector(self, value: ArrayLike, what: str) -> Array:
-        nu = len(self.acceleration_limit)
-        try:
-            x = np.asarray(value, dtype=float)
-        except (TypeError, ValueError):
-            raise InvalidArgumentError(
-                f"{what} must be a vector of numbers, got {value!r}"
-            ) from None
-        if x.shape != (nu,) or not np.isfinite(x).all():
-            raise InvalidArgumentError(
-                f"{what} must be a finite vector of {nu}, got {np.array2string(x, threshold=12)}"
-            )
-        return x
 
     def _bounds_into(self, q: Array, v: Array, lower: Array, upper: Array) -> None:
         """:meth:`bounds` written into ``lower`` and ``upper`` (nu,).

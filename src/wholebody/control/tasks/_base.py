@@ -55,14 +55,6 @@ def as_gains(value: ArrayLike, size: int, what: str) -> Array:
     return g
 
 
-def as_vector(value: ArrayLike, size: int, what: str) -> Array:
-    """A finite vector (size,)."""
-    x = np.asarray(value, dtype=float)
-    if x.shape != (size,) or not np.all(np.isfinite(x)):
-        raise InvalidArgumentError(f"{what} must be a finite vector of {size}, got {value!r}")
-    return x.copy()
-
-
 def as_weight(value: float, what: str = "weight") -> float:
     w = float(value)
     if not (np.isfinite(w) and w >= 0):

@@ -9,6 +9,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ...errors import InvalidArgumentError
 from ...robot import ControllerPass
+from .._inputs import as_vector
 from ._base import WrenchTask, as_gains
 
 if TYPE_CHECKING:
@@ -65,14 +66,14 @@ class ContactForceTask(WrenchTask):
     def set_reference(self, wrench: ArrayLike) -> None:
         """Reference wrench (3,) or (6,) [N, N m], world axes at the contact frame's origin
         (its size checked against the contact's when the task is bound)."""
-        ref = np.array(wrench, dtype=float)
-        if ref.shape not in ((3,), (6,)) or not np.all(np.isfinite(ref)):
+        ref = as_vector(wrench, None, f"task {self.name!r}: reference")
+        if ref.shape not in ((3,), (6,)):
             raise InvalidArgumentError(
-                f"task {self.name!r}: reference must be a finite vector of 3 or 6, got {wrench!r}"
+                f"task {self.name!r}: reference must be a vector of 3 or 6, got shape {ref.shape}"
             )
         if self.size and ref.shape != (self.size,):
             raise InvalidArgumentError(
-                f"task {self.name!r}: reference must be a finite vector of {self.size} "
+                f"task {self.name!r}: reference must be a vector of {self.size} "
                 f"(contact {self.contact!r}), got shape {ref.shape}"
             )
         self.reference = ref
@@ -82,7 +83,7 @@ class ContactForceTask(WrenchTask):
         size = 0 if state is None else state.size
         if size and self.reference is not None and self.reference.shape != (size,):
             raise InvalidArgumentError(
-                f"task {self.name!r}: reference must be a finite vector of {size} "
+                f"task {self.name!r}: reference must be a vector of {size} "
                 f"(contact {self.contact!r}), got shape {self.reference.shape}"
             )
         self._columns = slice(0, 0) if state is None else state.columns

@@ -16,7 +16,8 @@ from numpy.typing import ArrayLike, NDArray
 from ...contacts import Contact, SurfaceContact
 from ...errors import InvalidArgumentError
 from ...robot import ControllerPass
-from ._base import WrenchTask, as_vector
+from .._inputs import as_vector
+from ._base import WrenchTask
 
 if TYPE_CHECKING:
     from .._contact_state import ContactState

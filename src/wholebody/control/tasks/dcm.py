@@ -7,7 +7,8 @@ from numpy.typing import ArrayLike
 
 from ...errors import InvalidArgumentError
 from ...robot import ControllerPass
-from ._base import ZERO3, AccelerationTask, as_gains, as_vector
+from .._inputs import as_vector
+from ._base import ZERO3, AccelerationTask, as_gains
 
 
 class DcmTask(AccelerationTask):

@@ -7,8 +7,8 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from ...robot import ControllerPass
-from .._inputs import as_placement
-from ._base import ZERO6, AccelerationTask, as_gains, as_vector, pd_acceleration
+from .._inputs import as_placement, as_vector
+from ._base import ZERO6, AccelerationTask, as_gains, pd_acceleration
 
 
 class FrameTask(AccelerationTask):
@@ -77,9 +77,13 @@ class FrameTask(AccelerationTask):
             acceleration that is not a finite vector of 6.
         """
         self.reference = as_placement(placement, f"task {self.name!r}: reference")
-        self.reference_velocity = ZERO6 if velocity is None else as_vector(velocity, 6, "velocity")
+        self.reference_velocity = (
+            ZERO6 if velocity is None else as_vector(velocity, 6, f"task {self.name!r}: velocity")
+        )
         self.reference_acceleration = (
-            ZERO6 if acceleration is None else as_vector(acceleration, 6, "acceleration")
+            ZERO6
+            if acceleration is None
+            else as_vector(acceleration, 6, f"task {self.name!r}: acceleration")
         )
         self._feedforward(ZERO6)
 

@@ -8,7 +8,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from ...errors import InvalidArgumentError, StateError
 from ...robot import ControllerPass
-from ._base import AccelerationTask, as_gains, as_vector
+from .._inputs import as_vector
+from ._base import AccelerationTask, as_gains
 
 Array = NDArray[np.float64]
 
@@ -79,19 +80,7 @@ class PostureTask(AccelerationTask):
         self.reference_acceleration = self._vector(acceleration, nu, "reference acceleration")
 
     def _vector(self, value: ArrayLike | None, size: int | None, what: str) -> Array | None:
-        if value is None:
-            return None
-        try:
-            x = np.array(value, dtype=float)  # a copy
-        except (TypeError, ValueError):
-            raise InvalidArgumentError(f"task {self.name!r}: {what} must be numbers") from None
-        if x.ndim != 1 or (size is not None and x.shape != (size,)) or not np.isfinite(x).all():
-            raise InvalidArgumentError(
-                f"task {self.name!r}: {what} must be a finite vector"
-                + (f" of {size}" if size is not None else "")
-                + f", got {np.array2string(x, threshold=12)}"
-            )
-        return x
+        return None if value is None else as_vector(value, size, f"task {self.name!r}: {what}")
 
     @property
     def joint_weights(self) -> Array | None:
@@ -172,10 +161,12 @@ class PostureTask(AccelerationTask):
         if self.reference_velocity is None:
             self.desired = self.kp * self.error - self.kd * kin.v[6:]
         else:
-            vref = as_vector(self.reference_velocity, nu, "reference velocity")
+            vref = as_vector(self.reference_velocity, nu, f"task {self.name!r}: reference velocity")
             self.desired = self.kp * self.error + self.kd * (vref - kin.v[6:])
         if self.reference_acceleration is not None:
-            self.desired += as_vector(self.reference_acceleration, nu, "reference acceleration")
+            self.desired += as_vector(
+                self.reference_acceleration, nu, f"task {self.name!r}: reference acceleration"
+            )
 
     def add_cost_diagonal(self, diagonal: Array, q: Array) -> None:
         """Add the cost to ``x^T P x / 2 + q^T x`` given a writable view of ``P``'s diagonal

@@ -7,8 +7,8 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from ...robot import ControllerPass
-from .._inputs import as_placement
-from ._base import AccelerationTask, as_gains, as_vector
+from .._inputs import as_placement, as_vector
+from ._base import AccelerationTask, as_gains
 
 
 class RelativeFrameTask(AccelerationTask):
@@ -60,10 +60,14 @@ class RelativeFrameTask(AccelerationTask):
         """Reference ``M_AB`` and B's relative twist / acceleration in B's axes."""
         self.reference = as_placement(placement, f"task {self.name!r}: reference")
         self.reference_velocity = (
-            np.zeros(6) if velocity is None else as_vector(velocity, 6, "velocity")
+            np.zeros(6)
+            if velocity is None
+            else as_vector(velocity, 6, f"task {self.name!r}: velocity")
         )
         self.reference_acceleration = (
-            np.zeros(6) if acceleration is None else as_vector(acceleration, 6, "acceleration")
+            np.zeros(6)
+            if acceleration is None
+            else as_vector(acceleration, 6, f"task {self.name!r}: acceleration")
         )
 
     def update(self, kin: ControllerPass) -> None:

@@ -9,6 +9,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ...errors import InvalidArgumentError
 from ...robot import ControllerPass
+from .._inputs import as_vector
 from ._base import WrenchTask
 
 if TYPE_CHECKING:
@@ -53,13 +54,7 @@ class TorqueTask(WrenchTask):
     def set_reference(self, torque: ArrayLike) -> None:
         """``tau_ref`` [N m or N], (nv - 6,) (its size checked against the robot's when the
         task is bound)."""
-        tau = np.array(torque, dtype=float)
-        if tau.ndim != 1 or not np.isfinite(tau).all() or (self.size and len(tau) != self.size):
-            raise InvalidArgumentError(
-                f"task {self.name!r}: reference must be a finite vector"
-                + (f" of {self.size}" if self.size else "")
-                + f", got {np.array2string(tau, threshold=12)}"
-            )
+        tau = as_vector(torque, self.size or None, f"task {self.name!r}: reference")
         self.reference = tau
         if self.size:
             self.desired = tau
@@ -68,7 +63,7 @@ class TorqueTask(WrenchTask):
         nu = layout.nv - 6
         if self.reference is not None and self.reference.shape != (nu,):
             raise InvalidArgumentError(
-                f"task {self.name!r}: reference must be a finite vector of {nu}, got shape "
+                f"task {self.name!r}: reference must be a vector of {nu}, got shape "
                 f"{self.reference.shape}"
             )
         self._resize(nu, layout.n)
