@@ -295,4 +295,3 @@ class ModelWarning(WholebodyWarning):
 
 class StateWarning(WholebodyWarning):
     """A state that was accepted after a small correction (renormalised quaternion)."""
-
