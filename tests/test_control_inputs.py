@@ -138,3 +138,37 @@ def test_references_of_text_complex_or_masked_nan_are_refused_when_set(humanoid)
     masked = np.ma.masked_invalid(np.where(np.arange(len(q)) == 8, np.nan, q))
     with pytest.raises(InvalidArgumentError, match=r"reference must be finite; entries \[8\]"):
         posture.set_reference(masked)
+
+
+def test_masks_gains_weights_times_and_limits_that_are_not_numbers_are_refused(humanoid):
+    """Each raised a raw ValueError or TypeError, or was taken as something else (a mask of
+    text or NaN as all True, a NaN time, a complex external wrench cast to its real part,
+    NaN joint weights, NaN limits named by a wrong shape)."""
+    task = FrameTask("left_hand", kp=10.0, kd=5.0)
+    for mask in (["x"] * 6, [np.nan] * 6):
+        with pytest.raises(InvalidArgumentError, match=r"mask must be booleans or 0/1, got"):
+            task.set_mask(mask)
+    with pytest.raises(InvalidArgumentError, match=r"kp must be a finite non-negative .* got 'a'"):
+        FrameTask("left_hand", kp="a", kd=5.0)
+    with pytest.raises(InvalidArgumentError, match=r"weight must be finite and >= 0, got 1j"):
+        FrameTask("left_hand", kp=1.0, kd=1.0, weight=1j)
+    with pytest.raises(InvalidArgumentError, match=r"joint_weights must be finite; entries \[0\]"):
+        PostureTask(kp=1.0, kd=1.0, joint_weights=[np.nan])
+    ctrl = controller(humanoid)
+    q, v = standing(humanoid)
+    for t in (np.nan, "a"):
+        with pytest.raises(InvalidArgumentError, match=r"t must be a finite time \[s\], got"):
+            ctrl.update(q, v, t)
+    with pytest.raises(
+        InvalidArgumentError,
+        match=r"external wrench on frame 'left_hand' must be a vector of real numbers, got complex",
+    ):
+        ctrl.update(q, v, 0.0, external_wrenches={"left_hand": np.ones(6) * 1j})
+    with pytest.raises(InvalidArgumentError, match=r"acceleration_limit: entries \[2\] are NaN"):
+        JointBounds(
+            humanoid,
+            dt=1e-3,
+            acceleration_limit=np.where(np.arange(humanoid.nv - 6) == 2, np.nan, 1),
+        )
+    with pytest.raises(InvalidArgumentError, match=r"velocity_limit must be a number or a vector"):
+        JointBounds(humanoid, dt=1e-3, acceleration_limit=1.0, velocity_limit="x")

@@ -61,6 +61,7 @@ level, which always has a solution, keeps the level above's instead: see its not
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -76,7 +77,7 @@ from ..errors import ContactNotFoundError, InvalidArgumentError, SolverError, St
 from ..friction import ContactSet
 from ..robot import ControllerPass, Robot
 from ._contact_state import ContactState
-from ._inputs import as_placement
+from ._inputs import as_placement, as_vector
 from ._layout import ControlLayout
 from ._qp import QP, Level
 from .constraints import (
@@ -135,6 +136,16 @@ def _priority(value: int, what: str) -> int:
             f"the cost), got {value!r}"
         )
     return int(value)
+
+
+def _time(value: float) -> float:
+    try:
+        t = float(value)
+    except (TypeError, ValueError):
+        t = math.nan  # refused below
+    if not math.isfinite(t):
+        raise InvalidArgumentError(f"t must be a finite time [s], got {value!r}")
+    return t
 
 
 def _soft_weight(value: float, priority: int, what: str) -> float:
@@ -481,7 +492,10 @@ class WholeBodyController:
             origin, or a force alone [N, N m]. They enter the dynamics
             (``M a + h = S^T tau + J_c^T w + sum_e J_e^T w_e``).
         """
-        t = (0.0 if self.time is None else self.time + self.dt) if t is None else float(t)
+        if t is None:
+            t = 0.0 if self.time is None else self.time + self.dt
+        else:
+            t = _time(t)
         self.time = t
         if self._removing:
             for name in [n for n in self._removing if self._contacts[n].finished(t)]:
@@ -527,14 +541,11 @@ class WholeBodyController:
             fid = self._frame_ids.get(frame)
             if fid is None:
                 fid = self._frame_ids[frame] = kin.frame_id(frame)
-            try:
-                w = np.asarray(wrench, dtype=float)
-            except (TypeError, ValueError):
-                w = np.zeros(0)
-            if w.shape not in ((6,), (3,)) or not np.isfinite(w).all():
+            w = as_vector(wrench, None, f"external wrench on frame {frame!r}")
+            if w.shape not in ((6,), (3,)):
                 raise InvalidArgumentError(
-                    f"external wrench on frame {frame!r} must be a finite (f, tau) (6,) or "
-                    f"force (3,) [N, N m], got {wrench!r}"
+                    f"external wrench on frame {frame!r} must be (f, tau) (6,) or a force (3,) "
+                    f"[N, N m], got shape {w.shape}"
                 )
             J = kin.jacobian(fid)
             bias -= w.dot(J[: len(w)])

@@ -92,10 +92,20 @@ class JointBounds(Constraint):
         self._vi = np.arange(6, nv)
 
         def vec(x: ArrayLike | None, default: Array, what: str) -> Array:
-            out = default if x is None else np.broadcast_to(np.asarray(x, float), (nu,)).copy()
-            if out.shape != (nu,) or np.any(np.isnan(out)):
-                raise InvalidArgumentError(f"{what} must have shape ({nu},), got {out.shape}")
-            return out.astype(float)
+            if x is None:
+                return default.astype(float)
+            try:
+                if np.iscomplexobj(x):
+                    raise TypeError
+                out = np.broadcast_to(np.asarray(x, float), (nu,)).copy()
+            except (TypeError, ValueError):
+                raise InvalidArgumentError(
+                    f"{what} must be a number or a vector of {nu} real numbers, got {x!r}"
+                ) from None
+            bad = np.flatnonzero(np.isnan(out))
+            if len(bad):
+                raise InvalidArgumentError(f"{what}: entries {bad[:10].tolist()} are NaN")
+            return out
 
         lo = np.where(qi >= 0, model.lowerPositionLimit[np.maximum(qi, 0)], -np.inf)
         hi = np.where(qi >= 0, model.upperPositionLimit[np.maximum(qi, 0)], np.inf)

@@ -45,7 +45,12 @@ def pd_acceleration(
 
 def as_gains(value: ArrayLike, size: int, what: str) -> Array:
     """A scalar or per-axis gain vector (size,), finite and >= 0."""
-    g = np.asarray(value, dtype=float)
+    try:
+        if np.iscomplexobj(value):
+            raise TypeError
+        g = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        g = np.full(size, np.nan)  # refused below
     if g.ndim == 0:
         g = np.full(size, float(g))
     if g.shape != (size,) or not np.all(np.isfinite(g)) or np.any(g < 0):
@@ -56,7 +61,11 @@ def as_gains(value: ArrayLike, size: int, what: str) -> Array:
 
 
 def as_weight(value: float, what: str = "weight") -> float:
-    w = float(value)
+    """A finite weight >= 0."""
+    try:
+        w = float(value)
+    except (TypeError, ValueError):
+        w = np.nan  # refused below
     if not (np.isfinite(w) and w >= 0):
         raise InvalidArgumentError(f"{what} must be finite and >= 0, got {value!r}")
     return w
@@ -139,6 +148,10 @@ class AccelerationTask:
         if m.shape != (self.size,):
             raise InvalidArgumentError(
                 f"task {self.name!r}: mask must have {self.size} entries, got shape {m.shape}"
+            )
+        if m.dtype != bool and not (np.issubdtype(m.dtype, np.number) and np.isin(m, (0, 1)).all()):
+            raise InvalidArgumentError(
+                f"task {self.name!r}: mask must be booleans or 0/1, got {m.tolist()}"
             )
         self._mask = m.astype(bool)
         self._mask.setflags(write=False)  # changed through here, so the row scales follow

@@ -50,7 +50,11 @@ class PostureTask(AccelerationTask):
         name: str = "posture",
     ):
         super().__init__(name, 0, weight=weight)
-        self._kp, self._kd, self._jw = kp, kd, joint_weights
+        for gain, what in ((kp, "kp"), (kd, "kd")):  # checked now, sized at _bind
+            as_gains(gain, np.size(gain), f"task {name!r}: {what}")
+        self._kp, self._kd, self._jw = kp, kd, None
+        if joint_weights is not None:  # a finite vector now, its size and signs at _bind
+            self._jw = as_vector(joint_weights, None, f"task {name!r}: joint_weights")
         self._joint_weights: Array | None = None
         self._cost_weights, self._cost_version = np.zeros(0), -1  # weight * joint weights
         self._views: tuple[Array, ...] = (np.zeros(0), np.zeros(0))  # of add_cost_diagonal
@@ -93,12 +97,8 @@ class PostureTask(AccelerationTask):
     @joint_weights.setter
     def joint_weights(self, value: ArrayLike) -> None:
         if self._joint_weights is None and self.size == 0:  # not sized yet: at _bind
-            try:
-                self._jw = np.array(value, dtype=float)  # a copy, checked at _bind
-            except (TypeError, ValueError):
-                raise InvalidArgumentError(
-                    f"joint_weights must be a vector of numbers, got {value!r}"
-                ) from None
+            # A finite vector now (a copy), its size and signs at _bind.
+            self._jw = as_vector(value, None, f"task {self.name!r}: joint_weights")
             return
         weights = np.array(as_gains(value, self.size, "joint_weights"))  # a copy
         weights.setflags(write=False)
