@@ -21,6 +21,7 @@ from wholebody.control import (
     FrameTask,
     JointBounds,
     PostureTask,
+    TorqueLimits,
     WholeBodyController,
 )
 from wholebody.errors import InvalidArgumentError, SolverError
@@ -205,6 +206,40 @@ def test_a_hard_bound_that_cannot_hold_is_named_and_a_soft_one_is_broken_least(h
         totals.append(s.sum())
     assert totals[0] > 0.1
     np.testing.assert_allclose(totals[1], totals[0], rtol=1e-6)
+
+
+def test_soft_torque_limits_are_the_hard_ones_when_they_can_hold(humanoid):
+    """Torque limits at half the unlimited solution's torques (several bite): hard, the
+    solution is quadprog's optimum of the controller's problem with them; soft (priority 1)
+    with a weight of 1e6 the same solution, every slack zero; with a weight of 1e-3 they are
+    broken, each slack the torque's excess over its limit, the equations of motion kept."""
+    robot = humanoid
+    q, v = standing(robot, 2, scale=0.3)
+    free = controller(robot, torque_limits=False)
+    free.update(q, v, 0.0)
+    limits = np.maximum(0.5 * np.abs(free.solve().torque), 1.0)
+    hard = controller(robot, torque_limits=limits)
+    hard.update(q, v, 0.0)
+    sol = hard.solve()
+    problem = hard.problem()
+    x = quadprog(
+        problem.P, problem.q, problem.A, problem.b, problem.G, -1e30 + 0 * problem.h, problem.h
+    )
+    assert_same(robot, sol.x, x)
+    assert np.sum(np.abs(sol.torque) >= limits - TOL) >= 2  # they bite
+    for weight in (1e6, 1e-3):
+        soft = controller(robot, torque_limits=False)
+        soft.add_constraint(TorqueLimits(limits), priority=1, weight=weight)
+        soft.update(q, v, 0.0)
+        ss = soft.solve()
+        excess = np.maximum(np.abs(ss.torque) - limits, 0.0)
+        np.testing.assert_allclose(ss.slacks["torque_limits"], excess, rtol=0, atol=TOL)
+        assert eom_residual(robot, q, v, ss) <= TOL * robot.weight
+        if weight > 1:
+            assert_same(robot, ss.x, x)
+            assert excess.max() <= TOL
+        else:
+            assert excess.max() > 0.1
 
 
 def test_a_soft_contact_is_its_weighted_cost(humanoid):
