@@ -62,12 +62,19 @@ the tightened joints' bounds become active) and the head's orientation (an SE3 t
 to its three angular axes; TSID 1.10 has no linear-momentum task). Every joint starts at
 least 0.1 rad inside its range. With hard joint bounds a loop may find no solution (a
 stance ankle nearing its limit against the contact) or fall: it stops there and says so.
+``--bounds soft`` makes wholebody's joint bounds soft (priority 1, a slack costing
+``SOFT_WEIGHT`` per rad/s^2 of violation: met exactly whenever they can be at that cost);
+TSID's stay hard (its bounds task has no soft form).
 The loops also print the largest joint position limit
 violation of the simulated ``q`` and, for wholebody, the ticks with a joint acceleration
 bound active.
 
+``--hierarchy`` runs wholebody alone, the default tasks in one level and in three strict
+priority levels (:class:`Levels`), and prints the three-level tick against the one-level
+tick per phase (issue 38's bar: at most 2x).
+
 Run: python benchmarks/bench_control_loop.py [SECONDS] [--robot talos|g1]
-[--tasks default|extended]   (standing,
+[--tasks default|extended] [--bounds hard|soft] [--hierarchy]   (standing,
 default 1.0 s; stepping is 2.8 s; ``--robot g1``: Unitree G1, 29 dof, 33 kg, its sole frames
 added 3.5 cm under the ankle roll links, the left hand's SE3 pose; the same tasks, gains
 and schedule for both libraries)
@@ -148,6 +155,9 @@ SOLES = ROBOTS[ROBOT]["soles"]
 HAND = ROBOTS[ROBOT]["hand"]
 #: "default" (the task set above) or "extended" (see EXTENDED).
 TASKS = "default"
+#: The extended set's joint bounds for wholebody: "hard" or "soft" (see the notes).
+BOUNDS = "hard"
+SOFT_WEIGHT = 1e3
 EXTENDED = """joint position, velocity and acceleration bounds (a constraint; two right-arm joints'
 ranges tightened to the start +- 0.03 rad), the right hand's SE3 pose reaching out and back
 (10 cm forward and up, period 1 s), the head's orientation (a masked SE3 task)"""
@@ -159,6 +169,14 @@ def configure(robot: str) -> None:
     if robot not in ROBOTS:
         sys.exit(f"unknown robot {robot!r}; one of {sorted(ROBOTS)}")
     ROBOT, SOLES, HAND = robot, ROBOTS[robot]["soles"], ROBOTS[robot]["hand"]
+
+
+def configure_bounds(bounds: str) -> None:
+    """wholebody's joint bounds in the extended set: "hard" or "soft"."""
+    global BOUNDS
+    if bounds not in ("hard", "soft"):
+        sys.exit(f"unknown bounds {bounds!r}; one of ['hard', 'soft']")
+    BOUNDS = bounds
 
 
 def configure_tasks(tasks: str) -> None:
@@ -207,6 +225,8 @@ class JointLimits:
 FORCE_REG = 1e-6
 #: The tick at most this many times TSID's in every phase, default task set (issue 34).
 BAR = 1.2
+#: A three-level hierarchy's tick at most this many times the one-level tick (issue 38).
+HIERARCHY_BAR = 2.0
 RAMP = 0.05  # [s] contact force ramp before the right sole lifts
 # Stepping schedule [s]: CoM over the left sole, lift, swing up and down, touch-down, back.
 T_SHIFT, T_LIFT, T_UP, T_DOWN, T_TOUCH, T_END = 0.0, 1.1, 1.15, 1.45, 1.8, 2.8
@@ -298,6 +318,8 @@ class Stats:
     min_base_z: float = np.inf
     limit: float = -np.inf  # largest joint position limit violation [rad]
     bound_active: int = 0  # ticks with a joint acceleration bound active (wholebody)
+    slack: float = 0.0  # the largest acceleration bound violation (soft bounds) [rad/s^2]
+    slack_ticks: int = 0  # ticks with one
     fell: float | None = None  # [s] when the base fell below half its start height
     failed: str | None = None  # the controller's error that stopped the loop
 
@@ -344,19 +366,23 @@ class Checker:
 
 class Ours:
     name = "wholebody"
+    #: The priority levels of the CoM, of the hand, swing sole and angular momentum, and of
+    #: the posture and force regularisation (one level: all 1).
+    LEVELS = (1, 1, 1)
 
     def __init__(self, robot, planned, q0, plan):
         self.robot, self.planned, self.plan = robot, planned, plan
         ctrl = WholeBodyController(robot, dt=DT)
         for c in planned:
             ctrl.add_contact(c, kp=10.0, kd=6.0)
-        self.com = ctrl.add_task(ComTask(kp=25.0, kd=10.0, weight=1.0))
-        ctrl.add_task(AngularMomentumTask(kd=10.0, weight=1e-3))
-        posture = ctrl.add_task(PostureTask(kp=50.0, kd=14.0, weight=1e-3))
+        first, second, third = self.LEVELS
+        self.com = ctrl.add_task(ComTask(kp=25.0, kd=10.0, weight=1.0), priority=first)
+        ctrl.add_task(AngularMomentumTask(kd=10.0, weight=1e-3), priority=second)
+        posture = ctrl.add_task(PostureTask(kp=50.0, kd=14.0, weight=1e-3), priority=third)
         posture.set_reference(q0)
-        ctrl.add_task(FrameTask(HAND, kp=100.0, kd=20.0, weight=1e-1))
+        ctrl.add_task(FrameTask(HAND, kp=100.0, kd=20.0, weight=1e-1), priority=second)
         for c in planned:
-            ctrl.add_task(ContactForceTask(c.name, weight=FORCE_REG))
+            ctrl.add_task(ContactForceTask(c.name, weight=FORCE_REG), priority=third)
         self.ctrl = ctrl
         self.swing: FrameTask | None = None
         self.sol = None
@@ -373,7 +399,9 @@ class Ours:
                     position_upper=lim.upper,
                     velocity_limit=lim.velocity,
                     margin=MARGIN,
-                )
+                ),
+                priority=0 if BOUNDS == "hard" else 1,
+                weight=SOFT_WEIGHT,
             )
             self.reach = ctrl.add_task(
                 FrameTask(spec["right_hand"], kp=100.0, kd=20.0, weight=1e-1)
@@ -391,7 +419,8 @@ class Ours:
             self.com.set_reference(*self.plan.com(t))
             if abs(t - T_LIFT) < DT / 2:
                 ctrl.remove_contact(right.name, ramp=RAMP)
-                self.swing = ctrl.add_task(FrameTask(right.frame, kp=100.0, kd=20.0, name="swing"))
+                swing = FrameTask(right.frame, kp=100.0, kd=20.0, name="swing")
+                self.swing = ctrl.add_task(swing, priority=self.LEVELS[1])
             if self.swing is not None:
                 self.swing.set_reference(*self.plan.sole(t))
             if abs(t - T_TOUCH) < DT / 2:
@@ -412,6 +441,17 @@ class Ours:
             tol = 1e-9 * np.maximum(1.0, np.abs(a))
             if np.any((a - b.lower <= tol) | (b.upper - a <= tol)):
                 stats.bound_active += 1
+            slack = float(sol.slacks.get("joint_bounds", np.zeros(1)).max())
+            if slack > 1e-9:
+                stats.slack, stats.slack_ticks = max(stats.slack, slack), stats.slack_ticks + 1
+
+
+class Levels(Ours):
+    """The same tasks in three strict priority levels: the CoM; the hand, the swing sole and
+    the angular momentum; the posture and the force regularisation."""
+
+    name = "wholebody, three levels"
+    LEVELS = (1, 2, 3)
 
 
 # --- TSID --------------------------------------------------------------------------------
@@ -668,6 +708,8 @@ def describe(s: Stats) -> str:
         out += f", joint limits exceeded by <= {s.limit:.1e} rad"
         if s.bound_active:
             out += f", a joint bound active in {s.bound_active} of {len(s.ticks)} ticks"
+        if s.slack_ticks:
+            out += f", soft bounds broken in {s.slack_ticks} ticks by <= {s.slack:.2g} rad/s^2"
     return out
 
 
@@ -686,7 +728,7 @@ def main(seconds: float = 1.0) -> None:
     print(f"\nstanding, {seconds:g} s (CoM, momentum, posture, hand SE3, 2 x force reg., torque")
     print("limits, 2 soles)")
     if TASKS == "extended":
-        print(f"and the extended task set: {EXTENDED}")
+        print(f"and the extended task set: {EXTENDED}; wholebody's joint bounds {BOUNDS}")
     print(f"  wholebody WholeBodyController  {ours.median():6.0f} us per tick; {describe(ours)}")
     if theirs is not None:
         print(
@@ -713,6 +755,31 @@ def main(seconds: float = 1.0) -> None:
         print(f"  ratio wholebody / TSID, {phase} support: {verdict(ratio)}")
 
 
+def hierarchy(seconds: float) -> None:
+    """The one-level tick against the three-level one (:class:`Levels`), per phase."""
+    print(
+        f"bench_control_loop --hierarchy: {ROBOT} in MuJoCo at 1 kHz; the default tasks in one "
+        "level and in three (CoM | hand, swing sole, angular momentum | posture, force "
+        "regularisation); tick = thread CPU time, median over the loop"
+    )
+    runs = {
+        kind: (loop(seconds, kind), loop(T_END, kind, stepping=True)) for kind in (Ours, Levels)
+    }
+    for kind, (stand, step) in runs.items():
+        print(
+            f"  {kind.name:24s} standing {stand.median():5.0f} us, double support "
+            f"{step.median('double'):5.0f} us, single support {step.median('single'):5.0f} us; "
+            f"{describe(step)}"
+        )
+    (one, one_step), (three, three_step) = runs.values()
+    ratios = [three.median() / one.median()] + [
+        three_step.median(p) / one_step.median(p) for p in ("double", "single")
+    ]
+    for phase, r in zip(("standing", "double support", "single support"), ratios, strict=True):
+        met = "met" if r <= HIERARCHY_BAR else "NOT met"
+        print(f"  three levels / one level, {phase}: {r:.2f}x (bar {HIERARCHY_BAR}x: {met})")
+
+
 def verdict(ratio: float) -> str:
     """The ratio and whether it meets issue 34's bar (the default task set)."""
     if TASKS != "default":
@@ -721,14 +788,18 @@ def verdict(ratio: float) -> str:
 
 
 def parse_args(argv: list[str]) -> list[str]:
-    """``--robot NAME`` and ``--tasks default|extended`` (configure the loops) taken out of
-    ``argv``; the rest returned."""
+    """``--robot NAME``, ``--tasks default|extended`` and ``--bounds hard|soft`` (configure
+    the loops) taken out of ``argv``; the rest returned."""
     rest, it = [], iter(argv)
     for a in it:
         if a == "--robot":
             configure(next(it, ""))
         elif a.startswith("--robot="):
             configure(a.split("=", 1)[1])
+        elif a == "--bounds":
+            configure_bounds(next(it, ""))
+        elif a.startswith("--bounds="):
+            configure_bounds(a.split("=", 1)[1])
         elif a == "--tasks":
             configure_tasks(next(it, ""))
         elif a.startswith("--tasks="):
@@ -740,4 +811,8 @@ def parse_args(argv: list[str]) -> list[str]:
 
 if __name__ == "__main__":
     args = parse_args(sys.argv[1:])
-    main(float(args[0]) if args else 1.0)
+    if "--hierarchy" in args:
+        args.remove("--hierarchy")
+        hierarchy(float(args[0]) if args else 1.0)
+    else:
+        main(float(args[0]) if args else 1.0)

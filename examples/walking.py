@@ -51,11 +51,14 @@ from wholebody.control import (
     ComTask,
     ContactForceTask,
     ControlSolution,
+    DcmTrajectory,
+    Footstep,
+    FootstepPlan,
     FrameTask,
     PostureTask,
+    SwingFoot,
     WholeBodyController,
 )
-from wholebody.control.trajectories import DcmTrajectory, Footstep, FootstepPlan, SwingFoot
 from wholebody.errors import ModelWarning
 from wholebody.sim.mujoco import MujocoStateMap, import_mujoco, mujoco_spec_for_robot
 from wholebody.sim.mujoco_recorder import MujocoRecorder

@@ -184,7 +184,7 @@ def test_a_wrong_answer_is_solved_again_cold_then_refused(humanoid, monkeypatch)
             return x, fval, flag, info
 
     monkeypatch.setattr(daqp, "Model", Broken)
-    ctrl._qp.workspaces[:] = [None, None]  # the next solve sets up a Broken workspace
+    ctrl._qp.levels[0].workspaces[:] = [None, None]  # the next solve sets up a Broken workspace
     ctrl.update(q, v, 1e-3)
     sol = ctrl.solve()
     assert wrong["left"] == 0
@@ -212,7 +212,7 @@ def test_lazy_torque_limits_give_the_full_qps_optimum(humanoid, recorded):
     rows = ctrl.constraints[-1]
     ctrl.update(q, v, 0.0)
     check_optimum(ctrl, humanoid, q, v, ctrl.solve())
-    assert not ctrl._qp.lazy_needed and recorded.setups == [ctrl._qp.m_core]
+    assert not ctrl._qp.levels[0].lazy_needed and recorded.setups == [ctrl._qp.m_core]
     rows.limits[:] = np.where(tau > 0.5 * tau.max(), 0.7 * tau, 1e3)
     rows._tau_max[:] = rows.limits
     for k in range(1, 4):
@@ -221,13 +221,13 @@ def test_lazy_torque_limits_give_the_full_qps_optimum(humanoid, recorded):
         check_optimum(ctrl, humanoid, q, v, sol)
         assert np.all(np.abs(sol.torque) <= rows.limits + TOL)
         assert np.max(np.abs(sol.torque) - rows.limits) >= -1e-6
-        assert ctrl._qp.lazy_needed
+        assert ctrl._qp.levels[0].lazy_needed
     assert recorded.setups == [ctrl._qp.m_core, ctrl._qp.m]  # the second: with them
     rows.limits[:] = rows._tau_max[:] = 1e3
     for k in range(4, 6):
         ctrl.update(q, v, 1e-3 * k)
         check_optimum(ctrl, humanoid, q, v, ctrl.solve())
-    assert not ctrl._qp.lazy_needed
+    assert not ctrl._qp.levels[0].lazy_needed
 
 
 def test_a_lazy_constraint_of_the_users_is_met_through_the_default_check(humanoid):
@@ -268,7 +268,7 @@ def test_a_lazy_constraint_of_the_users_is_met_through_the_default_check(humanoi
     loose.add_constraint(ElbowBound(1e6))
     loose.update(q, v, 0.0)
     np.testing.assert_allclose(loose.solve().x, free.x, rtol=0, atol=AGREE)
-    assert not loose._qp.lazy_needed
+    assert not loose._qp.levels[0].lazy_needed
 
 
 def test_controller_pass_against_separate_pinocchio_calls(humanoid):
@@ -354,7 +354,7 @@ def test_kept_views_follow_a_model_copied_between_ticks(humanoid, monkeypatch, f
     equations of motion of an independent Pinocchio pass at its state. Failing direction:
     with the views frozen at the first tick's (the old data, no longer written), it does
     not."""
-    from wholebody.control._controller import _QP
+    from wholebody.control._qp import QP as _QP
 
     robot = type(humanoid)(humanoid.model)
     ctrl = controller(robot)

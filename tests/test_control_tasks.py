@@ -15,15 +15,23 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from wholebody.balance.cop import cop_in_contact_frame, zmp
+from wholebody.contacts import PointContact, SurfaceContact
 from wholebody.control import (
     AngularMomentumTask,
     ComTask,
+    CopTask,
+    DcmTask,
     FrameTask,
     LinearMomentumTask,
     PostureTask,
     RelativeFrameTask,
+    TorqueTask,
+    WholeBodyController,
+    ZmpTask,
 )
 from wholebody.errors import InvalidArgumentError
+from wholebody.spatial import Wrench
 
 EPS, TOL = 1e-6, 1e-6
 SEEDS = [0, 1, 2]
@@ -159,6 +167,127 @@ def test_com_and_momentum_tasks(humanoid, seed):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+def test_dcm_task(humanoid, seed):
+    """The DCM ``xi = c + dc/dt / omega`` from separate Pinocchio calls; its rate along
+    ``q(t) = integrate(q, t v)``, ``v(t) = v + t a`` is the task's ``J a + drift``."""
+    robot, omega = humanoid, 3.5
+    q, v = state(robot, seed)
+    a = np.random.default_rng(seed + 20).normal(size=robot.nv)
+    kin = robot.controller_pass()
+    task = DcmTask(omega=omega, gain=2.0)
+    kin(q, v)
+    task.update(kin)
+    m = robot.model
+
+    def xi(qq, vv):
+        d = m.createData()
+        c = pin.centerOfMass(m, d, qq).copy()
+        return c + pin.jacobianCenterOfMass(m, m.createData(), qq) @ vv / omega
+
+    close(task.dcm, xi(q, v), 1e-12)
+    for acc in (np.zeros(robot.nv), a):
+        rate = (
+            xi(pin.integrate(m, q, EPS * v), v + EPS * acc)
+            - xi(pin.integrate(m, q, -EPS * v), v - EPS * acc)
+        ) / (2 * EPS)
+        close(task.jacobian @ acc + task.drift, rate)
+    # Its law drives the DCM error down at the rate ``gain`` from the reference's rate.
+    task.set_reference(xi(q, v) + [0.1, -0.2, 0.0], velocity=[0.3, 0.0, 0.0])
+    task.update(kin)
+    close(task.desired, [0.3 + 0.2, -0.4, 0.0], 1e-12)
+
+
+def _contacts_controller(robot, q, v):
+    """A controller with the two soles (surface contacts) and a point contact on the left
+    hand at ``(q, v)``; random wrenches for its columns."""
+    ctrl = WholeBodyController(robot, torque_limits=False)
+    for f in ("left_sole", "right_sole"):
+        ctrl.add_contact(SurfaceContact(f, half_length=0.1, half_width=0.05, mu=0.7))
+    ctrl.add_contact(PointContact("left_hand", mu=0.5))
+    return ctrl
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_cop_and_zmp_tasks(humanoid, seed):
+    """CoP rows against the contact frame's CoP of ``balance.cop`` (its placement from a
+    separate Pinocchio call), the ZMP rows against ``balance.zmp`` of the contacts' total
+    wrench, at random configurations and wrenches; both rows are ``f_n (p - p_ref)``, and
+    their columns are the derivatives of that expression in the wrench (central
+    differences)."""
+    robot = humanoid
+    q, v = state(robot, seed)
+    rng = np.random.default_rng(seed + 30)
+    ctrl = _contacts_controller(robot, q, v)
+    ref = np.array([0.02, -0.01])
+    cop = ctrl.add_task(CopTask("right_sole", reference=ref))
+    zmp_task = ctrl.add_task(ZmpTask(reference=[0.1, 0.05], height=0.02))
+    ctrl.update(q, v, 0.0)
+    layout = ctrl.layout
+    x = rng.normal(size=layout.n) * 50.0
+    for s in layout.contacts:  # pressing: a CoP and a ZMP exist
+        x[s.columns.start : s.columns.start + 3] += (
+            1e3 * placement(robot, q, s.contact.frame).rotation[:, 2]
+        )
+
+    def cop_row(xx):
+        M = placement(robot, q, "right_sole")
+        w = xx[layout.contacts[1].columns]
+        local = np.r_[M.rotation.T @ w[:3], M.rotation.T @ w[3:]]
+        return local[2] * (cop_in_contact_frame(local) - ref)
+
+    def zmp_row(xx):
+        total = Wrench(np.zeros(3), np.zeros(3), np.zeros(3))
+        for s in layout.contacts:
+            w, p = xx[s.columns], placement(robot, q, s.contact.frame).translation
+            moment = w[3:] if len(w) == 6 else np.zeros(3)
+            total = total + Wrench(w[:3], moment, p).shift_to(np.zeros(3))
+        return total.force[2] * (zmp(total, height=0.02)[:2] - [0.1, 0.05])
+
+    close(cop.residual(x), cop_row(x), 1e-12)
+    close(zmp_task.residual(x), zmp_row(x), 1e-12)
+    for task, f in ((cop, cop_row), (zmp_task, zmp_row)):
+        columns = []
+        for i in range(layout.n):
+            e = np.zeros(layout.n)
+            e[i] = 1.0
+            columns.append((f(x + e) - f(x - e)) / 2.0)
+        close(task.jacobian, np.array(columns).T, 1e-9)
+        close(task.drift, np.zeros(2), 0.0)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_torque_task(humanoid, seed):
+    """``J x + drift`` is the joint torque ``rnea(q, v, a) - J_c^T w - J_e^T w_e`` of
+    Pinocchio's RNEA with the contact and external wrenches (world axes at the frames'
+    origins) as a second algorithm."""
+    robot = humanoid
+    q, v = state(robot, seed)
+    rng = np.random.default_rng(seed + 40)
+    ctrl = _contacts_controller(robot, q, v)
+    task = ctrl.add_task(TorqueTask(weight=1e-3))
+    push = rng.normal(size=6) * 20.0
+    ctrl.update(q, v, 0.0, external_wrenches={"right_hand": push})
+    layout = ctrl.layout
+    x = rng.normal(size=layout.n) * 30.0
+    m = robot.model
+    d = m.createData()
+    pin.framesForwardKinematics(m, d, q)
+    fext = [pin.Force.Zero() for _ in range(m.njoints)]
+    frames = [(s.contact.frame, x[s.columns]) for s in layout.contacts]
+    for frame, w in [*frames, ("right_hand", push)]:  # the wrenches on the robot
+        fid = m.getFrameId(frame)
+        w6 = np.r_[w, np.zeros(6 - len(w))]
+        p = d.oMf[fid].translation
+        at_origin = pin.Force(w6[:3], w6[3:] + np.cross(p, w6[:3]))
+        j = m.frames[fid].parentJoint
+        fext[j] += d.oMi[j].actInv(at_origin)
+    tau = pin.rnea(m, d, q, v, x[: robot.nv], fext)[6:]
+    close(task.jacobian @ x + task.drift, tau, 1e-10)
+    with pytest.raises(InvalidArgumentError, match=r"reference must be a vector of 19, got shape"):
+        task.set_reference(np.zeros(18))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_posture_task(humanoid, seed):
     robot = humanoid
     q, v = state(robot, seed)
@@ -177,12 +306,15 @@ def test_posture_task(humanoid, seed):
 
     close(-task.jacobian, fd_columns(robot, q, err))
     close(task.desired, 4.0 * err(q) - 2.0 * v[6:], 1e-12)
-    # The cost is sum_j w_j (a_j - desired_j)^2: P and q of the QP.
+    # The cost is sum_j w_j (a_j - desired_j)^2: P and q of the QP, in its diagonal form
+    # and in the rows' form (J^T diag(w) J, its row scales sqrt(w)).
     n = robot.nv
     P, qv = np.zeros((n, n)), np.zeros(n)
-    task.add_cost(P, qv)
+    task.add_cost_diagonal(np.einsum("ii->i", P), qv)
     np.testing.assert_allclose(np.diag(P)[6:], weights)
     np.testing.assert_allclose(qv[6:], -weights * task.desired)
+    J = task.jacobian * task._row_scale[:, None]
+    np.testing.assert_allclose(J.T @ J, P, rtol=0, atol=1e-15)
 
 
 def test_mask_and_bad_arguments(humanoid):
@@ -260,3 +392,22 @@ def test_posture_error_is_pinocchio_difference_on_either_path(humanoid):
             np.testing.assert_allclose(
                 task.error, pin.difference(model, q, ref)[6:], rtol=0, atol=1e-15
             )
+
+
+def test_a_contact_task_keeps_its_mask_while_its_contact_is_away(humanoid):
+    """A CoP task's mask outlives its contact's removal (no rows meanwhile, an empty
+    residual) and serves again when the contact is back."""
+    ctrl = WholeBodyController(humanoid)
+    for f in ("left_sole", "right_sole"):
+        ctrl.add_contact(SurfaceContact(f, half_length=0.1, half_width=0.05, mu=0.7))
+    cop = ctrl.add_task(CopTask("right_sole", mask=[1, 0]))
+    q, v = state(humanoid, 0)
+    ctrl.update(q, v, 0.0)
+    assert cop.size == 2 and cop.residual(ctrl.solve().x).shape == (1,)
+    ctrl.remove_contact("right_sole")
+    ctrl.update(q, v, 1e-3)
+    assert cop.size == 0 and cop.residual(ctrl.solve().x).shape == (0,)
+    ctrl.add_contact(SurfaceContact("right_sole", half_length=0.1, half_width=0.05, mu=0.7))
+    ctrl.update(q, v, 2e-3)
+    ctrl.solve()
+    np.testing.assert_array_equal(cop.mask, [True, False])

@@ -2,9 +2,11 @@
 
 * :class:`WholeBodyController`: tasks (:mod:`wholebody.control.tasks`), constraints
   (:mod:`wholebody.control.constraints`) and contacts added and removed at run time with
-  force ramps, solved each tick by daqp after one Pinocchio pass
+  force ramps, each hard or soft (a priority: 0 hard, 1, 2, ... a weighted cost of that
+  strict priority level), solved each tick by daqp after one Pinocchio pass
   (:meth:`wholebody.Robot.controller_pass`);
-* :mod:`wholebody.control.trajectories`: minimum-jerk and spline references for the tasks.
+* :mod:`wholebody.control.trajectories`: minimum-jerk and spline references for the tasks, and
+  walking references (:class:`FootstepPlan`, :class:`DcmTrajectory`, :class:`SwingFoot`).
 """
 
 from ._contact_state import ContactState
@@ -22,12 +24,26 @@ from .tasks import (
     AngularMomentumTask,
     ComTask,
     ContactForceTask,
+    CopTask,
+    DcmTask,
     FrameTask,
     LinearMomentumTask,
     PostureTask,
     RelativeFrameTask,
+    TorqueTask,
+    WrenchTask,
+    ZmpTask,
 )
-from .trajectories import MinimumJerk, MinimumJerkSE3, SE3Spline, SplineTrajectory
+from .trajectories import (
+    DcmTrajectory,
+    Footstep,
+    FootstepPlan,
+    MinimumJerk,
+    MinimumJerkSE3,
+    SE3Spline,
+    SplineTrajectory,
+    SwingFoot,
+)
 
 __all__ = [
     "AccelerationTask",
@@ -38,6 +54,11 @@ __all__ = [
     "ContactState",
     "ControlLayout",
     "ControlSolution",
+    "CopTask",
+    "DcmTask",
+    "DcmTrajectory",
+    "Footstep",
+    "FootstepPlan",
     "FrameTask",
     "FrictionCones",
     "JointBounds",
@@ -49,6 +70,10 @@ __all__ = [
     "RelativeFrameTask",
     "SE3Spline",
     "SplineTrajectory",
+    "SwingFoot",
     "TorqueLimits",
+    "TorqueTask",
     "WholeBodyController",
+    "WrenchTask",
+    "ZmpTask",
 ]

@@ -20,7 +20,10 @@ class ContactState:
     ``J a + dJ/dt v = kp e - kd J v`` (world-aligned axes at its origin; 3 rows for a point,
     6 for a surface contact), ``e`` the frame's error to the placement it had when it became
     active (``(p_ref - p, R log3(R^T R_ref))``): the PD stabilises the drift of a contact
-    held in simulation or on hardware (``kp = kd = 0`` asks for zero acceleration).
+    held in simulation or on hardware (``kp = kd = 0`` asks for zero acceleration). A *rigid*
+    contact (``priority`` 0) holds these rows as equalities; a *soft* one makes them a cost
+    ``weight * || J a + dJ/dt v - (kp e - kd J v) ||^2`` of its priority level (its wrench
+    still bounded by its cone and normal force bounds).
 
     The normal force is bounded by ``f_min <= n^T f <= f_max(t)``. ``f_max(t)`` ramps:
 
@@ -57,7 +60,14 @@ class ContactState:
         ``(f_min, f_max)`` [N] of the last update.
     normal : ndarray (3,)
         The contact normal in the frame's axes.
+    priority : int
+        0 rigid, 1, 2, ...: soft, at that priority level.
+    weight : float
+        A soft contact's weight [1/(m/s^2)^2].
     """
+
+    #: Its rows in a level's stack (a soft contact) are acceleration rows.
+    over_wrenches = False
 
     def __init__(
         self,
@@ -70,6 +80,8 @@ class ContactState:
         ramp: float,
         ramp_force: float,
         reference: pin.SE3 | None,
+        priority: int = 0,
+        weight: float = 1.0,
     ):
         self.contact = contact
         self.name = contact.name
@@ -78,6 +90,9 @@ class ContactState:
         # Own buffers until the controller binds this contact to its stacked rows.
         self._bind_own()
         self.kp, self.kd = kp, kd
+        self.priority, self.weight = int(priority), float(weight)
+        # As rows of its level's stack (soft): the row scales a task has.
+        self._row_scale, self._scale_version = np.full(self.size, np.sqrt(self.weight)), 0
         self.min_normal_force = float(min_normal_force)
         self.max_normal_force = float(max_normal_force)
         if not (0 <= self.min_normal_force <= self.max_normal_force):

@@ -45,8 +45,11 @@ class ControlLayout:
     kp, kd : ndarray, shape (r,)
         Their gains, per row.
     rhs : ndarray, shape (r,)
-        ``desired - drift``: the right-hand side of ``J_c a = rhs`` (a view of the QP's
-        bounds of those rows, written when the rows are).
+        ``desired - drift``: the right-hand side of ``J_c a = rhs`` (of the rigid contacts'
+        rows: a view of the QP's bounds of those rows where every contact is rigid).
+    bias : ndarray, shape (nv,)
+        ``b = h - sum_e J_e^T w_e``: the nonlinear effects less the generalized forces of
+        the update's measured external wrenches, the ``b`` of ``M a + b = S^T tau + J_c^T w``.
     """
 
     nv: int
@@ -65,3 +68,4 @@ class ControlLayout:
     kd: Array = field(default_factory=lambda: np.zeros(0))
     desired: Array = field(default_factory=lambda: np.zeros(0))
     rhs: Array = field(default_factory=lambda: np.zeros(0))
+    bias: Array = field(default_factory=lambda: np.zeros(0))

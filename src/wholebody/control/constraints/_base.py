@@ -32,11 +32,19 @@ class Constraint:
     ----------
     name : str
     lazy : bool
-        Whether the rows may be left out as above (class default False).
+        Whether the rows may be left out as above (class default False; a soft constraint
+        is never left out).
+    priority : int
+        0: hard; 1, 2, ...: soft, its rows' violation a cost of that priority level (set by
+        :meth:`~wholebody.control.WholeBodyController.add_constraint`).
+    weight : float
+        A soft constraint's cost per unit of violation of each row (its slack).
     """
 
     name = "constraint"
     lazy = False
+    priority = 0
+    weight = 1.0
 
     def rows(self, kin: ControllerPass, layout: ControlLayout) -> int:  # pragma: no cover
         """Number of rows for this layout of active contacts."""

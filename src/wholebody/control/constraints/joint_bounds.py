@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ...errors import InvalidArgumentError
+from .._inputs import as_vector
 from ._base import Constraint
 
 if TYPE_CHECKING:
@@ -91,10 +92,20 @@ class JointBounds(Constraint):
         self._vi = np.arange(6, nv)
 
         def vec(x: ArrayLike | None, default: Array, what: str) -> Array:
-            out = default if x is None else np.broadcast_to(np.asarray(x, float), (nu,)).copy()
-            if out.shape != (nu,) or np.any(np.isnan(out)):
-                raise InvalidArgumentError(f"{what} must have shape ({nu},), got {out.shape}")
-            return out.astype(float)
+            if x is None:
+                return default.astype(float)
+            try:
+                if np.iscomplexobj(x):
+                    raise TypeError
+                out = np.broadcast_to(np.asarray(x, float), (nu,)).copy()
+            except (TypeError, ValueError):
+                raise InvalidArgumentError(
+                    f"{what} must be a number or a vector of {nu} real numbers, got {x!r}"
+                ) from None
+            bad = np.flatnonzero(np.isnan(out))
+            if len(bad):
+                raise InvalidArgumentError(f"{what}: entries {bad[:10].tolist()} are NaN")
+            return out
 
         lo = np.where(qi >= 0, model.lowerPositionLimit[np.maximum(qi, 0)], -np.inf)
         hi = np.where(qi >= 0, model.upperPositionLimit[np.maximum(qi, 0)], np.inf)
@@ -122,9 +133,17 @@ class JointBounds(Constraint):
         self._pattern: Array | None = None  # the rows whose pattern is written
 
     def bounds(self, q_joints: ArrayLike, v_joints: ArrayLike) -> tuple[Array, Array]:
-        """``(lower, upper)`` acceleration bounds (nv - 6,) at joint positions and velocities."""
-        q, v = np.asarray(q_joints, float), np.asarray(v_joints, float)
-        lower, upper = np.empty(len(q)), np.empty(len(q))
+        """``(lower, upper)`` acceleration bounds (nv - 6,) at joint positions and velocities
+        (nv - 6,) [rad or m, rad/s or m/s].
+
+        Raises
+        ------
+        InvalidArgumentError
+            A position or velocity that is not a finite vector of nv - 6.
+        """
+        nu = len(self.acceleration_limit)
+        q, v = as_vector(q_joints, nu, "q_joints"), as_vector(v_joints, nu, "v_joints")
+        lower, upper = np.empty(nu), np.empty(nu)
         self._bounds_into(q, v, lower, upper)
         return lower, upper
 

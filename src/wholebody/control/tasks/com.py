@@ -6,7 +6,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ...robot import ControllerPass
-from ._base import ZERO3, AccelerationTask, as_gains, as_vector, pd_acceleration
+from .._inputs import as_vector
+from ._base import ZERO3, AccelerationTask, as_gains, pd_acceleration
 
 
 class ComTask(AccelerationTask):
@@ -50,11 +51,16 @@ class ComTask(AccelerationTask):
         acceleration: ArrayLike | None = None,
     ) -> None:
         """CoM reference [m], its velocity [m/s] and acceleration [m/s^2], world axes."""
-        self.reference = as_vector(position, 3, "position")
-        self.reference_velocity = ZERO3 if velocity is None else as_vector(velocity, 3, "velocity")
-        self.reference_acceleration = (
-            ZERO3 if acceleration is None else as_vector(acceleration, 3, "acceleration")
+        self.reference = as_vector(position, 3, f"task {self.name!r}: position")
+        self.reference_velocity = (
+            ZERO3 if velocity is None else as_vector(velocity, 3, f"task {self.name!r}: velocity")
         )
+        self.reference_acceleration = (
+            ZERO3
+            if acceleration is None
+            else as_vector(acceleration, 3, f"task {self.name!r}: acceleration")
+        )
+        self._feedforward(ZERO3)
 
     def update(self, kin: ControllerPass) -> None:
         # The pass's arrays (views of its data): the last update's.
@@ -68,7 +74,4 @@ class ComTask(AccelerationTask):
         if self.reference is None:
             self.reference = position.copy()
         self.error = error = self.reference - position
-        self.desired = pd_acceleration(
-            self.kp, self.kd, error, velocity, self.reference_velocity,
-            self.reference_acceleration,
-        )  # fmt: skip
+        self.desired = pd_acceleration(self.kp, self.kd, error, velocity, self._feedforward(ZERO3))

@@ -7,7 +7,8 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from ...robot import ControllerPass
-from ._base import ZERO6, AccelerationTask, as_gains, as_vector, pd_acceleration
+from .._inputs import as_placement, as_vector
+from ._base import ZERO6, AccelerationTask, as_gains, pd_acceleration
 
 
 class FrameTask(AccelerationTask):
@@ -48,6 +49,7 @@ class FrameTask(AccelerationTask):
     ):
         super().__init__(name or frame, 6, weight=weight, mask=mask)
         self.frame = str(frame)
+        self.frames = (self.frame,)
         self.kp, self.kd = as_gains(kp, 6, "kp"), as_gains(kd, 6, "kd")
         self.reference: pin.SE3 | None = None
         self.reference_velocity = ZERO6
@@ -66,16 +68,24 @@ class FrameTask(AccelerationTask):
         acceleration: ArrayLike | None = None,
     ) -> None:
         """Reference placement (world), twist and acceleration ``(linear, angular)`` in
-        world-aligned axes at the frame origin [m/s, rad/s; m/s^2, rad/s^2]; zeros if omitted."""
-        self.reference = (
-            placement.copy()
-            if isinstance(placement, pin.SE3)
-            else pin.SE3(np.asarray(placement, dtype=float))
+        world-aligned axes at the frame origin [m/s, rad/s; m/s^2, rad/s^2]; zeros if omitted.
+
+        Raises
+        ------
+        InvalidArgumentError
+            A placement that is not finite or whose rotation is not one, or a twist or
+            acceleration that is not a finite vector of 6.
+        """
+        self.reference = as_placement(placement, f"task {self.name!r}: reference")
+        self.reference_velocity = (
+            ZERO6 if velocity is None else as_vector(velocity, 6, f"task {self.name!r}: velocity")
         )
-        self.reference_velocity = ZERO6 if velocity is None else as_vector(velocity, 6, "velocity")
         self.reference_acceleration = (
-            ZERO6 if acceleration is None else as_vector(acceleration, 6, "acceleration")
+            ZERO6
+            if acceleration is None
+            else as_vector(acceleration, 6, f"task {self.name!r}: acceleration")
         )
+        self._feedforward(ZERO6)
 
     def update(self, kin: ControllerPass) -> None:
         if self._fid is None:
@@ -95,6 +105,4 @@ class FrameTask(AccelerationTask):
         np.subtract(self._ref_p, M.translation, out=self._err_p)
         # R log3(R^T R_ref) = log3(R_ref R^T): the rotation error in world axes.
         self._err_r[...] = pin.log3(self._ref_R.dot(M.rotation.T))
-        self.desired = pd_acceleration(
-            self.kp, self.kd, err, twist, self.reference_velocity, self.reference_acceleration
-        )
+        self.desired = pd_acceleration(self.kp, self.kd, err, twist, self._feedforward(ZERO6))

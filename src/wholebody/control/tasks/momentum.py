@@ -6,7 +6,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ...robot import ControllerPass
-from ._base import AccelerationTask, as_gains, as_vector
+from .._inputs import as_vector
+from ._base import AccelerationTask, as_gains
 
 
 class _MomentumTask(AccelerationTask):
@@ -24,8 +25,10 @@ class _MomentumTask(AccelerationTask):
 
     def set_reference(self, momentum: ArrayLike, rate: ArrayLike | None = None) -> None:
         """Reference momentum (3,) and its rate (3,), world axes (default zero rate)."""
-        self.reference = as_vector(momentum, 3, "momentum")
-        self.reference_rate = np.zeros(3) if rate is None else as_vector(rate, 3, "rate")
+        self.reference = as_vector(momentum, 3, f"task {self.name!r}: momentum")
+        self.reference_rate = (
+            np.zeros(3) if rate is None else as_vector(rate, 3, f"task {self.name!r}: rate")
+        )
 
     def update(self, kin: ControllerPass) -> None:
         # Views of the pass's buffers (the last update's values), made again only when the

@@ -8,7 +8,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from ...errors import InvalidArgumentError, StateError
 from ...robot import ControllerPass
-from ._base import AccelerationTask, as_gains, as_vector
+from .._inputs import as_vector
+from ._base import AccelerationTask, as_gains
 
 Array = NDArray[np.float64]
 
@@ -26,7 +27,8 @@ class PostureTask(AccelerationTask):
 
     Error ``difference(q, q_ref)[6:]`` (joint space, on the configuration manifold), desired
     acceleration ``a_ref + kp e + kd (v_ref - v[6:])``; cost
-    ``weight * sum_j w_j (a_j - desired_j)^2``.
+    ``weight * sum_j w_j (a_j - desired_j)^2`` (Jacobian ``[0 I]``, rows of the joints of
+    nonzero weight).
 
     Parameters
     ----------
@@ -48,9 +50,15 @@ class PostureTask(AccelerationTask):
         name: str = "posture",
     ):
         super().__init__(name, 0, weight=weight)
-        self._kp, self._kd, self._jw = kp, kd, joint_weights
+        for gain, what in ((kp, "kp"), (kd, "kd")):  # checked now, sized at _bind
+            as_gains(gain, np.size(gain), f"task {name!r}: {what}")
+        self._kp, self._kd, self._jw = kp, kd, None
+        if joint_weights is not None:  # a finite vector now, its size and signs at _bind
+            self._jw = as_vector(joint_weights, None, f"task {name!r}: joint_weights")
         self._joint_weights: Array | None = None
         self._cost_weights, self._cost_version = np.zeros(0), -1  # weight * joint weights
+        self._views: tuple[Array, ...] = (np.zeros(0), np.zeros(0))  # of add_cost_diagonal
+        self._nq = 0  # the model's nq, known from the first update
         self.reference: Array | None = None
         self.reference_velocity: Array | None = None
         self.reference_acceleration: Array | None = None
@@ -62,12 +70,21 @@ class PostureTask(AccelerationTask):
         acceleration: ArrayLike | None = None,
     ) -> None:
         """Reference configuration (nq,) (its base part is ignored), joint velocities and
-        accelerations (nv - 6,) [rad/s, rad/s^2]."""
-        self.reference = np.asarray(q, dtype=float).copy()
-        self.reference_velocity = None if velocity is None else np.asarray(velocity, float)
-        self.reference_acceleration = (
-            None if acceleration is None else np.asarray(acceleration, float)
-        )
+        accelerations (nv - 6,) [rad/s, rad/s^2].
+
+        Raises
+        ------
+        InvalidArgumentError
+            A value that is not finite, or (once the task has seen the robot) of the wrong
+            size.
+        """
+        nq, nu = (self._nq, self.size) if self._nq else (None, None)
+        self.reference = self._vector(q, nq, "reference")
+        self.reference_velocity = self._vector(velocity, nu, "reference velocity")
+        self.reference_acceleration = self._vector(acceleration, nu, "reference acceleration")
+
+    def _vector(self, value: ArrayLike | None, size: int | None, what: str) -> Array | None:
+        return None if value is None else as_vector(value, size, f"task {self.name!r}: {what}")
 
     @property
     def joint_weights(self) -> Array | None:
@@ -80,12 +97,8 @@ class PostureTask(AccelerationTask):
     @joint_weights.setter
     def joint_weights(self, value: ArrayLike) -> None:
         if self._joint_weights is None and self.size == 0:  # not sized yet: at _bind
-            try:
-                self._jw = np.array(value, dtype=float)  # a copy, checked at _bind
-            except (TypeError, ValueError):
-                raise InvalidArgumentError(
-                    f"joint_weights must be a vector of numbers, got {value!r}"
-                ) from None
+            # A finite vector now (a copy), its size and signs at _bind.
+            self._jw = as_vector(value, None, f"task {self.name!r}: joint_weights")
             return
         weights = np.array(as_gains(value, self.size, "joint_weights"))  # a copy
         weights.setflags(write=False)
@@ -98,8 +111,15 @@ class PostureTask(AccelerationTask):
             raise StateError(f"task {self.name!r}: update it before forming its cost")
         return weights
 
+    def _rescale(self) -> None:
+        # sqrt(weight * w_j) per joint row (the stacked form of the cost).
+        super()._rescale()
+        if self._joint_weights is not None:
+            self._row_scale *= np.sqrt(self._joint_weights)
+
     def _bind(self, kin: ControllerPass) -> None:
         nu = kin.nv - 6
+        self._nq = kin.nq
         self.size = nu
         self.kp, self.kd = as_gains(self._kp, nu, "kp"), as_gains(self._kd, nu, "kd")
         self._joint_weights = None
@@ -141,26 +161,30 @@ class PostureTask(AccelerationTask):
         if self.reference_velocity is None:
             self.desired = self.kp * self.error - self.kd * kin.v[6:]
         else:
-            vref = as_vector(self.reference_velocity, nu, "reference velocity")
+            vref = as_vector(self.reference_velocity, nu, f"task {self.name!r}: reference velocity")
             self.desired = self.kp * self.error + self.kd * (vref - kin.v[6:])
         if self.reference_acceleration is not None:
-            self.desired += as_vector(self.reference_acceleration, nu, "reference acceleration")
-
-    def add_cost(self, P: Array, q: Array) -> None:
-        self.add_cost_diagonal(np.einsum("ii->i", P), q)
+            self.desired += as_vector(
+                self.reference_acceleration, nu, f"task {self.name!r}: reference acceleration"
+            )
 
     def add_cost_diagonal(self, diagonal: Array, q: Array) -> None:
-        """:meth:`add_cost` given a writable view of ``P``'s diagonal (the cost is diagonal):
-        ``weight * w_j`` on each joint's acceleration, ``-weight w_j desired_j`` in ``q``."""
+        """Add the cost to ``x^T P x / 2 + q^T x`` given a writable view of ``P``'s diagonal
+        (the cost is diagonal): ``weight * w_j`` on each joint's acceleration (the rows that
+        count), ``-weight w_j desired_j`` in ``q``."""
         if self._weight:
             if self._cost_version != self._scale_version:  # weight or joint weights changed
-                self._cost_weights = self._weight * self._bound_weights()
+                self._bound_weights()
+                self._cost_weights = np.square(self._row_scale)
                 self._cost_version = self._scale_version
-            w = self._cost_weights.copy()
-            end = self.jacobian.shape[1]
-            diagonal[6:end] += w
-            w *= self.desired
-            q[6:end] -= w
+            views = self._views
+            if views[0] is not diagonal or views[1] is not q:  # the joints' views, made once
+                end = self.jacobian.shape[1]
+                views = self._views = (diagonal, q, diagonal[6:end], q[6:end], np.zeros(end - 6))
+            _, _, d, qj, w = views
+            d += self._cost_weights
+            np.multiply(self._cost_weights, self.desired, out=w)
+            qj -= w
 
     def residual(self, a: ArrayLike) -> Array:
         return (np.asarray(a, dtype=float)[6:] - self.desired)[self.mask]

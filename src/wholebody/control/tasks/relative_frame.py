@@ -7,7 +7,8 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from ...robot import ControllerPass
-from ._base import AccelerationTask, as_gains, as_vector
+from .._inputs import as_placement, as_vector
+from ._base import AccelerationTask, as_gains
 
 
 class RelativeFrameTask(AccelerationTask):
@@ -41,6 +42,7 @@ class RelativeFrameTask(AccelerationTask):
     ):
         super().__init__(name or f"{frame_b}_in_{frame_a}", 6, weight=weight, mask=mask)
         self.frame_a, self.frame_b = str(frame_a), str(frame_b)
+        self.frames = (self.frame_a, self.frame_b)
         self.kp, self.kd = as_gains(kp, 6, "kp"), as_gains(kd, 6, "kd")
         self.reference: pin.SE3 | None = None
         self.reference_velocity = np.zeros(6)
@@ -56,16 +58,16 @@ class RelativeFrameTask(AccelerationTask):
         acceleration: ArrayLike | None = None,
     ) -> None:
         """Reference ``M_AB`` and B's relative twist / acceleration in B's axes."""
-        self.reference = (
-            placement.copy()
-            if isinstance(placement, pin.SE3)
-            else pin.SE3(np.asarray(placement, dtype=float))
-        )
+        self.reference = as_placement(placement, f"task {self.name!r}: reference")
         self.reference_velocity = (
-            np.zeros(6) if velocity is None else as_vector(velocity, 6, "velocity")
+            np.zeros(6)
+            if velocity is None
+            else as_vector(velocity, 6, f"task {self.name!r}: velocity")
         )
         self.reference_acceleration = (
-            np.zeros(6) if acceleration is None else as_vector(acceleration, 6, "acceleration")
+            np.zeros(6)
+            if acceleration is None
+            else as_vector(acceleration, 6, f"task {self.name!r}: acceleration")
         )
 
     def update(self, kin: ControllerPass) -> None:
