@@ -16,6 +16,8 @@ from .core import (
     format_names,
     format_value,
     format_vector,
+    rejected,
+    rotate_wrenches,
     skew_batch,
 )
 
@@ -35,15 +37,7 @@ _ITERATIONS = 6
 def _rotated(d: DiagnosisData, E: Array) -> Array:
     """The wrenches (S, k, 6) read by sensors turned by ``E`` (k, 3, 3) in their contact
     frames, brought back: ``R E R^T w`` for force and moment."""
-    local = d.local(d.wrenches)
-    turned = np.concatenate(
-        [
-            np.einsum("kij,skj->ski", E, local[..., :3]),
-            np.einsum("kij,skj->ski", E, local[..., 3:]),
-        ],
-        axis=2,
-    )
-    return d.world(turned)
+    return d.world(rotate_wrenches(E, d.local(d.wrenches), "kij,skj->ski"))
 
 
 def _fit_rotations(d: DiagnosisData, which: list[int]) -> tuple[Array, Array, Array]:
@@ -95,15 +89,12 @@ def sensor_rotations(d: DiagnosisData) -> list[Finding]:
         names = [d.names[j] for j in which]
         angles = np.linalg.norm(vectors, axis=1)
         if not np.all(np.isfinite(angles)) or angles.max(initial=0.0) > MAX_SENSOR_ANGLE:
-            out.append(
-                Finding(
-                    "sensor_rotation",
-                    0.0,
-                    f"fitted sensor rotations of "
-                    f"{format_vector(angles, 'degrees', np.rad2deg(1.0))} ({format_names(names)}) "
-                    f"are beyond {np.rad2deg(MAX_SENSOR_ANGLE):.0f}: not a mounting error",
-                    {"contacts": names},
-                )
+            out += rejected(
+                "sensor_rotation",
+                f"fitted sensor rotations of "
+                f"{format_vector(angles, 'degrees', np.rad2deg(1.0))} ({format_names(names)}) "
+                f"are beyond {np.rad2deg(MAX_SENSOR_ANGLE):.0f}: not a mounting error",
+                contacts=names,
             )
             continue
         parts = []
@@ -149,15 +140,12 @@ def gravity_tilt(d: DiagnosisData) -> list[Finding]:
     axis = np.cross(g, tilted)
     angle = float(np.arctan2(np.linalg.norm(axis), g @ tilted))
     if angle > MAX_TILT:
-        return [
-            Finding(
-                "gravity_tilt",
-                0.0,
-                f"a fitted tilt of gravity of {np.rad2deg(angle):.1f} degrees is beyond "
-                f"{np.rad2deg(MAX_TILT):.0f}: not a tilted ground",
-                {"tilt_degrees": float(np.rad2deg(angle))},
-            )
-        ]
+        return rejected(
+            "gravity_tilt",
+            f"a fitted tilt of gravity of {np.rad2deg(angle):.1f} degrees is beyond "
+            f"{np.rad2deg(MAX_TILT):.0f}: not a tilted ground",
+            tilt_degrees=float(np.rad2deg(angle)),
+        )
     vector = axis / max(float(np.linalg.norm(axis)), 1e-300) * angle
     # Standard errors from the linearised fit (rotation delta: d(m g') = -m [g] delta); the
     # component along g changes nothing and is unobservable.

@@ -30,7 +30,10 @@ __all__ = [
     "LinearFit",
     "linear_fit",
     "LENGTH_SCALE",
+    "WEIGHTS",
     "finding_of",
+    "rejected",
+    "rotate_wrenches",
     "Hypothesis",
     "skew_batch",
     "format_value",
@@ -42,7 +45,8 @@ __all__ = [
 Array = NDArray[np.float64]
 #: Moments are divided by this length [m] to compare them with forces (a foot's size).
 LENGTH_SCALE = 0.1
-_WEIGHTS = np.array([1.0, 1.0, 1.0, 1 / LENGTH_SCALE, 1 / LENGTH_SCALE, 1 / LENGTH_SCALE])
+#: Each residual row's weight: moments divided by :data:`LENGTH_SCALE`.
+WEIGHTS = np.array([1.0, 1.0, 1.0, 1 / LENGTH_SCALE, 1 / LENGTH_SCALE, 1 / LENGTH_SCALE])
 #: The lag search of the causes tries up to this many samples each way: the wrench rows a
 #: check gives the diagnosis (``log_wrenches``) reach this far beyond its kept samples.
 MAX_LAG_SAMPLES = 50
@@ -480,37 +484,21 @@ class DiagnosisData:
             gain *= 1.0 - 0.5 * max(0.0, cone_share - self.base_cone_share)
         return float(gain), cone_share
 
-    def explained(self, hypothesis: Hypothesis | Array) -> float:
-        """The first value of :meth:`judge`."""
-        return self.judge(hypothesis)[0]
-
-    def contact_wrench_terms(self) -> Array:
-        """Each contact's wrench about the CoM, (S, k, 6): the columns of gain fits."""
-        f = self.wrenches[..., :3]
-        tau = self.wrenches[..., 3:] + cross(self.positions - self.com[:, None], f)
-        return np.concatenate([f, tau], axis=2)
-
     def local(self, W: Array) -> Array:
         """Wrenches (S, k, 6) expressed in each contact frame's axes."""
-        RT = np.swapaxes(self.rotations, -1, -2)
-        return np.concatenate(
-            [
-                np.einsum("skij,skj->ski", RT, W[..., :3]),
-                np.einsum("skij,skj->ski", RT, W[..., 3:]),
-            ],
-            axis=2,
-        )
+        return rotate_wrenches(np.swapaxes(self.rotations, -1, -2), W)
 
     def world(self, W_local: Array) -> Array:
         """Wrenches (S, k, 6) from each contact frame's axes to world axes."""
-        R = self.rotations
-        return np.concatenate(
-            [
-                np.einsum("skij,skj->ski", R, W_local[..., :3]),
-                np.einsum("skij,skj->ski", R, W_local[..., 3:]),
-            ],
-            axis=2,
-        )
+        return rotate_wrenches(self.rotations, W_local)
+
+
+def rotate_wrenches(R: Array, W: Array, subscripts: str = "skij,skj->ski") -> Array:
+    """Force and moment of the wrenches ``W`` (..., 6) each turned by ``R`` (``subscripts``:
+    the product's, per sample and contact by default)."""
+    return np.concatenate(
+        [np.einsum(subscripts, R, W[..., :3]), np.einsum(subscripts, R, W[..., 3:])], axis=-1
+    )
 
 
 @dataclass(frozen=True)
@@ -540,8 +528,8 @@ def linear_fit(r0: Array, D: Array, rows: NDArray[np.intp], *, rtol: float = 1e-
     value is below ``rtol`` times the largest are unobservable: left at zero and reported.
     """
     p = D.shape[2]
-    A = (D[rows] * _WEIGHTS[None, :, None]).reshape(-1, p)
-    b = -(r0[rows] * _WEIGHTS).reshape(-1)
+    A = (D[rows] * WEIGHTS[None, :, None]).reshape(-1, p)
+    b = -(r0[rows] * WEIGHTS).reshape(-1)
     finite = np.isfinite(A).all(axis=1) & np.isfinite(b)
     A, b = A[finite], b[finite]
     if not len(b):
@@ -585,6 +573,11 @@ def format_vector(values: Any, unit: str, scale: float = 1.0, digits: int = 3) -
 def format_names(names: Any) -> str:
     """``"'a', 'b'"``: names quoted and joined, for messages read by people."""
     return ", ".join(repr(str(n)) for n in names)
+
+
+def rejected(cause: str, message: str, **parameters: object) -> list[Finding]:
+    """A cause whose fitted values are no such fault (beyond its bounds): it explains nothing."""
+    return [Finding(cause, 0.0, message, dict(parameters))]
 
 
 def finding_of(
