@@ -45,8 +45,13 @@ check: lint typecheck docs
 
 # Every simulator with a recorder (wholebody.sim), installed into .venv, then their tests
 # (each skips when its engine is missing; `make test` runs MuJoCo, PyBullet and Drake).
-# Genesis (pulls torch) compiles its kernels for minutes: its tests are marked slow.
+# Genesis needs torch: the CPU build is installed first (PyPI's Linux torch is a CUDA build of
+# several GB); `make test-engines TORCH_INDEX=` takes PyPI's, or set your own index.
+# Genesis compiles its kernels for minutes: its tests are marked slow.
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 test-engines: $(BIN)/.installed-dev
+	$(BIN)/python -c 'import torch' 2>/dev/null || $(BIN)/python -m pip install --quiet torch \
+		$(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(BIN)/python -m pip install --quiet -e '.[dev,engines,genesis]'
 	$(BIN)/python -m pytest -n 2 --dist loadfile tests/test_mujoco.py tests/test_sim_*.py
 	$(BIN)/python -m pytest -n 0 -m slow tests/test_sim_genesis.py \

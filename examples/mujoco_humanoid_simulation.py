@@ -32,7 +32,7 @@ from wholebody.sim.mujoco import (
     MujocoStateMap,
     contact_wrenches_on_bodies,
     import_mujoco,
-    mujoco_model_from_urdf,
+    mujoco_spec_for_robot,
     trajectory_from_mujoco,
 )
 from wholebody.trajectory import Trajectory
@@ -109,7 +109,7 @@ def simulate(
     ``scenario``: "squat", "stand" or "single_support" (see :data:`SCENARIOS`).
     """
     targets = SCENARIOS[scenario]
-    m = mujoco_model_from_urdf(robot.source, floor=True, timestep=DT)
+    m = mujoco_spec_for_robot(robot, timestep=DT, solver_tolerance=None).compile()
     d = mujoco.MjData(m)
     smap = MujocoStateMap(robot, m)
     # Start in the squat posture with the soles on the floor.

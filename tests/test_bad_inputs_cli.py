@@ -164,7 +164,7 @@ CASES = [
         "dask-timeout-zero",
         ["check", "{log}", "--config", "{profile}", "--dask", "x:1", "--dask-timeout", "0"],
         2,
-        "argument --dask-timeout: must be a positive number of seconds, got '0'",
+        "argument --dask-timeout: must be a finite number > 0, got '0'",
     ),
     ("unknown-command", ["chek", "{log}"], 2, "invalid choice: 'chek'"),
     (
@@ -229,19 +229,19 @@ CASES = [
         "contacts-min-contact-negative",
         ["contacts", "{short}", "--config", "{profile}", "--min-contact", "-1"],
         2,
-        "argument --min-contact: must be >= 0, got '-1'",
+        "argument --min-contact: must be a finite number >= 0, got '-1'",
     ),
     (
         "contacts-min-flight-nan",
         ["contacts", "{short}", "--config", "{profile}", "--min-flight", "nan"],
         2,
-        "argument --min-flight: expected a finite number, got 'nan'",
+        "argument --min-flight: must be a finite number >= 0, got 'nan'",
     ),
     (
         "contacts-residual-zero",
         ["contacts", "{short}", "--config", "{profile}", "--residual-tolerance", "0"],
         2,
-        "argument --residual-tolerance: must be > 0, got '0'",
+        "argument --residual-tolerance: must be a finite number > 0, got '0'",
     ),
     (
         "contacts-output-not-npz",
@@ -284,7 +284,7 @@ CASES = [
         "contacts-height-on-negative",
         ["contacts", "{short}", "--config", "{profile}", "--height-on", "-1", "-o", "{tmp}/h.npz"],
         2,
-        "argument --height-on: must be >= 0, got '-1'",
+        "argument --height-on: must be a finite number >= 0, got '-1'",
     ),
     (
         "contacts-output-an-existing-folder",

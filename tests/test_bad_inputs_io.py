@@ -1689,7 +1689,7 @@ CALIBRATION_CASES: list[tuple[str, bytes, str]] = [
     (
         "gain-true",
         (CAL_HEAD + CAL_CONTACT + "gain = true\n").encode(),
-        "contacts.left_sole: 'gain' must be a number, got bool True",
+        "contacts.left_sole: 'gain' must be a number, got a boolean True",
     ),
     (
         "gain-nan",
@@ -1699,12 +1699,12 @@ CALIBRATION_CASES: list[tuple[str, bytes, str]] = [
     (
         "gain-string",
         (CAL_HEAD + CAL_CONTACT + 'gain = "0.1"\n').encode(),
-        "contacts.left_sole: 'gain' must be a number, got str '0.1'",
+        "contacts.left_sole: 'gain' must be a number, got a string '0.1'",
     ),
     (
         "offset-true",
         (CAL_HEAD + "[contacts.left_sole]\nforce_offset = [true, 0.0, 0.0]\n").encode(),
-        "contacts.left_sole: 'force_offset'[0] must be a number, got bool True",
+        "contacts.left_sole: 'force_offset'[0] must be a number, got a boolean True",
     ),
     (
         "torque-nan",
@@ -1714,7 +1714,7 @@ CALIBRATION_CASES: list[tuple[str, bytes, str]] = [
     (
         "torque-true",
         (CAL_HEAD + "[torque_offsets]\nleft_knee = true\n").encode(),
-        "torque_offsets.left_knee must be a number, got bool True",
+        "torque_offsets.left_knee must be a number, got a boolean True",
     ),
     ("not-utf8", CAL_HEAD.encode() + b"# \xff\xfe\n", "c.toml: not UTF-8 text"),
     ("contacts-number", (CAL_HEAD + "contacts = 5\n").encode(), "'contacts' must be a table"),

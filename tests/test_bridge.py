@@ -265,9 +265,7 @@ def test_resolved_meshes_that_mujoco_cannot_read_are_stripped(stand_example):
 
 
 def test_recorder_finds_contacts_by_site_or_refuses_with_the_fix(humanoid):
-    from wholebody.sim.mujoco import mujoco_model_from_urdf
-
-    m = mujoco_model_from_urdf(humanoid.source, floor=True)
+    m = mujoco_spec_for_robot(humanoid).compile()  # no contacts: no sites
     sole = SurfaceContact("left_sole", half_length=0.12, half_width=0.05, mu=1.0)
     with pytest.raises(ModelError, match="no site 'wb_contact_left_sole'.*mujoco_spec_for_robot"):
         MujocoRecorder(humanoid, m, [sole])

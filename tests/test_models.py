@@ -62,9 +62,9 @@ def test_example_robot_data_humanoids_load(name):
 
 def test_humanoid_simulates_in_mujoco(humanoid):
     mujoco = pytest.importorskip("mujoco")
-    from wholebody.sim.mujoco import mujoco_model_from_urdf
+    from wholebody.sim.mujoco import mujoco_spec_for_robot
 
-    model = mujoco_model_from_urdf(humanoid.source, floor=True)
+    model = mujoco_spec_for_robot(humanoid, solver_tolerance=None, timestep=0.002).compile()
     data = mujoco.MjData(model)
     data.qpos[2] = wb.models.HUMANOID_STANDING_HEIGHT + 0.01
     for _ in range(200):

@@ -17,9 +17,19 @@ from numpy.testing import assert_allclose
 import wholebody as wb
 
 mujoco = pytest.importorskip("mujoco")
-from wholebody.sim.mujoco import MujocoStateMap, mujoco_mass_matrix, mujoco_model_from_urdf  # noqa: E402
+from wholebody.sim.mujoco import (  # noqa: E402
+    MujocoStateMap,
+    mujoco_mass_matrix,
+    mujoco_spec_for_robot,
+)
 
 RTOL = 1e-9
+
+
+def _model(robot):
+    return mujoco_spec_for_robot(
+        robot, floor=False, timestep=0.002, solver_tolerance=None
+    ).compile()
 
 
 def _qpos_from_q(robot, smap, mj_model, q):
@@ -40,7 +50,7 @@ def test_mass_matrix_and_bias_agree_with_mujoco(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         robot = wb.load(name)
-    mj_model = mujoco_model_from_urdf(robot.source)
+    mj_model = _model(robot)
     mj_data = mujoco.MjData(mj_model)
     smap = MujocoStateMap(robot, mj_model)
     rng = np.random.default_rng(0)
@@ -76,7 +86,7 @@ def test_mass_matrix_and_bias_agree_with_mujoco(name):
 def test_acceleration_conversion_removes_omega_cross_v(humanoid):
     # MuJoCo integrates qacc; a Pinocchio a converted from it must reproduce MuJoCo's
     # forward dynamics: a = aba(q, v, 0) when no force acts (free fall).
-    mj_model = mujoco_model_from_urdf(humanoid.source)
+    mj_model = _model(humanoid)
     mj_data = mujoco.MjData(mj_model)
     smap = MujocoStateMap(humanoid, mj_model)
     rng = np.random.default_rng(5)

@@ -6,6 +6,7 @@ evidence criterion, the runner-up is the terminal's. The page in a real browser:
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from html.parser import HTMLParser
 
@@ -305,11 +306,19 @@ def test_banner_says_why(flipped_report, unloaded_report):
 
 def test_causes_ranked_by_evidence_and_runner_up_as_the_terminal(flipped_report):
     """The table of causes follows the evidence criterion (lower first); the runner-up is the
-    cause the terminal's summary names."""
+    cause the terminal's summary names, and the JSON's ranking's."""
     page = rh.report_html(flipped_report)
     terminal = re.search(r"runner-up: (.+?) \(explains", flipped_report.format_summary()).group(1)
     runner = re.search(r"data-key='diagnosis.runner_up' data-value='&quot;(\w+)&quot;'", page)
     assert runner.group(1).replace("_", " ") == terminal == "sensor offset"
+    ranking = json.loads(json.dumps(flipped_report.summary()))["ranking"]
+    assert ranking["named"] == "sign_flip" and ranking["runner_up"]["cause"] == "sensor_offset"
+    also = re.search(r"also tested: (.+)", flipped_report.format_summary()).group(1).split(", ")
+    causes = [
+        e["cause"] for e in ranking["entries"] if e["cause"] not in ("sign_flip", "unexplained")
+    ]
+    listed = [c.replace("_", " ") for c in dict.fromkeys(causes)][: len(also) - 1]
+    assert [a.rsplit(" ", 2)[0] for a in also[:-1]] == listed  # the text's order, the JSON's
     ranked = [f for f in flipped_report.diagnosis if f.cause != "cone_violation"]
     order = [int(i) for i in re.findall(r'data-key="diagnosis.(\d+).explained_percent"', page)]
     assert [ranked[i].criterion for i in order] == sorted(f.criterion for f in ranked)

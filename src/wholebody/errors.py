@@ -46,7 +46,6 @@ __all__ = [
     "WholebodyWarning",
     "ModelWarning",
     "StateWarning",
-    "WholebodyDeprecationWarning",
 ]
 
 
@@ -296,8 +295,3 @@ class ModelWarning(WholebodyWarning):
 
 class StateWarning(WholebodyWarning):
     """A state that was accepted after a small correction (renormalised quaternion)."""
-
-
-class WholebodyDeprecationWarning(WholebodyWarning, DeprecationWarning):
-    """A public name or argument that still works but will go; the message names its
-    replacement."""

@@ -13,34 +13,15 @@ points): a point fixed in each contact frame (``contact_points_local``, e.g. the
 sample in the world (``contact_points_world``, e.g. a CoP), point forces with their positions
 (``point_forces``), and the points of the external wrenches (a push). The checks and the
 estimation move them all to the frame origins once, with batch frame kinematics
-(:meth:`Trajectory.at_frame_origins`).
-
-The module's parts: the tables :meth:`Trajectory.from_arrays` builds from mappings
-{name: array} and the checks of the point fields (every problem raises
-:class:`LogFormatError` naming the argument or field), and the wrenches at stated points moved
-to their frames' origins over a whole log at once (:meth:`Trajectory.at_frame_origins`). A
-wrench ``(f, tau_P)`` about a point P, world axes, is the wrench ``(f, tau_O)`` about the
-frame origin O with
-
-.. math::
-
-    \\tau_O = \\tau_P + (p_P - p_O) \\times f
-
-(Varignon, DESIGN section 3); a point force ``f_i`` at ``p_i`` adds ``(f_i, (p_i - p_O)
-\\times f_i)`` to its contact's wrench. Frame placements come from one batch pass,
-:meth:`wholebody.Robot.placements`; the algebra is numpy over all samples.
-
-A force that is exactly zero is moved without its point (its lever arm is not read), so a
-point left undefined (NaN) while nothing acts there, as simulators and CoP-referenced logs do
-when a foot is in the air, gives a finite wrench. A NaN point under a non-zero force gives a
-NaN wrench on that sample only, which the checks flag like any non-finite sample.
+(:meth:`Trajectory.at_frame_origins`). Every problem with the arrays or mappings given raises
+:class:`LogFormatError` naming the argument or field.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from contextlib import closing
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -55,11 +36,15 @@ from .errors import (
 )
 from .io.logfiles import LogFields, open_fields, write_fields
 from .io.logfiles.fields import (
+    BASE_NQ,
+    BASE_NV,
     as_bool_array,
     as_float_array,
+    as_mapping,
     check_labels,
     check_names,
     check_time_increasing,
+    points_by_name,
 )
 from .robot.core import Robot
 from .spatial import cross
@@ -83,13 +68,7 @@ def _wrench_table(
     wrenches: Any, what: str, N: int, allow_forces: bool
 ) -> tuple[tuple[str, ...], Array]:
     """Names and an (N, k, 6) array from a mapping {name: (N, 6) or (N, 3) array}."""
-    if not isinstance(wrenches, Mapping):
-        raise LogFormatError(
-            f"arrays: {what} must be a mapping {{name: (N, 6) array}}, got "
-            f"{type(wrenches).__name__}"
-            + (f" of shape {np.shape(wrenches)}" if isinstance(wrenches, np.ndarray) else "")
-        )
-    names = tuple(wrenches)
+    names = tuple(as_mapping(wrenches, f"arrays: {what}", "(N, 6) array"))
     bad = [n for n in names if not isinstance(n, str)]
     if bad:
         raise LogFormatError(f"arrays: {what} names must be strings, got {bad[0]!r}")
@@ -106,16 +85,6 @@ def _wrench_table(
     return names, W
 
 
-def _mapping(value: Any, what: str, expect: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise LogFormatError(
-            f"arrays: {what} must be a mapping {{name: {expect}}}, got "
-            f"{type(value).__name__}"
-            + (f" of shape {np.shape(value)}" if isinstance(value, np.ndarray) else "")
-        )
-    return value
-
-
 def _unknown_names(given: Mapping[str, Any], names: tuple[str, ...], what: str, of: str) -> None:
     unknown = [n for n in given if n not in names]
     if unknown:
@@ -124,29 +93,11 @@ def _unknown_names(given: Mapping[str, Any], names: tuple[str, ...], what: str, 
         )
 
 
-def _local_points(value: Any, names: tuple[str, ...], what: str, of: str) -> Array | None:
-    """A (k, 3) array from {name: (3,) point}; names absent get the frame origin."""
-    if value is None:
-        return None
-    value = _mapping(value, what, "(3,) point [m]")
-    _unknown_names(value, names, what, of)
-    out = np.zeros((len(names), 3))
-    for j, name in enumerate(names):
-        if name in value:
-            p = as_float_array(value[name], f"{what}[{name!r}]", "arrays")
-            if p.shape != (3,):
-                raise LogFormatError(
-                    f"arrays: {what} {name!r} must have shape (3,) [m], got {p.shape}"
-                )
-            out[j] = p
-    return out
-
-
 def _world_points(value: Any, names: tuple[str, ...], N: int, what: str, of: str) -> Array | None:
     """An (N, k, 3) array from {name: (N, 3) points}, one entry per name."""
     if value is None:
         return None
-    value = _mapping(value, what, "(N, 3) points [m]")
+    value = as_mapping(value, f"arrays: {what}", "(N, 3) points [m]")
     _unknown_names(value, names, what, of)
     missing = [n for n in names if n not in value]
     if missing:
@@ -177,8 +128,10 @@ def _point_force_table(
             else ("point_force_positions", "point_forces")
         )
         raise LogFormatError(f"arrays: {given} needs {other} (a position for every force)")
-    forces = _mapping(forces, "point_forces", "(N, 3) or (N, n, 3) forces [N]")
-    positions = _mapping(positions, "point_force_positions", "(N, 3) or (N, n, 3) points [m]")
+    forces = as_mapping(forces, "arrays: point_forces", "(N, 3) or (N, n, 3) forces [N]")
+    positions = as_mapping(
+        positions, "arrays: point_force_positions", "(N, 3) or (N, n, 3) points [m]"
+    )
     _unknown_names(forces, names, "point_forces", "contacts")
     if set(forces) != set(positions):
         raise LogFormatError(
@@ -231,7 +184,7 @@ def _active_table(active: Any, names: tuple[str, ...], N: int) -> Any:
     return np.stack(columns, axis=1) if columns else np.zeros((N, 0), dtype=bool)
 
 
-def check_point_fields(self: Any, N: int) -> None:
+def _check_point_fields(self: Any, N: int) -> None:
     """Validate and convert the point fields of a Trajectory ``self`` (shapes, names,
     finiteness of the fixed points); an empty set of point forces becomes None."""
     src = self.source
@@ -306,7 +259,7 @@ def check_point_fields(self: Any, N: int) -> None:
         object.__setattr__(self, "point_force_contacts", ())
 
 
-def point_arrays(
+def _point_arrays(
     N: int, names: tuple[str, ...], external_wrenches: Any, **points: Any
 ) -> tuple[tuple[str, ...], Array | None, dict[str, Any]]:
     """For ``Trajectory.from_arrays``: the external frames and (N, e, 6) wrenches, and the
@@ -336,7 +289,12 @@ def point_arrays(
         ("contact_points", names, "contacts"),
         ("external_points", ext_frames, "external frames"),
     ):
-        out[f"{key}_local"] = _local_points(points[f"{key}_local"], table, f"{key}_local", of)
+        local = points[f"{key}_local"]
+        out[f"{key}_local"] = (
+            None
+            if local is None
+            else points_by_name(local, table, f"arrays: {key}_local", "arrays", f"{key}_local", of)
+        )
         out[f"{key}_world"] = _world_points(points[f"{key}_world"], table, N, f"{key}_world", of)
     return ext_frames, E, out
 
@@ -399,16 +357,7 @@ def add_point_forces(
         wrenches[:, c, 3:] += lever_moment(positions[:, j] - origins[:, c], f)
 
 
-def placements(robot: Robot, q: Array, frames: Sequence[str]) -> tuple[Array, Array]:
-    """Origins (N, n, 3) and rotations (N, n, 3, 3) of ``frames`` over ``q`` (N, nq), NaN
-    on samples that fail the state checks (:meth:`Robot.placements`)."""
-    if not frames:
-        N = q.shape[0]
-        return np.zeros((N, 0, 3)), np.zeros((N, 0, 3, 3))
-    return robot.placements(q, list(frames))[:2]
-
-
-def at_frame_origins(traj: Any, robot: Robot, contacts: Any) -> Any:
+def _at_frame_origins(traj: Any, robot: Robot, contacts: Any) -> Any:
     """:meth:`Trajectory.at_frame_origins` of a trajectory that has points."""
     k, e = len(traj.contact_names), len(traj.external_frames)
     owner = [traj.contact_names.index(c) for c in traj.point_force_contacts]
@@ -429,7 +378,10 @@ def at_frame_origins(traj: Any, robot: Robot, contacts: Any) -> Any:
     frames = _contact_frames(contacts, [traj.contact_names[j] for j in cj])
     q = traj.for_robot(robot)[0]
     names = frames + [traj.external_frames[j] for j in ej]
-    origins, rotations = placements(robot, q, names)
+    if names:
+        origins, rotations = robot.placements(q, names)[:2]
+    else:
+        origins, rotations = np.zeros((len(q), 0, 3)), np.zeros((len(q), 0, 3, 3))
     N, n = len(traj), len(cj)
     Oc = np.zeros((N, k, 3))
     Rc = np.zeros((N, k, 3, 3))
@@ -480,169 +432,14 @@ def _contact_frames(contacts: Any, needed: list[str]) -> list[str]:
     return [table[n] for n in needed]
 
 
-class TrajectoryPoints:
-    """The wrenches-at-stated-points part of :class:`wholebody.trajectory.Trajectory`
-    (its fields are declared there)."""
-
-    @property
-    def has_points(self) -> bool:
-        """Whether some wrench is given about a stated point (a point field is set), so that
-        :meth:`at_frame_origins` has something to convert."""
-        return any(
-            getattr(self, name) is not None
-            for name in (
-                "contact_points_local",
-                "contact_points_world",
-                "point_forces",
-                "external_points_local",
-                "external_points_world",
-            )
-        )
-
-    def at_frame_origins(
-        self,
-        robot: Robot,
-        contacts: Sequence[Any] | Mapping[str, str] | None = None,
-    ) -> Any:
-        """The same log with every wrench about its frame's origin and the point fields
-        cleared; ``self`` when there is nothing to convert (:attr:`has_points` is False).
-
-        One batch pass of frame kinematics over the whole log
-        (:meth:`wholebody.Robot.placements`, only the frames that need it), then
-        numpy over all samples, world axes:
-
-        .. math::
-
-            \\\\tau_O = \\tau_P + (p_P - p_O) \\times f, \\qquad
-            w_c \\mathrel{+}= \\left(f_i,\\; (p_i - p_O) \\times f_i\\right)
-
-        for a wrench ``(f, tau_P)`` about a stated point P (fixed in the frame:
-        ``p_P - p_O = R p_local``; or per sample in the world) and for each point force
-        ``f_i`` at ``p_i`` of contact ``c``, with ``O`` the frame's origin. A force that is
-        exactly zero is moved without reading its point, so a NaN point where nothing acts
-        gives a finite wrench; a NaN point under a non-zero force makes that sample's wrench
-        NaN, which the checks flag (like any non-finite sample). Samples whose ``q`` fails
-        the state checks get NaN wrenches where a shift was needed.
-
-        Parameters
-        ----------
-        robot : Robot
-            Floating-base robot; the log's joints are mapped to it by name.
-        contacts : sequence of Contact, or mapping {contact name: frame name}, optional
-            The frame of each contact of the log (by name). Default: each contact name is
-            a robot frame. External wrenches are about their ``external_frames``.
-
-        Returns
-        -------
-        Trajectory
-            ``contact_wrenches`` (N, k, 6) and ``external_wrenches`` (N, e, 6), world axes
-            about each frame's origin [N, N m]; no point fields.
-
-        Raises
-        ------
-        ContactNotFoundError
-            A contact that needs converting and has no frame in ``contacts``.
-        FrameNotFoundError
-            A frame the robot lacks.
-        LogFormatError
-            Joints of the log and the robot that do not match (as :meth:`for_robot`).
-        """
-        if not self.has_points:
-            return self
-        return at_frame_origins(self, robot, contacts)
-
-
-Bools = NDArray[np.bool_]
-
-
-BASE_NQ, BASE_NV = 7, 6
-
-
 @dataclass(frozen=True)
-class Trajectory(TrajectoryPoints):
-    """A sampled motion with its contact wrenches (see the module docstring for conventions).
-
-    Attributes
-    ----------
-    time : ndarray, shape (N,)
-        Sample times [s].
-    q : ndarray, shape (N, 7 + nj)
-        Base pose (position, quaternion x-y-z-w) and joint positions in ``joint_names`` order.
-    v : ndarray, shape (N, 6 + nj)
-        Base twist in the base frame, then joint velocities.
-    a : ndarray, shape (N, 6 + nj) or None
-        Accelerations, same layout; None when the log has none (see :meth:`with_accelerations`).
-    tau : ndarray, shape (N, nj) or None
-        Joint torques [N m].
-    joint_names : tuple of str
-        Names of the joint columns.
-    contact_names : tuple of str
-        Names of the contacts (matched to :class:`Contact` names when checking).
-    contact_wrenches : ndarray, shape (N, k, 6)
-        ``(f, tau)`` world axes at each contact frame's origin; point contacts have tau = 0.
-    external_frames : tuple of str
-        Frames where known external wrenches act (a push).
-    external_wrenches : ndarray, shape (N, e, 6) or None
-        World axes at those frames' origins.
-    accelerations_estimated : bool
-        True when ``a`` was computed from ``v`` rather than logged.
-    metadata : dict
-        Free-form (robot name, source, units note).
-    source : str
-        Where the trajectory came from (a path), for messages.
-    contact_active : ndarray of bool, shape (N, k), or None
-        The contact schedule: per sample and contact (``contact_names`` order), whether the
-        contact is active (touching, may carry a wrench). None when unknown; a log with no
-        contacts has none (an (N, 0) mask becomes None). Integers 0 / 1 are converted.
-        :meth:`wholebody.schedule.ContactSchedule.from_trajectory` gives it as a schedule.
-    contact_points_local : ndarray, shape (k, 3), or None
-        When given, each contact wrench's moment is about this point instead of the contact
-        frame's origin: a point fixed in the contact frame (contact-frame coordinates [m],
-        e.g. the ankle). Finite. Exclusive with ``contact_points_world``.
-    contact_points_world : ndarray, shape (N, k, 3), or None
-        When given, each contact wrench's moment is about this point, per sample (world
-        coordinates [m], e.g. the measured CoP). NaN is allowed where the force is zero.
-    point_forces : ndarray, shape (N, m, 3), or None
-        Point forces on the robot, world axes [N], each part of the contact
-        ``point_force_contacts[j]``: the contact's total wrench is ``contact_wrenches`` plus
-        these forces at their positions.
-    point_force_positions : ndarray, shape (N, m, 3), or None
-        Where each point force acts, world coordinates [m] (NaN allowed where the force is
-        zero).
-    point_force_contacts : tuple of str, length m
-        The contact (one of ``contact_names``; repeats allowed) of each point force.
-    external_points_local : ndarray, shape (e, 3), or None
-        The point each external wrench's moment is about, fixed in its frame [m] (a push
-        at a point of a link). Exclusive with ``external_points_world``.
-    external_points_world : ndarray, shape (N, e, 3), or None
-        The same per sample, world coordinates [m].
-
-    The point fields are converted away, once over the whole log, by
-    :meth:`at_frame_origins` (the checks and the estimation call it); :attr:`has_points`
-    says whether there is anything to convert.
+class Trajectory(LogFields):
+    """A sampled motion with its contact wrenches: the fields of
+    :class:`~wholebody.io.logfiles.LogFields` (their shapes, frames and units are listed
+    there), checked and converted at construction (see the module docstring for the
+    conventions). Wrenches given about stated points are moved to the frame origins, once
+    over the whole log, by :meth:`at_frame_origins` (the checks and the estimation call it).
     """
-
-    time: Array
-    q: Array
-    v: Array
-    a: Array | None
-    tau: Array | None
-    joint_names: tuple[str, ...]
-    contact_names: tuple[str, ...]
-    contact_wrenches: Array
-    external_frames: tuple[str, ...] = ()
-    external_wrenches: Array | None = None
-    accelerations_estimated: bool = False
-    metadata: dict[str, Any] = field(default_factory=dict)
-    source: str = "arrays"
-    contact_active: Bools | None = None
-    contact_points_local: Array | None = None
-    contact_points_world: Array | None = None
-    point_forces: Array | None = None
-    point_force_positions: Array | None = None
-    point_force_contacts: tuple[str, ...] = ()
-    external_points_local: Array | None = None
-    external_points_world: Array | None = None
 
     def __post_init__(self) -> None:
         src = self.source
@@ -711,13 +508,77 @@ class Trajectory(TrajectoryPoints):
             )
         object.__setattr__(self, "time", t)
         check_time_increasing(t, src)
-        self._check_points(N)
-
-    def _check_points(self, N: int) -> None:
-        check_point_fields(self, N)
+        _check_point_fields(self, N)
 
     def __len__(self) -> int:
         return self.time.shape[0]
+
+    @property
+    def has_points(self) -> bool:
+        """Whether some wrench is given about a stated point (a point field is set), so that
+        :meth:`at_frame_origins` has something to convert."""
+        return any(
+            getattr(self, name) is not None
+            for name in (
+                "contact_points_local",
+                "contact_points_world",
+                "point_forces",
+                "external_points_local",
+                "external_points_world",
+            )
+        )
+
+    def at_frame_origins(
+        self,
+        robot: Robot,
+        contacts: Sequence[Any] | Mapping[str, str] | None = None,
+    ) -> Trajectory:
+        """The same log with every wrench about its frame's origin and the point fields
+        cleared; ``self`` when there is nothing to convert (:attr:`has_points` is False).
+
+        One batch pass of frame kinematics over the whole log
+        (:meth:`wholebody.Robot.placements`, only the frames that need it), then
+        numpy over all samples, world axes:
+
+        .. math::
+
+            \\tau_O = \\tau_P + (p_P - p_O) \\times f, \\qquad
+            w_c \\mathrel{+}= \\left(f_i,\\; (p_i - p_O) \\times f_i\\right)
+
+        for a wrench ``(f, tau_P)`` about a stated point P (fixed in the frame:
+        ``p_P - p_O = R p_local``; or per sample in the world) and for each point force
+        ``f_i`` at ``p_i`` of contact ``c``, with ``O`` the frame's origin. A force that is
+        exactly zero is moved without reading its point, so a NaN point where nothing acts
+        gives a finite wrench; a NaN point under a non-zero force makes that sample's wrench
+        NaN, which the checks flag (like any non-finite sample). Samples whose ``q`` fails
+        the state checks get NaN wrenches where a shift was needed.
+
+        Parameters
+        ----------
+        robot : Robot
+            Floating-base robot; the log's joints are mapped to it by name.
+        contacts : sequence of Contact, or mapping {contact name: frame name}, optional
+            The frame of each contact of the log (by name). Default: each contact name is
+            a robot frame. External wrenches are about their ``external_frames``.
+
+        Returns
+        -------
+        Trajectory
+            ``contact_wrenches`` (N, k, 6) and ``external_wrenches`` (N, e, 6), world axes
+            about each frame's origin [N, N m]; no point fields.
+
+        Raises
+        ------
+        ContactNotFoundError
+            A contact that needs converting and has no frame in ``contacts``.
+        FrameNotFoundError
+            A frame the robot lacks.
+        LogFormatError
+            Joints of the log and the robot that do not match (as :meth:`for_robot`).
+        """
+        if not self.has_points:
+            return self
+        return cast(Trajectory, _at_frame_origins(self, robot, contacts))
 
     # --- constructors -------------------------------------------------------------------
 
@@ -775,7 +636,7 @@ class Trajectory(TrajectoryPoints):
             raise LogFormatError(f"arrays: time must have shape (N,), got {np.shape(time)}")
         N = np.shape(time)[0]
         names, W = _wrench_table(contact_wrenches, "contact_wrenches", N, allow_forces=True)
-        ext_frames, E, points = point_arrays(
+        ext_frames, E, points = _point_arrays(
             N,
             names,
             external_wrenches,
@@ -824,35 +685,9 @@ class Trajectory(TrajectoryPoints):
             return cls.from_fields(reader.read())
 
     @classmethod
-    def from_fields(cls, fields: LogFields) -> Trajectory:
+    def from_fields(cls, fields_: LogFields) -> Trajectory:
         """From the fields a log file holds (:class:`wholebody.io.logfiles.LogFields`)."""
-        return cls(**fields.as_kwargs())
-
-    def to_fields(self) -> LogFields:
-        """The fields written to a log file (:class:`wholebody.io.logfiles.LogFields`)."""
-        return LogFields(
-            time=self.time,
-            q=self.q,
-            v=self.v,
-            a=self.a,
-            tau=self.tau,
-            joint_names=self.joint_names,
-            contact_names=self.contact_names,
-            contact_wrenches=self.contact_wrenches,
-            external_frames=self.external_frames,
-            external_wrenches=self.external_wrenches,
-            accelerations_estimated=bool(self.accelerations_estimated),
-            metadata=dict(self.metadata),
-            source=self.source,
-            contact_active=self.contact_active,
-            contact_points_local=self.contact_points_local,
-            contact_points_world=self.contact_points_world,
-            point_forces=self.point_forces,
-            point_force_positions=self.point_force_positions,
-            point_force_contacts=self.point_force_contacts,
-            external_points_local=self.external_points_local,
-            external_points_world=self.external_points_world,
-        )
+        return cls(**{f.name: getattr(fields_, f.name) for f in fields(LogFields)})
 
     def save(self, path: str | Path) -> None:
         """Write a log; the format follows the suffix (see :meth:`load`).
@@ -867,7 +702,7 @@ class Trajectory(TrajectoryPoints):
         LogFormatError
             Unknown suffix, or metadata that JSON cannot represent.
         """
-        write_fields(self.to_fields(), path)
+        write_fields(self, path)
 
     # --- derived -----------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from ..trajectory import Trajectory
 from .engine import check_source
 from .options import CheckOptions, given_options
 from .report import Report
+from .report_text import ranking_dict
 from .sources import LogSource, TrajectorySource, contacts_for_log
 
 __all__ = [
@@ -301,6 +302,7 @@ ROW_KEYS = (
     "bound_force_N",
     "bound_moment_Nm",
     "diagnosis",
+    "ranking",
     "text",
 )
 
@@ -382,6 +384,7 @@ def check_file(
         "bound_force_N": _finite(report.evidence.bound_force),
         "bound_moment_Nm": _finite(report.evidence.bound_moment),
         "diagnosis": report.diagnosis[0].message if report.diagnosis else None,
+        "ranking": ranking_dict(report),
         "text": report.format_summary(),
     }
     if html:  # rendered where the report is, so only the page fragment travels back

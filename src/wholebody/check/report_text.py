@@ -85,6 +85,7 @@ def summary(report: Report) -> dict[str, Any]:
         "events": [{"time": t, "contact": c, "event": e} for t, c, e in report.events[:200]],
         "flagged_reasons": {str(k): v for k, v in list(report.reasons.items())[:50]},
         "diagnosis": [_finding(f) for f in report.diagnosis],
+        "ranking": ranking_dict(report),
         "notes": [
             {
                 "cause": f.cause,
@@ -131,6 +132,13 @@ def _utilisation_words(c: dict[str, Any]) -> str:
         return f"utilisation n/a (no positive normal force in its {without} checked samples)"
     words = f"max utilisation {top:.2f}"
     return words + (f" (n/a in {without} samples without normal force)" if without else "")
+
+
+def ranking_dict(report: Report) -> dict[str, Any] | None:
+    """The diagnosis' one ranking (named cause, runner-up, margin, ties, every cause tested in
+    order) as JSON; ``None`` without a diagnosis."""
+    best = next((f for f in report.diagnosis if f.ranking is not None), None)
+    return None if best is None else best.ranking.to_dict()
 
 
 def _finding(f: Finding) -> dict[str, Any]:

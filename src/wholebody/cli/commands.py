@@ -30,7 +30,6 @@ import argparse
 import difflib
 import importlib.util
 import json
-import math
 import os
 import re
 import sys
@@ -42,7 +41,16 @@ from typing import Any, NoReturn
 from ..errors import OutputError, ProfileError, WholebodyError, WholebodyWarning
 from ..models.loading import available_robots
 from ..robot.core import Robot
-from ._values import load_robot, positive_int, tolerance
+from ._values import (
+    add_robot_arguments,
+    finite,
+    load_robot,
+    positive,
+    positive_int,
+    robot_and_contacts,
+    share,
+    tolerance,
+)
 
 EXIT_OK, EXIT_INCONSISTENT, EXIT_BAD_INPUT, EXIT_UNCHECKED, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_INCONCLUSIVE = 5
@@ -96,34 +104,6 @@ def _did_you_mean(parser: _Parser, message: str) -> str:
 def _workers(text: str) -> int | str:
     """argparse type: ``auto`` or a positive integer."""
     return "auto" if text == "auto" else positive_int(text)
-
-
-def _time(text: str) -> float:
-    """argparse type: a finite time in seconds."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a time in seconds, got {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a finite time in seconds, got {text!r}")
-    return value
-
-
-def _share(text: str) -> float:
-    value = tolerance(text)
-    if value > 1:
-        raise argparse.ArgumentTypeError(f"must be a share between 0 and 1, got {text!r}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
-    return value
 
 
 def _dask_address(text: str) -> str:
@@ -188,19 +168,6 @@ def _progress(args: argparse.Namespace) -> bool:
     if args.progress is None:
         return sys.stderr.isatty() and importlib.util.find_spec("tqdm") is not None
     return bool(args.progress)
-
-
-def _setup(args: argparse.Namespace) -> tuple[Robot, list[Any], Any]:
-    """Robot, contacts and sensor calibration (or None) from --config, or from --robot and
-    --contact."""
-    from ..io.profile import load_profile, parse_contact_spec
-
-    if args.config:
-        profile = load_profile(args.config)
-        return profile.robot, list(profile.contacts), profile.calibration
-    if not args.robot or not args.contact:
-        raise ProfileError("give --config PROFILE.toml, or --robot and at least one --contact")
-    return load_robot(args.robot), [parse_contact_spec(s) for s in args.contact], None
 
 
 def _info(args: argparse.Namespace) -> int:
@@ -272,7 +239,7 @@ def _check(args: argparse.Namespace) -> int:
         _writable_dir(Path(args.out), create=True)
     if args.html is not None:
         _writable_dir(Path(args.html).parent, for_file=Path(args.html))
-    robot, contacts, calibration = _setup(args)
+    robot, contacts, calibration = robot_and_contacts(args)
     robot = _recorded_robot(robot, args.logs)
     options = CheckOptions(
         preset=args.preset,
@@ -361,7 +328,7 @@ def _estimate(args: argparse.Namespace) -> int:
     from ..io.logs import read_log
 
     _writable_file(Path(args.output))
-    robot, contacts, calibration = _setup(args)
+    robot, contacts, calibration = robot_and_contacts(args)
     traj = read_log(args.log, mapping=args.config, robot=robot, episode=args.episode)
     robot = _recorded_robot(robot, [args.log])
     if calibration is not None:
@@ -483,14 +450,7 @@ def _add_info_command(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def _add_setup_arguments(p: argparse.ArgumentParser) -> None:
     """--config, or --robot and --contact; --episode and --progress (check and estimate)."""
-    p.add_argument("--config", help="robot profile (TOML): robot, frames, contacts")
-    p.add_argument("--robot", help="robot name, URDF or MJCF (without --config)")
-    p.add_argument(
-        "--contact",
-        action="append",
-        metavar="SPEC",
-        help="FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU[:CX:CY] or FRAME:point:MU (repeat)",
-    )
+    add_robot_arguments(p)
     p.add_argument(
         "--episode",
         type=int,
@@ -559,17 +519,17 @@ def _add_check_command(sub: Any, common: argparse.ArgumentParser) -> None:
         ("--max-waived-share", 0.1, "beyond this share of checked samples waived"),
     ):
         help_ = f"{what} the verdict is inconclusive (default {default:g})"
-        check.add_argument(flag, type=_share, default=None, metavar="SHARE", help=help_)
+        check.add_argument(flag, type=share, default=None, metavar="SHARE", help=help_)
     check.add_argument(
         "--t-start",
-        type=_time,
+        type=finite,
         default=None,
         metavar="SECONDS",
         help="check only the samples from this time on",
     )
     check.add_argument(
         "--t-stop",
-        type=_time,
+        type=finite,
         default=None,
         metavar="SECONDS",
         help="check only the samples up to this time",
@@ -590,7 +550,7 @@ def _add_check_command(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     check.add_argument(
         "--dask-timeout",
-        type=_seconds,
+        type=positive,
         default=10.0,
         metavar="SECONDS",
         help="seconds to wait for the Dask scheduler (default 10)",

@@ -7,7 +7,6 @@ parser's subparsers, :func:`run_contacts_command` runs it (returns the exit code
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ProfileError
+from ._values import add_robot_arguments, finite, positive, robot_and_contacts, tolerance
 
 __all__ = ["add_contacts_command", "run_contacts_command"]
 
@@ -58,24 +58,7 @@ def add_contacts_command(subparsers: Any) -> argparse.ArgumentParser:
         help="log file (.npz, .csv, .parquet, .h5; ROS 2 bags / MCAP and LeRobot datasets with "
         "a --config that maps them); SI units: q [m, rad], v [m/s, rad/s], wrenches [N, N m]",
     )
-    p.add_argument(
-        "--config",
-        metavar="PROFILE.toml",
-        help="robot profile (TOML): robot, frames, contacts, log mapping (docs/profile.md)",
-    )
-    p.add_argument(
-        "--robot",
-        help="robot name (e.g. humanoid, g1), URDF or MJCF path; without --config, give the "
-        "contacts with --contact",
-    )
-    p.add_argument(
-        "--contact",
-        action="append",
-        metavar="SPEC",
-        help="a contact, repeat per contact: FRAME:surface:HALF_LENGTH:HALF_WIDTH:MU[:CX:CY] "
-        "(a rectangular sole; half sizes and centre CX, CY in the frame's x-y plane [m], MU "
-        "friction coefficient [-]) or FRAME:point:MU [-]",
-    )
+    add_robot_arguments(p)
     p.add_argument(
         "--method",
         choices=("auto", "kinematic", "dynamic", "combined", "force"),
@@ -131,39 +114,11 @@ FIGURE_SUFFIXES = (
 )
 
 
-def _number(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
-    return value
-
-
-def _finite(text: str) -> float:
-    return _number(text)
-
-
-def _non_negative(text: str) -> float:
-    value = _number(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {text!r}")
-    return value
-
-
-def _positive(text: str) -> float:
-    value = _number(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text!r}")
-    return value
-
-
 #: The force method's thresholds: flag, type, default, metavar, help.
 _FORCE_OPTIONS = (
     (
         "--force-on",
-        _finite,
+        finite,
         None,
         "N",
         "force method: normal force [N] above which a contact starts (default: "
@@ -171,7 +126,7 @@ _FORCE_OPTIONS = (
     ),
     (
         "--force-off",
-        _finite,
+        finite,
         None,
         "N",
         "force method: normal force [N] below which a contact ends (default: "
@@ -182,14 +137,14 @@ _FORCE_OPTIONS = (
 _THRESHOLDS = (
     (
         "--ground-height",
-        _finite,
+        finite,
         0.0,
         "Z",
         "height of the ground plane, world z [m] (default: %(default)s m)",
     ),
     (
         "--height-on",
-        _non_negative,
+        tolerance,
         0.005,
         "H",
         "a contact frame below this height above the ground may be in contact [m] "
@@ -197,7 +152,7 @@ _THRESHOLDS = (
     ),
     (
         "--height-off",
-        _non_negative,
+        tolerance,
         0.01,
         "H",
         "a contact frame above this height above the ground is not in contact [m] "
@@ -205,7 +160,7 @@ _THRESHOLDS = (
     ),
     (
         "--lift-speed",
-        _non_negative,
+        tolerance,
         0.05,
         "V",
         "rising speed along the normal that ends a contact above --height-on [m/s] "
@@ -213,21 +168,21 @@ _THRESHOLDS = (
     ),
     (
         "--min-contact",
-        _non_negative,
+        tolerance,
         None,
         "T",
         "shortest contact kept [s] (default: 0.02 s; 0 s for the force method)",
     ),
     (
         "--min-flight",
-        _non_negative,
+        tolerance,
         None,
         "T",
         "shortest gap between contacts kept [s] (default: 0.02 s; 0 s for the force method)",
     ),
     (
         "--residual-tolerance",
-        _positive,
+        positive,
         None,
         "N",
         "dynamic and combined methods: largest force misfit of a consistent subset of "
@@ -270,18 +225,6 @@ def _outputs(args: argparse.Namespace) -> tuple[Path, Path | None]:
     return out, plot
 
 
-def _setup(args: argparse.Namespace) -> tuple[Any, list[Any]]:
-    from ..io.profile import load_profile, parse_contact_spec
-    from ._values import load_robot
-
-    if args.config:
-        profile = load_profile(args.config)
-        return profile.robot, list(profile.contacts)
-    if not args.robot or not args.contact:
-        raise ProfileError("give --config PROFILE.toml, or --robot and at least one --contact")
-    return load_robot(args.robot), [parse_contact_spec(s) for s in args.contact]
-
-
 def _logged_wrenches(traj: Any, contacts: list[Any]) -> Any:
     """The log's wrenches (N, k, 6) in ``contacts`` order, or None when it lacks some."""
     names = [c.name for c in contacts]
@@ -298,7 +241,7 @@ def run_contacts_command(args: argparse.Namespace) -> int:
     from ..schedule import infer_contact_schedule, infer_schedule_force, plot_schedule
 
     output, plot = _outputs(args)
-    robot, contacts = _setup(args)
+    robot, contacts, _ = robot_and_contacts(args)
     traj = read_log(args.log, mapping=args.config, robot=robot)
     traj = traj.at_frame_origins(robot, contacts)  # wrenches stated at other points
     q, v, a, tau = traj.for_robot(robot)

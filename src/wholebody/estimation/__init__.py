@@ -64,7 +64,6 @@ to solve elsewhere), :mod:`~wholebody.estimation.assembly` (the rows of each mod
 from __future__ import annotations
 
 from ..errors import SolverNotAvailableError
-from ..friction import cone_matrix
 from .estimate import estimate_contact_wrenches
 from .known import identifiable_contacts
 from .problem import EstimationProblem, build_estimation_problem
@@ -84,7 +83,6 @@ __all__ = [
     "build_estimation_problem",
     "estimate_contact_wrenches",
     "estimate_status",
-    "cone_matrix",
     "SolverNotAvailableError",
     "DEFAULT_SOLVER",
     "DEFAULT_TOLERANCE",

@@ -41,28 +41,26 @@ estimates); :meth:`Calibration.apply` returns a corrected
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InvalidArgumentError, OutputError, ProfileError
-from ..limits import check_regular_text_file
 from ..robot.batch import frame_placements_rows
 from ..robot.core import Robot
 from ..trajectory import Trajectory
-from ._calibration_schema import AXES, FORMAT, check_calibration
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from ._toml import check_keys, number, parse_toml, read_toml, vector
 
 __all__ = ["ContactCalibration", "Calibration", "AXES"]
 
 Array = NDArray[np.float64]
+
+FORMAT = "wholebody-calibration"
+VERSIONS = (1,)
+AXES = ("contact", "world")
 
 
 def _vector(value: ArrayLike, n: int, what: str) -> Array:
@@ -266,41 +264,76 @@ class Calibration:
     @classmethod
     def from_toml(cls, text: str, source: str = "calibration") -> Calibration:
         """Parse TOML text (see the module docstring)."""
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ProfileError(f"{source}: not valid TOML: {exc}") from exc
-        except RecursionError as exc:
-            raise ProfileError(f"{source}: not valid TOML: nested too deeply") from exc
-        checked = check_calibration(data, source)
-        contacts, frames = {}, {}
-        for name, entry in checked["contacts"].items():
-            try:
-                contacts[name] = ContactCalibration(
-                    entry["force_offset"],
-                    entry["moment_offset"],
-                    entry["gain"],
-                    entry["rotation"],
-                    entry["axes"],
-                )
-            except InvalidArgumentError as exc:
-                raise ProfileError(f"{source}: contacts.{name}: {exc}") from exc
-            frames[name] = entry["frame"]
-        return cls(contacts, checked["torque_offsets"], frames)
+        return _calibration(parse_toml(text, source), source)
 
     @classmethod
     def load(cls, path: str | Path) -> Calibration:
         """Read a TOML calibration file."""
-        check_regular_text_file(Path(path), "a calibration file", ProfileError)
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise ProfileError(f"{path}: not UTF-8 text: {exc}") from exc
-        except OSError as exc:
+        return _calibration(read_toml(Path(path), "a calibration file", "calibration"), str(path))
+
+
+def _calibration(data: dict[str, Any], source: str) -> Calibration:
+    """The calibration of a parsed TOML file, every key, type and range checked first.
+
+    Raises
+    ------
+    ProfileError
+        An unknown table or key (``[torque_offset]``), another format or version, a value
+        that is not a finite number (``true``, ``nan``, ``"0.1"``), a contact entry that is
+        not a table; the message names the file and the key.
+    """
+    check_keys(data, ("format", "version", "contacts", "torque_offsets"), source)
+    fmt = data.get("format", FORMAT)
+    if fmt != FORMAT:
+        raise ProfileError(f"{source}: 'format' is {fmt!r}, expected {FORMAT!r}")
+    version = data.get("version", 1)
+    if isinstance(version, bool) or version not in VERSIONS:
+        raise ProfileError(
+            f"{source}: 'version' is {version!r}; this wholebody reads version "
+            f"{', '.join(map(str, VERSIONS))}"
+        )
+    tables = {}
+    for key, what in (
+        ("contacts", "of [contacts.NAME] tables"),
+        ("torque_offsets", "(joint = number)"),
+    ):
+        tables[key] = data.get(key, {})
+        if not isinstance(tables[key], dict):
             raise ProfileError(
-                f"{path}: cannot read the calibration: {exc.strerror or exc}"
-            ) from exc
-        return cls.from_toml(text, str(path))
+                f"{source}: {key!r} must be a table {what}, got "
+                f"{type(tables[key]).__name__} {tables[key]!r}"
+            )
+    contacts, frames = {}, {}
+    for name, entry in tables["contacts"].items():
+        where = f"{source}: contacts.{name}"
+        if not isinstance(entry, dict):
+            raise ProfileError(
+                f"{where} must be a table ([contacts.{name}]), got {type(entry).__name__} {entry!r}"
+            )
+        check_keys(
+            entry, ("axes", "frame", "force_offset", "moment_offset", "gain", "rotation"), where
+        )
+        axes = entry.get("axes", "contact")
+        if axes not in AXES:
+            raise ProfileError(f"{where}: 'axes' must be 'contact' or 'world', got {axes!r}")
+        frame = entry.get("frame", name)
+        if not isinstance(frame, str) or not frame:
+            raise ProfileError(f"{where}: 'frame' must be a non-empty string, got {frame!r}")
+        gain = number(entry.get("gain", 0.0), f"{where}: 'gain'")
+        if gain <= -1.0:  # the reading would be 1 / (1 + gain) times the truth
+            raise ProfileError(f"{where}: 'gain' must be > -1 (a relative error), got {gain!r}")
+        zero = [0.0, 0.0, 0.0]
+        offsets = [
+            np.array(vector(entry.get(k, zero), f"{where}: {k!r}"))
+            for k in ("force_offset", "moment_offset", "rotation")
+        ]
+        contacts[name] = ContactCalibration(offsets[0], offsets[1], gain, offsets[2], axes)
+        frames[name] = frame
+    torques = {
+        joint: number(value, f"{source}: torque_offsets.{joint}")
+        for joint, value in tables["torque_offsets"].items()
+    }
+    return Calibration(contacts, torques, frames)
 
 
 def _key(name: str) -> str:

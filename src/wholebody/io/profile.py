@@ -34,28 +34,22 @@ The profile schema (``docs/profile.md``):
 from __future__ import annotations
 
 import difflib
-import math
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pinocchio as pin
 
 from ..contacts import Contact, PointContact, SurfaceContact
 from ..errors import ContactError, ProfileError, WholebodyError
-from ..limits import check_regular_text_file
 from ..models.loading import load
 from ..robot.core import Robot
+from ._toml import check_keys, number, read_toml, type_name, vector
 
 if TYPE_CHECKING:
     from .calibration import Calibration
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 __all__ = ["RobotProfile", "load_profile", "parse_contact_spec", "SCHEMA"]
 
@@ -130,64 +124,19 @@ class RobotProfile:
     lerobot: Any = None
 
 
-def _check_keys(entry: Mapping[str, Any], allowed: Mapping[str, str], where: str) -> None:
-    for key in entry:
-        if key not in allowed:
-            close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ProfileError(
-                f"{where}: unknown key {key!r}{hint} (allowed: {', '.join(allowed)})"
-            )
-
-
-def _type_name(value: Any) -> str:
-    return {
-        bool: "a boolean",
-        str: "a string",
-        int: "an integer",
-        float: "a number",
-        list: "an array",
-        dict: "a table",
-    }.get(type(value), type(value).__name__)
-
-
 def _string(value: Any, key: str, where: str) -> str:
     if not isinstance(value, str) or not value:
         raise ProfileError(
-            f"{where}: {key!r} must be a non-empty string, got {_type_name(value)} {value!r}"
+            f"{where}: {key!r} must be a non-empty string, got {type_name(value)} {value!r}"
         )
     return value
-
-
-def _number(value: Any, key: str, where: str, positive: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ProfileError(f"{where}: {key!r} must be a number, got {_type_name(value)} {value!r}")
-    if not math.isfinite(value) or (positive and value <= 0):
-        raise ProfileError(
-            f"{where}: {key!r} must be a {'positive ' if positive else ''}"
-            f"finite number, got {value!r}"
-        )
-    return float(value)
-
-
-def _pair(value: Any, key: str, where: str) -> tuple[float, float]:
-    x, y = _vector(value, key, where, n=2)
-    return (x, y)
-
-
-def _vector(value: Any, key: str, where: str, n: int = 3) -> list[float]:
-    if not isinstance(value, list) or len(value) != n:
-        raise ProfileError(
-            f"{where}: {key!r} must be an array of {n} numbers, got {_type_name(value)} {value!r}"
-        )
-    return [_number(x, f"{key}[{i}]", where) for i, x in enumerate(value)]
 
 
 def _tables(value: Any, key: str, where: str) -> list[dict[str, Any]]:
     if not isinstance(value, list) or not all(isinstance(x, dict) for x in value):
         raise ProfileError(
             f"{where}: {key!r} must be an array of tables ([[{key}]] entries), "
-            f"got {_type_name(value)}"
+            f"got {type_name(value)}"
         )
     return value
 
@@ -196,30 +145,14 @@ def _rotation(entry: Mapping[str, Any], where: str) -> np.ndarray:
     if "rotation" in entry and "rpy" in entry:
         raise ProfileError(f"{where}: give 'rotation' or 'rpy', not both")
     if "rpy" in entry:
-        r, p, y = _vector(entry["rpy"], "rpy", where)
-        cr, sr, cp, sp, cy, sy = (
-            math.cos(r),
-            math.sin(r),
-            math.cos(p),
-            math.sin(p),
-            math.cos(y),
-            math.sin(y),
-        )
-        # URDF: R = Rz(yaw) Ry(pitch) Rx(roll).
-        return np.array(
-            [
-                [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                [-sp, cp * sr, cp * cr],
-            ]
-        )
+        return np.asarray(pin.rpy.rpyToMatrix(*vector(entry["rpy"], f"{where}: 'rpy'")))
     if "rotation" in entry:
         rows = entry["rotation"]
         if not isinstance(rows, list) or len(rows) != 3:
             raise ProfileError(
                 f"{where}: 'rotation' must be a 3x3 matrix (3 rows of 3 numbers), got {rows!r}"
             )
-        R = np.array([_vector(row, f"rotation[{i}]", where) for i, row in enumerate(rows)])
+        R = np.array([vector(row, f"{where}: 'rotation'[{i}]") for i, row in enumerate(rows)])
         err = float(np.abs(R.T @ R - np.eye(3)).max())
         if err > ROTATION_TOLERANCE or np.linalg.det(R) <= 0:
             raise ProfileError(
@@ -233,7 +166,7 @@ def _rotation(entry: Mapping[str, Any], where: str) -> np.ndarray:
 
 
 def _contact(entry: dict[str, Any], where: str) -> Contact:
-    _check_keys(entry, SCHEMA["contacts"], where)
+    check_keys(entry, SCHEMA["contacts"], where)
     kind = entry.get("type", "surface")
     if kind not in ("surface", "point"):
         raise ProfileError(f"{where}: 'type' must be 'surface' or 'point', got {kind!r}")
@@ -242,9 +175,9 @@ def _contact(entry: dict[str, Any], where: str) -> Contact:
             raise ProfileError(f"{where}: missing key {key!r} (type {kind!r})")
     frame = _string(entry["frame"], "frame", where)
     name = _string(entry["name"], "name", where) if "name" in entry else ""
-    mu = _number(entry["mu"], "mu", where, positive=True)
+    mu = number(entry["mu"], f"{where}: 'mu'", positive=True)
     ground = (
-        np.array(_vector(entry["ground_normal"], "ground_normal", where))
+        np.array(vector(entry["ground_normal"], f"{where}: 'ground_normal'"))
         if "ground_normal" in entry
         else None
     )
@@ -255,46 +188,25 @@ def _contact(entry: dict[str, Any], where: str) -> Contact:
                     f"{where}: 'normal' applies to point contacts; a surface "
                     "contact's normal is its frame's z axis"
                 )
+            center = vector(entry.get("center", [0.0, 0.0]), f"{where}: 'center'", 2)
             return SurfaceContact(
                 frame,
                 mu=mu,
                 name=name,
                 ground_normal=ground,
-                half_length=_number(entry["half_length"], "half_length", where, positive=True),
-                half_width=_number(entry["half_width"], "half_width", where, positive=True),
-                center=_pair(entry.get("center", [0.0, 0.0]), "center", where),
+                half_length=number(entry["half_length"], f"{where}: 'half_length'", True),
+                half_width=number(entry["half_width"], f"{where}: 'half_width'", True),
+                center=(center[0], center[1]),
             )
         extra = [k for k in ("half_length", "half_width", "center") if k in entry]
         if extra:
             raise ProfileError(
                 f"{where}: {extra[0]!r} applies to surface contacts, not to point contacts"
             )
-        normal = _vector(entry.get("normal", [0.0, 0.0, 1.0]), "normal", where)
+        normal = vector(entry.get("normal", [0.0, 0.0, 1.0]), f"{where}: 'normal'")
         return PointContact(frame, mu=mu, normal=np.array(normal), name=name, ground_normal=ground)
     except ContactError as exc:
         raise ProfileError(f"{where}: {exc}") from exc
-
-
-def _read(path: Path) -> dict[str, Any]:
-    check_regular_text_file(path, "a profile", ProfileError)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ProfileError(f"{path}: no such profile") from None
-    except IsADirectoryError:
-        raise ProfileError(f"{path}: is a directory, not a profile") from None
-    except PermissionError as exc:
-        raise ProfileError(f"{path}: cannot read the profile: permission denied") from exc
-    except UnicodeDecodeError as exc:
-        raise ProfileError(f"{path}: not UTF-8 text: {exc}") from exc
-    except OSError as exc:
-        raise ProfileError(f"{path}: cannot read the profile: {exc.strerror or exc}") from exc
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ProfileError(f"{path}: not valid TOML: {exc}") from exc
-    except RecursionError as exc:
-        raise ProfileError(f"{path}: not valid TOML: nested too deeply") from exc
 
 
 def _robot(data: dict[str, Any], path: Path) -> Robot:
@@ -321,7 +233,7 @@ def _robot(data: dict[str, Any], path: Path) -> Robot:
     if floating is not None and not isinstance(floating, bool):
         raise ProfileError(
             f"{where}: 'floating_base' must be true or false, got "
-            f"{_type_name(floating)} {floating!r}"
+            f"{type_name(floating)} {floating!r}"
         )
     validate = data.get("validate", "warn")
     if validate not in ("raise", "warn", "ignore"):
@@ -388,12 +300,12 @@ def load_profile(path: str | Path) -> RobotProfile:
         entry (``contacts[1]``).
     """
     path = Path(path)
-    data = _read(path)
-    _check_keys(data, SCHEMA["top"], str(path))
+    data = read_toml(path, "a profile", "profile")
+    check_keys(data, SCHEMA["top"], str(path))
     robot = _robot(data, path)
     for i, frame in enumerate(_tables(data.get("frames", []), "frames", str(path))):
         where = f"{path}: frames[{i}]"
-        _check_keys(frame, SCHEMA["frames"], where)
+        check_keys(frame, SCHEMA["frames"], where)
         for key in ("name", "parent"):
             if key not in frame:
                 raise ProfileError(f"{where}: missing key {key!r}")
@@ -401,7 +313,8 @@ def load_profile(path: str | Path) -> RobotProfile:
         parent = _string(frame["parent"], "parent", where)
         placement = np.eye(4)
         placement[:3, :3] = _rotation(frame, where)
-        placement[:3, 3] = _vector(frame.get("translation", [0.0, 0.0, 0.0]), "translation", where)
+        translation = frame.get("translation", [0.0, 0.0, 0.0])
+        placement[:3, 3] = vector(translation, f"{where}: 'translation'")
         if name in robot.frame_names:
             raise ProfileError(
                 f"{where}: frame {name!r} already exists in robot "

@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..balance.core import kinematics_batch
+from ..balance import kinematics_batch
 from ..contacts import Contact, SurfaceContact
 from ..errors import InvalidArgumentError, LogFileError, LogFormatError, OutputError, StateWarning
 from ..robot.core import Robot
+from ..spatial import cross
 
 if TYPE_CHECKING:
     from ..trajectory import Trajectory
@@ -320,11 +321,7 @@ def contact_heights(
         height[:, j] = h[np.arange(N), low]
         for i in np.flatnonzero(~bad).tolist():
             twist = robot.frame_velocity(Q[i], V[i], c.frame)
-            r = offsets[i, low[i]]
-            w = twist[3:]
-            vel = twist[:3] + np.array(
-                [w[1] * r[2] - w[2] * r[1], w[2] * r[0] - w[0] * r[2], w[0] * r[1] - w[1] * r[0]]
-            )
+            vel = twist[:3] + cross(twist[3:], offsets[i, low[i]])  # the lowest point's
             speed[i, j] = vel @ n
     height[bad] = np.nan
     return height, speed

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from ..contacts import Contact
 from ..errors import (
@@ -38,7 +38,6 @@ from ..robot import Array, Robot
 from ..trajectory import Trajectory
 
 __all__ = [
-    "ContactMap",
     "joints_in_robot_order",
     "body_inertias",
     "inertia_mismatches",
@@ -203,11 +202,12 @@ def body_inertias(robot: Robot, link_names: Sequence[str], inertias: Sequence[An
 def inertia_mismatches(
     robot: Robot,
     link_names: Sequence[str],
-    inertias: Sequence[Any],
+    sums: dict[int, Any],
     engine: str,
     tolerance: float = 1e-6,
 ) -> dict[int, str]:
-    """The robot bodies whose mass, centre of mass or inertia differ in the engine.
+    """The robot bodies whose mass, centre of mass or inertia differ in the engine, from the
+    engine's inertias summed per body (:func:`body_inertias`).
 
     Links welded together are summed on both sides (Pinocchio merges them into their
     joint's body), so an engine that keeps welded links apart compares equal.
@@ -220,7 +220,6 @@ def inertia_mismatches(
     import pinocchio as pin
 
     m = robot.model
-    sums = body_inertias(robot, link_names, inertias)
     members: dict[int, list[str]] = {}
     for name in link_names:
         members.setdefault(int(m.frames[m.getFrameId(name)].parentJoint), []).append(name)
@@ -292,69 +291,6 @@ def robot_for_log(robot: Robot, metadata: Mapping[str, Any]) -> Robot:
     return robot.with_model(model)
 
 
-class ContactMap:
-    """Engine links, by name, mapped to the declared contacts of a robot.
-
-    A link's contact forces belong to the declared contact on the same moving body of the
-    robot: the link is the Pinocchio frame of its name, its body that frame's parent joint,
-    and a contact belongs to the body of its frame's parent joint. So links welded to a
-    foot (a sole link, merged or not by the engine) count for the foot's contact. Two
-    declared contacts on one body cannot be told apart from the engine's contacts and are
-    refused when a link of that body can touch.
-
-    Parameters
-    ----------
-    robot : Robot
-    contacts : sequence of Contact
-    link_names : sequence of str
-        The engine's names of the robot's links, in the engine's own index order.
-    engine : str
-        For messages.
-
-    Attributes
-    ----------
-    slots : ndarray of int, shape (len(link_names),)
-        Contact index of each link, -1 for a link with no declared contact.
-    """
-
-    def __init__(
-        self, robot: Robot, contacts: Sequence[Contact], link_names: Sequence[str], engine: str
-    ):
-        self.robot = robot
-        self.contacts = tuple(contacts)
-        self.link_names = tuple(link_names)
-        names = [c.name for c in self.contacts]
-        if len(set(names)) != len(names):
-            raise InvalidArgumentError(f"contact names must be unique, got {names}")
-        model = robot.model
-        owner: dict[int, list[int]] = {}
-        for k, c in enumerate(self.contacts):
-            owner.setdefault(int(model.frames[robot.frame_id(c.frame)].parentJoint), []).append(k)
-        unknown = [n for n in self.link_names if not model.existFrame(n)]
-        if unknown:
-            raise ModelError(
-                f"{engine}: links {unknown} are not frames of robot {robot.name!r}; load the "
-                "robot and the simulation from the same file"
-            )
-        slots = np.full(len(self.link_names), -1, dtype=int)
-        for i, n in enumerate(self.link_names):
-            joint = int(model.frames[model.getFrameId(n)].parentJoint)
-            ks = owner.get(joint, [])
-            if len(ks) > 1:
-                raise InvalidArgumentError(
-                    f"{engine}: contacts {[names[k] for k in ks]} are on the same body of the "
-                    f"robot (link {n!r}): their forces cannot be told apart from the engine's "
-                    "contacts; declare one contact per body"
-                )
-            if ks:
-                slots[i] = ks[0]
-        declared_links = {int(s) for s in slots if s >= 0}
-        missing = [names[k] for k in range(len(names)) if k not in declared_links]
-        if missing:
-            raise ModelError(f"{engine}: contacts {missing} are on no link of the simulated robot")
-        self.slots = slots
-
-
 class ContactSums:
     """Contact forces of one sample summed per declared contact, about the world origin.
 
@@ -364,9 +300,8 @@ class ContactSums:
     measured in ``undeclared`` (largest norm per link).
     """
 
-    def __init__(self, cmap: ContactMap, undeclared: Array):
-        k = len(cmap.contacts)
-        self._slots = cmap.slots
+    def __init__(self, slots: NDArray[np.int_], k: int, undeclared: Array):
+        self._slots = slots
         self.force = np.zeros((k, 3))
         self.moment = np.zeros((k, 3))
         self._undeclared = undeclared
@@ -398,6 +333,13 @@ class Recorder:
     (:meth:`_metadata`). A recorder that keeps its samples in its engine's convention converts
     them in :meth:`_assemble` instead (MuJoCo's).
 
+    An engine's link, found by name, belongs to the declared contact on the same moving body
+    of the robot: the link is the Pinocchio frame of its name, its body that frame's parent
+    joint, and a contact belongs to the body of its frame's parent joint. So links welded to
+    a foot (a sole link, merged or not by the engine) count for the foot's contact. Two
+    declared contacts on one body cannot be told apart from the engine's contacts and are
+    refused when a link of that body can touch.
+
     Attributes
     ----------
     robot : Robot
@@ -414,6 +356,15 @@ class Recorder:
     robot: Robot
     contacts: tuple[Contact, ...]
 
+    def _check_attach(self, robot: Robot, masses: str, allowed: Sequence[str]) -> None:
+        """Refuse a ``masses`` option not in ``allowed``, and a fixed-base robot."""
+        if masses not in allowed:
+            raise InvalidArgumentError(
+                f"masses must be {' or '.join(map(repr, allowed))}, got {masses!r}"
+            )
+        if not robot.has_floating_base:
+            raise ModelError(f"{type(self).__name__} needs a floating-base robot")
+
     def _start_log(self, parts: Sequence[str]) -> None:
         """An empty log; ``parts`` names the engine's parts of the robot by index (the largest
         contact force met on each one that carries no declared contact is kept)."""
@@ -425,10 +376,44 @@ class Recorder:
         self, robot: Robot, contacts: Sequence[Contact], links: Sequence[str]
     ) -> None:
         """Map the engine's ``links`` (names, in its index order; kept as ``link_names``) to
-        the declared contacts (:class:`ContactMap`) and start the log."""
+        the declared contacts (see the class docstring) and start the log.
+
+        Raises
+        ------
+        InvalidArgumentError
+            Repeated contact names, or two contacts on one body of a link.
+        ModelError
+            A link that is no robot frame, or a contact on no link of the engine's robot.
+        """
         self.contacts = tuple(contacts)
         self.link_names: list[str] = list(links)
-        self._cmap = ContactMap(robot, self.contacts, self.link_names, self.engine)
+        engine, model = self.engine, robot.model
+        names = [c.name for c in self.contacts]
+        if len(set(names)) != len(names):
+            raise InvalidArgumentError(f"contact names must be unique, got {names}")
+        owner: dict[int, list[int]] = {}
+        for k, c in enumerate(self.contacts):
+            owner.setdefault(int(model.frames[robot.frame_id(c.frame)].parentJoint), []).append(k)
+        unknown = [n for n in self.link_names if not model.existFrame(n)]
+        if unknown:
+            raise ModelError(
+                f"{engine}: links {unknown} are not frames of robot {robot.name!r}; load the "
+                "robot and the simulation from the same file"
+            )
+        self._slots = np.full(len(self.link_names), -1, dtype=int)
+        for i, n in enumerate(self.link_names):
+            ks = owner.get(int(model.frames[model.getFrameId(n)].parentJoint), [])
+            if len(ks) > 1:
+                raise InvalidArgumentError(
+                    f"{engine}: contacts {[names[k] for k in ks]} are on the same body of the "
+                    f"robot (link {n!r}): their forces cannot be told apart from the engine's "
+                    "contacts; declare one contact per body"
+                )
+            if ks:
+                self._slots[i] = ks[0]
+        missing = [names[k] for k in range(len(names)) if k not in set(self._slots.tolist())]
+        if missing:
+            raise ModelError(f"{engine}: contacts {missing} are on no link of the simulated robot")
         self._start_log(self.link_names)
 
     def _matched_masses(
@@ -443,7 +428,8 @@ class Recorder:
         the log (``metadata["robot_inertias"]``, read back by :func:`robot_for_log`)."""
         self.repairs: tuple[str, ...] = ()
         self._inertias: dict[str, list[float]] = {}
-        bad = inertia_mismatches(robot, self.link_names, inertias, self.engine, MASS_TOLERANCE)
+        sums = body_inertias(robot, self.link_names, inertias)
+        bad = inertia_mismatches(robot, self.link_names, sums, self.engine, MASS_TOLERANCE)
         if not bad or masses == "ignore":
             return robot
         differ = f"the masses or inertias in {self.engine} differ from the robot's on " + (
@@ -451,7 +437,6 @@ class Recorder:
         )
         if masses == "raise":
             raise ModelError(f"{differ}{advice}")
-        sums = body_inertias(robot, self.link_names, inertias)
         model = robot.model.copy()
         for j in bad:
             model.inertias[j] = sums[j]
@@ -481,7 +466,7 @@ class Recorder:
 
     def _sums(self) -> ContactSums:
         """An empty per-contact sum for the next sample."""
-        return ContactSums(self._cmap, self._undeclared)
+        return ContactSums(self._slots, len(self.contacts), self._undeclared)
 
     def _append(
         self, t: float, q: Array, v: Array, a: Array, sums: ContactSums, tau: Array | None = None

@@ -3,11 +3,10 @@ MuJoCo model. Public through :mod:`wholebody.sim.mujoco`, which re-exports these
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
-import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
 from ..contacts import Contact
@@ -107,15 +106,28 @@ def trajectory_from_mujoco(
     )
 
 
+def contact_forces(mj_model: Any, mj_data: Any) -> Iterator[tuple[int, int, Array, Array, Array]]:
+    """Each active contact of ``mj_data``: the bodies of its geom1 and geom2, the force and
+    torque of geom1 on geom2 (world axes [N, N m]; ``mj_contactForce`` gives them in the
+    contact frame, whose rows of ``contact.frame`` are its axes, the normal first) and the
+    contact point (world [m])."""
+    mujoco = import_mujoco()
+    local = np.zeros(6)
+    for c in range(mj_data.ncon):
+        con = mj_data.contact[c]
+        mujoco.mj_contactForce(mj_model, mj_data, c, local)
+        frame = con.frame.reshape(3, 3).T  # columns: normal, tangent 1, tangent 2
+        b1, b2 = int(mj_model.geom_bodyid[con.geom1]), int(mj_model.geom_bodyid[con.geom2])
+        yield b1, b2, frame @ local[:3], frame @ local[3:], con.pos
+
+
 def contact_wrenches_on_bodies(
     mj_model: Any, mj_data: Any, bodies: list[str], points: Array
 ) -> Array:
     """The contact wrench on each named body, world axes, about the given points, (k, 6).
 
-    Sums every active contact of the body: ``mj_contactForce`` gives the force of geom1 on
-    geom2 in the contact frame (rows of ``contact.frame`` are its axes, the normal first), so
-    a body that is geom1 receives its opposite. Torsional/rolling friction torques (condim >
-    3) are included.
+    Sums every active contact of the body (:func:`contact_forces`; a body that is geom1
+    receives the opposite). Torsional/rolling friction torques (condim > 3) are included.
     """
     mujoco = import_mujoco()
     ids = [mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_BODY, b) for b in bodies]
@@ -123,18 +135,12 @@ def contact_wrenches_on_bodies(
         if i < 0:
             raise ModelError(f"MuJoCo model has no body {name!r}")
     out = np.zeros((len(bodies), 6))
-    local = np.zeros(6)
-    for c in range(mj_data.ncon):
-        con = mj_data.contact[c]
-        mujoco.mj_contactForce(mj_model, mj_data, c, local)
-        frame = con.frame.reshape(3, 3).T  # columns: normal, tangent 1, tangent 2
-        f, tau = frame @ local[:3], frame @ local[3:]
-        b1, b2 = mj_model.geom_bodyid[con.geom1], mj_model.geom_bodyid[con.geom2]
+    for b1, b2, f, tau, pos in contact_forces(mj_model, mj_data):
         for k, body in enumerate(ids):
             sign = 1.0 if b2 == body else (-1.0 if b1 == body else 0.0)
             if sign:
                 out[k, :3] += sign * f
-                out[k, 3:] += sign * (tau + np.cross(con.pos - points[k], f))
+                out[k, 3:] += sign * (tau + np.cross(pos - points[k], f))
     return out
 
 
@@ -182,7 +188,7 @@ class MujocoStateMap:
     ----------
     robot : Robot
     mj_model : mujoco.MjModel
-        A model of the same robot (for example from :func:`mujoco_model_from_urdf`).
+        A model of the same robot (for example from :func:`mujoco_spec_for_robot`).
     """
 
     def __init__(self, robot: Robot, mj_model: Any):
@@ -223,6 +229,13 @@ class MujocoStateMap:
             raise ModelError(f"joints {missing} are not in the MuJoCo model")
         self._q_idx = q_idx[start_q:]
         self._v_idx = v_idx[start_v:]
+        # The qpos / qvel columns in Pinocchio's order: the free joint (as MuJoCo lays it out),
+        # then the joints.
+        self._qcols, self._vcols = self._q_idx, self._v_idx
+        if self._free_mj is not None:
+            qa, va = self._free_mj
+            self._qcols = np.r_[np.arange(qa, qa + 7), self._q_idx]
+            self._vcols = np.r_[np.arange(va, va + 6), self._v_idx]
 
     @property
     def joint_qpos_indices(self) -> NDArray[np.int64]:
@@ -258,45 +271,17 @@ class MujocoStateMap:
         qpos[self._q_idx] = q[start:]
         return qpos
 
-    def _base_rotation(self, qpos: Array) -> Array:
-        if self._free_mj is None:
-            return np.eye(3)
-        qa, _ = self._free_mj
-        w, x, y, z = qpos[qa + 3 : qa + 7]
-        return pin.Quaternion(w, x, y, z).normalized().toRotationMatrix()
-
-    def _convert(self, qpos: Array, qvel: Array | None, qacc: Array | None):
+    def _convert(
+        self, qpos: Array, qvel: Array | None, qacc: Array | None
+    ) -> tuple[Array, Array | None, Array | None]:
         # Reorder into [free joint, joints in robot order], then convert in one place.
-        qpos = np.asarray(qpos, dtype=float)
+        q, v, a = (None if x is None else np.asarray(x, dtype=float) for x in (qpos, qvel, qacc))
+        qp = q[self._qcols]  # type: ignore[index]
+        qv = None if v is None else v[self._vcols]
+        qc = None if a is None else a[self._vcols]
         if self._free_mj is None:
-            return (
-                qpos[self._q_idx],
-                None if qvel is None else np.asarray(qvel)[self._v_idx],
-                None if qacc is None else np.asarray(qacc)[self._v_idx],
-            )
-        qa, va = self._free_mj
-        qp = np.concatenate([qpos[qa : qa + 7], qpos[self._q_idx]])
-        qv = (
-            np.zeros(6 + len(self._v_idx))
-            if qvel is None
-            else np.concatenate(
-                [
-                    np.asarray(qvel, dtype=float)[va : va + 6],
-                    np.asarray(qvel, dtype=float)[self._v_idx],
-                ]
-            )
-        )
-        qc = (
-            None
-            if qacc is None
-            else np.concatenate(
-                [
-                    np.asarray(qacc, dtype=float)[va : va + 6],
-                    np.asarray(qacc, dtype=float)[self._v_idx],
-                ]
-            )
-        )
-        q, v, a = free_base_to_pinocchio(qp, qv, qc)
+            return qp, qv, qc
+        q, v, a = free_base_to_pinocchio(qp, np.zeros(len(self._vcols)) if qv is None else qv, qc)
         return q[0], v[0], None if a is None else a[0]
 
     def q(self, qpos: Array) -> Array:
@@ -305,19 +290,21 @@ class MujocoStateMap:
 
     def v(self, qpos: Array, qvel: Array) -> Array:
         """Pinocchio ``v`` (base twist in base axes) from MuJoCo ``qvel``."""
-        return self._convert(qpos, qvel, None)[1]
+        return cast(Array, self._convert(qpos, qvel, None)[1])  # qvel given: never None
 
     def a(self, qpos: Array, qvel: Array, qacc: Array) -> Array:
         """Pinocchio ``a`` from MuJoCo ``qacc``: removes the ``omega x v`` term of the base."""
-        return self._convert(qpos, qvel, qacc)[2]
+        return cast(Array, self._convert(qpos, qvel, qacc)[2])  # qacc given: never None
 
     def velocity_map(self, qpos: Array) -> Array:
         """``T`` with ``qvel = T v``, shape (nv_mj, nv); generalized forces map by ``T^T``."""
         T = np.zeros((self.nv_mj, self.robot.nv))
         start = 0
         if self._free_mj is not None:
-            _, va = self._free_mj
-            T[va : va + 3, 0:3] = self._base_rotation(np.asarray(qpos, dtype=float))
+            qa, va = self._free_mj
+            T[va : va + 3, 0:3] = rotation_from_quat_xyzw(
+                np.asarray(qpos, float)[qa + 3 : qa + 7][[1, 2, 3, 0]]
+            )
             T[va + 3 : va + 6, 3:6] = np.eye(3)
             start = 6
         T[self._v_idx, np.arange(start, self.robot.nv)] = 1.0

@@ -1,27 +1,6 @@
-"""Log a running Drake simulation (a ``MultibodyPlant``) into a :class:`~wholebody.Trajectory`.
-
-What :class:`DrakeRecorder` does, and the Drake facts behind it:
-
-* **when to read.** A discrete plant (``time_step > 0``, SAP or TAMSI) with sampled output
-  ports (Drake's default) latches its contact results and generalized accelerations when it
-  steps: after ``AdvanceTo`` they describe the step ``x_n -> x_{n+1}`` just taken. So the
-  sample is the state *before* the step (kept from the previous call, or from attaching),
-  the accelerations port ``(v_{n+1} - v_n) / dt`` and the contact results, read *after* the
-  step. Read before the step, the forces lag the motion by one step (a residual of ~1e-2 N
-  instead of ~1e-11 N on a standing humanoid). Each call checks that the accelerations port
-  equals ``(v - v_prev) / dt``: a call without a step, or after several steps, is refused.
-  A plant without sampled ports, or a continuous one, evaluates its ports at the current
-  state: each call logs the current state with them.
-* **contact forces.** ``PointPairContactInfo.contact_force()`` is the force on body B, world
-  axes, at ``contact_point()`` (body A gets the opposite); a hydroelastic contact's
-  ``F_Ac_W()`` is the spatial force on the body of geometry M at the surface's centroid.
-  Contacts between two robot bodies are internal and skipped.
-* **the free base.** Drake's floating-base velocities are ``[w_WB, v_WBo]``, both world axes:
-  converted once to Pinocchio's base axes (linear first), the accelerations with the
-  ``omega x v`` term removed.
-* joints and bodies mapped by **name**; masses and inertias compared with the robot's at
-  attach time (a link without ``<inertial>``, a different file) and refused with the links
-  named.
+"""Log a running Drake simulation (a ``MultibodyPlant``) into a :class:`~wholebody.Trajectory`:
+:class:`DrakeRecorder`. What it handles and why (sampled ports read after the step, point
+and hydroelastic contacts, the free base, masses) is in ``docs/simulators.md`` (Drake).
 """
 
 from __future__ import annotations
@@ -64,7 +43,7 @@ class DrakeRecorder(Recorder):
         Finalized; the robot is one model instance with one floating base body.
     contacts : sequence of Contact
         Declared contacts: each body's contact forces go to the contact on the same robot
-        body (see :class:`~wholebody.sim._common.ContactMap`).
+        body (see :class:`~wholebody.sim.Recorder`).
     context : pydrake.systems.framework.Context
         The plant's context (``plant.GetMyContextFromRoot(root_context)``), in the state the
         simulation starts from.
@@ -96,10 +75,7 @@ class DrakeRecorder(Recorder):
         masses: str = "raise",
     ):
         import_drake()
-        if masses not in ("raise", "ignore"):
-            raise InvalidArgumentError(f"masses must be 'raise' or 'ignore', got {masses!r}")
-        if not robot.has_floating_base:
-            raise ModelError("DrakeRecorder needs a floating-base robot")
+        self._check_attach(robot, masses, ("raise", "ignore"))
         if not plant.is_finalized():
             raise ModelError("the Drake plant is not finalized: call plant.Finalize() first")
         self.robot, self.plant = robot, plant

@@ -1,36 +1,7 @@
-"""Log a running Genesis simulation into a :class:`~wholebody.Trajectory`, correctly.
-
-What :class:`GenesisRecorder` does, and the Genesis facts behind it (genesis-world 1.4,
-rigid solver):
-
-* **read after the step.** ``robot.get_contacts(...)`` returns the contacts "computed during
-  the most recent ``scene.step()``", the step ``x_n -> x_{n+1}``. Call
-  :meth:`~GenesisRecorder.record` right after each ``scene.step()``: the sample logged is
-  ``q_n, v_n`` (kept from the previous call, or from attaching), ``a_n = (v_{n+1} - v_n) /
-  dt`` in Genesis' integration coordinates and the step's contact forces.
-* **contact forces.** ``robot.get_contacts(with_entity=plane)`` gives per contact point
-  ``force_a`` (the force on geom A) and ``force_b`` (on geom B), world axes, at
-  ``position`` (world); the robot's share is the force of its side (``link_a`` or
-  ``link_b``, global link indices). Contacts between two robot links are internal.
-* **the free base.** ``get_pos`` / ``get_quat`` (quaternion **w-x-y-z**) give the base link
-  origin, ``get_vel`` its velocity (world axes) and ``get_ang`` its angular velocity (world
-  axes); the free joint's own velocity coordinates are the linear velocity in world axes and
-  the angular velocity in **base axes** (checked by the tests). The recorder converts once to
-  Pinocchio's base axes. A base whose solver frame differs from the URDF link frame
-  (``align=True``, a morph ``offset``) is refused.
-* **masses.** Genesis merges links welded by fixed joints into their parent
-  (``merge_fixed_links``, default) and gives a link without ``<inertial>`` a tiny mass. At
-  attach the recorder compares every body's mass, centre of mass and inertia with the robot's
-  (Pinocchio's bodies: welded links summed) and refuses a difference naming the links (or,
-  ``masses="repair"``, gives :attr:`GenesisRecorder.robot` Genesis' values), and warns about
-  the robot's links without ``<inertial>``.
-* **precision.** ``gs.init(precision="32")`` (Genesis' default) simulates in float32, ``"64"``
-  in float64: ``metadata["dtype"]`` says which (a float32 log balances to ~1e-4 N on a
-  humanoid, a float64 one to round-off).
-* **armature.** Genesis gives every revolute joint a rotor inertia (``default_armature``,
-  0.1 unless MuJoCo compatibility is on): it changes the joint torques a log implies, not
-  the whole-body balance of the contact forces; ``metadata["armature"]`` holds the values.
-* joints and links mapped by **name**.
+"""Log a running Genesis simulation into a :class:`~wholebody.Trajectory`, correctly:
+:class:`GenesisRecorder` (genesis-world 1.4, rigid solver). What it handles and why (read
+after the step, the free base's velocity coordinates, merged links and masses, precision,
+armature) is in ``docs/simulators.md`` (Genesis).
 """
 
 from __future__ import annotations
@@ -103,7 +74,7 @@ class GenesisRecorder(Recorder):
         are not read.
     contacts : sequence of Contact
         Declared contacts: the forces on each Genesis link go to the contact on the same robot
-        body (see :class:`~wholebody.sim._common.ContactMap`).
+        body (see :class:`~wholebody.sim.Recorder`).
     masses : {"raise", "repair"}
         What to do when Genesis' link masses or inertias differ from the robot's: raise
         :class:`ModelError` naming the links (default), or warn (ModelWarning) and give
@@ -141,10 +112,7 @@ class GenesisRecorder(Recorder):
         masses: str = "raise",
     ):
         gs = import_genesis()
-        if masses not in ("raise", "repair"):
-            raise InvalidArgumentError(f"masses must be 'raise' or 'repair', got {masses!r}")
-        if not robot.has_floating_base:
-            raise ModelError("GenesisRecorder needs a floating-base robot")
+        self._check_attach(robot, masses, ("raise", "repair"))
         if not getattr(entity, "is_built", True):
             raise ModelError("the Genesis scene is not built: call scene.build() first")
         if entity is ground or getattr(entity, "idx", None) == getattr(ground, "idx", -1):

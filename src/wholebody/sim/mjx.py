@@ -1,28 +1,14 @@
-"""Log a MuJoCo MJX (JAX) or MuJoCo Warp simulation into a :class:`~wholebody.Trajectory`.
-
-Both run MuJoCo's model on an accelerator (or the CPU) with their own data structure; the
-contact forces are read on a host copy, with MuJoCo's own ``mj_contactForce``, by the same
-code as :class:`~wholebody.sim.mujoco_recorder.MujocoRecorder`. What :class:`MjxRecorder` and
-:class:`MujocoWarpRecorder` add:
-
-* **one consistent state.** After ``mjx.step`` (``mujoco_warp.step``) the accelerations and
-  constraint forces belong to the state *before* the step; each :meth:`record` runs the
-  engine's own ``forward`` on the device data first (in the engine's precision), then copies
-  to the host (``mjx.get_data`` / ``mujoco_warp.get_data_into``) and reads it there without
-  recomputing (a host ``mj_forward`` would replace the engine's numbers with MuJoCo's).
-* **precision.** MJX computes in float32 unless ``jax_enable_x64`` is set; MuJoCo Warp in
-  float32. The dtype is recorded in ``metadata["dtype"]`` (and ``float_epsilon``) so the
-  checks take their bounds from it: a float32 log balances to ~1e-4 N, not to round-off.
-* **the host copy's contacts.** ``mujoco_warp.get_data_into`` fills ``contact.geom`` but
-  leaves ``contact.geom1`` / ``geom2`` uninitialised (garbage such as 22043 in a 9-geom
-  model): each sample's ``contact.geom`` is checked to name the model's geoms (else
-  :class:`~wholebody.errors.StateError`) and copied into ``geom1`` / ``geom2`` before the
-  contacts are read.
+"""Log a MuJoCo MJX (JAX) or MuJoCo Warp simulation into a :class:`~wholebody.Trajectory`:
+:class:`MjxRecorder` and :class:`MujocoWarpRecorder`, each a
+:class:`~wholebody.sim.mujoco_recorder.MujocoRecorder` fed from the device. Each sample runs
+the engine's own ``forward`` on the device (its precision, recorded in ``metadata["dtype"]``),
+then is read on a host copy with MuJoCo's ``mj_contactForce``; ``docs/simulators.md`` (MJX,
+MuJoCo Warp) says why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -70,25 +56,9 @@ class _DeviceRecorder(MujocoRecorder):
     contacts checked), then read as MuJoCo's; its :meth:`record` takes the device's model and
     data. ``metadata["dtype"]`` is the device's precision."""
 
-    def __init__(
-        self,
-        robot: Robot,
-        mj_model: Any,
-        contacts: Sequence[Contact],
-        *,
-        contact_sites: Mapping[str, str] | None = None,
-        push_bodies: Sequence[str] = (),
-        torques: bool = True,
-    ):
-        super().__init__(
-            robot,
-            mj_model,
-            contacts,
-            contact_sites=contact_sites,
-            push_bodies=push_bodies,
-            torques=torques,
-            forward=False,  # done on the device
-        )
+    def __init__(self, robot: Robot, mj_model: Any, contacts: Sequence[Contact], **options: Any):
+        # The options of MujocoRecorder but forward, which runs on the device.
+        super().__init__(robot, mj_model, contacts, forward=False, **options)
         self._host = self._mujoco.MjData(mj_model)
         self.dtype: np.dtype[Any] | None = None
 

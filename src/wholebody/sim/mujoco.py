@@ -3,17 +3,8 @@
 :func:`mujoco_spec_for_robot` builds a MuJoCo ``MjSpec`` from a robot's URDF or MJCF (meshes
 stripped or resolved, inertias MuJoCo refuses reported or repaired, a site and a collision
 box per declared sole); :class:`~wholebody.sim.mujoco_recorder.MujocoRecorder` logs a running
-simulation into a :class:`~wholebody.Trajectory`. See ``docs/mujoco.md``.
-
-This is the one place where MuJoCo's conventions are known (the ``mujoco`` extra):
-
-* free-joint ``qpos = [x, y, z, qw, qx, qy, qz]`` (scalar first) where Pinocchio has
-  ``[x, y, z, qx, qy, qz, qw]``;
-* free-joint ``qvel = [linear velocity in world axes, angular velocity in body axes]`` where
-  Pinocchio has both in body axes (LOCAL);
-* hence ``qacc``'s linear part is ``R (dv_local + omega x v_local)``: the ``omega x v`` term
-  must be removed when converting accelerations;
-* joint order is MuJoCo's tree order: joints are mapped by name, never by position.
+simulation into a :class:`~wholebody.Trajectory`. This is the one place where MuJoCo's
+conventions are known (the ``mujoco`` extra; the table is in the page below).
 
 From a MuJoCo script to a checked log (``docs/mujoco.md``):
 
@@ -63,7 +54,6 @@ __all__ = [
     "MujocoBuild",
     "InertiaRepair",
     "check_contact_geometry",
-    "mujoco_model_from_urdf",
     "mujoco_mass_matrix",
     "MujocoStateMap",
     "free_base_to_pinocchio",
@@ -449,33 +439,3 @@ def _spec_from_file(robot: Robot, meshes: str) -> tuple[Path, Any, list[str]]:
         raise ModelError(f"{path}: not well-formed XML: {exc}") from exc
     except (ValueError, RuntimeError) as exc:  # mujoco raises ValueError on bad files
         raise ModelError(f"MuJoCo cannot read {path}: {exc}") from exc
-
-
-def mujoco_model_from_urdf(
-    urdf: str | Path, *, floating_base: bool = True, floor: bool = False, timestep: float = 0.002
-) -> Any:
-    """Compile a MuJoCo model from a URDF file (visual meshes and collision meshes dropped).
-
-    A shortcut for the shipped robots; for any other robot use :func:`mujoco_spec_for_robot`
-    (contacts, inertia repairs, an editable spec).
-
-    Parameters
-    ----------
-    floating_base : bool
-        Give the root link a free joint, as :meth:`Robot.from_urdf` does.
-    floor : bool
-        Add a ground plane at z = 0 (for simulations with contacts).
-
-    Returns
-    -------
-    mujoco.MjModel
-
-    Raises
-    ------
-    ModelError
-        MuJoCo refuses the file (inertias: use :func:`mujoco_spec_for_robot` with
-        ``inertia="repair"``).
-    """
-    robot = Robot.from_urdf(urdf, floating_base=floating_base, validate="ignore")
-    build = mujoco_spec_for_robot(robot, (), floor=floor, timestep=timestep, solver_tolerance=None)
-    return build.compile()

@@ -1,25 +1,7 @@
-"""Log a running MuJoCo simulation into a :class:`~wholebody.Trajectory`, correctly.
-
-What a correct log needs, and what :class:`MujocoRecorder` does for it at each
-:meth:`~MujocoRecorder.record`:
-
-* one consistent state: ``mj_forward`` is run before reading, so ``qacc`` and the contact
-  forces belong to the ``qpos``/``qvel`` logged (after ``mj_step`` they belong to the state
-  *before* the step);
-* contact wrenches per declared contact, on the robot, in world axes at the contact frame's
-  origin, from ``mj_contactForce`` (the force of geom1 on geom2 in the contact's frame).
-  MuJoCo merges bodies welded to their parent, so a sole's contacts are on the merged body
-  (the ankle link) while the wrench point is the sole frame: the point is read from the
-  contact's site (see :func:`~wholebody.sim.mujoco.mujoco_spec_for_robot`), the body is
-  the site's body. Contacts between two robot bodies are internal and skipped; contacts of
-  robot bodies that carry no declared contact are measured and reported;
-* joints mapped by name, the free joint converted (quaternion order, base velocity axes,
-  the ``omega x v`` term of the acceleration) by
-  :func:`~wholebody.sim.mujoco.free_base_to_pinocchio`;
-* optional joint torques: every generalized force on the joint's degree of freedom except
-  contacts (actuators, applied, passive, joint limits and friction);
-* optional pushes: ``xfrc_applied`` of named bodies, as world-axes wrenches at the body
-  frame's origin (MuJoCo applies them at the body's centre of mass).
+"""Log a running MuJoCo simulation into a :class:`~wholebody.Trajectory`, correctly:
+:class:`MujocoRecorder`. The recipe, the conventions and the pitfalls it handles
+(``mj_forward`` before reading, merged bodies, joint order, pushes at the body origin) are in
+``docs/mujoco.md``.
 """
 
 from __future__ import annotations
@@ -34,6 +16,7 @@ from ..errors import InvalidArgumentError, ModelError
 from ..robot.core import Array, Robot
 from ..trajectory import Trajectory
 from ._common import Recorder
+from ._mujoco_base import contact_forces
 from .mujoco import (
     MujocoBuild,
     MujocoStateMap,
@@ -66,7 +49,8 @@ class MujocoRecorder(Recorder):
         Bodies whose ``xfrc_applied`` is logged as external wrenches (names must also be
         robot frames).
     torques : bool
-        Log joint torques (see the module docstring).
+        Log joint torques: every generalized force on the joint's degree of freedom but the
+        contacts' (actuators, applied, passive, joint limits and friction).
     forward : bool
         Run ``mj_forward`` before reading each sample (default; keep it unless you have just
         run it yourself on this state).
@@ -110,9 +94,7 @@ class MujocoRecorder(Recorder):
             raise ModelError(
                 "MujocoRecorder needs a floating-base robot (a free joint in the model)"
             )
-        qa, va = self._map._free_mj
-        self._qcols = np.r_[np.arange(qa, qa + 7), self._map._q_idx]
-        self._vcols = np.r_[np.arange(va, va + 6), self._map._v_idx]
+        self._qcols, self._vcols = self._map._qcols, self._map._vcols
         free = int(np.flatnonzero(mj_model.jnt_type == mujoco.mjtJoint.mjJNT_FREE)[0])
         root = int(mj_model.body_rootid[mj_model.jnt_bodyid[free]])
         self._robot_body: np.ndarray = np.asarray(mj_model.body_rootid) == root
@@ -147,7 +129,6 @@ class MujocoRecorder(Recorder):
                 for b in range(mj_model.nbody)
             ]
         )
-        self._local = np.zeros(6)
 
     @classmethod
     def from_build(cls, build: MujocoBuild, mj_model: Any, **options: Any) -> MujocoRecorder:
@@ -162,7 +143,6 @@ class MujocoRecorder(Recorder):
         World axes, at each contact site's origin (the contact frame), [N, N m]. Reads the
         current ``mj_data`` as it is (run ``mj_forward`` first).
         """
-        m, mujoco = self.model, self._mujoco
         out = np.zeros((len(self.contacts), 6))
         # The wrench point: the contact's site, else the origin of the body named as its frame.
         has_site = self._site_arr >= 0
@@ -171,23 +151,17 @@ class MujocoRecorder(Recorder):
             mj_data.site_xpos[np.maximum(self._site_arr, 0)],
             mj_data.xpos[self._body_arr],
         )
-        for i in range(mj_data.ncon):
-            con = mj_data.contact[i]
-            b1, b2 = int(m.geom_bodyid[con.geom1]), int(m.geom_bodyid[con.geom2])
+        for b1, b2, f, tau, pos in contact_forces(self.model, mj_data):
             r1, r2 = self._robot_body[b1], self._robot_body[b2]
             if r1 == r2:
                 continue  # internal to the robot, or not touching it
-            mujoco.mj_contactForce(m, mj_data, i, self._local)
-            frame = con.frame.reshape(3, 3).T  # columns: normal, tangent 1, tangent 2
-            f, tau = frame @ self._local[:3], frame @ self._local[3:]
-            body, sign = (b2, 1.0) if r2 else (b1, -1.0)  # mj_contactForce acts on geom2
+            body, sign = (b2, 1.0) if r2 else (b1, -1.0)  # the force acts on geom2
             k = self._slot.get(body)
             if k is None:
                 self._undeclared[body] = max(self._undeclared[body], float(np.linalg.norm(f)))
                 continue
-            p = points[k]
             out[k, :3] += sign * f
-            out[k, 3:] += sign * (tau + np.cross(con.pos - p, f))
+            out[k, 3:] += sign * (tau + np.cross(pos - points[k], f))
         return out
 
     def _joint_torques(self, d: Any) -> Array:

@@ -1,30 +1,7 @@
-"""Log a Newton simulation (``newton``, on Warp) into a :class:`~wholebody.Trajectory`.
-
-What :class:`NewtonRecorder` does, and the Newton facts behind it (Newton 1.8):
-
-* **which solvers.** Contact forces come from the solver's ``CONTACT_F`` observable.
-  ``SolverMuJoCo`` provides it; Featherstone and SemiImplicit do not: a solver without it is
-  refused at attach time, naming the solver. XPBD's contact impulses do not balance the
-  momentum (8.5 N median residual on a standing G1): attaching to it warns.
-* **contact forces.** ``CONTACT_F`` row ``i`` is the force on body0 (the body of
-  ``rigid_contact_shape0[i]``) from body1, world axes, for the step just taken; the robot's
-  share is taken with the sign of its side. Where it acts depends on the solver:
-  ``SolverMuJoCo`` (both its MuJoCo Warp and MuJoCo CPU paths) writes MuJoCo's contact force
-  and torsional moment, acting at the contact point (the midpoint of
-  ``rigid_contact_point0`` and ``rigid_contact_point1``), although Newton's docstring says
-  "referenced to the centre of mass of body0"; other solvers are read as that docstring
-  says (checked only for ``SolverMuJoCo``).
-* **read after the step.** ``record(state_out)`` after each ``solver.step(state_in,
-  state_out, ..., observables=recorder.observables)`` (a step without it writes no forces:
-  refused, never logged as zeros) logs the state before the step (kept from the previous
-  call, or from attaching), ``a = (v_{n+1} - v_n) / dt`` in MuJoCo's integration
-  coordinates (free-joint origin velocity in world axes, angular velocity in body axes) and
-  the step's forces.
-* **the base.** ``body_qd`` holds the centre of mass's velocity (world) and the angular
-  velocity (world): moved to the body origin and converted once to Pinocchio's base axes.
-* **precision.** Newton's state is float32: ``metadata["dtype"]`` says so (a float32 log
-  balances to ~1e-4 N on a 60 kg robot).
-* bodies and joints mapped by **name** (labels without their articulation prefix).
+"""Log a Newton simulation (``newton``, on Warp) into a :class:`~wholebody.Trajectory`:
+:class:`NewtonRecorder` (Newton 1.8). What it handles and why (solvers exposing contact
+forces, where ``SolverMuJoCo``'s forces act, read after the step, the base, precision) is in
+``docs/simulators.md`` (Newton).
 """
 
 from __future__ import annotations
@@ -74,7 +51,7 @@ class NewtonRecorder(Recorder):
         The contacts container passed to ``solver.step``.
     contacts : sequence of Contact
         Declared contacts (matched to Newton bodies by name, see
-        :class:`~wholebody.sim._common.ContactMap`).
+        :class:`~wholebody.sim.Recorder`).
     state : newton.State
         The state the simulation starts from (after ``newton.eval_fk``).
     timestep : float
@@ -101,8 +78,7 @@ class NewtonRecorder(Recorder):
         timestep: float,
     ):
         import_newton()
-        if not robot.has_floating_base:
-            raise ModelError("NewtonRecorder needs a floating-base robot")
+        self._check_attach(robot, "raise", ("raise",))
         kind = solver.ObservableKind.CONTACT_F
         name = type(solver).__name__
         if kind not in solver.supported_observables:

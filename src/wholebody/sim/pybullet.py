@@ -1,35 +1,6 @@
-"""Log a running PyBullet simulation into a :class:`~wholebody.Trajectory`, correctly.
-
-What :class:`PybulletRecorder` does, and the PyBullet facts behind it:
-
-* **attach last.** The recorder reads the state at attach time as the first sample's state:
-  attach after setting the initial state (``resetBaseVelocity``, ``resetJointState``),
-  right before the first step.
-* **read after the step.** PyBullet gives no accelerations; ``stepSimulation`` turns the
-  state ``x_n`` into ``x_{n+1}`` with the contact forces of that step, which
-  ``getContactPoints`` reports afterwards. Call :meth:`~PybulletRecorder.record` right after
-  each ``stepSimulation``: the sample logged is ``q_n, v_n`` (kept from the previous call, or
-  from attaching), ``a_n = (v_{n+1} - v_n) / dt`` and the step's contact forces.
-* **contact forces.** A contact point of the robot (body A) with anything else gives
-  ``normalForce * contactNormalOnB + lateralFriction1 * lateralFrictionDir1 +
-  lateralFriction2 * lateralFrictionDir2``, the force on A, at ``positionOnA``, world axes
-  (a point where the robot is body B gets the opposite). Points between two links of the
-  robot are internal and skipped.
-* **the base is its centre of mass.** ``getBasePositionAndOrientation`` and
-  ``getBaseVelocity`` give the base's inertial frame, not the URDF link frame: the recorder
-  moves them to the link origin with ``getDynamicsInfo``'s local inertial frame.
-* **masses.** Without ``flags=p.URDF_USE_INERTIA_FROM_FILE`` PyBullet computes the inertia
-  tensors from the collision shapes; a link without ``<inertial>`` gets 1 kg and a unit
-  inertia whatever the flags. At attach time the recorder compares every body's mass,
-  centre of mass and inertia with the robot's (Pinocchio's bodies: links welded together
-  summed) and refuses a mismatch naming the links, or (``masses="repair"``) gives a copy of
-  the robot PyBullet's values (:attr:`PybulletRecorder.robot`; PyBullet's multibody solver
-  loses momentum with massless moving links, so it is the robot that changes).
-* **link damping.** PyBullet damps every link's velocity by default (0.04, not readable
-  back): the recorder sets it to 0 at attach (``link_damping="keep"`` warns instead). With
-  it removed and the masses matched, a log balances to round-off (~1e-12 N).
-* joints mapped by **name** (``getJointInfo``'s joint name, link name); quaternions are
-  x-y-z-w in both.
+"""Log a running PyBullet simulation into a :class:`~wholebody.Trajectory`, correctly:
+:class:`PybulletRecorder`. What it handles and why (read after the step, the base at its
+centre of mass, masses, link damping) is in ``docs/simulators.md`` (PyBullet).
 """
 
 from __future__ import annotations
@@ -82,7 +53,7 @@ class PybulletRecorder(Recorder):
         The robot's PyBullet body id (from ``loadURDF``); it must have a free base.
     contacts : sequence of Contact
         Declared contacts: the forces on each link go to the contact on the same robot body
-        (see :class:`~wholebody.sim._common.ContactMap`).
+        (see :class:`~wholebody.sim.Recorder`).
     client : int
         ``physicsClientId``.
     timestep : float, optional
@@ -133,14 +104,11 @@ class PybulletRecorder(Recorder):
     ):
         p = import_pybullet()
         self._p = p
-        if masses not in ("raise", "repair"):
-            raise InvalidArgumentError(f"masses must be 'raise' or 'repair', got {masses!r}")
+        self._check_attach(robot, masses, ("raise", "repair"))
         if link_damping not in ("zero", "keep"):
             raise InvalidArgumentError(
                 f"link_damping must be 'zero' or 'keep', got {link_damping!r}"
             )
-        if not robot.has_floating_base:
-            raise ModelError("PybulletRecorder needs a floating-base robot")
         self.robot, self.body, self.client = robot, int(body), int(client)
         kw = {"physicsClientId": self.client}
         try:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -66,64 +65,8 @@ def _to_float(
     raise LogFormatError(f"{source}: a field is not a number")  # pragma: no cover
 
 
-def _arrow_parse(text: str) -> tuple[list[str], NDArray[np.float64]] | None:
-    """Header and table parsed by ``pyarrow.csv`` when pyarrow is installed (exact, about
-    ten times faster than Python's ``float``); None when pyarrow is absent or the text is not
-    a clean numeric table (the :mod:`csv` path then gives the message)."""
-    try:
-        import pyarrow as pa
-        import pyarrow.csv as pc
-    except ImportError:
-        return None
-    try:
-        table = pc.read_csv(
-            pa.BufferReader(text.encode("utf-8")),
-            read_options=pc.ReadOptions(use_threads=False),
-            convert_options=pc.ConvertOptions(null_values=[""], strings_can_be_null=False),
-        )
-    except Exception:  # noqa: BLE001 - any parse problem: the csv module path explains it
-        return None
-    header = [str(n).strip() for n in table.schema.names]
-    t = pa.types
-    if len(set(header)) != len(header) or not all(
-        t.is_floating(f.type) or t.is_integer(f.type) or t.is_null(f.type) for f in table.schema
-    ):
-        return None
-    out = np.empty((table.num_rows, len(header)))
-    for k, col in enumerate(table.columns):
-        if t.is_null(col.type):
-            out[:, k] = np.nan
-        else:
-            out[:, k] = col.cast(pa.float64()).to_numpy(zero_copy_only=False)
-    return header, out
-
-
-def _fast_parse(text: str, offset: int) -> tuple[list[str], NDArray[np.float64]] | None:
-    """Header and table of a CSV without quotes or empty fields, parsed in C; None when the
-    text needs the :mod:`csv` module (quotes, empty fields, a bad line: it gives the
-    message)."""
-    if '"' in text or "\r" in text:
-        return None
-    head, _, body = text.partition("\n")
-    header = [h.strip() for h in head.split(",")]
-    commas = len(header) - 1
-    lines = [line for line in body.split("\n") if line.strip()]
-    if not lines or any(line.count(",") != commas for line in lines):
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        try:
-            flat = np.fromstring(",".join(lines), dtype=np.float64, sep=",")
-        except (ValueError, DeprecationWarning):
-            return None
-    if flat.size != len(lines) * len(header):
-        return None
-    return header, flat.reshape(len(lines), len(header))
-
-
-def _csv_parse(text: str, offset: int, source: str) -> tuple[list[str], NDArray[np.float64]]:
-    """Header and table through the :mod:`csv` module, with messages naming line and
-    column."""
+def _parse(text: str, offset: int, source: str) -> tuple[list[str], NDArray[np.float64]]:
+    """Header and table, with messages naming line and column."""
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         first = next(reader, None)
@@ -170,10 +113,7 @@ class CsvReader(TableReader):
             offset = 1
         if not text.strip():
             raise LogFormatError(f"{path}: empty file")
-        parsed = _arrow_parse(text) or _fast_parse(text, offset)
-        if parsed is None:
-            parsed = _csv_parse(text, offset, self.source)
-        self.header, self._table = parsed
+        self.header, self._table = _parse(text, offset, self.source)
         self._layout(metadata, estimated)
         self.n_samples = self._table.shape[0]
         if self.n_samples == 0:

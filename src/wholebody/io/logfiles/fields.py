@@ -21,7 +21,7 @@ import math
 import os
 import stat
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +40,7 @@ __all__ = [
     "output_file",
     "LogFields",
     "ARRAY_FIELDS",
+    "NUMERIC_FIELDS",
     "NAME_FIELDS",
     "REQUIRED",
     "BASE_Q",
@@ -48,6 +49,8 @@ __all__ = [
     "WRENCH",
     "as_float_array",
     "as_bool_array",
+    "as_mapping",
+    "points_by_name",
     "ACTIVE_FIELD",
     "POINT_SAMPLE_FIELDS",
     "POINT_STATIC_FIELDS",
@@ -102,6 +105,10 @@ POINT_SAMPLE_FIELDS = (
 )
 
 
+#: Every per-sample numeric field, as a file of named fields (``.npz``, ``.h5``) stores it.
+NUMERIC_FIELDS = ARRAY_FIELDS + (ACTIVE_FIELD,) + POINT_SAMPLE_FIELDS
+
+
 #: Optional fields of points fixed in frames, each (k, 3) or (e, 3) [m] in that frame.
 POINT_STATIC_FIELDS = ("contact_points_local", "external_points_local")
 
@@ -114,48 +121,64 @@ POINT_FORCE_CONTACTS = "point_force_contacts"
 MAX_METADATA_DEPTH = 64
 
 
-@dataclass
+@dataclass(frozen=True)
 class LogFields:
-    """A log's fields as stored: arrays in wholebody's conventions and names.
+    """A log's fields as stored: arrays in wholebody's conventions and names. The base of
+    :class:`~wholebody.trajectory.Trajectory`, which checks them at construction.
 
     Attributes
     ----------
     time : ndarray, shape (N,)
         Sample times [s].
-    q, v : ndarray, shape (N, 7 + nj) and (N, 6 + nj)
-        Configuration and velocity (Pinocchio layout, base twist in the base frame).
+    q : ndarray, shape (N, 7 + nj)
+        Base pose (position, quaternion x-y-z-w) and joint positions in ``joint_names`` order.
+    v : ndarray, shape (N, 6 + nj)
+        Base twist in the base frame, then joint velocities.
     a : ndarray, shape (N, 6 + nj) or None
-        Accelerations.
+        Accelerations, same layout; None when the log has none.
     tau : ndarray, shape (N, nj) or None
         Joint torques [N m].
-    joint_names, contact_names, external_frames : tuple of str
-        Names of the joint columns, the contacts and the frames of external wrenches.
+    joint_names : tuple of str
+        Names of the joint columns.
+    contact_names : tuple of str
+        Names of the contacts (matched to :class:`Contact` names when checking).
     contact_wrenches : ndarray, shape (N, k, 6)
-        ``(f, tau)`` in world axes at each contact frame's origin [N, N m].
+        ``(f, tau)`` world axes at each contact frame's origin; point contacts have tau = 0.
+    external_frames : tuple of str
+        Frames where known external wrenches act (a push).
     external_wrenches : ndarray, shape (N, e, 6) or None
-        Known external wrenches, world axes at those frames' origins.
+        World axes at those frames' origins.
     accelerations_estimated : bool
-        True when ``a`` was computed from ``v``.
+        True when ``a`` was computed from ``v`` rather than logged.
     metadata : dict
-        JSON-compatible free-form data.
+        JSON-compatible free-form data (robot name, source, units note).
     source : str
         Where the fields came from (a path), for messages.
     contact_active : ndarray of bool, shape (N, k), or None
-        Per sample and contact (``contact_names`` order), whether the contact is active
-        (touching); None when the log has no contact schedule.
+        The contact schedule: per sample and contact (``contact_names`` order), whether the
+        contact is active (touching, may carry a wrench). None when unknown; a log with no
+        contacts has none (an (N, 0) mask becomes None). Integers 0 / 1 are converted.
     contact_points_local : ndarray, shape (k, 3), or None
-        The point each contact wrench's moment is about, fixed in its contact frame
-        (contact-frame coordinates [m]); None: the contact frame origins.
+        When given, each contact wrench's moment is about this point instead of the contact
+        frame's origin: a point fixed in the contact frame (contact-frame coordinates [m],
+        e.g. the ankle). Finite. Exclusive with ``contact_points_world``.
     contact_points_world : ndarray, shape (N, k, 3), or None
-        The same, given per sample in world coordinates [m] (exclusive with the above).
+        When given, each contact wrench's moment is about this point, per sample (world
+        coordinates [m], e.g. the measured CoP). NaN is allowed where the force is zero.
     point_forces : ndarray, shape (N, m, 3), or None
-        Point forces on the robot, world axes [N], added to their contact's wrench.
+        Point forces on the robot, world axes [N], each part of the contact
+        ``point_force_contacts[j]``: the contact's total wrench is ``contact_wrenches`` plus
+        these forces at their positions.
     point_force_positions : ndarray, shape (N, m, 3), or None
-        Where each point force acts, world coordinates [m].
+        Where each point force acts, world coordinates [m] (NaN allowed where the force is
+        zero).
     point_force_contacts : tuple of str, length m
-        The contact (a name of ``contact_names``) each point force belongs to.
-    external_points_local, external_points_world : ndarray, (e, 3) or (N, e, 3), or None
-        The points of the external wrenches, fixed in their frames or per sample in world.
+        The contact (one of ``contact_names``; repeats allowed) of each point force.
+    external_points_local : ndarray, shape (e, 3), or None
+        The point each external wrench's moment is about, fixed in its frame [m] (a push
+        at a point of a link). Exclusive with ``external_points_world``.
+    external_points_world : ndarray, shape (N, e, 3), or None
+        The same per sample, world coordinates [m].
 
     See ``docs/log-format.md`` (Wrenches at stated points).
     """
@@ -181,10 +204,6 @@ class LogFields:
     point_force_contacts: tuple[str, ...] = ()
     external_points_local: Array | None = None
     external_points_world: Array | None = None
-
-    def as_kwargs(self) -> dict[str, Any]:
-        """The fields as keyword arguments (the names of ``Trajectory``'s constructor)."""
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
 def as_float_array(value: Any, name: str, source: str) -> Array:
@@ -278,6 +297,40 @@ def as_bool_array(value: Any, name: str, source: str, offset: int = 0) -> NDArra
     raise LogFormatError(
         f"{source}: field {name!r} holds {what}; expected booleans (or 0/1 integers)"
     )
+
+
+def as_mapping(value: Any, where: str, expect: str) -> Mapping[str, Any]:
+    """``value`` when it is a mapping, else :class:`LogFormatError` saying ``where`` takes
+    ``{name: expect}``."""
+    if not isinstance(value, Mapping):
+        raise LogFormatError(
+            f"{where} must be a mapping {{name: {expect}}}, got {type(value).__name__}"
+            + (f" of shape {np.shape(value)}" if isinstance(value, np.ndarray) else "")
+        )
+    return value
+
+
+def points_by_name(
+    value: Any, names: tuple[str, ...], where: str, source: str, key: str, of: str
+) -> Array:
+    """A (len(names), 3) array [m] from ``{name: [x, y, z]}``; names absent get the frame
+    origin. Messages start with ``where`` (an argument, or a metadata key of a file)."""
+    value = as_mapping(value, where, "(3,) point [m]")
+    unknown = [n for n in value if n not in names]
+    if unknown:
+        raise LogFormatError(
+            f"{where} names {unknown[0]!r}, which is not one of the {of} {list(names)}"
+        )
+    out = np.zeros((len(names), 3))
+    for j, name in enumerate(names):
+        if name in value:
+            point = as_float_array(value[name], f"{key}[{name!r}]", source)
+            if point.shape != (3,):
+                raise LogFormatError(
+                    f"{where} {name!r} must have shape (3,) [m], got {point.shape}"
+                )
+            out[j] = point
+    return out
 
 
 def seconds_from_times(raw: NDArray[Any], origin: np.datetime64 | None) -> Array:
@@ -573,6 +626,69 @@ class FieldReader(ABC):
                 "'point_forces' and 'point_force_positions'"
             )
 
+    def _text(self, name: str) -> Any:
+        """A names or metadata field as stored (formats of named fields only)."""
+        raise NotImplementedError
+
+    def _static(self, name: str) -> NDArray[np.float64]:
+        """A point field fixed in frames, as float64 (formats of named fields only)."""
+        raise NotImplementedError
+
+    def _declared(self, name: str) -> tuple[tuple[int, ...], np.dtype[Any]]:
+        """A numeric field's declared shape and dtype, nothing read (formats of named
+        fields only)."""
+        raise NotImplementedError
+
+    def open_named(self, present: Collection[str]) -> None:
+        """Names, metadata, points fixed in frames and declared shapes of a format that stores
+        each field under its name (``.npz``, ``.h5``; ``present``: the names in the file),
+        read through :meth:`_text`, :meth:`_static` and :meth:`_declared`."""
+        src = self.source
+        missing = [k for k in REQUIRED if k not in present]
+        if missing:
+            raise LogFormatError(f"{src}: missing field(s) {missing}; present: {sorted(present)}")
+        self.has_accelerations, self.has_torques = "a" in present, "tau" in present
+        self.has_external = "external_wrenches" in present
+        self.has_active = ACTIVE_FIELD in present
+        if self.has_external and "external_frames" not in present:
+            raise LogFormatError(
+                f"{src}: field 'external_wrenches' needs 'external_frames' (the frames they act on)"
+            )
+        self.metadata, self.accelerations_estimated = {}, False
+        if "metadata" in present:
+            self.metadata, self.accelerations_estimated = parse_metadata(
+                self._text("metadata"), src
+            )
+        names = {k: check_names(self._text(k), k, src) if k in present else () for k in NAME_FIELDS}
+        self.joint_names, self.contact_names = names["joint_names"], names["contact_names"]
+        self.external_frames = names["external_frames"] if self.has_external else ()
+        has_labels = POINT_FORCE_CONTACTS in present
+        self.init_points(present, has_labels)
+        if has_labels:
+            labels = self._text(POINT_FORCE_CONTACTS)
+            self.point_force_contacts = check_labels(labels, POINT_FORCE_CONTACTS, src)
+        for name in POINT_STATIC_FIELDS:
+            if name in present:
+                setattr(self, name, self._static(name))
+        declared: dict[str, tuple[int, ...]] = {}
+        for name in NUMERIC_FIELDS:
+            if name in present:
+                shape, dtype = self._declared(name)
+                if name == ACTIVE_FIELD:
+                    if dtype.kind not in "biu":
+                        as_bool_array(np.zeros(0, dtype=dtype), name, src)
+                elif dtype.kind not in "fiu" and not (name == "time" and dtype.kind in "Mm"):
+                    as_float_array(np.zeros(0, dtype=dtype), name, src)  # it names the kind
+                check_declared_size(src, name, shape, dtype.itemsize)
+                declared[name] = shape
+        if len(declared["time"]) != 1:
+            raise LogFormatError(
+                f"{src}: field 'time' must have 1 dimensions, got shape {declared['time']}"
+            )
+        self.n_samples = declared["time"][0]
+        self.check_shapes(declared)
+        self.init_time()
+
     def first_time(self) -> np.datetime64 | None:
         """The first sample's datetime when the time field holds datetimes."""
         raw = self._raw("time", 0, 1)
@@ -627,35 +743,23 @@ class FieldReader(ABC):
         lo = max(start - 1, 0)
         t = self.time(lo, stop)
         check_time_increasing(t, self.source, offset=lo)
-        t = t[start - lo :]
         arrays = {
             name: self._raw(name, start, stop) for name in self.expected_shapes() if name != "time"
         }
-        active = arrays.get(ACTIVE_FIELD)
         return LogFields(
-            time=t,
-            q=arrays["q"],
-            v=arrays["v"],
-            a=arrays.get("a"),
-            tau=arrays.get("tau"),
+            time=t[start - lo :],
+            a=arrays.pop("a", None),
+            tau=arrays.pop("tau", None),
             joint_names=self.joint_names,
             contact_names=self.contact_names,
-            contact_wrenches=arrays["contact_wrenches"],
             external_frames=self.external_frames,
-            external_wrenches=arrays.get("external_wrenches"),
             accelerations_estimated=self.accelerations_estimated,
             metadata=dict(self.metadata),
             source=self.source,
-            contact_active=None
-            if active is None
-            else as_bool_array(active, ACTIVE_FIELD, self.source, offset=start),
             contact_points_local=self.contact_points_local,
-            contact_points_world=arrays.get("contact_points_world"),
-            point_forces=arrays.get("point_forces"),
-            point_force_positions=arrays.get("point_force_positions"),
             point_force_contacts=self.point_force_contacts,
             external_points_local=self.external_points_local,
-            external_points_world=arrays.get("external_points_world"),
+            **arrays,
         )
 
 

@@ -17,37 +17,22 @@ from numpy.typing import NDArray
 from ...errors import LogFormatError, require
 from .fields import (
     ACTIVE_FIELD,
-    NAME_FIELDS,
+    NUMERIC_FIELDS,
     POINT_FORCE_CONTACTS,
     POINT_SAMPLE_FIELDS,
     POINT_STATIC_FIELDS,
-    REQUIRED,
     FieldReader,
     LogFields,
     as_bool_array,
     as_float_array,
     check_declared_size,
-    check_labels,
-    check_names,
     dump_metadata,
     output_file,
-    parse_metadata,
 )
 
 __all__ = ["Hdf5Reader", "write_hdf5"]
 
 MAX_TEXT_BYTES = 64 * 2**20
-NUMERIC = (
-    "time",
-    "q",
-    "v",
-    "a",
-    "tau",
-    "contact_wrenches",
-    "external_wrenches",
-    ACTIVE_FIELD,
-    *POINT_SAMPLE_FIELDS,
-)
 
 
 def _h5py() -> Any:
@@ -148,76 +133,36 @@ class Hdf5Reader(FieldReader):
         return value
 
     def _open(self) -> None:
-        present = {k: self._dataset(k) for k in NUMERIC}
-        missing = [k for k in REQUIRED if k not in self._file]
-        if missing:
-            raise LogFormatError(
-                f"{self.source}: missing field(s) {missing}; present: {sorted(self._file)}"
-            )
+        # Every numeric field passes the safety checks before anything is read.
+        present = {k: self._dataset(k) for k in NUMERIC_FIELDS}
         self._dsets = {k: d for k, d in present.items() if d is not None}
-        self.has_accelerations = "a" in self._dsets
-        self.has_torques = "tau" in self._dsets
-        self.has_external = "external_wrenches" in self._dsets
-        self.has_active = ACTIVE_FIELD in self._dsets
-        if self.has_external and "external_frames" not in self._file:
+        self.open_named(set(self._file))
+
+    def _static(self, name: str) -> NDArray[np.float64]:
+        dset = self._dataset(name)
+        check_declared_size(self.source, name, dset.shape, dset.dtype.itemsize or 8)
+        if self._h5py.check_string_dtype(dset.dtype) is not None:
             raise LogFormatError(
-                f"{self.source}: field 'external_wrenches' needs "
-                "'external_frames' (the frames they act on)"
+                f"{self.source}: field {name!r} holds strings; expected real numbers"
             )
-        self.metadata, self.accelerations_estimated = {}, False
-        meta = self._text("metadata")
-        if meta is not None:
-            self.metadata, self.accelerations_estimated = parse_metadata(meta, self.source)
-        names: dict[str, tuple[str, ...]] = {}
-        for k in NAME_FIELDS:
-            value = self._text(k)
-            names[k] = () if value is None else check_names(value, k, self.source)
-        self.joint_names = names["joint_names"]
-        self.contact_names = names["contact_names"]
-        self.external_frames = names["external_frames"] if self.has_external else ()
-        labels = self._text(POINT_FORCE_CONTACTS)
-        self.init_points(self._dsets, labels is not None)
-        if labels is not None:
-            self.point_force_contacts = check_labels(labels, POINT_FORCE_CONTACTS, self.source)
-        for name in POINT_STATIC_FIELDS:
-            dset = self._dataset(name)
-            if dset is not None:
-                check_declared_size(self.source, name, dset.shape, dset.dtype.itemsize or 8)
-                if self._h5py.check_string_dtype(dset.dtype) is not None:
-                    raise LogFormatError(
-                        f"{self.source}: field {name!r} holds strings; expected real numbers"
-                    )
-                try:
-                    value = dset[()]
-                except (OSError, ValueError, TypeError) as exc:
-                    raise LogFormatError(
-                        f"{self.source}: field {name!r} cannot be read: {type(exc).__name__}"
-                    ) from exc
-                setattr(self, name, as_float_array(value, name, self.source))
-        declared: dict[str, tuple[int, ...]] = {}
-        for name, dset in self._dsets.items():
-            dtype = dset.dtype
-            if name == "time" and dtype.kind == "V" and self._h5py.check_opaque_dtype(dtype):
-                dtype = np.dtype(dtype.str)  # datetime64 stored as opaque data by h5py
-            if self._h5py.check_string_dtype(dtype) is not None:
-                expected = "booleans (or 0/1 integers)" if name == ACTIVE_FIELD else "real numbers"
-                raise LogFormatError(
-                    f"{self.source}: field {name!r} holds strings; expected {expected}"
-                )
-            if name == ACTIVE_FIELD:
-                if dtype.kind not in "biu":
-                    as_bool_array(np.zeros(0, dtype=dtype), name, self.source)
-            elif dtype.kind not in "fiu" and not (name == "time" and dtype.kind in "Mm"):
-                as_float_array(np.zeros(0, dtype=dtype), name, self.source)
-            check_declared_size(self.source, name, dset.shape, dtype.itemsize)
-            declared[name] = tuple(int(n) for n in dset.shape)
-        if len(declared["time"]) != 1:
+        try:
+            value = dset[()]
+        except (OSError, ValueError, TypeError) as exc:
             raise LogFormatError(
-                f"{self.source}: field 'time' must have 1 dimensions, got shape {declared['time']}"
+                f"{self.source}: field {name!r} cannot be read: {type(exc).__name__}"
+            ) from exc
+        return as_float_array(value, name, self.source)
+
+    def _declared(self, name: str) -> tuple[tuple[int, ...], np.dtype[Any]]:
+        dtype = self._dsets[name].dtype
+        if name == "time" and dtype.kind == "V" and self._h5py.check_opaque_dtype(dtype):
+            dtype = np.dtype(dtype.str)  # datetime64 stored as opaque data by h5py
+        if self._h5py.check_string_dtype(dtype) is not None:
+            expected = "booleans (or 0/1 integers)" if name == ACTIVE_FIELD else "real numbers"
+            raise LogFormatError(
+                f"{self.source}: field {name!r} holds strings; expected {expected}"
             )
-        self.n_samples = declared["time"][0]
-        self.check_shapes(declared)
-        self.init_time()
+        return tuple(int(n) for n in self._dsets[name].shape), dtype
 
     def _raw(self, name: str, start: int, stop: int) -> NDArray[Any]:
         dset = self._dsets[name]

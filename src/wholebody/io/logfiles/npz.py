@@ -17,21 +17,16 @@ from numpy.typing import NDArray
 from ...errors import LogFormatError
 from .fields import (
     ACTIVE_FIELD,
-    NAME_FIELDS,
     POINT_FORCE_CONTACTS,
     POINT_SAMPLE_FIELDS,
     POINT_STATIC_FIELDS,
-    REQUIRED,
     FieldReader,
     LogFields,
     as_bool_array,
     as_float_array,
     check_declared_size,
-    check_labels,
-    check_names,
     dump_metadata,
     output_file,
-    parse_metadata,
 )
 
 __all__ = ["NpzReader", "write_npz"]
@@ -62,70 +57,16 @@ class NpzReader(FieldReader):
         self._members = members
         self._cache: dict[str, NDArray[Any]] = {}
         try:
-            self._open()
+            self.open_named(self._members)
         except BaseException:
             self.close()
             raise
 
-    def _open(self) -> None:
-        missing = [k for k in REQUIRED if k not in self._members]
-        if missing:
-            raise LogFormatError(
-                f"{self.source}: missing field(s) {missing}; present: {sorted(self._members)}"
-            )
-        self.has_accelerations = "a" in self._members
-        self.has_torques = "tau" in self._members
-        self.has_external = "external_wrenches" in self._members
-        self.has_active = ACTIVE_FIELD in self._members
-        if self.has_external and "external_frames" not in self._members:
-            raise LogFormatError(
-                f"{self.source}: field 'external_wrenches' needs "
-                "'external_frames' (the frames they act on)"
-            )
-        self.metadata, self.accelerations_estimated = {}, False
-        if "metadata" in self._members:
-            self.metadata, self.accelerations_estimated = parse_metadata(
-                self._load("metadata", text=True), self.source
-            )
-        names = {
-            k: check_names(self._load(k, text=True), k, self.source) if k in self._members else ()
-            for k in NAME_FIELDS
-        }
-        self.joint_names = names["joint_names"]
-        self.contact_names = names["contact_names"]
-        self.external_frames = names["external_frames"] if self.has_external else ()
-        has_labels = POINT_FORCE_CONTACTS in self._members
-        self.init_points(self._members, has_labels)
-        if has_labels:
-            self.point_force_contacts = check_labels(
-                self._load(POINT_FORCE_CONTACTS, text=True), POINT_FORCE_CONTACTS, self.source
-            )
-        for name in POINT_STATIC_FIELDS:
-            if name in self._members:
-                setattr(self, name, self._load(name))
-        declared: dict[str, tuple[int, ...]] = {}
-        numeric = ("time", "q", "v", "a", "tau", "contact_wrenches", "external_wrenches")
-        for name in numeric + POINT_SAMPLE_FIELDS:
-            if name in self._members:
-                shape, dtype = self._declared(name)
-                if dtype.kind not in "fiuMm" or (dtype.kind in "Mm" and name != "time"):
-                    # Let the conversion name the kind.
-                    as_float_array(np.zeros(0, dtype=dtype), name, self.source)
-                check_declared_size(self.source, name, shape, dtype.itemsize)
-                declared[name] = shape
-        if self.has_active:
-            shape, dtype = self._declared(ACTIVE_FIELD)
-            if dtype.kind not in "biu":
-                as_bool_array(np.zeros(0, dtype=dtype), ACTIVE_FIELD, self.source)
-            check_declared_size(self.source, ACTIVE_FIELD, shape, dtype.itemsize)
-            declared[ACTIVE_FIELD] = shape
-        self.n_samples = declared["time"][0] if len(declared["time"]) == 1 else -1
-        if self.n_samples < 0:
-            raise LogFormatError(
-                f"{self.source}: field 'time' must have 1 dimensions, got shape {declared['time']}"
-            )
-        self.check_shapes(declared)
-        self.init_time()
+    def _text(self, name: str) -> Any:
+        return self._load(name, text=True)
+
+    def _static(self, name: str) -> NDArray[np.float64]:
+        return self._load(name)
 
     def _declared(self, name: str) -> tuple[tuple[int, ...], np.dtype[Any]]:
         try:

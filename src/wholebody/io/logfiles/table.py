@@ -29,7 +29,7 @@ from .fields import (
     WRENCH,
     FieldReader,
     LogFields,
-    as_float_array,
+    points_by_name,
 )
 
 __all__ = [
@@ -109,32 +109,6 @@ def _point_force_columns(header: list[str], source: str) -> tuple[str, ...]:
     return tuple(contact[j] for j in range(len(contact)))
 
 
-def _static_points(value: Any, names: tuple[str, ...], key: str, source: str) -> Any:
-    """A (len(names), 3) array from the metadata entry ``{name: [x, y, z]}``; names absent
-    from it get the frame origin (0, 0, 0)."""
-    if not isinstance(value, dict):
-        raise LogFormatError(
-            f"{source}: metadata key {key!r} must be a JSON object {{name: [x, y, z]}}, got "
-            f"{type(value).__name__}"
-        )
-    unknown = [n for n in value if n not in names]
-    if unknown:
-        raise LogFormatError(
-            f"{source}: metadata key {key!r} names {unknown[0]!r}, which is not among {list(names)}"
-        )
-    out = np.zeros((len(names), 3))
-    for j, name in enumerate(names):
-        if name in value:
-            point = as_float_array(value[name], f"{key}[{name!r}]", source)
-            if point.shape != (3,):
-                raise LogFormatError(
-                    f"{source}: metadata key {key!r}: the point of {name!r} must be 3 "
-                    f"numbers [m], got shape {point.shape}"
-                )
-            out[j] = point
-    return out
-
-
 class TableReader(FieldReader):
     """A log stored as named columns; subclasses give :meth:`_columns` and the header."""
 
@@ -202,7 +176,10 @@ class TableReader(FieldReader):
             POINT_STATIC_FIELDS, (self.contact_names, self.external_frames), strict=True
         ):
             if key in self.metadata:
-                setattr(self, key, _static_points(self.metadata.pop(key), names, key, source))
+                where = f"{source}: metadata key {key!r}"
+                of = "contacts" if key.startswith("contact") else "external frames"
+                points = points_by_name(self.metadata.pop(key), names, where, source, key, of)
+                setattr(self, key, points)
 
     def _field_columns(self) -> dict[str, list[str]]:
         j = self.joint_names

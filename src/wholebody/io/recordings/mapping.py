@@ -9,7 +9,6 @@ recipe and ``docs/profile.md`` the table of keys.
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ProfileError
+from .._toml import check_keys, table
 
 __all__ = [
     "WrenchSource",
@@ -90,16 +90,6 @@ WRENCH_KEYS: dict[str, str] = {
 DEFAULT_TOLERANCE = 0.005
 _TWIST_AXES = ("base", "world")
 _SLICE = re.compile(r"^\s*(?P<col>[^\[\]]+?)\s*(\[\s*(?P<a>-?\d*)\s*:\s*(?P<b>-?\d*)\s*\])?\s*$")
-
-
-def _keys(entry: Mapping[str, Any], allowed: Mapping[str, str], where: str) -> None:
-    for key in entry:
-        if key not in allowed:
-            close = difflib.get_close_matches(str(key), list(allowed), n=1, cutoff=0.6)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ProfileError(
-                f"{where}: unknown key {key!r}{hint} (allowed: {', '.join(allowed)})"
-            )
 
 
 def _str(entry: Mapping[str, Any], key: str, where: str, default: str | None = None) -> Any:
@@ -199,7 +189,7 @@ class WrenchSource:
         if not isinstance(entry, Mapping):
             raise ProfileError(f"{where}: must be a table, got {entry!r}")
         other = "column" if source_key == "topic" else "topic"
-        _keys(entry, {k: v for k, v in WRENCH_KEYS.items() if k != other}, where)
+        check_keys(entry, {k: v for k, v in WRENCH_KEYS.items() if k != other}, where)
         if source_key not in entry:
             raise ProfileError(f"{where}: missing key {source_key!r}")
         if ("contact" in entry) == ("external" in entry):
@@ -304,9 +294,7 @@ class RosbagMapping:
             ``joint_states``, a ``time_base`` that is not a mapped topic, both ``rate`` and
             ``time_base``; the message starts with ``where``.
         """
-        if not isinstance(data, Mapping):
-            raise ProfileError(f"{where}: must be a table of keys, got {type(data).__name__}")
-        _keys(data, RECORDING_KEYS, where)
+        check_keys(table(data, where), RECORDING_KEYS, where)
         if "joint_states" not in data:
             raise ProfileError(f"{where}: missing key 'joint_states' (a JointState topic)")
         out = cls(
@@ -438,9 +426,7 @@ class LerobotMapping:
             position without an orientation (or the reverse), base velocities without a
             pose; the message starts with ``where``.
         """
-        if not isinstance(data, Mapping):
-            raise ProfileError(f"{where}: must be a table of keys, got {type(data).__name__}")
-        _keys(data, LEROBOT_KEYS, where)
+        check_keys(table(data, where), LEROBOT_KEYS, where)
         if "q" not in data:
             raise ProfileError(f"{where}: missing key 'q' (the joint positions' column)")
 
