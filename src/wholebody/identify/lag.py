@@ -122,29 +122,13 @@ def lag_and_error(
 
     ``rows``: a holder of the log's :class:`BaseRows` between readings: empty, the pass's
     rows are put in it; holding them, they are used (the same log, another ``theta``)."""
-    t = log.t
-    if t is None:
-        return 0.0, math.inf, "the log has no time stamps"
-    if len(t) < 20:
-        return 0.0, math.inf, f"{len(t)} samples, fewer than 20"
+    why = _unreadable(log, max_lag)
+    if why:
+        return 0.0, math.inf, why
+    t = np.asarray(log.t)
     dt = float(np.median(np.diff(t)))
     inside = np.flatnonzero((t >= t[0] + max_lag) & (t <= t[-1] - max_lag))
-    if dt <= 0:
-        return 0.0, math.inf, "its time stamps do not increase"
-    if len(inside) < 10:
-        return (
-            0.0,
-            math.inf,
-            (
-                f"{len(inside)} samples more than the largest lag tried ({1e3 * max_lag:.0f} ms) "
-                "from either end, fewer than 10"
-            ),
-        )
     W = log.W[:, log.contact_order]
-    # Wrenches constant over time (a log of one held posture): every shift reads the same
-    # values, so the log says nothing about a lag.
-    if np.ptp(W, axis=0).max(initial=0.0) <= 1e-9 * max(float(np.abs(W).max(initial=0.0)), 1e-300):
-        return 0.0, math.inf, "its contact wrenches never change"
     pi0 = problem.pi_full(np.zeros(problem.p) if theta is None else theta)[0]
     n, k = len(inside), len(problem.contacts)
     if rows:
@@ -217,6 +201,31 @@ def lag_and_error(
     others = np.array([_vertex(grid, values - costs[:, b], dt) for b in range(B)])
     se = math.sqrt((B - 1) / B * float(np.sum((others - others.mean()) ** 2)))
     return lag, se, ""
+
+
+def _unreadable(log: PreparedLog, max_lag: float) -> str:
+    """Why ``log`` cannot tell a lag within ``+- max_lag`` before any fit, in words for a
+    report (empty when it may)."""
+    t = log.t
+    if t is None:
+        return "the log has no time stamps"
+    if len(t) < 20:
+        return f"{len(t)} samples, fewer than 20"
+    dt = float(np.median(np.diff(t)))
+    inside = np.count_nonzero((t >= t[0] + max_lag) & (t <= t[-1] - max_lag))
+    if dt <= 0:
+        return "its time stamps do not increase"
+    if inside < 10:
+        return (
+            f"{inside} samples more than the largest lag tried ({1e3 * max_lag:.0f} ms) "
+            "from either end, fewer than 10"
+        )
+    W = log.W[:, log.contact_order]
+    # Wrenches constant over time (a log of one held posture): every shift reads the same
+    # values, so the log says nothing about a lag.
+    if np.ptp(W, axis=0).max(initial=0.0) <= 1e-9 * max(float(np.abs(W).max(initial=0.0)), 1e-300):
+        return "its contact wrenches never change"
+    return ""
 
 
 def _vertex(grid: Array, values: Array, dt: float) -> float:
