@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 
 from ..spatial import cross
 from .core import (
+    LOADED,
     DiagnosisData,
     Finding,
     finding_of,
@@ -40,8 +41,6 @@ Array = NDArray[np.float64]
 #: A tangential force is "exactly zero" below this share of the normal force (round-off of a
 #: rotation into the normal's axes).
 ZERO_TANGENTIAL = 1e-7
-#: A share of the weight above which a contact counts as loaded.
-LOADED = 0.02
 #: A fitted mass at the links without <inertial> over this share of the robot's is no engine's
 #: default (units, gains, pushes: other causes).
 MAX_EXTRA_MASS = 0.3

@@ -8,8 +8,8 @@ import itertools
 import numpy as np
 from numpy.typing import NDArray
 
-from ..spatial import cross
-from .core import DiagnosisData, Finding, finding_of, format_vector, rejected, skew_batch
+from ..spatial import cross, skew
+from .core import DiagnosisData, Finding, finding_of, format_vector, rejected
 
 Array = NDArray[np.float64]
 
@@ -175,7 +175,7 @@ def wrong_points(d: DiagnosisData) -> list[Finding]:
     f = d.wrenches[..., :3]
     D = np.zeros((len(d.time), 6, 3 * d.k))
     for j in range(d.k):
-        D[:, 3:, 3 * j : 3 * j + 3] = -skew_batch(f[:, j]) @ d.rotations[:, j]
+        D[:, 3:, 3 * j : 3 * j + 3] = -skew(f[:, j]) @ d.rotations[:, j]
     fit = d.fit(d.base_residual, D, d.all_rows)
     offsets = fit.theta.reshape(d.k, 3)
     if np.abs(offsets).max(initial=0.0) > MAX_OFFSET:

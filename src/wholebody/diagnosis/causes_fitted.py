@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from ..spatial import cross
+from ..spatial import cross, skew
 from .causes_discrete import MAX_OFFSET
 from .core import (
+    LOADED,
     WEIGHTS,
     DiagnosisData,
     Finding,
@@ -16,7 +17,6 @@ from .core import (
     format_value,
     format_vector,
     rejected,
-    skew_batch,
 )
 
 Array = NDArray[np.float64]
@@ -57,7 +57,7 @@ def com_offset(d: DiagnosisData) -> list[Finding]:
     forces)."""
     f_c = d.wrenches[..., :3].sum(axis=1) + d.external[:, :3]
     D = np.zeros((len(d.time), 6, 3))
-    D[:, 3:, :] = skew_batch(f_c)  # -dc x f = f x dc
+    D[:, 3:, :] = skew(f_c)  # -dc x f = f x dc
     fit = d.fit(d.base_residual, D, d.all_rows, rtol=0.05)
     dc = np.where(fit.observable, fit.theta, 0.0)
     if np.abs(dc).max(initial=0.0) > MAX_OFFSET:
@@ -92,7 +92,7 @@ def sensor_offsets(d: DiagnosisData) -> list[Finding]:
     for j in range(d.k):
         D[:, :3, 6 * j : 6 * j + 3] = np.eye(3)
         D[:, 3:, 6 * j + 3 : 6 * j + 6] = np.eye(3)
-        D[:, 3:, 6 * j : 6 * j + 3] = skew_batch(d.positions[:, j] - d.com)
+        D[:, 3:, 6 * j : 6 * j + 3] = skew(d.positions[:, j] - d.com)
     fit = d.fit(d.base_residual, D, d.all_rows)
     offsets = fit.theta.reshape(d.k, 6)
     W = d.wrenches + offsets[None]
@@ -160,7 +160,7 @@ def stale_forces(d: DiagnosisData) -> list[Finding]:
     speed = np.linalg.norm(np.gradient(d.positions, d.time, axis=0), axis=-1)
     for j, name in enumerate(d.names):
         airborne = (height[:, j] > np.min(height[:, j]) + 0.02) | (speed[:, j] > 0.2)
-        loaded = np.linalg.norm(d.wrenches[:, j, :3], axis=1) > 0.02 * d.weight
+        loaded = np.linalg.norm(d.wrenches[:, j, :3], axis=1) > LOADED * d.weight
         stale = airborne & loaded
         if stale.sum() < 2:
             continue

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
+from ..spatial import skew
 from .core import (
     DiagnosisData,
     Finding,
@@ -18,7 +19,6 @@ from .core import (
     format_vector,
     rejected,
     rotate_wrenches,
-    skew_batch,
 )
 
 __all__ = ["sensor_rotations", "gravity_tilt", "MAX_SENSOR_ANGLE", "MAX_TILT"]
@@ -58,10 +58,10 @@ def _fit_rotations(d: DiagnosisData, which: list[int]) -> tuple[Array, Array, Ar
         for c, j in enumerate(which):
             R = d.rotations[:, j]
             # d(R exp([delta]) R^T w) = -R [u] delta with u = R^T w (the current wrench).
-            df = -R @ skew_batch(local[:, j, :3])
-            dm = -R @ skew_batch(local[:, j, 3:])
+            df = -R @ skew(local[:, j, :3])
+            dm = -R @ skew(local[:, j, 3:])
             D[:, :3, 3 * c : 3 * c + 3] = df
-            D[:, 3:, 3 * c : 3 * c + 3] = dm + skew_batch(lever[:, j]) @ df
+            D[:, 3:, 3 * c : 3 * c + 3] = dm + skew(lever[:, j]) @ df
         # A yaw seen only in small tangential forces is still determined: a low cut.
         fit = d.fit(r, D, d.all_rows, rtol=1e-6)
         step = fit.theta.reshape(len(which), 3)
@@ -150,7 +150,7 @@ def gravity_tilt(d: DiagnosisData) -> list[Finding]:
     # Standard errors from the linearised fit (rotation delta: d(m g') = -m [g] delta); the
     # component along g changes nothing and is unobservable.
     D = np.zeros((len(d.time), 6, 3))
-    D[:, :3, :] = -d.mass * skew_batch(np.broadcast_to(tilted, (len(d.time), 3)))
+    D[:, :3, :] = -d.mass * skew(np.broadcast_to(tilted, (len(d.time), 3)))
     se = d.fit(d.base_residual + _force(d, tilted - g), D, d.all_rows).std_error
     corrected = d.base_residual + _force(d, tilted - g)
     horizontal = d.mass * np.linalg.norm(tilted - g)

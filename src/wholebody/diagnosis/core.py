@@ -31,11 +31,11 @@ __all__ = [
     "linear_fit",
     "LENGTH_SCALE",
     "WEIGHTS",
+    "LOADED",
     "finding_of",
     "rejected",
     "rotate_wrenches",
     "Hypothesis",
-    "skew_batch",
     "format_value",
     "format_vector",
     "format_names",
@@ -47,6 +47,8 @@ Array = NDArray[np.float64]
 LENGTH_SCALE = 0.1
 #: Each residual row's weight: moments divided by :data:`LENGTH_SCALE`.
 WEIGHTS = np.array([1.0, 1.0, 1.0, 1 / LENGTH_SCALE, 1 / LENGTH_SCALE, 1 / LENGTH_SCALE])
+#: A share of the weight above which a contact counts as loaded.
+LOADED = 0.02
 #: The lag search of the causes tries up to this many samples each way: the wrench rows a
 #: check gives the diagnosis (``log_wrenches``) reach this far beyond its kept samples.
 MAX_LAG_SAMPLES = 50
@@ -606,17 +608,4 @@ def finding_of(
         n_parameters=n_parameters,
         cone_violations=cone_share,
         hypothesis=hypothesis,
-    )
-
-
-def skew_batch(v: Array) -> Array:
-    """``skew(v)`` for v of shape (..., 3): shape (..., 3, 3) with ``skew(v) x = v x x``."""
-    z = np.zeros(v.shape[:-1])
-    return np.stack(
-        [
-            np.stack([z, -v[..., 2], v[..., 1]], axis=-1),
-            np.stack([v[..., 2], z, -v[..., 0]], axis=-1),
-            np.stack([-v[..., 1], v[..., 0], z], axis=-1),
-        ],
-        axis=-2,
     )
