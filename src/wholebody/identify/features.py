@@ -61,9 +61,9 @@ def features_and_jacobians(
     (positions in ``log.samples``; ``r = F x`` is the residual of each row) and the
     transposed contact Jacobians ``J_c^T`` (n, k, rows, 6) of the problem's contacts
     (world-aligned, at the contact frames' origins): how each contact's logged wrench enters
-    the rows, so how its noise does. With
-    the log's smoothing, each sample's features are the low-pass of the raw samples' around
-    it (:class:`~wholebody.identify.smoothing.Smoothing`), its Jacobians its own.
+    the rows, so how its noise does. With the log's smoothing, each sample's features are
+    the low-pass of the raw samples' around it
+    (:class:`~wholebody.identify.smoothing.Smoothing`), its Jacobians its own.
 
     With a ``workspace`` both are views of its buffers, valid until its next use for
     features: use them, do not keep them."""
