@@ -359,8 +359,8 @@ class DiagnosisData:
         return f" ({t.min():.3f} .. {t.max():.3f} s)"
 
     def score(self, r: Array, rows: NDArray[np.intp] | None = None) -> float:
-        """``median |f_r| / (m g) + median |tau_r| / (m g L)`` over ``rows`` (default: over "
-        "tolerance)."""
+        """``median |f_r| / (m g) + median |tau_r| / (m g L)`` over ``rows`` (default: the
+        samples over tolerance)."""
         rows = self.score_rows if rows is None else rows
         if not len(rows):
             return 0.0
