@@ -119,6 +119,7 @@ ROW_KEYS = [
     "bound_force_N",
     "bound_moment_Nm",
     "diagnosis",
+    "ranking",
     "text",
 ]
 

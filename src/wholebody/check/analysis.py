@@ -285,6 +285,9 @@ def estimate_trajectory(
 #: - ``bound_force_N`` [N], ``bound_moment_Nm`` [N m] (float or None): the median bound
 #:   on the residual's error the check achieved (``Report.evidence``);
 #: - ``diagnosis`` (str or None): the most likely cause of an inconsistency;
+#: - ``ranking`` (dict or None): every cause the diagnosis tested, best first, with the named
+#:   cause, the runner-up, the margin and the ties
+#:   (:meth:`~wholebody.diagnosis.ranking.Ranking.to_dict`);
 #: - ``text`` (str): the report summary as the CLI prints it, or ``PATH: error: ...``.
 ROW_KEYS = (
     "path",
