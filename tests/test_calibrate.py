@@ -9,7 +9,7 @@ import wholebody as wb
 from wholebody.check.analysis import check_trajectory
 from wholebody.cli.fit import run_fit
 from wholebody.errors import InvalidArgumentError, ProfileError
-from wholebody.identify import fit_calibration
+from wholebody.identify import SensorModel, fit_inertial_parameters
 from wholebody.io.calibration import Calibration, ContactCalibration
 from wholebody.io.profile import load_profile
 from wholebody.models import models_dir
@@ -100,15 +100,18 @@ def test_gain_rotation_and_torque_offsets_fitted(nominal):
     import dataclasses
 
     biased = dataclasses.replace(log, contact_wrenches=W, tau=tau)
-    fit = fit_calibration(
+    fit = fit_inertial_parameters(
         nominal,
         biased,
         FEET,
-        offsets=False,
-        gains=["right_sole"],
-        rotations=["right_sole"],
-        axes="world",
-        torque_offsets=["left_knee"],
+        parameters=None,
+        sensors=SensorModel(
+            offsets=False,
+            gains=["right_sole"],
+            rotations=["right_sole"],
+            axes="world",
+            torque_offsets=["left_knee"],
+        ),
     )
     cal = fit.calibration
     assert abs(cal.contacts["right_sole"].gain - gain) < 1e-9

@@ -34,9 +34,18 @@ POINT_TOL = 1e-12
 
 
 def skew(x: ArrayLike) -> Array:
-    """Skew-symmetric matrix with ``skew(x) @ y == cross(x, y)``, shape (3, 3)."""
+    """Skew-symmetric matrices with ``skew(x) @ y == cross(x, y)``: shape (..., 3, 3) of
+    ``x`` (..., 3)."""
     x = np.asarray(x, dtype=float)
-    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
+    z = np.zeros(x.shape[:-1])
+    return np.stack(
+        [
+            np.stack([z, -x[..., 2], x[..., 1]], axis=-1),
+            np.stack([x[..., 2], z, -x[..., 0]], axis=-1),
+            np.stack([-x[..., 1], x[..., 0], z], axis=-1),
+        ],
+        axis=-2,
+    )
 
 
 _NEXT = np.array([1, 2, 0])

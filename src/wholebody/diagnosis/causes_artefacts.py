@@ -15,7 +15,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..spatial import cross
-from .core import DiagnosisData, Finding, finding_of, format_names, format_value, linear_fit
+from .core import (
+    LOADED,
+    DiagnosisData,
+    Finding,
+    finding_of,
+    format_names,
+    format_value,
+    linear_fit,
+    rejected,
+)
 
 __all__ = [
     "tangential_force_missing",
@@ -32,8 +41,6 @@ Array = NDArray[np.float64]
 #: A tangential force is "exactly zero" below this share of the normal force (round-off of a
 #: rotation into the normal's axes).
 ZERO_TANGENTIAL = 1e-7
-#: A share of the weight above which a contact counts as loaded.
-LOADED = 0.02
 #: A fitted mass at the links without <inertial> over this share of the robot's is no engine's
 #: default (units, gains, pushes: other causes).
 MAX_EXTRA_MASS = 0.3
@@ -128,14 +135,7 @@ def tangential_force_missing(d: DiagnosisData) -> list[Finding]:
         contacts=names,
         axes=axes,
     )
-    # The residual's horizontal share: a lower bound of what missing friction explains when
-    # the logged moments are missing too (then no fit of friction alone closes them).
-    # (A cause of the diagnosis, imported by it: the notes beside a consistent verdict, which
-    # this module serves too, do not need it.)
-    from .causes_discrete import normal_force_only
-
-    legacy = normal_force_only(d) if axes == "contact" else []
-    horizontal = float(max((f.explained for f in legacy), default=0.0))
+    horizontal = _horizontal_share(d) if axes == "contact" else 0.0
     moments_missing = horizontal > finding.explained
     if moments_missing:
         finding = dataclasses.replace(finding, explained=horizontal)
@@ -151,6 +151,22 @@ def tangential_force_missing(d: DiagnosisData) -> list[Finding]:
             finding, structural_evidence=2.0 * n_zero * float(np.log(0.1 / ZERO_TANGENTIAL))
         )
     return [finding]
+
+
+def _horizontal_share(d: DiagnosisData) -> float:
+    """The residual's horizontal share (median over the scored samples) when every loaded
+    contact's force is normal in its own axes to 1e-9 (else 0): a lower bound of what missing
+    friction explains when the logged moments are missing too (then no fit of friction alone
+    closes them)."""
+    local = d.local(d.wrenches)
+    fn = local[..., 2]
+    ft = np.linalg.norm(local[..., :2], axis=-1)
+    loaded = fn > LOADED * d.weight
+    if not loaded.any() or ft[loaded].max() > 1e-9 * max(float(fn[loaded].max()), 1.0):
+        return 0.0
+    r = d.base_residual[d.score_rows]
+    horizontal = np.linalg.norm(r[:, :2], axis=1)
+    return float(np.median(horizontal / np.maximum(np.linalg.norm(r[:, :3], axis=1), 1e-300)))
 
 
 # --- held streams -------------------------------------------------------------------------
@@ -270,15 +286,13 @@ def inertialess_link_mass(d: DiagnosisData) -> list[Finding]:
     m, se = float(fit.theta[0]), float(fit.std_error[0])
     total = m * len(links.names)
     if not (m > 0 and total <= MAX_EXTRA_MASS * d.mass):
-        return [
-            Finding(
-                "inertialess_links",
-                0.0,
-                f"a fitted mass of {m:.3g} kg at each link without <inertial> is not a mass an "
-                f"engine gives them (negative, or over {100 * MAX_EXTRA_MASS:.0f} % of the robot)",
-                {"link_mass": m, "links": list(links.names)},
-            )
-        ]
+        return rejected(
+            "inertialess_links",
+            f"a fitted mass of {m:.3g} kg at each link without <inertial> is not a mass an "
+            f"engine gives them (negative, or over {100 * MAX_EXTRA_MASS:.0f} % of the robot)",
+            link_mass=m,
+            links=list(links.names),
+        )
     corrected = d.base_residual + m * col[:, :, 0]
     engine = ""
     if abs(m - 1.0) < max(3 * se, 0.05):

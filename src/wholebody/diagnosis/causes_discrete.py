@@ -1,5 +1,5 @@
-"""Discrete causes: a sign, an axis convention or sensor frame, a swap, gravity's sign, normal
-forces only, the moments' reference point. Each correction is judged by the residual."""
+"""Discrete causes: a sign, an axis convention or sensor frame, a swap, gravity's sign, the
+moments' reference point. Each correction is judged by the residual."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import itertools
 import numpy as np
 from numpy.typing import NDArray
 
-from ..spatial import cross
-from .core import DiagnosisData, Finding, finding_of, format_vector, skew_batch
+from ..spatial import cross, skew
+from .core import DiagnosisData, Finding, finding_of, format_vector, rejected
 
 Array = NDArray[np.float64]
 
@@ -144,31 +144,6 @@ def gravity_sign(d: DiagnosisData) -> list[Finding]:
     ]
 
 
-def normal_force_only(d: DiagnosisData) -> list[Finding]:
-    """Contacts that carry only a normal force (tangential parts missing, as some simulators'
-    net contact forces): named when the logged tangential parts are exactly zero."""
-    local = d.local(d.wrenches)
-    fn = local[..., 2]
-    ft = np.linalg.norm(local[..., :2], axis=-1)
-    loaded = fn > 0.02 * d.weight
-    if not loaded.any() or ft[loaded].max() > 1e-9 * max(float(fn[loaded].max()), 1.0):
-        return []
-    r = d.base_residual
-    horizontal = np.linalg.norm(r[d.score_rows, :2], axis=1)
-    share = float(
-        np.median(horizontal / np.maximum(np.linalg.norm(r[d.score_rows, :3], axis=1), 1e-300))
-    )
-    return [
-        Finding(
-            "normal_force_only",
-            share,
-            "contacts carry a normal force only: the tangential (friction) forces are missing "
-            "from the log (a simulator's net normal force?)",
-            {"share_horizontal": share},
-        )
-    ]
-
-
 def wrong_points(d: DiagnosisData) -> list[Finding]:
     """Moments about the world origin or the parent joints, or a fitted point per contact."""
     out = []
@@ -200,19 +175,16 @@ def wrong_points(d: DiagnosisData) -> list[Finding]:
     f = d.wrenches[..., :3]
     D = np.zeros((len(d.time), 6, 3 * d.k))
     for j in range(d.k):
-        D[:, 3:, 3 * j : 3 * j + 3] = -skew_batch(f[:, j]) @ d.rotations[:, j]
+        D[:, 3:, 3 * j : 3 * j + 3] = -skew(f[:, j]) @ d.rotations[:, j]
     fit = d.fit(d.base_residual, D, d.all_rows)
     offsets = fit.theta.reshape(d.k, 3)
     if np.abs(offsets).max(initial=0.0) > MAX_OFFSET:
-        return out + [
-            Finding(
-                "wrong_point",
-                0.0,
-                f"fitted moment points are over {MAX_OFFSET} m from the "
-                "contacts: not a wrong reference point",
-                {"point": "fitted"},
-            )
-        ]
+        return out + rejected(
+            "wrong_point",
+            f"fitted moment points are over {MAX_OFFSET} m from the contacts: not a wrong "
+            "reference point",
+            point="fitted",
+        )
     W = d.wrenches.copy()
     W[..., 3:] += cross(np.einsum("skij,kj->ski", d.rotations, offsets), f)
     parts = [f"{n!r} at {format_vector(o, 'mm', 1e3)}" for n, o in zip(d.names, offsets)]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from .core import DiagnosisData, Finding
+from .core import LOADED, DiagnosisData, Finding
 from .ranking import Family
 
 __all__ = ["falling", "FALL_DROP_SHARE", "FALL_SPEED"]
@@ -27,8 +27,6 @@ FALL_DROP_SHARE = 0.1
 FALL_SPEED = 0.3
 #: Before the fall the CoM descends slower than this [m/s] (the onset).
 ONSET_SPEED = 0.05
-#: A contact is loaded above this share of the weight.
-LOADED = 0.02
 #: The convention checks' tolerances (without their evidence): speed as a share of
 #: sqrt(g h), height as a share of h (``h`` the CoM's height above the contacts).
 SPEED_SHARE, HEIGHT_SHARE = 0.05, 0.02

@@ -6,17 +6,23 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from ..spatial import cross
+from ..spatial import cross, skew
 from .causes_discrete import MAX_OFFSET
-from .core import DiagnosisData, Finding, finding_of, format_value, format_vector, skew_batch
+from .core import (
+    LOADED,
+    WEIGHTS,
+    DiagnosisData,
+    Finding,
+    finding_of,
+    format_value,
+    format_vector,
+    rejected,
+)
 
 Array = NDArray[np.float64]
 
 #: Mass-scale fits beyond +-30 % are not a model error (units, gains: other causes).
 MAX_MASS_ERROR = 0.3
-
-
-# --- fitted causes ------------------------------------------------------------------------
 
 
 def mass_error(d: DiagnosisData) -> list[Finding]:
@@ -25,15 +31,12 @@ def mass_error(d: DiagnosisData) -> list[Finding]:
     fit = d.fit(d.base_residual, gi[:, :, None], d.all_rows)
     beta, se = float(fit.theta[0]), float(fit.std_error[0])
     if abs(beta) > MAX_MASS_ERROR:
-        return [
-            Finding(
-                "mass_error",
-                0.0,
-                f"a fitted mass scale of {1 + beta:.3g} is beyond +-"
-                f"{100 * MAX_MASS_ERROR:.0f} %: not a mass error",
-                {"mass_scale": 1 + beta},
-            )
-        ]
+        return rejected(
+            "mass_error",
+            f"a fitted mass scale of {1 + beta:.3g} is beyond +-"
+            f"{100 * MAX_MASS_ERROR:.0f} %: not a mass error",
+            mass_scale=1 + beta,
+        )
     return [
         finding_of(
             d,
@@ -54,19 +57,16 @@ def com_offset(d: DiagnosisData) -> list[Finding]:
     forces)."""
     f_c = d.wrenches[..., :3].sum(axis=1) + d.external[:, :3]
     D = np.zeros((len(d.time), 6, 3))
-    D[:, 3:, :] = skew_batch(f_c)  # -dc x f = f x dc
+    D[:, 3:, :] = skew(f_c)  # -dc x f = f x dc
     fit = d.fit(d.base_residual, D, d.all_rows, rtol=0.05)
     dc = np.where(fit.observable, fit.theta, 0.0)
     if np.abs(dc).max(initial=0.0) > MAX_OFFSET:
-        return [
-            Finding(
-                "com_offset",
-                0.0,
-                f"a fitted CoM shift of {format_vector(dc, 'mm', 1e3)} is "
-                f"over {1e3 * MAX_OFFSET:.0f} mm: not a CoM error",
-                {"com_offset": dc.tolist()},
-            )
-        ]
+        return rejected(
+            "com_offset",
+            f"a fitted CoM shift of {format_vector(dc, 'mm', 1e3)} is "
+            f"over {1e3 * MAX_OFFSET:.0f} mm: not a CoM error",
+            com_offset=dc.tolist(),
+        )
     parts = [
         format_value(v, e, "mm", 1e3) if ok else "unobservable"
         for v, e, ok in zip(dc, fit.std_error, fit.observable)
@@ -92,7 +92,7 @@ def sensor_offsets(d: DiagnosisData) -> list[Finding]:
     for j in range(d.k):
         D[:, :3, 6 * j : 6 * j + 3] = np.eye(3)
         D[:, 3:, 6 * j + 3 : 6 * j + 6] = np.eye(3)
-        D[:, 3:, 6 * j : 6 * j + 3] = skew_batch(d.positions[:, j] - d.com)
+        D[:, 3:, 6 * j : 6 * j + 3] = skew(d.positions[:, j] - d.com)
     fit = d.fit(d.base_residual, D, d.all_rows)
     offsets = fit.theta.reshape(d.k, 6)
     W = d.wrenches + offsets[None]
@@ -116,18 +116,18 @@ def sensor_offsets(d: DiagnosisData) -> list[Finding]:
 def force_gains(d: DiagnosisData) -> list[Finding]:
     """Each contact's readings scaled by a gain: kN instead of N, double counting, a
     mis-calibrated sensor."""
-    terms = d.contact_wrench_terms()  # (S, k, 6)
+    f = d.wrenches[..., :3]  # each contact's wrench about the CoM: (S, k, 6)
+    terms = np.concatenate(
+        [f, d.wrenches[..., 3:] + cross(d.positions - d.com[:, None], f)], axis=2
+    )
     fit = d.fit(d.base_residual, np.swapaxes(terms, 1, 2), d.all_rows)
     gains = 1.0 + fit.theta  # true = gain * logged
     if np.any(np.abs(gains + 1.0) < 0.05):  # a sign flip, named by its own cause
-        return [
-            Finding(
-                "force_gain",
-                0.0,
-                f"fitted gains {format_vector(gains, '')}: a gain of -1 is a sign flip",
-                {"gains": gains.tolist()},
-            )
-        ]
+        return rejected(
+            "force_gain",
+            f"fitted gains {format_vector(gains, '')}: a gain of -1 is a sign flip",
+            gains=gains.tolist(),
+        )
     W = d.wrenches * gains[None, :, None]
     words = []
     for n, g, e in zip(d.names, gains, fit.std_error):
@@ -160,7 +160,7 @@ def stale_forces(d: DiagnosisData) -> list[Finding]:
     speed = np.linalg.norm(np.gradient(d.positions, d.time, axis=0), axis=-1)
     for j, name in enumerate(d.names):
         airborne = (height[:, j] > np.min(height[:, j]) + 0.02) | (speed[:, j] > 0.2)
-        loaded = np.linalg.norm(d.wrenches[:, j, :3], axis=1) > 0.02 * d.weight
+        loaded = np.linalg.norm(d.wrenches[:, j, :3], axis=1) > LOADED * d.weight
         stale = airborne & loaded
         if stale.sum() < 2:
             continue
@@ -228,19 +228,18 @@ def missing_forces(d: DiagnosisData) -> list[Finding]:
     events = np.split(rows, cuts)
     corrected = d.base_residual.copy()
     described = []
-    w = np.array([1.0, 1.0, 1.0, 10.0, 10.0, 10.0])
     share = len(rows) / max(len(t), 1)
     smooth = d.smoothed(d.base_residual)
     for idx in events[:20]:
-        block = d.base_residual[idx] * w
+        block = d.base_residual[idx] * WEIGHTS
         U, s, Vt = np.linalg.svd(block, full_matrices=False)
-        u = Vt[0] / w  # direction in (f, tau) units
+        u = Vt[0] / WEIGHTS  # direction in (f, tau) units
         amplitude = U[:, 0] * s[0]
         corrected[idx] = d.base_residual[idx] - np.outer(amplitude, u)
         # A contact pushes and a rope pulls: a missing force whose size changes sign is
         # neither (it describes a residual, it names nothing). Read on the averaged residual
         # (noise of differentiated accelerations changes sign, a force need not).
-        size = (smooth[idx] * w) @ Vt[0]
+        size = (smooth[idx] * WEIGHTS) @ Vt[0]
         peak = float(np.abs(size).max(initial=0.0))
         two_sided = min(size.max(initial=0.0), -size.min(initial=0.0)) > 0.2 * peak
         missing = -np.outer(amplitude, u).mean(axis=0)  # the wrench that would close the balance

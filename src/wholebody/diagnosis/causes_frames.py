@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
+from ..spatial import skew
 from .core import (
     DiagnosisData,
     Finding,
@@ -16,7 +17,8 @@ from .core import (
     format_names,
     format_value,
     format_vector,
-    skew_batch,
+    rejected,
+    rotate_wrenches,
 )
 
 __all__ = ["sensor_rotations", "gravity_tilt", "MAX_SENSOR_ANGLE", "MAX_TILT"]
@@ -35,15 +37,7 @@ _ITERATIONS = 6
 def _rotated(d: DiagnosisData, E: Array) -> Array:
     """The wrenches (S, k, 6) read by sensors turned by ``E`` (k, 3, 3) in their contact
     frames, brought back: ``R E R^T w`` for force and moment."""
-    local = d.local(d.wrenches)
-    turned = np.concatenate(
-        [
-            np.einsum("kij,skj->ski", E, local[..., :3]),
-            np.einsum("kij,skj->ski", E, local[..., 3:]),
-        ],
-        axis=2,
-    )
-    return d.world(turned)
+    return d.world(rotate_wrenches(E, d.local(d.wrenches), "kij,skj->ski"))
 
 
 def _fit_rotations(d: DiagnosisData, which: list[int]) -> tuple[Array, Array, Array]:
@@ -64,10 +58,10 @@ def _fit_rotations(d: DiagnosisData, which: list[int]) -> tuple[Array, Array, Ar
         for c, j in enumerate(which):
             R = d.rotations[:, j]
             # d(R exp([delta]) R^T w) = -R [u] delta with u = R^T w (the current wrench).
-            df = -R @ skew_batch(local[:, j, :3])
-            dm = -R @ skew_batch(local[:, j, 3:])
+            df = -R @ skew(local[:, j, :3])
+            dm = -R @ skew(local[:, j, 3:])
             D[:, :3, 3 * c : 3 * c + 3] = df
-            D[:, 3:, 3 * c : 3 * c + 3] = dm + skew_batch(lever[:, j]) @ df
+            D[:, 3:, 3 * c : 3 * c + 3] = dm + skew(lever[:, j]) @ df
         # A yaw seen only in small tangential forces is still determined: a low cut.
         fit = d.fit(r, D, d.all_rows, rtol=1e-6)
         step = fit.theta.reshape(len(which), 3)
@@ -95,15 +89,12 @@ def sensor_rotations(d: DiagnosisData) -> list[Finding]:
         names = [d.names[j] for j in which]
         angles = np.linalg.norm(vectors, axis=1)
         if not np.all(np.isfinite(angles)) or angles.max(initial=0.0) > MAX_SENSOR_ANGLE:
-            out.append(
-                Finding(
-                    "sensor_rotation",
-                    0.0,
-                    f"fitted sensor rotations of "
-                    f"{format_vector(angles, 'degrees', np.rad2deg(1.0))} ({format_names(names)}) "
-                    f"are beyond {np.rad2deg(MAX_SENSOR_ANGLE):.0f}: not a mounting error",
-                    {"contacts": names},
-                )
+            out += rejected(
+                "sensor_rotation",
+                f"fitted sensor rotations of "
+                f"{format_vector(angles, 'degrees', np.rad2deg(1.0))} ({format_names(names)}) "
+                f"are beyond {np.rad2deg(MAX_SENSOR_ANGLE):.0f}: not a mounting error",
+                contacts=names,
             )
             continue
         parts = []
@@ -149,20 +140,17 @@ def gravity_tilt(d: DiagnosisData) -> list[Finding]:
     axis = np.cross(g, tilted)
     angle = float(np.arctan2(np.linalg.norm(axis), g @ tilted))
     if angle > MAX_TILT:
-        return [
-            Finding(
-                "gravity_tilt",
-                0.0,
-                f"a fitted tilt of gravity of {np.rad2deg(angle):.1f} degrees is beyond "
-                f"{np.rad2deg(MAX_TILT):.0f}: not a tilted ground",
-                {"tilt_degrees": float(np.rad2deg(angle))},
-            )
-        ]
+        return rejected(
+            "gravity_tilt",
+            f"a fitted tilt of gravity of {np.rad2deg(angle):.1f} degrees is beyond "
+            f"{np.rad2deg(MAX_TILT):.0f}: not a tilted ground",
+            tilt_degrees=float(np.rad2deg(angle)),
+        )
     vector = axis / max(float(np.linalg.norm(axis)), 1e-300) * angle
     # Standard errors from the linearised fit (rotation delta: d(m g') = -m [g] delta); the
     # component along g changes nothing and is unobservable.
     D = np.zeros((len(d.time), 6, 3))
-    D[:, :3, :] = -d.mass * skew_batch(np.broadcast_to(tilted, (len(d.time), 3)))
+    D[:, :3, :] = -d.mass * skew(np.broadcast_to(tilted, (len(d.time), 3)))
     se = d.fit(d.base_residual + _force(d, tilted - g), D, d.all_rows).std_error
     corrected = d.base_residual + _force(d, tilted - g)
     horizontal = d.mass * np.linalg.norm(tilted - g)

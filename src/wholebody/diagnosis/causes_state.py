@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from ..balance.newton_euler import newton_euler_residual_arrays
 from ..robot.batch import centroidal_frames_rows
-from .core import LENGTH_SCALE, DiagnosisData, Finding, finding_of
+from .core import LENGTH_SCALE, LOADED, DiagnosisData, Finding, finding_of
 
 __all__ = ["stale_start", "state_ahead", "swapped_joints", "kinematics", "MAX_STALE_SAMPLES"]
 
@@ -249,7 +249,7 @@ def _failing(d: DiagnosisData, positions: Array, evidence: dict) -> int:
     """Loaded contact samples beyond the convention check's speed or height tolerance."""
     if len(d.time) < 3:
         return 0
-    loaded = np.linalg.norm(d.wrenches[..., :3], axis=-1) > 0.02 * d.weight
+    loaded = np.linalg.norm(d.wrenches[..., :3], axis=-1) > LOADED * d.weight
     if "speed_tolerance_m_s" in evidence:
         speed = np.linalg.norm(np.gradient(positions, d.time, axis=0), axis=-1)
         return int((loaded & (speed > evidence["speed_tolerance_m_s"])).sum())

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..spatial import cross
-from .core import DiagnosisData, Finding, Hypothesis, finding_of, format_value
+from .core import WEIGHTS, DiagnosisData, Finding, Hypothesis, finding_of, format_value
 
 __all__ = ["force_lag", "lag_notes", "MAX_LAG_SAMPLES", "NOTE_REDUCTION", "JACKKNIFE_BLOCKS"]
 
@@ -48,7 +48,6 @@ JACKKNIFE_BLOCKS = 10
 #: Confidence level of the stated lag interval (two-sided, normal quantile 1.96).
 INTERVAL_LEVEL = 0.95
 _Z = 1.959963984540054
-_WEIGHTS = np.array([1.0, 1.0, 1.0, 10.0, 10.0, 10.0])  # moments / L, L = 0.1 m
 
 
 def _integer_lag(d: DiagnosisData, limit: int) -> tuple[int, float]:
@@ -134,7 +133,7 @@ class _Stream:
 
 
 def _weighted(r: Array) -> Array:
-    return r * _WEIGHTS
+    return r * WEIGHTS
 
 
 def _cost(stream: _Stream, lag: float, rows: NDArray[np.intp]) -> float:

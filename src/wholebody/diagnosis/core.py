@@ -30,9 +30,12 @@ __all__ = [
     "LinearFit",
     "linear_fit",
     "LENGTH_SCALE",
+    "WEIGHTS",
+    "LOADED",
     "finding_of",
+    "rejected",
+    "rotate_wrenches",
     "Hypothesis",
-    "skew_batch",
     "format_value",
     "format_vector",
     "format_names",
@@ -42,7 +45,10 @@ __all__ = [
 Array = NDArray[np.float64]
 #: Moments are divided by this length [m] to compare them with forces (a foot's size).
 LENGTH_SCALE = 0.1
-_WEIGHTS = np.array([1.0, 1.0, 1.0, 1 / LENGTH_SCALE, 1 / LENGTH_SCALE, 1 / LENGTH_SCALE])
+#: Each residual row's weight: moments divided by :data:`LENGTH_SCALE`.
+WEIGHTS = np.array([1.0, 1.0, 1.0, 1 / LENGTH_SCALE, 1 / LENGTH_SCALE, 1 / LENGTH_SCALE])
+#: A share of the weight above which a contact counts as loaded.
+LOADED = 0.02
 #: The lag search of the causes tries up to this many samples each way: the wrench rows a
 #: check gives the diagnosis (``log_wrenches``) reach this far beyond its kept samples.
 MAX_LAG_SAMPLES = 50
@@ -353,8 +359,8 @@ class DiagnosisData:
         return f" ({t.min():.3f} .. {t.max():.3f} s)"
 
     def score(self, r: Array, rows: NDArray[np.intp] | None = None) -> float:
-        """``median |f_r| / (m g) + median |tau_r| / (m g L)`` over ``rows`` (default: over "
-        "tolerance)."""
+        """``median |f_r| / (m g) + median |tau_r| / (m g L)`` over ``rows`` (default: the
+        samples over tolerance)."""
         rows = self.score_rows if rows is None else rows
         if not len(rows):
             return 0.0
@@ -480,37 +486,21 @@ class DiagnosisData:
             gain *= 1.0 - 0.5 * max(0.0, cone_share - self.base_cone_share)
         return float(gain), cone_share
 
-    def explained(self, hypothesis: Hypothesis | Array) -> float:
-        """The first value of :meth:`judge`."""
-        return self.judge(hypothesis)[0]
-
-    def contact_wrench_terms(self) -> Array:
-        """Each contact's wrench about the CoM, (S, k, 6): the columns of gain fits."""
-        f = self.wrenches[..., :3]
-        tau = self.wrenches[..., 3:] + cross(self.positions - self.com[:, None], f)
-        return np.concatenate([f, tau], axis=2)
-
     def local(self, W: Array) -> Array:
         """Wrenches (S, k, 6) expressed in each contact frame's axes."""
-        RT = np.swapaxes(self.rotations, -1, -2)
-        return np.concatenate(
-            [
-                np.einsum("skij,skj->ski", RT, W[..., :3]),
-                np.einsum("skij,skj->ski", RT, W[..., 3:]),
-            ],
-            axis=2,
-        )
+        return rotate_wrenches(np.swapaxes(self.rotations, -1, -2), W)
 
     def world(self, W_local: Array) -> Array:
         """Wrenches (S, k, 6) from each contact frame's axes to world axes."""
-        R = self.rotations
-        return np.concatenate(
-            [
-                np.einsum("skij,skj->ski", R, W_local[..., :3]),
-                np.einsum("skij,skj->ski", R, W_local[..., 3:]),
-            ],
-            axis=2,
-        )
+        return rotate_wrenches(self.rotations, W_local)
+
+
+def rotate_wrenches(R: Array, W: Array, subscripts: str = "skij,skj->ski") -> Array:
+    """Force and moment of the wrenches ``W`` (..., 6) each turned by ``R`` (``subscripts``:
+    the product's, per sample and contact by default)."""
+    return np.concatenate(
+        [np.einsum(subscripts, R, W[..., :3]), np.einsum(subscripts, R, W[..., 3:])], axis=-1
+    )
 
 
 @dataclass(frozen=True)
@@ -540,8 +530,8 @@ def linear_fit(r0: Array, D: Array, rows: NDArray[np.intp], *, rtol: float = 1e-
     value is below ``rtol`` times the largest are unobservable: left at zero and reported.
     """
     p = D.shape[2]
-    A = (D[rows] * _WEIGHTS[None, :, None]).reshape(-1, p)
-    b = -(r0[rows] * _WEIGHTS).reshape(-1)
+    A = (D[rows] * WEIGHTS[None, :, None]).reshape(-1, p)
+    b = -(r0[rows] * WEIGHTS).reshape(-1)
     finite = np.isfinite(A).all(axis=1) & np.isfinite(b)
     A, b = A[finite], b[finite]
     if not len(b):
@@ -587,6 +577,11 @@ def format_names(names: Any) -> str:
     return ", ".join(repr(str(n)) for n in names)
 
 
+def rejected(cause: str, message: str, **parameters: object) -> list[Finding]:
+    """A cause whose fitted values are no such fault (beyond its bounds): it explains nothing."""
+    return [Finding(cause, 0.0, message, dict(parameters))]
+
+
 def finding_of(
     d: DiagnosisData,
     cause: str,
@@ -613,17 +608,4 @@ def finding_of(
         n_parameters=n_parameters,
         cone_violations=cone_share,
         hypothesis=hypothesis,
-    )
-
-
-def skew_batch(v: Array) -> Array:
-    """``skew(v)`` for v of shape (..., 3): shape (..., 3, 3) with ``skew(v) x = v x x``."""
-    z = np.zeros(v.shape[:-1])
-    return np.stack(
-        [
-            np.stack([z, -v[..., 2], v[..., 1]], axis=-1),
-            np.stack([v[..., 2], z, -v[..., 0]], axis=-1),
-            np.stack([-v[..., 1], v[..., 0], z], axis=-1),
-        ],
-        axis=-2,
     )

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .core import DiagnosisData, Finding, Hypothesis
+from .core import WEIGHTS, DiagnosisData, Finding, Hypothesis
 
 __all__ = [
     "Family",
@@ -288,9 +288,8 @@ def _alike(d: DiagnosisData, a: Finding, b: Finding) -> float:
     if a.hypothesis is None or b.hypothesis is None:
         return float("nan")
     rows = d.score_rows
-    w = np.array([1.0, 1.0, 1.0, 10.0, 10.0, 10.0])
-    diff = d.smoothed(a.hypothesis.residual - b.hypothesis.residual)[rows] * w
-    base = d.smoothed(d.base_residual)[rows] * w
+    diff = d.smoothed(a.hypothesis.residual - b.hypothesis.residual)[rows] * WEIGHTS
+    base = d.smoothed(d.base_residual)[rows] * WEIGHTS
     with np.errstate(all="ignore"):
         return float(np.sqrt(np.nansum(diff**2) / max(np.nansum(base**2), 1e-300)))
 

@@ -49,10 +49,11 @@ back), :mod:`~wholebody.identify.parameters` (the prior, parameter records, iden
 :mod:`~wholebody.identify.smoothing` (the low-pass logs with differentiated accelerations are
 read through, regressor and measurements alike),
 :mod:`~wholebody.identify.result` (:class:`IdentificationResult`) and
-:mod:`~wholebody.identify.fit` (:func:`fit_inertial_parameters`, :func:`fit_calibration`).
+:mod:`~wholebody.identify.fit` (:func:`fit_inertial_parameters`).
 """
 
-from .fit import fit_calibration, fit_inertial_parameters
+from .calibrate import SensorModel
+from .fit import fit_inertial_parameters
 from .links import (
     LinkInertia,
     link_parameters,
@@ -72,7 +73,7 @@ from .result import CrossValidation, IdentificationResult
 
 __all__ = [
     "fit_inertial_parameters",
-    "fit_calibration",
+    "SensorModel",
     "IdentificationResult",
     "CrossValidation",
     "ParameterEstimate",

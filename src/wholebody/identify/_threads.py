@@ -1,9 +1,9 @@
 """BLAS threads for the fit's dense algebra: one thread for the small matrices of a fit
 (a few hundred columns), where threads cost more than they give on a loaded machine.
 
-With threadpoolctl installed it sets the limit; otherwise the OpenBLAS libraries already
-loaded by NumPy and SciPy are found in ``/proc/self/maps`` (Linux) and asked directly
-(``openblas_set_num_threads``); elsewhere the environment's setting stays in force.
+The OpenBLAS libraries already loaded by NumPy and SciPy are found in ``/proc/self/maps``
+(Linux) and asked directly (``openblas_set_num_threads``); elsewhere the environment's setting
+stays in force.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import ctypes
 import os
 from collections.abc import Callable, Iterator
 
-__all__ = ["blas_threads", "threads_for"]
+__all__ = ["blas_threads"]
 
 #: Matrices with fewer columns than this are factored on one thread.
 ONE_THREAD_BELOW = 2000
@@ -23,13 +23,6 @@ _SETTERS = (
     ("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
     ("scipy_openblas_set_num_threads", "scipy_openblas_get_num_threads"),
 )
-
-
-def threads_for(columns: int) -> int:
-    """BLAS threads chosen for dense problems with ``columns`` columns."""
-    if columns < ONE_THREAD_BELOW:
-        return 1
-    return max(1, min(os.cpu_count() or 1, 4))
 
 
 def _openblas_controls() -> list[tuple[Callable[[int], None], Callable[[], int]]]:
@@ -56,17 +49,10 @@ def _openblas_controls() -> list[tuple[Callable[[int], None], Callable[[], int]]
 
 @contextlib.contextmanager
 def blas_threads(columns: int) -> Iterator[str]:
-    """Limit BLAS to :func:`threads_for` ``(columns)`` threads inside the block; yields
-    what is in force, in words."""
-    n = threads_for(columns)
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        threadpool_limits = None
-    if threadpool_limits is not None:
-        with threadpool_limits(limits=n, user_api="blas"):
-            yield f"{n} BLAS thread(s) for {columns} columns (threadpoolctl)"
-        return
+    """Limit BLAS to one thread inside the block for dense problems of fewer than
+    :data:`ONE_THREAD_BELOW` ``columns`` (else to at most four); yields what is in force, in
+    words."""
+    n = 1 if columns < ONE_THREAD_BELOW else max(1, min(os.cpu_count() or 1, 4))
     controls = _openblas_controls()
     if not controls:
         env = os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS")

@@ -3,7 +3,7 @@
 The calibration itself (the model of a sensor's reading,
 :class:`~wholebody.io.calibration.Calibration`, its TOML file and its application to a log) is
 :mod:`wholebody.io.calibration`, where a robot profile reads it too;
-:func:`wholebody.identify.fit_calibration` fits one.
+:func:`wholebody.identify.fit_inertial_parameters` fits one (``sensors=``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ __all__ = ["SensorModel"]
 
 @dataclass(frozen=True)
 class SensorModel:
-    """Which sensor parameters a fit estimates (see the module docstring for the model).
+    """Which sensor parameters :func:`~wholebody.identify.fit_inertial_parameters` estimates
+    (``sensors=``; the model: :class:`~wholebody.io.calibration.Calibration`).
 
     Attributes
     ----------

@@ -12,13 +12,7 @@ from ..io.calibration import Calibration, ContactCalibration
 from ..robot.batch import regressor_frames_rows
 from .problem import PreparedLog, Problem
 
-__all__ = [
-    "Workspace",
-    "features",
-    "features_and_jacobians",
-    "row_groups",
-    "fitted_calibration",
-]
+__all__ = ["Workspace", "features_and_jacobians", "row_groups", "fitted_calibration"]
 
 Array = NDArray[np.float64]
 
@@ -55,14 +49,6 @@ class Workspace:
         return buffer[(slice(None),) * axis + (slice(0, shape[axis]),)]
 
 
-def features(
-    problem: Problem, log: PreparedLog, start: int, stop: int, rows: int, log_index: int = 0
-) -> Array:
-    """``F`` (n, rows, C) of samples ``start:stop`` of the log ``log_index``: ``r = F x`` is
-    the residual of each row."""
-    return features_and_jacobians(problem, log, np.arange(start, stop), rows, log_index)[0]
-
-
 def features_and_jacobians(
     problem: Problem,
     log: PreparedLog,
@@ -72,11 +58,12 @@ def features_and_jacobians(
     workspace: Workspace | None = None,
 ) -> tuple[Array, Array]:
     """The features ``F`` (n, rows, C) of the fitted samples ``index`` (n,) of ``log``
-    (positions in ``log.samples``; see :func:`features`) and the transposed contact Jacobians
-    ``J_c^T`` (n, k, rows, 6) of the problem's contacts (world-aligned, at the contact frames'
-    origins): how each contact's logged wrench enters the rows, so how its noise does. With
-    the log's smoothing, each sample's features are the low-pass of the raw samples' around
-    it (:class:`~wholebody.identify.smoothing.Smoothing`), its Jacobians its own.
+    (positions in ``log.samples``; ``r = F x`` is the residual of each row) and the
+    transposed contact Jacobians ``J_c^T`` (n, k, rows, 6) of the problem's contacts
+    (world-aligned, at the contact frames' origins): how each contact's logged wrench enters
+    the rows, so how its noise does. With the log's smoothing, each sample's features are
+    the low-pass of the raw samples' around it
+    (:class:`~wholebody.identify.smoothing.Smoothing`), its Jacobians its own.
 
     With a ``workspace`` both are views of its buffers, valid until its next use for
     features: use them, do not keep them."""

@@ -22,8 +22,8 @@ from .calibrate import SensorModel
 from .features import Workspace, features_and_jacobians, fitted_calibration
 from .features import row_groups as _row_groups
 from .intervals import batch_means_meat, integrated_autocorrelation_time
-from .lag import BaseRows, lag_and_error, shift_wrenches, why_no_lag
-from .links import LinkInertia, robot_links
+from .lag import BaseRows, lag_and_error, shift_wrenches
+from .links import INERTIA_PAIRS, LinkInertia, robot_links
 from .noise import NoiseModel, NoiseStatistics, Whitening
 from .parameters import (
     DEFAULT_PRIOR_STD,
@@ -35,12 +35,12 @@ from .parameters import (
     parse_selection,
     pinv_sym,
 )
-from .problem import INERTIA_COMPONENTS, PreparedLog, Problem, prepare_logs
+from .problem import PreparedLog, Problem, prepare_logs
 from .result import CrossValidation, IdentificationResult
 from .solver import Solver, combine, fold_parameters, square_root
 from .stance import ImitatedDirection, offset_imitated_directions
 
-__all__ = ["fit_inertial_parameters", "fit_calibration"]
+__all__ = ["fit_inertial_parameters"]
 
 Array = NDArray[np.float64]
 
@@ -60,7 +60,6 @@ _SCALE_FLOOR = 1e-12
 #: A computed residual entry is exact to within this many eps times the sum of the magnitudes
 #: of the terms that cancel in it (the held-out comparison's arithmetic resolution).
 _ROUNDING = 64.0
-_PAIRS = ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))
 
 
 def fit_inertial_parameters(
@@ -76,7 +75,6 @@ def fit_inertial_parameters(
     prior_weight: float = 1.0,
     prior_std: Mapping[str, float] | None = None,
     urdf: str | Path | None = None,
-    max_iterations: int = 50,
     density: bool = False,
     lags: bool = False,
     max_lag: float = 0.02,
@@ -106,7 +104,7 @@ def fit_inertial_parameters(
     groups : mapping of str to sequence of str, optional
         Named groups of links sharing one mass scale (e.g. ``{"arms": [...]}``).
     sensors : SensorModel, optional
-        Sensor parameters to fit jointly (see :func:`fit_calibration`); with several logs
+        Sensor parameters to fit jointly (:class:`SensorModel`); with several logs
         each log has its own contact offsets unless ``SensorModel(per_log=False)``.
     use_torques : bool, optional
         Use the joint-torque rows; default: when every log has torques.
@@ -155,7 +153,7 @@ def fit_inertial_parameters(
     )
     imitated = _imitated(problem, sensors, links, use_torques)
     held_matrix = np.array([d.direction for d in imitated]) if imitated else None
-    settings = _Settings(use_torques, prior_weight, max_iterations, folds, held_matrix)
+    settings = _Settings(use_torques, prior_weight, folds, held_matrix)
     prepared = prepare_logs(robot, logs, contacts, use_torques, smoothing)
     with blas_threads(max(problem.n_columns, problem.p)) as threads:
         result = _fit_logs(problem, prepared, settings, lags, max_lag)
@@ -261,12 +259,11 @@ def _imitated(
 @dataclass(frozen=True)
 class _Settings:
     """What every fit of one call shares: the rows used (joint torques or the floating base's
-    alone), the prior's weight, the Gauss-Newton iterations, the cross-validation's time
-    windows per log, and the directions held at the URDF (k, p) or None."""
+    alone), the prior's weight, the cross-validation's time windows per log, and the
+    directions held at the URDF (k, p) or None."""
 
     use_torques: bool
     prior_weight: float
-    max_iterations: int
     folds: int
     held: Array | None
 
@@ -287,7 +284,7 @@ def _fit_logs(
     # The chunks' arrays, kept for every pass of the fit and the refits.
     workspace = Workspace()
     lag_values: dict[str, float] = {}
-    lag_read: dict[str, tuple[float, float]] = {}
+    lag_read: dict[str, tuple[float, float, str]] = {}
     # Each log's base rows from the first reading kept for the readings with the fitted
     # model (one regressor pass per sample), within the memory the fit keeps features in.
     keep_rows = sum(BaseRows.nbytes(problem, lg) for lg in prepared) <= _KEEP_BYTES
@@ -296,7 +293,7 @@ def _fit_logs(
     if lags:
         for k, lg in enumerate(prepared):
             lag_read[names[k]] = lag_and_error(problem, lg, max_lag, rows=base_rows[k])
-            lag_values[names[k]] = _significant(*lag_read[names[k]])
+            lag_values[names[k]] = _significant(*lag_read[names[k]][:2])
             shifted[k] = shift_wrenches(lg, lag_values[names[k]])
     if sum(len(lg.samples) for lg in shifted) == 0:
         raise StateError("no usable sample in the logs (all flagged as non-finite or invalid)")
@@ -309,7 +306,7 @@ def _fit_logs(
             names[k]: lag_and_error(problem, lg, max_lag, estimate.theta, base_rows[k])
             for k, lg in enumerate(prepared)
         }
-        again = {n: _significant(*v) for n, v in read.items()}
+        again = {n: _significant(*v[:2]) for n, v in read.items()}
         if all(abs(again[n] - lag_values[n]) <= _LAG_TOLERANCE for n in again):
             lag_read = read
             break
@@ -318,14 +315,10 @@ def _fit_logs(
         # From the URDF again, not from the previous estimate: the scale's fixed point is met
         # to a tolerance, so another start would stop at another point within it.
         estimate = _fit(problem, shifted, settings, workspace)
-    result = estimate.report()
+    result = _report(estimate)
     result.lags = lag_values
-    result.lag_estimates = lag_read
-    result.lag_notes = {
-        names[k]: why_no_lag(lg, max_lag)
-        for k, lg in enumerate(prepared)
-        if names[k] in lag_read and not math.isfinite(lag_read[names[k]][1])
-    }
+    result.lag_estimates = {n: (lag, se) for n, (lag, se, _) in lag_read.items()}
+    result.lag_notes = {n: why for n, (_, _, why) in lag_read.items() if why}
     return result
 
 
@@ -421,16 +414,16 @@ def _noise_model(
         noise = new
         if converged:
             break
+    no_sensor = np.zeros(len(stats.contacts))
     if stats.round_off(x):
         # The model balances the logs to round-off: no noise to model; every row alike.
-        return NoiseModel.uniform(stats.contacts, groups, floor), 0.0
+        return NoiseModel(stats.contacts, no_sensor, no_sensor, dict.fromkeys(groups, floor)), 0.0
     if any(lg.smoothing is not None for lg in prepared):
         # Smoothed logs' residuals are mostly the differentiation noise left in band, which
         # enters through the mass matrix, not through the sensors' Jacobians: a sensor model
         # fitted to it weighs rows by correlations it does not have (on a Talos squat the
         # torso's mass came out 60 times less precise). Each row group by its own level.
-        k = len(stats.contacts)
-        return NoiseModel(stats.contacts, np.zeros(k), np.zeros(k), noise), stats.lag_one(x, noise)
+        return NoiseModel(stats.contacts, no_sensor, no_sensor, noise), stats.lag_one(x, noise)
     return stats.model(x, dof_share, floor), stats.lag_one(x, noise)
 
 
@@ -515,29 +508,24 @@ class _Estimate:
     dof_share: float
     rho: float
 
-    def report(self) -> IdentificationResult:
-        """The second pass (scores, held-out windows), the intervals, the identifiability
-        report and the cross-validation."""
-        return _report(self)
-
 
 def _fit(
     problem: Problem, prepared: list[PreparedLog], settings: _Settings, workspace: Workspace
 ) -> _Estimate:
     """The noise model, the first pass (the Gram matrices) and the Gauss-Newton estimate
-    (from the URDF); the report is computed when asked for: a fit whose lags are read again
-    and redone needs only the estimate. ``workspace``: the chunks' arrays, reused (by the
-    fit's passes and by fits one after another)."""
+    (from the URDF); its report (:func:`_report`) is computed when asked for: a fit whose lags
+    are read again and redone needs only the estimate. ``workspace``: the chunks' arrays,
+    reused (by the fit's passes and by fits one after another)."""
     rows = problem.robot.nv if settings.use_torques else 6
     n_total = sum(len(lg.samples) for lg in prepared)
     segments, n_folds = _segments(prepared, settings.folds)
-    solver = Solver(problem, settings.prior_weight, settings.max_iterations, settings.held)
+    solver = Solver(problem, settings.prior_weight, settings.held)
     floor = _floor(problem)
     noise_model, rho = _noise_model(problem, prepared, rows, solver, floor, workspace)
     keep = n_total * rows * (problem.n_columns + rows) * 8 <= _KEEP_BYTES
     chunks = _Chunks(problem, prepared, segments, rows, noise_model, workspace, keep)
     grams, n_rows = _gram_matrices(chunks, rho, n_folds, workspace)
-    factors = combine(grams, range(n_folds), problem.n_columns)
+    factors = combine(grams, range(n_folds))
     theta, scale, dof_share = _gauss_newton(problem, solver, factors, n_rows)
     return _Estimate(
         problem, settings, chunks, solver, grams, factors["all"], theta, scale, dof_share, rho
@@ -567,7 +555,7 @@ def _gram_matrices(
         prior_row = previous[1] if previous is not None and previous[0] == window else None
         previous = (window, Fw[-1].copy())
         scratch = ws.array("lagged", F.shape)
-        Fg = _prewhiten(Fw, prior_row, rho, in_place=True, scratch=scratch).reshape(-1, C)
+        Fg = _prewhiten(Fw, prior_row, rho, scratch).reshape(-1, C)
         grams[seg.fold]["all"] += Fg.T @ Fg
         n_rows += len(Fg)
     return grams, n_rows
@@ -688,7 +676,7 @@ def _second_pass(
         w = white.apply(rx)
         window = (seg.log, seg.fold)
         prev = last if last is not None and last.window == window else None
-        e = _prewhiten(w, None if prev is None else prev.w, rho)
+        e = _prewhiten(w.copy(), None if prev is None else prev.w, rho)
         grad = np.einsum("nrc,nr->nc", F, white.apply_transpose(e))
         if prev is None:  # a window's first sample: F_0^T W_0^T e_0 sqrt(1 - rho^2)
             grad[0] *= math.sqrt(1.0 - rho**2)
@@ -745,56 +733,6 @@ def _inseparable(problem: Problem, J: Array, V_null: Array) -> tuple[Array, list
     return data_null, [direction_components(V_eq[:, k], names) for k in range(V_eq.shape[1])]
 
 
-@dataclass(frozen=True)
-class _Reported:
-    """The reported quantities ``q = M theta`` (mass [kg], CoM [m], inertia [kg m^2], sensor
-    parameters): their covariance (p, p), prior variances, the data's share of their information,
-    degrees of freedom (p,), which are ``held`` at the URDF for a sensor's offset, and their
-    numerical resolution (p,)."""
-
-    cov: Array
-    prior_var: Array
-    share: Array
-    dof: Array
-    held: NDArray[np.bool_]
-    resolution: Array
-
-
-def _reported(
-    est: _Estimate,
-    N: Array,
-    H_data: Array,
-    cov_w: Array,
-    V_null: Array,
-    dof_w: Array,
-    resolution_w: Array,
-) -> _Reported:
-    """The posterior of the reported quantities in the directions the fit may move (``N``,
-    p x r: not held for a sensor's offset), from the whitened sandwich covariance ``cov_w``,
-    and their numerical resolution from that of the free coordinates (``resolution_w``, r)."""
-    L = est.problem.prior_factor
-    ML = _reporting_jacobian(est.problem, est.theta) @ L
-    MLN = ML @ N
-    cov = MLN @ cov_w @ MLN.T
-    prior_var = np.einsum("ij,ij->i", ML, ML)
-    free_var = np.einsum("ij,ij->i", MLN, MLN)
-    held = free_var < 0.01 * prior_var  # kept at the URDF for a sensor's offset
-    post = MLN @ pinv_sym(N.T @ H_data @ N + np.eye(N.shape[1])) @ MLN.T
-    share = 1.0 - np.diag(post) / np.maximum(free_var, 1e-300)
-    null_share = np.einsum("ij,ij->i", ML @ V_null, ML @ V_null) / np.maximum(prior_var, 1e-300)
-    unobserved = null_share > 0.5
-    share[unobserved | held] = 0.0
-    share = np.clip(share, 0.0, 1.0)
-    if est.settings.prior_weight == 0:
-        cov[unobserved, :] = np.inf
-        cov[:, unobserved] = np.inf
-    # A reported quantity's degrees of freedom: the fewest of the coordinates it moves with
-    # (a sensor offset of one log: that log's batches).
-    moves = np.abs(MLN) > 1e-12 * np.maximum(np.abs(MLN).max(axis=1, keepdims=True), 1e-300)
-    dof = np.array([float(dof_w[m].min()) if m.any() else 1.0 for m in moves])
-    return _Reported(cov, prior_var, share, dof, held, np.abs(MLN) @ resolution_w)
-
-
 def _report(est: _Estimate) -> IdentificationResult:
     """The report of a fit (:meth:`_Estimate.report`)."""
     problem, theta = est.problem, est.theta
@@ -807,21 +745,20 @@ def _report(est: _Estimate) -> IdentificationResult:
     N = est.solver.basis()
     H_inv = pinv_sym(N.T @ H_data @ N + est.settings.prior_weight * np.eye(N.shape[1]))
     n_folds = len(est.grams)
-    fold_x = fold_parameters(
-        est.solver, problem, est.grams, {"all": est.scale}, n_folds, problem.n_columns
-    )
+    fold_x = fold_parameters(est.solver, est.grams, {"all": est.scale})
     res = _second_pass(est, x, fold_x, DL @ N)
     per_log = [np.concatenate(s) if s else np.zeros((0, N.shape[1])) for s in res.scores]
     meat, n_batches, batch, dof_w = batch_means_meat(per_log, H_inv)
-    blocks = {"all": J}
     names_p = [p.name for p in problem.params]
-    V_null = observable_basis(blocks)[1]
+    _, V_null, w_norm = observable_basis({"all": J})
     data_null, together = _inseparable(problem, J, V_null)
     # The fit's numerical resolution in the free directions: the estimate moves by
     # H^-1 (D L N)^T dG x under the round-off dG of the Gram matrix's products.
     eps = float(np.finfo(float).eps)
     moved = np.abs(DL @ N).T @ res.magnitude * (_ROUNDING * eps / est.scale**2)
-    q = _reported(est, N, H_data, H_inv @ meat @ H_inv, V_null, dof_w, np.abs(H_inv) @ moved)
+    estimates, cov = _estimates(
+        est, N, H_data, H_inv @ meat @ H_inv, V_null, dof_w, np.abs(H_inv) @ moved, data_null
+    )
     groups_rows = _row_groups(est.chunks.rows)
     counts = {g: sum(len(v) for v in res.after[g]) * (sl.stop - sl.start) for g, sl in groups_rows}
     names, prepared = problem.log_names, est.chunks.prepared
@@ -829,8 +766,8 @@ def _report(est: _Estimate) -> IdentificationResult:
     return IdentificationResult(
         robot=problem.robot,
         links=problem.links,
-        parameters=_estimates(problem, theta, q, data_null),
-        identifiability=identifiability_report(blocks, H_data, names_p),
+        parameters=estimates,
+        identifiability=identifiability_report(w_norm, V_null, H_data, names_p),
         noise={
             g: max(v, _floor(problem)) for g, v in res.rms("after", counts, est.dof_share).items()
         },
@@ -842,7 +779,7 @@ def _report(est: _Estimate) -> IdentificationResult:
         n_samples=sum(len(lg.q) for lg in prepared),
         use_torques=est.settings.use_torques,
         sources=[lg.source for lg in prepared],
-        covariance=q.cov,
+        covariance=cov,
         _link_states={problem.links[i].name: problem.link_state(theta, i) for i in problem.touched},
         _theta=theta,
         calibrations=calibrations,
@@ -862,35 +799,24 @@ def _report(est: _Estimate) -> IdentificationResult:
     )
 
 
-def _prewhiten(
-    X: Array,
-    previous: Array | None,
-    rho: float,
-    in_place: bool = False,
-    scratch: Array | None = None,
-) -> Array:
-    """``X_t - rho X_{t-1}`` along the first axis of ``X`` (n, ...), ``previous`` the sample
-    before ``X[0]`` (None: ``X[0]`` starts a window and is scaled by ``sqrt(1 - rho^2)``,
-    Prais-Winsten); ``in_place``: overwrite ``X``; ``scratch`` (at least n - 1, ...): holds
-    ``rho X_{t-1}`` (else a temporary)."""
+def _prewhiten(X: Array, previous: Array | None, rho: float, scratch: Array | None = None) -> Array:
+    """``X_t - rho X_{t-1}`` along the first axis of ``X`` (n, ...), in place; ``previous`` the
+    sample before ``X[0]`` (None: ``X[0]`` starts a window and is scaled by
+    ``sqrt(1 - rho^2)``, Prais-Winsten). In blocks of about 1 MB from the last (a block's lagged
+    rows are not yet overwritten), so that each block's product (held in ``scratch``, at least
+    (n - 1, ...), when given) and difference stay in the cache."""
     if rho == 0.0:
         return X
-    out = X if in_place else X.copy()
     first = X[0] * math.sqrt(1.0 - rho**2) if previous is None else X[0] - rho * previous
-    if scratch is None:
-        out[1:] -= rho * X[:-1]
-    else:
-        # In blocks of samples from the last (a block's lagged rows are not yet overwritten)
-        # of about 1 MB: each block's product and difference stay in the cache.
-        block = max(1, 2**20 // max(X[0].nbytes, 1))
-        stop = len(X)
-        while stop > 1:
-            start = max(1, stop - block)
-            lagged = np.multiply(X[start - 1 : stop - 1], rho, out=scratch[: stop - start])
-            out[start:stop] -= lagged
-            stop = start
-    out[0] = first
-    return out
+    block = max(1, 2**20 // max(X[0].nbytes, 1))
+    stop = len(X)
+    while stop > 1:
+        start = max(1, stop - block)
+        held = None if scratch is None else scratch[: stop - start]
+        X[start:stop] -= np.multiply(X[start - 1 : stop - 1], rho, out=held)
+        stop = start
+    X[0] = first
+    return X
 
 
 def _sum_std(series: list[Array]) -> float:
@@ -949,27 +875,56 @@ def _reporting_jacobian(problem: Problem, theta: Array) -> Array:
         M[k, k] = sum(problem.link_state(theta, i)[0] for i in ids)
     for i, col in problem.link_inertia.items():
         dI = problem.inertia_derivatives(theta, i)  # (6 coords, 3, 3)
-        G = np.array([[dI[c][a, b] for c in range(6)] for a, b in _PAIRS])
+        G = np.array([[dI[c][a, b] for c in range(6)] for a, b in INERTIA_PAIRS])
         M[col : col + 6, col : col + 6] = G
     return M
 
 
 def _estimates(
-    problem: Problem, theta: Array, q: _Reported, data_null: Array
-) -> list[ParameterEstimate]:
-    """The reported parameters; a parameter is identified when the data shrink its prior
-    variance by :data:`IDENTIFIED_SHARE`, it is not part of a combination the data cannot
-    separate (``data_null``: its share in the equilibrated null space, below 1 %) and it is
-    not held at the URDF (what a sensor offset imitates). Its resolution is at least
-    ``_ROUNDING eps`` of its value (the value's own rounding)."""
-    cov, prior_var, share, held = q.cov, q.prior_var, q.share, q.held
+    est: _Estimate,
+    N: Array,
+    H_data: Array,
+    cov_w: Array,
+    V_null: Array,
+    dof_w: Array,
+    resolution_w: Array,
+    data_null: Array,
+) -> tuple[list[ParameterEstimate], Array]:
+    """The reported parameters ``q = M theta`` (mass [kg], CoM [m], inertia [kg m^2], sensor
+    parameters) and their covariance (p, p): the posterior in the directions the fit may move
+    (``N``, p x r: not held for a sensor's offset), from the whitened sandwich covariance
+    ``cov_w``. A parameter is identified when the data shrink its prior variance by
+    :data:`IDENTIFIED_SHARE`, it is not part of a combination the data cannot separate
+    (``data_null``: its share in the equilibrated null space, below 1 %) and it is not held at
+    the URDF (what a sensor offset imitates). Its degrees of freedom are the fewest of the
+    coordinates it moves with (``dof_w``; a sensor offset of one log: that log's batches); its
+    resolution that of those coordinates (``resolution_w``, r), at least ``_ROUNDING eps`` of
+    its value (the value's own rounding)."""
+    problem, theta = est.problem, est.theta
+    ML = _reporting_jacobian(problem, theta) @ problem.prior_factor
+    MLN = ML @ N
+    cov = MLN @ cov_w @ MLN.T
+    prior_var = np.einsum("ij,ij->i", ML, ML)
+    free_var = np.einsum("ij,ij->i", MLN, MLN)
+    held = free_var < 0.01 * prior_var  # kept at the URDF for a sensor's offset
+    post = MLN @ pinv_sym(N.T @ H_data @ N + np.eye(N.shape[1])) @ MLN.T
+    share = 1.0 - np.diag(post) / np.maximum(free_var, 1e-300)
+    null_share = np.einsum("ij,ij->i", ML @ V_null, ML @ V_null) / np.maximum(prior_var, 1e-300)
+    unobserved = null_share > 0.5
+    share[unobserved | held] = 0.0
+    share = np.clip(share, 0.0, 1.0)
+    if est.settings.prior_weight == 0:
+        cov[unobserved, :] = np.inf
+        cov[:, unobserved] = np.inf
+    moves = np.abs(MLN) > 1e-12 * np.maximum(np.abs(MLN).max(axis=1, keepdims=True), 1e-300)
+    dof = np.array([float(dof_w[m].min()) if m.any() else 1.0 for m in moves])
+    resolution = np.abs(MLN) @ resolution_w
     eps = float(np.finfo(float).eps)
     out = []
     links = problem.links
     by_name = {lk.name: (i, lk) for i, lk in enumerate(links)}
     for k, p in enumerate(problem.params):
         se = math.sqrt(max(cov[k, k], 0.0)) if np.isfinite(cov[k, k]) else math.inf
-        prior = math.sqrt(prior_var[k])
         if p.kind == "mass":
             ids = problem.mass_groups[k][1]
             nominal = sum(links[i].mass for i in ids)
@@ -980,7 +935,7 @@ def _estimates(
             value = float(problem.link_state(theta, i)[1][p.axis])
         elif p.kind == "inertia":
             i, lk = by_name[p.target]
-            a, b = _PAIRS[p.axis]
+            a, b = INERTIA_PAIRS[p.axis]
             nominal = float(lk.inertia_com[a, b])
             value = float(problem.link_state(theta, i)[2][a, b])
         else:
@@ -994,50 +949,11 @@ def _estimates(
                 float(nominal),
                 float(value),
                 float(se),
-                float(prior),
+                math.sqrt(prior_var[k]),
                 float(share[k]),
                 bool(share[k] >= IDENTIFIED_SHARE and data_null[k] < 0.01 and not held[k]),
-                float(q.dof[k]),
-                max(float(q.resolution[k]), _ROUNDING * eps * abs(value)),
+                float(dof[k]),
+                max(float(resolution[k]), _ROUNDING * eps * abs(value)),
             )
         )
-    assert len(INERTIA_COMPONENTS) == 6
-    return out
-
-
-def fit_calibration(
-    robot: Robot,
-    logs: Trajectory | Sequence[Trajectory],
-    contacts: Sequence[Contact],
-    *,
-    offsets: bool | Sequence[str] = True,
-    gains: bool | Sequence[str] = False,
-    rotations: bool | Sequence[str] = False,
-    torque_offsets: bool | Sequence[str] = False,
-    axes: str | Mapping[str, str] = "contact",
-    per_log: bool = True,
-    parameters: Any = None,
-    **options: Any,
-) -> IdentificationResult:
-    """Fit sensor calibrations, jointly with inertial corrections when ``parameters`` is given.
-
-    A thin front of :func:`wholebody.identify.fit_inertial_parameters` with
-    ``parameters=None`` (no inertial parameter) by default; ``options`` are passed on
-    (``use_torques``, ``prior_weight``, ``prior_std``, ...). The result's ``calibration``
-    is the fitted :class:`~wholebody.io.calibration.Calibration` (of the first log; every log's
-    in
-    ``calibrations``); its report says what the logs could identify. ``offsets``, ``gains``,
-    ``rotations``, ``torque_offsets``, ``axes`` and ``per_log`` are those of
-    :class:`~wholebody.identify.calibrate.SensorModel`.
-    """
-    sensors = SensorModel(
-        offsets=offsets,
-        gains=gains,
-        rotations=rotations,
-        torque_offsets=torque_offsets,
-        axes=axes,
-        per_log=per_log,
-    )
-    return fit_inertial_parameters(
-        robot, logs, contacts, parameters=parameters, sensors=sensors, **options
-    )
+    return out, cov

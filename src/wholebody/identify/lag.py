@@ -31,14 +31,7 @@ MAX_OWN_COLUMNS = 24
 _BLOCK = 512  # samples per regressor pass
 #: Contiguous blocks of the delete-a-block jackknife of the lag's standard error.
 JACKKNIFE_BLOCKS = 10
-__all__ = [
-    "estimate_lag",
-    "lag_and_error",
-    "why_no_lag",
-    "shift_wrenches",
-    "BaseRows",
-    "JACKKNIFE_BLOCKS",
-]
+__all__ = ["lag_and_error", "shift_wrenches", "BaseRows", "JACKKNIFE_BLOCKS"]
 
 Array = NDArray[np.float64]
 
@@ -50,15 +43,6 @@ def _interpolate(t: Array, W: Array, at: Array) -> Array:
     for c in range(flat.shape[1]):
         out[:, c] = np.interp(at, t, flat[:, c])
     return out.reshape((len(at),) + W.shape[1:])
-
-
-def estimate_lag(
-    problem: Problem, log: PreparedLog, max_lag: float, theta: Array | None = None
-) -> float:
-    """The lag [s] of ``log``'s contact wrenches behind its motion, within ``+- max_lag``
-    (0 when the log is too short or has no time stamps), with the model of the parameters
-    ``theta`` (default: the URDF)."""
-    return lag_and_error(problem, log, max_lag, theta)[0]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,23 +112,24 @@ def lag_and_error(
     max_lag: float,
     theta: Array | None = None,
     rows: list[BaseRows] | None = None,
-) -> tuple[float, float]:
-    """:func:`estimate_lag` and its standard error [s]: a delete-a-block jackknife over
-    :data:`JACKKNIFE_BLOCKS` contiguous blocks of the log (each block's share of the cost at
-    every shift; the lag minimising the others'), so that residuals correlated in time widen
-    it. ``(0, inf)`` when the log cannot tell a lag.
+) -> tuple[float, float, str]:
+    """The lag [s] of ``log``'s contact wrenches behind its motion, within ``+- max_lag``, with
+    the model of the parameters ``theta`` (default: the URDF); its standard error [s], a
+    delete-a-block jackknife over :data:`JACKKNIFE_BLOCKS` contiguous blocks of the log (each
+    block's share of the cost at every shift; the lag minimising the others'), so that
+    residuals correlated in time widen it; and why the log tells no lag, in words for a report
+    (then ``(0, inf, why)``; ``why`` is empty when a lag was read).
 
     ``rows``: a holder of the log's :class:`BaseRows` between readings: empty, the pass's
     rows are put in it; holding them, they are used (the same log, another ``theta``)."""
-    none = (0.0, math.inf)
-    t = log.t
-    if t is None or len(t) < 20:
-        return none
+    why = _unreadable(log, max_lag)
+    if why:
+        return 0.0, math.inf, why
+    t = np.asarray(log.t)
     dt = float(np.median(np.diff(t)))
     inside = np.flatnonzero((t >= t[0] + max_lag) & (t <= t[-1] - max_lag))
-    if len(inside) < 10 or dt <= 0:
-        return none
-    pi0 = problem.pi_full(np.zeros(problem.p) if theta is None else theta)
+    W = log.W[:, log.contact_order]
+    pi0 = problem.pi_full(np.zeros(problem.p) if theta is None else theta)[0]
     n, k = len(inside), len(problem.contacts)
     if rows:
         base = rows[0]
@@ -167,11 +152,6 @@ def lag_and_error(
     if own:
         N[:, :, 5:n_mass] = base.Y[:, :, problem.used] @ Dp
     N[:, :, n_mass:] = base.offsets
-    W = log.W[:, log.contact_order]
-    # Wrenches constant over time (a log of one held posture): every shift reads the same
-    # values, so the log says nothing about a lag.
-    if np.ptp(W, axis=0).max(initial=0.0) <= 1e-9 * max(float(np.abs(W).max(initial=0.0)), 1e-300):
-        return none
 
     def residual(delta: float) -> Array:
         Wd = _interpolate(t, W, t[inside] + delta)
@@ -206,31 +186,33 @@ def lag_and_error(
     values: Array = costs.sum(axis=1)
     # A flat cost (to rounding) does not tell one shift from another: no lag is claimed.
     if values.max() - values.min() <= 1e-9 * max(float(values.max()), 1e-300):
-        return none
+        return (
+            0.0,
+            math.inf,
+            "the fit's cost is the same at every shift tried (the motion tells none apart)",
+        )
     lag = _vertex(grid, values, dt)
     j = int(np.argmin(values))
     # A refined lag is kept only where the residual agrees: between unrelated samples (a log
     # of independent states) the cost is no parabola.
     if lag != grid[j] and float(per_sample(lag).sum()) > values[j]:
         lag = float(grid[j])
-    B = len(blocks)
-    if B < 2:
-        return lag, math.inf
+    B = len(blocks)  # at least 10 (as many as samples inside)
     others = np.array([_vertex(grid, values - costs[:, b], dt) for b in range(B)])
     se = math.sqrt((B - 1) / B * float(np.sum((others - others.mean()) ** 2)))
-    return lag, se
+    return lag, se, ""
 
 
-def why_no_lag(log: PreparedLog, max_lag: float) -> str:
-    """Why :func:`lag_and_error` read no lag from ``log`` (its standard error infinite):
-    the first of its conditions that holds, in words for a report."""
+def _unreadable(log: PreparedLog, max_lag: float) -> str:
+    """Why ``log`` cannot tell a lag within ``+- max_lag`` before any fit, in words for a
+    report (empty when it may)."""
     t = log.t
     if t is None:
         return "the log has no time stamps"
     if len(t) < 20:
         return f"{len(t)} samples, fewer than 20"
     dt = float(np.median(np.diff(t)))
-    inside = int(np.count_nonzero((t >= t[0] + max_lag) & (t <= t[-1] - max_lag)))
+    inside = np.count_nonzero((t >= t[0] + max_lag) & (t <= t[-1] - max_lag))
     if dt <= 0:
         return "its time stamps do not increase"
     if inside < 10:
@@ -239,9 +221,11 @@ def why_no_lag(log: PreparedLog, max_lag: float) -> str:
             "from either end, fewer than 10"
         )
     W = log.W[:, log.contact_order]
+    # Wrenches constant over time (a log of one held posture): every shift reads the same
+    # values, so the log says nothing about a lag.
     if np.ptp(W, axis=0).max(initial=0.0) <= 1e-9 * max(float(np.abs(W).max(initial=0.0)), 1e-300):
         return "its contact wrenches never change"
-    return "the fit's cost is the same at every shift tried (the motion tells none apart)"
+    return ""
 
 
 def _vertex(grid: Array, values: Array, dt: float) -> float:

@@ -17,6 +17,7 @@ parameters of joint body ``j`` are ``pi_j = sum over its links of T_L pi_L``.
 
 from __future__ import annotations
 
+import math
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -40,6 +41,9 @@ __all__ = [
 Array = NDArray[np.float64]
 #: Relative agreement required between the URDF links summed per joint and Pinocchio's bodies.
 _CONSISTENCY_RTOL = 1e-9
+#: The URDF's inertia attributes and their entries.
+_URDF_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+_URDF_PAIRS = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,17 @@ class LinkInertia:
     transform: Array
 
 
+#: Pinocchio's order of the inertia entries (xx, xy, yy, xz, yz, zz).
+PIN_ROWS = np.array([0, 0, 1, 0, 1, 2])
+PIN_COLS = np.array([0, 1, 1, 2, 2, 2])
+EYE3 = np.eye(3)
+#: Order of the six inertia coordinates (the symmetric ``S`` and ``I_C``'s entries).
+INERTIA_COMPONENTS = ("xx", "yy", "zz", "xy", "xz", "yz")
+INERTIA_PAIRS = ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))
+#: Smallest RMS extent of a link assumed by the CoM prior and the consistency repair [m].
+MIN_EXTENT = 0.01
+
+
 def link_parameters(mass: float, com: Array, inertia_com: Array) -> Array:
     """Pinocchio's 10 dynamic parameters of a body about its frame origin, shape (10,).
 
@@ -81,19 +96,43 @@ def link_parameters(mass: float, com: Array, inertia_com: Array) -> Array:
     ``I_C + m (|c|^2 1 - c c^T)`` (same order as ``pin.Inertia.toDynamicParameters``).
     """
     c = np.asarray(com, dtype=float)
-    inertia = inertia_com + mass * (c @ c * np.eye(3) - np.outer(c, c))
-    return np.array(
-        [
-            mass,
-            *(mass * c),
-            inertia[0, 0],
-            inertia[0, 1],
-            inertia[1, 1],
-            inertia[0, 2],
-            inertia[1, 2],
-            inertia[2, 2],
-        ]
-    )
+    inertia = inertia_com + mass * ((c @ c) * EYE3 - np.multiply.outer(c, c))
+    out = np.empty(10)
+    out[0] = mass
+    out[1:4] = mass * c
+    out[4:] = inertia[PIN_ROWS, PIN_COLS]
+    return out
+
+
+def symmetric(v: Array) -> Array:
+    """The symmetric 3x3 of six coordinates (orthonormal basis: off-diagonal ones / sqrt 2)."""
+    S = np.zeros((3, 3))
+    for k, (a, b) in enumerate(INERTIA_PAIRS):
+        S[a, b] = S[b, a] = v[k] if a == b else v[k] / math.sqrt(2.0)
+    return S
+
+
+SYM_BASIS = [symmetric(np.eye(6)[k]) for k in range(6)]
+
+
+def sqrtm_psd(S: Array) -> Array:
+    w, V = np.linalg.eigh(S)
+    return (V * np.sqrt(np.clip(w, 0.0, None))) @ V.T
+
+
+def second_moment(mass: float, inertia_com: Array) -> tuple[Array, bool]:
+    """``Sigma = tr(I_C)/2 1 - I_C`` (3, 3) [kg m^2] of a link, and whether the URDF's is
+    physically consistent (positive definite: the pseudo-inertia is).
+
+    An inconsistent one is replaced by the nearest with eigenvalues at least
+    ``mass * (1 cm)^2`` (so that fits of it start from a real rigid body).
+    """
+    sig = 0.5 * np.trace(inertia_com) * np.eye(3) - inertia_com
+    w, V = np.linalg.eigh(0.5 * (sig + sig.T))
+    ok = bool(w.min() > mass * MIN_EXTENT**2 * 1e-4)
+    if not ok:
+        sig = (V * np.maximum(w, mass * MIN_EXTENT**2)) @ V.T
+    return sig, ok
 
 
 def _sym(p: Array) -> Array:
@@ -123,8 +162,7 @@ def transform_parameters(rotation: Array, translation: Array) -> Array:
     out = np.zeros((10, 10))
     out[0] = m
     out[1:4] = (h + m[:, None] * p).T
-    for row, (i, j) in enumerate(((0, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 2))):
-        out[4 + row] = inertia[:, i, j]
+    out[4:] = inertia[:, PIN_ROWS, PIN_COLS].T
     return out
 
 
@@ -165,14 +203,9 @@ def _urdf_inertials(root: ET.Element, source: str) -> dict[str, tuple[float, Arr
             if origin is None
             else _floats(origin.get("rpy", "0 0 0"), 3, where + " origin rpy")
         )
-        g = {k: float(inertia_el.get(k, "0")) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
-        inertia = np.array(
-            [
-                [g["ixx"], g["ixy"], g["ixz"]],
-                [g["ixy"], g["iyy"], g["iyz"]],
-                [g["ixz"], g["iyz"], g["izz"]],
-            ]
-        )
+        inertia = np.zeros((3, 3))
+        for key, (a, b) in zip(_URDF_KEYS, _URDF_PAIRS, strict=True):
+            inertia[a, b] = inertia[b, a] = float(inertia_el.get(key, "0"))
         if mass > 0:
             out[name] = (mass, xyz, rpy, inertia)
     return out
@@ -284,16 +317,8 @@ def rewrite_urdf_inertials(text: str, changes: dict[str, tuple[float, Array, Arr
                 r"<inertial>", f'<inertial><origin xyz="{xyz_text}" rpy="0 0 0"/>', new, count=1
             )
         new = _set_attribute(new, r"<mass\b[^>]*\bvalue", _format(mass))
-        values = {
-            "ixx": inertia[0, 0],
-            "ixy": inertia[0, 1],
-            "ixz": inertia[0, 2],
-            "iyy": inertia[1, 1],
-            "iyz": inertia[1, 2],
-            "izz": inertia[2, 2],
-        }
-        for key, value in values.items():
-            new = _set_attribute(new, r"\b" + key, _format(value))
+        for key, (a, b) in zip(_URDF_KEYS, _URDF_PAIRS, strict=True):
+            new = _set_attribute(new, r"\b" + key, _format(inertia[a, b]))
         start = link.start() + block.start()
         out = out[:start] + new + out[start + len(block.group(0)) :]
     return out

@@ -36,15 +36,7 @@ from scipy.optimize import nnls
 
 from .features import row_groups
 
-__all__ = [
-    "NoiseModel",
-    "NoiseStatistics",
-    "Whitening",
-    "RELATIVE_FLOOR",
-    "ROUND_OFF",
-    "WHITEN_IN_TIME",
-    "MAX_LAG_ONE",
-]
+__all__ = ["NoiseModel", "NoiseStatistics", "Whitening", "WHITEN_IN_TIME"]
 
 Array = NDArray[np.float64]
 #: Each row group's equation-error variance is at least this share of the group's residual
@@ -113,12 +105,6 @@ class NoiseModel:
             1.0 / np.sqrt(S[:, alone, alone]),
         )
 
-    @classmethod
-    def uniform(cls, contacts: Sequence[str], groups: Sequence[str], level: float) -> NoiseModel:
-        """Every row the same equation error ``level``, no sensor noise."""
-        k = len(contacts)
-        return cls(tuple(contacts), np.zeros(k), np.zeros(k), dict.fromkeys(groups, level))
-
     def as_dict(self) -> dict[str, float]:
         """Standard deviations by name: ``CONTACT force`` [N], ``CONTACT moment`` [N m],
         ``force rows`` ... [N, N m]."""
@@ -149,9 +135,6 @@ class Whitening:
     alone: NDArray[np.intp]
     inverse: Array
     scale: Array
-
-    def __len__(self) -> int:
-        return len(self.inverse)
 
     def take(self, index: slice) -> Whitening:
         """The whitening of the samples ``index``."""

@@ -249,10 +249,11 @@ def pinv_sym(H: Array) -> Array:
     return (V[:, keep] / w[keep]) @ V[:, keep].T
 
 
-def _normalised_information(blocks: dict[str, Array]) -> tuple[Array, Array]:
-    """Eigenvalues (descending) and vectors of the information with each row group scaled to
-    unit norm: a direction is unobservable when no group sees it, on that group's own scale
-    (noise levels of different groups can differ by orders of magnitude)."""
+def observable_basis(blocks: dict[str, Array]) -> tuple[Array, Array, Array]:
+    """Orthonormal bases (p, r) of the observed and (p, p - r) unobserved directions, and the
+    eigenvalues (p,), descending, of the information with each row group scaled to unit norm:
+    a direction is unobservable when no group sees it, on that group's own scale (noise levels
+    of different groups can differ by orders of magnitude)."""
     p = next(iter(blocks.values())).shape[1]
     info = np.zeros((p, p))
     for J in blocks.values():
@@ -260,12 +261,7 @@ def _normalised_information(blocks: dict[str, Array]) -> tuple[Array, Array]:
         if norm > 0:
             info += (J / norm).T @ (J / norm)
     w, V = np.linalg.eigh(info)
-    return w[::-1], V[:, ::-1]
-
-
-def observable_basis(blocks: dict[str, Array]) -> tuple[Array, Array, Array]:
-    """Orthonormal bases (p, r) of the observed and (p, p - r) unobserved directions."""
-    w, V = _normalised_information(blocks)
+    w, V = w[::-1], V[:, ::-1]
     observable = w > UNOBSERVABLE_RTOL * max(float(w[0]) if len(w) else 0.0, 1e-300)
     return V[:, observable], V[:, ~observable], w
 
@@ -279,32 +275,30 @@ def direction_components(v: Array, names: list[str], top: int = 4) -> dict[str, 
 
 
 def identifiability_report(
-    blocks: dict[str, Array], H_data: Array, names: list[str]
+    w_norm: Array, V_null: Array, H_data: Array, names: list[str]
 ) -> Identifiability:
     """The :class:`Identifiability` of prior-scaled parameters.
 
     Parameters
     ----------
-    blocks : dict of str to ndarray, shape (n_g, p)
-        Each row group's (triangular-factored) derivative of the residual, prior-scaled.
+    w_norm, V_null : ndarray, shape (p,) and (p, p - r)
+        The normalised information's eigenvalues and unobserved directions
+        (:func:`observable_basis` of the prior-scaled derivative of the residual).
     H_data : ndarray, shape (p, p)
         Data information (noise-weighted ``J^T J``) in prior-scaled parameters.
     names : list of str
         The ``p`` parameter names.
     """
-    w_norm, V = _normalised_information(blocks)
+    rank = len(names) - V_null.shape[1]
     top = max(float(w_norm[0]) if len(w_norm) else 0.0, 1e-300)
-    observable = w_norm > UNOBSERVABLE_RTOL * top
-    rank = int(observable.sum())
-    condition = math.sqrt(top / w_norm[observable].min()) if rank else math.inf
-    unobservable = [direction_components(V[:, i], names) for i in np.flatnonzero(~observable)]
+    condition = math.sqrt(top / w_norm[rank - 1]) if rank else math.inf
+    unobservable = [direction_components(v, names) for v in V_null.T]
     w, U = np.linalg.eigh(H_data)
     w, U = w[::-1], U[:, ::-1]
-    null = V[:, ~observable]
     weak = [
         direction_components(U[:, i], names)
         for i in range(len(w))
-        if w[i] < 1.0 and np.linalg.norm(null.T @ U[:, i]) < 0.5
+        if w[i] < 1.0 and np.linalg.norm(V_null.T @ U[:, i]) < 0.5
     ]
     return Identifiability(
         rank, len(names), float(condition), np.clip(w, 0.0, None), unobservable, weak

@@ -16,30 +16,26 @@ from ..errors import InvalidArgumentError, LogFormatError
 from ..robot.core import Robot
 from ..trajectory import Trajectory
 from .calibrate import SensorModel
-from .links import LinkInertia, link_parameters
-from .parameters import Param
-from .rigid import (
+from .links import (
     EYE3,
     INERTIA_COMPONENTS,
     MIN_EXTENT,
     PIN_COLS,
     PIN_ROWS,
     SYM_BASIS,
-    ZERO3,
-    dynamic,
+    LinkInertia,
+    link_parameters,
     second_moment,
     sqrtm_psd,
     symmetric,
 )
+from .parameters import Param
 from .smoothing import Smoothing, choose_smoothing
 
-__all__ = [
-    "Problem",
-    "PreparedLog",
-    "prepare_logs",
-]
+__all__ = ["Problem", "PreparedLog", "prepare_logs"]
 
 Array = NDArray[np.float64]
+ZERO3 = np.zeros((3, 3))
 
 
 # --- the problem --------------------------------------------------------------------------------
@@ -201,61 +197,49 @@ class Problem:
             out[k] = np.trace(dsig) * np.eye(3) - dsig
         return out
 
-    def x_and_derivative(self, theta: Array) -> tuple[Array, Array]:
-        """``x(theta)`` (C,) and ``dx/dtheta`` (C, p): the touched bodies' dynamic
-        parameters, the sensor parameters and 1."""
+    def x_only(self, theta: Array) -> Array:
+        """``x(theta)`` (C,) without its derivative."""
+        return self.x_and_derivative(theta, derivative=False)[0]
+
+    def x_and_derivative(self, theta: Array, derivative: bool = True) -> tuple[Array, Array]:
+        """``x(theta)`` (C,) and ``dx/dtheta`` (C, p) (C, 0 without ``derivative``): the
+        touched bodies' dynamic parameters, the sensor parameters and 1."""
         key = np.asarray(theta, dtype=float).tobytes()
-        if self._cache is not None and self._cache[0] == key:
+        if derivative and self._cache is not None and self._cache[0] == key:
             return self._cache[1].copy(), self._cache[2].copy()
-        ni = self.n_inertial
-        full, D_full = self._pi_and_derivative(theta)
-        C = self.n_columns
+        ni, C = self.n_inertial, self.n_columns
+        full, D_full = self.pi_full(theta, derivative)
         x = np.empty(C)
-        D = np.zeros((C, self.p))
         x[: self.n_pi] = full[self.used]
-        D[: self.n_pi] = D_full[self.used]
         x[self.n_pi : C - 1] = theta[ni:]
-        D[self.n_pi : C - 1, ni:] = np.eye(self.p - ni)
         x[-1] = 1.0
+        if not derivative:
+            return x, np.zeros((C, 0))
+        D = np.zeros((C, self.p))
+        D[: self.n_pi] = D_full[self.used]
+        D[self.n_pi : C - 1, ni:] = np.eye(self.p - ni)
         self._cache = (key, x, D)
         return x.copy(), D.copy()
 
-    def pi_full(self, theta: Array) -> Array:
-        """All bodies' dynamic parameters (10 nb,) at ``theta`` (no derivative)."""
+    def pi_full(self, theta: Array, derivative: bool = False) -> tuple[Array, Array]:
+        """All bodies' dynamic parameters (10 nb,) at ``theta`` and their derivative
+        (10 nb, p) (0, p without ``derivative``)."""
         x = self.pi_fixed.copy()
+        D = np.zeros((self.n_pi_full if derivative else 0, self.p))
         for i in self.touched:
             lk = self.links[i]
             m, c, inertia_c = self.link_state(theta, i)
-            x[10 * (lk.joint - 1) : 10 * lk.joint] += lk.transform @ dynamic(m, c, inertia_c)
-        return x
-
-    def x_only(self, theta: Array) -> Array:
-        """``x(theta)`` (C,) without its derivative."""
-        full = self.pi_full(theta)
-        x = np.empty(self.n_columns)
-        x[: self.n_pi] = full[self.used]
-        x[self.n_pi : -1] = theta[self.n_inertial :]
-        x[-1] = 1.0
-        return x
-
-    def _pi_and_derivative(self, theta: Array) -> tuple[Array, Array]:
-        """All bodies' dynamic parameters (10 nb,) and their derivative (10 nb, p)."""
-        x = self.pi_fixed.copy()
-        D = np.zeros((self.n_pi_full, self.p))
-        for i in self.touched:
-            lk = self.links[i]
-            m, c, inertia_c = self.link_state(theta, i)
-            pi_l = dynamic(m, c, inertia_c)
+            pi_l = link_parameters(m, c, inertia_c)
             rows = slice(10 * (lk.joint - 1), 10 * lk.joint)
             x[rows] += lk.transform @ pi_l
+            if not derivative:
+                continue
             cols: list[int] = []
             local: list[Array] = []
             if i in self.link_group:
-                d_mass = dynamic(m, c, ZERO3) if not self.density else pi_l
-                if self.density and i in self.link_inertia:
-                    d_mass = dynamic(m, c, ZERO3)
                 cols.append(self.link_group[i])
-                local.append(d_mass)
+                mass_only = not self.density or i in self.link_inertia
+                local.append(link_parameters(m, c, ZERO3) if mass_only else pi_l)
             if i in self.link_com:
                 for k in range(3):
                     # d/dc_k of m c and of m (|c|^2 1 - c c^T)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -590,7 +590,7 @@ class IdentificationResult:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary."""
-        idf = self.identifiability
+        idf, cv = self.identifiability, self.cross_validation
         return {
             "robot": self.robot.name,
             "sources": self.sources,
@@ -603,30 +603,9 @@ class IdentificationResult:
             "noise_lag_one": self.noise_lag_one,
             "changes": self.changes(),
             "changed_links": sorted(self.changed_links()),
-            "identifiability": {
-                "rank": idf.rank,
-                "n_parameters": idf.n_parameters,
-                "condition": idf.condition,
-                "unobservable": idf.unobservable,
-                "weak": idf.weak,
-            },
+            "identifiability": {k: v for k, v in asdict(idf).items() if k != "information"},
             "parameters": [
-                {
-                    "name": p.name,
-                    "kind": p.kind,
-                    "target": p.target,
-                    "unit": p.unit,
-                    "nominal": p.nominal,
-                    "estimate": p.estimate,
-                    "std_error": p.std_error,
-                    "prior_std": p.prior_std,
-                    "data_share": p.data_share,
-                    "identified": p.identified,
-                    "interval": list(p.interval(REPORT_LEVEL)),
-                    "dof": p.dof,
-                    "resolution": p.resolution,
-                }
-                for p in self.parameters
+                {**asdict(p), "interval": list(p.interval(REPORT_LEVEL))} for p in self.parameters
             ],
             "calibration": self.calibration.to_toml(),
             "calibrations": {k: c.to_toml() for k, c in self.calibrations.items()},
@@ -644,16 +623,10 @@ class IdentificationResult:
             "lag_estimates": {k: list(v) for k, v in self.lag_estimates.items()},
             "lag_notes": dict(self.lag_notes),
             "cross_validation": None
-            if self.cross_validation is None
+            if cv is None
             else {
-                "n_folds": self.cross_validation.n_folds,
-                "rms_nominal": self.cross_validation.rms_nominal,
-                "rms_fitted": self.cross_validation.rms_fitted,
-                "cost_nominal": self.cross_validation.cost_nominal,
-                "cost_fitted": self.cross_validation.cost_fitted,
-                "cost_resolution": self.cross_validation.cost_resolution,
-                "difference_std": self.cross_validation.difference_std,
-                "better": self.cross_validation.better,
+                **{k: v for k, v in asdict(cv).items() if not k.startswith("fold_")},
+                "better": cv.better,
             },
             "recommended": self.recommended,
             "inseparable": self.inseparable,

@@ -4,7 +4,7 @@ prior-whitened coordinates, and the fits of the cross-validation (all time windo
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Iterable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -15,6 +15,8 @@ from .problem import Problem
 __all__ = ["Solver", "square_root", "combine", "fold_parameters"]
 
 Array = NDArray[np.float64]
+#: Gauss-Newton iterations at most.
+MAX_ITERATIONS = 50
 
 
 def square_root(G: Array) -> Array:
@@ -33,14 +35,8 @@ class Solver:
     e.g. what a sensor offset imitates (:mod:`~wholebody.identify.stance`).
     """
 
-    def __init__(
-        self,
-        problem: Problem,
-        prior_weight: float,
-        max_iterations: int,
-        held: Array | None = None,
-    ):
-        self.problem, self.w, self.max_iterations = problem, prior_weight, max_iterations
+    def __init__(self, problem: Problem, prior_weight: float, held: Array | None = None):
+        self.problem, self.w = problem, prior_weight
         self.L, self.Li = problem.prior_factor, problem.prior_factor_inv
         self.held = np.zeros((0, problem.p)) if held is None else held
 
@@ -96,7 +92,7 @@ class Solver:
             total = sum((R.T @ R) / noise[g] ** 2 for g, R in factors.items())
             factors, noise = {"all": square_root(total)}, {"all": 1.0}
         current = self.cost(factors, noise, theta)
-        for _ in range(self.max_iterations):
+        for _ in range(MAX_ITERATIONS):
             x, D = self.problem.x_and_derivative(theta)
             DL = D @ self.L
             A = [math.sqrt(self.w) * np.eye(p)]
@@ -123,31 +119,30 @@ class Solver:
         return theta
 
 
-def combine(grams: list[dict[str, Array]], which: Any, C: int) -> dict[str, Array]:
+def combine(grams: list[dict[str, Array]], which: Iterable[int]) -> dict[str, Array]:
     """The square roots of the Gram matrices summed over the folds ``which``."""
     chosen = list(which)
-    return {g: square_root(sum(grams[f][g] for f in chosen)) for g in grams[0]}
+    return {
+        g: square_root(sum((grams[f][g] for f in chosen), np.zeros_like(grams[0][g])))
+        for g in grams[0]
+    }
 
 
 def fold_parameters(
-    solver: Solver,
-    problem: Problem,
-    grams: list[dict[str, Array]],
-    noise: dict[str, float],
-    n_folds: int,
-    C: int,
+    solver: Solver, grams: list[dict[str, Array]], noise: dict[str, float]
 ) -> list[tuple[Array, Array]]:
     """For each time window held out in turn: ``x`` of the fit to the other windows and of
     the nominal model (URDF inertias, sensor parameters fitted on the same windows); the
     held-out windows are scored on their own residuals
     (:class:`~wholebody.identify.result.CrossValidation`)."""
+    problem, n_folds = solver.problem, len(grams)
     if n_folds < 2:
         return []
     sensor = np.zeros(problem.p, dtype=bool)
     sensor[problem.n_inertial :] = True
     out = []
     for f in range(n_folds):
-        train = combine(grams, [k for k in range(n_folds) if k != f], C)
+        train = combine(grams, [k for k in range(n_folds) if k != f])
         # From the URDF, not from the fit to all windows: the steps stay in the directions the
         # training windows observe, so a start there would keep what only the held-out window
         # told about the others.

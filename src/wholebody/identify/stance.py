@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from .features import features
+from .features import features_and_jacobians
 from .problem import PreparedLog, Problem
 
 __all__ = ["ImitatedDirection", "offset_imitated_directions", "IMITATED_SINE"]
@@ -180,7 +180,8 @@ def _still_features(
         "stance",
         0,
     )
-    return features(problem, log, 0, _SAMPLES, rows, 0).reshape(-1, problem.n_columns)
+    F = features_and_jacobians(problem, log, np.arange(_SAMPLES), rows)[0]
+    return F.reshape(-1, problem.n_columns)
 
 
 def _imitated_by(problem: Problem, contact: str, A: Array, O: Array) -> list[ImitatedDirection]:

@@ -32,8 +32,8 @@ A :class:`Calibration` is written as TOML (``docs/identification.md``)::
     [torque_offsets]                  # [N m] (or N), subtracted
     left_knee = 0.3
 
-:func:`wholebody.identify.fit_calibration` fits one from logs (with mass and CoM corrections
-where asked; :class:`wholebody.identify.calibrate.SensorModel` chooses the parameters it
+:func:`wholebody.identify.fit_inertial_parameters` fits one from logs (with mass and CoM
+corrections where asked; :class:`wholebody.identify.SensorModel` chooses the parameters it
 estimates); :meth:`Calibration.apply` returns a corrected
 :class:`~wholebody.trajectory.Trajectory`. A robot profile names its calibration file
 (``calibration`` key, :mod:`wholebody.io.profile`).
