@@ -28,6 +28,7 @@ configuration explained by none is said unexplained by the ranking.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -36,7 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..balance import kinematics_batch
-from ..conventions.placement import Soles, sole_placement
+from ..conventions.placement import ROLL_SHARE, TILT_TOLERANCE, Soles, sole_placement
 from .core import DiagnosisData, Finding, Hypothesis, format_value
 from .ranking import Family
 
@@ -48,6 +49,13 @@ Array = NDArray[np.float64]
 MAX_PLACEMENT_SAMPLES = 300
 #: Gauss-Newton iterations and the finite-difference step [rad or m].
 ITERATIONS, STEP = 4, 1e-5
+#: Blocks of the jackknife of a correction that explains at least half of the misplacement.
+BLOCKS = 5
+#: A turn is fitted on the soles' tilts, a shift on the heights (:meth:`_Placer.errors`).
+TILTS, HEIGHTS = slice(0, 2), slice(2, 3)
+#: Another joint of the chain whose offset explains this share of the best one's is said
+#: with it (it turns the contact alike in this log).
+JOINT_TIE = 0.9
 
 
 @dataclass
@@ -89,11 +97,14 @@ class _Placer:
         self.fit_rows = np.unique(np.linspace(0, S - 1, min(S, MAX_PLACEMENT_SAMPLES)).astype(int))
         self.q, self.v, self.a = d.states(d.rows)
         self.scored = np.flatnonzero(p.violated.any(axis=1))
-        self.base = self.errors(self.q)
+        soles = p.soles
+        self.halves = np.abs(soles.corners[:, 0, :2])  # (k, 2) the corners' reach [m]
 
     def errors(self, Q: Array, rows: NDArray[np.intp] | None = None) -> Array:
-        """(n, k, 2) the lowest point's and the CoP's height above the ground at ``rows``
-        (NaN where a contact is not loaded)."""
+        """(n, k, 3) at ``rows`` (module docstring): the ground normal's components in each
+        sole's x and y axes times the sole's reach there (the rise of its edges [m]; NaN on
+        point contacts and rolling soles), and the lowest point's height above the ground
+        [m]; NaN where a contact is not loaded."""
         rows = self.fit_rows if rows is None else rows
         kin = self._kinematics(Q, rows)
         return self._errors(kin.positions, kin.rotations, rows)
@@ -105,42 +116,83 @@ class _Placer:
         )
 
     def _errors(self, positions: Array, rotations: Array, rows: NDArray[np.intp]) -> Array:
-        placed = sole_placement(self.p.soles, positions, rotations, self.d.wrenches[rows])
+        soles = self.p.soles
+        placed = sole_placement(soles, positions, rotations, self.d.wrenches[rows])
+        Rn = np.einsum("nkab,ka->nkb", rotations, soles.normals)  # the normal, sole axes
+        with np.errstate(invalid="ignore"):
+            flat = soles.surface & ~(placed.lift <= ROLL_SHARE * placed.span)  # not rolling
+        rise = np.where(flat[..., None], Rn[..., :2] * self.halves, np.nan)
         low = placed.low - self.p.level
-        cop = np.where(self.p.soles.surface, low + placed.lift, low)
-        e = np.stack([low, cop], axis=-1)
+        e = np.concatenate([rise, low[..., None]], axis=-1)
         return np.where(self.p.loaded[rows][..., None], e, np.nan)
 
     def score(self, e: Array, rows: NDArray[np.intp]) -> float:
-        worst = np.nanmax(np.abs(e.reshape(len(e), -1)), axis=1, initial=0.0)
+        """The median over ``rows`` of the worst loaded contact's misplacement against the
+        tolerances: its height over the height tolerance, its tilt (not rolling) over
+        :data:`~wholebody.conventions.placement.TILT_TOLERANCE`."""
+        with np.errstate(invalid="ignore"):
+            tilt = np.linalg.norm(e[..., :2] / self.halves, axis=-1) / TILT_TOLERANCE
+            worst = np.fmax(np.abs(e[..., 2]) / self.p.tolerance, tilt)
+        worst = np.nanmax(np.where(np.isfinite(worst), worst, 0.0), axis=1, initial=0.0)
         return float(np.median(worst[rows])) if len(rows) else 0.0
 
 
 def _gauss_newton(
-    placer: _Placer, apply: Callable[[Array, Array], Array], p: int
+    placer: _Placer,
+    apply: Callable[[Array, Array], Array],
+    p: int,
+    cols: slice,
+    rows: NDArray[np.intp] | None = None,
 ) -> tuple[Array, Array]:
-    """The values of a correction (``apply(q, theta)``) that put the loaded contacts on the
-    ground, and one standard error each."""
+    """The values of a correction (``apply(q, theta)``) that bring the error components
+    ``cols`` (the soles' tilt for a turn, the heights for a shift) to zero at the fit rows
+    (or ``rows`` of them), and one standard error each (independent samples:
+    :func:`_jackknife` widens it for slow errors)."""
     theta = np.zeros(p)
     q0 = placer.q
     J = np.zeros((0, p))
+    rows = placer.fit_rows if rows is None else rows
     for _ in range(ITERATIONS):
-        e0 = placer.errors(apply(q0, theta)).ravel()
-        ok = np.isfinite(e0)
-        J = np.empty((int(ok.sum()), p))
-        for i in range(p):
-            step = np.zeros(p)
-            step[i] = STEP
-            J[:, i] = (placer.errors(apply(q0, theta + step)).ravel()[ok] - e0[ok]) / STEP
+        e0 = placer.errors(apply(q0, theta), rows)[..., cols].ravel()
+        steps = np.eye(p) * STEP
+        moved = [placer.errors(apply(q0, theta + h), rows)[..., cols].ravel() for h in steps]
+        J = np.stack([(m - e0) / STEP for m in moved], axis=1)
+        ok = np.isfinite(e0) & np.isfinite(J).all(axis=1)  # a sole that starts or stops rolling
+        J = J[ok]
+        if not len(J):
+            break
         delta = np.linalg.lstsq(J, -e0[ok], rcond=None)[0]
         theta = theta + delta
         if np.max(np.abs(delta)) < 1e-9:
             break
-    e = placer.errors(apply(q0, theta)).ravel()
+    e = placer.errors(apply(q0, theta), rows)[..., cols].ravel()
     e = e[np.isfinite(e)]
     sigma2 = float(e @ e) / max(len(e) - p, 1)
-    cov = np.linalg.pinv(J.T @ J) * sigma2 if len(J) else np.full((p, p), np.nan)
-    return theta, np.sqrt(np.maximum(np.diag(cov), 0.0))
+    if not len(J):
+        return theta, np.full(p, np.nan)
+    se = np.sqrt(np.maximum(np.diag(np.linalg.pinv(J.T @ J) * sigma2), 0.0))
+    # At least what is left, read as one sample: the contacts' own tilt and sinking (soft
+    # contacts, a rolling sole) is not the log's error, and it is the same on every sample.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        floor = np.sqrt(sigma2 / np.mean(J**2, axis=0))
+    return theta, np.fmax(se, np.where(np.isfinite(floor), floor, 0.0))
+
+
+def _jackknife(
+    placer: _Placer, apply: Callable[[Array, Array], Array], cols: slice, theta: Array, se: Array
+) -> Array:
+    """The standard errors, at least a delete-a-block jackknife's over :data:`BLOCKS`
+    contiguous blocks of the fit rows (a contact that settles or rolls slowly errs alike on
+    neighbouring samples)."""
+    rows = placer.fit_rows
+    if len(rows) < 2 * BLOCKS:
+        return se
+    parts = np.array_split(np.arange(len(rows)), BLOCKS)
+    fits = np.array(
+        [_gauss_newton(placer, apply, len(theta), cols, np.delete(rows, part))[0] for part in parts]
+    )
+    jack = np.sqrt((BLOCKS - 1) / BLOCKS * np.sum((fits - fits.mean(axis=0)) ** 2, axis=0))
+    return np.asarray(np.fmax(se, jack))
 
 
 def _rotated(q: Array, axes: Array, angles: Array) -> Array:
@@ -161,16 +213,19 @@ def _rotated(q: Array, axes: Array, angles: Array) -> Array:
     return out
 
 
-def _candidates(d: DiagnosisData) -> list[tuple[str, str, int, Callable[[Array, Array], Array]]]:
-    """(cause, what, values, apply): the joints on the named contacts' chains, the base's
-    height and orientation."""
+Candidate = tuple[str, str, int, Callable[[Array, Array], Array], slice]
+
+
+def _candidates(d: DiagnosisData) -> list[Candidate]:
+    """(cause, what, values, apply, fitted on): the joints on the named contacts' chains, the
+    base's height and orientation."""
     p: PlacementData = d.placement
     robot, model = d.robot, d.robot.model
     up = p.soles.normals[[d.names.index(n) for n in p.failing]].mean(axis=0)
     up /= np.linalg.norm(up)
     side = np.cross(up, [1.0, 0.0, 0.0] if abs(up[0]) < 0.9 else [0.0, 1.0, 0.0])
     axes = np.array([side / np.linalg.norm(side), np.cross(up, side / np.linalg.norm(side))])
-    out: list[tuple[str, str, int, Callable[[Array, Array], Array]]] = []
+    out: list[Candidate] = []
     chain: list[int] = []
     for name in p.failing:
         j = model.frames[robot.frame_id(p.frames[d.names.index(name)])].parentJoint
@@ -186,15 +241,15 @@ def _candidates(d: DiagnosisData) -> list[tuple[str, str, int, Callable[[Array, 
             out_q[:, iq] += t[0]
             return out_q
 
-        out.append(("placement_joint_offset", model.names[j], 1, offset))
+        out.append(("placement_joint_offset", model.names[j], 1, offset, TILTS))
 
     def height(q: Array, t: Array) -> Array:
         out_q = q.copy()
         out_q[:, :3] += t[0] * up
         return out_q
 
-    out.append(("placement_base_height", "base", 1, height))
-    out.append(("placement_base_tilt", "base", 2, lambda q, t: _rotated(q, axes, t)))
+    out.append(("placement_base_height", "base", 1, height, HEIGHTS))
+    out.append(("placement_base_tilt", "base", 2, lambda q, t: _rotated(q, axes, t), TILTS))
     return out
 
 
@@ -216,7 +271,7 @@ def _judged(placer: _Placer, q: Array, explained: float) -> tuple[float, dict[st
     spoiled = beyond & ~d.over
     shares = {"wrench": ne} if d.over.any() and d.base_score > 0 else {}
     e = placer._errors(kin.positions, kin.rotations, rows)
-    low = e[..., 0]
+    low = e[..., 2]
     on_ground = bool(np.nanmax(np.abs(low), initial=0.0) <= placer.p.tolerance)
     return explained * (1.0 - float(spoiled.mean())), shares, on_ground
 
@@ -228,24 +283,26 @@ def placement_causes(d: DiagnosisData) -> list[Finding]:
         return []
     placer = _Placer(d)
     scored = np.flatnonzero(np.isin(placer.fit_rows, placer.scored))
-    base = placer.score(placer.base, scored)
+    base = placer.score(placer.errors(placer.q), scored)
     if base <= 0 or not len(scored):
         return []
     n = max(len(placer.scored) / max(int(d.smoothing), 1), 1.0)
-    floor = float(min(1.0, max(0.1 * p.tolerance / base, 1e-6)))
+    floor = float(min(1.0, max(0.1 / base, 1e-6)))
     d.cache.setdefault("families", {})["contact_placement"] = Family("contact_placement", n, floor)
     out = []
-    for cause, what, n_values, apply in _candidates(d):
-        theta, se = _gauss_newton(placer, apply, n_values)
+    for cause, what, n_values, apply, cols in _candidates(d):
+        theta, se = _gauss_newton(placer, apply, n_values, cols)
         q = apply(placer.q, theta)
         explained = max(0.0, 1.0 - placer.score(placer.errors(q), scored) / base)
         explained, shares, on_ground = _judged(placer, q, explained)
+        if explained >= 0.5:
+            se = _jackknife(placer, apply, cols, theta, se)
         out.append(
             Finding(
                 cause,
                 explained,
                 _message(cause, what, theta, se),
-                {"joint" if cause.endswith("offset") else "part": what, "values": theta.tolist()}
+                {"joint" if cause.endswith("offset") else "part": what, "values": (-theta).tolist()}
                 | ({"explains_conventions": ["loaded_contacts_on_ground"]} if on_ground else {}),
                 {"values": se.tolist()},
                 n_parameters=n_values,
@@ -254,29 +311,48 @@ def placement_causes(d: DiagnosisData) -> list[Finding]:
                 shares=shares,
             )
         )
-    # The best joint only: the others of its chain turn the contact alike (said as ties).
+    return [f for f in out if f.cause != "placement_joint_offset"] + _best_joint(out)
+
+
+def _best_joint(findings: list[Finding]) -> list[Finding]:
+    """The joint offset that explains most, with the joints of the chain that explain as
+    much said beside it (they turn the contact alike in this log)."""
     joints = sorted(
-        (f for f in out if f.cause == "placement_joint_offset"), key=lambda f: -f.explained
+        (f for f in findings if f.cause == "placement_joint_offset"), key=lambda f: -f.explained
     )
-    return [f for f in out if f.cause != "placement_joint_offset"] + joints[:3]
+    if not joints:
+        return []
+    best = joints[0]
+    alike = [f for f in joints[1:] if f.explained >= JOINT_TIE * best.explained > 0]
+    if not alike:
+        return [best]
+    said = "; ".join(f.message for f in alike[:2])
+    return [
+        dataclasses.replace(
+            best,
+            message=f"{best.message}; or, alike in this log: {said}",
+            parameters={**best.parameters, "alike": [f.parameters["joint"] for f in alike]},
+        )
+    ]
 
 
 def _message(cause: str, what: str, theta: Array, se: Array) -> str:
+    """The cause in words: the log's error, the opposite of the correction ``theta``."""
     if cause == "placement_joint_offset":
         return (
             f"joint {what!r} is offset in the log by "
-            f"{format_value(np.degrees(theta[0]), np.degrees(se[0]), 'deg', digits=2)} "
+            f"{format_value(-np.degrees(theta[0]), np.degrees(se[0]), 'deg', digits=2)} "
             "(its logged angle puts the loaded contact off the ground or tilted)"
         )
     if cause == "placement_base_height":
         return (
-            f"the base height is off by {format_value(theta[0], se[0], 'mm', 1e3)} along "
-            "the ground normal (the loaded contacts float or sink)"
+            f"the logged base is {format_value(-theta[0], se[0], 'mm', 1e3)} off along the "
+            "ground normal (the loaded contacts float or sink with it)"
         )
-    a, b = (format_value(np.degrees(t), np.degrees(e), "deg", digits=2) for t, e in zip(theta, se))
+    a, b = (format_value(-np.degrees(t), np.degrees(e), "deg", digits=2) for t, e in zip(theta, se))
     return (
-        f"the base orientation is turned by {a} and {b} about the two horizontal axes (the "
-        "loaded soles tilt with it)"
+        f"the logged base orientation is turned by {a} and {b} about the two horizontal axes "
+        "(the loaded soles tilt with it)"
     )
 
 

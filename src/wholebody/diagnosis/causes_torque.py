@@ -47,6 +47,8 @@ Array = NDArray[np.float64]
 JOINT_EXPLAINED = 0.8
 #: The lag search tries up to this many samples each way (within the rows the check keeps).
 MAX_TORQUE_LAG = 48
+#: With fewer samples over tolerance, the lag is fitted on all samples.
+MIN_SCORED = 20
 
 
 @dataclass
@@ -262,7 +264,10 @@ def _per_joint_causes(d: DiagnosisData, jr: JointRows) -> list[Finding]:
 
 
 def _value(v: float, se: float) -> str:
-    digits = max(1, min(6, int(-np.floor(np.log10(se))) + 1)) if se > 0 and np.isfinite(se) else 3
+    """The value to its standard error's first digit (four significant digits at most)."""
+    if not (np.isfinite(se) and se > 1e-4 * abs(v)):
+        return f"{v:.4g} +- {se:.1g}" if np.isfinite(se) else f"{v:.4g}"
+    digits = max(0, int(-np.floor(np.log10(se))))
     return format_value(v, se, "", digits=digits).strip()
 
 
@@ -311,15 +316,18 @@ def _lag_fit(d: DiagnosisData, jr: JointRows, rows: NDArray[np.intp]) -> tuple[f
 
 
 def torque_lag(d: DiagnosisData, jr: JointRows) -> list[Finding]:
-    """The torque stream late (or early) against the motion, one lag for every joint."""
-    lag, se = _lag_fit(d, jr, jr.scored)
+    """The torque stream late (or early) against the motion, one lag for every joint (fitted
+    on the samples over tolerance, or on all of them when few are: a lag shows on every
+    sample)."""
+    rows = jr.scored if len(jr.scored) >= MIN_SCORED else np.arange(len(d.time))
+    lag, se = _lag_fit(d, jr, rows)
     r = _shifted(d, jr, lag) if lag else None
     if r is None:
         return [Finding("torque_lag", 0.0, "a lag of the torques: none helps", family="torque")]
     windows = held_out_windows(d)
     held = r.copy()
     for mask in windows:
-        train = jr.scored[~mask[jr.scored]]
+        train = rows[~mask[rows]]
         lag_k, _ = _lag_fit(d, jr, train)
         shifted = _shifted(d, jr, lag_k) if lag_k else jr.residual
         held[mask] = (jr.residual if shifted is None else shifted)[mask]
@@ -329,7 +337,7 @@ def torque_lag(d: DiagnosisData, jr: JointRows) -> list[Finding]:
         Finding(
             "torque_lag",
             explained,
-            f"the torque stream is {format_value(lag * dt, se * dt, 'ms', 1e3, 2)} "
+            f"the torque stream is {format_value(lag * dt, se * dt, 'ms', 1e3, 3)} "
             f"{'late' if lag > 0 else 'early'} against the motion ({lag:+.2f} samples; "
             "the torque logged at t + L is the one at t)",
             {"lag": lag * dt, "lag_samples": lag, "joints": [jr.names[j] for j in jr.failing(d)]},
