@@ -619,7 +619,8 @@ def placement_finding(report: Any) -> Finding | None:
     if p is None or not p.failing:
         return None
     time: Array = report.time
-    parts, out = [], {}
+    parts: list[str] = []
+    out: dict[str, dict[str, Any]] = {}
     for j, name in enumerate(report.contact_names):
         if name not in p.failing:
             continue

@@ -133,7 +133,7 @@ def joint_rows_summary(report: Report) -> dict[str, Any] | None:
     r, tol = np.abs(report.joint_residual), report.joint_tolerance
     over = report.joint_over & ~report.unreliable[:, None]
     checked = [j for j in report.joint_names if j not in report.joints_not_checked]
-    rows = []
+    rows: list[dict[str, Any]] = []
     for j, name in enumerate(report.joint_names):
         col = r[:, j]
         if not np.isfinite(col).any():
@@ -149,7 +149,7 @@ def joint_rows_summary(report: Report) -> dict[str, Any] | None:
                 "samples_over": int(over[:, j].sum()),
             }
         )
-    rows.sort(key=lambda x: -x["ratio"])
+    rows.sort(key=lambda x: -float(x["ratio"]))
     return {
         "joints_checked": len(checked),
         "not_checked": dict(report.joints_not_checked),

@@ -84,7 +84,7 @@ def diagnose(data: DiagnosisData) -> list[Finding]:
     placed = data.placement is not None and bool(data.placement.failing)
     if not (residual or torque or placed or data.conventions):
         return []
-    causes = CAUSES if residual else KINEMATIC_CAUSES
+    causes = list(CAUSES if residual else KINEMATIC_CAUSES)
     causes += (TORQUE_CAUSES if torque else ()) + (PLACEMENT_CAUSES if placed else ())
     produced = []
     with np.errstate(all="ignore"):

@@ -49,6 +49,8 @@ JOINT_EXPLAINED = 0.8
 MAX_TORQUE_LAG = 48
 #: With fewer samples over tolerance, the lag is fitted on all samples.
 MIN_SCORED = 20
+#: Blocks of the delete-a-block jackknife of the per-joint values' standard errors.
+JACKKNIFE_BLOCKS = 10
 
 
 @dataclass
@@ -128,15 +130,25 @@ Fit = Callable[[int, NDArray[np.intp]], "tuple[Array, float, float] | None"]
 
 
 def _linear(y: Array, x: Array, rows: NDArray[np.intp], smoothing: int) -> tuple[float, float]:
-    """Least squares ``y ~ theta x`` on ``rows``: ``theta`` and one standard error (the
-    residual's variance, ``smoothing`` samples to an independent one)."""
+    """Least squares ``y ~ theta x`` on ``rows``: ``theta`` and one standard error, the
+    larger of the residual's (``smoothing`` samples to an independent one) and a
+    delete-a-block jackknife's over :data:`JACKKNIFE_BLOCKS` contiguous blocks (an error
+    that is not noise, a joint limit's force on a few samples, errs alike on neighbours)."""
     ok = rows[np.isfinite(y[rows]) & np.isfinite(x[rows])]
     xx = float(x[ok] @ x[ok])
     if len(ok) < 3 or xx <= 0:
         return float("nan"), float("nan")
     theta = float(x[ok] @ y[ok]) / xx
     sigma2 = float(np.sum((y[ok] - theta * x[ok]) ** 2)) / max(len(ok) - 1, 1)
-    return theta, float(np.sqrt(sigma2 / xx * max(smoothing, 1)))
+    se = float(np.sqrt(sigma2 / xx * max(smoothing, 1)))
+    if len(ok) < 2 * JACKKNIFE_BLOCKS:
+        return theta, se
+    xy, x2 = x[ok] * y[ok], x[ok] ** 2
+    parts = np.array_split(np.arange(len(ok)), JACKKNIFE_BLOCKS)
+    drop = np.array([(xy.sum() - xy[p].sum()) / max(x2.sum() - x2[p].sum(), 1e-300) for p in parts])
+    B = JACKKNIFE_BLOCKS
+    jack = float(np.sqrt((B - 1) / B * np.sum((drop - drop.mean()) ** 2)))
+    return theta, max(se, jack)
 
 
 def _fits(d: DiagnosisData, jr: JointRows) -> dict[str, tuple[Fit, str, str]]:
@@ -291,28 +303,26 @@ def _shifted(d: DiagnosisData, jr: JointRows, lag: float) -> Array | None:
 
 
 def _lag_fit(d: DiagnosisData, jr: JointRows, rows: NDArray[np.intp]) -> tuple[float, float]:
-    """The lag [samples] that scores best on ``rows`` (whole samples, then the fraction by a
-    linear fit between the two neighbours), and one standard error."""
+    """The lag [samples] that scores best on ``rows`` (whole samples), then its fraction
+    fitted on the rate of the needed torque (the logged stream ``x`` samples late leaves
+    ``r ~ x dT/dt dt``: the needed torque's rate is free of the torques' own noise), and one
+    standard error."""
     best, best_score = 0, jr.score(d, jr.residual, rows)
     for lag in range(-MAX_TORQUE_LAG, MAX_TORQUE_LAG + 1):
         r = _shifted(d, jr, float(lag)) if lag else None
         if r is not None and (s := jr.score(d, r, rows)) < best_score:
             best, best_score = lag, s
-    if best == 0:
+    here = _shifted(d, jr, float(best)) if best else None
+    if here is None or len(d.time) < 3:
         return 0.0, float("nan")
-    # r(lag + x) ~ r(lag) - x (tau(lag + 1) - tau(lag)) for x in [-1, 1]: one fraction fitted.
-    here, after, before = (_shifted(d, jr, float(best + s)) for s in (0, 1, -1))
-    if here is None or after is None or before is None:
-        return float(best), 0.5
-    y = (here / jr.tolerance)[rows].ravel()
-    up = ((here - after) / jr.tolerance)[rows].ravel()
-    down = ((before - here) / jr.tolerance)[rows].ravel()
-    x_up, se_up = _linear(y, up, np.arange(len(y)), 1)
-    x_down, se_down = _linear(y, down, np.arange(len(y)), 1)
-    x, se = (x_up, se_up) if np.isfinite(x_up) and x_up >= 0 else (x_down, se_down)
-    x = float(np.clip(x, -1.0, 1.0)) if np.isfinite(x) else 0.0
-    n_eff = max(len(rows) / max(int(d.smoothing), 1), 1.0)
-    return best + x, float(max(se * np.sqrt(len(rows) / n_eff), 1e-3))
+    # Against time, in samples of the log's step: (S, nj) torque per sample.
+    rate = np.gradient(jr.residual + jr.tau, d.time, axis=0) * d.dt
+    joints = np.array(jr.failing(d) or range(len(jr.names)), dtype=np.intp)
+    y = (here / jr.tolerance)[np.ix_(rows, joints)].ravel()
+    x = (rate / jr.tolerance)[np.ix_(rows, joints)].ravel()
+    frac, se = _linear(y, x, np.arange(len(y)), max(int(d.smoothing), 1))
+    frac = float(np.clip(frac, -1.0, 1.0)) if np.isfinite(frac) else 0.0
+    return best + frac, float(max(se, 1e-3)) if np.isfinite(se) else 0.5
 
 
 def torque_lag(d: DiagnosisData, jr: JointRows) -> list[Finding]:

@@ -487,7 +487,9 @@ def inverse_dynamics_rows(
         W = wrenches[rows]
         f = np.einsum("nmab,nmb->nma", to_joint, W[..., :3])
         tau = np.einsum("nmab,nmb->nma", to_joint, W[..., 3:]) + np.cross(p_jf, f)
-        np.add.at(local, (slice(None), slot), np.concatenate([f, tau], axis=-1))
+        for c, s in enumerate(slot):  # frames on one joint add up
+            local[:, s, :3] += f[:, c]
+            local[:, s, 3:] += tau[:, c]
     for r, i in enumerate(rows):
         for s, view in views:
             view[:] = local[r, s]

@@ -1,0 +1,153 @@
+"""Where loaded contacts are (:mod:`wholebody.conventions.placement`) and what in the
+configuration explains a misplaced one (:mod:`wholebody.diagnosis.causes_placement`): the
+placement formula against closed forms (a sole turned about its y axis at a known height, one
+rolling on its toe); the failing direction of the tilt and height tolerances; on G1 (not in
+the repository, swaying in MuJoCo) an ankle offset and a base height offset named and fitted,
+the clean log's contacts placed."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from wholebody.check.analysis import check_trajectory
+from wholebody.check.options import CheckOptions
+from wholebody.contacts import PointContact, SurfaceContact
+from wholebody.conventions import Ground
+from wholebody.conventions.placement import (
+    ROLL_SHARE,
+    TILT_TOLERANCE,
+    Soles,
+    placement_check,
+    sole_placement,
+)
+
+from ._joint_logs import sway
+
+X, Y = 0.1, 0.05  # the test sole's half-length and half-width [m]
+GRAVITY = np.array([0.0, 0.0, -9.81])
+
+
+def _turned(angle: float) -> np.ndarray:
+    """World from sole: turned by ``angle`` about y (the toe goes down for angle > 0)."""
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
+
+
+def _placed(angle: float, height: float, cop_x: float, fz: float = 300.0):
+    soles = Soles.of(
+        [SurfaceContact("s", half_length=X, half_width=Y, mu=1.0), PointContact("p", mu=1.0)],
+        Ground(0.0),
+        GRAVITY,
+    )
+    R = np.stack([_turned(angle), np.eye(3)])[None]
+    P = np.array([[[0.0, 0.0, height], [0.3, 0.0, 0.002]]])
+    # A vertical force fz at the sole's point (cop_x, 0, 0): its moment about the origin.
+    point = R[0, 0] @ np.array([cop_x, 0.0, 0.0])
+    f = np.array([0.0, 0.0, fz])
+    W = np.zeros((1, 2, 6))
+    W[0, 0, :3], W[0, 0, 3:] = f, np.cross(point, f)
+    W[0, 1, :3] = f
+    return soles, sole_placement(soles, P, R, W)
+
+
+def test_placement_in_closed_form():
+    angle, height = 0.1, 0.01
+    soles, p = _placed(angle, height, cop_x=0.0)
+    s = np.sin(angle)
+    # Corners at x = +-X: the toe (x = X) is X sin(angle) below the origin.
+    assert p.low[0, 0] == pytest.approx(height - X * s, abs=1e-15)
+    assert p.span[0, 0] == pytest.approx(2 * X * s, abs=1e-15)
+    assert p.tilt[0, 0] == pytest.approx(angle, abs=1e-15)
+    assert p.lift[0, 0] == pytest.approx(X * s, abs=1e-12)  # the CoP at the centre
+    assert p.low[0, 1] == pytest.approx(0.002, abs=1e-15) and np.isnan(p.lift[0, 1])
+    # Rolling on the toe: the load on the lowest edge.
+    _, rolling = _placed(angle, height, cop_x=X)
+    assert rolling.lift[0, 0] == pytest.approx(0.0, abs=1e-12)
+
+
+def _check(angle: float, cop_x: float, lift: float = 0.0):
+    """Twenty loaded samples of one sole placed so, its lowest point ``lift`` above the
+    ground, checked (CoM 0.8 m above)."""
+    soles, p = _placed(angle, lift + X * np.sin(abs(angle)), cop_x)
+    rep = lambda x: np.repeat(x, 20, axis=0)  # noqa: E731
+    placed = dataclasses.replace(
+        p, **{k: rep(getattr(p, k)) for k in ("low", "lift", "span", "tilt", "normal_force")}
+    )
+    time = np.arange(20) * 0.01
+    return placement_check(soles, placed, np.full(20, 0.8), time, ["s", "p"], weight=600.0)
+
+
+@pytest.mark.parametrize("share, named", [(1.05, True), (0.95, False)])
+def test_failing_direction_of_the_tilt_tolerance(share, named):
+    check = _check(share * TILT_TOLERANCE, cop_x=0.0)
+    assert check.failing == (["s"] if named else [])
+    assert check.tilted[:, 0].all() == named
+
+
+@pytest.mark.parametrize("share, named", [(1.05, True), (0.95, False)])
+def test_failing_direction_of_the_height_tolerance(share, named):
+    tol = _check(0.0, 0.0).evidence["height_tolerance_m"]
+    check = _check(0.0, 0.0, lift=share * tol)
+    assert check.failing == (["s"] if named else [])
+
+
+def test_a_sole_rolling_on_its_edge_is_not_tilted():
+    assert _check(0.3, cop_x=X).failing == []
+    # The load a quarter of the way in from the lowest edge: still rolling; beyond, tilted.
+    inside = X - 2 * X * ROLL_SHARE
+    assert _check(0.3, cop_x=inside + 0.002).failing == []
+    assert _check(0.3, cop_x=inside - 0.002).failing == ["s"]
+
+
+@pytest.fixture(scope="module")
+def g1():
+    return sway("g1", duration=1.0)
+
+
+GROUND = CheckOptions(ground=Ground(0.0))
+
+
+def test_the_clean_log_places_its_contacts(g1):
+    robot, contacts, traj = g1
+    report = check_trajectory(robot, traj, contacts, GROUND)
+    assert report.verdict == "consistent" and not report.placement.failing
+    loaded = report.placement.loaded
+    assert loaded.mean() > 0.95
+    assert np.nanmax(report.placement.tilt[loaded]) < 0.2 * TILT_TOLERANCE
+    assert np.nanmax(np.abs(report.placement.height[loaded])) < 2e-3  # soft contacts sink
+
+
+def test_an_ankle_offset_is_named_and_fitted(g1):
+    robot, contacts, traj = g1
+    q = traj.q.copy()
+    q[:, 7 + traj.joint_names.index("left_ankle_pitch_joint")] += 0.1
+    report = check_trajectory(robot, dataclasses.replace(traj, q=q), contacts, GROUND)
+    assert report.failed == ["contact_placement"] and report.placement.failing == ["left_sole"]
+    line = next(f for f in report.diagnosis if f.cause == "contact_placement")
+    worst = line.parameters["contacts"]["left_sole"]["tilted"]["worst"][2]
+    assert worst == pytest.approx(0.1, abs=0.01) and "'left_sole' tilted " in line.message
+    best = report.diagnosis[0]
+    assert best.cause == "placement_joint_offset"
+    assert best.parameters["joint"] == "left_ankle_pitch_joint"
+    value, se = best.parameters["values"][0], best.uncertainty["values"][0]
+    assert abs(value - 0.1) <= 3 * se and se < 0.005
+
+
+def test_a_base_height_offset_is_named_and_fitted(g1):
+    robot, contacts, traj = g1
+    q = traj.q.copy()
+    q[:, 2] += 0.03
+    report = check_trajectory(robot, dataclasses.replace(traj, q=q), contacts, GROUND)
+    assert "contact_placement" in report.failed and set(report.placement.failing) == {
+        "left_sole",
+        "right_sole",
+    }
+    best = report.diagnosis[0]
+    assert best.cause == "placement_base_height"
+    # The soft contacts' sinking (under a millimetre here) is in the fitted value.
+    assert best.parameters["values"][0] == pytest.approx(0.03, abs=1.5e-3)
+    # It explains the failed convention check too (the contacts off the ground).
+    assert "loaded_contacts_on_ground" in best.parameters["explains_conventions"]
