@@ -203,3 +203,36 @@ def test_a_log_without_torques_has_no_joint_rows(humanoid, squat):
     report = check_trajectory(humanoid, dataclasses.replace(squat, tau=None), FEET)
     assert report.joint_names == [] and report.summary()["joint_rows"] is None
     assert report.format_summary().rstrip().endswith("verdict   consistent (wrench balance)")
+
+
+def test_the_full_dynamics_estimate_meets_the_checks_joint_rows(humanoid, squat):
+    # Estimation's full-dynamics rows (J_c^T x = M a + h - S^T tau, crba/Jacobian algebra) and
+    # the check's (one rnea with the wrenches as external forces) are the same equations: the
+    # estimated wrenches balance the check's joint rows within the joint tolerances that the
+    # estimate's own tolerance (relative to m g) gives, on every joint the feet reach. (The
+    # arms' rows no contact wrench can change: there the log's own residual stays, the left
+    # elbow's joint-limit force of up to 0.77 N m on a few samples.)
+    from wholebody.estimation import estimate_contact_wrenches_batch
+    from wholebody.estimation.solvers import DEFAULT_TOLERANCE
+
+    q, v, a, tau = squat.for_robot(humanoid)
+    est = estimate_contact_wrenches_batch(humanoid, q, v, a, FEET, tau=tau)
+    assert est.mode == "full_dynamics" and est.found.all()
+    W = np.stack([est.wrench(c.name) for c in FEET], axis=1)
+    log = dataclasses.replace(squat, contact_wrenches=W)
+    report = check_trajectory(humanoid, log, FEET, CheckOptions(diagnose_causes=False))
+    tol = joint_tolerances(humanoid, DEFAULT_TOLERANCE, DEFAULT_TOLERANCE)
+    legs = [
+        j for j, n in enumerate(humanoid.joint_names) if "hip" in n or "knee" in n or "ankle" in n
+    ]
+    r = np.abs(report.joint_residual[:, legs])
+    assert np.all(r <= tol[legs]), (r.max(axis=0), tol[legs])
+    arms = [j for j in range(len(tol)) if j not in legs]
+    np.testing.assert_allclose(
+        report.joint_residual[:, arms],
+        check_trajectory(humanoid, squat, FEET, CheckOptions(diagnose_causes=False)).joint_residual[
+            :, arms
+        ],
+        rtol=0,
+        atol=1e-9,
+    )
