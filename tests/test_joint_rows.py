@@ -212,11 +212,11 @@ def test_the_full_dynamics_estimate_meets_the_checks_joint_rows(humanoid, squat)
     # estimate's own tolerance (relative to m g) gives, on every joint the feet reach. (The
     # arms' rows no contact wrench can change: there the log's own residual stays, the left
     # elbow's joint-limit force of up to 0.77 N m on a few samples.)
-    from wholebody.estimation import estimate_contact_wrenches_batch
+    from wholebody.estimation import estimate_contact_wrenches
     from wholebody.estimation.solvers import DEFAULT_TOLERANCE
 
     q, v, a, tau = squat.for_robot(humanoid)
-    est = estimate_contact_wrenches_batch(humanoid, q, v, a, FEET, tau=tau)
+    est = estimate_contact_wrenches(humanoid, q, v, a, FEET, tau=tau)
     assert est.mode == "full_dynamics" and est.found.all()
     W = np.stack([est.wrench(c.name) for c in FEET], axis=1)
     log = dataclasses.replace(squat, contact_wrenches=W)

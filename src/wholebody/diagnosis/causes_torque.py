@@ -347,7 +347,7 @@ def torque_lag(d: DiagnosisData, jr: JointRows) -> list[Finding]:
         Finding(
             "torque_lag",
             explained,
-            f"the torque stream is {format_value(lag * dt, se * dt, 'ms', 1e3, 3)} "
+            f"the torque stream is {format_value(lag * dt, se * dt, 'ms', 1e3, 1)} "
             f"{'late' if lag > 0 else 'early'} against the motion ({lag:+.2f} samples; "
             "the torque logged at t + L is the one at t)",
             {"lag": lag * dt, "lag_samples": lag, "joints": [jr.names[j] for j in jr.failing(d)]},
