@@ -151,3 +151,28 @@ def test_a_base_height_offset_is_named_and_fitted(g1):
     assert best.parameters["values"][0] == pytest.approx(0.03, abs=1.5e-3)
     # It explains the failed convention check too (the contacts off the ground).
     assert "loaded_contacts_on_ground" in best.parameters["explains_conventions"]
+
+
+def test_a_base_orientation_offset_is_named_and_fitted(g1):
+    # The logged base turned by 0.04 rad about the world x axis (an estimator's error), its
+    # velocity kept consistent with it (the linear part in the turned base's axes), the
+    # accelerations differentiated from it.
+    import pinocchio as pin
+
+    robot, contacts, traj = g1
+    q, v = traj.q.copy(), traj.v.copy()
+    turn = np.array([0.04, 0.0, 0.0])
+    R = pin.exp3(turn)
+    for i in range(len(q)):
+        Rb = pin.Quaternion(q[i, 6], *q[i, 3:6]).toRotationMatrix()
+        q[i, 3:7] = pin.Quaternion(R @ Rb).coeffs()
+        v[i, :3] = Rb.T @ R.T @ Rb @ v[i, :3]
+    log = dataclasses.replace(traj, q=q, v=v, a=None)
+    report = check_trajectory(robot, log, contacts, GROUND)
+    assert set(report.placement.failing) == {"left_sole", "right_sole"}
+    best = report.diagnosis[0]
+    assert best.cause == "placement_base_tilt", report.format_summary()
+    values, se = np.array(best.parameters["values"]), np.array(best.uncertainty["values"])
+    fitted = values @ np.array(best.parameters["axes"])  # the log's turn, world axes [rad]
+    assert np.all(np.abs(fitted - turn) <= 3 * np.linalg.norm(se)), (fitted, se)
+    assert np.all(se < 0.01) and "about the horizontal world axes (" in best.message

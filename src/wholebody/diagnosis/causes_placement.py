@@ -38,7 +38,7 @@ from numpy.typing import NDArray
 
 from ..balance import kinematics_batch
 from ..conventions.placement import ROLL_SHARE, TILT_TOLERANCE, Soles, sole_placement
-from .core import DiagnosisData, Finding, Hypothesis, format_value
+from .core import DiagnosisData, Finding, Hypothesis, format_value, format_vector
 from .ranking import Family
 
 __all__ = ["PlacementData", "PLACEMENT_CAUSES", "MAX_PLACEMENT_SAMPLES"]
@@ -221,10 +221,7 @@ def _candidates(d: DiagnosisData) -> list[Candidate]:
     base's height and orientation."""
     p: PlacementData = d.placement
     robot, model = d.robot, d.robot.model
-    up = p.soles.normals[[d.names.index(n) for n in p.failing]].mean(axis=0)
-    up /= np.linalg.norm(up)
-    side = np.cross(up, [1.0, 0.0, 0.0] if abs(up[0]) < 0.9 else [0.0, 1.0, 0.0])
-    axes = np.array([side / np.linalg.norm(side), np.cross(up, side / np.linalg.norm(side))])
+    up, axes = _ground_axes(d)
     out: list[Candidate] = []
     chain: list[int] = []
     for name in p.failing:
@@ -251,6 +248,17 @@ def _candidates(d: DiagnosisData) -> list[Candidate]:
     out.append(("placement_base_height", "base", 1, height, HEIGHTS))
     out.append(("placement_base_tilt", "base", 2, lambda q, t: _rotated(q, axes, t), TILTS))
     return out
+
+
+def _ground_axes(d: DiagnosisData) -> tuple[Array, Array]:
+    """The named contacts' mean ground normal (3,) and two horizontal world axes (2, 3) that
+    make a right-handed frame with it (the base tilt's angles are about them)."""
+    p: PlacementData = d.placement
+    up = p.soles.normals[[d.names.index(n) for n in p.failing]].mean(axis=0)
+    up /= np.linalg.norm(up)
+    side = np.cross(up, [1.0, 0.0, 0.0] if abs(up[0]) < 0.9 else [0.0, 1.0, 0.0])
+    side /= np.linalg.norm(side)
+    return up, np.array([side, np.cross(up, side)])
 
 
 def _judged(placer: _Placer, q: Array, explained: float) -> tuple[float, dict[str, float], bool]:
@@ -297,12 +305,14 @@ def placement_causes(d: DiagnosisData) -> list[Finding]:
         explained, shares, on_ground = _judged(placer, q, explained)
         if explained >= 0.5:
             se = _jackknife(placer, apply, cols, theta, se)
+        axes = _ground_axes(d)[1] if cause == "placement_base_tilt" else None
         out.append(
             Finding(
                 cause,
                 explained,
-                _message(cause, what, theta, se),
+                _message(cause, what, theta, se, axes),
                 {"joint" if cause.endswith("offset") else "part": what, "values": (-theta).tolist()}
+                | ({} if axes is None else {"axes": axes.tolist()})
                 | ({"explains_conventions": ["loaded_contacts_on_ground"]} if on_ground else {}),
                 {"values": se.tolist()},
                 n_parameters=n_values,
@@ -336,8 +346,9 @@ def _best_joint(findings: list[Finding]) -> list[Finding]:
     ]
 
 
-def _message(cause: str, what: str, theta: Array, se: Array) -> str:
-    """The cause in words: the log's error, the opposite of the correction ``theta``."""
+def _message(cause: str, what: str, theta: Array, se: Array, axes: Array | None = None) -> str:
+    """The cause in words: the log's error, the opposite of the correction ``theta`` (a base
+    tilt's two angles about the world ``axes`` (2, 3))."""
     if cause == "placement_joint_offset":
         return (
             f"joint {what!r} is offset in the log by "
@@ -350,9 +361,10 @@ def _message(cause: str, what: str, theta: Array, se: Array) -> str:
             "ground normal (the loaded contacts float or sink with it)"
         )
     a, b = (format_value(-np.degrees(t), np.degrees(e), "deg", digits=2) for t, e in zip(theta, se))
+    about = " and ".join(format_vector(x, "") for x in ([] if axes is None else axes))
     return (
-        f"the logged base orientation is turned by {a} and {b} about the two horizontal axes "
-        "(the loaded soles tilt with it)"
+        f"the logged base orientation is turned by {a} and {b} about the horizontal world axes "
+        f"{about} (the loaded soles tilt with it)"
     )
 
 
