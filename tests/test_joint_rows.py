@@ -176,6 +176,10 @@ def test_torque_error_named_with_its_joint_in_text_json_and_html(humanoid, squat
     assert worst["joint"] == "right_knee" and worst["samples_over"] == len(squat)
     assert worst["max_abs_residual"] == pytest.approx(30.0, abs=1e-6)
     assert summary["failed"] == ["joint_rows"]
+    joints = summary["joint_rows"]["joints"]  # every joint's evidence, robot order
+    assert list(joints) == humanoid.joint_names
+    assert joints["right_knee"] == {k: v for k, v in worst.items() if k != "joint"}
+    assert all(j["samples_over"] == 0 for name, j in joints.items() if name != "right_knee")
     text = report.format_summary()
     assert "largest [N m]: right_knee 30" in text
     assert text.rstrip().endswith("verdict   INCONSISTENT: joint rows")
@@ -236,3 +240,54 @@ def test_the_full_dynamics_estimate_meets_the_checks_joint_rows(humanoid, squat)
         rtol=0,
         atol=1e-9,
     )
+
+
+def test_failing_direction_of_the_joint_rows_waiver(humanoid, squat):
+    # Accelerations differentiated from v: the log's first samples are waived in the wrench
+    # balance (their expected error covers the residual). A joint row there is waived within
+    # its tolerance plus that error carried to the joint (e_m + e_f L_j), not beyond; the same
+    # error on a sample that is not waived fails.
+    options = CheckOptions(diagnose_causes=False)
+    log = dataclasses.replace(squat, a=None)
+    clean = check_trajectory(humanoid, log, FEET, options)
+    assert clean.verdict == "consistent_except_unreliable" and clean.unreliable[3]
+    knee = humanoid.joint_names.index("right_knee")
+    column = squat.joint_names.index("right_knee")
+    tol, lever = clean.joint_tolerance[knee], joint_levers(humanoid)[knee]
+    bound = clean.bound_moment[3] + clean.bound_force[3] * lever
+    assert bound > 0.2 * tol  # the waiver has room to be seen
+    np.testing.assert_allclose(clean.joint_weights[knee], [1.0, lever], rtol=0, atol=1e-15)
+
+    def with_row(i: int, target: float) -> wb.check.Report:
+        tau = squat.tau.copy()  # the row made target [N m] at sample i
+        r0 = clean.joint_residual[i, knee]
+        tau[i, column] -= np.sign(r0) * (target - abs(r0))
+        return check_trajectory(humanoid, dataclasses.replace(log, tau=tau), FEET, options)
+
+    waived = with_row(3, tol + 0.9 * bound)
+    assert waived.joint_over[3, knee] and waived.joint_waived[3, knee]
+    assert waived.verdict == "consistent_except_unreliable" and waived.failed == []
+    beyond = with_row(3, tol + 1.1 * bound)
+    assert beyond.verdict == "inconsistent" and beyond.failed == ["joint_rows"]
+    assert not beyond.joint_waived[3, knee]
+    assert not clean.unreliable[500]
+    elsewhere = with_row(500, 1.01 * tol)
+    assert elsewhere.verdict == "inconsistent" and elsewhere.failed == ["joint_rows"]
+
+
+def test_the_full_dynamics_estimate_has_the_checks_joint_rows(humanoid, squat):
+    # The estimate's full-dynamics equations J_c^T x = b (its own pass: rnea(q, v, a), frame
+    # Jacobians, b = rnea - S^T tau) and the check's joint rows (one rnea with the wrenches as
+    # external forces) are one set of rows: with the log's wrenches for x, the estimate's
+    # equation residual J_c^T x - b is minus the check's residual, row by row, at every
+    # sample tested (the base rows: the check's residual about the base is not reported).
+    from wholebody.estimation import build_estimation_problem
+
+    report = check_trajectory(humanoid, squat, FEET, CheckOptions(diagnose_causes=False))
+    q, v, a, tau = squat.for_robot(humanoid)
+    assert np.isfinite(report.joint_residual).all()
+    for i in (0, 250, 999):
+        problem = build_estimation_problem(humanoid, q[i], v[i], a[i], FEET, tau=tau[i])
+        x = squat.contact_wrenches[i].ravel()  # (f, tau) per sole, world axes at its origin
+        rows = problem.data_matrix @ x - problem.data_target
+        np.testing.assert_allclose(rows[6:], -report.joint_residual[i], rtol=0, atol=TOL)

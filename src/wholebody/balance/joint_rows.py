@@ -1,5 +1,6 @@
-"""The joint rows of the equations of motion, and their tolerances: written once, for the
-check (:mod:`wholebody.check`), its diagnosis and the full-dynamics estimate.
+"""The joint rows of the equations of motion, and their tolerances: for the check
+(:mod:`wholebody.check`) and its diagnosis (the full-dynamics estimate's equations are the
+same rows from its own pass, tested equal).
 
 .. math::
 
@@ -24,6 +25,12 @@ placements from the joint to a point of its subtree (child joints, frames, centr
 a bound on their distance in every configuration. The joint rows are thus held to the
 standard of the wrench balance, joint by joint.
 
+**Waived rows**: with accelerations differentiated from ``v``, a sample whose wrench balance
+is waived (its residual within the tolerance plus the differentiation's expected error
+``(e_f, e_m)``) has its joint rows waived where each is within its tolerance plus
+``e_m + e_f L_j`` (:func:`joint_weights`), the same error carried to the joint; a row beyond
+that fails the sample.
+
 **Checked joints**: those the log gives a finite torque for and the model does not mark
 passive (an effort limit of exactly 0); the others are stated, never guessed.
 """
@@ -38,7 +45,7 @@ from numpy.typing import NDArray
 from ..robot.batch import inverse_dynamics_rows
 from ..robot.core import Robot
 
-__all__ = ["joint_levers", "joint_tolerances", "passive_joints", "joint_rows"]
+__all__ = ["joint_levers", "joint_weights", "joint_tolerances", "passive_joints", "joint_rows"]
 
 Array = NDArray[np.float64]
 
@@ -65,10 +72,25 @@ def joint_levers(robot: Robot) -> Array:
     return np.array([lever[robot.joint_id(name)] for name in robot.joint_names])
 
 
+def joint_weights(robot: Robot) -> Array:
+    """How a wrench error reaches each joint row, ``robot.joint_names`` order: (nj, 2) with
+    ``(1, L_j)`` for a revolute joint (a moment error counts once, a force error with the
+    joint's lever ``L_j`` [m]) and ``(0, 1)`` for a prismatic one (the force alone). A row's
+    tolerance, and its share of a sample's expected error, are ``w_m e_m + w_f e_f`` of the
+    wrench balance's moment and force figures ``e_m`` [N m] and ``e_f`` [N]."""
+    model = robot.model
+    prismatic = np.array(
+        ["Prismatic" in model.joints[robot.joint_id(j)].shortname() for j in robot.joint_names],
+        dtype=bool,
+    )
+    lever = joint_levers(robot)
+    return np.stack([np.where(prismatic, 0.0, 1.0), np.where(prismatic, 1.0, lever)], axis=1)
+
+
 def joint_tolerances(robot: Robot, force_tolerance: float, moment_tolerance: float) -> Array:
     """The tolerance of each joint row (module docstring), ``robot.joint_names`` order:
     ``m |g| (moment_tolerance + force_tolerance L_j)`` [N m] for a revolute joint,
-    ``m |g| force_tolerance`` [N] for a prismatic one.
+    ``m |g| force_tolerance`` [N] for a prismatic one (:func:`joint_weights`).
 
     Parameters
     ----------
@@ -78,14 +100,8 @@ def joint_tolerances(robot: Robot, force_tolerance: float, moment_tolerance: flo
     moment_tolerance : float
         Its moment tolerance over the weight [m].
     """
-    w = robot.weight
-    model = robot.model
-    prismatic = np.array(
-        ["Prismatic" in model.joints[robot.joint_id(j)].shortname() for j in robot.joint_names],
-        dtype=bool,
-    )
-    revolute = w * (moment_tolerance + force_tolerance * joint_levers(robot))
-    return np.where(prismatic, w * force_tolerance, revolute)
+    w = joint_weights(robot)
+    return robot.weight * (w[:, 0] * moment_tolerance + w[:, 1] * force_tolerance)
 
 
 def passive_joints(robot: Robot) -> NDArray[np.bool_]:

@@ -32,7 +32,7 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import NDArray
 
-from ..balance.joint_rows import joint_rows, joint_tolerances, passive_joints
+from ..balance.joint_rows import joint_rows, joint_tolerances, joint_weights, passive_joints
 from ..balance.newton_euler import (
     MAX_WRENCH_RELATIVE,
     beyond_physical_magnitude,
@@ -754,6 +754,7 @@ def _report(run: _Run) -> Report:
         joint_names=list(robot.joint_names[:nj]),
         joint_residual=s.r_tau,
         joint_tolerance=run.joint_tolerance,
+        joint_weights=joint_weights(robot)[:nj],
         joints_not_checked=_joints_not_checked(run) if nj else {},
         placement=placement_check(
             run.plan.soles, s.placement, s.com_up, s.time, names, robot.weight
@@ -1104,7 +1105,7 @@ def joint_rows_at(run: _Run, report: Report, rows: NDArray[np.intp]) -> JointRow
         value_parts.append(t[near - start + off])
         T[sel] += np.einsum("smrj,smr->sj", jac, np.nan_to_num(W))  # M a + h
     index, first = np.unique(np.concatenate(index_parts), return_index=True)
-    over = report.joint_over[rows] & ~report.unreliable[rows, None]
+    over = report.joint_over[rows] & ~report.joint_waived[rows]
     residual = report.joint_residual[rows]
     return JointRows(
         list(report.joint_names),

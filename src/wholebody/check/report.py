@@ -133,6 +133,10 @@ class Report:
         prismatic joint] (:mod:`wholebody.balance.joint_rows`); NaN where not checked.
     joint_tolerance : (nj,)
         Each joint row's tolerance [N m or N], derived from the wrench tolerances.
+    joint_weights : (nj, 2)
+        How a wrench error reaches each joint row
+        (:func:`wholebody.balance.joint_rows.joint_weights`): a row's expected error is
+        ``w_m bound_moment + w_f bound_force``.
     joints_not_checked : dict of str to str
         Joints whose rows are not checked (everywhere or somewhere), and why.
     placement : PlacementCheck or None
@@ -175,6 +179,7 @@ class Report:
     joint_names: list[str] = field(default_factory=list)
     joint_residual: Any = None
     joint_tolerance: Any = None
+    joint_weights: Any = None
     joints_not_checked: dict[str, str] = field(default_factory=dict)
     placement: Any = None
 
@@ -194,6 +199,8 @@ class Report:
             self.joint_residual = np.zeros((n, len(self.joint_names)))
         if self.joint_tolerance is None:
             self.joint_tolerance = np.full(len(self.joint_names), np.inf)
+        if self.joint_weights is None:
+            self.joint_weights = np.zeros((len(self.joint_names), 2))
         if self.evidence is None:
             checked = int((~self.flagged).sum())
             self.evidence = Evidence(
@@ -244,10 +251,20 @@ class Report:
             return ~self.flagged[:, None] & (np.abs(self.joint_residual) > self.joint_tolerance)
 
     @property
+    def joint_waived(self) -> NDArray[np.bool_]:
+        """(N, nj) bool: joint rows over tolerance on a sample whose wrench balance is waived
+        (:attr:`unreliable`), within their tolerance plus the same expected error carried to
+        the joint, ``w_m bound_moment + w_f bound_force`` (:attr:`joint_weights`)."""
+        w = np.asarray(self.joint_weights, dtype=float)
+        bound = np.outer(self.bound_moment, w[:, 0]) + np.outer(self.bound_force, w[:, 1])
+        with np.errstate(invalid="ignore"):
+            within = np.abs(self.joint_residual) <= self.joint_tolerance + bound
+        return self.joint_over & self.unreliable[:, None] & within
+
+    @property
     def joint_inconsistent(self) -> NDArray[np.bool_]:
-        """(N,) bool: a joint row over tolerance on a sample whose wrench balance is not
-        waived (differentiated accelerations that err at an impact err in both)."""
-        return self.joint_over.any(axis=1) & ~self.unreliable
+        """(N,) bool: a joint row over tolerance and not waived (:attr:`joint_waived`)."""
+        return (self.joint_over & ~self.joint_waived).any(axis=1)
 
     @property
     def placement_failed(self) -> bool:

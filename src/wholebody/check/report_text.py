@@ -143,11 +143,13 @@ WORST_JOINTS = 5
 
 def joint_rows_summary(report: Report) -> dict[str, Any] | None:
     """The joint rows (None when the log has no torques): how many are checked, the ones not
-    checked and why, and the worst joints by their largest residual over tolerance."""
+    checked and why, each checked joint's evidence (``joints``, robot order: its largest
+    residual [N m or N], when, its tolerance, their ratio, the samples over it and not
+    waived) and the worst joints by that ratio."""
     if not report.joint_names:
         return None
     r, tol = np.abs(report.joint_residual), report.joint_tolerance
-    over = report.joint_over & ~report.unreliable[:, None]
+    over = report.joint_over & ~report.joint_waived
     checked = [j for j in report.joint_names if j not in report.joints_not_checked]
     rows: list[dict[str, Any]] = []
     for j, name in enumerate(report.joint_names):
@@ -165,6 +167,7 @@ def joint_rows_summary(report: Report) -> dict[str, Any] | None:
                 "samples_over": int(over[:, j].sum()),
             }
         )
+    joints = {row["joint"]: {k: v for k, v in row.items() if k != "joint"} for row in rows}
     rows.sort(key=lambda x: -float(x["ratio"]))
     return {
         "joints_checked": len(checked),
@@ -172,6 +175,7 @@ def joint_rows_summary(report: Report) -> dict[str, Any] | None:
         "samples_over": int(over.any(axis=1).sum()),
         "tolerance_min": float(np.min(tol)) if len(tol) else float("nan"),
         "tolerance_max": float(np.max(tol)) if len(tol) else float("nan"),
+        "joints": joints,
         "worst": rows[:WORST_JOINTS],
     }
 
