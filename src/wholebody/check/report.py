@@ -264,7 +264,7 @@ class Report:
     @property
     def joint_inconsistent(self) -> NDArray[np.bool_]:
         """(N,) bool: a joint row over tolerance and not waived (:attr:`joint_waived`)."""
-        return (self.joint_over & ~self.joint_waived).any(axis=1)
+        return np.asarray((self.joint_over & ~self.joint_waived).any(axis=1))
 
     @property
     def placement_failed(self) -> bool:
