@@ -1115,7 +1115,7 @@ def joint_rows_at(run: _Run, report: Report, rows: NDArray[np.intp]) -> JointRow
         vel,
         T[:, 6:],
         J[..., 6:],
-        over.any(axis=1),
+        np.asarray(over.any(axis=1)),
         RowsOf(N, index, np.concatenate(value_parts)[first]),
     )
 
