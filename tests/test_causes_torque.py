@@ -133,3 +133,24 @@ def test_joint_rows_tell_a_gain_of_the_readings_from_a_mass_error():
     assert best.cause == "force_gain" and not best.alternatives
     mass = next(f for f in report.diagnosis if f.cause == "mass_error")
     assert best.shares["torque"] >= 0.8 > mass.shares["torque"]
+
+
+def test_an_offset_on_a_joint_that_meets_its_limit_is_recovered():
+    # The shipped squat's left elbow meets its joint limit on some samples: a force of up to
+    # 0.77 N m that the logged torque does not hold (within tolerance). An offset of 30 N m
+    # on that joint is named, its value within its interval: the limit's samples, beyond five
+    # robust standard deviations of the fit, do not pull it.
+    from wholebody.io.profile import load_profile
+
+    from ._joint_logs import ROOT
+
+    profile = load_profile(ROOT / "models" / "humanoid.toml")
+    squat = wb.Trajectory.load(ROOT / "data" / "humanoid_squat.npz")
+    tau = squat.tau.copy()
+    tau[:, squat.joint_names.index("left_elbow")] += 30.0
+    log = dataclasses.replace(squat, tau=tau)
+    report = check_trajectory(profile.robot, log, list(profile.contacts))
+    best = report.diagnosis[0]
+    assert best.cause == "torque_offset" and best.parameters["joints"] == ["left_elbow"]
+    value, se = best.parameters["values"]["left_elbow"], best.uncertainty["values"]["left_elbow"]
+    assert abs(value - 30.0) <= 3 * se and se < 0.05, (value, se)

@@ -51,6 +51,8 @@ MAX_TORQUE_LAG = 48
 MIN_SCORED = 20
 #: Blocks of the delete-a-block jackknife of the per-joint values' standard errors.
 JACKKNIFE_BLOCKS = 10
+#: A fit's samples beyond this many robust standard deviations of its residual are left out.
+OUTLIER_SIGMAS = 5.0
 
 
 @dataclass
@@ -130,15 +132,27 @@ Fit = Callable[[int, NDArray[np.intp]], "tuple[Array, float, float] | None"]
 
 
 def _linear(y: Array, x: Array, rows: NDArray[np.intp], smoothing: int) -> tuple[float, float]:
-    """Least squares ``y ~ theta x`` on ``rows``: ``theta`` and one standard error, the
-    larger of the residual's (``smoothing`` samples to an independent one) and a
-    delete-a-block jackknife's over :data:`JACKKNIFE_BLOCKS` contiguous blocks (an error
-    that is not noise, a joint limit's force on a few samples, errs alike on neighbours)."""
+    """Least squares ``y ~ theta x`` on ``rows``, refitted without the samples whose residual
+    is beyond :data:`OUTLIER_SIGMAS` robust standard deviations (1.4826 times the median
+    absolute deviation: a joint limit's force on some samples, which the cause does not
+    model, does not pull the value): ``theta`` and one standard error, the larger of the
+    residual's (``smoothing`` samples to an independent one) and a delete-a-block
+    jackknife's over :data:`JACKKNIFE_BLOCKS` contiguous blocks (an error that is not noise
+    errs alike on neighbours)."""
     ok = rows[np.isfinite(y[rows]) & np.isfinite(x[rows])]
     xx = float(x[ok] @ x[ok])
     if len(ok) < 3 or xx <= 0:
         return float("nan"), float("nan")
     theta = float(x[ok] @ y[ok]) / xx
+    e = y[ok] - theta * x[ok]
+    spread = 1.4826 * float(np.median(np.abs(e - np.median(e))))
+    inlier = np.abs(e - np.median(e)) <= OUTLIER_SIGMAS * spread + 1e-12 * float(
+        np.abs(y[ok]).max()
+    )
+    if 3 <= inlier.sum() < len(ok) and float(x[ok][inlier] @ x[ok][inlier]) > 0:
+        ok = ok[inlier]
+        xx = float(x[ok] @ x[ok])
+        theta = float(x[ok] @ y[ok]) / xx
     sigma2 = float(np.sum((y[ok] - theta * x[ok]) ** 2)) / max(len(ok) - 1, 1)
     se = float(np.sqrt(sigma2 / xx * max(smoothing, 1)))
     if len(ok) < 2 * JACKKNIFE_BLOCKS:
