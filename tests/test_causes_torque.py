@@ -154,3 +154,25 @@ def test_an_offset_on_a_joint_that_meets_its_limit_is_recovered():
     assert best.cause == "torque_offset" and best.parameters["joints"] == ["left_elbow"]
     value, se = best.parameters["values"]["left_elbow"], best.uncertainty["values"]["left_elbow"]
     assert abs(value - 30.0) <= 3 * se and se < 0.05, (value, se)
+
+
+def test_offset_and_coulomb_friction_tie_on_a_joint_that_turns_one_way(g1):
+    # From 0.3 to 0.7 s the left shoulder turns one way only: an offset and Coulomb friction
+    # (c sign(v), a constant here) correct its row alike. The tie is stated with what separates
+    # them; on the whole log (both ways) the offset is named alone.
+    robot, contacts, traj = g1
+    part = traj.select(slice(300, 700))
+    s = _col(part, SHOULDER)
+    assert np.all(part.v[:, 6 + s] < 0)
+    tau = part.tau.copy()
+    tau[:, s] += 9.0
+    best = check_trajectory(robot, dataclasses.replace(part, tau=tau), contacts).diagnosis[0]
+    pair = {best.cause, *best.parameters["alternative_causes"]}
+    assert pair == {"torque_offset", "torque_coulomb"}, best.message
+    (tie,) = best.parameters["ties"]
+    assert "turns one way throughout the log" in tie["because"]
+    assert "turns both ways separates them" in tie["separate"]
+    tau = traj.tau.copy()
+    tau[:, s] += 9.0
+    best = check_trajectory(robot, dataclasses.replace(traj, tau=tau), contacts).diagnosis[0]
+    assert best.cause == "torque_offset" and "alternative_causes" not in best.parameters
