@@ -207,3 +207,32 @@ def test_soles_tilted_opposite_ways_are_said_unexplained(g1):
         "placement_base_tilt",
     }
     assert all(f.explained < 0.1 for f in tested)
+
+
+def _mixed(n_tilted: int, n: int, dt: float, fz: float = 300.0):
+    """``n`` samples ``dt`` apart of the sole, the first ``n_tilted`` tilted 0.1 rad with
+    their load inside the sole, the others flat on the ground; checked (CoM 0.8 m above)."""
+    soles, tilted = _placed(0.1, X * np.sin(0.1), cop_x=0.0, fz=fz)
+    _, flat = _placed(0.0, 0.0, cop_x=0.0, fz=fz)
+    pick = np.where(np.arange(n) < n_tilted, 0, 1)
+    fields = ("low", "lift", "span", "tilt", "normal_force")
+    both = {k: np.concatenate([getattr(tilted, k), getattr(flat, k)]) for k in fields}
+    placed = dataclasses.replace(tilted, **{k: v[pick] for k, v in both.items()})
+    time = np.arange(n) * dt
+    return placement_check(soles, placed, np.full(n, 0.8), time, ["s", "p"], weight=600.0)
+
+
+def test_failing_direction_of_the_placement_waivers():
+    # A contact is named when its misplaced loaded samples are more than MAX_VIOLATION_SHARE
+    # (2 %) of its loaded samples and last MIN_VIOLATION_TIME (20 ms) in all: at 10 ms a
+    # sample, 5 of 200 are named and 4 are not (the share); at 1 ms, 20 of 200 are named and
+    # 19 are not (the time). A contact carrying less than LOAD_SHARE (10 %) of the weight is
+    # not judged.
+    from wholebody.conventions import LOAD_SHARE, MAX_VIOLATION_SHARE, MIN_VIOLATION_TIME
+
+    assert (MAX_VIOLATION_SHARE, MIN_VIOLATION_TIME, LOAD_SHARE) == (0.02, 0.02, 0.1)
+    assert _mixed(5, 200, 0.01).failing == ["s"] and _mixed(4, 200, 0.01).failing == []
+    assert _mixed(20, 200, 0.001).failing == ["s"] and _mixed(19, 200, 0.001).failing == []
+    load = LOAD_SHARE * 600.0
+    assert _mixed(200, 200, 0.01, fz=1.01 * load).failing == ["s"]
+    assert _mixed(200, 200, 0.01, fz=0.99 * load).failing == []
