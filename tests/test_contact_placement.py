@@ -1,9 +1,11 @@
-"""Where loaded contacts are (:mod:`wholebody.conventions.placement`) and what in the
-configuration explains a misplaced one (:mod:`wholebody.diagnosis.causes_placement`): the
-placement formula against closed forms (a sole turned about its y axis at a known height, one
-rolling on its toe); the failing direction of the tilt and height tolerances; on G1 (not in
-the repository, swaying in MuJoCo) an ankle offset and a base height offset named and fitted,
-the clean log's contacts placed."""
+"""Where loaded contacts are (:mod:`wholebody.balance.placement`, checked by
+:mod:`wholebody.conventions.placement`) and what in the configuration explains a misplaced one
+(:mod:`wholebody.diagnosis.causes_placement`): the placement formula against closed forms (a
+sole turned about its y axis at a known height, one rolling on its toe); the failing direction
+of the tilt and height tolerances and of the check's waivers; on G1 (not in the repository,
+swaying in MuJoCo) an ankle offset, a base height and a base orientation offset named and
+fitted, soles the model tilts opposite ways said unexplained, the clean log's contacts
+placed."""
 
 from __future__ import annotations
 
@@ -12,17 +14,12 @@ import dataclasses
 import numpy as np
 import pytest
 
+from wholebody.balance.placement import ROLL_SHARE, TILT_TOLERANCE, Soles, sole_placement
 from wholebody.check.analysis import check_trajectory
 from wholebody.check.options import CheckOptions
 from wholebody.contacts import PointContact, SurfaceContact
 from wholebody.conventions import Ground
-from wholebody.conventions.placement import (
-    ROLL_SHARE,
-    TILT_TOLERANCE,
-    Soles,
-    placement_check,
-    sole_placement,
-)
+from wholebody.conventions.placement import placement_check
 
 from ._joint_logs import sway
 

@@ -39,9 +39,10 @@ from ..balance.newton_euler import (
     newton_euler_residual_arrays,
     wrench_sum,
 )
+from ..balance.placement import SolePlacement, Soles, sole_placement
 from ..contacts import Contact, SurfaceContact, ground_aligned_rotations
 from ..conventions import ConventionCheck, ConventionReport, Ground, run_conventions
-from ..conventions.placement import SolePlacement, Soles, placement_check, sole_placement
+from ..conventions.placement import placement_check
 from ..diagnosis import MAX_SAMPLES, DiagnosisData, Finding, diagnose
 from ..diagnosis.causes_placement import PlacementData
 from ..diagnosis.causes_torque import MAX_TORQUE_LAG, JointRows

@@ -37,7 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..balance import kinematics_batch
-from ..conventions.placement import ROLL_SHARE, TILT_TOLERANCE, Soles, sole_placement
+from ..balance.placement import ROLL_SHARE, TILT_TOLERANCE, Soles, sole_placement
 from .core import DiagnosisData, Finding, Hypothesis, format_value, format_vector
 from .ranking import Family
 
@@ -129,7 +129,7 @@ class _Placer:
     def score(self, e: Array, rows: NDArray[np.intp]) -> float:
         """The median over ``rows`` of the worst loaded contact's misplacement against the
         tolerances: its height over the height tolerance, its tilt (not rolling) over
-        :data:`~wholebody.conventions.placement.TILT_TOLERANCE`."""
+        :data:`~wholebody.balance.placement.TILT_TOLERANCE`."""
         with np.errstate(invalid="ignore"):
             tilt = np.linalg.norm(e[..., :2] / self.halves, axis=-1) / TILT_TOLERANCE
             worst = np.fmax(np.abs(e[..., 2]) / self.p.tolerance, tilt)
