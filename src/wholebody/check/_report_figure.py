@@ -1,7 +1,7 @@
 """The time plots of the HTML report (:mod:`wholebody.check.report_html`) as data for the
-page's script (``report_assets/report.js``, drawn with uPlot): six linked plots (seven with
-the joint rows of a log with torques) over a shared time axis, with flagged and excused
-samples shaded and explained on hover.
+page's script (``report_assets/report.js``, drawn with uPlot): six linked plots (a seventh,
+last, with the joint rows of a log with torques) over a shared time axis, with flagged and
+excused samples shaded and explained on hover.
 
 :func:`figure` gives a JSON-ready dict::
 
@@ -274,8 +274,8 @@ def figure(report: Any) -> dict[str, Any]:
         "t": red.first(t_all),
         "step": red.step,
         "plots": _residual_plots(report, red)
-        + _joint_plots(report, red)
-        + _contact_plots(report, red),
+        + _contact_plots(report, red)
+        + _joint_plots(report, red),
         "shades": _shades(report, t_all),
     }
 
