@@ -44,36 +44,49 @@ def _log(fine, every, logged_a):
 
 
 def _with_link_masses(robot, traj, names, mass, contact=0):
-    """The contact wrenches of the same motion with ``mass`` [kg] at each link origin: the
-    ground supplies ``m (a_i - g)`` more, about the world origin, moved to contact ``contact``."""
+    """The log of the same motion that a simulator giving ``mass`` [kg] to each link origin
+    writes: the ground supplies ``m (a_i - g)`` more, about the world origin, moved to contact
+    ``contact``; the joints' torques carry the masses too (``J_i^T m (a_i - g)``, less what
+    contact ``contact``'s extra wrench supplies: ``J_c^T dW``)."""
     q, v, a, _ = traj.for_robot(robot)
     if a is None:
         a = np.gradient(v, traj.time, axis=0)
     model, data = robot.model, robot.model.createData()
     ids = [model.getFrameId(n, pin.FrameType.BODY) for n in names]
     frame = traj.contact_names[contact]
+    c = model.getFrameId(frame)
     W = traj.contact_wrenches.copy()
+    dtau = np.zeros((len(q), model.nv))
     g = robot.gravity_vector
+    lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
     for i in range(len(q)):
         pin.forwardKinematics(model, data, q[i], v[i], a[i])
+        pin.computeJointJacobians(model, data, q[i])
         F, M = np.zeros(3), np.zeros(3)
         for fid in ids:
             pin.updateFramePlacement(model, data, fid)
             p = data.oMf[fid].translation
-            acc = pin.getFrameClassicalAcceleration(
-                model, data, fid, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
-            ).linear
+            acc = pin.getFrameClassicalAcceleration(model, data, fid, lwa).linear
             f = mass * (acc - g)
             F += f
             M += np.cross(p, f)
+            dtau[i] += pin.getFrameJacobian(model, data, fid, lwa)[:3].T @ f
         origin = robot.frame_position(q[i], frame)
-        W[i, contact, :3] += F
-        W[i, contact, 3:] += M - np.cross(origin, F)
-    return W
+        dW = np.concatenate([F, M - np.cross(origin, F)])
+        W[i, contact] += dW
+        pin.updateFramePlacement(model, data, c)
+        dtau[i] -= pin.getFrameJacobian(model, data, c, lwa).T @ dW
+    if traj.tau is None:
+        return dataclasses.replace(traj, contact_wrenches=W)
+    column = {n: j for j, n in enumerate(robot.joint_names)}
+    tau = traj.tau + dtau[:, 6:][:, [column[n] for n in traj.joint_names]]
+    return dataclasses.replace(traj, contact_wrenches=W, tau=tau)
 
 
-def _diagnose(robot, traj, W, contacts=FEET):
-    report = check_trajectory(robot, dataclasses.replace(traj, contact_wrenches=W), contacts)
+def _diagnose(robot, traj, W=None, contacts=FEET):
+    if W is not None:
+        traj = dataclasses.replace(traj, contact_wrenches=W)
+    report = check_trajectory(robot, traj, contacts)
     assert report.verdict == "inconsistent", report.format_summary()
     return report.diagnosis[0], report
 
@@ -84,7 +97,7 @@ def test_links_without_inertia_given_1_kg(humanoid, fine, every, logged_a):
     traj = _log(fine, every, logged_a)
     names = humanoid.links_without_inertia
     assert names == ["left_hand", "left_sole", "right_hand", "right_sole"]
-    best, report = _diagnose(humanoid, traj, _with_link_masses(humanoid, traj, names, 1.0))
+    best, report = _diagnose(humanoid, _with_link_masses(humanoid, traj, names, 1.0))
     assert best.cause == "inertialess_links", report.format_summary()
     se = best.uncertainty["link_mass"]
     assert abs(best.parameters["link_mass"] - 1.0) <= max(3 * se, 0.02), best.message
@@ -266,7 +279,7 @@ def test_g1_links_without_inertia_and_normal_only(g1_standing):
     robot, contacts, traj = g1_standing
     names = robot.links_without_inertia
     assert sorted(names) == ["d435_link", "imu_in_pelvis", "imu_in_torso", "mid360_link"]
-    best, report = _diagnose(robot, traj, _with_link_masses(robot, traj, names, 1.0), contacts)
+    best, report = _diagnose(robot, _with_link_masses(robot, traj, names, 1.0), None, contacts)
     assert best.cause == "inertialess_links", report.format_summary()
     assert best.parameters["total_mass"] == pytest.approx(4.0, abs=0.08)
     W = traj.contact_wrenches.copy()
@@ -311,8 +324,8 @@ def test_inertialess_links_read_at_load_the_file_gone(tmp_path):
     path.rename(tmp_path / "renamed.urdf")
     assert robot.links_without_inertia == robot.links_without_inertia == expected
     traj = wb.Trajectory.load(ROOT / "data" / "humanoid_squat.npz")
-    W = _with_link_masses(robot, traj, expected, 1.0)
-    best, report = _diagnose(robot, traj, W)
+    heavy = _with_link_masses(robot, traj, expected, 1.0)
+    best, report = _diagnose(robot, heavy)
     assert best.cause == "inertialess_links", report.format_summary()
     assert best.parameters["links"] == expected
     assert abs(best.parameters["link_mass"] - 1.0) <= 0.02, best.message
@@ -322,7 +335,7 @@ def test_inertialess_links_read_at_load_the_file_gone(tmp_path):
         assert wb.Robot.from_urdf_string(text, validate="warn").links_without_inertia == expected
     bare = wb.Robot.from_model(robot.model)
     assert bare.links_without_inertia == []
-    best, report = _diagnose(bare, traj, W)
+    best, report = _diagnose(bare, heavy)
     assert best.cause != "inertialess_links", report.format_summary()
     assert all(f.cause != "inertialess_links" for f in report.diagnosis)
 

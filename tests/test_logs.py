@@ -120,6 +120,10 @@ def test_each_injected_cause_is_named(humanoid, squat, cause):
         W = 1.1 * W
     elif cause == "com_offset":
         W[..., 3:] += np.cross([0.03, -0.02, 0.0], W[..., :3])
+        # On the wrench balance alone this is the model's CoM 3 cm off. With the log's torques
+        # (made with the unchanged wrenches) the joint rows show that the wrenches, not the
+        # model, are off, and a wrong point is named: the CoM offset is checked without them.
+        squat = dataclasses.replace(squat, tau=None)
     elif cause == "missing_contact":
         W[:, 1] = 0.0
     report = check_trajectory(humanoid, _inject(squat, W), FEET)

@@ -209,12 +209,13 @@ def test_report_in_chromium_matches_json(browser, logs, capsys, tmp_path):
     for locator in (page.locator(".banner"), page.locator(".cause.best")):
         box = locator.bounding_box()
         assert box is not None and box["y"] + box["height"] <= 900
-    # Six plots on one time axis: a drag across the first zooms all; a double click on
-    # another zooms all back out.
+    # Seven plots on one time axis (the log has torques: the worst joint rows are the
+    # seventh): a drag across the first zooms all; a double click on another zooms all back
+    # out.
     figure = page.locator("div.plots").get_attribute("id")
-    assert page.locator(f"#{figure} .plot").count() == 6
+    assert page.locator(f"#{figure} .plot").count() == 7
     full = _axes(page, figure)
-    assert full == [[0.0, 1.998]] * 6
+    assert full == [[0.0, 1.998]] * 7
     over = page.locator(f"#{figure} .u-over").first
     over.scroll_into_view_if_needed()
     box = over.bounding_box()
@@ -257,7 +258,7 @@ def test_page_opens_at_once(browser, tmp_path):
     titles = page.eval_on_selector_all(
         ".plot h3", "els => els.map(e => [e.scrollWidth, e.clientWidth, e.innerText])"
     )
-    assert len(titles) == 6 and all(sw <= cw for sw, cw, _ in titles)
+    assert len(titles) == 7 and all(sw <= cw for sw, cw, _ in titles)  # joint rows: 7th
     widths = page.eval_on_selector_all(".plot canvas", "els => els.map(e => e.clientWidth)")
     assert max(widths) <= 400
     # The cursor where the left foot carries no normal force (samples 500 to 599).

@@ -1,6 +1,7 @@
 """The time plots of the HTML report (:mod:`wholebody.check.report_html`) as data for the
-page's script (``report_assets/report.js``, drawn with uPlot): six linked plots over a shared
-time axis, with flagged and excused samples shaded and explained on hover.
+page's script (``report_assets/report.js``, drawn with uPlot): six linked plots (a seventh,
+last, with the joint rows of a log with torques) over a shared time axis, with flagged and
+excused samples shaded and explained on hover.
 
 :func:`figure` gives a JSON-ready dict::
 
@@ -244,6 +245,27 @@ def _contact_plots(report: Any, red: Reducer) -> list[dict[str, Any]]:
     return [p for p in plots if p["series"]]
 
 
+def _joint_plots(report: Any, red: Reducer) -> list[dict[str, Any]]:
+    """The joint rows of the (at most) three worst joints, over their tolerances."""
+    names = list(report.joint_names)
+    if not names:
+        return []
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.abs(np.asarray(report.joint_residual, dtype=float)) / report.joint_tolerance
+    worst = np.argsort([-np.nanmax(c, initial=0.0) for c in ratio.T])[:3]
+    series = [
+        _series(
+            names[j],
+            red.max(np.maximum(ratio[:, j], _LOG_FLOOR)),
+            _PALETTE[c % len(_PALETTE)],
+        )
+        for c, j in enumerate(worst)
+        if np.isfinite(ratio[:, j]).any()
+    ]
+    title = "worst joint rows |r_j| / tolerance_j, log scale (tolerance dashed)"
+    return [{"title": title, "log": True, "lines": [1.0], "series": series}] if series else []
+
+
 def figure(report: Any) -> dict[str, Any]:
     """The plots of ``report`` as data (see the module docstring); arrays as numpy arrays."""
     t_all = np.asarray(report.time, dtype=float)
@@ -251,7 +273,9 @@ def figure(report: Any) -> dict[str, Any]:
     return {
         "t": red.first(t_all),
         "step": red.step,
-        "plots": _residual_plots(report, red) + _contact_plots(report, red),
+        "plots": _residual_plots(report, red)
+        + _contact_plots(report, red)
+        + _joint_plots(report, red),
         "shades": _shades(report, t_all),
     }
 

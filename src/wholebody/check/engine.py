@@ -9,7 +9,9 @@ Each chunk of ``chunk_size`` samples is
   resolution and the readings repeated bit for bit. What the evaluation needs is a
   :class:`ChunkJob`;
 - **evaluated** (:func:`evaluate`, on worker processes when ``workers > 1``): one Pinocchio
-  pass per sample, the Newton-Euler residual about the CoM and each contact's cone;
+  pass per sample, the Newton-Euler residual about the CoM and each contact's cone, where
+  each contact is (:mod:`wholebody.conventions.placement`) and, when the log has torques, the
+  joint rows (:mod:`wholebody.balance.joint_rows`: one ``rnea`` more per sample);
 - **merged** (:meth:`_Run.merge`) into the log's per-sample results; the chunk's convention
   checks run then, on the pass's CoM and contact origins.
 
@@ -30,21 +32,26 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import NDArray
 
+from ..balance.joint_rows import joint_rows, joint_tolerances, joint_weights, passive_joints
 from ..balance.newton_euler import (
     MAX_WRENCH_RELATIVE,
     beyond_physical_magnitude,
     newton_euler_residual_arrays,
     wrench_sum,
 )
+from ..balance.placement import SolePlacement, Soles, sole_placement
 from ..contacts import Contact, SurfaceContact, ground_aligned_rotations
-from ..conventions import ConventionCheck, ConventionReport, run_conventions
+from ..conventions import ConventionCheck, ConventionReport, Ground, run_conventions
+from ..conventions.placement import placement_check
 from ..diagnosis import MAX_SAMPLES, DiagnosisData, Finding, diagnose
+from ..diagnosis.causes_placement import PlacementData
+from ..diagnosis.causes_torque import MAX_TORQUE_LAG, JointRows
 from ..diagnosis.core import MAX_LAG_SAMPLES
 from ..diagnosis.notes import consistent_log_notes, limit_notes
 from ..friction import VIOLATION_NAMES, ContactSet, normal_rotation
 from ..io.logfiles.fields import is_float32
 from ..parallel import ChunkFailure, Shared, advance, chunk_bounds, run_chunks, run_progress
-from ..robot.batch import centroidal_frames_rows
+from ..robot.batch import centroidal_frames_rows, frame_placements_rows, inverse_dynamics_rows
 from ..robot.core import Robot
 from ..trajectory import Trajectory
 from .evidence import (
@@ -56,6 +63,7 @@ from .evidence import (
     held_note,
     held_rows,
     implausible_rows,
+    placement_finding,
     repeats,
     residual_resolution,
     window_edges,
@@ -96,6 +104,10 @@ class ChunkPlan:
         A cone margin below ``-(slack[0] + slack[1] |f_n|)`` [N] is a violation.
     keep : bool
         Return the pass's kinematics (the diagnosis of a short log reads them).
+    soles : Soles
+        The contacts' soles and ground normals (where each loaded contact is).
+    joint_rows : bool
+        The log has torques: evaluate the joint rows.
     """
 
     contacts: list[Contact]
@@ -103,6 +115,8 @@ class ChunkPlan:
     n_external: int
     cone_slack: tuple[float, float]
     keep: bool
+    soles: Soles
+    joint_rows: bool = False
 
 
 @dataclass(frozen=True)
@@ -120,6 +134,8 @@ class ChunkJob:
         Known external wrenches at their frames' origins, world axes [N, N m].
     skip : ndarray of bool, shape (n,)
         Samples flagged before the pass (no pass, NaN results).
+    tau : ndarray, shape (n, nj), or None
+        Logged joint torques, robot order [N m] (with ``plan.joint_rows``).
     """
 
     plan: ChunkPlan
@@ -129,6 +145,7 @@ class ChunkJob:
     wrenches: Any
     external: Any
     skip: Any
+    tau: Any = None
 
 
 @dataclass
@@ -144,6 +161,8 @@ class ChunkOutput:
     violated: NDArray[np.int16]
     com: Array  # (n, 3) world [m]: the convention checks reuse it
     positions: Array  # (n, k, 3) contact frame origins, world [m], likewise
+    placement: SolePlacement  # where each contact is (n, k)
+    r_tau: Array | None  # (n, nj) the joint rows' residual [N m] (a log with torques)
     # With ``keep`` (for the diagnosis, Placed), else None: the momentum rate (n, 6), every
     # frame's origin (n, k + e + k, 3), the contact frames' rotations (n, k, 3, 3).
     rate: Array | None = None
@@ -160,18 +179,34 @@ def evaluate(robot: Robot, job: ChunkJob) -> ChunkOutput:
     com = np.full((N, 3), np.nan)
     rate = np.full((N, 6), np.nan)
     positions = np.full((N, len(frames), 3), np.nan)
-    R = np.full((N, k, 3, 3), np.nan)
+    # The joint rows turn the external wrenches into their joints' axes too.
+    r = k + e if plan.joint_rows else k
+    R = np.full((N, r, 3, 3), np.nan)
     rows: Any = np.flatnonzero(~job.skip).tolist()
     ids = [robot.frame_id(f) for f in frames]
+    # Contacts and known external wrenches, each about its own frame origin, in one layout.
+    wrenches = W if E is None else np.concatenate([W, E], axis=1)
+    r_tau = None if job.tau is None else np.full(job.tau.shape, np.nan)
     for s in range(0, len(rows), _PASS_BLOCK):  # one Pinocchio pass per sample
         block = rows[s : s + _PASS_BLOCK]
         centroidal_frames_rows(
-            robot, Q, job.v, job.a, block, ids, com, rate, positions, R, n_rotations=k
+            robot, Q, job.v, job.a, block, ids, com, rate, positions, R, n_rotations=r
         )
+        if r_tau is not None:
+            r_tau[block] = joint_rows(
+                robot,
+                Q[block],
+                job.v[block],
+                job.a[block],
+                job.tau[block],
+                range(len(block)),
+                ids[: k + e],
+                wrenches[block],
+                R[block],
+            )
         advance(len(block))  # the run's bar, from this process only
     advance(N - len(rows))  # the skipped samples are done too
-    # Contacts and known external wrenches, each about its own frame origin, in one layout.
-    wrenches = W if E is None else np.concatenate([W, E], axis=1)
+    R = R[:, :k]
     r_f, r_m = newton_euler_residual_arrays(
         wrenches,
         positions[:, : k + e],
@@ -208,6 +243,8 @@ def evaluate(robot: Robot, job: ChunkJob) -> ChunkOutput:
         violated,
         com,
         positions[:, :k],
+        sole_placement(plan.soles, positions[:, :k], R, W),
+        r_tau,
         *kept,
     )
 
@@ -232,12 +269,13 @@ class _Checked:
     bad: NDArray[np.bool_]
     reasons: dict[int, str]
     motion: tuple[Array, Array, NDArray[np.bool_]]
+    tau: Array | None  # robot order [N m]; NaN where a joint's torque is not logged
 
 
 def _sample_checks(robot: Robot, part: Trajectory) -> _Checked:
     """The checks of a chunk's samples (:class:`_Checked`): states, times, wrenches beyond
     physical magnitudes."""
-    q, v, a, _ = part.for_robot(robot)
+    q, v, a, tau = part.for_robot(robot)
     assert a is not None  # read with accelerations (read_part)
     arrays, bad, reasons = robot.check_batch(q=q, v=v, a=a)
     motion = (arrays["q"], arrays["v"], bad.copy())
@@ -266,7 +304,7 @@ def _sample_checks(robot: Robot, part: Trajectory) -> _Checked:
         for i in np.flatnonzero(rows & ~bad):
             reasons[int(i)] = why
         bad = bad | rows
-    return _Checked(arrays, bad, reasons, motion)
+    return _Checked(arrays, bad, reasons, motion, tau)
 
 
 # --- the convention checks, chunk by chunk -----------------------------------------------------
@@ -412,9 +450,14 @@ class _Samples:
     # The storage resolution of the logged values [N], [N m].
     res_f: Array
     res_m: Array
+    # Where each contact is (N, k), and the CoM's elevation (N,) [m].
+    placement: SolePlacement
+    com_up: Array
+    # The joint rows' residual (N, nj) [N m] (nj = 0 without torques).
+    r_tau: Array
 
     @classmethod
-    def empty(cls, n: int, k: int) -> _Samples:
+    def empty(cls, n: int, k: int, nj: int) -> _Samples:
         nan = np.nan
         return cls(
             np.full(n, nan),
@@ -430,11 +473,19 @@ class _Samples:
             np.zeros((n, k), dtype=bool),
             np.zeros(n),
             np.zeros(n),
+            SolePlacement(*(np.full((n, k), nan) for _ in range(5))),
+            np.full(n, nan),
+            np.full((n, nj), nan),
         )
 
-    def write(self, part: ChunkOutput, start: int, stop: int) -> None:
+    def write(self, part: ChunkOutput, start: int, stop: int, up: Array) -> None:
         for name in ("r_f", "r_m", "margin", "util", "normal", "cop", "violated"):
             getattr(self, name)[start:stop] = getattr(part, name)
+        for name in ("low", "lift", "span", "tilt", "normal_force"):
+            getattr(self.placement, name)[start:stop] = getattr(part.placement, name)
+        self.com_up[start:stop] = part.com @ up
+        if part.r_tau is not None:
+            self.r_tau[start:stop] = part.r_tau
 
 
 @dataclass
@@ -454,6 +505,8 @@ class _Run:
     placed: Placed | None  # the pass's kinematics, kept for the diagnosis of a short log
     samples: _Samples
     conventions: _ChunkConventions | None
+    joint_tolerance: Array  # (nj,) [N m or N] (balance.joint_rows)
+    joints_checked: NDArray[np.bool_]  # (nj,) actuated (not passive); logged is per sample
     reasons: dict[int, str] = field(default_factory=dict)
     single: bool | None = None  # float32 values (detected on the first chunk)
     last_row: Array | None = None  # the last wrenches read (for repeats across chunks)
@@ -482,6 +535,11 @@ class _Run:
         tol = options.tolerances
         slack = (tol["cone_tolerance"] * robot.weight, tol["cone_tolerance_relative"])
         conventions = options.conventions and N >= 3
+        ground = options.ground
+        if ground is not None and not isinstance(ground, Ground):
+            ground = Ground(float(ground))
+        soles = Soles.of(contacts, ground, robot.gravity_vector)
+        nj = len(robot.joint_names) if source.has_torques else 0
         return cls(
             robot,
             source,
@@ -491,11 +549,13 @@ class _Run:
             diff,
             True if diff is not None else source.accelerations_estimated,
             parents,
-            ChunkPlan(contacts, frames, e, slack, placed is not None),
+            ChunkPlan(contacts, frames, e, slack, placed is not None, soles, nj > 0),
             chunk_bounds(N, int(options.chunk_size)),
             placed,
-            _Samples.empty(N, k),
+            _Samples.empty(N, k, nj),
             _ChunkConventions(robot, contacts, options.ground) if conventions else None,
+            joint_tolerances(robot, tol["force_tolerance"], tol["moment_tolerance"])[:nj],
+            ~passive_joints(robot)[:nj],
         )
 
     def read(self, start: int, stop: int, key: str, shared: dict[str, Any]) -> ChunkJob:
@@ -515,6 +575,7 @@ class _Run:
             "wrenches": piece.contact_wrenches,
             "external": piece.external_wrenches,
             "skip": checked.bad,
+            "tau": checked.tau if self.plan.joint_rows else None,
         }
         refs: dict[str, Shared | None] = {}
         for name, x in arrays.items():
@@ -559,7 +620,7 @@ class _Run:
                 }
             )
         else:
-            self.samples.write(result, start, stop)
+            self.samples.write(result, start, stop, self.plan.soles.up)
             if self.placed is not None:
                 p = self.placed
                 p.com[start:stop], p.rate[start:stop] = result.com, result.rate
@@ -633,17 +694,37 @@ def _flag_no_evidence(run: _Run) -> dict[int, str]:
         run.reasons[row] = reason
         bad[row] = True
     run.reasons = dict(sorted(run.reasons.items()))
-    for name in ("r_f", "r_m", "margin", "util", "normal", "cop"):
+    for name in ("r_f", "r_m", "margin", "util", "normal", "cop", "r_tau", "com_up"):
         getattr(s, name)[bad] = np.nan
+    for name in ("low", "lift", "span", "tilt", "normal_force"):
+        getattr(s.placement, name)[bad] = np.nan
+    s.r_tau[:, ~run.joints_checked] = np.nan  # passive joints: no torque to check
     s.margin[s.inactive] = np.nan
     s.util[s.inactive] = np.nan
     s.violated[s.inactive] = -1
     return held
 
 
+def _joints_not_checked(run: _Run) -> dict[str, str]:
+    """The joints whose rows are not checked, and why (passive, or torques not logged on
+    some or all of the checked samples)."""
+    s, out = run.samples, {}
+    ok = ~s.bad
+    logged = np.isfinite(s.r_tau[ok]).sum(axis=0)
+    for j, name in enumerate(run.robot.joint_names[: s.r_tau.shape[1]]):
+        if not run.joints_checked[j]:
+            out[name] = "passive (the model gives it no effort): no torque to check"
+        elif ok.any() and logged[j] == 0:
+            out[name] = "its torque is not logged (NaN)"
+        elif logged[j] < ok.sum():
+            out[name] = f"its torque is not logged on {int(ok.sum() - logged[j])} checked samples"
+    return out
+
+
 def _report(run: _Run) -> Report:
     s, tol, robot, contacts = run.samples, run.tol, run.robot, run.contacts
     names = [c.name for c in contacts]
+    nj = s.r_tau.shape[1]
     return Report(
         robot=robot.name,
         source=run.source.source,
@@ -671,6 +752,14 @@ def _report(run: _Run) -> Report:
         preset=run.options.preset,
         cone_tolerance_relative=tol["cone_tolerance_relative"],
         sole_centers={c.name: c.center for c in contacts if isinstance(c, SurfaceContact)},
+        joint_names=list(robot.joint_names[:nj]),
+        joint_residual=s.r_tau,
+        joint_tolerance=run.joint_tolerance,
+        joint_weights=joint_weights(robot)[:nj],
+        joints_not_checked=_joints_not_checked(run) if nj else {},
+        placement=placement_check(
+            run.plan.soles, s.placement, s.com_up, s.time, names, robot.weight
+        ),
     )
 
 
@@ -745,7 +834,8 @@ def _findings(
     inconsistent = report.inconsistent_samples
     smoothing = 1 if bias is None else bias.smoothing
     diagnose_causes = run.options.diagnose_causes
-    if diagnose_causes and (inconsistent.any() or findings):
+    failed = inconsistent.any() or report.joint_inconsistent.any() or report.placement_failed
+    if diagnose_causes and (failed or findings):
         # The diagnosis ranks the failed convention checks with the causes (a cause that
         # explains the check's disagreement too comes first).
         data = _diagnosis_data(run, report, checked_ok, inconsistent, smoothing)
@@ -758,9 +848,8 @@ def _findings(
     report.notes += limit_notes(conventions)
     if held:
         report.notes.insert(0, held_note(held, run.samples.time))
-    cone = cone_finding(report)
-    if cone is not None:  # which contact, how far, when: a line of its own
-        findings.append(cone)
+    # Which contact, how far, when: lines of their own.
+    findings += [f for f in (cone_finding(report), placement_finding(report)) if f is not None]
     return findings
 
 
@@ -793,6 +882,9 @@ def _diagnosis_data(
         head, _ = read_part(source, 0, min(source.n, 2000), None)
         euler = semi_implicit_euler(*head.for_robot(robot)[:2])
     links = link_motion_at(robot, source, run.bounds, rows, run.diff) if with_links else None
+    joints = (
+        joint_rows_at(run, report, rows) if with_links and report.joint_inconsistent.any() else None
+    )
     return DiagnosisData(
         robot=robot,
         states=states_at(robot, source, run.bounds, run.diff),
@@ -824,6 +916,8 @@ def _diagnosis_data(
         bound=np.stack([report.bound_force[rows], report.bound_moment[rows]], axis=1),
         smoothing=kept_smoothing(smoothing, source.n, len(rows)),
         log_flagged=bad.copy(),
+        joints=joints,
+        placement=placement_at(run, report, rows) if with_links else None,
     )
 
 
@@ -973,6 +1067,75 @@ def kept_pass(robot: Robot, part: Trajectory, local: NDArray[np.intp], frames: l
     )
     assert kin.rotations is not None
     return Placed(kin.com, kin.momentum_rate, kin.positions, kin.rotations)
+
+
+def joint_rows_at(run: _Run, report: Report, rows: NDArray[np.intp]) -> JointRows:
+    """The joint rows at the diagnosis' kept ``rows`` (:class:`~wholebody.diagnosis.
+    causes_torque.JointRows`): one pass per kept sample (the rows, the frames' Jacobians) and
+    the logged torques within the lag search's reach, read chunk by chunk."""
+    robot, source = run.robot, run.source
+    frames = [c.frame for c in run.contacts] + list(source.external_frames)
+    ids = [robot.frame_id(f) for f in frames]
+    S, nj, N = len(rows), len(report.joint_names), source.n
+    reach = min(MAX_TORQUE_LAG, N // 4) + 1
+    T, J = np.full((S, robot.nv), np.nan), np.full((S, len(ids), 6, robot.nv), np.nan)
+    tau, vel = np.full((S, nj), np.nan), np.full((S, nj), np.nan)
+    index_parts, value_parts = [], []
+    for start, stop in run.bounds:
+        sel = np.flatnonzero((rows >= start) & (rows < stop))
+        if not len(sel):
+            continue
+        part, off = read_part(source, start, stop, run.diff, reach)
+        local = rows[sel] - start + off
+        q, v, a, t = part.for_robot(robot)
+        assert a is not None and t is not None  # read with accelerations, a log with torques
+        arrays, _, _ = robot.check_batch(q=q[local], v=v[local], a=a[local])
+        W = part.contact_wrenches[local]
+        if part.external_wrenches is not None:
+            W = np.concatenate([W, part.external_wrenches[local]], axis=1)
+        R = np.empty((len(sel), len(ids), 3, 3))
+        frame_placements_rows(robot, arrays["q"], range(len(sel)), ids, rotations=R)
+        out, jac = np.empty((len(sel), robot.nv)), np.empty((len(sel), len(ids), 6, robot.nv))
+        every = range(len(sel))
+        inverse_dynamics_rows(
+            robot, arrays["q"], arrays["v"], arrays["a"], every, ids, W, R, out, jac
+        )
+        T[sel], J[sel], tau[sel], vel[sel] = out, jac, t[local], v[local, 6:]
+        near = np.unique(np.clip(rows[sel][:, None] + np.arange(-reach, reach + 1), 0, N - 1))
+        index_parts.append(near)
+        value_parts.append(t[near - start + off])
+        T[sel] += np.einsum("smrj,smr->sj", jac, np.nan_to_num(W))  # M a + h
+    index, first = np.unique(np.concatenate(index_parts), return_index=True)
+    over = report.joint_over[rows] & ~report.joint_waived[rows]
+    residual = report.joint_residual[rows]
+    return JointRows(
+        list(report.joint_names),
+        np.asarray(report.joint_tolerance, dtype=float),
+        residual,
+        tau,
+        vel,
+        T[:, 6:],
+        J[..., 6:],
+        np.asarray(over.any(axis=1)),
+        RowsOf(N, index, np.concatenate(value_parts)[first]),
+    )
+
+
+def placement_at(run: _Run, report: Report, rows: NDArray[np.intp]) -> PlacementData | None:
+    """Where the loaded contacts are at the kept ``rows`` (None when every contact is
+    placed)."""
+    p = report.placement
+    if p is None or not p.failing:
+        return None
+    return PlacementData(
+        run.plan.soles,
+        np.asarray(p.evidence["ground_level_m"], dtype=float),
+        float(p.evidence["height_tolerance_m"]),
+        p.loaded[rows],
+        p.violated[rows],
+        list(p.failing),
+        [c.frame for c in run.contacts],
+    )
 
 
 def link_motion_at(

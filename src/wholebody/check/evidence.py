@@ -38,6 +38,11 @@ violations: which contact, which inequality, how far (the CoP's distance beyond 
 edge in millimetres, or the cone margin in newtons), and when. A log whose balance is within
 tolerance but whose wrench leaves a cone is inconsistent; the diagnosis says where and by how
 much.
+
+**Placement findings** (:func:`placement_finding`): a line for loaded contacts that the model
+puts off the ground or tilted (:mod:`wholebody.conventions.placement`): which contact, how
+far or how much, for how long, and when; the diagnosis fits what in the configuration
+explains it.
 """
 
 from __future__ import annotations
@@ -63,6 +68,8 @@ __all__ = [
     "residual_resolution",
     "held_rows",
     "cone_finding",
+    "placement_finding",
+    "EVIDENCE_LINES",
     "MIN_CHECKED_SHARE",
     "MAX_WAIVED_SHARE",
 ]
@@ -77,6 +84,11 @@ MIN_CHECKED_SHARE = 0.5
 #: Default largest share of the checked samples that may be waived (over tolerance, within
 #: the expected error of differentiation) for a verdict other than "inconclusive".
 MAX_WAIVED_SHARE = 0.1
+
+
+#: Findings that are evidence, not tested causes (said on their own lines, after the ranked
+#: causes), and the word that heads their line.
+EVIDENCE_LINES = {"cone_violation": "cone", "contact_placement": "placement"}
 
 
 #: The smallest window of the systematic-error test [samples].
@@ -595,6 +607,52 @@ def cone_finding(report: object) -> Finding | None:
         "cone_violation",
         0.0,
         "contact wrenches outside their cone: " + "; ".join(parts),
+        {"contacts": out},
+    )
+
+
+def placement_finding(report: Any) -> Finding | None:
+    """The ``contact_placement`` finding of a report whose loaded contacts the model puts off
+    the ground or tilted (None without): per named contact how far (largest height [m], tilt
+    [rad]), the samples, and the windows (first, last time [s])."""
+    p = report.placement
+    if p is None or not p.failing:
+        return None
+    time: Array = report.time
+    parts: list[str] = []
+    out: dict[str, dict[str, Any]] = {}
+    for j, name in enumerate(report.contact_names):
+        if name not in p.failing:
+            continue
+        e = p.evidence["contacts"][name]
+        said = []
+        for what, mask in (("off_ground", p.off_ground[:, j]), ("tilted", p.tilted[:, j])):
+            ev = e[what]
+            if not ev["fails"]:
+                continue
+            i, t, value = ev["worst"]
+            windows = [(float(time[a]), float(time[b - 1])) for a, b in _runs(mask)]
+            when = ", ".join(f"{a:.3f} .. {b:.3f} s" for a, b in windows[:3])
+            far = (
+                f"{1e3 * value:+.3g} mm off the ground"
+                if what == "off_ground"
+                else f"tilted {np.degrees(value):.3g} deg against the ground normal with its "
+                "load inside the sole (not on the edge it would roll on)"
+            )
+            said.append(
+                f"{far} (worst at t = {t:.4g} s, sample {i}; {ev['samples']} loaded samples, "
+                f"{ev['share']:.0%}, at {when})"
+            )
+            out.setdefault(name, {})[what] = {**ev, "windows": windows}
+        parts.append(f"{name!r} " + "; ".join(said))
+    tol = p.evidence
+    return Finding(
+        "contact_placement",
+        0.0,
+        "loaded contacts placed where they cannot carry their load: "
+        + "; ".join(parts)
+        + f" (tolerances {1e3 * tol['height_tolerance_m']:.3g} mm, "
+        f"{np.degrees(tol['tilt_tolerance_rad']):.3g} deg; ground {tol['ground']})",
         {"contacts": out},
     )
 

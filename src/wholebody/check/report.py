@@ -4,8 +4,10 @@ The verdict has five values:
 
 ``"consistent"``
     Enough samples checked (:attr:`.Evidence.min_checked_share`), every checked sample
-    balances within tolerance and respects its friction cones, no systematic error shows in
-    the window-averaged residual, and the log passed the convention checks.
+    balances within tolerance and respects its friction cones, its joint rows agree with the
+    logged torques within each joint's tolerance (a log with torques), no systematic error
+    shows in the window-averaged residual, the loaded contacts are on the ground and not
+    tilted (:mod:`wholebody.conventions.placement`), and the log passed the convention checks.
 ``"consistent_except_unreliable"``
     The same, except samples over tolerance where the accelerations were differentiated from
     ``v`` and the expected error of that differentiation (impacts, the log's ends, noise)
@@ -13,8 +15,10 @@ The verdict has five values:
     :attr:`.Evidence.max_waived_share` of the checked samples. Exit code 0.
 ``"inconsistent"``
     Some sample is over tolerance beyond its bound, the window-averaged residual shows a
-    systematic error beyond tolerance plus its bound, a cone is violated, a convention check
-    failed, or samples hold values beyond physical magnitudes; the diagnosis says why.
+    systematic error beyond tolerance plus its bound, a joint row is over its tolerance, a
+    cone is violated, a loaded contact is off the ground or tilted, a convention check
+    failed, or samples hold values beyond physical magnitudes; :attr:`Report.failed` says
+    which, the diagnosis says why.
 ``"inconclusive"``
     Nothing inconsistent was found, but the evidence is too thin to call the log consistent:
     too small a share checked, too many samples waived, or an achieved bound wider than the
@@ -122,6 +126,22 @@ class Report:
         computed).
     evidence : Evidence
         Share checked, share waived, achieved bounds, the systematic-error test, thresholds.
+    joint_names : list of str
+        The joint rows' columns (the robot's joints; empty when the log has no torques).
+    joint_residual : (N, nj)
+        The joint rows' residual ``(M a + h - sum J^T w)_j - tau_j`` [N m, or N for a
+        prismatic joint] (:mod:`wholebody.balance.joint_rows`); NaN where not checked.
+    joint_tolerance : (nj,)
+        Each joint row's tolerance [N m or N], derived from the wrench tolerances.
+    joint_weights : (nj, 2)
+        How a wrench error reaches each joint row
+        (:func:`wholebody.balance.joint_rows.joint_weights`): a row's expected error is
+        ``w_m bound_moment + w_f bound_force``.
+    joints_not_checked : dict of str to str
+        Joints whose rows are not checked (everywhere or somewhere), and why.
+    placement : PlacementCheck or None
+        Where the loaded contacts are: heights above the ground, tilts, the contacts named
+        (:func:`wholebody.conventions.placement.placement_check`).
     """
 
     robot: str
@@ -156,6 +176,12 @@ class Report:
     bound_force: Any = None
     bound_moment: Any = None
     evidence: Any = None
+    joint_names: list[str] = field(default_factory=list)
+    joint_residual: Any = None
+    joint_tolerance: Any = None
+    joint_weights: Any = None
+    joints_not_checked: dict[str, str] = field(default_factory=dict)
+    placement: Any = None
 
     def __post_init__(self) -> None:
         n = len(self.time)
@@ -169,6 +195,12 @@ class Report:
             self.bound_force = np.zeros(n)
         if self.bound_moment is None:
             self.bound_moment = np.zeros(n)
+        if self.joint_residual is None:
+            self.joint_residual = np.zeros((n, len(self.joint_names)))
+        if self.joint_tolerance is None:
+            self.joint_tolerance = np.full(len(self.joint_names), np.inf)
+        if self.joint_weights is None:
+            self.joint_weights = np.zeros((len(self.joint_names), 2))
         if self.evidence is None:
             checked = int((~self.flagged).sum())
             self.evidence = Evidence(
@@ -213,6 +245,48 @@ class Report:
         return (self.over_tolerance & ~self.unreliable) | (self.systematic & ~self.flagged)
 
     @property
+    def joint_over(self) -> NDArray[np.bool_]:
+        """(N, nj) bool: checked samples whose joint row is over its tolerance."""
+        with np.errstate(invalid="ignore"):
+            return ~self.flagged[:, None] & (np.abs(self.joint_residual) > self.joint_tolerance)
+
+    @property
+    def joint_waived(self) -> NDArray[np.bool_]:
+        """(N, nj) bool: joint rows over tolerance on a sample whose wrench balance is waived
+        (:attr:`unreliable`), within their tolerance plus the same expected error carried to
+        the joint, ``w_m bound_moment + w_f bound_force`` (:attr:`joint_weights`)."""
+        w = np.asarray(self.joint_weights, dtype=float)
+        bound = np.outer(self.bound_moment, w[:, 0]) + np.outer(self.bound_force, w[:, 1])
+        with np.errstate(invalid="ignore"):
+            within = np.abs(self.joint_residual) <= self.joint_tolerance + bound
+        return self.joint_over & self.unreliable[:, None] & within
+
+    @property
+    def joint_inconsistent(self) -> NDArray[np.bool_]:
+        """(N,) bool: a joint row over tolerance and not waived (:attr:`joint_waived`)."""
+        return np.asarray((self.joint_over & ~self.joint_waived).any(axis=1))
+
+    @property
+    def placement_failed(self) -> bool:
+        """A loaded contact off the ground or tilted (:attr:`placement`)."""
+        return self.placement is not None and bool(self.placement.failing)
+
+    @property
+    def failed(self) -> list[str]:
+        """What the verdict found inconsistent, in words' keys: ``"wrench_balance"``,
+        ``"joint_rows"``, ``"friction_cones"``, ``"contact_placement"``, ``"conventions"``,
+        ``"implausible_values"`` (empty for a consistent log)."""
+        parts = (
+            ("wrench_balance", self.inconsistent_samples.any()),
+            ("joint_rows", self.joint_inconsistent.any()),
+            ("friction_cones", self.cone_violation.any()),
+            ("contact_placement", self.placement_failed),
+            ("conventions", not self.conventions_passed),
+            ("implausible_values", self.implausible.any()),
+        )
+        return [name for name, failed in parts if failed]
+
+    @property
     def cone_violation(self) -> NDArray[np.bool_]:
         """(N, k) bool: outside the cone by more than ``cone_tolerance`` m g plus
         ``cone_tolerance_relative`` times the contact's normal force."""
@@ -243,16 +317,11 @@ class Report:
         """One of :data:`VERDICTS` (see the module docstring)."""
         if self.n_checked == 0 and not self.implausible.any():
             return "unchecked"
-        if (
-            not self.conventions_passed
-            or self.implausible.any()
-            or self.inconsistent_samples.any()
-            or self.cone_violation.any()
-        ):
+        if self.failed:
             return "inconsistent"
         if self.inconclusive_because():
             return "inconclusive"
-        if self.over_tolerance.any():
+        if self.over_tolerance.any() or self.joint_over.any():
             return "consistent_except_unreliable"
         return "consistent"
 

@@ -39,6 +39,7 @@ import numpy as np
 from ..errors import OutputError
 from ._report_cells import cell, empty, esc, exact, flatten, label, new_fields, number, words
 from ._report_figure import MAX_POINTS, Reducer, cop_margin, excused, figure, figure_json
+from .evidence import EVIDENCE_LINES
 
 __all__ = ["report_html", "report_section", "many_html", "anchor", "MAX_POINTS", "cop_margin"]
 
@@ -84,6 +85,8 @@ _SHOWN_ELSEWHERE = {
     "unreliable_samples",
     "contacts",
     "conventions",
+    "joint_rows",
+    "failed",
 }
 # Evidence the page shows elsewhere: the samples (first rows), why inconclusive (the banner).
 _EVIDENCE_ELSEWHERE = {"evidence.n_samples", "evidence.n_checked", "evidence.inconclusive_because"}
@@ -155,6 +158,7 @@ def _reason(report: Any, summary: Mapping[str, Any]) -> str:
         return (
             f"all {checked} checked samples within tolerance ({100 * report.force_tolerance:g} % "
             f"of m g, {100 * report.moment_tolerance:g} cm) and inside their friction cones"
+            + (", their joint rows within each joint's tolerance" if report.joint_names else "")
             + not_checked
         )
     if verdict == "consistent_except_unreliable":
@@ -183,16 +187,39 @@ def _reason(report: Any, summary: Mapping[str, Any]) -> str:
             f"a systematic error in the residual averaged over "
             f"{report.evidence.systematic_windows} windows ({int(report.systematic.sum())} samples)"
         )
+    said += _joint_and_placement_reasons(summary)
     for name, c in summary.get("contacts", {}).items():
         if c.get("violations"):
             said.append(
                 f"'{name}' outside its friction cone in {c['violations']} samples"
                 + (f", mostly {c['most_violated']}" if c.get("most_violated") else "")
             )
-    ranked = [f for f in report.diagnosis if f.cause != "cone_violation"]
+    ranked = [f for f in report.diagnosis if f.cause not in EVIDENCE_LINES]
     if ranked:
         said.append(f"most likely: {words(ranked[0].message)}")
     return "; ".join(said)
+
+
+def _joint_and_placement_reasons(summary: Mapping[str, Any]) -> list[str]:
+    """The joint rows over tolerance and the misplaced contacts, in words."""
+    said = []
+    rows = summary.get("joint_rows") or {}
+    if rows.get("samples_over"):
+        worst = [w for w in rows["worst"] if w["samples_over"]]
+        said.append(
+            f"joint rows over tolerance in {rows['samples_over']} samples ("
+            + ", ".join(
+                f"{w['joint']} up to {number(w['max_abs_residual'])} N m, "
+                f"{number(w['ratio'])} x its tolerance"
+                for w in worst[:3]
+            )
+            + ")"
+        )
+    placed = summary.get("contact_placement") or {}
+    for name, c in placed.get("contacts", {}).items():
+        if c.get("named"):
+            said.append(f"'{name}' loaded while off the ground or tilted")
+    return said
 
 
 def _banner(report: Any, summary: Mapping[str, Any]) -> str:
@@ -295,9 +322,10 @@ def _explains(f: Any, what: str = "of the residual") -> str:
 
 def _diagnosis(report: Any) -> str:
     """The most likely cause, the runner-up the terminal names, every tested cause ranked by
-    the evidence criterion (lower is better), the cone finding and the notes."""
-    ranked = [f for f in report.diagnosis if f.cause != "cone_violation"]
-    cones = [f for f in report.diagnosis if f.cause == "cone_violation"]
+    the evidence criterion (lower is better), the cone and placement findings and the
+    notes."""
+    ranked = [f for f in report.diagnosis if f.cause not in EVIDENCE_LINES]
+    cones = [f for f in report.diagnosis if f.cause in EVIDENCE_LINES]
     parts = ["<section><h2>Diagnosis</h2>"]
     if not ranked:
         parts.append("<p class='muted'>No cause to diagnose: no sample is inconsistent.</p>")
@@ -329,8 +357,9 @@ def _diagnosis(report: Any) -> str:
                 f"({_explains(runner)}{behind})</div>"
             )
         parts.append(_causes_table(ranked))
+    heads = {"cone_violation": "friction cones", "contact_placement": "placement"}
     parts += [
-        f"<div class='cause cone'><b>friction cones:</b> {esc(words(f.message))}</div>"
+        f"<div class='cause cone'><b>{heads[f.cause]}:</b> {esc(words(f.message))}</div>"
         for f in cones
     ]
     parts += [
@@ -382,6 +411,39 @@ def _causes_table(ranked: Sequence[Any]) -> str:
 
 
 # --- conventions and flagged samples ---------------------------------------------------------
+
+
+def _joints(summary: Mapping[str, Any]) -> str:
+    """The joint rows: the worst joints (largest residual against tolerance) and the joints
+    not checked, with why."""
+    rows = summary.get("joint_rows")
+    if not rows:
+        return ""
+    body = "".join(
+        f"<tr><td>{esc(w['joint'])}</td>"
+        + cell(w["max_abs_residual"], f"joint_rows.worst.{i}.max_abs_residual", "N m")
+        + cell(w["tolerance"], f"joint_rows.worst.{i}.tolerance", "N m")
+        + cell(w["ratio"], f"joint_rows.worst.{i}.ratio")
+        + cell(w["samples_over"], f"joint_rows.worst.{i}.samples_over")
+        + cell(w["time"], f"joint_rows.worst.{i}.time", "s")
+        + "</tr>"
+        for i, w in enumerate(rows["worst"])
+    )
+    body += "".join(
+        f"<tr><td>{esc(j)}</td><td colspan='5'>not checked: {esc(words(why))}</td></tr>"
+        for j, why in rows["not_checked"].items()
+    )
+    over = rows["samples_over"]
+    return (
+        f"<details{' open' if over else ''}><summary>joint rows: {rows['joints_checked']} "
+        f"checked, {over} samples over tolerance; the worst</summary>"
+        + _table(
+            "joints",
+            "<tr><th>joint</th><th>largest residual</th><th>tolerance</th><th>ratio</th>"
+            "<th>samples over</th><th>at</th></tr>" + body,
+        )
+        + "</details>"
+    )
 
 
 def _conventions(summary: Mapping[str, Any]) -> str:
@@ -461,6 +523,7 @@ def report_section(report: Any, anchor: str = "log") -> str:
         + _diagnosis(report)
         + _evidence(report, summary)
         + "</div>"
+        + _joints(summary)
         + _conventions(summary)
         + _reasons_table(report)
         + "<h2>Over time</h2><div class='muted'>drag across a plot to zoom all of them, "

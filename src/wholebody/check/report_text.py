@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..diagnosis.core import Finding
+from .evidence import EVIDENCE_LINES
 
 if TYPE_CHECKING:
     from .report import Report
@@ -43,6 +44,7 @@ def summary(report: Report) -> dict[str, Any]:
         "source": report.source,
         "consistent": report.consistent,
         "verdict": report.verdict,
+        "failed": report.failed,
         "samples": {
             "in": report.n_samples,
             "checked": report.n_checked,
@@ -81,6 +83,8 @@ def summary(report: Report) -> dict[str, Any]:
         "preset": report.preset,
         "over_tolerance_near_contact_events": _near_events(report, over),
         "contacts": contacts,
+        "joint_rows": joint_rows_summary(report),
+        "contact_placement": placement_summary(report),
         "n_events": len(report.events),
         "events": [{"time": t, "contact": c, "event": e} for t, c, e in report.events[:200]],
         "flagged_reasons": {str(k): v for k, v in list(report.reasons.items())[:50]},
@@ -141,6 +145,76 @@ def ranking_dict(report: Report) -> dict[str, Any] | None:
     return None if best is None else best.ranking.to_dict()
 
 
+#: The worst joints the summary lists.
+WORST_JOINTS = 5
+
+
+def joint_rows_summary(report: Report) -> dict[str, Any] | None:
+    """The joint rows (None when the log has no torques): how many are checked, the ones not
+    checked and why, each checked joint's evidence (``joints``, robot order: its largest
+    residual [N m or N], when, its tolerance, their ratio, the samples over it and not
+    waived) and the worst joints by that ratio."""
+    if not report.joint_names:
+        return None
+    r, tol = np.abs(report.joint_residual), report.joint_tolerance
+    over = report.joint_over & ~report.joint_waived
+    checked = [j for j in report.joint_names if j not in report.joints_not_checked]
+    rows: list[dict[str, Any]] = []
+    for j, name in enumerate(report.joint_names):
+        col = r[:, j]
+        if not np.isfinite(col).any():
+            continue
+        i = int(np.nanargmax(col))
+        rows.append(
+            {
+                "joint": name,
+                "max_abs_residual": float(col[i]),
+                "tolerance": float(tol[j]),
+                "ratio": float(col[i] / tol[j]) if tol[j] > 0 else float("inf"),
+                "time": float(report.time[i]),
+                "samples_over": int(over[:, j].sum()),
+            }
+        )
+    joints = {row["joint"]: {k: v for k, v in row.items() if k != "joint"} for row in rows}
+    rows.sort(key=lambda x: -float(x["ratio"]))
+    return {
+        "joints_checked": len(checked),
+        "not_checked": dict(report.joints_not_checked),
+        "samples_over": int(over.any(axis=1).sum()),
+        "tolerance_min": float(np.min(tol)) if len(tol) else float("nan"),
+        "tolerance_max": float(np.max(tol)) if len(tol) else float("nan"),
+        "joints": joints,
+        "worst": rows[:WORST_JOINTS],
+    }
+
+
+def placement_summary(report: Report) -> dict[str, Any] | None:
+    """Where the loaded contacts are: per contact the largest height off the ground and tilt
+    while loaded, the samples off the ground and tilted, whether it is named."""
+    p = report.placement
+    if p is None:
+        return None
+    ev = p.evidence
+    contacts = {}
+    for j, name in enumerate(report.contact_names):
+        e, loaded = ev["contacts"][name], p.loaded[:, j]
+        h, t = np.abs(p.height[loaded, j]), p.tilt[loaded, j]
+        contacts[name] = {
+            "named": name in p.failing,
+            "loaded_samples": e["loaded_samples"],
+            "max_height_m": float(np.nanmax(h)) if np.isfinite(h).any() else float("nan"),
+            "max_tilt_rad": float(np.nanmax(t)) if np.isfinite(t).any() else float("nan"),
+            "off_ground_samples": e["off_ground"]["samples"],
+            "tilted_samples": e["tilted"]["samples"],
+        }
+    return {
+        "height_tolerance_m": ev["height_tolerance_m"],
+        "tilt_tolerance_rad": ev["tilt_tolerance_rad"],
+        "ground": ev["ground"],
+        "contacts": contacts,
+    }
+
+
 def _finding(f: Finding) -> dict[str, Any]:
     return {
         "cause": f.cause,
@@ -187,11 +261,12 @@ def format_summary(report: Report) -> str:
             lines.append(f"          ... {len(report.reasons) - 5} more flagged samples")
             break
         lines.append(f"flagged   sample {i}: {why}")
+    lines += _joint_lines(s["joint_rows"])
     lines += _diagnosis_lines(report)
-    # The cone line is not a tested cause: said on its own line, after them.
+    # The evidence lines are not tested causes: said on their own lines, after them.
     for f in report.diagnosis:
-        if f.cause == "cone_violation":
-            lines.append(f"cone      {f.message}")
+        if f.cause in EVIDENCE_LINES:
+            lines.append(f"{EVIDENCE_LINES[f.cause]:<9} {f.message}")
     for note in report.notes:
         lines.append(
             f"note      {note.message}"
@@ -236,9 +311,31 @@ def _figure_lines(report: Report, s: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _joint_lines(rows: dict[str, Any] | None) -> list[str]:
+    """The joint rows: how many checked, the worst ones, those not checked."""
+    if rows is None:
+        return []
+    worst = ", ".join(
+        f"{w['joint']} {w['max_abs_residual']:.3g} ({w['ratio']:.2g} x tol"
+        + (f", {w['samples_over']} samples over" if w["samples_over"] else "")
+        + ")"
+        for w in rows["worst"][:3]
+    )
+    lines = [
+        f"joints    {rows['joints_checked']} rows checked against the logged torques "
+        f"(tolerance {rows['tolerance_min']:.3g} .. {rows['tolerance_max']:.3g} N m); "
+        f"largest [N m]: {worst or 'none'}"
+    ]
+    if rows["not_checked"]:
+        said = "; ".join(f"{j}: {why}" for j, why in list(rows["not_checked"].items())[:4])
+        more = len(rows["not_checked"]) - 4
+        lines.append(f"          not checked: {said}" + (f" (+{more} more)" if more > 0 else ""))
+    return lines
+
+
 def _diagnosis_lines(report: Report) -> list[str]:
     """The best-ranked cause, its runner-up and alternatives, the others tested."""
-    ranked = [f for f in report.diagnosis if f.cause != "cone_violation"]
+    ranked = [f for f in report.diagnosis if f.cause not in EVIDENCE_LINES]
     if not ranked:
         return []
     best = ranked[0]
@@ -305,8 +402,21 @@ def evidence_lines(report: Report) -> list[str]:
     return lines
 
 
+#: What the verdict rests on, in words (:attr:`Report.failed`).
+FAILED_WORDS = {
+    "wrench_balance": "wrench balance",
+    "joint_rows": "joint rows",
+    "friction_cones": "friction cones",
+    "contact_placement": "contact placement",
+    "conventions": "convention checks",
+    "implausible_values": "values beyond physical magnitudes",
+}
+
+
 def _verdict_line(report: Report) -> str:
     verdict = report.verdict
+    if verdict == "inconsistent":
+        return "verdict   INCONSISTENT: " + ", ".join(FAILED_WORDS[f] for f in report.failed)
     if verdict == "consistent_except_unreliable":
         t = report.time[report.unreliable]
         return (
@@ -316,8 +426,9 @@ def _verdict_line(report: Report) -> str:
         )
     if verdict == "inconclusive":
         return "verdict   INCONCLUSIVE: " + "; ".join(report.inconclusive_because())
+    rows = f" and {len(report.joint_names) - len(report.joints_not_checked)} joint rows"
     shown = {
-        "consistent": "consistent",
+        "consistent": "consistent (wrench balance" + (rows if report.joint_names else "") + ")",
         "inconsistent": "INCONSISTENT",
         "unchecked": "UNCHECKED (no sample could be checked)",
     }

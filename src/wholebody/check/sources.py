@@ -74,6 +74,7 @@ class TrajectorySource:
         self.contact_names = traj.contact_names
         self.external_frames = traj.external_frames
         self.has_accelerations = traj.a is not None
+        self.has_torques = traj.tau is not None
         self.accelerations_estimated = bool(traj.accelerations_estimated)
         if t_start is not None or t_stop is not None:
             i0, i1 = _window_bounds(traj.time, t_start, t_stop, traj.source)
@@ -123,6 +124,7 @@ class LogSource:
         self.contact_names = log.contact_names
         self.external_frames = log.external_frames
         self.has_accelerations = log.has_accelerations
+        self.has_torques = log.has_torques
         self.accelerations_estimated = bool(log.accelerations_estimated)
         self._time: Array | None = None
         i0, i1 = 0, log.n_samples

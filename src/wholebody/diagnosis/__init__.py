@@ -59,7 +59,8 @@ MAX_SAMPLES = 4000
 def diagnose(data: DiagnosisData) -> list[Finding]:
     """Rank the known causes of the residual in ``data``; the first finding is the verdict.
 
-    Returns an empty list when no sample is over tolerance and no convention check failed.
+    Returns an empty list when no sample is over tolerance, no joint row is over its
+    tolerance, no loaded contact is misplaced and no convention check failed.
     Otherwise every cause tested, in the order of the :class:`Ranking` (held-out windows,
     the evidence criterion; :mod:`wholebody.diagnosis.ranking`), which the first finding
     carries (``findings[0].ranking``): the named cause, its ties said ("A or B,
@@ -68,17 +69,30 @@ def diagnose(data: DiagnosisData) -> list[Finding]:
     :data:`EXPLAINED_THRESHOLD` of the residual on held-out windows. Failed convention checks
     (``data.conventions``) head, unless the named cause explains them all.
     """
-    from .causes import CAUSES, KINEMATIC_CAUSES, REFITTED  # on the first diagnosis only
+    from .causes import (  # on the first diagnosis only
+        CAUSES,
+        KINEMATIC_CAUSES,
+        PLACEMENT_CAUSES,
+        REFITTED,
+        TORQUE_CAUSES,
+    )
+    from .causes_torque import torque_shares
     from .ranking import held_out_shares, rank
 
     residual = bool(data.over.any()) and data.base_score > 0
-    if not residual and not data.conventions:
+    torque = data.joints is not None and bool(data.joints.over.any())
+    placed = data.placement is not None and bool(data.placement.failing)
+    if not (residual or torque or placed or data.conventions):
         return []
+    causes = list(CAUSES if residual else KINEMATIC_CAUSES)
+    causes += (TORQUE_CAUSES if torque else ()) + (PLACEMENT_CAUSES if placed else ())
     produced = []
     with np.errstate(all="ignore"):
-        for cause in CAUSES if residual else KINEMATIC_CAUSES:
+        for cause in causes:
             produced.append((cause, cause(data)))
     findings = held_out_shares(data, produced, REFITTED)
+    if torque:  # the wrench causes correct the joint rows too
+        findings = torque_shares(data, findings)
     families = {"wrench": Family("wrench", data.n_independent, data.floor)}
     families.update(data.cache.get("families", {}))
     return rank(data, findings, families)

@@ -1,5 +1,7 @@
 """Every cause the diagnosis tests, in the order of the report when they tie exactly: the
-discrete ones (:mod:`.causes_discrete`) and the fitted ones (:mod:`.causes_fitted`). See
+discrete ones (:mod:`.causes_discrete`) and the fitted ones (:mod:`.causes_fitted`); the
+torque causes (:mod:`.causes_torque`), tested when a joint row fails; the placement causes
+(:mod:`.causes_placement`), tested when a loaded contact is off the ground or tilted. See
 ``docs/diagnosis.md`` for each model."""
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ from .causes_fitted import (
 )
 from .causes_frames import gravity_tilt, sensor_rotations
 from .causes_payload import payload
+from .causes_placement import PLACEMENT_CAUSES
 from .causes_state import stale_start, state_ahead, swapped_joints
 from .causes_timing import force_lag
+from .causes_torque import TORQUE_CAUSES
 
-__all__ = ["CAUSES", "KINEMATIC_CAUSES", "REFITTED"]
+__all__ = ["CAUSES", "KINEMATIC_CAUSES", "TORQUE_CAUSES", "PLACEMENT_CAUSES", "REFITTED"]
 
 CAUSES = (
     sign_flips,

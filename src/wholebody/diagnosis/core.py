@@ -110,8 +110,13 @@ class Finding:
         How many held-out folds the cause was refitted on (0: not refitted; then its
         criterion pays ``log n`` per fitted value instead).
     family : str
-        The residual the cause is scored on: ``"wrench"`` (the Newton-Euler balance) or
-        ``"contact_motion"`` (loaded contacts that move, which a fall explains).
+        The residual the cause is scored on: ``"wrench"`` (the Newton-Euler balance),
+        ``"contact_motion"`` (loaded contacts that move, which a fall explains), ``"torque"``
+        (the joint rows of a log with torques) or ``"contact_placement"`` (loaded contacts
+        off the ground or tilted).
+    shares : dict of str to float
+        The share the cause explains of the other residual families it is judged on too (a
+        wrench cause on the joint rows it corrects): the ranking's criterion adds them.
     ranking : Ranking or None
         On the first finding: the one ranking of every cause tested
         (:class:`~wholebody.diagnosis.ranking.Ranking`), which text, JSON and HTML read.
@@ -132,6 +137,7 @@ class Finding:
     held_out: float = float("nan")
     held_out_windows: int = 0
     family: str = "wrench"
+    shares: dict[str, float] = field(default_factory=dict)
     ranking: Any = None
     #: The correction judged (for the held-out scoring; dropped once ranked).
     hypothesis: Any = field(default=None, repr=False, compare=False)
@@ -141,11 +147,13 @@ class Finding:
 class Hypothesis:
     """A correction of the log: the residual (S, 6) it leaves and the contact wrenches
     (S, k, 6) it assumes; ``excluded`` (S,) bool: samples it has no data for (forces shifted
-    out of the log's span), judged neither for nor against it."""
+    out of the log's span), judged neither for nor against it; ``mass_scale``: the model's
+    mass and inertia scaled (the joint rows read it too)."""
 
     residual: Array
     wrenches: Array
     excluded: NDArray[np.bool_] | None = None
+    mass_scale: float = 1.0
 
 
 @dataclass
@@ -216,6 +224,14 @@ class DiagnosisData:
         The convention checks that failed, as findings ``"convention:<check>"`` (the
         check's evidence in ``parameters["evidence"]``): a cause that explains them (a fall
         explains loaded contacts that move) is ranked against them.
+    joints : JointRows, optional
+        The joint rows of a log with torques at the kept samples
+        (:class:`~wholebody.diagnosis.causes_torque.JointRows`): with a row over tolerance,
+        the torque causes are tested and the wrench causes judged on the rows too.
+    placement : PlacementData, optional
+        Where the loaded contacts are at the kept samples
+        (:class:`~wholebody.diagnosis.causes_placement.PlacementData`): with a contact off
+        the ground or tilted, what in the configuration explains it is fitted.
     """
 
     weight: float
@@ -246,6 +262,8 @@ class DiagnosisData:
     robot: Any = None
     states: Any = None
     conventions: Any = ()
+    joints: Any = None
+    placement: Any = None
 
     def __post_init__(self) -> None:
         if self.bound is None:
@@ -425,7 +443,7 @@ class DiagnosisData:
     ) -> Hypothesis:
         """A correction of the log: its residual (as :meth:`residual`) and its wrenches."""
         r = self.residual(W, mass_scale=mass_scale, com_shift=com_shift, gravity_sign=gravity_sign)
-        return Hypothesis(r, self.wrenches if W is None else W)
+        return Hypothesis(r, self.wrenches if W is None else W, mass_scale=mass_scale)
 
     def judge(self, hypothesis: Hypothesis | Array) -> tuple[float, float]:
         """How much of the logged residual a correction explains, and its cone evidence.

@@ -13,11 +13,14 @@ nothing (a sign, a convention, a swap) and the descriptive causes (a wrench free
 keep their in-sample share.
 
 **The criterion** (lower is better): per residual family ``f`` the cause is scored on (the
-Newton-Euler wrench balance; loaded contacts that move; the joint rows' torques will be one
-more), ``n_f log(max(1 - held_out, floor_f))`` (:class:`Family`), plus ``p log(n)`` for the
-``p`` values of a cause that could not be refitted on held-out windows (a refitted cause has
-paid for its values there), less its structural evidence. Families share one scale (nats of
-evidence), so causes of different residuals compete in one ranking.
+Newton-Euler wrench balance; loaded contacts that move; the joint rows of a log with torques;
+loaded contacts off the ground or tilted), ``n_f log(max(1 - held_out, floor_f))``
+(:class:`Family`), plus ``p log(n)`` for the ``p`` values of a cause that could not be
+refitted on held-out windows (a refitted cause has paid for its values there), less its
+structural evidence. A cause judged on several families (a wrench cause corrects the joint
+rows too: :attr:`~wholebody.diagnosis.core.Finding.shares`) adds their terms; a family it
+does not explain adds nothing. Families share one scale (nats of evidence), so causes of
+different residuals compete in one ranking.
 
 **Named, ties, runner-up.** The best cause by the criterion is named when it explains
 :data:`EXPLAINED_THRESHOLD` of the residual; a cause within one parameter's price (``log n``)
@@ -102,6 +105,24 @@ SEPARATING: dict[frozenset[str], tuple[str, str]] = {
         "the two contacts carry mirror-image wrenches in this stance",
         "a log with the load shifted to one contact separates them",
     ),
+    frozenset({"torque_offset", "torque_coulomb"}): (
+        "the joint turns one way throughout the log, so Coulomb friction acts as a constant offset",
+        "a log in which the joint turns both ways separates them",
+    ),
+    frozenset({"torque_offset", "torque_gain"}): (
+        "the joint's torque hardly changes in this log, so a constant offset and a gain "
+        "change it alike",
+        "a log whose load on the joint changes (a squat, a step, a swing) separates them",
+    ),
+    frozenset({"torque_viscous", "torque_coulomb"}): (
+        "the joint turns at a nearly constant speed, so viscous and Coulomb friction take alike",
+        "a log in which the joint's speed changes separates them",
+    ),
+    frozenset({"placement_base_tilt", "placement_joint_offset"}): (
+        "one loaded contact carries the load, so the base's orientation and a joint of its "
+        "leg turn it alike",
+        "a log with both feet loaded (or the base's orientation measured) separates them",
+    ),
 }
 
 
@@ -113,7 +134,8 @@ class Family:
     ----------
     name : str
         ``"wrench"`` (the Newton-Euler balance), ``"contact_motion"`` (loaded contacts that
-        move); the joint rows' torques will be one more.
+        move), ``"torque"`` (the joint rows), ``"contact_placement"`` (loaded contacts off
+        the ground or tilted).
     n : float
         Independent samples scored.
     floor : float
@@ -225,7 +247,11 @@ def held_out_shares(
     for cause, findings in produced:
         fitted = [f for f in findings if f.n_parameters > 0 and f.hypothesis is not None]
         if cause not in refitted or not windows or not fitted:
-            out += [dataclasses.replace(f, held_out=f.explained) for f in findings]
+            # A cause that scores its own held-out windows (held_out_windows) keeps them.
+            out += [
+                f if f.held_out_windows else dataclasses.replace(f, held_out=f.explained)
+                for f in findings
+            ]
             continue
         M = max(int(d.smoothing), 1)
         pieces: dict[tuple[str, ...], list[tuple[NDArray[np.bool_], Hypothesis]]] = {}
@@ -324,6 +350,16 @@ CAUSE_WORDS = {
     "stale_state": "a stale state",
     "swapped_joints": "two joint columns swapped",
     "falling": "a fall",
+    "torque_sign": "a torque sign flip",
+    "torque_gain": "a torque gain",
+    "torque_offset": "a torque offset",
+    "torque_viscous": "viscous joint friction",
+    "torque_coulomb": "Coulomb joint friction",
+    "torque_lag": "a torque lag",
+    "torque_order": "torque columns of other joints",
+    "placement_joint_offset": "a joint offset",
+    "placement_base_height": "the base height",
+    "placement_base_tilt": "the base orientation",
 }
 
 
@@ -345,14 +381,19 @@ def _criterion(d: DiagnosisData, f: Finding, families: dict[str, Family]) -> flo
     cause refitted on held-out windows has paid for its values there; one that could not be
     pays ``log n`` per value."""
     p = 0 if f.held_out_windows else f.n_parameters
+    others = sum(
+        families[name].n * np.log(max(1.0 - float(share), families[name].floor))
+        for name, share in f.shares.items()
+        if name in families and name != f.family
+    )
     if f.family == "wrench":
-        return d.criterion(f.held_out, p, f.structural_evidence)
+        return d.criterion(f.held_out, p, f.structural_evidence) + float(others)
     fam = families.get(f.family)
     if fam is None:
         return float("nan")
     n_all = sum(x.n for x in families.values())
     remaining = max(1.0 - float(f.held_out), fam.floor)
-    return float(fam.n * np.log(remaining) + p * np.log(max(n_all, 2.0)))
+    return float(fam.n * np.log(remaining) + p * np.log(max(n_all, 2.0)) + others)
 
 
 def rank(d: DiagnosisData, findings: list[Finding], families: dict[str, Family]) -> list[Finding]:

@@ -34,6 +34,7 @@ __all__ = [
     "frame_motions_rows",
     "joint_motions_rows",
     "regressor_frames_rows",
+    "inverse_dynamics_rows",
     "LiveFrames",
     "configuration_difference",
     "consecutive_differences",
@@ -312,6 +313,80 @@ def regressor_frames_rows(
             if f < n_rotations:
                 R[s, f] = _update_frame(model, data, fid).rotation
     return Y, J, R
+
+
+def inverse_dynamics_rows(
+    robot: Robot,
+    Q: Array,
+    V: Array,
+    A: Array,
+    rows: Samples,
+    frame_ids: Sequence[int],
+    wrenches: Array,
+    rotations: Array,
+    out: Array,
+    jacobians: Array | None = None,
+) -> None:
+    """One ``rnea`` per listed sample with the frames' wrenches as external forces: the
+    generalized forces the joints must supply, written into ``out`` at the same rows.
+
+    .. math::
+
+        \\tau_{gen} = M(q)\\,a + h(q, v) - \\sum_f J_f(q)^T w_f
+
+    ``J_f`` is frame ``f``'s ``LOCAL_WORLD_ALIGNED`` Jacobian and ``w_f = (f, tau)`` its wrench
+    on the robot, world axes, at the frame's origin. Each wrench is brought to its frame's
+    parent joint (joint axes, about the joint's origin) with the frame's rotation and its
+    placement in the joint, summed per joint, and handed to ``rnea`` (live views into one
+    force vector: no Python object per sample). The first six entries of a floating base are
+    the base-frame wrench the contacts leave unbalanced; the others the joint rows.
+
+    Parameters
+    ----------
+    wrenches : ndarray, shape (N, m, 6)
+        ``(f, tau)`` on the robot, world axes, at each frame's origin [N, N m] (finite at
+        ``rows``).
+    rotations : ndarray, shape (N, m, 3, 3)
+        World-from-frame rotations of the frames at the same states.
+    out : ndarray, shape (N, nv)
+        Out: ``M a + h - sum J^T w`` [N m or N per coordinate].
+    jacobians : ndarray, shape (N, m, 6, nv), optional
+        Out: the frames' ``LOCAL_WORLD_ALIGNED`` Jacobians, rows ``(v, omega)``.
+
+    Raises
+    ------
+    InvalidArgumentError
+        A frame id outside ``[0, nframes)``.
+    """
+    model, data = robot.model, robot.data
+    ids = robot._check_frame_ids(frame_ids)
+    rows = np.asarray(rows, dtype=np.intp)
+    parents = [model.frames[f].parentJoint for f in ids]
+    joints = sorted(set(parents))
+    slot = np.array([joints.index(j) for j in parents], dtype=np.intp)
+    fext = pin.StdVec_Force()
+    fext.extend([pin.Force.Zero() for _ in range(model.njoints)])
+    views = [(s, fext[j].vector) for s, j in enumerate(joints)]
+    local = np.zeros((len(rows), len(joints), 6))
+    if len(ids) and len(rows):
+        # R_joint^T = R_jf R_frame^T; the moment about the joint origin adds p_jf x f.
+        R_jf = np.array([model.frames[f].placement.rotation for f in ids])
+        p_jf = np.array([model.frames[f].placement.translation for f in ids])
+        to_joint = np.einsum("mab,nmcb->nmac", R_jf, rotations[rows])
+        W = wrenches[rows]
+        f = np.einsum("nmab,nmb->nma", to_joint, W[..., :3])
+        tau = np.einsum("nmab,nmb->nma", to_joint, W[..., 3:]) + np.cross(p_jf, f)
+        for c, s in enumerate(slot):  # frames on one joint add up
+            local[:, s, :3] += f[:, c]
+            local[:, s, 3:] += tau[:, c]
+    for r, i in enumerate(rows):
+        for s, view in views:
+            view[:] = local[r, s]
+        out[i] = pin.rnea(model, data, Q[i], V[i], A[i], fext)
+        if jacobians is not None:
+            pin.computeJointJacobians(model, data, Q[i])
+            for c, fid in enumerate(ids):
+                jacobians[i, c] = pin.getFrameJacobian(model, data, fid, _LWA)
 
 
 class LiveFrames:
