@@ -154,7 +154,6 @@ def check_log(
             options.t_start,
             options.t_stop,
             int(options.chunk_size),
-            need_time=not log.has_accelerations,
         )
         return check_source(robot, source, contacts, options)
 

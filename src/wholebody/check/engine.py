@@ -38,6 +38,7 @@ from ..balance.newton_euler import (
 )
 from ..contacts import Contact, SurfaceContact, ground_aligned_rotations
 from ..conventions import ConventionCheck, ConventionReport, run_conventions
+from ..conventions.noise import GAP_STEPS, measure_stamps
 from ..diagnosis import MAX_SAMPLES, DiagnosisData, Finding, diagnose
 from ..diagnosis.core import MAX_LAG_SAMPLES
 from ..diagnosis.notes import consistent_log_notes, limit_notes
@@ -48,6 +49,7 @@ from ..robot.batch import centroidal_frames_rows
 from ..robot.core import Robot
 from ..trajectory import Trajectory
 from .evidence import (
+    MAX_WAIVED_SHARE,
     BiasTest,
     bias_test,
     cone_finding,
@@ -60,7 +62,8 @@ from .evidence import (
     residual_resolution,
     window_edges,
 )
-from .options import CheckOptions
+from .noise import NOISE_SAMPLES, ResidualNoise, SignalNoise, residual_noise, signal_noise
+from .options import ENGINE_FLOOR, CheckOptions, Tolerances
 from .report import CONTACT_THRESHOLD, Report
 from .sources import Differentiation, Source, read_part
 
@@ -445,7 +448,9 @@ class _Run:
     source: Source
     contacts: list[Contact]
     options: CheckOptions
-    tol: dict[str, float]
+    tolerances: Tolerances
+    noise: SignalNoise  # of each signal, measured on the log's first samples (head)
+    head: Trajectory  # the log's first NOISE_SAMPLES samples, as read
     diff: Differentiation | None
     estimated: bool  # accelerations differentiated (here or before the log was written)
     parents: list[str]  # the contacts' parent joints (the diagnosis places them)
@@ -454,20 +459,44 @@ class _Run:
     placed: Placed | None  # the pass's kinematics, kept for the diagnosis of a short log
     samples: _Samples
     conventions: _ChunkConventions | None
+    single: bool  # float32 values (detected on the first samples)
     reasons: dict[int, str] = field(default_factory=dict)
-    single: bool | None = None  # float32 values (detected on the first chunk)
     last_row: Array | None = None  # the last wrenches read (for repeats across chunks)
+    residual: ResidualNoise | None = None  # the measured preset's residual noise
+    # The measured preset's differentiation bounds (force, moment, slow force, slow moment,
+    # total wrench), computed with its tolerances.
+    filtered_bounds: tuple[Array, Array, Array, Array, Array] | None = None
+
+    @property
+    def tol(self) -> dict[str, float]:
+        return self.tolerances.values
+
+    @property
+    def measured(self) -> bool:
+        return self.diff is not None and self.diff.kernel is not None
 
     @classmethod
     def start(
         cls, robot: Robot, source: Source, contacts: list[Contact], options: CheckOptions
     ) -> _Run:
         N, k, e = source.n, len(contacts), len(source.external_frames)
-        diff = (
-            None
-            if source.has_accelerations
-            else Differentiation.from_time(source.time(), options.savgol)
+        time = source.time()
+        stamps = measure_stamps(time)
+        head = source.read(0, min(N, NOISE_SAMPLES))
+        single = any(
+            is_float32(x[:1000]) for x in (head.q, head.v, head.contact_wrenches) if x is not None
         )
+        estimated = not source.has_accelerations or source.accelerations_estimated
+        tolerances = options.for_log(source.metadata, estimated=estimated, float32=single)
+        measured = tolerances.preset == "measured"
+        noise = signal_noise(robot, head, stamps, filtered=measured)
+        gap = GAP_STEPS * stamps.step + 6.0 * stamps.jitter if measured else np.inf
+        if not source.has_accelerations:
+            diff = Differentiation.from_time(time, options.savgol, noise.kernel, gap)
+        elif measured:
+            diff = Differentiation(None, None, 0.0, noise.kernel, False, gap)
+        else:
+            diff = None
         model = robot.model
         parents = [model.names[model.frames[robot.frame_id(c.frame)].parentJoint] for c in contacts]
         frames = [c.frame for c in contacts] + list(source.external_frames)
@@ -479,7 +508,7 @@ class _Run:
         placed = Placed.empty(N, k, e) if options.diagnose_causes and N <= MAX_SAMPLES else None
         if placed is not None:
             frames += parents
-        tol = options.tolerances
+        tol = tolerances.values
         slack = (tol["cone_tolerance"] * robot.weight, tol["cone_tolerance_relative"])
         conventions = options.conventions and N >= 3
         return cls(
@@ -487,27 +516,32 @@ class _Run:
             source,
             contacts,
             options,
-            tol,
+            tolerances,
+            noise,
+            head,
             diff,
-            True if diff is not None else source.accelerations_estimated,
+            estimated,
             parents,
             ChunkPlan(contacts, frames, e, slack, placed is not None),
             chunk_bounds(N, int(options.chunk_size)),
             placed,
             _Samples.empty(N, k),
             _ChunkConventions(robot, contacts, options.ground) if conventions else None,
+            single,
         )
 
     def read(self, start: int, stop: int, key: str, shared: dict[str, Any]) -> ChunkJob:
         """Read and check chunk ``[start, stop)``; its arrays go to ``shared`` (named
         ``key`` + field) and the job holds their :class:`~wholebody.parallel.Shared` slices."""
-        part, off = read_part(self.source, start, stop, self.diff)
+        raw, off = read_part(self.source, start, stop, self.diff, smooth=False)
+        part = raw if self.diff is None else self.diff.smoothed(raw)  # the measured filter
         here = slice(off, off + stop - start)
-        piece = part if (off == 0 and len(part) == stop - start) else part.select(here)
+        whole = off == 0 and len(part) == stop - start
+        piece = part if whole else part.select(here)
         checked = _sample_checks(self.robot, piece)  # the chunk's one state check
         if self.conventions is not None:  # checked once the chunk's pass is done (it reuses it)
-            self.conventions.read(self.source, part, off, start, stop, checked.motion)
-        self._note(piece, checked, start, stop)
+            self.conventions.read(self.source, raw, off, start, stop, checked.motion)
+        self._note(raw if whole else raw.select(here), checked, start, stop)
         arrays = {
             "q": checked.arrays["q"],
             "v": checked.arrays["v"],
@@ -535,12 +569,6 @@ class _Run:
         if len(self.contacts) and len(piece.contact_wrenches):
             s.same[start:stop] = repeats(piece.contact_wrenches, self.last_row)
             self.last_row = np.array(piece.contact_wrenches[-1])
-        if self.single is None:
-            self.single = any(
-                is_float32(x[:1000])
-                for x in (piece.q, piece.v, piece.contact_wrenches)
-                if x is not None
-            )
         forces = np.abs(np.nan_to_num(piece.contact_wrenches[..., :3])).sum(axis=-1)
         s.res_f[start:stop], s.res_m[start:stop] = residual_resolution(
             piece.contact_wrenches, forces.sum(axis=1), self.single, self.robot.weight
@@ -602,6 +630,8 @@ def _finish(run: _Run) -> Report:
     # The samples the diagnosis may keep are chosen among those the sample checks passed.
     checked_ok = ~s.bad | _failed_chunk_rows(run.reasons, N)
     held = _flag_no_evidence(run)
+    if run.measured:
+        _noise_tolerances(run)
     report = _report(run)
     bias = _evidence(run, report)
     report.diagnosis = _findings(run, report, checked_ok, held, bias)
@@ -668,31 +698,131 @@ def _report(run: _Run) -> Report:
             c.name: (c.half_length, c.half_width) for c in contacts if isinstance(c, SurfaceContact)
         },
         conventions=None if run.conventions is None else run.conventions.report(),
-        preset=run.options.preset,
+        preset=run.tolerances.preset,
+        tolerance_basis=run.tolerances.basis,
         cone_tolerance_relative=tol["cone_tolerance_relative"],
         sole_centers={c.name: c.center for c in contacts if isinstance(c, SurfaceContact)},
     )
 
 
+def _noise_tolerances(run: _Run) -> None:
+    """The measured preset's residual tolerances: the noise of the filtered residual,
+    measured on the log's first samples (:func:`~wholebody.check.noise.residual_noise`), at
+    :func:`~wholebody.check.noise.sigmas` standard deviations; the profile's sensor noise a
+    floor."""
+    assert run.diff is not None and run.diff.kernel is not None
+    stated = run.options.sensor_noise or {}
+    root = float(np.sqrt(max(len(run.contacts), 1)))
+    floor = (stated.get("force_noise", 0.0) * root, stated.get("moment_noise", 0.0) * root)
+    step = run.noise.stamps.step
+    run.residual = residual_noise(
+        run.robot, run.head, run.contacts, run.diff.kernel, step, run.estimated, floor
+    )
+    f, m = run.residual.tolerance(1, run.source.n)
+    w = run.robot.weight
+    rests = "the sensors' stated noise" if any(floor) else "the noise measured in the log"
+    basis = (
+        f"measured: {f:.3g} N, {m:.3g} N m per sample from {rests} (momentum "
+        f"{'from v' if run.estimated else 'rate'} and wrenches through the filter at "
+        f"{run.noise.cutoff:.3g} Hz)"
+    )
+    s, N = run.samples, run.source.n
+    if run.estimated and N >= 3:
+        # The differentiation's own error (filtered) on most samples: in the tolerance too.
+        need = ~s.bad
+        run.filtered_bounds = differentiation_bounds(
+            run.robot, run.source, run.bounds, run.contacts, _Tolerance(f / w, m / w, N), need, run.diff
+        )
+        d_f, d_m = run.filtered_bounds[:2]
+        ok = need & np.isfinite(d_f) & np.isfinite(d_m)
+        if ok.any():
+            extra_f = float(np.percentile(d_f[ok], 100 * (1 - MAX_WAIVED_SHARE / 2)))
+            extra_m = float(np.percentile(d_m[ok], 100 * (1 - MAX_WAIVED_SHARE / 2)))
+            f, m = f + extra_f, m + extra_m
+            basis += (
+                f", plus the differentiation's error on {100 * (1 - MAX_WAIVED_SHARE / 2):g} % "
+                f"of the samples ({extra_f:.3g} N, {extra_m:.3g} N m)"
+            )
+    floor_rel = ENGINE_FLOOR["float32" if run.single else "float64"]
+    run.tolerances = run.tolerances.with_noise(
+        max(f / w, floor_rel), max(m / w, floor_rel), basis
+    )
+
+
+@dataclass(frozen=True)
+class _Tolerance:
+    """What :func:`differentiation_bounds` reads of a report before it is made."""
+
+    force_tolerance: float
+    moment_tolerance: float
+    n_samples: int
+
+
+def _edge_excess(run: _Run) -> Array:
+    """(N,) how much more noise the measured filter leaves where its kernel is cut (the log's
+    ends, flagged samples, gaps), relative to a whole kernel (white noise: the renormalised
+    weights' norm over the whole kernel's), less one."""
+    from .sources import segments_between_gaps
+
+    assert run.diff is not None and run.diff.kernel is not None
+    h = run.diff.kernel
+    ok = ~run.samples.bad
+    segments = segments_between_gaps(run.samples.time, run.diff.gap)
+    # sum_j h_j w_j over the kernel (the renormalisation) and sum_j h_j^2 w_j.
+    mean = _window_sum(ok, h, segments)
+    square = _window_sum(ok, h * h, segments)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.sqrt(square) / mean / np.sqrt(np.sum(h * h))
+    return np.asarray(np.where(np.isfinite(ratio), np.maximum(ratio - 1.0, 0.0), 0.0))
+
+
+def _window_sum(ok: NDArray[np.bool_], kernel: Array, segments: list[tuple[int, int]]) -> Array:
+    from scipy.ndimage import correlate1d
+
+    out = np.zeros(len(ok))
+    for lo, hi in segments:
+        out[lo:hi] = correlate1d(ok[lo:hi].astype(float), kernel, mode="constant")
+    return out
+
+
 def _evidence(run: _Run, report: Report) -> BiasTest | None:
     """The achieved bounds (storage resolution; with differentiated accelerations their
-    expected error, the waived samples and the bias test) and the report's evidence."""
+    expected error, the waived samples and the bias test; with the measured filter the
+    noise's excess where its kernel is cut) and the report's evidence."""
     s, N, robot, tol = run.samples, run.source.n, run.robot, run.tol
     over = report.over_tolerance
     e_f, e_m = s.res_f.copy(), s.res_m.copy()
+    w = robot.weight
     bias = None
-    if run.estimated and N >= 3:
+    tolerance_at = noise_scale = None
+    if run.measured:
+        residual = run.residual
+        assert residual is not None
+        excess = _edge_excess(run)
+        e_f += excess * tol["force_tolerance"] * w
+        e_m += excess * tol["moment_tolerance"] * w
+        noise_scale = 1.0 + excess
+
+        def tolerance_at(M: int) -> tuple[float, float]:
+            return residual.tolerance(M, N)
+
+    if (run.estimated or run.measured) and N >= 3:
         # Every sample's bound when the log is not long (the report's CSV gives it), else
         # those the waivers and the bias test read.
         need = over.copy() if N > _ALL_BOUNDS else np.ones(N, dtype=bool)
         need[window_edges(N)] = True
         need &= ~s.bad
-        d_f, d_m, slow_f, slow_m, total = differentiation_bounds(
-            robot, run.source, run.bounds, run.contacts, report, need
-        )
+        if run.filtered_bounds is not None:
+            d_f, d_m, slow_f, slow_m, total = run.filtered_bounds
+        elif run.estimated:
+            d_f, d_m, slow_f, slow_m, total = differentiation_bounds(
+                robot, run.source, run.bounds, run.contacts, report, need, run.diff
+            )
+        else:  # logged accelerations, filtered: no differentiation error
+            d_f = slow_f = d_m = slow_m = np.zeros(N)
+            total = np.zeros((N, 6))
         e_f += d_f
         e_m += d_m
-        w = robot.weight
         with np.errstate(invalid="ignore"):
             report.unreliable = over & (
                 (report.force_norm <= report.force_tolerance * w + e_f)
@@ -708,6 +838,8 @@ def _evidence(run: _Run, report: Report) -> BiasTest | None:
             s.bad,
             tol["force_tolerance"] * w,
             tol["moment_tolerance"] * w,
+            tolerance_at,
+            noise_scale,
         )
         report.systematic = bias.systematic
     report.bound_force, report.bound_moment = e_f, e_m
@@ -715,6 +847,9 @@ def _evidence(run: _Run, report: Report) -> BiasTest | None:
     report.evidence = evidence_of(report, bias, bool(run.single), s.res_f, s.res_m)
     report.evidence.min_checked_share = float(run.options.min_checked_share)
     report.evidence.max_waived_share = float(run.options.max_waived_share)
+    report.evidence.noise = run.noise.as_dict()
+    report.evidence.noise_lines = run.noise.lines()
+    report.evidence.filter = run.noise.filter_line()
     return bias
 
 

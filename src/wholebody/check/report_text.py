@@ -79,6 +79,7 @@ def summary(report: Report) -> dict[str, Any]:
             for c in report.conventions.all_checks
         ],
         "preset": report.preset,
+        "tolerance_basis": report.tolerance_basis,
         "over_tolerance_near_contact_events": _near_events(report, over),
         "contacts": contacts,
         "n_events": len(report.events),
@@ -200,10 +201,12 @@ def _figure_lines(report: Report, s: dict[str, Any]) -> list[str]:
         f"residual  force  median {f['median']:.3g} N, p95 {f['p95']:.3g} N, max {f['max']:.3g} N",
         f"          moment median {m['median']:.3g} N m, p95 {m['p95']:.3g} N m, "
         f"max {m['max']:.3g} N m",
-        f"over tolerance ({100 * report.force_tolerance:g} % m g, "
-        f"{100 * report.moment_tolerance:g} cm): "
+        f"over tolerance ({100 * report.force_tolerance:.3g} % m g, "
+        f"{100 * report.moment_tolerance:.3g} cm): "
         f"{100 * s['fraction_over_tolerance']:.2f} % of samples",
     ]
+    if report.tolerance_basis:
+        lines.append(f"tolerance {report.tolerance_basis}")
     if s["over_tolerance_near_contact_events"] and s["fraction_over_tolerance"]:
         lines.append(
             f"          {100 * s['over_tolerance_near_contact_events']:.0f} % of those "
@@ -272,12 +275,33 @@ def evidence_lines(report: Report) -> list[str]:
                 else "no systematic error"
             )
         )
+    lines += [f"noise     {line}" for line in ev.noise_lines[:1]]
+    lines += [f"          {line}" for line in ev.noise_lines[1:]]
+    if ev.noise.get("stamps"):
+        lines.append(f"time      {_stamps_line(ev.noise['stamps'])}")
+    if ev.filter:
+        lines.append(f"filter    {ev.filter}")
     if ev.n_implausible:
         lines.append(
             f"          {ev.n_implausible} samples hold values beyond physical magnitudes: "
             "the log is inconsistent (a diverged simulation or wrong units)"
         )
     return lines
+
+
+def _stamps_line(stamps: dict[str, Any]) -> str:
+    """The stamps' evidence in words (:meth:`wholebody.conventions.noise.Stamps.describe`)."""
+    from ..conventions.noise import Stamps
+
+    gaps = [(g["sample"], g["time"], g["length_s"]) for g in stamps["gaps"]]
+    return Stamps(
+        stamps["step_s"],
+        stamps["jitter_s"],
+        gaps,
+        stamps["duplicated"],
+        stamps["backwards"],
+        stamps["not_finite"],
+    ).describe()
 
 
 def _verdict_line(report: Report) -> str:

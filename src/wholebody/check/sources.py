@@ -75,6 +75,7 @@ class TrajectorySource:
         self.external_frames = traj.external_frames
         self.has_accelerations = traj.a is not None
         self.accelerations_estimated = bool(traj.accelerations_estimated)
+        self.metadata = dict(traj.metadata)
         if t_start is not None or t_stop is not None:
             i0, i1 = _window_bounds(traj.time, t_start, t_stop, traj.source)
             inside = (traj.time[i0:i1] >= (-np.inf if t_start is None else t_start)) & (
@@ -104,8 +105,9 @@ class TrajectorySource:
 class LogSource:
     """The samples ``[i0, i1)`` of a log file, read by range (:func:`wholebody.io.open_log`).
 
-    The times are read first (one more pass over the file) only when a time window is asked
-    for or accelerations must be estimated; a window spans from its first to its last sample.
+    The times are read first (one more pass over the file: the stamps are evidence, and a
+    time window or differentiation needs them); a window spans from its first to its last
+    sample.
     """
 
     in_memory = False
@@ -116,7 +118,6 @@ class LogSource:
         t_start: float | None,
         t_stop: float | None,
         chunk_size: int,
-        need_time: bool,
     ):
         self._log = log
         self.source = log.source
@@ -124,18 +125,15 @@ class LogSource:
         self.external_frames = log.external_frames
         self.has_accelerations = log.has_accelerations
         self.accelerations_estimated = bool(log.accelerations_estimated)
-        self._time: Array | None = None
-        i0, i1 = 0, log.n_samples
-        if need_time or t_start is not None or t_stop is not None:
-            time = np.empty(log.n_samples)
-            for start, stop, part in log.chunks(chunk_size):
-                time[start:stop] = part.time
-            i0, i1 = _window_bounds(time, t_start, t_stop, self.source)
-            self._time = time[i0:i1]
+        self.metadata = log.metadata
+        time = np.empty(log.n_samples)
+        for start, stop, part in log.chunks(chunk_size):
+            time[start:stop] = part.time
+        i0, i1 = _window_bounds(time, t_start, t_stop, self.source)
+        self._time = time[i0:i1]
         self._i0, self.n = i0, i1 - i0
 
     def time(self) -> Array:
-        assert self._time is not None  # read at opening when needed
         return self._time
 
     def read(self, lo: int, hi: int) -> Trajectory:
@@ -150,31 +148,46 @@ Source = TrajectorySource | LogSource
 
 @dataclass(frozen=True)
 class Differentiation:
-    """Accelerations from ``v`` as
-    :func:`wholebody.robot.differentiation.estimate_accelerations` on the whole log gives them,
-    computed on a part that holds ``overlap`` neighbours each side.
+    """What a check does to the samples it reads: accelerations from ``v`` as
+    :func:`wholebody.robot.differentiation.estimate_accelerations` on the whole log gives them
+    (``differentiate``), and the measured preset's low-pass (``kernel``,
+    :mod:`wholebody.check.noise`) on the accelerations and on every signal that enters the
+    balance, computed on a part that holds ``overlap`` neighbours each side.
 
     The whole log's steps choose the formula (``np.gradient`` uses its uniform one only when
     every step is equal; Savitzky-Golay uses the median step), so a chunk gives the same bits.
+    With a ``kernel``, the samples are cut into segments at the gaps of the stamps (a step
+    beyond ``gap`` seconds): neither the differences nor the filter reach across a gap.
     """
 
     savgol: tuple[int, int] | None
     uniform_dx: float | None
     median_dt: float
+    kernel: Array | None = None
+    differentiate: bool = True
+    gap: float = math.inf
 
     @classmethod
-    def from_time(cls, t: Array, savgol: tuple[int, int] | None) -> Differentiation:
+    def from_time(
+        cls,
+        t: Array,
+        savgol: tuple[int, int] | None,
+        kernel: Array | None = None,
+        gap: float = math.inf,
+    ) -> Differentiation:
         if len(t) < 3:
             raise LogFormatError(
                 f"estimating accelerations needs at least 3 samples, the log has {len(t)}"
             )
         dx = np.diff(t)
         uniform = float(dx[0]) if bool((dx == dx[0]).all()) else None
-        return cls(savgol, uniform, float(np.median(dx)) if savgol is not None else 0.0)
+        median = float(np.median(dx)) if savgol is not None else 0.0
+        return cls(savgol, uniform, median, kernel, True, gap)
 
     @property
     def overlap(self) -> int:
-        return 2 if self.savgol is None else max(2, int(self.savgol[0]))
+        own = 2 if self.savgol is None else max(2, int(self.savgol[0]))
+        return own + (0 if self.kernel is None else len(self.kernel) // 2)
 
     def accelerations(self, t: Array, v: Array) -> Array:
         if self.savgol is not None:
@@ -187,6 +200,74 @@ class Differentiation:
                 )
             )
         return _central_differences(t, v, self.uniform_dx)
+
+    def apply(self, part: Trajectory) -> Trajectory:
+        """``part`` with its accelerations: differentiated (within the segments between
+        gaps, with a kernel) when ``differentiate``, else as logged."""
+        if not self.differentiate:
+            return part
+        if self.kernel is None:
+            a = self.accelerations(part.time, part.v)
+        else:
+            a = np.full(part.v.shape, np.nan)
+            for lo, hi in segments_between_gaps(part.time, self.gap):
+                if hi - lo >= 3:
+                    a[lo:hi] = _central_differences(
+                        part.time[lo:hi], part.v[lo:hi], self.uniform_dx
+                    )
+        return replace(part, a=a, accelerations_estimated=True)
+
+    def smoothed(self, part: Trajectory) -> Trajectory:
+        """``part`` (with accelerations) with the kernel applied alike to its accelerations,
+        contact and external wrenches and ``tau`` (:func:`low_pass`; the same samples and
+        weights for all); ``part`` itself without a kernel."""
+        if self.kernel is None:
+            return part
+        a, W, E = part.a, part.contact_wrenches, part.external_wrenches
+        assert a is not None  # apply() first
+        n = len(part)
+        rows = np.isfinite(a).all(axis=1) & np.isfinite(W.reshape(n, -1)).all(axis=1)
+        rows &= np.isfinite(part.time)
+        if E is not None:
+            rows &= np.isfinite(E.reshape(n, -1)).all(axis=1)
+        segments = segments_between_gaps(part.time, self.gap)
+        changes = {
+            name: low_pass(x, self.kernel, rows, segments)
+            for name, x in (("a", a), ("contact_wrenches", W), ("external_wrenches", E), ("tau", part.tau))
+            if x is not None
+        }
+        return replace(part, **changes)
+
+
+def segments_between_gaps(t: Array, gap: float) -> list[tuple[int, int]]:
+    """``[lo, hi)`` runs of samples between the gaps (steps beyond ``gap`` seconds)."""
+    with np.errstate(invalid="ignore"):
+        cuts = np.flatnonzero(np.diff(t) > gap) + 1
+    edges = np.r_[0, cuts, len(t)]
+    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+
+
+def low_pass(
+    x: Array, kernel: Array, rows: NDArray[np.bool_], segments: list[tuple[int, int]]
+) -> Array:
+    """``x`` (n, ...) filtered along its first axis by ``kernel`` (odd length, centred) over
+    the samples ``rows`` of each segment, the weights renormalised where samples are missing
+    (the log's ends, flagged samples, a gap); NaN on the samples not in ``rows``. The same
+    rows and weights for every signal: a balance that holds sample by sample holds filtered.
+    """
+    from scipy.ndimage import correlate1d
+
+    out = np.full(x.shape, np.nan)
+    shape = (-1,) + (1,) * (x.ndim - 1)
+    for lo, hi in segments:
+        ok = rows[lo:hi]
+        w = ok.astype(float)
+        xs = np.where(ok.reshape(shape), np.nan_to_num(x[lo:hi]), 0.0)
+        num = correlate1d(xs, kernel, axis=0, mode="constant")
+        den = correlate1d(w, kernel, mode="constant")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[lo:hi] = np.where(ok.reshape(shape), num / den.reshape(shape), np.nan)
+    return out
 
 
 def _central_differences(t: Array, f: Array, uniform_dx: float | None) -> Array:
@@ -221,13 +302,20 @@ def _central_differences(t: Array, f: Array, uniform_dx: float | None) -> Array:
 
 
 def read_part(
-    source: Source, start: int, stop: int, diff: Differentiation | None, margin: int = 0
+    source: Source,
+    start: int,
+    stop: int,
+    diff: Differentiation | None,
+    margin: int = 0,
+    smooth: bool = True,
 ) -> tuple[Trajectory, int]:
     """Samples ``[start - m, stop + m)`` (clipped to the log; ``m`` covers the differences'
-    neighbours and ``margin``) with accelerations, and the offset of ``start`` in them."""
+    and the filter's neighbours and ``margin``) with accelerations (filtered with ``smooth``
+    when ``diff`` has a filter), and the offset of ``start`` in them."""
     m = max(margin, diff.overlap if diff is not None else 0)
     lo, hi = max(start - m, 0), min(stop + m, source.n)
     part = source.read(lo, hi)
     if diff is not None:
-        part = replace(part, a=diff.accelerations(part.time, part.v), accelerations_estimated=True)
+        part = diff.apply(part)
+        part = diff.smoothed(part) if smooth else part
     return part, start - lo

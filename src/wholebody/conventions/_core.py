@@ -43,6 +43,7 @@ from ..robot.batch import com_frames_rows, consecutive_differences
 from ..robot.core import Robot
 from ..spatial import rotation_from_quat_xyzw
 from ..trajectory import Trajectory
+from .noise import Noise, measure_noise, measure_stamps, sigmas
 
 __all__ = [
     "run_conventions",
@@ -252,17 +253,25 @@ def contact_checks(
         h = float(np.nanmedian(com @ normal - np.nanmin(height_of, axis=1)))
     h = max(h, 1e-3) if math.isfinite(h) else 1.0
     g = float(np.linalg.norm(robot.gravity_vector))
-    speed_tol = STILL_SPEED_FRACTION * math.sqrt(g * h)
-    height_tol = GROUND_TOLERANCE_FRACTION * h
+    steps = np.diff(t)
+    step = float(np.nanmedian(steps)) if len(steps) and np.isfinite(steps).any() else 1.0
+    noise = measure_noise(P.reshape(N, 3 * k), step)
+    n_indep = max(float(loaded.sum()), 1.0)
+    speed, window, speed_noise = _contact_speed(
+        P, t, noise, STILL_SPEED_FRACTION * math.sqrt(g * h), n_indep
+    )
+    speed_tol = STILL_SPEED_FRACTION * math.sqrt(g * h) + speed_noise
+    # The height along the normal: its noise (the position's, on the normal's axes).
+    height_noise = float(np.max(np.sqrt((noise.std.reshape(k, 3) ** 2) @ normal**2), initial=0.0))
+    height_tol = GROUND_TOLERANCE_FRACTION * h + sigmas(n_indep) * height_noise
     stated = {
         "load_threshold_N": LOAD_SHARE * robot.weight,
         "robot_size_h_m": h,
         "max_violation_share": MAX_VIOLATION_SHARE,
         "min_violation_time_s": MIN_VIOLATION_TIME,
+        "position_noise_m": float(np.max(noise.std, initial=0.0)),
     }
-    dt = np.gradient(t)
-
-    speed = np.linalg.norm(np.gradient(P, t, axis=0), axis=2) if N > 1 else np.zeros((N, k))
+    dt = np.gradient(t) if N > 1 else np.zeros(N)
     if ground is not None:
         offset = ground.distance(P)
         plane = {
@@ -286,7 +295,12 @@ def contact_checks(
         speed_tol,
         t,
         dt,
-        {**stated, "speed_tolerance_m_s": speed_tol},
+        {
+            **stated,
+            "speed_tolerance_m_s": speed_tol,
+            "speed_noise_m_s": speed_noise,
+            "speed_window_s": window,
+        },
         "m/s",
         "loaded contacts move",
         "is still while loaded",
@@ -302,7 +316,7 @@ def contact_checks(
         height_tol,
         t,
         dt,
-        {**stated, "height_tolerance_m": height_tol, **plane},
+        {**stated, "height_tolerance_m": height_tol, "height_noise_m": height_noise, **plane},
         "m",
         "loaded contacts are off the ground plane",
         "is on the ground while loaded",
@@ -311,6 +325,40 @@ def contact_checks(
         signed=offset,
     )
     return still, on_ground
+
+
+#: A contact's speed is read from its positions over at most this long a window [s] (a
+#: sample's neighbours at +-w samples: the noise of the positions shrinks as 1 / w).
+MAX_SPEED_WINDOW = 0.1
+
+
+def _contact_speed(
+    P: Array, t: Array, noise: Noise, tolerance: float, independent: float
+) -> tuple[Array, float, float]:
+    """The contacts' speeds (N, k) [m/s] from their positions ``P`` (N, k, 3) over the
+    shortest window ``t[i + w] - t[i - w]`` whose speed noise (from the positions' measured
+    noise, :class:`~wholebody.conventions.noise.Noise`, at ``sigmas(independent)``
+    standard deviations) is within half the ``tolerance``, at most
+    :data:`MAX_SPEED_WINDOW`; that window [s] and that noise [m/s] (the bound's share)."""
+    N, k = P.shape[:2]
+    if N < 2:
+        return np.zeros((N, k)), 0.0, 0.0
+    step = noise.dt
+    longest = max(1, int(MAX_SPEED_WINDOW / (2 * step)))
+    kappa = sigmas(independent)
+    w, speed_noise = 1, np.inf
+    while True:
+        c = noise.autocovariance(np.array([0.0, 2.0 * w]))  # (2, 3k)
+        var = 2.0 * (c[0] - c[1]) / (2.0 * w * step) ** 2  # each axis's speed
+        speed_noise = kappa * float(np.max(np.sqrt(var.reshape(k, 3).sum(axis=1))))
+        if speed_noise <= 0.5 * tolerance or 2 * w > longest:
+            break
+        w *= 2
+    i = np.arange(N)
+    hi, lo = np.minimum(i + w, N - 1), np.maximum(i - w, 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        speed = np.linalg.norm(P[hi] - P[lo], axis=2) / (t[hi] - t[lo])[:, None]
+    return speed, 2.0 * w * step, speed_noise
 
 
 def _contact_verdict(
@@ -716,7 +764,12 @@ def _agreement_eps(
     v: Array,
     bad: NDArray[np.bool_],
     float_eps: float = float(np.finfo(float).eps),
+    noise: Array | None = None,
+    jitter: float = 0.0,
 ) -> _Agreement:
+    """Per-column agreement of ``v`` with ``dq/dt`` (``docs/conventions-checks.md``):
+    ``noise`` (nv,) the std of ``v - dq/dt`` from the noise measured in both (else the white
+    noise of ``dq/dt``), ``jitter`` the stamps' [s]."""
     # Columns as contiguous rows (nv, N): the per-column statistics partition rows.
     dT = _velocity_rows(robot, t, q)
     vT = np.ascontiguousarray(v.T)
@@ -738,8 +791,11 @@ def _agreement_eps(
         eps = 1e3 * np.finfo(float).eps * (1.0 + np.nanmax(np.abs(q[:, 7:]), initial=1.0))
         if float_eps > np.finfo(float).eps:  # q and v rounded to a coarser float (float32)
             eps = max(eps, 4.0 * float_eps * (1.0 + np.nanmax(np.abs(q), initial=1.0)))
-        floor = np.fmax(VELOCITY_RELATIVE_FLOOR * motion, NOISE_SIGMAS * _noise_sigma_rows(dT))
+        sigma = _noise_sigma_rows(dT) if noise is None else noise
+        floor = np.fmax(VELOCITY_RELATIVE_FLOOR * motion, NOISE_SIGMAS * sigma)
         change += floor[:, None]
+        if jitter > 0:  # dq/dt over a step whose two stamps each err by the jitter
+            change += NOISE_SIGMAS * np.abs(vT) * (math.sqrt(2.0) * jitter / _central_steps(t))
         change += eps / float(np.median(np.diff(t)))
         # The data's own resolution: rounding of q (float32: 6e-8 of a base height of 1 m)
         # divided by the step, and of v itself.
@@ -748,6 +804,18 @@ def _agreement_eps(
         valid = np.isfinite(r)
         share = over.sum(axis=1) / np.maximum(valid.sum(axis=1), 1)
     return _Agreement(share, motion, share > MAX_DISAGREEING_SHARE, (vT, dT, abs_d, r, valid))
+
+
+def _central_steps(t: Array) -> Array:
+    """(N,) the span of each sample's difference: ``t[i+1] - t[i-1]`` inside, one step at
+    the ends [s]."""
+    dt = np.diff(t)
+    out = np.empty(len(t))
+    if not len(dt):
+        return np.full(len(t), np.inf)
+    out[1:-1] = dt[:-1] + dt[1:]
+    out[0], out[-1] = dt[0], dt[-1]
+    return out
 
 
 def _rounding_bound(q: Array, vT: Array, t: Array) -> Array:
@@ -778,6 +846,20 @@ def _rounding_bound(q: Array, vT: Array, t: Array) -> Array:
     bound = per / dt_i + np.abs(vT) * (step_t / dt_i)
     bound += storage_resolution(vT, single)
     return np.nan_to_num(bound, nan=0.0, posinf=0.0)
+
+
+def _velocity_noise(
+    robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.bool_], step: float
+) -> Array:
+    """(nv,) std of the noise of ``v - dq/dt`` per column: the noise measured in ``v`` and in
+    the manifold derivative of ``q`` (:func:`~wholebody.conventions.noise.measure_noise`),
+    their white and correlated parts together."""
+    if len(t) < 3:
+        return np.zeros(v.shape[1])
+    d = _velocities(robot, t, q)
+    d[bad], vv = np.nan, np.where(bad[:, None], np.nan, v)
+    step = step if np.isfinite(step) and step > 0 else 1.0
+    return np.asarray(np.hypot(measure_noise(vv, step).std, measure_noise(d, step).std))
 
 
 def _near(value: float, target: float) -> bool:
@@ -839,11 +921,13 @@ def velocity_check(
     checking again: time scaled, base conventions, joints in degrees, joint columns
     permuted between ``q`` and ``v``."""
     name = "velocity_matches_configuration"
+    dt = float(np.nanmedian(np.diff(t))) if len(t) > 1 else float("nan")
+    stamps = measure_stamps(t)
+    noise = _velocity_noise(robot, t, q, v, bad, stamps.step)
 
     def agree(t: Array, q: Array, v: Array) -> _Agreement:
-        return _agreement_eps(robot, t, q, v, bad, float_eps=float_eps)
+        return _agreement_eps(robot, t, q, v, bad, float_eps, noise, stamps.jitter)
 
-    dt = float(np.median(np.diff(t)))
     given = agree(t, q, v)
     n_valid = given.n_valid
     if n_valid < MIN_VELOCITY_SAMPLES:
@@ -856,7 +940,10 @@ def velocity_check(
         )
     stated = {
         "bound": "adjacent change of v + max(1 % of the column's 90th-percentile |v|, "
-        f"{NOISE_SIGMAS:g} noise sigmas of dq/dt) + the rounding of q over dt",
+        f"{NOISE_SIGMAS:g} sigmas of the noise measured in v and dq/dt) + the rounding of q "
+        f"over dt + {NOISE_SIGMAS:g} sigmas of the stamps' jitter times |v| / step",
+        "velocity_noise": float(np.max(noise, initial=0.0)),
+        "stamps": stamps.describe(),
         "float_epsilon": float_eps,
         "max_disagreeing_share": MAX_DISAGREEING_SHARE,
         "dt": dt,

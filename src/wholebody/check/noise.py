@@ -1,0 +1,321 @@
+"""The noise of a log, measured from the log itself, and the measured preset's filter and
+bounds.
+
+**Per signal** (:func:`signal_noise`): ``q`` (base position [m], base orientation [rad],
+joints [rad]), ``v`` (base linear [m/s], base angular [rad/s], joints [rad/s]), the contact
+wrenches (force [N], moment [N m]), ``tau`` [N m] and the time stamps, each with its white
+part, its correlated part and that part's correlation time
+(:func:`wholebody.conventions.noise.measure_noise`; stamps:
+:func:`wholebody.conventions.noise.measure_stamps`). Reported in the evidence of every check.
+
+**The measured preset's filter** (:func:`choose_cutoff`, :func:`gaussian_kernel`): a
+zero-phase Gaussian low-pass (a symmetric FIR, no overshoot) whose cutoff is where the
+spectrum of the total contact force (the motion's bandwidth in the balance) meets its
+measured noise: the highest frequency at which the force's spectral density is
+:data:`SIGNAL_TO_NOISE` times the noise's, within [:data:`MIN_CUTOFF`, the Nyquist frequency
+over :data:`MAX_CUTOFF_SHARE`]. It runs on the accelerations (differentiated by central
+differences first: the filtered accelerations are the derivative of the filtered ``v``, the
+two commute) and on every signal that enters the balance (contact and external wrenches,
+``tau``), so the filtered balance holds exactly where the log's balance holds: the filter
+costs bandwidth (events shorter than about ``1 / (2 cutoff)`` are spread over that time), not
+consistency.
+
+**The measured preset's bounds** (:class:`ResidualNoise`): the residual's noise comes from
+the momentum rate (from the centroidal momentum ``h = A_G v``, differentiated, when the
+accelerations are; else from ``A_G a``) and from the total external wrench at the CoM; each
+is measured (white and correlated parts, per component) and carried through the filter, and
+through the means over ``M`` samples of the systematic-error test, exactly (the noise's
+autocovariance against the kernel's). A profile's ``[sensors]`` noise (``force_noise``,
+``moment_noise``) is a floor on the wrench part, at every averaging scale (its correlation
+is unknown: it is not assumed to average out). The tolerance at scale ``M`` is
+:func:`~wholebody.conventions.noise.sigmas` standard deviations (more with more independent
+windows: a family-wise false-alarm rate of
+:data:`~wholebody.conventions.noise.FALSE_ALARM`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..conventions.noise import Noise, Stamps, measure_noise, sigmas
+from ..robot.core import Robot
+from ..trajectory import Trajectory
+
+__all__ = [
+    "SignalNoise",
+    "signal_noise",
+    "ResidualNoise",
+    "choose_cutoff",
+    "gaussian_kernel",
+    "MIN_CUTOFF",
+    "MAX_CUTOFF_SHARE",
+    "SIGNAL_TO_NOISE",
+    "NOISE_SAMPLES",
+]
+
+Array = NDArray[np.float64]
+
+#: The lowest cutoff of the measured preset's filter [Hz].
+MIN_CUTOFF = 1.0
+
+#: The cutoff is at most the Nyquist frequency over this.
+MAX_CUTOFF_SHARE = 5.0
+
+#: The motion's bandwidth ends where the force's spectral density falls below this many
+#: times its noise's.
+SIGNAL_TO_NOISE = 10.0
+
+#: The noise is measured on the log's first this many samples.
+NOISE_SAMPLES = 50_000
+
+# The groups of the per-signal report: (signal, label, unit).
+_GROUPS = (
+    ("q", "base position", "m"),
+    ("q", "base orientation", "rad"),
+    ("q", "joints", "rad"),
+    ("v", "base linear", "m/s"),
+    ("v", "base angular", "rad/s"),
+    ("v", "joints", "rad/s"),
+    ("wrenches", "force", "N"),
+    ("wrenches", "moment", "N m"),
+    ("tau", "joints", "N m"),
+)
+
+
+def gaussian_kernel(cutoff: float, dt: float) -> Array:
+    """The zero-phase Gaussian low-pass at ``cutoff`` [Hz] (its -3 dB frequency) for a step
+    ``dt`` [s]: weights over +-4 standard deviations, summing to 1."""
+    sd = math.sqrt(math.log(2.0)) / (2.0 * math.pi * cutoff * dt)  # [samples]
+    half = max(1, int(math.ceil(4.0 * sd)))
+    x = np.arange(-half, half + 1, dtype=float)
+    h = np.exp(-0.5 * (x / sd) ** 2)
+    return np.asarray(h / h.sum())
+
+
+def choose_cutoff(force: Array, noise: Noise, dt: float) -> float:
+    """The filter's cutoff [Hz] (module docstring) from the total contact force (N, 3) [N]
+    and its measured noise."""
+    from scipy.signal import welch
+
+    nyquist = 0.5 / dt
+    top = nyquist / MAX_CUTOFF_SHARE
+    x = np.asarray(force, dtype=float)
+    x = x[np.isfinite(x).all(axis=1)]
+    if len(x) < 64:
+        return top
+    f, S = welch(x, fs=1.0 / dt, nperseg=min(len(x), 256), axis=0, average="median")
+    floor = noise.psd(f)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        above = S > SIGNAL_TO_NOISE * floor
+    cut = MIN_CUTOFF
+    for j in range(x.shape[1]):
+        rows = np.flatnonzero(above[:, j])
+        if len(rows):
+            cut = max(cut, float(f[rows[-1]]))
+    return float(min(cut, top))
+
+
+@dataclass(frozen=True)
+class SignalNoise:
+    """The noise of a log's signals (module docstring), per group of columns, and its stamps.
+
+    Attributes
+    ----------
+    groups : dict of str to Noise
+        ``"q: joints"``, ``"v: base linear"``, ``"wrenches: force"``, ... (present signals
+        only), each the measured noise of its columns.
+    units : dict of str to str
+    stamps : Stamps
+    cutoff : float or None
+        The measured preset's filter cutoff [Hz] (None: no filter ran).
+    kernel : ndarray or None
+        That filter's weights.
+    """
+
+    groups: dict[str, Noise]
+    units: dict[str, str]
+    stamps: Stamps
+    cutoff: float | None = None
+    kernel: Array | None = field(default=None, repr=False)
+
+    def lines(self) -> list[str]:
+        """The noise in words, one line per signal."""
+        by_signal: dict[str, list[str]] = {}
+        for key, n in self.groups.items():
+            signal, label = key.split(": ")
+            unit = self.units[key]
+            w = float(np.max(n.white, initial=0.0))
+            c = float(np.max(n.correlated, initial=0.0))
+            text = f"{label} {w:.2g}"
+            if c > 0:
+                tau = float(np.max(n.correlation_seconds, initial=0.0))
+                text += f" + {c:.2g} correlated over {1e3 * tau:.3g} ms"
+            by_signal.setdefault(signal, []).append(f"{text} {unit}")
+        return [f"{s}: {', '.join(parts)}" for s, parts in by_signal.items()]
+
+    def filter_line(self) -> str | None:
+        """Which filter ran and what it costs, in words (None without one)."""
+        if self.cutoff is None or self.kernel is None:
+            return None
+        half = (len(self.kernel) - 1) // 2
+        return (
+            f"measured preset: accelerations (central differences of v) and every wrench "
+            f"filtered alike by a zero-phase Gaussian low-pass at {self.cutoff:.3g} Hz "
+            f"(-3 dB; +-{half} samples): events shorter than "
+            f"{_seconds(0.5 / self.cutoff)} are spread over that time"
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            key: {**n.as_dict(), "unit": self.units[key]} for key, n in self.groups.items()
+        }
+        out["stamps"] = self.stamps.as_dict()
+        out["filter_cutoff_hz"] = self.cutoff
+        out["filter_samples"] = None if self.kernel is None else int(len(self.kernel))
+        return out
+
+
+def _seconds(s: float) -> str:
+    return f"{1e3 * s:.3g} ms" if s < 1 else f"{s:.3g} s"
+
+
+def signal_noise(robot: Robot, part: Trajectory, stamps: Stamps, filtered: bool) -> SignalNoise:
+    """The noise of each signal of ``part`` (a log's first samples), and with ``filtered``
+    the measured preset's filter chosen from it."""
+    dt = stamps.step if np.isfinite(stamps.step) and stamps.step > 0 else 1.0
+    q, v, _, tau = part.for_robot(robot)
+    columns: dict[str, Array] = {
+        "q: base position": q[:, :3],
+        # Small rotations turn the quaternion's vector part by half their angle.
+        "q: base orientation": 2.0 * q[:, 3:6],
+        "q: joints": q[:, 7:],
+        "v: base linear": v[:, :3],
+        "v: base angular": v[:, 3:6],
+        "v: joints": v[:, 6:],
+    }
+    W = part.contact_wrenches
+    if W.shape[1]:
+        columns["wrenches: force"] = W[..., :3].reshape(len(W), -1)
+        columns["wrenches: moment"] = W[..., 3:].reshape(len(W), -1)
+    if tau is not None:
+        columns["tau: joints"] = tau
+    units = {f"{s}: {label}": unit for s, label, unit in _GROUPS}
+    groups = {k: measure_noise(x, dt) for k, x in columns.items() if x.shape[1]}
+    out = SignalNoise(groups, {k: units[k] for k in groups}, stamps)
+    if not filtered:
+        return out
+    if W.shape[1]:
+        total = W[..., :3].sum(axis=1)
+        cutoff = choose_cutoff(total, measure_noise(total, dt), dt)
+    else:
+        cutoff = choose_cutoff(v[:, :3], groups["v: base linear"], dt)
+    return SignalNoise(out.groups, out.units, stamps, cutoff, gaussian_kernel(cutoff, dt))
+
+
+
+
+@dataclass(frozen=True)
+class ResidualNoise:
+    """The noise of the measured preset's filtered residual (module docstring).
+
+    Attributes
+    ----------
+    rate : Noise
+        Of the centroidal momentum ``h`` (6 components; ``derivative``) or of the momentum
+        rate (when the accelerations were logged) [N s, N m s] or [N, N m].
+    wrench : Noise
+        Of the total external wrench at the CoM (6 components) [N, N m].
+    kernel : ndarray
+        The filter's weights.
+    dt : float
+        The step [s].
+    derivative : bool
+        Whether ``rate`` is the momentum's (differentiated by central differences).
+    floor : (float, float)
+        The profile's stated force and moment noise over all contacts (std per axis) [N],
+        [N m]: a floor on the wrench part at every scale.
+    """
+
+    rate: Noise
+    wrench: Noise
+    kernel: Array
+    dt: float
+    derivative: bool
+    floor: tuple[float, float] = (0.0, 0.0)
+
+    def std(self, means: int = 1) -> tuple[float, float]:
+        """Std of the norm of the filtered residual's noise, force [N] and moment [N m],
+        averaged over ``means`` samples (root sum of the components' variances)."""
+        k = self.kernel
+        rate_kernel = np.convolve(k, np.array([1.0, 0.0, -1.0]) / (2 * self.dt)) if self.derivative else k
+        var_rate = self.rate.filtered_std(rate_kernel, means) ** 2
+        var_w = self.wrench.filtered_std(k, means) ** 2
+        var_w[:3] = np.maximum(var_w[:3], self.floor[0] ** 2)
+        var_w[3:] = np.maximum(var_w[3:], self.floor[1] ** 2)
+        total = var_rate + var_w
+        return float(np.sqrt(total[:3].sum())), float(np.sqrt(total[3:].sum()))
+
+    @property
+    def span(self) -> int:
+        """Samples over which the filtered noise is correlated (the kernel and the noise)."""
+        tau = max(
+            float(np.max(self.rate.correlation, initial=0.0)),
+            float(np.max(self.wrench.correlation, initial=0.0)),
+        )
+        return int(len(self.kernel) + 4 * tau)
+
+    def tolerance(self, means: int, n: int) -> tuple[float, float]:
+        """The tolerance of a mean over ``means`` samples [N], [N m] in a log of ``n``
+        samples: :func:`~wholebody.conventions.noise.sigmas` over its independent windows
+        times the noise's std."""
+        independent = n / max(means, self.span)
+        k = sigmas(independent)
+        f, m = self.std(means)
+        return k * f, k * m
+
+
+def residual_noise(
+    robot: Robot,
+    part: Trajectory,
+    contacts: list[Any],
+    kernel: Array,
+    dt: float,
+    estimated: bool,
+    floor: tuple[float, float],
+) -> ResidualNoise:
+    """:class:`ResidualNoise` measured on ``part`` (consecutive samples of the log, raw:
+    no filter): the momentum (or the momentum rate) and the total external wrench at the CoM,
+    from one Pinocchio pass per sample."""
+    from ..robot.batch import centroidal_map_rows
+
+    part = part.at_frame_origins(robot, contacts)
+    q, v, a, _ = part.for_robot(robot)
+    arrays, bad, _ = robot.check_batch(q=q, v=v)
+    rows = np.flatnonzero(~bad)
+    by_name = {c.name: c for c in contacts}
+    frames = [by_name[n].frame for n in part.contact_names] + list(part.external_frames)
+    W = part.contact_wrenches
+    if part.external_wrenches is not None:
+        W = np.concatenate([W, part.external_wrenches], axis=1)
+    N = len(part)
+    Ag, G, P = centroidal_map_rows(robot, arrays["q"], rows, [robot.frame_id(f) for f in frames])
+    moving = np.full((N, 6), np.nan)
+    x = arrays["v"] if estimated or a is None else a
+    moving[rows] = np.einsum("nij,nj->ni", Ag, x[rows])
+    total = np.full((N, 6), np.nan)
+    f = W[rows, :, :3]
+    total[rows, :3] = f.sum(axis=1)
+    total[rows, 3:] = (W[rows, :, 3:] + np.cross(P - G[:, None], f)).sum(axis=1)
+    return ResidualNoise(
+        measure_noise(moving, dt),
+        measure_noise(total, dt),
+        kernel,
+        dt,
+        estimated or a is None,
+        floor,
+    )
