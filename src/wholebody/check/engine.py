@@ -758,6 +758,25 @@ class _Tolerance:
     n_samples: int
 
 
+def _noise_scale(run: _Run, residual: ResidualNoise) -> Array:
+    """(N, 2) the measured filter's noise at each sample over its noise inside a segment,
+    force and moment: near a segment's ends (the log's, a gap's) from the cut kernel
+    (:meth:`~wholebody.check.noise.ResidualNoise.edge_scales`), near flagged samples from
+    :func:`_edge_excess`."""
+    from .sources import segments_between_gaps
+
+    assert run.diff is not None
+    N = run.source.n
+    edges = residual.edge_scales()
+    L = len(edges) - 1
+    distance = np.full(N, L)
+    for lo, hi in segments_between_gaps(run.samples.time, run.diff.gap):
+        i = np.arange(lo, hi)
+        distance[lo:hi] = np.minimum(np.minimum(i - lo, hi - 1 - i), L)
+    scale = edges[distance]
+    return np.asarray(np.fmax(scale, 1.0 + _edge_excess(run)[:, None]))
+
+
 def _edge_excess(run: _Run) -> Array:
     """(N,) how much more noise the measured filter leaves where its kernel is cut (the log's
     ends, flagged samples, gaps), relative to a whole kernel (white noise: the renormalised
@@ -798,10 +817,10 @@ def _evidence(run: _Run, report: Report) -> BiasTest | None:
     if run.measured:
         residual = run.residual
         assert residual is not None
-        excess = _edge_excess(run)
-        e_f += excess * tol["force_tolerance"] * w
-        e_m += excess * tol["moment_tolerance"] * w
-        noise_scale = 1.0 + excess
+        scale = _noise_scale(run, residual)
+        e_f += (scale[:, 0] - 1.0) * tol["force_tolerance"] * w
+        e_m += (scale[:, 1] - 1.0) * tol["moment_tolerance"] * w
+        noise_scale = scale.max(axis=1)
 
         def tolerance_at(M: int) -> tuple[float, float]:
             return residual.tolerance(M, N)

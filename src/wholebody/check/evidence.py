@@ -768,18 +768,21 @@ def _filtered_bounds(
         rows &= np.isfinite(expected.force_parts["jump"] + expected.moment_parts["jump"])
         segments = segments_between_gaps(part.time, diff.gap)
         # The filtered residual's error: a central difference is the mean of the momentum
-        # rate over two steps, the wrench is sampled: (W[i-1] - 2 W[i] + W[i+1]) / 4
-        # between a smooth wrench's mean and its sample, filtered (it cancels mostly);
-        # a jump between samples adds at most half of it at the filter's largest weight;
-        # the log's ends their one-sided stencil's error, filtered.
-        curve = np.zeros_like(W)
+        # rate over two steps, the wrench is sampled: between a smooth wrench's mean and its
+        # sample, (W[i-1] - 2 W[i] + W[i+1]) / 4; a simulator's step holds the acceleration
+        # over the step after it, (W[i-1] - W[i]) / 2; each filtered (they cancel mostly),
+        # the larger counts. A jump between samples adds at most half of it at the filter's
+        # largest weight; the log's ends their one-sided stencil's error, filtered.
+        curve, hold = np.zeros_like(W), np.zeros_like(W)
         curve[1:-1] = 0.25 * (W[:-2] - 2.0 * W[1:-1] + W[2:])
-        smooth = low_pass(curve, diff.kernel, rows, segments)
+        hold[1:] = 0.5 * (W[:-1] - W[1:])
+        bound = np.zeros((len(W), 2))
+        for x in (curve, hold):
+            smooth = low_pass(x, diff.kernel, rows, segments)
+            norms = [np.linalg.norm(smooth[:, :3], axis=1), np.linalg.norm(smooth[:, 3:], axis=1)]
+            bound = np.fmax(bound, np.stack(norms, axis=1))
         jump = np.stack([expected.force_parts["jump"], expected.moment_parts["jump"]], axis=1)
         edge = np.stack([expected.force_parts["edge"], expected.moment_parts["edge"]], axis=1)
-        bound = np.stack(
-            [np.linalg.norm(smooth[:, :3], axis=1), np.linalg.norm(smooth[:, 3:], axis=1)], axis=1
-        )
         bound += float(diff.kernel.max()) * jump + low_pass(edge, diff.kernel, rows, segments)
         e[idx] = bound[idx - lo]
         near = np.arange(start, stop)

@@ -10,10 +10,10 @@ part, its correlated part and that part's correlation time
 
 **The measured preset's filter** (:func:`choose_cutoff`, :func:`gaussian_kernel`): a
 zero-phase Gaussian low-pass (a symmetric FIR, no overshoot) whose cutoff is where the
-spectrum of the total contact force (the motion's bandwidth in the balance) meets its
-measured noise: the highest frequency at which the force's spectral density is
-:data:`SIGNAL_TO_NOISE` times the noise's, within [:data:`MIN_CUTOFF`, the Nyquist frequency
-over :data:`MAX_CUTOFF_SHARE`]. It runs on the accelerations (differentiated by central
+spectra of the base's velocity and of the total contact force (the motion's bandwidth in
+the balance) meet their measured noise: for each, the highest frequency at which a
+component's spectral density is :data:`SIGNAL_TO_NOISE` times its noise's; the lower of the
+two, within [:data:`MIN_CUTOFF`, the Nyquist frequency over :data:`MAX_CUTOFF_SHARE`]. It runs on the accelerations (differentiated by central
 differences first: the filtered accelerations are the derivative of the filtered ``v``, the
 two commute) and on every signal that enters the balance (contact and external wrenches,
 ``tau``), so the filtered balance holds exactly where the log's balance holds: the filter
@@ -45,6 +45,7 @@ from numpy.typing import NDArray
 from ..conventions.noise import Noise, Stamps, measure_noise, sigmas
 from ..robot.core import Robot
 from ..trajectory import Trajectory
+from .sources import low_pass
 
 __all__ = [
     "SignalNoise",
@@ -209,11 +210,12 @@ def signal_noise(robot: Robot, part: Trajectory, stamps: Stamps, filtered: bool)
     out = SignalNoise(groups, {k: units[k] for k in groups}, stamps)
     if not filtered:
         return out
+    # The motion's bandwidth in the balance: where the base's velocity and the total contact
+    # force meet their noise (the lower of the two: above it one of them is noise).
+    cutoff = choose_cutoff(v[:, :6], measure_noise(v[:, :6], dt), dt)
     if W.shape[1]:
         total = W[..., :3].sum(axis=1)
-        cutoff = choose_cutoff(total, measure_noise(total, dt), dt)
-    else:
-        cutoff = choose_cutoff(v[:, :3], groups["v: base linear"], dt)
+        cutoff = min(cutoff, choose_cutoff(total, measure_noise(total, dt), dt))
     return SignalNoise(out.groups, out.units, stamps, cutoff, gaussian_kernel(cutoff, dt))
 
 
@@ -230,6 +232,10 @@ class ResidualNoise:
         rate (when the accelerations were logged) [N s, N m s] or [N, N m].
     wrench : Noise
         Of the total external wrench at the CoM (6 components) [N, N m].
+    lever : Noise
+        Of the moment of the filtered contact forces about the CoM (3 components) [N m]: the
+        noise of the positions (from ``q``), which the filter does not reach (the check
+        places the contacts and the CoM sample by sample).
     kernel : ndarray
         The filter's weights.
     dt : float
@@ -243,22 +249,50 @@ class ResidualNoise:
 
     rate: Noise
     wrench: Noise
+    lever: Noise
     kernel: Array
     dt: float
     derivative: bool
     floor: tuple[float, float] = (0.0, 0.0)
 
-    def std(self, means: int = 1) -> tuple[float, float]:
+    def std(self, means: int = 1, kernel: Array | None = None) -> tuple[float, float]:
         """Std of the norm of the filtered residual's noise, force [N] and moment [N m],
-        averaged over ``means`` samples (root sum of the components' variances)."""
-        k = self.kernel
-        rate_kernel = np.convolve(k, np.array([1.0, 0.0, -1.0]) / (2 * self.dt)) if self.derivative else k
+        averaged over ``means`` samples (root sum of the components' variances); ``kernel``
+        the filter's weights at a sample where they are cut (the log's ends, a gap),
+        renormalised: the first weight on the segment's first sample."""
+        k = self.kernel if kernel is None else kernel
+        if not self.derivative:
+            rate_kernel = k
+        elif kernel is None:
+            rate_kernel = np.convolve(k, np.array([1.0, 0.0, -1.0]) / (2 * self.dt))
+        else:  # central differences, the first one-sided: (-3 v0 + 4 v1 - v2) / (2 dt)
+            n = len(k)
+            rate_kernel = np.zeros(n + 1)
+            rate_kernel[2:] += k[1:]
+            rate_kernel[: n - 1] -= k[1:]
+            rate_kernel[:3] += k[0] * np.array([-3.0, 4.0, -1.0])
+            rate_kernel /= 2 * self.dt
         var_rate = self.rate.filtered_std(rate_kernel, means) ** 2
         var_w = self.wrench.filtered_std(k, means) ** 2
         var_w[:3] = np.maximum(var_w[:3], self.floor[0] ** 2)
         var_w[3:] = np.maximum(var_w[3:], self.floor[1] ** 2)
+        var_w[3:] += self.lever.filtered_std(np.ones(1), means) ** 2
         total = var_rate + var_w
         return float(np.sqrt(total[:3].sum())), float(np.sqrt(total[3:].sum()))
+
+    def edge_scales(self) -> Array:
+        """(L + 1, 2): at ``d`` samples from a segment's first (or last) sample, the std of
+        the filtered residual's noise over its std inside, force and moment (the kernel is
+        cut there and the first difference one-sided: ``L`` the kernel's half-width)."""
+        h = self.kernel
+        L = len(h) // 2
+        inside = np.array(self.std())
+        out = np.ones((L + 1, 2))
+        for d in range(L + 1):
+            w = h[L - d :]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[d] = np.array(self.std(kernel=w / w.sum())) / inside
+        return np.asarray(np.where(np.isfinite(out), np.maximum(out, 1.0), 1.0))
 
     @property
     def span(self) -> int:
@@ -266,6 +300,7 @@ class ResidualNoise:
         tau = max(
             float(np.max(self.rate.correlation, initial=0.0)),
             float(np.max(self.wrench.correlation, initial=0.0)),
+            float(np.max(self.lever.correlation, initial=0.0)),
         )
         return int(len(self.kernel) + 4 * tau)
 
@@ -307,13 +342,18 @@ def residual_noise(
     moving = np.full((N, 6), np.nan)
     x = arrays["v"] if estimated or a is None else a
     moving[rows] = np.einsum("nij,nj->ni", Ag, x[rows])
-    total = np.full((N, 6), np.nan)
+    total, lever = np.full((N, 6), np.nan), np.full((N, 3), np.nan)
     f = W[rows, :, :3]
     total[rows, :3] = f.sum(axis=1)
     total[rows, 3:] = (W[rows, :, 3:] + np.cross(P - G[:, None], f)).sum(axis=1)
+    ok = np.zeros(N, dtype=bool)
+    ok[rows] = True
+    smooth_f = low_pass(W[..., :3], kernel, ok, [(0, N)])[rows]
+    lever[rows] = np.cross(P - G[:, None], smooth_f).sum(axis=1)
     return ResidualNoise(
         measure_noise(moving, dt),
         measure_noise(total, dt),
+        measure_noise(lever, dt),
         kernel,
         dt,
         estimated or a is None,

@@ -51,13 +51,13 @@ __all__ = [
 Array = NDArray[np.float64]
 
 #: Lags [samples] of the fourth differences the noise is measured from.
-LAGS = (1, 2, 3, 4, 6, 8, 12, 16)
+LAGS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 
 #: Fourth differences beyond this many robust standard deviations are left out.
 TRIM = 8.0
 
 #: Correlation times [samples] tried (0: white only).
-_TAUS = np.r_[0.0, np.geomspace(0.5, float(LAGS[-1]), 16)]
+_TAUS = np.r_[0.0, np.geomspace(0.5, float(LAGS[-1]), 22)]
 
 #: A lag is dominated by motion when its motion term exceeds this many times the noise's.
 _MOTION_DOMINATES = 4.0
@@ -103,12 +103,13 @@ class Noise:
     correlated: Array
     correlation: Array
     dt: float
+    smooth: NDArray[np.bool_] | None = None
 
     @classmethod
     def zero(cls, m: int, dt: float = 1.0) -> Noise:
         """No noise on ``m`` columns."""
         z = np.zeros(m)
-        return cls(z, z.copy(), z.copy(), dt)
+        return cls(z, z.copy(), z.copy(), dt, np.zeros(m, dtype=bool))
 
     @property
     def std(self) -> Array:
@@ -123,18 +124,20 @@ class Noise:
     def autocovariance(self, lags: Array) -> Array:
         """(len(lags), m) the noise's autocovariance at integer ``lags`` [samples]."""
         L = np.abs(np.asarray(lags, dtype=float))[:, None]
+        smooth = np.zeros(len(self.white)) if self.smooth is None else self.smooth
         with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.where(self.correlation > 0, np.exp(-L / self.correlation), 0.0)
+            x = L / self.correlation
+            r = np.where(self.correlation > 0, (1.0 + smooth * x) * np.exp(-x), 0.0)
         return np.asarray(self.white**2 * (L == 0) + self.correlated**2 * r)
 
     def psd(self, f: Array) -> Array:
-        """(len(f), m) one-sided power spectral density [unit^2 / Hz] at ``f`` [Hz] (the
-        sampled process: white ``2 s_w^2 dt``; the correlated part an AR(1) with
-        ``phi = exp(-1 / tau)``)."""
+        """(len(f), m) one-sided power spectral density [unit^2 / Hz] at ``f`` [Hz] of the
+        sampled noise: ``2 dt sum_L c(L) cos(2 pi f L dt)``."""
+        span = int(np.ceil(30 * max(float(np.max(self.correlation, initial=0.0)), 1.0)))
+        L = np.arange(-span, span + 1)
+        c = self.autocovariance(L)  # (lags, m)
         w = 2 * np.pi * np.asarray(f, dtype=float)[:, None] * self.dt
-        phi = np.where(self.correlation > 0, np.exp(-1.0 / np.maximum(self.correlation, 1e-9)), 0)
-        ar = (1 - phi**2) / (1 - 2 * phi * np.cos(w) + phi**2)
-        return np.asarray(2 * self.dt * (self.white**2 + self.correlated**2 * ar))
+        return np.asarray(2 * self.dt * (np.cos(w * L[None, :]) @ c))
 
     def filtered_std(self, kernel: Array, means: int = 1) -> Array:
         """(m,) std of the noise filtered by ``kernel`` (an FIR, applied by convolution), then
@@ -176,27 +179,29 @@ def _fourth_difference_power(x: Array, k: int) -> Array:
         return np.asarray(np.where(keep, d * d, 0.0).sum(axis=0) / np.maximum(keep.sum(axis=0), 1))
 
 
-def _basis(k: Array, tau: float) -> Array:
+def _basis(k: Array, tau: float, smooth: bool) -> Array:
     """(len(k), 3) the model's columns at lags ``k``: white, correlated, motion."""
     if tau > 0:
-        r = [np.exp(-j * k / tau) for j in (1, 2, 3, 4)]
+        r = [(1.0 + smooth * j * k / tau) * np.exp(-j * k / tau) for j in (1, 2, 3, 4)]
         corr = 70 - 112 * r[0] + 56 * r[1] - 16 * r[2] + 2 * r[3]
     else:
         corr = np.zeros_like(k)
     return np.c_[np.full_like(k, 70.0), corr, k**8]
 
 
-def _fit(k: Array, S: Array) -> tuple[float, Array, float]:
-    """The best (tau, coefficients, residual) over the grid of correlation times."""
+def _fit(k: Array, S: Array) -> tuple[tuple[float, bool], Array, float]:
+    """The best ((tau, smooth), coefficients, residual) over the grid of correlation times
+    and the two shapes."""
     from scipy.optimize import nnls
 
     w = 1.0 / S
-    best: tuple[float, Array, float] | None = None
+    best: tuple[tuple[float, bool], Array, float] | None = None
     for tau in _TAUS:
-        A = _basis(k, float(tau))
-        coef, res = nnls(A * w[:, None], S * w)
-        if best is None or res < best[2] * (1 - 1e-6):
-            best = (float(tau), coef, float(res))
+        for smooth in (False, True) if tau > 0 else (False,):
+            A = _basis(k, float(tau), smooth)
+            coef, res = nnls(A * w[:, None], S * w)
+            if best is None or res < best[2] * (1 - 1e-6):
+                best = ((float(tau), smooth), coef, float(res))
     assert best is not None
     return best
 
@@ -231,17 +236,19 @@ def measure_noise(x: Array, dt: float = 1.0) -> Noise:
         if not np.all(np.isfinite(s)) or s.max() <= 0:
             continue
         s = np.maximum(s, s.max() * 1e-30)
-        tau, coef, _ = _fit(k, s)
-        basis = _basis(k, tau)
+        (tau, smooth), coef, _ = _fit(k, s)
+        basis = _basis(k, tau, smooth)
         noise = basis[:, :2] @ coef[:2]
         motion = basis[:, 2] * coef[2]
         ruled = np.flatnonzero(motion > _MOTION_DOMINATES * noise)
         if len(ruled) and 2 <= ruled[0] < len(k) - 1:  # leave out the lags motion rules
             n = int(ruled[0]) + 1
-            tau, coef, _ = _fit(k[:n], s[:n])
+            (tau, smooth), coef, _ = _fit(k[:n], s[:n])
         out.white[j] = math.sqrt(coef[0])
         out.correlated[j] = math.sqrt(coef[1]) if tau > 0 else 0.0
         out.correlation[j] = tau if out.correlated[j] > 0 else 0.0
+        assert out.smooth is not None
+        out.smooth[j] = smooth and out.correlated[j] > 0
     return out
 
 
