@@ -966,10 +966,7 @@ def _diagnosis_data(
         log_wrenches=cast(Array, kept.log_wrenches),
         rows=rows,
         log_time=s.time,
-        tolerance=(
-            tol["force_tolerance"] * robot.weight,
-            tol["moment_tolerance"] * robot.weight,
-        ),
+        tolerance=_diagnosis_tolerance(run, smoothing),
         contacts=run.contacts,
         cone_tolerance=tol["cone_tolerance"] * robot.weight,
         accelerations_estimated=run.estimated,
@@ -979,6 +976,18 @@ def _diagnosis_data(
         smoothing=kept_smoothing(smoothing, source.n, len(rows)),
         log_flagged=bad.copy(),
     )
+
+
+def _diagnosis_tolerance(run: _Run, smoothing: int) -> tuple[float, float]:
+    """The tolerances [N], [N m] of the residuals the diagnosis scores: the check's; with
+    the measured preset's noise, that of the residual averaged over the diagnosis' window
+    (``smoothing`` samples of the log), which is what is left of the noise there."""
+    w = run.robot.weight
+    tol = (run.tol["force_tolerance"] * w, run.tol["moment_tolerance"] * w)
+    if run.residual is None or smoothing <= 1:
+        return tol
+    f, m = run.residual.tolerance(smoothing, run.source.n)
+    return min(tol[0], f), min(tol[1], m)
 
 
 # --- what the diagnosis keeps -------------------------------------------------------------------
