@@ -65,7 +65,7 @@ from .evidence import (
 from .noise import NOISE_SAMPLES, ResidualNoise, SignalNoise, residual_noise, signal_noise
 from .options import ENGINE_FLOOR, CheckOptions, Tolerances
 from .report import CONTACT_THRESHOLD, Report
-from .sources import Differentiation, Source, read_part
+from .sources import Differentiation, Source, low_pass, read_part, segments_between_gaps
 
 __all__ = ["ChunkPlan", "ChunkJob", "ChunkOutput", "evaluate", "check_source"]
 
@@ -473,7 +473,14 @@ class _Run:
 
     @property
     def measured(self) -> bool:
-        return self.diff is not None and self.diff.kernel is not None
+        """The measured preset's filter runs on the residual."""
+        return self.noise.kernel is not None
+
+    @property
+    def gap(self) -> float:
+        """A step beyond this [s] is a gap of the stamps (samples dropped)."""
+        st = self.noise.stamps
+        return GAP_STEPS * st.step + 6.0 * st.jitter if np.isfinite(st.step) else np.inf
 
     @classmethod
     def start(
@@ -490,13 +497,12 @@ class _Run:
         tolerances = options.for_log(source.metadata, estimated=estimated, float32=single)
         measured = tolerances.preset == "measured"
         noise = signal_noise(robot, head, stamps, filtered=measured)
-        gap = GAP_STEPS * stamps.step + 6.0 * stamps.jitter if measured else np.inf
-        if not source.has_accelerations:
-            diff = Differentiation.from_time(time, options.savgol, noise.kernel, gap)
-        elif measured:
-            diff = Differentiation(None, None, 0.0, noise.kernel, False, gap)
-        else:
-            diff = None
+        gap = GAP_STEPS * stamps.step + 6.0 * stamps.jitter if np.isfinite(stamps.step) else np.inf
+        diff = (
+            None
+            if source.has_accelerations
+            else Differentiation.from_time(time, options.savgol, gap)
+        )
         model = robot.model
         parents = [model.names[model.frames[robot.frame_id(c.frame)].parentJoint] for c in contacts]
         frames = [c.frame for c in contacts] + list(source.external_frames)
@@ -533,15 +539,13 @@ class _Run:
     def read(self, start: int, stop: int, key: str, shared: dict[str, Any]) -> ChunkJob:
         """Read and check chunk ``[start, stop)``; its arrays go to ``shared`` (named
         ``key`` + field) and the job holds their :class:`~wholebody.parallel.Shared` slices."""
-        raw, off = read_part(self.source, start, stop, self.diff, smooth=False)
-        part = raw if self.diff is None else self.diff.smoothed(raw)  # the measured filter
+        part, off = read_part(self.source, start, stop, self.diff)
         here = slice(off, off + stop - start)
-        whole = off == 0 and len(part) == stop - start
-        piece = part if whole else part.select(here)
+        piece = part if (off == 0 and len(part) == stop - start) else part.select(here)
         checked = _sample_checks(self.robot, piece)  # the chunk's one state check
         if self.conventions is not None:  # checked once the chunk's pass is done (it reuses it)
-            self.conventions.read(self.source, raw, off, start, stop, checked.motion)
-        self._note(raw if whole else raw.select(here), checked, start, stop)
+            self.conventions.read(self.source, part, off, start, stop, checked.motion)
+        self._note(piece, checked, start, stop)
         arrays = {
             "q": checked.arrays["q"],
             "v": checked.arrays["v"],
@@ -630,8 +634,7 @@ def _finish(run: _Run) -> Report:
     # The samples the diagnosis may keep are chosen among those the sample checks passed.
     checked_ok = ~s.bad | _failed_chunk_rows(run.reasons, N)
     held = _flag_no_evidence(run)
-    if run.measured:
-        _noise_tolerances(run)
+    _noise_tolerances(run)
     report = _report(run)
     bias = _evidence(run, report)
     report.diagnosis = _findings(run, report, checked_ok, held, bias)
@@ -706,47 +709,89 @@ def _report(run: _Run) -> Report:
 
 
 def _noise_tolerances(run: _Run) -> None:
-    """The measured preset's residual tolerances: the noise of the filtered residual,
-    measured on the log's first samples (:func:`~wholebody.check.noise.residual_noise`), at
-    :func:`~wholebody.check.noise.sigmas` standard deviations; the profile's sensor noise a
-    floor."""
-    assert run.diff is not None and run.diff.kernel is not None
+    """The residual's measured noise in the tolerances (:mod:`wholebody.check.noise`).
+
+    With logged accelerations, the noise is measured on the residual itself (it holds no
+    motion) and added to every preset's tolerances. The measured preset filters the residual
+    (:func:`~wholebody.check.sources.low_pass`: the filter is linear, so it is the same filter
+    on every term of the balance) and takes its tolerances from the noise of the filtered
+    residual: with differentiated accelerations measured on the momentum and the wrenches
+    (:func:`~wholebody.check.noise.residual_noise`), plus the differentiation's own error on
+    most samples; the profile's sensor noise a floor; the engine's floor for the log's
+    number type the least.
+    """
+    s, N, w = run.samples, run.source.n, run.robot.weight
+    kernel = run.noise.kernel
+    if not run.estimated:
+        ok = ~s.bad
+        r = np.where(ok[:, None], np.c_[s.r_f, s.r_m], np.nan)
+        run.residual = ResidualNoise.of_residual(r, kernel, run.noise.stamps.step)
+    elif run.measured:
+        assert kernel is not None
+        run.residual = residual_noise(
+            run.robot, run.head, run.contacts, kernel, run.noise.stamps.step
+        )
+    if run.residual is None:
+        return
+    if run.measured:
+        assert kernel is not None
+        segments = segments_between_gaps(s.time, run.gap)
+        ok = ~s.bad
+        s.r_f = low_pass(s.r_f, kernel, ok, segments)
+        s.r_m = low_pass(s.r_m, kernel, ok, segments)
     stated = run.options.sensor_noise or {}
     root = float(np.sqrt(max(len(run.contacts), 1)))
-    floor = (stated.get("force_noise", 0.0) * root, stated.get("moment_noise", 0.0) * root)
-    step = run.noise.stamps.step
-    run.residual = residual_noise(
-        run.robot, run.head, run.contacts, run.diff.kernel, step, run.estimated, floor
+    run.residual = replace(
+        run.residual,
+        floor=(stated.get("force_noise", 0.0) * root, stated.get("moment_noise", 0.0) * root),
     )
-    f, m = run.residual.tolerance(1, run.source.n)
-    w = run.robot.weight
-    rests = "the sensors' stated noise" if any(floor) else "the noise measured in the log"
+    f, m = run.residual.tolerance(1, N)
+    rests = "the sensors' stated noise" if any(run.residual.floor) else "the noise measured in the log"
+    if not run.measured:
+        values = run.tolerances.values
+        if f <= 0 and m <= 0:
+            return
+        basis = f"{run.tolerances.basis}; plus {f:.3g} N, {m:.3g} N m from {rests}"
+        run.tolerances = Tolerances(
+            run.tolerances.preset,
+            {
+                **values,
+                "force_tolerance": values["force_tolerance"] + f / w,
+                "moment_tolerance": values["moment_tolerance"] + m / w,
+            },
+            basis,
+        )
+        return
     basis = (
-        f"measured: {f:.3g} N, {m:.3g} N m per sample from {rests} (momentum "
-        f"{'from v' if run.estimated else 'rate'} and wrenches through the filter at "
+        f"measured: {f:.3g} N, {m:.3g} N m per sample from {rests} (through the filter at "
         f"{run.noise.cutoff:.3g} Hz)"
     )
-    s, N = run.samples, run.source.n
     if run.estimated and N >= 3:
         # The differentiation's own error (filtered) on most samples: in the tolerance too.
         need = ~s.bad
         run.filtered_bounds = differentiation_bounds(
-            run.robot, run.source, run.bounds, run.contacts, _Tolerance(f / w, m / w, N), need, run.diff
+            run.robot,
+            run.source,
+            run.bounds,
+            run.contacts,
+            _Tolerance(f / w, m / w, N),
+            need,
+            run.diff,
+            kernel,
         )
         d_f, d_m = run.filtered_bounds[:2]
         ok = need & np.isfinite(d_f) & np.isfinite(d_m)
         if ok.any():
-            extra_f = float(np.percentile(d_f[ok], 100 * (1 - MAX_WAIVED_SHARE / 2)))
-            extra_m = float(np.percentile(d_m[ok], 100 * (1 - MAX_WAIVED_SHARE / 2)))
+            share = 100 * (1 - MAX_WAIVED_SHARE / 2)
+            extra_f = float(np.percentile(d_f[ok], share))
+            extra_m = float(np.percentile(d_m[ok], share))
             f, m = f + extra_f, m + extra_m
             basis += (
-                f", plus the differentiation's error on {100 * (1 - MAX_WAIVED_SHARE / 2):g} % "
-                f"of the samples ({extra_f:.3g} N, {extra_m:.3g} N m)"
+                f", plus the differentiation's error on {share:g} % of the samples "
+                f"({extra_f:.3g} N, {extra_m:.3g} N m)"
             )
     floor_rel = ENGINE_FLOOR["float32" if run.single else "float64"]
-    run.tolerances = run.tolerances.with_noise(
-        max(f / w, floor_rel), max(m / w, floor_rel), basis
-    )
+    run.tolerances = run.tolerances.with_noise(max(f / w, floor_rel), max(m / w, floor_rel), basis)
 
 
 @dataclass(frozen=True)
@@ -763,14 +808,11 @@ def _noise_scale(run: _Run, residual: ResidualNoise) -> Array:
     force and moment: near a segment's ends (the log's, a gap's) from the cut kernel
     (:meth:`~wholebody.check.noise.ResidualNoise.edge_scales`), near flagged samples from
     :func:`_edge_excess`."""
-    from .sources import segments_between_gaps
-
-    assert run.diff is not None
     N = run.source.n
     edges = residual.edge_scales()
     L = len(edges) - 1
     distance = np.full(N, L)
-    for lo, hi in segments_between_gaps(run.samples.time, run.diff.gap):
+    for lo, hi in segments_between_gaps(run.samples.time, run.gap):
         i = np.arange(lo, hi)
         distance[lo:hi] = np.minimum(np.minimum(i - lo, hi - 1 - i), L)
     scale = edges[distance]
@@ -781,12 +823,10 @@ def _edge_excess(run: _Run) -> Array:
     """(N,) how much more noise the measured filter leaves where its kernel is cut (the log's
     ends, flagged samples, gaps), relative to a whole kernel (white noise: the renormalised
     weights' norm over the whole kernel's), less one."""
-    from .sources import segments_between_gaps
-
-    assert run.diff is not None and run.diff.kernel is not None
-    h = run.diff.kernel
+    assert run.noise.kernel is not None
+    h = run.noise.kernel
     ok = ~run.samples.bad
-    segments = segments_between_gaps(run.samples.time, run.diff.gap)
+    segments = segments_between_gaps(run.samples.time, run.gap)
     # sum_j h_j w_j over the kernel (the renormalisation) and sum_j h_j^2 w_j.
     mean = _window_sum(ok, h, segments)
     square = _window_sum(ok, h * h, segments)
@@ -940,6 +980,9 @@ def _diagnosis_data(
     kept = kept_samples(
         robot, source, run.bounds, run.contacts, run.parents, rows, bad, run.diff, run.placed
     )
+    kernel = run.noise.kernel if len(valid) <= MAX_SAMPLES else None
+    if kernel is not None:  # every sample kept: the diagnosis reads them filtered too
+        _filter_kept(kept, rows, source.n, kernel, segments_between_gaps(s.time, run.gap))
     euler = False
     if run.estimated:  # is v an Euler integrator's? (the lag fit's basis)
         from ..diagnosis.causes_timing import semi_implicit_euler
@@ -949,7 +992,7 @@ def _diagnosis_data(
     links = link_motion_at(robot, source, run.bounds, rows, run.diff) if with_links else None
     return DiagnosisData(
         robot=robot,
-        states=states_at(robot, source, run.bounds, run.diff),
+        states=states_at(robot, source, run.bounds, run.diff, kernel, run.gap),
         weight=robot.weight,
         mass=robot.mass,
         gravity=robot.gravity_vector,
@@ -980,14 +1023,38 @@ def _diagnosis_data(
 
 def _diagnosis_tolerance(run: _Run, smoothing: int) -> tuple[float, float]:
     """The tolerances [N], [N m] of the residuals the diagnosis scores: the check's; with
-    the measured preset's noise, that of the residual averaged over the diagnosis' window
-    (``smoothing`` samples of the log), which is what is left of the noise there."""
+    the residual's measured noise, that of the residual averaged over the diagnosis' window
+    (``smoothing`` samples of the log) where it is tighter: what is left of the noise
+    there."""
     w = run.robot.weight
     tol = (run.tol["force_tolerance"] * w, run.tol["moment_tolerance"] * w)
     if run.residual is None or smoothing <= 1:
         return tol
-    f, m = run.residual.tolerance(smoothing, run.source.n)
+    # The diagnosis averages the unfiltered residual over its window.
+    f, m = run.residual.tolerance(smoothing, run.source.n, np.ones(1))
     return min(tol[0], f), min(tol[1], m)
+
+
+def _filter_kept(
+    kept: Kept, rows: NDArray[np.intp], n: int, kernel: Array, segments: list[tuple[int, int]]
+) -> None:
+    """The measured preset's filter on what the diagnosis keeps of every sample (``rows``
+    of a log of ``n`` samples): the wrenches, the momentum rate, the external wrench and the
+    wrench rows of the lag search, so that its residual is the check's filtered one (the
+    filter is linear)."""
+    ok = np.zeros(n, dtype=bool)
+    ok[rows] = True
+    for name in ("wrenches", "rate", "ext"):
+        x = getattr(kept, name)
+        full = np.zeros((n,) + x.shape[1:])
+        full[rows] = x
+        setattr(kept, name, low_pass(full, kernel, ok, segments)[rows])
+    log = kept.log_wrenches
+    full = np.zeros((n,) + log.values.shape[1:])
+    full[log.index] = log.values
+    near = np.zeros(n, dtype=bool)
+    near[log.index] = True
+    kept.log_wrenches = RowsOf(n, log.index, low_pass(full, kernel, near, segments)[log.index])
 
 
 # --- what the diagnosis keeps -------------------------------------------------------------------
@@ -1162,11 +1229,17 @@ def link_motion_at(
 
 
 def states_at(
-    robot: Robot, source: Source, bounds: list[tuple[int, int]], diff: Differentiation | None
+    robot: Robot,
+    source: Source,
+    bounds: list[tuple[int, int]],
+    diff: Differentiation | None,
+    kernel: Array | None = None,
+    gap: float = np.inf,
 ) -> Any:
     """``states(rows) -> (q, v, a)``: the log's states at ``rows`` (log rows, in the robot's
-    layout; ``a`` as the check used it, differentiated when the log has none), read chunk by
-    chunk over the check's ``bounds``."""
+    layout; ``a`` as the check used it, differentiated when the log has none, and through
+    the measured preset's filter ``kernel``), read chunk by chunk over the check's
+    ``bounds``."""
 
     def states(rows: Any) -> tuple[Array, Array, Array]:
         rows = np.asarray(rows, dtype=np.intp)
@@ -1176,9 +1249,13 @@ def states_at(
             inside = np.flatnonzero((rows >= start) & (rows < stop))
             if not len(inside):
                 continue
-            part, off = read_part(source, start, stop, diff)
+            margin = 0 if kernel is None else len(kernel) // 2 + 2
+            part, off = read_part(source, start, stop, diff, margin)
             pq, pv, pa, _ = part.for_robot(robot)
             assert pa is not None  # read with accelerations (read_part)
+            if kernel is not None:
+                ok = np.isfinite(pa).all(axis=1)
+                pa = low_pass(pa, kernel, ok, segments_between_gaps(part.time, gap))
             at = rows[inside] - start + off
             q[inside], v[inside], a[inside] = pq[at], pv[at], pa[at]
         return q, v, a

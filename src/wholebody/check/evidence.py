@@ -649,19 +649,21 @@ def differentiation_bounds(
     report: Any,
     need: NDArray[np.bool_],
     diff: Differentiation | None = None,
+    kernel: Array | None = None,
 ) -> tuple[Array, Array, Array, Array, Array]:
     """The expected error of differentiated accelerations [N], [N m] at the samples
     ``need`` (``inf`` elsewhere), chunk by chunk with the neighbours the differences use;
     then the same with the slow noise model (for averages over windows), and the total
     external wrench at the CoM (N, 6) (NaN where not computed).
 
-    With the measured preset's filter (``diff.kernel``), the noise is the tolerance's
-    (:mod:`wholebody.check.noise`): the bounds are the jumps' and the log ends' parts,
-    filtered like the residual, and the total wrench filtered too."""
+    With the measured preset's filter (``kernel``), the noise is the tolerance's
+    (:mod:`wholebody.check.noise`): the bounds are the differentiation's error filtered like
+    the residual (:func:`_filtered_bounds`), and the total wrench filtered too."""
     from ..conventions import expected_residual_error
 
-    if diff is not None and diff.kernel is not None:
-        return _filtered_bounds(robot, source, bounds, contacts, report, need, diff)
+    if kernel is not None:
+        gap = math.inf if diff is None else diff.gap
+        return _filtered_bounds(robot, source, bounds, contacts, report, need, kernel, gap)
     e_f = np.full(report.n_samples, np.inf)
     e_m = np.full(report.n_samples, np.inf)
     s_f = np.full(report.n_samples, np.inf)
@@ -740,12 +742,12 @@ def _filtered_bounds(
     contacts: Sequence[Contact],
     report: Any,
     need: NDArray[np.bool_],
-    diff: Differentiation,
+    kernel: Array,
+    gap: float,
 ) -> tuple[Array, Array, Array, Array, Array]:
-    """:func:`differentiation_bounds` under the measured preset's filter."""
+    """:func:`differentiation_bounds` under the measured preset's filter ``kernel``."""
     from ..conventions import expected_residual_error
 
-    assert diff.kernel is not None
     N = report.n_samples
     e = np.full((N, 2), np.inf)
     total = np.full((N, 6), np.nan)
@@ -753,7 +755,7 @@ def _filtered_bounds(
         idx = np.flatnonzero(need[start:stop]) + start
         if not len(idx):
             continue
-        part, off = read_part(source, start, stop, None, margin=diff.overlap)
+        part, off = read_part(source, start, stop, None, margin=len(kernel) // 2 + 2)
         lo = start - off
         expected = expected_residual_error(
             robot,
@@ -766,7 +768,7 @@ def _filtered_bounds(
         assert W is not None
         rows = np.isfinite(W).all(axis=1)
         rows &= np.isfinite(expected.force_parts["jump"] + expected.moment_parts["jump"])
-        segments = segments_between_gaps(part.time, diff.gap)
+        segments = segments_between_gaps(part.time, gap)
         # The filtered residual's error: a central difference is the mean of the momentum
         # rate over two steps, the wrench is sampled: between a smooth wrench's mean and its
         # sample, (W[i-1] - 2 W[i] + W[i+1]) / 4; a simulator's step holds the acceleration
@@ -778,14 +780,14 @@ def _filtered_bounds(
         hold[1:] = 0.5 * (W[:-1] - W[1:])
         bound = np.zeros((len(W), 2))
         for x in (curve, hold):
-            smooth = low_pass(x, diff.kernel, rows, segments)
+            smooth = low_pass(x, kernel, rows, segments)
             norms = [np.linalg.norm(smooth[:, :3], axis=1), np.linalg.norm(smooth[:, 3:], axis=1)]
             bound = np.fmax(bound, np.stack(norms, axis=1))
         jump = np.stack([expected.force_parts["jump"], expected.moment_parts["jump"]], axis=1)
         edge = np.stack([expected.force_parts["edge"], expected.moment_parts["edge"]], axis=1)
-        bound += float(diff.kernel.max()) * jump + low_pass(edge, diff.kernel, rows, segments)
+        bound += float(kernel.max()) * jump + low_pass(edge, kernel, rows, segments)
         e[idx] = bound[idx - lo]
         near = np.arange(start, stop)
-        total[near] = low_pass(W, diff.kernel, rows, segments)[near - lo]
+        total[near] = low_pass(W, kernel, rows, segments)[near - lo]
     e = np.where(np.isfinite(e), e, np.inf)
     return e[:, 0], e[:, 1], e[:, 0].copy(), e[:, 1].copy(), total

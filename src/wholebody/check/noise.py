@@ -9,23 +9,23 @@ part, its correlated part and that part's correlation time
 :func:`wholebody.conventions.noise.measure_stamps`). Reported in the evidence of every check.
 
 **The measured preset's filter** (:func:`choose_cutoff`, :func:`gaussian_kernel`): a
-zero-phase Gaussian low-pass (a symmetric FIR, no overshoot) whose cutoff is where the
+zero-phase Gaussian low-pass (a symmetric FIR, no overshoot) on the residual, whose cutoff
+is where the
 spectra of the base's velocity and of the total contact force (the motion's bandwidth in
 the balance) meet their measured noise: for each, the highest frequency at which a
 component's spectral density is :data:`SIGNAL_TO_NOISE` times its noise's; the lower of the
-two, within [:data:`MIN_CUTOFF`, the Nyquist frequency over :data:`MAX_CUTOFF_SHARE`]. It runs on the accelerations (differentiated by central
-differences first: the filtered accelerations are the derivative of the filtered ``v``, the
-two commute) and on every signal that enters the balance (contact and external wrenches,
-``tau``), so the filtered balance holds exactly where the log's balance holds: the filter
-costs bandwidth (events shorter than about ``1 / (2 cutoff)`` are spread over that time), not
-consistency.
+two, within [:data:`MIN_CUTOFF`, the Nyquist frequency over :data:`MAX_CUTOFF_SHARE`]. The
+filter is linear: on the residual it is the same filter on every signal of the balance (each
+wrench, the momentum rate, whose filtered accelerations are the derivative of the filtered
+``v``), so the filtered balance holds where the log's holds; it costs bandwidth (events
+shorter than about ``1 / (2 cutoff)`` are spread over that time), not consistency.
 
-**The measured preset's bounds** (:class:`ResidualNoise`): the residual's noise comes from
-the momentum rate (from the centroidal momentum ``h = A_G v``, differentiated, when the
-accelerations are; else from ``A_G a``) and from the total external wrench at the CoM; each
-is measured (white and correlated parts, per component) and carried through the filter, and
-through the means over ``M`` samples of the systematic-error test, exactly (the noise's
-autocovariance against the kernel's). A profile's ``[sensors]`` noise (``force_noise``,
+**The residual's noise** (:class:`ResidualNoise`): with logged accelerations, measured on
+the residual itself (it holds no motion); with differentiated accelerations, on the
+centroidal momentum ``h = A_G v`` (differentiated by central differences) and on the total
+external wrench at the CoM. Each is measured (white and correlated parts, per component)
+and carried through the filter, and through the means over ``M`` samples of the
+systematic-error test, exactly (the noise's autocovariance against the kernel's). A profile's ``[sensors]`` noise (``force_noise``,
 ``moment_noise``) is a floor on the wrench part, at every averaging scale (its correlation
 is unknown: it is not assumed to average out). The tolerance at scale ``M`` is
 :func:`~wholebody.conventions.noise.sigmas` standard deviations (more with more independent
@@ -45,12 +45,12 @@ from numpy.typing import NDArray
 from ..conventions.noise import Noise, Stamps, measure_noise, sigmas
 from ..robot.core import Robot
 from ..trajectory import Trajectory
-from .sources import low_pass
 
 __all__ = [
     "SignalNoise",
     "signal_noise",
     "ResidualNoise",
+    "residual_noise",
     "choose_cutoff",
     "gaussian_kernel",
     "MIN_CUTOFF",
@@ -165,10 +165,9 @@ class SignalNoise:
             return None
         half = (len(self.kernel) - 1) // 2
         return (
-            f"measured preset: accelerations (central differences of v) and every wrench "
-            f"filtered alike by a zero-phase Gaussian low-pass at {self.cutoff:.3g} Hz "
-            f"(-3 dB; +-{half} samples): events shorter than "
-            f"{_seconds(0.5 / self.cutoff)} are spread over that time"
+            f"the residual (every wrench and the momentum rate alike) through a zero-phase "
+            f"Gaussian low-pass at {self.cutoff:.3g} Hz (-3 dB; +-{half} samples): events "
+            f"shorter than {_seconds(0.5 / self.cutoff)} are spread over that time"
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -223,67 +222,75 @@ def signal_noise(robot: Robot, part: Trajectory, stamps: Stamps, filtered: bool)
 
 @dataclass(frozen=True)
 class ResidualNoise:
-    """The noise of the measured preset's filtered residual (module docstring).
+    """The noise of the residual (module docstring), through the measured preset's filter
+    (or none: ``kernel`` ``[1.0]``).
 
     Attributes
     ----------
-    rate : Noise
-        Of the centroidal momentum ``h`` (6 components; ``derivative``) or of the momentum
-        rate (when the accelerations were logged) [N s, N m s] or [N, N m].
-    wrench : Noise
-        Of the total external wrench at the CoM (6 components) [N, N m].
-    lever : Noise
-        Of the moment of the filtered contact forces about the CoM (3 components) [N m]: the
-        noise of the positions (from ``q``), which the filter does not reach (the check
-        places the contacts and the CoM sample by sample).
     kernel : ndarray
         The filter's weights.
     dt : float
         The step [s].
-    derivative : bool
-        Whether ``rate`` is the momentum's (differentiated by central differences).
+    direct : Noise or None
+        Measured on the residual itself (6 components) [N, N m]: with logged accelerations
+        it holds no motion, only noise and faults that do not look like noise.
+    rate : Noise or None
+        Of the centroidal momentum ``h = A_G v`` (6 components) [N s, N m s], differentiated
+        by central differences (with differentiated accelerations; their noise is the
+        derivative's, which a measure on the residual would mistake for the low frequencies').
+    wrench : Noise or None
+        Of the total external wrench at the CoM (6 components) [N, N m], with ``rate``.
     floor : (float, float)
         The profile's stated force and moment noise over all contacts (std per axis) [N],
-        [N m]: a floor on the wrench part at every scale.
+        [N m]: a floor on the noise at every scale (its correlation is unknown: it is not
+        assumed to average out).
     """
 
-    rate: Noise
-    wrench: Noise
-    lever: Noise
     kernel: Array
     dt: float
-    derivative: bool
+    direct: Noise | None = None
+    rate: Noise | None = None
+    wrench: Noise | None = None
     floor: tuple[float, float] = (0.0, 0.0)
 
-    def std(self, means: int = 1, kernel: Array | None = None) -> tuple[float, float]:
+    @classmethod
+    def of_residual(cls, residual: Array, kernel: Array | None, dt: float) -> ResidualNoise:
+        """Measured on the residual (N, 6) [N, N m] (NaN where not checked)."""
+        k = np.ones(1) if kernel is None else kernel
+        return cls(k, dt, direct=measure_noise(residual, dt))
+
+    def std(
+        self, means: int = 1, kernel: Array | None = None, edge: bool = False
+    ) -> tuple[float, float]:
         """Std of the norm of the filtered residual's noise, force [N] and moment [N m],
         averaged over ``means`` samples (root sum of the components' variances); ``kernel``
-        the filter's weights at a sample where they are cut (the log's ends, a gap),
-        renormalised: the first weight on the segment's first sample."""
+        other filter weights than the preset's (``[1.0]``: none), with ``edge`` the weights at
+        a sample where they are cut (the log's ends, a gap), the first on the segment's first
+        sample."""
         k = self.kernel if kernel is None else kernel
-        if not self.derivative:
-            rate_kernel = k
-        elif kernel is None:
-            rate_kernel = np.convolve(k, np.array([1.0, 0.0, -1.0]) / (2 * self.dt))
-        else:  # central differences, the first one-sided: (-3 v0 + 4 v1 - v2) / (2 dt)
-            n = len(k)
-            rate_kernel = np.zeros(n + 1)
-            rate_kernel[2:] += k[1:]
-            rate_kernel[: n - 1] -= k[1:]
-            rate_kernel[:3] += k[0] * np.array([-3.0, 4.0, -1.0])
-            rate_kernel /= 2 * self.dt
-        var_rate = self.rate.filtered_std(rate_kernel, means) ** 2
-        var_w = self.wrench.filtered_std(k, means) ** 2
-        var_w[:3] = np.maximum(var_w[:3], self.floor[0] ** 2)
-        var_w[3:] = np.maximum(var_w[3:], self.floor[1] ** 2)
-        var_w[3:] += self.lever.filtered_std(np.ones(1), means) ** 2
-        total = var_rate + var_w
-        return float(np.sqrt(total[:3].sum())), float(np.sqrt(total[3:].sum()))
+        if self.direct is not None:
+            var = self.direct.filtered_std(k, means) ** 2
+        else:
+            assert self.rate is not None and self.wrench is not None
+            if not edge:
+                rate_kernel = np.convolve(k, np.array([1.0, 0.0, -1.0]) / (2 * self.dt))
+            else:  # central differences, the first one-sided: (-3 v0 + 4 v1 - v2) / (2 dt)
+                n = len(k)
+                rate_kernel = np.zeros(n + 1)
+                rate_kernel[2:] += k[1:]
+                rate_kernel[: n - 1] -= k[1:]
+                rate_kernel[:3] += k[0] * np.array([-3.0, 4.0, -1.0])
+                rate_kernel /= 2 * self.dt
+            var = self.rate.filtered_std(rate_kernel, means) ** 2
+            var = var + self.wrench.filtered_std(k, means) ** 2
+        var[:3] = np.maximum(var[:3], self.floor[0] ** 2)
+        var[3:] = np.maximum(var[3:], self.floor[1] ** 2)
+        return float(np.sqrt(var[:3].sum())), float(np.sqrt(var[3:].sum()))
 
     def edge_scales(self) -> Array:
         """(L + 1, 2): at ``d`` samples from a segment's first (or last) sample, the std of
         the filtered residual's noise over its std inside, force and moment (the kernel is
-        cut there and the first difference one-sided: ``L`` the kernel's half-width)."""
+        cut there, the first difference one-sided: ``L`` the kernel's half-width)."""
         h = self.kernel
         L = len(h) // 2
         inside = np.array(self.std())
@@ -291,45 +298,36 @@ class ResidualNoise:
         for d in range(L + 1):
             w = h[L - d :]
             with np.errstate(invalid="ignore", divide="ignore"):
-                out[d] = np.array(self.std(kernel=w / w.sum())) / inside
+                out[d] = np.array(self.std(kernel=w / w.sum(), edge=True)) / inside
         return np.asarray(np.where(np.isfinite(out), np.maximum(out, 1.0), 1.0))
 
     @property
     def span(self) -> int:
         """Samples over which the filtered noise is correlated (the kernel and the noise)."""
-        tau = max(
-            float(np.max(self.rate.correlation, initial=0.0)),
-            float(np.max(self.wrench.correlation, initial=0.0)),
-            float(np.max(self.lever.correlation, initial=0.0)),
-        )
+        parts = [n for n in (self.direct, self.rate, self.wrench) if n is not None]
+        tau = max(float(np.max(n.correlation, initial=0.0)) for n in parts)
         return int(len(self.kernel) + 4 * tau)
 
-    def tolerance(self, means: int, n: int) -> tuple[float, float]:
+    def tolerance(self, means: int, n: int, kernel: Array | None = None) -> tuple[float, float]:
         """The tolerance of a mean over ``means`` samples [N], [N m] in a log of ``n``
         samples: :func:`~wholebody.conventions.noise.sigmas` over its independent windows
-        times the noise's std."""
+        times the noise's std (``kernel``: as :meth:`std`)."""
         independent = n / max(means, self.span)
         k = sigmas(independent)
-        f, m = self.std(means)
+        f, m = self.std(means, kernel)
         return k * f, k * m
 
 
 def residual_noise(
-    robot: Robot,
-    part: Trajectory,
-    contacts: list[Any],
-    kernel: Array,
-    dt: float,
-    estimated: bool,
-    floor: tuple[float, float],
+    robot: Robot, part: Trajectory, contacts: list[Any], kernel: Array, dt: float
 ) -> ResidualNoise:
-    """:class:`ResidualNoise` measured on ``part`` (consecutive samples of the log, raw:
-    no filter): the momentum (or the momentum rate) and the total external wrench at the CoM,
-    from one Pinocchio pass per sample."""
+    """:class:`ResidualNoise` of a log with differentiated accelerations, measured on
+    ``part`` (consecutive samples of the log): the centroidal momentum and the total
+    external wrench at the CoM, from one Pinocchio pass per sample."""
     from ..robot.batch import centroidal_map_rows
 
     part = part.at_frame_origins(robot, contacts)
-    q, v, a, _ = part.for_robot(robot)
+    q, v, _, _ = part.for_robot(robot)
     arrays, bad, _ = robot.check_batch(q=q, v=v)
     rows = np.flatnonzero(~bad)
     by_name = {c.name: c for c in contacts}
@@ -339,23 +337,11 @@ def residual_noise(
         W = np.concatenate([W, part.external_wrenches], axis=1)
     N = len(part)
     Ag, G, P = centroidal_map_rows(robot, arrays["q"], rows, [robot.frame_id(f) for f in frames])
-    moving = np.full((N, 6), np.nan)
-    x = arrays["v"] if estimated or a is None else a
-    moving[rows] = np.einsum("nij,nj->ni", Ag, x[rows])
-    total, lever = np.full((N, 6), np.nan), np.full((N, 3), np.nan)
+    momentum, total = np.full((N, 6), np.nan), np.full((N, 6), np.nan)
+    momentum[rows] = np.einsum("nij,nj->ni", Ag, arrays["v"][rows])
     f = W[rows, :, :3]
     total[rows, :3] = f.sum(axis=1)
     total[rows, 3:] = (W[rows, :, 3:] + np.cross(P - G[:, None], f)).sum(axis=1)
-    ok = np.zeros(N, dtype=bool)
-    ok[rows] = True
-    smooth_f = low_pass(W[..., :3], kernel, ok, [(0, N)])[rows]
-    lever[rows] = np.cross(P - G[:, None], smooth_f).sum(axis=1)
     return ResidualNoise(
-        measure_noise(moving, dt),
-        measure_noise(total, dt),
-        measure_noise(lever, dt),
-        kernel,
-        dt,
-        estimated or a is None,
-        floor,
+        kernel, dt, rate=measure_noise(momentum, dt), wrench=measure_noise(total, dt)
     )

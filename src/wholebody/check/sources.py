@@ -148,32 +148,24 @@ Source = TrajectorySource | LogSource
 
 @dataclass(frozen=True)
 class Differentiation:
-    """What a check does to the samples it reads: accelerations from ``v`` as
-    :func:`wholebody.robot.differentiation.estimate_accelerations` on the whole log gives them
-    (``differentiate``), and the measured preset's low-pass (``kernel``,
-    :mod:`wholebody.check.noise`) on the accelerations and on every signal that enters the
-    balance, computed on a part that holds ``overlap`` neighbours each side.
+    """Accelerations from ``v`` as
+    :func:`wholebody.robot.differentiation.estimate_accelerations` on the whole log gives them,
+    computed on a part that holds ``overlap`` neighbours each side.
 
     The whole log's steps choose the formula (``np.gradient`` uses its uniform one only when
     every step is equal; Savitzky-Golay uses the median step), so a chunk gives the same bits.
-    With a ``kernel``, the samples are cut into segments at the gaps of the stamps (a step
-    beyond ``gap`` seconds): neither the differences nor the filter reach across a gap.
+    Central differences do not reach across a gap of the stamps (a step beyond ``gap``
+    seconds, samples dropped): the samples next to it take one-sided differences.
     """
 
     savgol: tuple[int, int] | None
     uniform_dx: float | None
     median_dt: float
-    kernel: Array | None = None
-    differentiate: bool = True
     gap: float = math.inf
 
     @classmethod
     def from_time(
-        cls,
-        t: Array,
-        savgol: tuple[int, int] | None,
-        kernel: Array | None = None,
-        gap: float = math.inf,
+        cls, t: Array, savgol: tuple[int, int] | None, gap: float = math.inf
     ) -> Differentiation:
         if len(t) < 3:
             raise LogFormatError(
@@ -182,12 +174,11 @@ class Differentiation:
         dx = np.diff(t)
         uniform = float(dx[0]) if bool((dx == dx[0]).all()) else None
         median = float(np.median(dx)) if savgol is not None else 0.0
-        return cls(savgol, uniform, median, kernel, True, gap)
+        return cls(savgol, uniform, median, gap)
 
     @property
     def overlap(self) -> int:
-        own = 2 if self.savgol is None else max(2, int(self.savgol[0]))
-        return own + (0 if self.kernel is None else len(self.kernel) // 2)
+        return 2 if self.savgol is None else max(2, int(self.savgol[0]))
 
     def accelerations(self, t: Array, v: Array) -> Array:
         if self.savgol is not None:
@@ -199,44 +190,14 @@ class Differentiation:
                     v, window, order, deriv=1, delta=self.median_dt, axis=0, mode="interp"
                 )
             )
-        return _central_differences(t, v, self.uniform_dx)
-
-    def apply(self, part: Trajectory) -> Trajectory:
-        """``part`` with its accelerations: differentiated (within the segments between
-        gaps, with a kernel) when ``differentiate``, else as logged."""
-        if not self.differentiate:
-            return part
-        if self.kernel is None:
-            a = self.accelerations(part.time, part.v)
-        else:
-            a = np.full(part.v.shape, np.nan)
-            for lo, hi in segments_between_gaps(part.time, self.gap):
-                if hi - lo >= 3:
-                    a[lo:hi] = _central_differences(
-                        part.time[lo:hi], part.v[lo:hi], self.uniform_dx
-                    )
-        return replace(part, a=a, accelerations_estimated=True)
-
-    def smoothed(self, part: Trajectory) -> Trajectory:
-        """``part`` (with accelerations) with the kernel applied alike to its accelerations,
-        contact and external wrenches and ``tau`` (:func:`low_pass`; the same samples and
-        weights for all); ``part`` itself without a kernel."""
-        if self.kernel is None:
-            return part
-        a, W, E = part.a, part.contact_wrenches, part.external_wrenches
-        assert a is not None  # apply() first
-        n = len(part)
-        rows = np.isfinite(a).all(axis=1) & np.isfinite(W.reshape(n, -1)).all(axis=1)
-        rows &= np.isfinite(part.time)
-        if E is not None:
-            rows &= np.isfinite(E.reshape(n, -1)).all(axis=1)
-        segments = segments_between_gaps(part.time, self.gap)
-        changes = {
-            name: low_pass(x, self.kernel, rows, segments)
-            for name, x in (("a", a), ("contact_wrenches", W), ("external_wrenches", E), ("tau", part.tau))
-            if x is not None
-        }
-        return replace(part, **changes)
+        segments = segments_between_gaps(t, self.gap)
+        if len(segments) == 1:
+            return _central_differences(t, v, self.uniform_dx)
+        a = np.full(v.shape, np.nan)
+        for lo, hi in segments:
+            if hi - lo >= 3:
+                a[lo:hi] = _central_differences(t[lo:hi], v[lo:hi], self.uniform_dx)
+        return a
 
 
 def segments_between_gaps(t: Array, gap: float) -> list[tuple[int, int]]:
@@ -252,9 +213,7 @@ def low_pass(
 ) -> Array:
     """``x`` (n, ...) filtered along its first axis by ``kernel`` (odd length, centred) over
     the samples ``rows`` of each segment, the weights renormalised where samples are missing
-    (the log's ends, flagged samples, a gap); NaN on the samples not in ``rows``. The same
-    rows and weights for every signal: a balance that holds sample by sample holds filtered.
-    """
+    (the log's ends, flagged samples, a gap); NaN on the samples not in ``rows``."""
     from scipy.ndimage import correlate1d
 
     out = np.full(x.shape, np.nan)
@@ -302,20 +261,13 @@ def _central_differences(t: Array, f: Array, uniform_dx: float | None) -> Array:
 
 
 def read_part(
-    source: Source,
-    start: int,
-    stop: int,
-    diff: Differentiation | None,
-    margin: int = 0,
-    smooth: bool = True,
+    source: Source, start: int, stop: int, diff: Differentiation | None, margin: int = 0
 ) -> tuple[Trajectory, int]:
     """Samples ``[start - m, stop + m)`` (clipped to the log; ``m`` covers the differences'
-    and the filter's neighbours and ``margin``) with accelerations (filtered with ``smooth``
-    when ``diff`` has a filter), and the offset of ``start`` in them."""
+    neighbours and ``margin``) with accelerations, and the offset of ``start`` in them."""
     m = max(margin, diff.overlap if diff is not None else 0)
     lo, hi = max(start - m, 0), min(stop + m, source.n)
     part = source.read(lo, hi)
     if diff is not None:
-        part = diff.apply(part)
-        part = diff.smoothed(part) if smooth else part
+        part = replace(part, a=diff.accelerations(part.time, part.v), accelerations_estimated=True)
     return part, start - lo
