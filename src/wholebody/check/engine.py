@@ -38,7 +38,7 @@ from ..balance.newton_euler import (
 )
 from ..contacts import Contact, SurfaceContact, ground_aligned_rotations
 from ..conventions import ConventionCheck, ConventionReport, run_conventions
-from ..conventions.noise import GAP_STEPS, measure_stamps
+from ..conventions.noise import measure_stamps, segments_between_gaps
 from ..diagnosis import MAX_SAMPLES, DiagnosisData, Finding, diagnose
 from ..diagnosis.core import MAX_LAG_SAMPLES
 from ..diagnosis.notes import consistent_log_notes, limit_notes
@@ -65,7 +65,7 @@ from .evidence import (
 from .noise import NOISE_SAMPLES, ResidualNoise, SignalNoise, residual_noise, signal_noise
 from .options import ENGINE_FLOOR, CheckOptions, Tolerances
 from .report import CONTACT_THRESHOLD, Report
-from .sources import Differentiation, Source, low_pass, read_part, segments_between_gaps
+from .sources import Differentiation, Source, low_pass, read_part
 
 __all__ = ["ChunkPlan", "ChunkJob", "ChunkOutput", "evaluate", "check_source"]
 
@@ -243,6 +243,14 @@ def _sample_checks(robot: Robot, part: Trajectory) -> _Checked:
     q, v, a, _ = part.for_robot(robot)
     assert a is not None  # read with accelerations (read_part)
     arrays, bad, reasons = robot.check_batch(q=q, v=v, a=a)
+    # A stamp that is not finite is the reason its sample is flagged (its differentiated
+    # accelerations follow from it), and its neighbours' differences cross it.
+    stamp = ~np.isfinite(part.time)
+    for i in np.flatnonzero((np.r_[stamp[1:], False] | np.r_[False, stamp[:-1]]) & bad & ~stamp):
+        reasons[int(i)] += " (next to a sample whose time stamp is not finite)"
+    for i in np.flatnonzero(stamp):
+        reasons[int(i)] = f"time stamp is not finite ({float(part.time[i])!r})"
+    bad = bad | stamp
     motion = (arrays["q"], arrays["v"], bad.copy())
     if bad.any():  # is q and v of a flagged sample usable on its own? (the conventions read it)
         again = np.flatnonzero(bad)
@@ -253,7 +261,7 @@ def _sample_checks(robot: Robot, part: Trajectory) -> _Checked:
     W, E = part.contact_wrenches, part.external_wrenches
     # Sample-level problems are flagged before any algebra: non-finite values, and wrenches
     # beyond physical magnitudes (a diverged simulation; they would also overflow).
-    checks: list[tuple[str, Any]] = [("time has non-finite values", ~np.isfinite(part.time))]
+    checks: list[tuple[str, Any]] = []
     for label, arr in [("contact wrenches", W)] + ([] if E is None else [("external wrenches", E)]):
         checks.append(
             (f"{label} have non-finite values", ~np.isfinite(arr).reshape(N, -1).all(axis=1))
@@ -479,8 +487,7 @@ class _Run:
     @property
     def gap(self) -> float:
         """A step beyond this [s] is a gap of the stamps (samples dropped)."""
-        st = self.noise.stamps
-        return GAP_STEPS * st.step + 6.0 * st.jitter if np.isfinite(st.step) else np.inf
+        return self.noise.stamps.gap
 
     @classmethod
     def start(
@@ -497,11 +504,10 @@ class _Run:
         tolerances = options.for_log(source.metadata, estimated=estimated, float32=single)
         measured = tolerances.preset == "measured"
         noise = signal_noise(robot, head, stamps, filtered=measured)
-        gap = GAP_STEPS * stamps.step + 6.0 * stamps.jitter if np.isfinite(stamps.step) else np.inf
         diff = (
             None
             if source.has_accelerations
-            else Differentiation.from_time(time, options.savgol, gap)
+            else Differentiation.from_time(time, options.savgol, stamps.gap)
         )
         model = robot.model
         parents = [model.names[model.frames[robot.frame_id(c.frame)].parentJoint] for c in contacts]
@@ -862,8 +868,11 @@ def _evidence(run: _Run, report: Report) -> BiasTest | None:
         e_m += (scale[:, 1] - 1.0) * tol["moment_tolerance"] * w
         noise_scale = scale.max(axis=1)
 
+        floor = ENGINE_FLOOR["float32" if run.single else "float64"] * w
+
         def tolerance_at(M: int) -> tuple[float, float]:
-            return residual.tolerance(M, N)
+            f, m = residual.tolerance(M, N)
+            return max(f, floor), max(m, floor)
 
     if (run.estimated or run.measured) and N >= 3:
         # Every sample's bound when the log is not long (the report's CSV gives it), else

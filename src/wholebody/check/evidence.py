@@ -54,7 +54,8 @@ from ..contacts import Contact
 from ..diagnosis.core import Finding
 from ..io.logfiles.fields import storage_resolution
 from ..robot.core import Robot
-from .sources import Differentiation, Source, low_pass, read_part, segments_between_gaps
+from ..conventions.noise import segments_between_gaps
+from .sources import Differentiation, Source, low_pass, read_part
 
 __all__ = [
     "Evidence",

@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 
 from ..contacts import Contact
 from ..errors import InvalidArgumentError, LogFormatError
+from ..conventions.noise import segments_between_gaps
 from ..trajectory import Trajectory
 
 __all__: list[str] = []  # parts of the engine (check_trajectory and check_log read them)
@@ -155,7 +156,8 @@ class Differentiation:
     The whole log's steps choose the formula (``np.gradient`` uses its uniform one only when
     every step is equal; Savitzky-Golay uses the median step), so a chunk gives the same bits.
     Central differences do not reach across a gap of the stamps (a step beyond ``gap``
-    seconds, samples dropped): the samples next to it take one-sided differences.
+    seconds, samples dropped) nor a stamp that is not finite: the samples next to it take
+    one-sided differences.
     """
 
     savgol: tuple[int, int] | None
@@ -173,7 +175,7 @@ class Differentiation:
             )
         dx = np.diff(t)
         uniform = float(dx[0]) if bool((dx == dx[0]).all()) else None
-        median = float(np.median(dx)) if savgol is not None else 0.0
+        median = float(np.nanmedian(dx)) if savgol is not None else 0.0
         return cls(savgol, uniform, median, gap)
 
     @property
@@ -198,14 +200,6 @@ class Differentiation:
             if hi - lo >= 3:
                 a[lo:hi] = _central_differences(t[lo:hi], v[lo:hi], self.uniform_dx)
         return a
-
-
-def segments_between_gaps(t: Array, gap: float) -> list[tuple[int, int]]:
-    """``[lo, hi)`` runs of samples between the gaps (steps beyond ``gap`` seconds)."""
-    with np.errstate(invalid="ignore"):
-        cuts = np.flatnonzero(np.diff(t) > gap) + 1
-    edges = np.r_[0, cuts, len(t)]
-    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
 
 
 def low_pass(

@@ -44,6 +44,7 @@ __all__ = [
     "LAGS",
     "TRIM",
     "GAP_STEPS",
+    "segments_between_gaps",
     "FALSE_ALARM",
     "MIN_SIGMAS",
 ]
@@ -282,6 +283,11 @@ class Stamps:
     not_finite: list[int]
 
     @property
+    def gap(self) -> float:
+        """A step longer than this [s] is a gap (:data:`GAP_STEPS` steps and six jitters)."""
+        return GAP_STEPS * self.step + 6.0 * self.jitter if np.isfinite(self.step) else math.inf
+
+    @property
     def bad(self) -> list[int]:
         """Samples whose stamp cannot be used: not finite, duplicated or going backwards."""
         return sorted(set(self.duplicated) | set(self.backwards) | set(self.not_finite))
@@ -353,9 +359,21 @@ def measure_stamps(time: Array) -> Stamps:
     steps = np.diff(tg)
     if not len(steps):
         return Stamps(float("nan"), 0.0, [], duplicated, backwards, not_finite)
-    step = float(np.median(steps))
-    d2 = np.diff(steps)
+    adjacent = np.diff(ig) == 1
+    step = float(np.median(steps[adjacent])) if adjacent.any() else float(np.median(steps))
+    d2 = np.diff(steps)[adjacent[1:] & adjacent[:-1]]
     jitter = float(1.4826 * np.median(np.abs(d2)) / math.sqrt(6.0)) if len(d2) else 0.0
-    long = np.flatnonzero(steps > GAP_STEPS * step + 6.0 * jitter)
+    # A step over skipped (bad) stamps spans that many steps.
+    long = np.flatnonzero(steps > np.diff(ig) * GAP_STEPS * step + 6.0 * jitter)
     gaps = [(int(ig[i + 1]), float(tg[i + 1]), float(steps[i])) for i in long]
     return Stamps(step, jitter, gaps, duplicated, backwards, not_finite)
+
+
+def segments_between_gaps(t: Array, gap: float) -> list[tuple[int, int]]:
+    """``[lo, hi)`` runs of samples between the gaps (steps beyond ``gap`` seconds) and the
+    stamps that are not finite (each alone)."""
+    steps = np.diff(t)
+    with np.errstate(invalid="ignore"):
+        cuts = np.flatnonzero((steps > gap) | ~np.isfinite(steps)) + 1
+    edges = np.r_[0, cuts, len(t)]
+    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
