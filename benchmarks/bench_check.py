@@ -38,7 +38,7 @@ import wholebody as wb
 from wholebody.balance import newton_euler_residual
 from wholebody.check import CheckOptions, check_trajectory
 from wholebody.contacts import SurfaceContact
-from wholebody.estimation import estimate_contact_wrenches_batch
+from wholebody.estimation import estimate_contact_wrenches
 from wholebody.trajectory import Trajectory
 
 warnings.simplefilter("ignore")
@@ -69,7 +69,7 @@ def consistent_log(robot: wb.Robot, feet: tuple[str, ...], n: int) -> Trajectory
     contacts = [
         SurfaceContact(f, half_length=HALF_LENGTH, half_width=HALF_WIDTH, mu=MU) for f in feet
     ]
-    est = estimate_contact_wrenches_batch(robot, Q, V, A, contacts)
+    est = estimate_contact_wrenches(robot, Q, V, A, contacts)
     W = np.stack([est.wrench(c.name) for c in contacts], axis=1)
     return Trajectory(t, Q, V, A, None, tuple(names), tuple(feet), W)
 

@@ -1,19 +1,26 @@
-"""Contact-wrench estimation: QP backends compared, and batch time per sample.
+"""Contact-wrench estimation: the one route, for N samples and for one, beside its parts.
 
-1. Backend table: every installed qpsolvers backend on the same problems (Newton-Euler and
-   full-dynamics modes; 2 rectangular feet = 12 unknowns, 32 cone rows; 8 point contacts =
-   24 unknowns, 32 rows): share of verified solutions, largest difference to daqp's, and
-   median time of ``qpsolvers.solve_problem``.
-2. Batch: ``estimate_contact_wrenches_batch`` on a 35-dof humanoid (G1 when installed) with
-   two rectangular feet, Newton-Euler mode and the default backend: median wall time per
-   sample (Pinocchio pass, assembly, solve, verification) beside the bare daqp solve time
-   measured inside the same run, and their sum (the floor). Goal <= 30 us per sample.
+1. ``--batch``: ``estimate_contact_wrenches`` on N samples of a 35-dof humanoid (G1 when
+   installed; two rectangular feet, Newton-Euler mode, daqp) per sample, beside the Pinocchio
+   pass it needs (bare calls: the centroidal momentum rate and the two foot placements) and a
+   native daqp solve of the same QPs (goal: batch <= 3.0x the pass); and one call per sample
+   on 300 of them beside one sample of a batch of the same 300 (goal: <= 1.5x), also with
+   the wrenches read.
+2. ``--schedule``: the batch with an active mask (40 % single support) and a known push, as
+   ratios to the batch without.
+3. ``--backends``: every installed qpsolvers backend on the same problems (2 rectangular feet
+   = 12 unknowns, 32 cone rows; 8 point contacts = 24 unknowns, 32 rows; both modes): share
+   of verified answers, largest difference to daqp's, median time of a prebuilt solve.
 
-Run: python benchmarks/bench_estimation.py [--batch | --schedule]
+Timings are the CPU time of this thread, best of several runs, the compared calls
+interleaved (the machine is shared: only ratios within one run mean something).
+
+Run: python benchmarks/bench_estimation.py [--batch] [--schedule] [--backends] (all without)
 """
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 
@@ -23,7 +30,7 @@ from _common import benchmark_robot
 
 import wholebody as wb
 from wholebody.contacts import PointContact, SurfaceContact
-from wholebody.estimation import build_estimation_problem, estimate_contact_wrenches_batch
+from wholebody.estimation import build_estimation_problem, estimate_contact_wrenches
 from wholebody.friction import wrench_cone_generators
 
 warnings.simplefilter("ignore")
@@ -31,6 +38,8 @@ X, Y, MU = 0.12, 0.05, 0.8
 
 
 def samples(robot, contacts, n, rng, base_height):
+    """n states whose contact wrenches are inside their cones (forward dynamics from random
+    torques and drawn wrenches): (q, v, a, tau) each."""
     out = []
     for _ in range(n):
         joints = {j: rng.uniform(-0.15, 0.15) for j in robot.joint_names}
@@ -51,76 +60,11 @@ def samples(robot, contacts, n, rng, base_height):
     return out
 
 
-def backend_table(n=100):
-    rng = np.random.default_rng(0)
-    robot = wb.load("humanoid")
-    feet = [
-        SurfaceContact(f, half_length=X, half_width=Y, mu=MU) for f in ("left_sole", "right_sole")
-    ]
-    corners = []
-    for side in ("left", "right"):
-        for i, (x, y) in enumerate([(X, Y), (-X, Y), (-X, -Y), (X, -Y)]):
-            robot.add_frame(f"{side}_c{i}", f"{side}_sole", [x, y, 0.0])
-            corners.append(PointContact(f"{side}_c{i}", mu=MU))
-    print(f"backends on the shipped humanoid, {n} samples per set; verified = found and checked")
-    print(
-        f"{'set':28s} {'backend':10s} {'verified':>9s} {'max |x - daqp| [N]':>19s} "
-        f"{'median solve [us]':>18s}"
-    )
-    for label, contacts in (
-        ("2 feet (12 var, 32 rows)", feet),
-        ("8 points (24 var, 32 rows)", corners),
-    ):
-        data = samples(robot, contacts, n, rng, 0.94)
-        for mode in ("newton_euler", "full_dynamics"):
-            problems = [
-                build_estimation_problem(
-                    robot, q, v, a, contacts, tau=tau if mode == "full_dynamics" else None
-                )
-                for q, v, a, tau in data
-            ]
-            reference = [p.solve("daqp").x for p in problems]
-            for solver in qpsolvers.available_solvers:
-                ok, worst, times = 0, 0.0, []
-                for p, ref in zip(problems, reference, strict=True):
-                    t0 = time.perf_counter()
-                    est = p.solve(solver, friction_scale=False)
-                    times.append(time.perf_counter() - t0)
-                    if est.found:
-                        ok += 1
-                        worst = max(worst, float(np.abs(est.x - ref).max()))
-                print(
-                    f"{label + ' ' + mode[:4]:28s} {solver:10s} {ok / n:8.0%} {worst:19.1e} "
-                    f"{1e6 * np.median(times):18.0f}"
-                )
-
-
-def raw_daqp_per_sample(problems, repeats=3):
-    """Median-free floor of the solve: the samples' QPs (built beforehand by
-    ``build_estimation_problem``), solved one after another by daqp's own ``Model``, updated
-    per sample (the way batch estimation calls it): best of ``repeats``, seconds per sample."""
-    import daqp
-
-    n = problems[0].ne_matrix.shape[1]
-    m = 6 + problems[0].cones.shape[0]
-    AB = np.array([np.vstack([p.ne_matrix, p.cones]) for p in problems])
-    UB = np.zeros((len(problems), m))
-    UB[:, :6] = [p.ne_target for p in problems]
-    LB = np.full((len(problems), m), -1e30)
-    LB[:, :6] = UB[:, :6]
-    sense = np.zeros(m, dtype=np.int32)
-    sense[:6] = 5
-    H, f = np.eye(n), np.zeros(n)
-    best = np.inf
-    for _ in range(repeats):
-        model = daqp.Model()
-        model.setup(H, f, AB[0], UB[0], LB[0], sense)
-        t0 = time.thread_time()
-        for i in range(len(problems)):
-            model.update(A=AB[i], bupper=UB[i], blower=LB[i])
-            x, _, flag, _ = model.solve()
-        best = min(best, time.thread_time() - t0)
-    return best / len(problems)
+def cpu(fn):
+    """CPU time of this thread for ``fn()`` [s]."""
+    t0 = time.thread_time()
+    fn()
+    return time.thread_time() - t0
 
 
 def bare_pass(robot, Q, V, A, fids):
@@ -129,62 +73,99 @@ def bare_pass(robot, Q, V, A, fids):
 
     m, d = robot.model, robot.model.createData()
     rate, place = pin.computeCentroidalMomentumTimeVariation, pin.updateFramePlacement
-    t0 = time.thread_time()
-    for i in range(len(Q)):
-        rate(m, d, Q[i], V[i], A[i])
-        for f in fids:
-            place(m, d, f)
-    return time.thread_time() - t0
+
+    def run():
+        for i in range(len(Q)):
+            rate(m, d, Q[i], V[i], A[i])
+            for f in fids:
+                place(m, d, f)
+
+    return cpu(run)
 
 
-def batch_time(n=5000, repeats=5):
-    """Batch estimation per sample beside its parts, interleaved (best of ``repeats`` each):
-    the Pinocchio pass alone (bare calls, and ``Robot.contact_pass``), the pass plus daqp's
-    own solve of the same QPs (the floor), and ``estimate_contact_wrenches_batch``. CPU time
-    of this thread (one core; robust on a shared machine)."""
-    rng = np.random.default_rng(1)
+def raw_daqp(problems):
+    """The samples' QPs (built beforehand), solved one after another by daqp's own model,
+    updated per sample: seconds."""
+    import daqp
+
+    n, m = problems[0].ne_matrix.shape[1], 6 + problems[0].cones.shape[0]
+    AB = np.array([np.vstack([p.ne_matrix, p.cones]) for p in problems])
+    UB = np.zeros((len(problems), m))
+    UB[:, :6] = [p.ne_target for p in problems]
+    LB = np.full((len(problems), m), -1e30)
+    LB[:, :6] = UB[:, :6]
+    sense = np.zeros(m, dtype=np.int32)
+    sense[:6] = 5
+    model = daqp.Model()
+    model.setup(np.eye(n), np.zeros(n), AB[0], UB[0], LB[0], sense)
+
+    def run():
+        for i in range(len(problems)):
+            model.update(A=AB[i], bupper=UB[i], blower=LB[i])
+            model.solve()
+
+    return cpu(run)
+
+
+def batch_and_one(n=5000, n_one=300, repeats=7):
+    """Per sample: the batch, its bare pass, daqp alone; one call per sample and one sample
+    of a batch of the same ``n_one`` samples (all interleaved, best of ``repeats``)."""
     robot, name, frames = benchmark_robot()
-    height = 0.78 if name == "g1" else 0.94
     feet = [SurfaceContact(f, half_length=X, half_width=Y, mu=MU) for f in frames]
-    data = samples(robot, feet, 500, rng, height)
+    data = samples(robot, feet, 500, np.random.default_rng(1), 0.78 if name == "g1" else 0.94)
     idx = np.arange(n) % len(data)
-    Q = np.array([data[i][0] for i in idx])
-    V = np.array([data[i][1] for i in idx])
-    A = np.array([data[i][2] for i in idx])
-    fids = [robot.frame_id(c.frame) for c in feet]
-    problems = [build_estimation_problem(robot, q, v, a, feet) for q, v, a, _ in data]
-    best = best_pass = best_bare = best_raw = np.inf
+    Q, V, A = (np.array([data[i][j] for i in idx]) for j in range(3))
+    q, v, a = Q[:n_one], V[:n_one], A[:n_one]
+    fids = [robot.frame_id(f) for f in frames]
+    problems = [build_estimation_problem(robot, *s[:3], feet) for s in data]
+    runs = {
+        "batch": lambda: cpu(lambda: estimate_contact_wrenches(robot, Q, V, A, feet)) / n,
+        "pass": lambda: bare_pass(robot, Q, V, A, fids) / n,
+        "daqp": lambda: raw_daqp(problems) / len(problems),
+        "batch of 300": lambda: (
+            cpu(lambda: estimate_contact_wrenches(robot, q, v, a, feet)) / n_one
+        ),
+        "one call": lambda: (
+            cpu(
+                lambda: [
+                    estimate_contact_wrenches(robot, q[i], v[i], a[i], feet) for i in range(n_one)
+                ]
+            )
+            / n_one
+        ),
+        "one call, wrenches read": lambda: (
+            cpu(
+                lambda: [
+                    estimate_contact_wrenches(robot, q[i], v[i], a[i], feet).wrenches
+                    for i in range(n_one)
+                ]
+            )
+            / n_one
+        ),
+    }
+    best = dict.fromkeys(runs, np.inf)
     for _ in range(repeats):
-        t0 = time.thread_time()
-        batch = estimate_contact_wrenches_batch(robot, Q, V, A, feet)
-        best = min(best, time.thread_time() - t0)
-        t0 = time.thread_time()
-        for i in range(n):
-            robot.contact_pass(Q[i], V[i], A[i], fids, jacobians=False)
-        best_pass = min(best_pass, time.thread_time() - t0)
-        best_bare = min(best_bare, bare_pass(robot, Q, V, A, fids))
-        best_raw = min(best_raw, raw_daqp_per_sample(problems, repeats=1))
-    us = 1e6 / n
-    per_sample, bare, pass_ = best * us, best_bare * us, best_pass * us
-    raw = 1e6 * best_raw
-    floor = bare + raw
+        for label, run in runs.items():
+            best[label] = min(best[label], run())
+    us = {label: 1e6 * t for label, t in best.items()}
+    batch = estimate_contact_wrenches(robot, Q, V, A, feet)
     print(
-        f"\nbatch estimation, {robot.name} (nv={robot.nv}), 2 rectangular feet, "
-        f"Newton-Euler mode, daqp, {n} samples, best of {repeats} (interleaved, thread CPU time)"
+        f"{name} (nv={robot.nv}), 2 rectangular feet, Newton-Euler mode, daqp; thread CPU time, "
+        f"best of {repeats}, interleaved; verified {batch.found.mean():.1%}"
     )
-    print(f"  Pinocchio pass alone, bare calls:          {bare:6.1f} us")
-    print(f"  Pinocchio pass alone, Robot.contact_pass:  {pass_:6.1f} us")
-    print(f"  raw daqp (Model.update + solve), same QPs: {raw:6.1f} us")
-    print(f"  floor, bare pass + raw daqp:               {floor:6.1f} us")
-    print(f"  estimate_contact_wrenches_batch:           {per_sample:6.1f} us   (goal <= 30 us)")
+    print(f"  bare pass (momentum rate + 2 placements) {us['pass']:6.1f} us")
+    print(f"  daqp alone (update + solve), same QPs    {us['daqp']:6.1f} us")
+    print(f"  batch of {n}, per sample               {us['batch']:6.1f} us")
+    print(f"  batch of {n_one}, per sample                {us['batch of 300']:6.1f} us")
+    print(f"  one call per sample                      {us['one call']:6.1f} us")
+    print(f"  one call, wrenches read                  {us['one call, wrenches read']:6.1f} us")
+    ratio = us["batch"] / us["pass"]
+    single = us["one call"] / us["batch of 300"]
+    read = us["one call, wrenches read"] / us["batch of 300"]
+    print(f"  batch / pass {ratio:.2f}x (goal <= 3.0x{'' if ratio <= 3.0 else ': NOT met'})")
     print(
-        f"  ratios: batch / bare pass {per_sample / bare:.2f}x, batch / contact_pass "
-        f"{per_sample / pass_:.2f}x, batch / floor {per_sample / floor:.2f}x (goal <= 2x)"
-    )
-    print(
-        f"  of which daqp (update + solve) inside the batch, median: "
-        f"{1e6 * np.nanmedian(batch.solve_time):4.1f} us; verified: {batch.found.mean():.1%}, "
-        f"largest Newton-Euler residual {np.nanmax(batch.residual_force):.1e} N"
+        f"  one call / batch sample {single:.2f}x (goal <= 1.5x"
+        f"{'' if single <= 1.5 else ': NOT met'}); wrenches read {read:.2f}x"
     )
 
 
@@ -221,26 +202,70 @@ def schedule_cost(n=3000, repeats=7):
     best = dict.fromkeys(variants, np.inf)
     for _ in range(repeats):
         for label, kw in variants.items():
-            t0 = time.perf_counter()
-            estimate_contact_wrenches_batch(robot, Q, V, A, feet, **kw)
-            best[label] = min(best[label], time.perf_counter() - t0)
+            best[label] = min(
+                best[label],
+                cpu(lambda kw=kw: estimate_contact_wrenches(robot, Q, V, A, feet, **kw)),
+            )
     print(
-        f"\nschedule cost, {robot.name} (nv={robot.nv}), 2 feet, Newton-Euler mode, daqp, "
-        f"{n} samples, best of {repeats} (interleaved)"
+        f"\nschedule cost, {name}, 2 feet, Newton-Euler mode, daqp, {n} samples, best of {repeats}"
     )
-    base = best["no mask"]
     for label, t in best.items():
-        print(f"  {label:26s} {1e6 * t / n:6.1f} us/sample   ratio {t / base:.3f}")
+        print(f"  {label:26s} {1e6 * t / n:6.1f} us/sample   ratio {t / best['no mask']:.3f}")
+
+
+def backend_table(n=100):
+    rng = np.random.default_rng(0)
+    robot = wb.load("humanoid")
+    feet = [
+        SurfaceContact(f, half_length=X, half_width=Y, mu=MU) for f in ("left_sole", "right_sole")
+    ]
+    corners = []
+    for side in ("left", "right"):
+        for i, (x, y) in enumerate([(X, Y), (-X, Y), (-X, -Y), (X, -Y)]):
+            robot.add_frame(f"{side}_c{i}", f"{side}_sole", [x, y, 0.0])
+            corners.append(PointContact(f"{side}_c{i}", mu=MU))
+    print(f"\nbackends on the shipped humanoid, {n} samples per set; verified = found and checked")
+    print(
+        f"{'set':28s} {'backend':10s} {'verified':>9s} {'max |x - daqp| [N]':>19s} "
+        f"{'median solve [us]':>18s}"
+    )
+    for label, contacts in (
+        ("2 feet (12 var, 32 rows)", feet),
+        ("8 points (24 var, 32 rows)", corners),
+    ):
+        data = samples(robot, contacts, n, rng, 0.94)
+        for mode in ("newton_euler", "full_dynamics"):
+            problems = [
+                build_estimation_problem(
+                    robot, q, v, a, contacts, tau=tau if mode == "full_dynamics" else None
+                )
+                for q, v, a, tau in data
+            ]
+            reference = [p.solve("daqp").x for p in problems]
+            for solver in qpsolvers.available_solvers:
+                ok, worst, times = 0, 0.0, []
+                for p, ref in zip(problems, reference, strict=True):
+                    t0 = time.perf_counter()
+                    est = p.solve(solver, friction_scale=False)
+                    times.append(time.perf_counter() - t0)
+                    if est.found:
+                        ok += 1
+                        worst = max(worst, float(np.abs(est.x - ref).max()))
+                print(
+                    f"{label + ' ' + mode[:4]:28s} {solver:10s} {ok / n:8.0%} {worst:19.1e} "
+                    f"{1e6 * np.median(times):18.0f}"
+                )
 
 
 if __name__ == "__main__":
-    import sys
-
-    if "--schedule" in sys.argv:
+    chosen = {"--batch", "--schedule", "--backends"} & set(sys.argv) or {
+        "--batch",
+        "--schedule",
+        "--backends",
+    }
+    if "--batch" in chosen:
+        batch_and_one()
+    if "--schedule" in chosen:
         schedule_cost()
-    elif "--batch" in sys.argv:
-        batch_time()
-    else:
+    if "--backends" in chosen:
         backend_table()
-        batch_time()
-        schedule_cost()

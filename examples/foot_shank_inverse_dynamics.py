@@ -24,18 +24,19 @@ import pinocchio as pin
 import wholebody as wb
 from wholebody.balance import joint_reaction_wrenches
 from wholebody.check.plots import optional_pyplot, output_dir
-from wholebody.models.urdf_writer import Link, box_inertia, chain, cylinder_inertia, urdf_text
+from wholebody.models.urdf_writer import Link, Solid, chain, urdf_text
 from wholebody.spatial import skew
 
 SHANK_MASS, FOOT_MASS = 3.5, 1.0
 SHANK_COM = np.array([0.0, 0.0, -0.18])  # from the knee [m]
 ANKLE = np.array([0.0, 0.0, -0.40])  # from the knee [m]
 FOOT_COM = np.array([0.05, 0.0, -0.04])  # from the ankle [m]
+SHANK_SOLID, FOOT_SOLID = Solid("cylinder", (0.05, 0.40)), Solid("box", (0.24, 0.10, 0.06))
 
 
 def foot_shank_urdf() -> str:
-    shank = Link("shank", SHANK_MASS, tuple(SHANK_COM), cylinder_inertia(SHANK_MASS, 0.05, 0.40))
-    foot = Link("foot", FOOT_MASS, tuple(FOOT_COM), box_inertia(FOOT_MASS, (0.24, 0.10, 0.06)))
+    shank = Link("shank", SHANK_MASS, tuple(SHANK_COM), SHANK_SOLID.inertia(SHANK_MASS))
+    foot = Link("foot", FOOT_MASS, tuple(FOOT_COM), FOOT_SOLID.inertia(FOOT_MASS))
     # A 3-dof ankle as three hinges through one point (massless intermediate links).
     ankle = [
         ("ankle_x", "ankle_link_1", tuple(ANKLE), (1, 0, 0), (-1, 1)),
@@ -70,8 +71,7 @@ def seed_matrix_solution(robot, q, v, a, grf, cop):
     aF, wF, dwF, RF_world, cmF = segment_kinematics(robot, q, v, a, "foot", FOOT_COM)
     aS, wS, dwS, RS_world, cmS = segment_kinematics(robot, q, v, a, "shank", SHANK_COM)
     R_F, R_S = RF_world.T, RS_world.T  # the seed's rotation matrices: world -> segment
-    I_F = box_inertia(FOOT_MASS, (0.24, 0.10, 0.06))
-    I_S = cylinder_inertia(SHANK_MASS, 0.05, 0.40)
+    I_F, I_S = FOOT_SOLID.inertia(FOOT_MASS), SHANK_SOLID.inertia(SHANK_MASS)
     ankle = robot.frame_position(q, "ankle_z")
     knee = robot.frame_position(q, "shank")
     Z, I3 = np.zeros((3, 3)), np.eye(3)

@@ -237,3 +237,153 @@ def smooth_log(
         a=np.array(A),
         tau=T_,
     )
+
+
+def _from_inverse_dynamics(
+    truth: wb.Robot, feet: list[str], t: np.ndarray, Q: np.ndarray, V: np.ndarray, A: np.ndarray
+) -> Trajectory:
+    """The log of the states (Q, V, A) at times ``t``: the feet share the wrench that ``rnea``
+    of ``truth`` needs (a slowly varying split), the joint torques are the rest."""
+    m, d = truth.model, truth.model.createData()
+    fids = [truth.frame_id(f) for f in feet]
+    W = np.empty((len(t), len(feet), 6))
+    T = np.empty((len(t), m.nv - 6))
+    for i, ti in enumerate(t):
+        full = pin.rnea(m, d, Q[i], V[i], A[i])
+        pin.computeJointJacobians(m, d, Q[i])
+        pin.updateFramePlacements(m, d)
+        Rb, pb = d.oMi[1].rotation, d.oMi[1].translation
+        f, moment = Rb @ full[:3], Rb @ full[3:6]
+        split = 0.5 + 0.2 * np.sin(2 * np.pi * 0.3 * ti)
+        gen = np.zeros(m.nv)
+        for k, (fid, share) in enumerate(zip(fids, (split, 1 - split), strict=True)):
+            W[i, k] = share * np.r_[f, moment + np.cross(pb - d.oMf[fid].translation, f)]
+            gen += pin.getFrameJacobian(m, d, fid, pin.LOCAL_WORLD_ALIGNED).T @ W[i, k]
+        T[i] = (full - gen)[6:]
+    return Trajectory.from_arrays(
+        t,
+        Q,
+        V,
+        joint_names=truth.joint_names,
+        contact_wrenches={f: W[:, k] for k, f in enumerate(feet)},
+        a=A,
+        tau=T,
+    )
+
+
+#: Talos's soles.
+TALOS_FEET = ["left_sole_link", "right_sole_link"]
+
+
+def talos_squat(
+    truth: wb.Robot,
+    n: int = 4000,
+    *,
+    dt: float = 1e-3,
+    period: float = 2.0,
+    depth: float = 0.9,
+    lean: float = 0.25,
+) -> Trajectory:
+    """Talos squatting with its soles flat and still on the ground, exactly: the knees bend
+    from 0.2 rad by up to ``depth`` [rad] and back every ``period`` [s], the hips and ankles
+    share the bend so that the trunk leans forward by up to ``lean`` [rad] at the bottom; the
+    elbows fold with the squat, the arms and the head sway a little. The base's pose follows
+    from the left sole held at its first placement, its velocity and acceleration from
+    ``J_sole v = 0`` and ``J_sole a + Jdot_sole v = 0`` (exact; the right sole, a mirror image,
+    stays still too). Wrenches and torques from ``rnea`` of ``truth``, the feet sharing the
+    load."""
+    m, d = truth.model, truth.model.createData()
+    t = np.arange(n) * dt
+    w = 2 * np.pi / period
+    # s(t) = (1 - cos w t) / 2 and its derivatives: the squat's phase, 0 standing, 1 at the bottom.
+    s = np.stack([(1 - np.cos(w * t)) / 2, w * np.sin(w * t) / 2, w * w * np.cos(w * t) / 2])
+    sway = np.stack(
+        [np.sin(2 * w * t), 2 * w * np.cos(2 * w * t), -4 * w * w * np.sin(2 * w * t)]
+    )  # arms and head, twice the squat's rate
+    J = np.zeros((3, n, m.nv - 6))  # joint positions, velocities, accelerations
+
+    def idx(name: str) -> int:
+        return m.joints[truth.joint_id(name)].idx_v - 6
+
+    knee = 0.2 * np.eye(3)[0][:, None] + depth * s
+    lean_s = lean * s
+    for side in ("left", "right"):
+        J[:, :, idx(f"leg_{side}_4_joint")] = knee
+        J[:, :, idx(f"leg_{side}_3_joint")] = -0.5 * knee - lean_s
+        J[:, :, idx(f"leg_{side}_5_joint")] = -0.5 * knee
+        J[:, :, idx(f"arm_{side}_4_joint")] = -0.4 * np.eye(3)[0][:, None] - 0.6 * s
+        sign = 1.0 if side == "left" else -1.0
+        J[:, :, idx(f"arm_{side}_2_joint")] = sign * (0.2 * np.eye(3)[0][:, None] + 0.1 * sway)
+    J[:, :, idx("head_1_joint")] = 0.1 * sway
+    fid = truth.frame_id(TALOS_FEET[0])
+    Q = np.empty((n, m.nq))
+    V = np.empty((n, m.nv))
+    A = np.empty((n, m.nv))
+    oMf0 = None
+    for i in range(n):
+        q = truth.neutral()
+        q[7:] = J[0, i]
+        pin.framesForwardKinematics(m, d, q)
+        bMf = d.oMf[fid]  # the base at the origin
+        if oMf0 is None:
+            oMf0 = pin.SE3(np.eye(3), np.array([0.0, 0.1, 0.0]))
+        oMb = oMf0 * bMf.inverse()
+        q[:3], q[3:7] = oMb.translation, pin.Quaternion(oMb.rotation).coeffs()
+        v = np.r_[np.zeros(6), J[1, i]]
+        pin.computeJointJacobians(m, d, q)
+        pin.updateFramePlacements(m, d)
+        Jf = pin.getFrameJacobian(m, d, fid, pin.LOCAL)
+        v[:6] = -np.linalg.solve(Jf[:, :6], Jf[:, 6:] @ v[6:])
+        a = np.r_[np.zeros(6), J[2, i]]
+        pin.forwardKinematics(m, d, q, v, np.zeros(m.nv))
+        drift = pin.getFrameAcceleration(m, d, fid, pin.LOCAL).vector
+        a[:6] = -np.linalg.solve(Jf[:, :6], Jf[:, 6:] @ a[6:] + drift)
+        Q[i], V[i], A[i] = q, v, a
+    return _from_inverse_dynamics(truth, TALOS_FEET, t, Q, V, A)
+
+
+def ar1(rng: np.random.Generator, shape: tuple[int, ...], rho: float) -> np.ndarray:
+    """Unit-variance AR(1) noise of coefficient ``rho`` along the first axis."""
+    e = np.empty(shape)
+    white = rng.normal(size=shape)
+    e[0] = white[0]
+    for i in range(1, shape[0]):
+        e[i] = rho * e[i - 1] + np.sqrt(1 - rho**2) * white[i]
+    return e
+
+
+def measured(
+    traj: Trajectory,
+    seed: int,
+    *,
+    encoder: float = 1e-5,
+    base: tuple[float, float] = (5e-4, 5e-4),
+    velocity: float = 3e-3,
+    wrench: tuple[float, float] = (1.0, 0.08),
+    torque: float = 0.3,
+    rho: tuple[float, float, float] = (0.99, 0.9, 0.9),
+) -> Trajectory:
+    """The log as a real robot's logging pipeline gives it, without accelerations: white
+    encoder noise ``encoder`` [rad] on the joints; a state estimator's base pose, AR(1)
+    (coefficient ``rho[0]``) of ``base`` = (position [m], orientation [rad, rotation vector in
+    the base frame]); filtered velocities, AR(1) (``rho[1]``) of ``velocity`` on every
+    component of ``v``; force sensors, AR(1) (``rho[2]``) of ``wrench`` = (force [N], moment
+    [N m]); white torque-sensing noise ``torque`` [N m]."""
+    import dataclasses
+
+    rng = np.random.default_rng(seed)
+    n = len(traj)
+    q = traj.q.copy()
+    q[:, 7:] += encoder * rng.normal(size=q[:, 7:].shape)
+    q[:, :3] += base[0] * ar1(rng, (n, 3), rho[0])
+    turn = base[1] * ar1(rng, (n, 3), rho[0])
+    for i in range(n):
+        R = pin.Quaternion(q[i, 3:7]).toRotationMatrix() @ pin.exp3(turn[i])
+        q[i, 3:7] = pin.Quaternion(R).coeffs()
+    v = traj.v + velocity * ar1(rng, traj.v.shape, rho[1])
+    W = traj.contact_wrenches.copy()
+    e = ar1(rng, (n, W.shape[1], 6), rho[2])
+    W[..., :3] += wrench[0] * e[..., :3]
+    W[..., 3:] += wrench[1] * e[..., 3:]
+    tau = None if traj.tau is None else traj.tau + torque * rng.normal(size=traj.tau.shape)
+    return dataclasses.replace(traj, q=q, v=v, a=None, tau=tau, contact_wrenches=W)

@@ -78,8 +78,6 @@ def test_shipped_file_and_scaling():
         q, "left_knee"
     )
     assert np.linalg.norm(knee_to_ankle) == pytest.approx(0.246 * 1.90)
-    with pytest.raises(KeyError, match="unknown anthropometric table 'zatsiorsky'"):
-        anthropometric_human_urdf(table="zatsiorsky")
 
 
 @pytest.mark.parametrize(

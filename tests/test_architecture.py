@@ -32,7 +32,7 @@ LAYERS = [
     ["balance"],
     ["models"],
     ["robot"],
-    ["contacts", "spatial", "parallel", "limits", "_progress", "_lazy"],
+    ["contacts", "spatial", "parallel", "limits"],
     ["errors"],
 ]
 

@@ -59,6 +59,8 @@ def files(tmp_path_factory) -> dict[str, str]:
     dataclasses.replace(traj, q=np.full_like(traj.q, np.nan)).save(tmp / "all_nan.npz")
     (tmp / "bad_include.xml").write_text('<mujoco><include file="nowhere.xml"/></mujoco>')
     (tmp / "outside.xml").write_text('<mujoco><include file="/etc/passwd"/></mujoco>')
+    # A URDF whose robot name is Latin-1, not UTF-8.
+    (tmp / "latin1.urdf").write_bytes(b'<?xml version="1.0"?>\n<robot name="r\xe9"></robot>\n')
     return {
         "tmp": str(tmp),
         "folder": str(tmp / "folder"),
@@ -271,6 +273,37 @@ CASES = [
         2,
         "<include file='nowhere.xml'>: no such file",
     ),
+    # Issue 37: command-line values checked before any work, typed errors naming them.
+    (
+        "fit-folds-0",
+        ["fit", "{short}", "--config", "{profile}", "-o", "{tmp}/fit", "--folds", "0"],
+        2,
+        "argument --folds: must be a positive integer, got '0'",
+    ),
+    (
+        "contacts-height-on-negative",
+        ["contacts", "{short}", "--config", "{profile}", "--height-on", "-1", "-o", "{tmp}/h.npz"],
+        2,
+        "argument --height-on: must be >= 0, got '-1'",
+    ),
+    (
+        "contacts-output-an-existing-folder",
+        ["contacts", "{short}", "--config", "{profile}", "-o", "{folder}"],
+        2,
+        "--output '{folder}': is a directory; name the .npz file to write",
+    ),
+    (
+        "info-urdf-not-utf8",
+        ["info", "{tmp}/latin1.urdf"],
+        2,
+        "latin1.urdf: not UTF-8 text (an invalid byte at offset 36)",
+    ),
+    (
+        "check-dask-malformed-address",
+        ["check", "{short}", "--config", "{profile}", "--dask", "tcp://host:port"],
+        2,
+        "argument --dask: expected a scheduler address [scheme://]host:port",
+    ),
     (
         "check-robot-mjcf-outside",
         ["check", "{short}", "--robot", "{tmp}/outside.xml", "--contact", "left_sole:point:1"],
@@ -409,15 +442,52 @@ def test_no_traceback_reaches_the_user(files, case):
 
 
 def test_contacts_writes_where_it_says(files, capsys, tmp_path):
-    """``-o FOLDER`` writes FOLDER/schedule.npz and prints that path; a .npz name is written
-    as given (no suffix appended behind the user's back)."""
-    assert main(["contacts", files["short"], "--config", PROFILE, "-o", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
-    assert f"written to {tmp_path / 'schedule.npz'}" in out
-    assert (tmp_path / "schedule.npz").is_file()
+    """A .npz name is written as given (no suffix appended behind the user's back); an existing
+    folder is refused (``-o FOLDER``, issue 37), nothing written in it."""
     target = tmp_path / "s.npz"
     assert main(["contacts", files["short"], "--config", PROFILE, "-o", str(target)]) == 0
     assert f"written to {target}\n" in capsys.readouterr().out and target.is_file()
+    assert main(["contacts", files["short"], "--config", PROFILE, "-o", str(tmp_path)]) == 2
+    assert not (tmp_path / "schedule.npz").exists()
+
+
+def test_misspelt_command_and_option_get_did_you_mean(files, capsys):
+    assert main(["chek", files["short"]]) == 2
+    assert "invalid choice: 'chek'" in capsys.readouterr().err
+    # the suggestion is the closest known word (difflib), for commands, choices and options
+    cases = [
+        (["chek", files["short"]], "did you mean 'check'?"),
+        (["check", files["short"], "--confg", PROFILE], "did you mean '--config'?"),
+        (["check", files["short"], "--preset", "simul"], "did you mean 'simulation'?"),
+        (["contacts", files["short"], "--hieght-on", "1"], "did you mean '--height-on'?"),
+        (["info", "humanoid", "--frmes"], "did you mean '--frames'?"),
+    ]
+    for argv, hint in cases:
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and hint in err, (argv, err)
+    assert main(["check", files["short"], "--zzzzzz"]) == 2
+    assert "did you mean" not in capsys.readouterr().err  # nothing close: no guess
+
+
+def test_progress_without_tqdm_is_said_once(files, capsys, monkeypatch):
+    import builtins
+
+    from wholebody import parallel as _progress
+
+    real_import = builtins.__import__
+
+    def no_tqdm(name, *args, **kwargs):
+        if name.startswith("tqdm"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_tqdm)
+    monkeypatch.setattr(_progress, "_SAID", [])
+    for _ in range(2):
+        assert main(["check", files["short"], "--config", PROFILE, "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("no progress bar: tqdm is not installed (pip install tqdm") == 1, err
 
 
 @pytest.mark.parametrize("kind", ["device", "fifo", "calibration-device", "urdf-device"])
@@ -447,3 +517,18 @@ def test_a_profile_or_calibration_that_is_no_regular_file_is_refused_not_read(
     err = capsys.readouterr().err
     assert err.startswith("wholebody: error: ") and named in err, err
     assert "regular file" in err, err
+
+
+@pytest.mark.parametrize("command", ["estimate", "contacts"])
+def test_one_nan_time_stamp_names_the_sample_and_keeps_the_log(tmp_path, capsys, command):
+    """Issue 37 (a regression): one NaN time stamp rejected the whole log ("time must be
+    finite and increasing"); the sample is named and the rest processed."""
+    traj = Trajectory.load(LOG)
+    t = traj.time.copy()
+    t[500] = np.nan
+    dataclasses.replace(traj, time=t).save(tmp_path / "nan_time.npz")
+    out = str(tmp_path / ("e.npz" if command == "estimate" else "s.npz"))
+    assert main([command, str(tmp_path / "nan_time.npz"), "--config", PROFILE, "-o", out]) == 0
+    captured = capsys.readouterr()
+    assert "time stamps of samples [500] are not finite" in captured.err
+    assert "1000 samples" in captured.out

@@ -433,7 +433,7 @@ CASES: list[tuple[str, Callable, Callable, type, str]] = [
         lambda t: _csv_active_cell(t, 3, "active:left", "yes"),
         LOAD,
         LogFormatError,
-        "line 4, column 'active:left': 'yes' is not a number",
+        "('active:left'): not a number",
     ),
     (
         "csv-active-unknown",
@@ -455,28 +455,28 @@ CASES: list[tuple[str, Callable, Callable, type, str]] = [
         lambda t: _csv(t, raw=b"time,q:\xe9\n1\n"),
         LOAD,
         LogFormatError,
-        "bad.csv: not UTF-8 text (byte 0xe9 on line 1)",
+        "bad.csv: not UTF-8 text (line 1); save the CSV as UTF-8",
     ),
     (
         "csv-dup-column",
         lambda t: _csv(t, lambda ls: [ls[0], ls[1] + ",q:j0"] + [x + ",0" for x in ls[2:]]),
         LOAD,
         LogFormatError,
-        "column 'q:j0' appears twice",
+        "('q:j0') repeats column 9",
     ),
     (
         "csv-quoted-text",
         lambda t: _csv(t, lambda ls: _replace_cell(ls, 3, 8, '"abc"')),
         LOAD,
         LogFormatError,
-        "line 4, column 'q:j0': 'abc' is not a number",
+        "line 4, column 9 ('q:j0'): not a number",
     ),
     (
         "csv-text",
         lambda t: _csv(t, lambda ls: _replace_cell(ls, 5, 2, "1.2.3")),
         LOAD,
         LogFormatError,
-        "line 6, column 'base_y': '1.2.3' is not a number",
+        "line 6, column 3 ('base_y'): not a number",
     ),
     (
         "csv-short-line",
@@ -533,7 +533,7 @@ CASES: list[tuple[str, Callable, Callable, type, str]] = [
         lambda t: _csv(t, lambda ls: _replace_cell(ls, 2, 0, "2024-01-01T00:00:00")),
         LOAD,
         LogFormatError,
-        "column 'time'",
+        "line 3, column 1 ('time'): not a number",
     ),
     # --- parquet ---------------------------------------------------------------------------
     (
@@ -587,7 +587,7 @@ CASES: list[tuple[str, Callable, Callable, type, str]] = [
         LogFormatError,
         "column 'active:right', sample 0: 0.25 is not 0 or 1",
     ),
-    ("parquet-dup-column", _parquet_dup, LOAD, LogFormatError, "column 'q:j0' appears twice"),
+    ("parquet-dup-column", _parquet_dup, LOAD, LogFormatError, "('q:j0') repeats column 9"),
     (
         "parquet-truncated",
         lambda t: (t / "cut.parquet").write_bytes(b"PAR1" + b"\0" * 64) and t / "cut.parquet",
@@ -1867,3 +1867,20 @@ def test_text_files_are_bounded_before_they_are_read(tmp_path):
             read_lerobot(root, LEROBOT_MAP)
         with pytest.raises(SizeLimitError, match=r"m.xml: a file of [\d,]+ bytes .*text_bytes"):
             Robot.from_mjcf(model)
+
+
+@pytest.mark.parametrize("secret", ["SECRET line one\nhunter2 password\n", "a,b\n1,hunter2\n"])
+def test_a_csv_linked_to_a_file_outside_is_refused_without_quoting_it(tmp_path, secret):
+    """Issue 37: a .csv log that is a symbolic link to a file outside its folder (no log)
+    gets an error naming the path, line and column number, never the file's content."""
+    outside, logs = tmp_path / "outside", tmp_path / "logs"
+    outside.mkdir()
+    logs.mkdir()
+    (outside / "secret.txt").write_text(secret)
+    (logs / "run.csv").symlink_to(outside / "secret.txt")
+    with pytest.raises(LogFormatError) as info:
+        Trajectory.load(logs / "run.csv")
+    message = str(info.value)
+    assert message.startswith(f"{logs / 'run.csv'}: line 2, column ")
+    for word in ("SECRET", "hunter2", "password", "line one", "a,b"):
+        assert word not in message, message

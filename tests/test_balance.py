@@ -317,3 +317,30 @@ def test_unphysical_wrenches_are_flagged_or_refused(humanoid):
         newton_euler_residual(humanoid, Q[0], V[0], A[0], FEET, Wst[0], at=object())
     with pytest.raises(InvalidArgumentError, match="workers must be at least 1, got 0"):
         newton_euler_residual(humanoid, Q, V, A, FEET, Wst, workers=0)
+
+
+@pytest.mark.parametrize(
+    "bad, shown",
+    [
+        (np.array(["x", 0, 0, 0, 0, 0], dtype=object), r"\[0\] = 'x' is not a real number"),
+        (np.zeros(6, complex) + 1j, r"\[0\] = 1j is not a real number \(complex128 array\)"),
+        (["1", "0", "0", "0", "0", "0"], r"\[0\] = '1' is not a real number"),
+        (np.zeros(6, bool), r"\[0\] = False is not a real number \(bool array\)"),
+        (np.ma.masked_array(np.zeros(6), mask=[1, 0, 0, 0, 0, 0]), r"\[0\] is masked"),
+    ],
+    ids=["object-string", "complex", "strings", "bool", "masked"],
+)
+def test_wrenches_that_are_not_real_numbers_are_refused_by_name(humanoid, bad, shown):
+    # Each was accepted (numpy's conversion, a warning at most) or raised a raw ValueError.
+    q, zero = humanoid.neutral(), np.zeros(humanoid.nv)
+    good = np.zeros(6)
+    with pytest.raises(StateError, match=r"the wrench of contact 'left_sole'" + shown):
+        newton_euler_residual(humanoid, q, zero, zero, FEET, [bad, good])
+    with pytest.raises(StateError, match=r"the wrench of contact 'left_sole'"):
+        newton_euler_residual(
+            humanoid, q[None], zero[None], zero[None], FEET, [np.asanyarray(bad)[None], good[None]]
+        )
+    with pytest.raises(StateError, match=r"external wrench 'torso'" + shown):
+        newton_euler_residual(
+            humanoid, q, zero, zero, FEET, [good, good], external_wrenches={"torso": bad}
+        )

@@ -122,7 +122,7 @@ def test_each_sample_checked_once_and_placed_once(squat, monkeypatch, chunk, fla
     """One state check per chunk (Robot.check_batch over its samples; a flagged sample's
     ``q`` and ``v`` once more, for the convention checks) and one Pinocchio pass per sample
     that passes it, read by the residual, the convention checks and the diagnosis' notes:
-    no other pass (Robot.centroidal_pass, pinocchio.centerOfMass) runs but on the samples
+    no other pass (pinocchio.centerOfMass) runs but on the samples
     the pass skips."""
     import pinocchio
 
@@ -135,11 +135,9 @@ def test_each_sample_checked_once_and_placed_once(squat, monkeypatch, chunk, fla
     n = len(traj)
     check = _Spy(Robot.check_batch, lambda robot, **arrays: len(arrays["q"]))
     rows = _Spy(engine.centroidal_frames_rows, lambda *args, **kwargs: len(args[4]))
-    single = _Spy(Robot.centroidal_pass, lambda *args, **kwargs: 1)
     com = _Spy(pinocchio.centerOfMass, lambda *args, **kwargs: 1)
     monkeypatch.setattr(Robot, "check_batch", check)
     monkeypatch.setattr(engine, "centroidal_frames_rows", rows)
-    monkeypatch.setattr(Robot, "centroidal_pass", single)
     monkeypatch.setattr(pinocchio, "centerOfMass", com)
     report = check_trajectory(
         profile.robot, traj, profile.contacts, CheckOptions(chunk_size=chunk or n)
@@ -154,7 +152,7 @@ def test_each_sample_checked_once_and_placed_once(squat, monkeypatch, chunk, fla
     assert rows.samples == n - flagged
     # The convention checks place only what the pass skipped and they read: samples whose
     # q and v are fine but whose a or wrenches are not (200, 301, 400), by q alone.
-    assert (single.calls, com.calls) == (0, 3 if flawed else 0)
+    assert com.calls == (3 if flawed else 0)
 
 
 def test_diagnosis_reading_the_checks_pass_equals_its_own_pass(squat, monkeypatch):

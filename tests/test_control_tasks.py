@@ -78,7 +78,7 @@ def test_frame_task(humanoid, seed):
     task = FrameTask("left_hand", kp=10.0, kd=3.0)
     ref = pin.SE3(pin.exp3(np.array([0.1, -0.2, 0.3])), np.array([0.3, 0.2, 1.0]))
     task.set_reference(ref, velocity=np.arange(6.0), acceleration=-np.arange(6.0))
-    kin.update(q, v)
+    kin(q, v)
     task.update(kin)
     M0 = placement(robot, q, "left_hand")
 
@@ -103,7 +103,7 @@ def test_relative_frame_task(humanoid, seed):
     q, v = state(robot, seed)
     kin = robot.controller_pass()
     task = RelativeFrameTask("left_hand", "right_hand", kp=1.0, kd=1.0)
-    kin.update(q, v)
+    kin(q, v)
     task.update(kin)
 
     def rel(qq):
@@ -131,7 +131,7 @@ def test_com_and_momentum_tasks(humanoid, seed):
     kin = robot.controller_pass()
     com = ComTask(kp=1.0, kd=1.0)
     ang, lin = AngularMomentumTask(kd=2.0), LinearMomentumTask(kd=2.0)
-    kin.update(q, v)
+    kin(q, v)
     for t in (com, ang, lin):
         t.update(kin)
     m = robot.model
@@ -167,7 +167,7 @@ def test_posture_task(humanoid, seed):
     weights = np.linspace(0.5, 2.0, robot.nv - 6)
     task = PostureTask(kp=4.0, kd=2.0, joint_weights=weights)
     task.set_reference(q_ref)
-    kin.update(q, v)
+    kin(q, v)
     task.update(kin)
 
     # The error is the joint part of the manifold difference; its derivative along each
@@ -188,7 +188,7 @@ def test_posture_task(humanoid, seed):
 def test_mask_and_bad_arguments(humanoid):
     kin = humanoid.controller_pass()
     q, v = state(humanoid, 0)
-    kin.update(q, v)
+    kin(q, v)
     task = FrameTask("left_sole", kp=1.0, kd=1.0, mask=[0, 0, 1, 0, 0, 0])
     task.update(kin)
     assert task.residual(np.zeros(humanoid.nv)).shape == (1,)

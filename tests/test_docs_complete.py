@@ -43,7 +43,7 @@ NEEDS = {
 def _extras_named(text: str) -> set[str]:
     return {
         e.strip()
-        for group in re.findall(r"wholebody\[([a-z0-9_,\s-]+)\]", text)
+        for group in re.findall(r"(?:wholebody|['`]\.)\[([a-z0-9_,\s-]+)\]", text)
         for e in group.split(",")
     }
 

@@ -19,7 +19,6 @@ from wholebody.estimation import (
     SolverNotAvailableError,
     build_estimation_problem,
     estimate_contact_wrenches,
-    estimate_contact_wrenches_batch,
 )
 from wholebody.friction import wrench_cone_generators
 from wholebody.models import HUMANOID_SOLE_HALF_LENGTH as X
@@ -175,7 +174,7 @@ def test_batch_matches_single_and_flags_bad_rows(humanoid):
     T = np.array([s[3] for s in samples])
     Q[2, 3:7] = 0.0
     for mode_tau in (None, T):
-        batch = estimate_contact_wrenches_batch(humanoid, Q, V, A, FEET, tau=mode_tau)
+        batch = estimate_contact_wrenches(humanoid, Q, V, A, FEET, tau=mode_tau)
         assert batch.status[2] == "flagged" and "base quaternion is zero" in batch.reasons[2]
         for i in (0, 5):
             single = estimate_contact_wrenches(
@@ -234,7 +233,7 @@ def test_infeasible_samples_are_infeasible_for_every_backend(humanoid, full):
         # The closest wrenches are (nearly) unique: the backends agree to 1e-4 of the weight.
         for x in answers.values():
             assert_allclose(x, answers["daqp"], rtol=0, atol=1e-4 * humanoid.weight)
-        batch = estimate_contact_wrenches_batch(
+        batch = estimate_contact_wrenches(
             humanoid, q[None], v[None], a[None], slippery, tau=None if tau is None else tau[None]
         )
         assert batch.status[0] == "infeasible" and type(batch.status[0]) is str
@@ -247,8 +246,8 @@ def test_batch_speaks_the_single_vocabulary(humanoid):
     Q, V, A = (np.array([s[i] for s in samples]) for i in range(3))
     T = np.array([s[3] for s in samples])
     Q[1, 3:7] = 0.0
-    ne = estimate_contact_wrenches_batch(humanoid, Q, V, A, FEET)
-    full = estimate_contact_wrenches_batch(humanoid, Q, V, A, FEET, tau=T)
+    ne = estimate_contact_wrenches(humanoid, Q, V, A, FEET)
+    full = estimate_contact_wrenches(humanoid, Q, V, A, FEET, tau=T)
     for batch, rank, split in ((ne, 6, True), (full, 12, False)):
         single = estimate_contact_wrenches(
             humanoid, Q[0], V[0], A[0], FEET, tau=T[0] if batch is full else None
@@ -272,7 +271,7 @@ def test_batch_speaks_the_single_vocabulary(humanoid):
 
     from wholebody.estimation import DEFAULT_REGULARIZATION
 
-    for fn in (build_estimation_problem, estimate_contact_wrenches_batch):
+    for fn in (build_estimation_problem, estimate_contact_wrenches):
         assert inspect.signature(fn).parameters["regularization"].default == DEFAULT_REGULARIZATION
 
 
@@ -309,10 +308,10 @@ def test_pushed_log_in_batch_with_the_push_given_is_exact(humanoid, pushed_log):
 
     q, v, a, tau, W, t, push = pushed_log
     truth = W.reshape(len(t), -1)
-    blind = estimate_contact_wrenches_batch(humanoid, q, v, a, DECLARED, tau=tau)
+    blind = estimate_contact_wrenches(humanoid, q, v, a, DECLARED, tau=tau)
     assert np.abs(blind.wrenches - truth).max() > 50.0
     for options in ({}, {"workers": 2, "chunk_size": 100}):
-        batch = estimate_contact_wrenches_batch(
+        batch = estimate_contact_wrenches(
             humanoid, q, v, a, DECLARED, tau=tau, external_wrenches={"torso": push}, **options
         )
         assert (batch.status == "found").all()
@@ -326,7 +325,7 @@ def test_pushed_log_in_batch_with_the_push_given_is_exact(humanoid, pushed_log):
     on = f[:, 1] != 0
     lever[on, 0] = m[on, 2] / f[on, 1]
     lever[on, 2] = -m[on, 0] / f[on, 1]
-    pair = estimate_contact_wrenches_batch(
+    pair = estimate_contact_wrenches(
         humanoid, q, v, a, DECLARED, tau=tau, external_wrenches={"torso": (f, origin + lever)}
     )
     assert_allclose(pair.wrenches, truth, rtol=0, atol=TOL)
@@ -355,11 +354,11 @@ def test_pushed_single_support_in_newton_euler_mode_is_exact(humanoid):
     single = schedule.sum(axis=1) == 1
     pushed = single & (np.abs(push[:, 1]) > 0)
     assert pushed.sum() > 20
-    batch = estimate_contact_wrenches_batch(
+    batch = estimate_contact_wrenches(
         humanoid, q, v, a, DECLARED, active=schedule, external_wrenches={"torso": push}
     )
     assert_allclose(batch.wrenches[single], W.reshape(len(t), -1)[single], rtol=0, atol=TOL)
-    blind = estimate_contact_wrenches_batch(
+    blind = estimate_contact_wrenches(
         humanoid, q[pushed], v[pushed], a[pushed], DECLARED, active=schedule[pushed]
     )
     assert np.abs(blind.wrenches - W.reshape(len(t), -1)[pushed]).max() > 5.0
@@ -382,7 +381,7 @@ def test_active_mask_single_and_batch(humanoid):
     assert both.split_from_regularization_by_contact == {"left_sole": True, "right_sole": True}
     Q, V, A = q[None].repeat(3, 0), v[None].repeat(3, 0), a[None].repeat(3, 0)
     act = np.array([[True, False], [True, True], [False, False]])
-    batch = estimate_contact_wrenches_batch(humanoid, Q, V, A, FEET, active=act)
+    batch = estimate_contact_wrenches(humanoid, Q, V, A, FEET, active=act)
     assert_allclose(batch.wrenches[0], masked.x, rtol=0, atol=TOL)
     assert_allclose(batch.wrenches[1], both.x, rtol=0, atol=TOL)
     assert batch.status.tolist() == ["found", "found", "infeasible"]
@@ -391,7 +390,7 @@ def test_active_mask_single_and_batch(humanoid):
     assert batch.detailed_status.tolist() == ["found", "underdetermined", "infeasible"]
     assert batch.status_counts(detailed=True) == {"found": 1, "underdetermined": 1, "infeasible": 1}
     # The quadprog path (per-sample qpsolvers) agrees.
-    slow = estimate_contact_wrenches_batch(humanoid, Q, V, A, FEET, active=act, solver="quadprog")
+    slow = estimate_contact_wrenches(humanoid, Q, V, A, FEET, active=act, solver="quadprog")
     assert_allclose(slow.wrenches[:2], batch.wrenches[:2], rtol=0, atol=1e-6)
 
 
@@ -414,7 +413,7 @@ def test_point_contacts_identifiable_per_contact(humanoid):
     assert full.identifiable_by_contact == {"c0": False, "c1": False, "c2": True}
     assert_allclose(full.wrenches["c2"], truth[2], rtol=0, atol=TOL)
     for T in (None, tau[None]):
-        batch = estimate_contact_wrenches_batch(robot, q[None], v[None], a[None], corners, tau=T)
+        batch = estimate_contact_wrenches(robot, q[None], v[None], a[None], corners, tau=T)
         assert batch.identifiable_by_contact.tolist() == (
             [[False, False, False]] if T is None else [[False, False, True]]
         )
@@ -424,7 +423,7 @@ def test_batch_friction_scale_matches_single(humanoid):
     q = humanoid.q_from_named({}, base_position=[0.0, 0.0, H])
     zero = np.zeros(humanoid.nv)
     push = np.array([1.2 * MU * humanoid.weight, 0, 0, 0, 0, 0])
-    batch = estimate_contact_wrenches_batch(
+    batch = estimate_contact_wrenches(
         humanoid,
         q[None],
         zero[None],
@@ -442,7 +441,7 @@ def test_bad_estimation_arguments(humanoid):
     with pytest.raises(InvalidArgumentError, match=r"active must be a bool array of shape \(2,\)"):
         estimate_contact_wrenches(humanoid, q, zero, zero, FEET, active=[True])
     with pytest.raises(InvalidArgumentError, match=r"shape \(3, 2\)"):
-        estimate_contact_wrenches_batch(
+        estimate_contact_wrenches(
             humanoid,
             np.tile(q, (3, 1)),
             np.zeros((3, 25)),
@@ -459,10 +458,6 @@ def test_bad_estimation_arguments(humanoid):
             FEET,
             tau=np.zeros(19),
             external_wrenches={"push": (np.ones(3), np.zeros(3))},
-        )
-    with pytest.raises(InvalidArgumentError, match="intervals=True needs noise"):
-        estimate_contact_wrenches_batch(
-            humanoid, q[None], zero[None], zero[None], FEET, intervals=True
         )
     # A label with its point is fine in Newton-Euler mode.
     est = estimate_contact_wrenches(

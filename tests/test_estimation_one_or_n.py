@@ -1,7 +1,6 @@
-"""One call for one sample or N (issue 25 item 4): ``estimate_contact_wrenches`` with ``q`` of
-shape (nq,) or (N, nq). Checked against wrenches known by construction (forward dynamics from
-drawn cone-interior wrenches), the single-sample path (qpsolvers) against the batch path (daqp
-through its own API), and the closed form at rest."""
+"""One call for one sample or N: ``estimate_contact_wrenches`` with ``q`` of shape (nq,) or
+(N, nq). Checked against wrenches known by construction (forward dynamics from drawn
+cone-interior wrenches), one sample against N, and the closed form at rest."""
 
 from __future__ import annotations
 
@@ -10,13 +9,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 from wholebody.errors import StateError
-from wholebody.estimation import (
-    ContactEstimate,
-    EstimationBatch,
-    estimate_contact_wrenches,
-    estimate_contact_wrenches_batch,
-)
-from wholebody.estimation.problem import estimate_contact_wrenches as estimate_one
+from wholebody.estimation import ContactEstimate, EstimationBatch, estimate_contact_wrenches
 
 from .test_estimation import FEET, known_sample
 
@@ -43,9 +36,6 @@ def test_n_samples_through_the_one_call_equal_each_sample(humanoid, full):
         assert_allclose(many.wrenches[i], one.x, rtol=0, atol=TOL)
         if full:  # full dynamics identifies each foot: the wrenches drawn
             assert_allclose(one.x, np.concatenate(truth[i]), rtol=0, atol=TOL)
-    # The batch name of earlier releases gives the same result.
-    old = estimate_contact_wrenches_batch(humanoid, Q, V, A, FEET, tau=T if full else None)
-    assert_allclose(old.wrenches, many.wrenches, rtol=0, atol=0)
 
 
 def test_at_rest_each_foot_carries_half_the_weight_once_and_n_times(humanoid):
@@ -69,34 +59,9 @@ def test_a_bad_sample_is_flagged_among_n_and_raises_alone(humanoid):
         estimate_contact_wrenches(humanoid, Q[1], V[1], A[1], FEET)
 
 
-def test_the_one_sample_path_of_earlier_releases_is_unchanged(humanoid):
+def test_a_single_row_is_a_batch_of_one(humanoid):
     (Q, V, A, _), _ = _samples(humanoid, 1, seed=5)
-    old = estimate_one(humanoid, Q[0], V[0], A[0], FEET)
-    new = estimate_contact_wrenches(humanoid, Q[0], V[0], A[0], FEET)
-    assert_allclose(new.x, old.x, rtol=0, atol=0)
-    # A (1, nq) row is a batch of one through the one call (the old path read it as one sample).
+    one = estimate_contact_wrenches(humanoid, Q[0], V[0], A[0], FEET)
     row = estimate_contact_wrenches(humanoid, Q[:1], V[:1], A[:1], FEET)
-    assert row.is_batch and len(row) == 1
-    assert_allclose(row.wrenches[0], old.x, rtol=0, atol=TOL)
-
-
-def test_a_single_row_batch_says_what_changed():
-    # (1, nq) was one sample in earlier releases: it is a batch of one now, said at the
-    # caller's line.
-    import warnings as _w
-
-    import wholebody as wb
-    from wholebody.contacts import SurfaceContact
-
-    robot = wb.load("humanoid")
-    feet = [
-        SurfaceContact(f, half_length=0.1, half_width=0.05, mu=0.8)
-        for f in ("left_sole", "right_sole")
-    ]
-    q, z = robot.neutral(), np.zeros(robot.nv)
-    with _w.catch_warnings(record=True) as caught:
-        _w.simplefilter("always")
-        out = wb.estimate_contact_wrenches(robot, q[None], z[None], z[None], feet)
-    assert out.is_batch
-    hits = [w for w in caught if issubclass(w.category, FutureWarning)]
-    assert hits and "(1, nq)" in str(hits[0].message) and hits[0].filename == __file__
+    assert row.is_batch and len(row) == 1 and not one.is_batch
+    assert_allclose(row.wrenches[0], one.x, rtol=0, atol=TOL)

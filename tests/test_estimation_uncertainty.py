@@ -8,7 +8,7 @@ from numpy.testing import assert_allclose
 
 from tests.test_schedule import DECLARED, mujoco_log
 from wholebody.errors import InvalidArgumentError
-from wholebody.estimation import estimate_contact_wrenches, estimate_contact_wrenches_batch
+from wholebody.estimation import estimate_contact_wrenches
 from wholebody.estimation.uncertainty import NoiseLevels
 
 SIGMA_A = 0.05  # [m/s^2, rad/s^2] on every component of a
@@ -34,7 +34,7 @@ def test_noise_intervals_cover_the_truth_at_their_level(humanoid, pushed_log, se
     noise = NoiseLevels(acceleration=SIGMA_A, torque=SIGMA_TAU)
     coverage = {}
     for level in (0.95, 0.999):
-        batch = estimate_contact_wrenches_batch(
+        batch = estimate_contact_wrenches(
             humanoid,
             q[rows],
             v[rows],
@@ -42,7 +42,6 @@ def test_noise_intervals_cover_the_truth_at_their_level(humanoid, pushed_log, se
             DECLARED,
             tau=T,
             external_wrenches={"torso": push[rows]},
-            intervals=True,
             noise=noise,
             confidence=level,
         )
@@ -61,14 +60,13 @@ def test_split_ranges_contain_the_simulators_split(humanoid, pushed_log):
     q, v, a, _, W, t, push = pushed_log
     rows = np.arange(10, len(t), 20)
     truth = W[rows].reshape(len(rows), -1)
-    batch = estimate_contact_wrenches_batch(
+    batch = estimate_contact_wrenches(
         humanoid,
         q[rows],
         v[rows],
         a[rows],
         DECLARED,
         external_wrenches={"torso": push[rows]},
-        intervals=True,
         noise=NoiseLevels(),
     )
     iv = batch.intervals

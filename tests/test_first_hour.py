@@ -147,20 +147,18 @@ def test_single_estimate_reuses_its_cones_by_value(monkeypatch, humanoid):
     its own (the cones of the new friction coefficient)."""
     import threading
 
-    from wholebody.estimation import _single, problem
+    from wholebody.estimation import _samples
 
     built = []
-    real = problem.ContactSet
+    real = _samples.ContactSet
 
     def counting(*args, **kwargs):
         built.append(args)
         return real(*args, **kwargs)
 
-    # Both one-sample paths: the fast one's workspaces and the full one's sets.
-    monkeypatch.setattr(problem, "ContactSet", counting)
-    monkeypatch.setattr(_single, "ContactSet", counting)
-    monkeypatch.setattr(problem, "_CONTACT_SETS", type(problem._CONTACT_SETS)())
-    monkeypatch.setattr(_single, "_LOCAL", threading.local())
+    # The workspaces kept per thread, each with its contact set.
+    monkeypatch.setattr(_samples, "ContactSet", counting)
+    monkeypatch.setattr(_samples, "_LOCAL", threading.local())
     q = humanoid.q_from_named({}, base_position=[0, 0, 0.94])
     v = np.zeros(humanoid.nv)
     a = np.zeros(humanoid.nv)

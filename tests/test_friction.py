@@ -16,7 +16,7 @@ from wholebody.friction import (
     contact_wrench_cone,
     friction_pyramid,
     in_world_axes,
-    point_contact_pyramid,
+    normal_rotation,
     wrench_cone_generators,
 )
 
@@ -117,6 +117,6 @@ def test_world_axes_and_tilted_normals():
     w_world = np.r_[R @ w_local[:3], R @ w_local[3:]]
     assert_allclose(A_world @ w_world, A @ w_local, atol=1e-12)
     contact = PointContact("hand", mu=MU, normal=[1.0, 0.0, 0.0])
-    P = point_contact_pyramid(contact)
+    P = in_world_axes(friction_pyramid(MU), normal_rotation(contact.normal))
     assert (P @ [1.0, 0.1, -0.1] <= 0).all() and not (P @ [-1.0, 0.0, 0.0] <= 0).all()
     assert check_friction_cone([1.0, 0.1, -0.1], MU, normal=[1, 0, 0]).inside[0]

@@ -134,3 +134,48 @@ def test_recorder_base_counts_samples_and_names_the_undeclared_contact(humanoid)
     assert traj.metadata["undeclared_contact_force_N"] == rec.undeclared_contact_force
     assert traj.metadata["run"] == 7 and traj.metadata["simulator"].startswith("MuJoCo")
     assert len(traj) == 150 and traj.contact_names == ("left_sole",)
+
+
+def test_state_map_refuses_a_nan_before_writing_it(humanoid):
+    """Issue 37: ``MujocoStateMap.qpos`` with a NaN (or a wrong length) raises StateError
+    naming the index, and MuJoCo's state is left as it was."""
+    from wholebody.errors import StateError
+    from wholebody.sim.mujoco import mujoco_spec_for_robot
+
+    m = mujoco_spec_for_robot(humanoid, []).compile()
+    d = mujoco.MjData(m)
+    smap = MujocoStateMap(humanoid, m)
+    q = humanoid.neutral()
+    q[2], q[9] = 0.9, np.nan
+    before = d.qpos.copy()
+    with pytest.raises(StateError, match=r"non-finite values at indices \[9\]"):
+        smap.qpos(q, out=d.qpos)
+    np.testing.assert_array_equal(d.qpos, before)
+    with pytest.raises(StateError, match="26"):
+        smap.qpos(q[:-1])
+
+
+def test_recorder_refuses_another_models_data_or_none(humanoid):
+    """Issue 37: the MuJoCo recorder given another model's MjData (MuJoCo aborted with a
+    FatalError) or None (TypeError) raises InvalidArgumentError saying which."""
+    from wholebody.contacts import SurfaceContact
+    from wholebody.errors import InvalidArgumentError
+    from wholebody.sim.mujoco import mujoco_spec_for_robot
+    from wholebody.sim.mujoco_recorder import MujocoRecorder
+
+    soles = [SurfaceContact("left_sole", half_length=0.1, half_width=0.05, mu=1.0)]
+    build = mujoco_spec_for_robot(humanoid, soles)
+    m = build.compile()
+    rec = MujocoRecorder.from_build(build, m)
+    other = mujoco.MjModel.from_xml_string(
+        "<mujoco><worldbody><body><freejoint/><geom size='0.1'/></body></worldbody></mujoco>"
+    )
+    with pytest.raises(InvalidArgumentError, match=r"another model \(nq = 7, .* has 26\)"):
+        rec.record(mujoco.MjData(other))
+    with pytest.raises(
+        InvalidArgumentError, match="expected the simulation's mujoco.MjData, got NoneType"
+    ):
+        rec.record(None)
+    assert len(rec) == 0
+    rec.record(mujoco.MjData(m))
+    assert len(rec) == 1

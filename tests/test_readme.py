@@ -34,3 +34,28 @@ def test_readme_shows_what_make_demo_prints(tmp_path, monkeypatch):
         run_demo(out_dir=tmp_path / "demo")
     # All but the last line, which names the output folder.
     assert out.getvalue().strip().splitlines()[:-1] == shown.strip().splitlines()[:-1]
+
+
+def test_install_lines_work_from_this_repository():
+    """Issue 36: wholebody is not on PyPI: every install line installs from a clone (``pip
+    install -e '.[...]'`` or ``pip install .``), and every extra named exists."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
+    extras = set(
+        tomllib.loads((README.parent / "pyproject.toml").read_text())["project"][
+            "optional-dependencies"
+        ]
+    )
+    pages = [README, *sorted((README.parent / "docs").glob("*.md"))]
+    for page in pages:
+        text = page.read_text()
+        assert not re.search(r"pip install '?wholebody", text), page.name  # not on PyPI
+        for group in re.findall(r"(?:wholebody|['`]\.)\[([a-z0-9_,\s-]+)\]", text):
+            named = {e.strip() for e in group.split(",")}
+            assert named <= extras, (page.name, named - extras)
+    assert "pip install -e '.[" in README.read_text()

@@ -131,6 +131,7 @@ def write_bag(
     odom_offset_ns: int = ODOM_OFFSET_NS,
     odom_type: str = "nav_msgs/msg/Odometry",
     odom_hole: tuple[float, float] | None = None,
+    js_outlier: tuple[int, int] | None = None,
 ) -> None:
     with Writer(path, version=9, storage_plugin=storage) as w:
 
@@ -142,6 +143,9 @@ def write_bag(
 
         js = grid(JS_RATE)
         P = joint_position(seconds(js), len(joints))
+        if js_outlier is not None:  # (message, shift [ns]): one header stamped wrong
+            js = js.copy()
+            js[js_outlier[0]] += js_outlier[1]
         V = np.gradient(P, seconds(js), axis=0)  # any values: they are read back exactly
         E = 10 * P
         put(
@@ -715,3 +719,24 @@ def test_an_unstamped_push_topic_maps_as_an_external_wrench(tmp_path):
     np.testing.assert_allclose(traj.external_wrenches[:, 0, 5], 1.0, atol=1e-15)
     with pytest.raises(RecordingError, match="give the sensor frame as 'frame'"):
         read_rosbag(path, dict(mapping, wrenches=[{"topic": "/push", "external": "torso"}]))
+
+
+def test_an_outlier_stamp_is_flagged_not_cropped(tmp_path, robot):
+    """Issue 37 (a regression): a joint-state message stamped 100 s late was cut off with the
+    time base's end (a warning about the crop); it is kept as a sample of NaN fields (flagged
+    by the checks), named in a warning and in ``metadata["outlier_stamps"]``."""
+    path = tmp_path / "outlier"
+    write_bag(path, StoragePlugin.SQLITE3, list(robot.joint_names), js_outlier=(40, 100 * 10**9))
+    clean = tmp_path / "clean"
+    write_bag(clean, StoragePlugin.SQLITE3, list(robot.joint_names))
+    with pytest.warns(StateWarning, match=r"1 message\(s\) of '/joint_states' stamped far"):
+        traj = read_rosbag(path, MAPPING, robot)
+    reference = read_rosbag(clean, MAPPING, robot)
+    assert len(traj) == len(reference)  # one sample moved to the end, none dropped
+    (i,) = traj.metadata["outlier_stamps"]["samples"]
+    assert i == len(traj) - 1
+    assert traj.metadata["outlier_stamps"]["times_s"][0] == pytest.approx(traj.time[i], abs=1e-9)
+    assert traj.time[i] > 100.0
+    assert np.isnan(traj.q[i]).all() and np.isnan(traj.contact_wrenches[i]).all()
+    assert np.isfinite(traj.q[:i]).all()
+    assert "cropped" not in traj.metadata or traj.metadata["cropped"]["samples_after"] == 0

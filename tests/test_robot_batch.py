@@ -1,7 +1,6 @@
-"""The vectorised pieces of batch estimation and of the log checks, each tied to an
-independent reference: the manifold difference to ``pin.difference`` row by row, the batch
-pass to single Pinocchio calls, the batch Newton-Euler rows and face rows to
-:class:`ContactSet`'s per-sample matrices and to the rotated local faces."""
+"""The vectorised pieces of the log checks, each tied to an independent reference: the
+manifold difference to ``pin.difference`` row by row, the batch pass to single Pinocchio
+calls. (Estimation's rows: tests/test_estimation_route.py.)"""
 
 from __future__ import annotations
 
@@ -12,10 +11,7 @@ import pinocchio as pin
 import pytest
 
 import wholebody as wb
-from wholebody.contacts import PointContact, SurfaceContact
 from wholebody.errors import InvalidArgumentError
-from wholebody.estimation._daqp_batch import newton_euler_rows, world_face_rows
-from wholebody.friction import ContactSet
 from wholebody.robot.batch import (
     centroidal_frames_rows,
     configuration_difference,
@@ -126,105 +122,7 @@ def test_batch_pass_matches_single_calls(humanoid):
 
 def test_batch_pass_rejects_bad_frame_ids(humanoid):
     z = np.zeros((1, 3))
-    with pytest.raises(InvalidArgumentError, match="frame ids \\[100000\\] are outside"):
+    with pytest.raises(InvalidArgumentError, match=r"frame id 100000 \(frame_ids\[0\]\) is out"):
         centroidal_frames_rows(
             humanoid, z, z, z, [0], [100000], z, np.zeros((1, 6)), np.zeros((1, 1, 3))
         )
-
-
-def _sets() -> list[ContactSet]:
-    return [
-        ContactSet(
-            [
-                SurfaceContact("a", half_length=0.12, half_width=0.05, mu=0.8),
-                SurfaceContact("b", half_length=0.1, half_width=0.04, mu=0.6),
-            ]
-        ),
-        ContactSet([PointContact(f"p{i}", mu=0.7) for i in range(4)]),
-        ContactSet(
-            [
-                PointContact("p", mu=0.5, normal=np.array([0.1, 0.2, 1.0])),
-                SurfaceContact("s", half_length=0.1, half_width=0.04, mu=0.7),
-            ],
-            pyramid_faces=6,
-        ),
-    ]
-
-
-def _rotations(n: int, k: int, seed: int) -> np.ndarray:
-    from scipy.spatial.transform import Rotation
-
-    return Rotation.random(n * k, random_state=seed).as_matrix().reshape(n, k, 3, 3)
-
-
-@pytest.mark.parametrize("index", [0, 1, 2])
-def test_newton_euler_rows_equal_contact_set(index):
-    cset = _sets()[index]
-    rng = np.random.default_rng(index)
-    P, c = rng.normal(size=(50, len(cset), 3)), rng.normal(size=(50, 3))
-    ref = np.array([cset.newton_euler_matrix(p, g) for p, g in zip(P, c, strict=True)])
-    np.testing.assert_array_equal(newton_euler_rows(cset, P, c), ref)  # same bits
-    # And by its meaning: the total force and moment about c of random wrenches.
-    x = rng.normal(size=(50, cset.n))
-    f_tot, m_tot = np.zeros((50, 3)), np.zeros((50, 3))
-    for j, cols in enumerate(cset.cols):
-        w = x[:, cols]
-        f_tot += w[:, :3]
-        m_tot += np.cross(P[:, j] - c, w[:, :3]) + (w[:, 3:] if w.shape[1] == 6 else 0.0)
-    got = np.einsum("nrc,nc->nr", newton_euler_rows(cset, P, c), x)
-    np.testing.assert_allclose(got, np.hstack([f_tot, m_tot]), rtol=0, atol=1e-12)
-
-
-@pytest.mark.parametrize("index", [0, 1, 2])
-def test_world_face_rows_equal_contact_set(index):
-    cset = _sets()[index]
-    R = _rotations(40, len(cset), seed=index)
-    out = np.zeros((40, cset.n_rows, cset.n))
-    world_face_rows(cset, R, out)
-    ref = np.array([cset.face_matrix(r) for r in R])
-    np.testing.assert_allclose(out, ref, rtol=0, atol=1e-15)
-    # By its meaning: G x equals the local faces applied to x in each contact's axes.
-    x = np.random.default_rng(index).normal(size=(40, cset.n))
-    for j, (L, rows, cols) in enumerate(zip(cset.local_faces, cset.rows, cset.cols, strict=True)):
-        w = x[:, cols]
-        local = np.concatenate(
-            [np.einsum("nji,nj->ni", R[:, j], w[:, p : p + 3]) for p in range(0, w.shape[1], 3)],
-            axis=1,
-        )
-        got = np.einsum("nrc,nc->nr", out[:, rows], x)
-        np.testing.assert_allclose(got, local @ L.T, rtol=0, atol=1e-12)
-
-
-def test_chunked_daqp_path_matches_another_backend(humanoid, monkeypatch):
-    """The chunked Newton-Euler daqp path (chunks of 7 here, so samples straddle chunk
-    boundaries) against quadprog through the per-sample loop, with a contact schedule (one
-    row with no active contact) and a known push at a point: the same least-norm wrenches
-    (1e-6 N), the same statuses."""
-    from wholebody.estimation import _daqp_batch, estimate_contact_wrenches_batch
-
-    monkeypatch.setattr(_daqp_batch, "CHUNK", 7)
-    robot = humanoid
-    feet = [
-        SurfaceContact(f, half_length=0.1, half_width=0.05, mu=0.8)
-        for f in ("left_sole", "right_sole")
-    ]
-    rng = np.random.default_rng(11)
-    N = 30
-    Q = np.array([robot.q_from_named({}, base_position=[0, 0, 0.94]) for _ in range(N)])
-    Q[:, 7:] += rng.uniform(-0.1, 0.1, size=(N, robot.nq - 7))
-    V = rng.normal(scale=0.2, size=(N, robot.nv))
-    A = rng.normal(scale=0.5, size=(N, robot.nv))
-    active = np.ones((N, 2), dtype=bool)
-    active[10:14, 1] = False
-    active[20] = False
-    push = {"torso": (rng.normal(scale=5.0, size=(N, 3)), rng.normal(size=(N, 3)))}
-    kw = {"active": active, "external_wrenches": push}
-    fast = estimate_contact_wrenches_batch(robot, Q, V, A, feet, **kw)
-    other = estimate_contact_wrenches_batch(robot, Q, V, A, feet, solver="quadprog", **kw)
-    assert list(fast.status) == list(other.status)
-    assert (fast.status == "found").sum() >= 20
-    found = fast.status == "found"
-    np.testing.assert_allclose(fast.wrenches[found], other.wrenches[found], rtol=0, atol=1e-6)
-    np.testing.assert_allclose(
-        fast.residual_force[found], other.residual_force[found], rtol=0, atol=1e-6
-    )

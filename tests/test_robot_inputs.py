@@ -129,13 +129,13 @@ def test_out_of_range_frame_ids_are_refused(humanoid, bad):
     msg = f"frame id {fid} \\(frame_ids\\[1\\]\\) is out of range: valid ids are 0 to {n - 1}"
     ids = [humanoid.frame_id("left_sole"), fid]
     with pytest.raises(InvalidArgumentError, match=msg):
-        humanoid.centroidal_pass(q, v, v, ids)
+        humanoid.contact_pass(q, v, v, ids, jacobians=False)
     with pytest.raises(InvalidArgumentError, match=msg):
         humanoid.contact_pass(q, v, v, tuple(ids), jacobians=True)
     # A valid list still works after the refusal (the cache holds only valid lists).
-    com, _, pos = humanoid.centroidal_pass(q, v, v, ids[:1])
-    assert_allclose(pos[0], humanoid.frame_position(q, "left_sole"), rtol=0, atol=1e-15)
-    assert_allclose(com, humanoid.com(q), rtol=0, atol=1e-15)
+    kin = humanoid.contact_pass(q, v, v, ids[:1], jacobians=False)
+    assert_allclose(kin.positions[0], humanoid.frame_position(q, "left_sole"), rtol=0, atol=1e-15)
+    assert_allclose(kin.com, humanoid.com(q), rtol=0, atol=1e-15)
 
 
 def test_frame_ids_that_are_not_ints(humanoid):
@@ -143,13 +143,13 @@ def test_frame_ids_that_are_not_ints(humanoid):
     with pytest.raises(
         InvalidArgumentError, match=r"frame_ids\[0\] must be a frame index \(int\), got str"
     ):
-        humanoid.centroidal_pass(q, v, v, ["left_sole"])
+        humanoid.contact_pass(q, v, v, ["left_sole"], jacobians=False)
     with pytest.raises(InvalidArgumentError, match="frame_ids must be a sequence"):
-        humanoid.centroidal_pass(q, v, v, 3)
+        humanoid.contact_pass(q, v, v, 3, jacobians=False)
     # numpy integer ids are fine.
     fid = humanoid.frame_id("left_sole")
-    _, _, pos = humanoid.centroidal_pass(q, v, v, np.array([fid]))
-    assert_allclose(pos[0], humanoid.frame_position(q, "left_sole"), rtol=0, atol=1e-15)
+    kin = humanoid.contact_pass(q, v, v, np.array([fid]), jacobians=False)
+    assert_allclose(kin.positions[0], humanoid.frame_position(q, "left_sole"), rtol=0, atol=1e-15)
 
 
 def test_add_frame_errors(humanoid):

@@ -313,7 +313,6 @@ def _everything(robot, s):
         "split": robot.torque_terms(q, v, a).total,
         "joints": robot.joint_wrenches(q, v, a)[0],
         "J": robot.frame_jacobian(q, "left_sole"),
-        "Jp": robot.point_jacobian(q, "left_sole"),
         "twist": robot.frame_velocity(q, v, "left_sole"),
         "drift": robot.frame_drift(q, v, "left_sole"),
         "placements": robot.placements(q, ["left_sole", "torso"]).positions,

@@ -17,7 +17,7 @@ from wholebody.check.analysis import check_trajectory
 from wholebody.check.many import check_many, connect, format_table
 from wholebody.contacts import SurfaceContact
 from wholebody.errors import ClusterError, InvalidArgumentError
-from wholebody.estimation import estimate_contact_wrenches_batch
+from wholebody.estimation import estimate_contact_wrenches
 from wholebody.parallel import ChunkFailure, run_chunks
 from wholebody.trajectory import Trajectory
 
@@ -81,8 +81,8 @@ def test_residuals_and_estimates_with_two_workers_equal_one(humanoid, bad_log):
     _same(r2.force, r1.force)
     _same(r2.moment, r1.moment)
     assert r2.reasons == r1.reasons
-    e1 = estimate_contact_wrenches_batch(humanoid, q[:200], v[:200], a[:200], FEET)
-    e2 = estimate_contact_wrenches_batch(
+    e1 = estimate_contact_wrenches(humanoid, q[:200], v[:200], a[:200], FEET)
+    e2 = estimate_contact_wrenches(
         humanoid, q[:200], v[:200], a[:200], FEET, workers=2, chunk_size=64
     )
     _same(e2.wrenches, e1.wrenches)

@@ -150,3 +150,25 @@ def test_masses_differing_from_the_robot_are_refused(path):
     plant, sim, ctx = _plant(path, "sap")
     with pytest.raises(ModelError, match="pelvis"):
         DrakeRecorder(heavier, plant, contacts, ctx)
+
+
+def test_another_robots_plant_or_no_context_is_refused(path):
+    """Issue 37: another robot's plant (Drake's base is no frame of the robot) and a context
+    that is not the plant's get typed errors naming them, not IndexError or TypeError."""
+    from wholebody.errors import InvalidArgumentError
+
+    robot, contacts = wb.Robot.from_urdf(path), feet_contacts()
+    other = wb.load("two_link_arm")  # a fixed-base arm: refused for its base first
+    plant, sim, ctx = _plant(path, "sap")
+    with pytest.raises(ModelError, match="floating-base"):
+        DrakeRecorder(other, plant, contacts, ctx)
+    arm = wb.Robot.from_urdf(wb.load("two_link_arm").source)  # floating base, no 'pelvis'
+    with pytest.raises(ModelError, match="floating base body 'pelvis' is not the root link"):
+        DrakeRecorder(arm, plant, contacts, ctx)
+    with pytest.raises(InvalidArgumentError, match="context must be the plant's Context"):
+        DrakeRecorder(robot, plant, contacts, None)
+    with pytest.raises(InvalidArgumentError, match="the context is not the plant's"):
+        DrakeRecorder(robot, plant, contacts, sim.get_mutable_context())  # the diagram's
+    rec = DrakeRecorder(robot, plant, contacts, ctx)
+    with pytest.raises(InvalidArgumentError, match="context must be the plant's Context"):
+        rec.record(None)

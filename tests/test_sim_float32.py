@@ -73,3 +73,51 @@ def test_a_real_convention_mistake_still_fails_in_float32():
     check = next(c for c in report.all_checks if c.name == "velocity_matches_configuration")
     assert not check.passed
     assert "base_linear_velocity_in_world" in check.hypotheses
+
+
+def test_a_float32_recorders_log_gets_float32_bounds():
+    """Issue 36: a recorder that states float32 (MJX, MuJoCo Warp, Newton, Genesis "32") gave
+    logs whose values are float64 computations (sums, shifts of float32 forces), so the
+    checks took a float64 storage bound (~1e-13 N) for a log that balances to ~1e-4 N. The
+    wrenches are now stored at the precision stated; the check's bound follows it (its
+    storage part is float32's epsilon times the weight, at least)."""
+    mujoco = pytest.importorskip("mujoco")
+    from wholebody.check.analysis import check_trajectory
+    from wholebody.sim.mujoco import MujocoStateMap, mujoco_spec_for_robot
+    from wholebody.sim.mujoco_recorder import MujocoRecorder
+
+    class Float32Recorder(MujocoRecorder):  # MuJoCo's readout, stated as a float32 engine's
+        def _metadata(self):
+            return {**super()._metadata(), **precision_metadata(np.float32)}
+
+    robot = wb.load("humanoid")
+    soles = [
+        SurfaceContact(f, half_length=0.12, half_width=0.05, mu=1.0)
+        for f in ("left_sole", "right_sole")
+    ]
+    build = mujoco_spec_for_robot(robot, soles, other_collisions=False)
+    m = build.compile()
+    d = mujoco.MjData(m)
+    q0 = robot.neutral()
+    q0[2] = 5e-4 - robot.frame_position(q0, "left_sole")[2]
+    MujocoStateMap(robot, m).qpos(q0, out=d.qpos)
+    logs = {}
+    for kind in (MujocoRecorder, Float32Recorder):
+        mujoco.mj_resetData(m, d)
+        MujocoStateMap(robot, m).qpos(q0, out=d.qpos)
+        rec = kind.from_build(build, m)
+        for _ in range(100):
+            rec.record(d)
+            mujoco.mj_step(m, d)
+        logs[kind] = rec.trajectory()
+    W32 = logs[Float32Recorder].contact_wrenches
+    np.testing.assert_array_equal(W32, W32.astype(np.float32).astype(float))
+    eps32 = float(np.finfo(np.float32).eps)
+    for kind, single in ((MujocoRecorder, False), (Float32Recorder, True)):
+        report = check_trajectory(build.robot, logs[kind], soles)
+        assert report.evidence.float32 is single
+        assert report.verdict == "consistent"
+        if single:
+            assert report.evidence.resolution_force >= eps32 * robot.weight
+        else:
+            assert report.evidence.resolution_force < 1e-9

@@ -13,7 +13,7 @@ import pytest
 
 import wholebody as wb
 from wholebody.check.analysis import check_trajectory
-from wholebody.errors import ModelError
+from wholebody.errors import ModelError, StateError
 
 from ._engine_robots import feet_contacts, sphere_feet_urdf
 
@@ -99,3 +99,30 @@ def test_solver_without_contact_forces_is_refused_by_name(setup):
     nc = newton.CollisionPipeline(model).contacts()
     with pytest.raises(ModelError, match="SolverFeatherstone exposes no contact forces"):
         NewtonRecorder(robot, model, solver, nc, contacts, state, timestep=DT)
+
+
+def test_a_step_without_observables_is_refused_not_logged_as_zero_forces(setup):
+    """Issue 36: without ``observables=`` Newton writes no contact forces and the log held
+    zeros silently; the step is refused, naming the fix. The float32 log's wrenches are
+    stored at float32, so the checks' bounds follow its precision."""
+    robot, contacts, model, solver = setup
+    s0, s1, control = model.state(), model.state(), model.control()
+    newton.eval_fk(model, model.joint_q, model.joint_qd, s0)
+    pipe = newton.CollisionPipeline(
+        model, rigid_contact_max=solver.get_max_contact_count(), soft_contact_max=0
+    )
+    nc = pipe.contacts()
+    rec = NewtonRecorder(robot, model, solver, nc, contacts, s0, timestep=DT)
+    for _ in range(20):  # until the feet touch
+        solver.step(s0, s1, control, nc, DT, observables=rec.observables)
+        rec.record(s1)
+        s0, s1 = s1, s0
+    solver.step(s0, s1, control, nc, DT)  # observables forgotten
+    with pytest.raises(StateError, match="pass observables=recorder.observables"):
+        rec.record(s1)
+    traj = rec.trajectory()
+    assert traj.metadata["dtype"] == "float32"
+    W = traj.contact_wrenches
+    np.testing.assert_array_equal(W, W.astype(np.float32).astype(float))
+    report = check_trajectory(robot, traj, contacts)
+    assert report.evidence.float32

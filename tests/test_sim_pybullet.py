@@ -81,11 +81,11 @@ def standing(tmp_path_factory):
         rec.record()
     traj = rec.trajectory()
     p.disconnect(client)
-    return rec, traj, contacts, np.array(momentum_rate), mass
+    return rec, traj, contacts, np.array(momentum_rate), mass, path
 
 
 def test_contact_forces_equal_pybullets_momentum_change(standing):
-    rec, traj, _, rate, mass = standing
+    rec, traj, _, rate, mass, _ = standing
     total = traj.contact_wrenches[:, :, :3].sum(axis=1)
     expected = rate - mass * np.array([0.0, 0.0, -9.81])
     assert np.median(np.abs(total - expected)) < FLOOR
@@ -93,7 +93,7 @@ def test_contact_forces_equal_pybullets_momentum_change(standing):
 
 
 def test_log_balances_to_pybullets_floor(standing):
-    rec, traj, contacts, _, _ = standing
+    rec, traj, contacts, _, _, _ = standing
     report = check_trajectory(rec.robot, traj, contacts)
     assert report.verdict == "consistent"
     assert np.median(report.force_norm) < FLOOR
@@ -103,7 +103,7 @@ def test_log_balances_to_pybullets_floor(standing):
 
 
 def test_force_on_the_other_body_is_caught(standing):
-    rec, traj, contacts, _, _ = standing
+    rec, traj, contacts, _, _, _ = standing
     from dataclasses import replace
 
     flipped = replace(traj, contact_wrenches=-traj.contact_wrenches)
@@ -117,8 +117,11 @@ def test_masses_checked_at_attach(tmp_path):
     robot, contacts = wb.Robot.from_urdf(path), feet_contacts()
     for flags in (p.URDF_USE_INERTIA_FROM_FILE, 0):
         client, body = _world(path, robot, contacts, flags)
-        with pytest.raises(ModelError, match="left_hand.*URDF_USE_INERTIA_FROM_FILE"):
+        with pytest.raises(ModelError, match="left_hand.*URDF_USE_INERTIA_FROM_FILE") as e:
             PybulletRecorder(robot, body, contacts, client=client)
+        # masses='repair' changes the robot, not PyBullet: the message says so (issue 36)
+        assert "masses='repair' to give recorder.robot (and the log" in str(e.value)
+        assert "PyBullet's values" in str(e.value)
         p.disconnect(client)
     # With an explicit (zero) <inertial> everywhere and the inertia flag, nothing differs.
     path = sphere_feet_urdf(tmp_path, inertial_everywhere=True)
@@ -166,3 +169,33 @@ def test_spinning_base_with_offset_centre_of_mass(tmp_path, damping):
         robot.frame_position(np.r_[qb, s["qj"]], "left_foot"), foot[4], atol=1e-6
     )
     p.disconnect(client)
+
+
+def test_a_repaired_log_checks_consistent_from_the_command_line(standing, tmp_path, capsys):
+    """Issue 36: a log recorded with masses='repair' records PyBullet's inertias of the bodies
+    it repaired, and `wholebody check` with the URDF checks it with them (the plain URDF's
+    hands weigh 1 kg less than PyBullet's: that log did not balance from the command line)."""
+    from wholebody.cli import main
+    from wholebody.sim import robot_for_log
+
+    rec, traj, contacts, _, _, path = standing
+    assert set(traj.metadata["robot_inertias"]) == {
+        "left_elbow",
+        "right_elbow",
+        "left_ankle_roll",
+        "right_ankle_roll",
+    }
+    restored = robot_for_log(wb.Robot.from_urdf(path), traj.metadata)
+    np.testing.assert_allclose(
+        [restored.model.inertias[j].matrix() for j in range(1, restored.model.njoints)],
+        [rec.robot.model.inertias[j].matrix() for j in range(1, rec.robot.model.njoints)],
+        rtol=0,
+        atol=1e-12,
+    )
+    traj.save(tmp_path / "repaired.npz")
+    spec = [f"{c.frame}:surface:0.12:0.05:1.0" for c in contacts]
+    argv = ["check", str(tmp_path / "repaired.npz"), "--robot", str(path)]
+    assert main([*argv, "--contact", spec[0], "--contact", spec[1], "--json"]) == 0
+    captured = capsys.readouterr()
+    assert '"verdict": "consistent"' in captured.out
+    assert "checked with them, not the robot file's" in captured.err

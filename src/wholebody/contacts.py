@@ -27,15 +27,15 @@ def _positive(value: float, what: str, owner: str) -> float:
     return value
 
 
-def _unit_or_none(value: object, owner: str) -> Array | None:
-    if value is None:
-        return None
+def _unit(value: object, what: str, owner: str) -> Array:
     n = np.asarray(value, dtype=float)
     if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) < 1e-9:
-        raise ContactError(
-            f"{owner}: ground_normal must be a non-zero finite 3-vector, got {value}"
-        )
+        raise ContactError(f"{owner}: {what} must be a non-zero finite 3-vector, got {value}")
     return n / np.linalg.norm(n)
+
+
+def _ground_normal(value: object, owner: str) -> Array | None:
+    return None if value is None else _unit(value, "ground_normal", owner)
 
 
 def ground_aligned_rotations(rotations: Array, ground_normal: Array) -> Array:
@@ -86,13 +86,8 @@ class PointContact:
     def __post_init__(self) -> None:
         label = f"point contact {self.name or self.frame!r}"
         object.__setattr__(self, "mu", _positive(self.mu, "mu", label))
-        n = np.asarray(self.normal, dtype=float)
-        if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) < 1e-9:
-            raise ContactError(
-                f"{label}: normal must be a non-zero finite 3-vector, got {self.normal}"
-            )
-        object.__setattr__(self, "normal", n / np.linalg.norm(n))
-        object.__setattr__(self, "ground_normal", _unit_or_none(self.ground_normal, label))
+        object.__setattr__(self, "normal", _unit(self.normal, "normal", label))
+        object.__setattr__(self, "ground_normal", _ground_normal(self.ground_normal, label))
         if not self.name:
             object.__setattr__(self, "name", self.frame)
 
@@ -146,7 +141,7 @@ class SurfaceContact:
         object.__setattr__(self, "mu", _positive(self.mu, "mu", label))
         object.__setattr__(self, "half_length", _positive(self.half_length, "half_length", label))
         object.__setattr__(self, "half_width", _positive(self.half_width, "half_width", label))
-        object.__setattr__(self, "ground_normal", _unit_or_none(self.ground_normal, label))
+        object.__setattr__(self, "ground_normal", _ground_normal(self.ground_normal, label))
         try:
             c = np.asarray(self.center, dtype=float)
         except (TypeError, ValueError):

@@ -46,7 +46,6 @@ __all__ = [
     "WholebodyWarning",
     "ModelWarning",
     "StateWarning",
-    "WholebodyDeprecationWarning",
 ]
 
 
@@ -83,13 +82,14 @@ class MissingDependencyError(WholebodyError, ImportError):
 
 def require(module: str, extra: str, purpose: str) -> ModuleType:
     """Import the optional dependency ``module``, or raise :class:`MissingDependencyError`
-    naming the extra that installs it (``pip install 'wholebody[extra]'``); ``purpose`` says
-    what needs it, in the plural ("HDF5 logs")."""
+    naming the extra that installs it (``wholebody[extra]``: ``pip install -e '.[extra]'`` in
+    a clone of wholebody); ``purpose`` says what needs it, in the plural ("HDF5 logs")."""
     try:
         return importlib.import_module(module)
     except ImportError:
         raise MissingDependencyError(
-            f"{purpose} need {module.split('.')[0]}: pip install 'wholebody[{extra}]'"
+            f"{purpose} need {module.split('.')[0]}: the extra wholebody[{extra}] installs it "
+            f"(pip install -e '.[{extra}]' in a clone of wholebody)"
         ) from None
 
 
@@ -295,8 +295,3 @@ class ModelWarning(WholebodyWarning):
 
 class StateWarning(WholebodyWarning):
     """A state that was accepted after a small correction (renormalised quaternion)."""
-
-
-class WholebodyDeprecationWarning(WholebodyWarning, DeprecationWarning):
-    """A public name or argument that still works but will go; the message names its
-    replacement."""

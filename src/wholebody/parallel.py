@@ -32,6 +32,7 @@ import os
 import signal
 import threading
 import time
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -40,7 +41,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any
 
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, WholebodyWarning
 
 __all__ = [
     "ChunkFailure",
@@ -379,15 +380,31 @@ def _run_alone(
 
 # The bar of the run under way, with the process that owns it.
 _ACTIVE: list[tuple[int, Any]] = []
+# Whether the missing tqdm was said (once per process).
+_SAID: list[bool] = []
+
+
+def _tqdm() -> Any:
+    """tqdm's bar class, or None without tqdm: a warning says so, once per process."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        if not _SAID:
+            _SAID.append(True)
+            warnings.warn(
+                "no progress bar: tqdm is not installed (pip install tqdm, or the extra: "
+                "pip install -e '.[progress]' in a clone of wholebody)",
+                WholebodyWarning,
+                stacklevel=4,
+            )
+        return None
+    return tqdm
 
 
 def progress_bar(iterable: Iterable[Any], **kwargs: Any) -> Iterable[Any]:
     """``iterable`` wrapped in a tqdm bar (``kwargs`` passed on), or itself without tqdm."""
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return iterable
-    return tqdm(iterable, **kwargs)
+    tqdm = _tqdm()
+    return iterable if tqdm is None else tqdm(iterable, **kwargs)
 
 
 @contextmanager
@@ -395,14 +412,10 @@ def run_progress(total: int, enabled: bool, **kwargs: Any) -> Iterator[None]:
     """One tqdm bar of ``total`` steps for the run inside the ``with`` (nothing when not
     ``enabled`` or without tqdm); :func:`advance` moves it."""
     bar = None
-    if enabled:
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:
-            bar = None
-        else:
-            bar = tqdm(total=total, **kwargs)
-            _ACTIVE.append((os.getpid(), bar))
+    tqdm = _tqdm() if enabled else None
+    if tqdm is not None:
+        bar = tqdm(total=total, **kwargs)
+        _ACTIVE.append((os.getpid(), bar))
     try:
         yield
     finally:

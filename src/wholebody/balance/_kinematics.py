@@ -1,6 +1,5 @@
-"""Per-sample kinematics of a batch (one Pinocchio pass each) and the helpers the balance
-functions share to place wrenches. Private to :mod:`wholebody.balance`, which re-exports the
-public names."""
+"""The kinematics of a batch (one Pinocchio pass per sample) and the helpers the balance
+functions share to place wrenches; :mod:`wholebody.balance` re-exports the public names."""
 
 from __future__ import annotations
 
@@ -13,10 +12,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..contacts import Contact
 from ..errors import InvalidArgumentError
+from ..robot.batch import centroidal_frames_rows
 from ..robot.core import Robot
-from .newton_euler import (
-    ExternalWrench,
-)
+from .newton_euler import ExternalWrench
 
 Array = NDArray[np.float64]
 
@@ -61,7 +59,8 @@ def kinematics_batch(
     rotations: bool = False,
     progress: bool = False,
 ) -> KinematicsBatch:
-    """One :meth:`Robot.centroidal_pass` per sample not in ``skip`` (checked arrays).
+    """CoM, momentum rate and frame placements of the samples not in ``skip``, one Pinocchio
+    pass each (:func:`wholebody.robot.batch.centroidal_frames_rows`), NaN on the others.
 
     Parameters
     ----------
@@ -84,15 +83,7 @@ def kinematics_batch(
         from ..parallel import progress_bar
 
         rows = progress_bar(rows, desc="checking", total=len(rows))
-    for i in rows:
-        robot.centroidal_pass(
-            Q[i],
-            V[i],
-            A[i],
-            frame_ids,
-            out=(com[i], rate[i], positions[i]),
-            rotations=None if rots is None else rots[i],
-        )
+    centroidal_frames_rows(robot, Q, V, A, rows, frame_ids, com, rate, positions, rots)
     return KinematicsBatch(com, rate, positions, rots)
 
 

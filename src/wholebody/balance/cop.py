@@ -107,8 +107,9 @@ def centre_of_pressure(
     if not math.isfinite(math.hypot(f1, f2, f3, t1, t2, t3)):  # NaN or inf for non-finite
         if not np.isfinite(w).all():
             raise StateError(f"contact {contact.name!r}: wrench has non-finite values: {w}")
-    R, (p1, p2, p3) = robot._frame_sample(q, contact.frame)
-    (r11, r12, r13), (r21, r22, r23), (r31, r32, r33) = R
+    placed = robot.placements(q, contact.frame)
+    (r11, r12, r13), (r21, r22, r23), (r31, r32, r33) = placed.rotations.tolist()
+    p1, p2, p3 = placed.positions.tolist()
     # (R^T f, R^T tau): the wrench in the contact frame's axes (its origin is the point)
     fz = f1 * r13 + f2 * r23 + f3 * r33
     tx = t1 * r11 + t2 * r21 + t3 * r31

@@ -15,9 +15,7 @@ zero force.
 
 Contact wrenches are given per contact in world axes at the contact frame's origin: a force
 (3,) for a :class:`PointContact`, ``(f, tau)`` (6,) for a :class:`SurfaceContact`. The algebra
-is :func:`wholebody.balance.newton_euler.newton_euler_residual_arrays`; centres of pressure and the
-ZMP
-are in :mod:`wholebody.balance.cop` (re-exported here).
+is :mod:`wholebody.balance.newton_euler`'s.
 """
 
 from __future__ import annotations
@@ -31,15 +29,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..contacts import Contact
 from ..errors import InvalidArgumentError, StateError
+from ..robot import real_array
+from ..robot.batch import com_frames_rows
 from ..robot.core import Robot
 from ..spatial import Wrench, cross
-from ._kinematics import (
-    KinematicsBatch,
-    _batch_points,
-    _resolve_point,
-    kinematics_batch,
-)
-from .cop import CentreOfPressure, centre_of_pressure, cop_in_contact_frame, zmp
+from ._kinematics import _batch_points, _resolve_point, kinematics_batch
 from .newton_euler import (
     MAX_WRENCH_RELATIVE,
     ExternalWrench,
@@ -51,31 +45,11 @@ from .newton_euler import (
     parse_external_wrenches,
     residual_parts,
     stack_contact_wrenches,
-    wrench_sum,
     wrench_sum_parts,
     wrenches_in_log_layout,
 )
-from .reactions import joint_reaction_wrenches
 
-__all__ = [
-    "gravito_inertial_wrench",
-    "contact_wrench",
-    "newton_euler_residual",
-    "Residual",
-    "centre_of_pressure",
-    "cop_in_contact_frame",
-    "CentreOfPressure",
-    "zmp",
-    "joint_reaction_wrenches",
-    "stack_contact_wrenches",
-    "wrenches_in_log_layout",
-    "wrench_sum",
-    "newton_euler_residual_arrays",
-    "kinematics_batch",
-    "KinematicsBatch",
-    "ExternalWrenches",
-    "MAX_WRENCH_RELATIVE",
-]
+__all__ = ["gravito_inertial_wrench", "contact_wrench", "newton_euler_residual"]
 
 Array = NDArray[np.float64]
 _F64 = np.dtype(np.float64)
@@ -105,38 +79,13 @@ def gravito_inertial_wrench(
         World axes [N, N m]. The contacts must supply its opposite.
     """
     q, v, a = robot._check_qva(q, v, a)
-    com, w_gi = robot._gravito_inertial_sample(q, v, a)  # (m g - dP/dt, -dL_G/dt)
+    c, rate, _ = robot._centroidal_sample(q, v, a, ())
+    com, w_gi = np.array(c), np.subtract(robot._mg6, rate)  # (m g - dP/dt, -dL_G/dt)
     force, moment = w_gi[:3], w_gi[3:]
     if isinstance(at, str) and at == "com":
         return Wrench._from_checked(force, moment, com)
     point = _resolve_point(at, com)
     return Wrench._from_checked(force, moment + cross(com - point, force), point)
-
-
-def _sample_rows(contacts: Sequence[Contact], wrenches: Any, weight: float) -> list[list[float]]:
-    """One sample's contact wrenches as k rows ``(f, tau)`` of Python floats (a point
-    contact's moment is 0), checked: finite, within :data:`MAX_WRENCH_RELATIVE` m g."""
-    k = len(contacts)
-    rows: list[list[float]] = []
-    limit = MAX_WRENCH_RELATIVE * weight
-    small = True  # every row's norm within the limit (False for NaN and inf too)
-    if isinstance(wrenches, (list, tuple)) and len(wrenches) == k:
-        for c, w in zip(contacts, wrenches, strict=True):
-            if type(w) is not np.ndarray or w.dtype is not _F64:
-                w = np.asarray(w, dtype=float)
-            if w.shape != (c.size,):
-                kind = "a force (3,)" if c.size == 3 else "a wrench (f, tau) (6,)"
-                raise StateError(f"contact {c.name!r} takes {kind} per sample, got shape {w.shape}")
-            row = w.tolist()
-            small = small and math.hypot(*row) <= limit
-            rows.append(row if c.size == 6 else row + [0.0, 0.0, 0.0])
-    else:
-        W = stack_contact_wrenches(contacts, wrenches, 1)
-        rows = wrenches_in_log_layout(contacts, W)[0].tolist()
-        small = all(math.hypot(*row) <= limit for row in rows)
-    if not small:  # the full check says what is wrong (or passes: a norm beyond, no entry)
-        check_sample_wrenches(np.array(rows), "contact wrenches", weight)
-    return rows
 
 
 def _sample_layout(
@@ -146,40 +95,41 @@ def _sample_layout(
     external: list[ExternalWrench],
     weight: float,
 ) -> tuple[list[list[float]], list[int], list[list[float]]]:
-    """One sample's wrenches (k + e rows of 6 floats), the frames to place (contacts, then
-    external wrenches at frame origins), and the points given with external wrenches."""
-    if not external and type(wrenches) in (list, tuple) and len(wrenches) == len(contacts):
-        # The common case in one loop (a controller's or a log's float64 arrays, one per
-        # contact, known frames, each norm within the limit); anything else, or anything
-        # wrong, takes the general path below, which names it.
-        rows, frames = [], []
-        ids = robot._frame_ids
-        limit = MAX_WRENCH_RELATIVE * weight
-        try:
-            for c, w in zip(contacts, wrenches):
-                size = c.size
-                if type(w) is not np.ndarray or w.dtype is not _F64 or w.shape != (size,):
-                    break
-                row = w.tolist()
-                if not math.hypot(*row) <= limit:  # False for NaN and inf too
-                    break
-                rows.append(row if size == 6 else row + [0.0, 0.0, 0.0])
-                frames.append(ids[c.frame])
-            else:
-                return rows, frames, []
-        except (KeyError, TypeError):
-            pass
-    rows = _sample_rows(contacts, wrenches, weight)
-    for e in external:
-        check_sample_wrenches(e.wrench, f"external wrench {e.name!r}", weight)
-        rows.append(e.wrench[0].tolist())
+    """One sample's wrenches as k + e rows ``(f, tau)`` of Python floats (a point contact's
+    moment is 0; checked: finite, within :data:`MAX_WRENCH_RELATIVE` m g), the frames to place
+    (the contacts', then those of external wrenches at frame origins), and the points given
+    with external wrenches."""
+    limit = MAX_WRENCH_RELATIVE * weight
+    if isinstance(wrenches, (list, tuple)) and len(wrenches) == len(contacts):
+        rows: list[list[float]] = []
+        small = True  # every row's norm within the limit (False for NaN and inf too)
+        for c, w in zip(contacts, wrenches):
+            size = c.size
+            if type(w) is not np.ndarray or w.dtype is not _F64:
+                w = real_array(w, f"the wrench of contact {c.name!r}")
+            if w.shape != (size,):
+                kind = "a force (3,)" if size == 3 else "a wrench (f, tau) (6,)"
+                raise StateError(f"contact {c.name!r} takes {kind} per sample, got shape {w.shape}")
+            row = w.tolist()
+            small = small and math.hypot(*row) <= limit
+            rows.append(row if size == 6 else row + [0.0, 0.0, 0.0])
+    else:
+        W = stack_contact_wrenches(contacts, wrenches, 1)
+        rows = wrenches_in_log_layout(contacts, W)[0].tolist()
+        small = all(math.hypot(*row) <= limit for row in rows)
+    if not small:  # the full check says what is wrong (or passes: a norm beyond, no entry)
+        check_sample_wrenches(np.array(rows), "contact wrenches", weight)
     ids = robot._frame_ids
-    try:  # the frames' ids (valid by construction); frame_id names an unknown frame
+    try:  # the frames' ids; frame_id names an unknown frame
         frames = [ids[c.frame] for c in contacts]
     except (KeyError, TypeError):
         frames = [robot.frame_id(c.frame) for c in contacts]
-    if external:
-        frames += [robot.frame_id(e.name) for e in external if e.point is None]
+    if not external:
+        return rows, frames, []
+    for e in external:
+        check_sample_wrenches(e.wrench, f"external wrench {e.name!r}", weight)
+        rows.append(e.wrench[0].tolist())
+    frames += [robot.frame_id(e.name) for e in external if e.point is None]
     return rows, frames, [e.point[0].tolist() for e in external if e.point is not None]
 
 
@@ -237,7 +187,9 @@ def contact_wrench(
     ext = parse_external_wrenches(external_wrenches, 1) if external_wrenches else []
     rows, frames, given = _sample_layout(robot, contacts, wrenches, ext, robot._weight)
     # Positions only: the CoM and the frames' origins, without the momentum work of a pass.
-    com, positions = robot._com_sample(q, frames)
+    c, P = np.empty((1, 3)), np.empty((1, len(frames), 3))
+    com_frames_rows(robot, q[None], [0], frames, c, P)
+    com, positions = c[0].tolist(), P[0].tolist()
     if isinstance(at, str) and at == "com":
         point, about = np.array(com), com
     else:
@@ -264,10 +216,9 @@ def newton_euler_residual(
 ) -> Residual:
     """The Newton-Euler residual ``w_c + w_gi`` of one sample or of N, about ``at``.
 
-    One call for both, like SciPy's ``Rotation``: ``q`` of shape (nq,) is one sample (its
-    fast path; bad input raises), ``q`` of shape (N, nq) is N samples, computed as
-    :func:`newton_euler_residual` computes them (bad samples flagged, never dropped). The
-    :class:`Residual` says which it holds (:attr:`Residual.is_batch`).
+    One call for both, like SciPy's ``Rotation``: ``q`` of shape (nq,) is one sample (bad
+    input raises), ``q`` of shape (N, nq) is N samples (bad samples flagged with a reason,
+    never dropped). The :class:`Residual` says which it holds (:attr:`Residual.is_batch`).
 
     Parameters
     ----------
@@ -277,7 +228,7 @@ def newton_euler_residual(
     contacts : sequence of PointContact or SurfaceContact
     wrenches : sequence, mapping or array
         Per contact, world axes at the contact frame's origin [N, N m]
-        (see :func:`stack_contact_wrenches`; for N samples as :func:`newton_euler_residual`).
+        (see :func:`stack_contact_wrenches`).
     at : "com", "origin" or array of shape (3,)
         Point to take moments about.
     external_wrenches : mapping, optional
@@ -302,9 +253,8 @@ def newton_euler_residual(
 
     Notes
     -----
-    The formula is :func:`wholebody.balance.newton_euler.newton_euler_residual_arrays`' own, run on
-    the Python floats of one sample (no array machinery): the batch form gives the same
-    numbers.
+    The formula is :func:`~wholebody.balance.newton_euler.newton_euler_residual_arrays`', run on
+    Python floats for one sample: the same numbers as the batch form.
 
     Examples
     --------
@@ -325,11 +275,17 @@ def newton_euler_residual(
     >>> bool(np.allclose(r.moment, 0.0))
     True
     """
-    # N samples take the batch path (an array's ndim read directly: np.ndim costs ~0.1 us).
+    # N samples: one Pinocchio pass per sample, the algebra batched; bad samples flagged.
     if (q.ndim if type(q) is np.ndarray else np.ndim(q)) == 2:
-        return _newton_euler_batch(
-            robot, q, v, a, contacts, wrenches, at, external_wrenches, workers, chunk_size
-        )
+        Q = np.asarray(q, dtype=float)
+        ext = parse_external_wrenches(external_wrenches, Q.shape[0])
+        if workers < 1:
+            raise InvalidArgumentError(f"workers must be at least 1, got {workers}")
+        if workers > 1:
+            return _residuals_in_chunks(
+                robot, Q, v, a, contacts, wrenches, at, ext, workers, chunk_size
+            )
+        return _residuals(robot, Q, v, a, contacts, wrenches, at, ext)
     q, v, a = robot._check_qva(q, v, a)
     ext = parse_external_wrenches(external_wrenches, 1) if external_wrenches else []
     weight = robot._weight
@@ -346,35 +302,6 @@ def newton_euler_residual(
 
 
 # --- batches ------------------------------------------------------------------------------
-
-
-def _newton_euler_batch(
-    robot: Robot,
-    q: ArrayLike,
-    v: ArrayLike,
-    a: ArrayLike,
-    contacts: Sequence[Contact],
-    wrenches: Any,
-    at: str | ArrayLike,
-    external_wrenches: ExternalWrenches | None,
-    workers: int,
-    chunk_size: int,
-) -> Residual:
-    """The residuals of N samples (:func:`newton_euler_residual` with ``q`` of shape (N, nq)):
-    one Pinocchio pass per sample, the algebra batched; bad samples flagged (NaN residual,
-    with the reason), the others computed."""
-    Q = np.asarray(q, dtype=float)
-    if Q.ndim != 2:
-        raise StateError(f"q must have shape (N, {robot.nq}), got {Q.shape}")
-    N = Q.shape[0]
-    ext = parse_external_wrenches(external_wrenches, N)
-    if workers < 1:
-        raise InvalidArgumentError(f"workers must be at least 1, got {workers}")
-    if workers > 1:
-        return _residuals_in_chunks(
-            robot, Q, v, a, contacts, wrenches, at, ext, workers, chunk_size
-        )
-    return _residuals(robot, Q, v, a, contacts, wrenches, at, ext)
 
 
 def _residuals(
@@ -429,19 +356,6 @@ def _residuals(
     return Residual(force, moment, point, robot.weight, bad, dict(sorted(reasons.items())))
 
 
-def _residual_chunk(
-    robot: Robot,
-    q: Array,
-    v: Array,
-    a: Array,
-    contacts: Sequence[Contact],
-    W: Array,
-    at: Any,
-    ext: list[ExternalWrench],
-) -> Residual:
-    return _residuals(robot, q, v, a, contacts, W, at, ext)
-
-
 def _residuals_in_chunks(
     robot: Robot,
     Q: Array,
@@ -466,22 +380,10 @@ def _residuals_in_chunks(
             ExternalWrench(x.name, x.wrench[s:e], None if x.point is None else x.point[s:e])
             for x in ext
         ]
-        chunks.append(
-            (
-                (s, e),
-                (
-                    Shared("q", s, e),
-                    Shared("v", s, e),
-                    Shared("a", s, e),
-                    contacts,
-                    Shared("W", s, e),
-                    at,
-                    part,
-                ),
-            )
-        )
-    results = run_chunks(robot, _residual_chunk, chunks, workers, shared=shared)
-    force, moment, point = np.full((N, 3), np.nan), np.full((N, 3), np.nan), np.full((N, 3), np.nan)
+        args = (*(Shared(k, s, e) for k in "qva"), contacts, Shared("W", s, e), at, part)
+        chunks.append(((s, e), args))
+    results = run_chunks(robot, _residuals, chunks, workers, shared=shared)
+    force, moment, point = (np.full((N, 3), np.nan) for _ in range(3))
     flagged = np.zeros(N, dtype=bool)
     reasons: dict[int, str] = {}
     for ((s, e), _), res in zip(chunks, results, strict=True):

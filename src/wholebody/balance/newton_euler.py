@@ -7,12 +7,6 @@ are entries of the same layout. The single-sample and batch API is in :mod:`whol
 The arithmetic itself is written once, component by component, in :func:`residual_parts` and
 :func:`wrench_sum_parts` (below): on columns of shape (N,) for a batch, on Python floats for
 one sample (the single calls), the same operations in the same order.
-
-.. math::
-
-    f_r = \\sum_i f_i + m g - \\dot P, \\qquad
-    \tau_r(A) = \\sum_i \\left(\tau_i + (p_i - p_A) \times f_i\right)
-               - \\dot L_G + (p_G - p_A) \times (m g - \\dot P)
 """
 
 from __future__ import annotations
@@ -26,6 +20,7 @@ from numpy.typing import NDArray
 
 from ..contacts import Contact
 from ..errors import InvalidArgumentError, StateError
+from ..robot import real_array
 from ..spatial import Wrench
 
 __all__ = [
@@ -120,7 +115,7 @@ def stack_contact_wrenches(
             raise StateError(f"{len(wrenches)} wrenches given for {len(contacts)} contacts")
         parts = []
         for c, w in zip(contacts, wrenches, strict=True):
-            w = np.asarray(w, dtype=float)
+            w = real_array(w, f"the wrench of contact {c.name!r}")
             w2 = w.reshape(1, -1) if w.ndim == 1 else w
             if w2.ndim != 2 or w2.shape[1] != c.size:
                 kind = "a force (3,)" if c.size == 3 else "a wrench (f, tau) (6,)"
@@ -133,7 +128,7 @@ def stack_contact_wrenches(
             )
         stacked = np.concatenate(parts, axis=1) if parts else np.zeros((n or 1, 0))
     else:
-        stacked = np.asarray(wrenches, dtype=float)
+        stacked = real_array(wrenches, "contact wrenches")
         if stacked.ndim == 1:
             stacked = stacked.reshape(1, -1)
         if stacked.ndim != 2 or stacked.shape[1] != total:
@@ -245,9 +240,7 @@ def newton_euler_residual_arrays(
 
     Notes
     -----
-    One sample (``wrenches`` of shape (k, 6)) runs the formula on Python floats, a batch on
-    arrays of shape (N,): one formula
-    (:func:`residual_parts`), two kinds of numbers.
+    One sample runs :func:`residual_parts` on Python floats, a batch on arrays of shape (N,).
     """
     gx, gy, gz = np.asarray(gravity, dtype=float).tolist()
     mg = [mass * gx, mass * gy, mass * gz]  # Python floats: the same products as numpy's
@@ -299,10 +292,7 @@ class ExternalWrench:
 
 
 def _as_wrench_rows(value: Any, N: int, name: str) -> Array:
-    try:
-        w = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise StateError(f"external wrench {name!r} is not numeric: {exc}") from None
+    w = real_array(value, f"external wrench {name!r}")
     if w.shape in ((3,), (N, 3)):
         w = np.concatenate([np.broadcast_to(w, (N, 3)), np.zeros((N, 3))], axis=1)
     elif w.shape in ((6,), (N, 6)):
@@ -332,15 +322,13 @@ def parse_external_wrenches(
     list of ExternalWrench
         In the mapping's order.
     """
-    merged: dict[str, Any] = {}
     if external_wrenches is not None and not isinstance(external_wrenches, Mapping):
         raise InvalidArgumentError(
             "external_wrenches must be a mapping {frame or label: wrench}, got "
             f"{type(external_wrenches).__name__}"
         )
-    merged.update(external_wrenches or {})
     items = []
-    for name, value in merged.items():
+    for name, value in (external_wrenches or {}).items():
         if not isinstance(name, str):
             raise InvalidArgumentError(f"external wrench keys are frame names (str), got {name!r}")
         if isinstance(value, Wrench):
@@ -444,11 +432,6 @@ class Residual:
     weight: float
     flagged: Any = False
     reasons: dict[int, str] = field(default_factory=dict)
-
-    @classmethod
-    def from_wrench(cls, wrench: Wrench, weight: float) -> Residual:
-        """One sample's residual from its wrench (world axes, about ``wrench.point``)."""
-        return cls(wrench.force, wrench.moment, wrench.point, float(weight))
 
     @classmethod
     def _one(cls, force: Array, moment: Array, point: Array, weight: float) -> Residual:

@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -184,7 +184,7 @@ def estimate_trajectory(
     ``metadata["estimation_samples"]`` (``{status: [sample indices]}``), so a saved estimate
     keeps them in every format.
     """
-    from ..estimation import estimate_contact_wrenches_batch
+    from ..estimation import EstimationBatch, estimate_contact_wrenches
 
     contacts = contacts_for_log(traj, contacts)
     traj = traj.at_frame_origins(robot, contacts)  # wrenches about stated points, moved
@@ -204,17 +204,20 @@ def estimate_trajectory(
         mask, used = schedule_for_estimate(robot, traj, contacts)
     else:
         mask, used = traj.contact_active, {"schedule": "the log's or every declared contact"}
-    batch = estimate_contact_wrenches_batch(
-        robot,
-        q,
-        v,
-        a,
-        contacts,
-        tau=tau if use_torques else None,
-        solver=solver,
-        progress=progress,
-        external_wrenches=external,
-        active=mask,
+    batch = cast(
+        EstimationBatch,
+        estimate_contact_wrenches(
+            robot,
+            q,
+            v,
+            a,
+            contacts,
+            tau=tau if use_torques else None,
+            solver=solver,
+            progress=progress,
+            external_wrenches=external,
+            active=mask,
+        ),
     )
     N = len(traj)
     est = np.zeros((N, len(contacts), 6))

@@ -718,7 +718,10 @@ def _noise_tolerances(run: _Run) -> None:
     """The residual's measured noise in the tolerances (:mod:`wholebody.check.noise`).
 
     With logged accelerations, the noise is measured on the residual itself (it holds no
-    motion) and added to every preset's tolerances. The measured preset filters the residual
+    motion) and added to the physical and the measured presets' tolerances; never to the
+    engine's floor (a simulator's log holds no noise: what its residual holds beyond the
+    floor is a readout mistake, which a measure of noise would read as noise). The measured
+    preset filters the residual
     (:func:`~wholebody.check.sources.low_pass`: the filter is linear, so it is the same filter
     on every term of the balance) and takes its tolerances from the noise of the filtered
     residual: with differentiated accelerations measured on the momentum and the wrenches
@@ -728,7 +731,7 @@ def _noise_tolerances(run: _Run) -> None:
     """
     s, N, w = run.samples, run.source.n, run.robot.weight
     kernel = run.noise.kernel
-    if not run.estimated:
+    if not run.estimated and run.tolerances.preset != "simulation":
         ok = ~s.bad
         r = np.where(ok[:, None], np.c_[s.r_f, s.r_m], np.nan)
         run.residual = ResidualNoise.of_residual(r, kernel, run.noise.stamps.step)
@@ -752,7 +755,9 @@ def _noise_tolerances(run: _Run) -> None:
         floor=(stated.get("force_noise", 0.0) * root, stated.get("moment_noise", 0.0) * root),
     )
     f, m = run.residual.tolerance(1, N)
-    rests = "the sensors' stated noise" if any(run.residual.floor) else "the noise measured in the log"
+    rests = (
+        "the sensors' stated noise" if any(run.residual.floor) else "the noise measured in the log"
+    )
     if not run.measured:
         values = run.tolerances.values
         if f <= 0 and m <= 0:
@@ -1263,7 +1268,7 @@ def states_at(
             pq, pv, pa, _ = part.for_robot(robot)
             assert pa is not None  # read with accelerations (read_part)
             if kernel is not None:
-                ok = np.isfinite(pa).all(axis=1)
+                ok = np.asarray(np.isfinite(pa).all(axis=1))
                 pa = low_pass(pa, kernel, ok, segments_between_gaps(part.time, gap))
             at = rows[inside] - start + off
             q[inside], v[inside], a[inside] = pq[at], pv[at], pa[at]

@@ -51,10 +51,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..contacts import Contact
+from ..conventions.noise import segments_between_gaps
 from ..diagnosis.core import Finding
 from ..io.logfiles.fields import storage_resolution
 from ..robot.core import Robot
-from ..conventions.noise import segments_between_gaps
 from .sources import Differentiation, Source, low_pass, read_part
 
 __all__ = [
@@ -329,10 +329,11 @@ class _Windows:
     ) -> Array:
         """``(mean - bound) / tolerance`` of windows ``[a, b)`` (the tolerance of a mean over
         their ``M`` samples, scaled by :attr:`noise_scale`), the larger of force and moment."""
-        tol_f, tol_m = self.tolerance(int(b[0] - a[0]) if len(a) else 1)
+        f, m = self.tolerance(int(b[0] - a[0]) if len(a) else 1)
+        scale = np.ones(len(a))
         if self.noise_scale is not None:
             scale = np.fmax(self.noise_scale[a], self.noise_scale[b - 1])
-            tol_f, tol_m = tol_f * scale, tol_m * scale
+        tol_f, tol_m = f * scale, m * scale
         with np.errstate(invalid="ignore", divide="ignore"):
             rf = np.where(tol_f > 0, (mean_f - bf) / tol_f, np.where(mean_f > bf, np.inf, 0.0))
             rm = np.where(tol_m > 0, (mean_m - bm) / tol_m, np.where(mean_m > bm, np.inf, 0.0))

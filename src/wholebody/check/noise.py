@@ -25,9 +25,10 @@ the residual itself (it holds no motion); with differentiated accelerations, on 
 centroidal momentum ``h = A_G v`` (differentiated by central differences) and on the total
 external wrench at the CoM. Each is measured (white and correlated parts, per component)
 and carried through the filter, and through the means over ``M`` samples of the
-systematic-error test, exactly (the noise's autocovariance against the kernel's). A profile's ``[sensors]`` noise (``force_noise``,
-``moment_noise``) is a floor on the wrench part, at every averaging scale (its correlation
-is unknown: it is not assumed to average out). The tolerance at scale ``M`` is
+systematic-error test, exactly (the noise's autocovariance against the kernel's). A
+profile's ``[sensors]`` noise (``force_noise``, ``moment_noise``) is a floor on the wrench
+part, at every averaging scale (its correlation is unknown: it is not assumed to average
+out). The tolerance at scale ``M`` is
 :func:`~wholebody.conventions.noise.sigmas` standard deviations (more with more independent
 windows: a family-wise false-alarm rate of
 :data:`~wholebody.conventions.noise.FALSE_ALARM`).
@@ -216,8 +217,6 @@ def signal_noise(robot: Robot, part: Trajectory, stamps: Stamps, filtered: bool)
         total = W[..., :3].sum(axis=1)
         cutoff = min(cutoff, choose_cutoff(total, measure_noise(total, dt), dt))
     return SignalNoise(out.groups, out.units, stamps, cutoff, gaussian_kernel(cutoff, dt))
-
-
 
 
 @dataclass(frozen=True)

@@ -108,12 +108,13 @@ class Tolerances:
 
     def with_noise(self, force: float, moment: float, basis: str) -> Tolerances:
         """The residual tolerances the noise gives (relative to m g; m), where none was
-        given, and the basis said."""
+        given, and the basis said (the given ones still named)."""
         values = dict(self.values)
         for name, value in (("force_tolerance", force), ("moment_tolerance", moment)):
             if not math.isfinite(values[name]):
                 values[name] = value
-        return Tolerances(self.preset, values, basis)
+        given = self.basis.partition("; given: ")[2]
+        return Tolerances(self.preset, values, basis + (f"; given: {given}" if given else ""))
 
 
 #: The sensors' stated noise a profile may give (``[sensors]``): std per axis [N], [N m].
@@ -268,9 +269,7 @@ class CheckOptions:
             if getattr(self, name) is not None
         }
 
-    def for_log(
-        self, metadata: dict[str, Any], *, estimated: bool, float32: bool
-    ) -> Tolerances:
+    def for_log(self, metadata: dict[str, Any], *, estimated: bool, float32: bool) -> Tolerances:
         """The tolerances for a log (:class:`Tolerances`): the given ones, else the preset's
         (:data:`TOLERANCE_PRESETS`), the preset chosen from the log's metadata when none
         is given.
@@ -287,7 +286,9 @@ class CheckOptions:
         """
         simulator = metadata.get("simulator")
         preset = self.preset or ("simulation" if simulator else "physical")
-        values = {k: float("nan") if v is None else float(v) for k, v in TOLERANCE_PRESETS[preset].items()}
+        values = {
+            k: float("nan") if v is None else float(v) for k, v in TOLERANCE_PRESETS[preset].items()
+        }
         if preset == "simulation":
             engine = f"a log of {simulator}" if simulator else "a simulator's log (preset)"
             if estimated:
@@ -295,7 +296,10 @@ class CheckOptions:
                     f"{engine} with differentiated accelerations: the physical tolerances "
                     "(the engine's floor is below the differentiation's precision)"
                 )
-                values.update(force_tolerance=DEFAULT_FORCE_TOLERANCE, moment_tolerance=DEFAULT_MOMENT_TOLERANCE)
+                values.update(
+                    force_tolerance=DEFAULT_FORCE_TOLERANCE,
+                    moment_tolerance=DEFAULT_MOMENT_TOLERANCE,
+                )
             else:
                 dtype = str(metadata.get("dtype", "float32" if float32 else "float64"))
                 dtype = "float32" if dtype == "float32" or float32 else "float64"

@@ -107,15 +107,31 @@ def _contact_summary(report: Report) -> dict[str, dict[str, Any]]:
         viol = report.cone_violation[:, j]
         rows = report.violated_row[viol, j]
         common = max(set(rows), key=list(rows).count) if len(rows) else ""
+        # Utilisation |f_t| / (mu f_n) has no value without a positive normal force.
+        util = report.utilisation[ok, j]
+        finite = np.isfinite(util)
         contacts[name] = {
             "violations": int(viol.sum()),
             "fraction_violated": float(viol.sum() / max(report.n_checked, 1)),
             "most_violated": common,
-            "max_utilisation": float(np.nanmax(report.utilisation[:, j]))
-            if ok.any()
-            else float("nan"),
+            "max_utilisation": float(util[finite].max()) if finite.any() else None,
+            "samples_without_normal_force": int((~finite).sum()),
         }
     return contacts
+
+
+def _g(x: float) -> str:
+    """Three significant digits; a value under 1e-300 (a denormal left by round-off) is 0."""
+    return "0" if abs(x) < 1e-300 else f"{x:.3g}"
+
+
+def _utilisation_words(c: dict[str, Any]) -> str:
+    """``max utilisation 0.24`` and the samples where it has no value, in words."""
+    top, without = c["max_utilisation"], c["samples_without_normal_force"]
+    if top is None:
+        return f"utilisation n/a (no positive normal force in its {without} checked samples)"
+    words = f"max utilisation {top:.2f}"
+    return words + (f" (n/a in {without} samples without normal force)" if without else "")
 
 
 def _finding(f: Finding) -> dict[str, Any]:
@@ -157,7 +173,7 @@ def format_summary(report: Report) -> str:
         lines.append(
             f"contact   {name}: {c['violations']} cone violations"
             + (f" (mostly: {c['most_violated']})" if c["most_violated"] else "")
-            + f", max utilisation {c['max_utilisation']:.2f}"
+            + f", {_utilisation_words(c)}"
         )
     for k, (i, why) in enumerate(report.reasons.items()):
         if k == 5:
@@ -198,11 +214,11 @@ def _figure_lines(report: Report, s: dict[str, Any]) -> list[str]:
         f"samples   {s['samples']['in']} in = {s['samples']['checked']} checked + "
         f"{s['samples']['flagged']} flagged"
         + ("   (accelerations estimated from v)" if report.accelerations_estimated else ""),
-        f"residual  force  median {f['median']:.3g} N, p95 {f['p95']:.3g} N, max {f['max']:.3g} N",
-        f"          moment median {m['median']:.3g} N m, p95 {m['p95']:.3g} N m, "
-        f"max {m['max']:.3g} N m",
-        f"over tolerance ({100 * report.force_tolerance:.3g} % m g, "
-        f"{100 * report.moment_tolerance:.3g} cm): "
+        f"residual  force  median {_g(f['median'])} N, p95 {_g(f['p95'])} N, max {_g(f['max'])} N",
+        f"          moment median {_g(m['median'])} N m, p95 {_g(m['p95'])} N m, "
+        f"max {_g(m['max'])} N m",
+        f"over tolerance ({100 * report.force_tolerance:g} % m g, "
+        f"{100 * report.moment_tolerance:g} cm): "
         f"{100 * s['fraction_over_tolerance']:.2f} % of samples",
     ]
     if report.tolerance_basis:
@@ -240,8 +256,9 @@ def _diagnosis_lines(report: Report) -> list[str]:
         )
     for alternative in best.alternatives:
         lines.append(f"          or: {alternative}")
+    # In the ranking's order (the evidence criterion), the one text, JSON and page share.
     others, seen = [], {best.cause}
-    for f in sorted(ranked[1:], key=lambda f: (-round(f.explained, 2), f.cause)):
+    for f in ranked[1:]:
         if f.cause not in seen and f.cause != "unexplained":
             seen.add(f.cause)
             others.append(f"{f.cause.replace('_', ' ')} {100 * f.explained:.0f} %")
@@ -260,17 +277,17 @@ def evidence_lines(report: Report) -> list[str]:
     lines = [
         f"evidence  {100 * report.n_checked / n:.1f} % of samples checked, "
         f"{100 * int(report.unreliable.sum()) / max(report.n_checked, 1):.1f} % of those "
-        f"waived; achieved bound (median) {ev.bound_force:.3g} N, {ev.bound_moment:.3g} N m"
+        f"waived; achieved bound (median) {_g(ev.bound_force)} N, {_g(ev.bound_moment)} N m"
         + (" (float32 log)" if ev.float32 else "")
     ]
     if np.isfinite(ev.window_seconds):
         lines.append(
-            f"          averaged over {ev.window_seconds:.3g} s windows: bound "
-            f"{ev.window_bound_force:.3g} N, {ev.window_bound_moment:.3g} N m; "
+            f"          averaged over {_g(ev.window_seconds)} s windows: bound "
+            f"{_g(ev.window_bound_force)} N, {_g(ev.window_bound_moment)} N m; "
             + (
                 f"a systematic error in {ev.systematic_windows} windows "
                 f"({int(report.systematic.sum())} samples, up to "
-                f"{ev.systematic_ratio:.3g} x the tolerance beyond the bound)"
+                f"{_g(ev.systematic_ratio)} x the tolerance beyond the bound)"
                 if ev.systematic_windows
                 else "no systematic error"
             )

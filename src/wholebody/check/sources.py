@@ -12,8 +12,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..contacts import Contact
-from ..errors import InvalidArgumentError, LogFormatError
 from ..conventions.noise import segments_between_gaps
+from ..errors import InvalidArgumentError, LogFormatError
 from ..trajectory import Trajectory
 
 __all__: list[str] = []  # parts of the engine (check_trajectory and check_log read them)

@@ -27,18 +27,22 @@ meaning; 5 is new, so a script that tests ``== 0`` for "consistent" stays right.
 from __future__ import annotations
 
 import argparse
+import difflib
+import importlib.util
 import json
 import math
 import os
+import re
 import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..errors import OutputError, ProfileError, WholebodyError
-from ..models.loading import available_robots, load
+from ..errors import OutputError, ProfileError, WholebodyError, WholebodyWarning
+from ..models.loading import available_robots
 from ..robot.core import Robot
+from ._values import load_robot, positive_int, tolerance
 
 EXIT_OK, EXIT_INCONSISTENT, EXIT_BAD_INPUT, EXIT_UNCHECKED, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_INCONCLUSIVE = 5
@@ -55,29 +59,43 @@ EXIT_CODES_HELP = (
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors: ``wholebody: error: ... (see 'wholebody check --help')``."""
+    """argparse with one-line errors: ``wholebody: error: ... (see 'wholebody check --help')``,
+    and "did you mean" for a misspelt command, choice or option."""
+
+    #: The command being parsed (``build_parser``'s), whose options a misspelling is matched to.
+    command: str | None = None
 
     def error(self, message: str) -> NoReturn:
-        print(f"wholebody: error: {message} (see '{self.prog} --help')", file=sys.stderr)
+        hint = _did_you_mean(self, message)
+        print(f"wholebody: error: {message}{hint} (see '{self.prog} --help')", file=sys.stderr)
         self.exit(EXIT_BAD_INPUT)
+
+
+def _did_you_mean(parser: _Parser, message: str) -> str:
+    """``"; did you mean 'check'?"`` for the closest known words to those ``message`` refuses
+    (an invalid choice: the choices it lists; unknown options: the command's options)."""
+    choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+    if choice:
+        typed = [choice.group(1)]
+        known = [w.strip().strip("'") for w in choice.group(2).split(",")]
+    elif message.startswith("unrecognized arguments: "):
+        typed = [w.split("=")[0] for w in message.split()[2:] if w.startswith("-")]
+        known = list(parser._option_string_actions)
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction) and parser.command in action.choices:
+                known += list(action.choices[parser.command]._option_string_actions)
+    else:
+        return ""
+    close = [m for w in typed for m in difflib.get_close_matches(w, known, n=1, cutoff=0.6)]
+    return f"; did you mean {' or '.join(repr(m) for m in close)}?" if close else ""
 
 
 # --- argument types: bad values are refused before any work ---------------------------------
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return value
-
-
 def _workers(text: str) -> int | str:
     """argparse type: ``auto`` or a positive integer."""
-    return "auto" if text == "auto" else _positive_int(text)
+    return "auto" if text == "auto" else positive_int(text)
 
 
 def _time(text: str) -> float:
@@ -91,18 +109,8 @@ def _time(text: str) -> float:
     return value
 
 
-def _tolerance(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
-    return value
-
-
 def _share(text: str) -> float:
-    value = _tolerance(text)
+    value = tolerance(text)
     if value > 1:
         raise argparse.ArgumentTypeError(f"must be a share between 0 and 1, got {text!r}")
     return value
@@ -116,6 +124,23 @@ def _seconds(text: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
     return value
+
+
+def _dask_address(text: str) -> str:
+    """argparse type: a scheduler address ``[scheme://]host:port`` (``tcp://host:8786``)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(text if "://" in text else f"tcp://{text}")
+        port = parts.port
+    except ValueError:
+        port = None
+    if not parts.hostname or not port or parts.path or parts.query or parts.fragment:
+        raise argparse.ArgumentTypeError(
+            f"expected a scheduler address [scheme://]host:port (port 1-65535), e.g. "
+            f"tcp://scheduler:8786, got {text!r}"
+        )
+    return text
 
 
 def _writable_file(path: Path) -> None:
@@ -157,15 +182,12 @@ def _writable_dir(folder: Path, for_file: Path | None = None, create: bool = Fal
 # --- commands ---------------------------------------------------------------------------------
 
 
-def _robot(spec: str) -> Robot:
-    """A robot name, or a URDF or MJCF file (told apart by its root element)."""
-    if Path(spec).suffix.lower() in (".urdf", ".xml", ".mjcf") or Path(spec).is_file():
-        return load(Path(spec), validate="warn")
-    return load(spec)
-
-
 def _progress(args: argparse.Namespace) -> bool:
-    return sys.stderr.isatty() if args.progress is None else bool(args.progress)
+    """``--progress`` (a missing tqdm is then said once), ``--no-progress``, or by default a
+    bar when stderr is a terminal and tqdm is installed."""
+    if args.progress is None:
+        return sys.stderr.isatty() and importlib.util.find_spec("tqdm") is not None
+    return bool(args.progress)
 
 
 def _setup(args: argparse.Namespace) -> tuple[Robot, list[Any], Any]:
@@ -178,11 +200,11 @@ def _setup(args: argparse.Namespace) -> tuple[Robot, list[Any], Any]:
         return profile.robot, list(profile.contacts), profile.calibration
     if not args.robot or not args.contact:
         raise ProfileError("give --config PROFILE.toml, or --robot and at least one --contact")
-    return _robot(args.robot), [parse_contact_spec(s) for s in args.contact], None
+    return load_robot(args.robot), [parse_contact_spec(s) for s in args.contact], None
 
 
 def _info(args: argparse.Namespace) -> int:
-    robot = _robot(args.robot)
+    robot = load_robot(args.robot)
     print(robot.summary())
     if args.frames:
         print("frame names:", ", ".join(robot.frame_names))
@@ -191,6 +213,41 @@ def _info(args: argparse.Namespace) -> int:
 
         print(format_links(robot))
     return EXIT_OK
+
+
+def _recorded_robot(robot: Robot, logs: Sequence[str]) -> Robot:
+    """``robot`` with the inertias the logs' recorder repaired (``masses="repair"``,
+    ``metadata["robot_inertias"]``: :func:`wholebody.sim.robot_for_log`), said in a warning;
+    ``robot`` when no log records any. Logs recorded with different repairs are refused."""
+    from ..io.logs import SUFFIXES, open_log
+    from ..sim import ROBOT_INERTIAS, robot_for_log
+
+    recorded: dict[str, Any] = {}
+    for path in logs:
+        if Path(path).suffix.lower() not in SUFFIXES or not Path(path).is_file():
+            continue  # a recording (its own reader) or a path the check refuses by name
+        try:
+            with open_log(path) as log:
+                recorded[path] = log.metadata.get(ROBOT_INERTIAS) or None
+        except WholebodyError:
+            continue  # the check names it
+    kinds = {json.dumps(r, sort_keys=True) for r in recorded.values()}
+    if len(kinds) > 1:
+        raise ProfileError(
+            f"the logs were recorded with different repaired inertias ({ROBOT_INERTIAS} in "
+            f"their metadata): check {', '.join(p for p, r in recorded.items() if r)} apart "
+            "from the others"
+        )
+    inertias = next(iter(recorded.values()), None)
+    if not inertias:
+        return robot
+    warnings.warn(
+        f"the log records the inertias its recorder repaired (masses='repair') on bodies "
+        f"{sorted(inertias)}: checked with them, not the robot file's",
+        WholebodyWarning,
+        stacklevel=2,
+    )
+    return robot_for_log(robot, {ROBOT_INERTIAS: inertias})
 
 
 def exit_code(rows: Sequence[dict[str, Any]]) -> int:
@@ -216,6 +273,7 @@ def _check(args: argparse.Namespace) -> int:
     if args.html is not None:
         _writable_dir(Path(args.html).parent, for_file=Path(args.html))
     robot, contacts, calibration = _setup(args)
+    robot = _recorded_robot(robot, args.logs)
     options = CheckOptions(
         preset=args.preset,
         force_tolerance=args.force_tolerance,
@@ -305,6 +363,7 @@ def _estimate(args: argparse.Namespace) -> int:
     _writable_file(Path(args.output))
     robot, contacts, calibration = _setup(args)
     traj = read_log(args.log, mapping=args.config, robot=robot, episode=args.episode)
+    robot = _recorded_robot(robot, [args.log])
     if calibration is not None:
         traj = calibration.apply(traj, robot)
     est = estimate_trajectory(
@@ -364,6 +423,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="Whole-body dynamics and contact-wrench checks on Pinocchio.",
         epilog=EXIT_CODES_HELP,
     )
+    parser.command = command
     parser.add_argument(
         "--traceback",
         action="store_true",
@@ -477,19 +537,19 @@ def _add_check_command(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     check.add_argument(
         "--force-tolerance",
-        type=_tolerance,
+        type=tolerance,
         default=None,
         help="residual force, relative to m g (simulation preset: 0.01)",
     )
     check.add_argument(
         "--moment-tolerance",
-        type=_tolerance,
+        type=tolerance,
         default=None,
         help="residual moment / m g [m] (simulation preset: 0.01)",
     )
     check.add_argument(
         "--cone-tolerance",
-        type=_tolerance,
+        type=tolerance,
         default=None,
         help="cone margin below which a contact violates, relative to m g "
         "(simulation preset: 1e-4)",
@@ -523,7 +583,10 @@ def _add_check_command(sub: Any, common: argparse.ArgumentParser) -> None:
         "would only cost time; else one per chunk or log up to the CPUs)",
     )
     check.add_argument(
-        "--dask", metavar="ADDRESS", help="run on a Dask scheduler (tcp://host:8786)"
+        "--dask",
+        type=_dask_address,
+        metavar="ADDRESS",
+        help="run on a Dask scheduler (tcp://host:8786)",
     )
     check.add_argument(
         "--dask-timeout",

@@ -102,14 +102,14 @@ def add_contacts_command(subparsers: Any) -> argparse.ArgumentParser:
         "-o",
         default="schedule.npz",
         metavar="FILE.npz",
-        help="schedule file to write (.npz; a folder: FOLDER/schedule.npz) (default: %(default)s)",
+        help="schedule file to write (.npz) (default: %(default)s)",
     )
     p.add_argument(
         "--plot",
         default=None,
         metavar="FIGURE",
         help=f"also save the timeline figure ({', '.join(FIGURE_SUFFIXES)}; needs "
-        "pip install 'wholebody[plot]') (default: none)",
+        "the extra wholebody[plot]) (default: none)",
     )
     p.set_defaults(func=run_contacts_command)
     return p
@@ -189,7 +189,7 @@ _THRESHOLDS = (
     ),
     (
         "--height-on",
-        _finite,
+        _non_negative,
         0.005,
         "H",
         "a contact frame below this height above the ground may be in contact [m] "
@@ -197,7 +197,7 @@ _THRESHOLDS = (
     ),
     (
         "--height-off",
-        _finite,
+        _non_negative,
         0.01,
         "H",
         "a contact frame above this height above the ground is not in contact [m] "
@@ -243,11 +243,13 @@ def _outputs(args: argparse.Namespace) -> tuple[Path, Path | None]:
 
     out = Path(args.output)
     if out.is_dir():
-        out = out / "schedule.npz"
-    elif out.suffix.lower() != ".npz":
         raise OutputError(
-            f"--output {args.output!r}: a schedule is written as .npz; name a .npz file or an "
-            "existing folder"
+            f"--output {args.output!r}: is a directory; name the .npz file to write (e.g. "
+            f"{out / 'schedule.npz'})"
+        )
+    if out.suffix.lower() != ".npz":
+        raise OutputError(
+            f"--output {args.output!r}: a schedule is written as .npz; name a .npz file"
         )
     plot = None
     if args.plot is not None:
@@ -270,20 +272,14 @@ def _outputs(args: argparse.Namespace) -> tuple[Path, Path | None]:
 
 def _setup(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     from ..io.profile import load_profile, parse_contact_spec
-    from ..models.loading import load
+    from ._values import load_robot
 
     if args.config:
         profile = load_profile(args.config)
         return profile.robot, list(profile.contacts)
     if not args.robot or not args.contact:
         raise ProfileError("give --config PROFILE.toml, or --robot and at least one --contact")
-    spec = args.robot
-    robot = (
-        load(Path(spec), validate="warn")
-        if Path(spec).suffix.lower() in (".urdf", ".xml", ".mjcf") or Path(spec).is_file()
-        else load(spec)
-    )
-    return robot, [parse_contact_spec(s) for s in args.contact]
+    return load_robot(args.robot), [parse_contact_spec(s) for s in args.contact]
 
 
 def _logged_wrenches(traj: Any, contacts: list[Any]) -> Any:

@@ -40,7 +40,7 @@ def run_demo(out_dir: Path) -> int:
         report.plot(out_dir / "report.png")
         written.append("report.png")
     except ImportError:
-        print("(no plot: pip install 'wholebody[plot]')")
+        print("(no plot: the extra wholebody[plot] installs matplotlib)")
 
     W = traj.contact_wrenches.copy()
     W[:, 1] *= -1.0

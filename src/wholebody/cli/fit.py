@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidArgumentError, ModelError, OutputError
+from ._values import positive_int, tolerance
 
 if TYPE_CHECKING:  # the parser is built on every command: identify is imported by run_fit only
     from ..identify import IdentificationResult
@@ -326,7 +327,7 @@ def add_fit_command(subparsers: argparse._SubParsersAction) -> argparse.Argument
         "back (default; --no-lag: take the logs as timed)",
     )
     fit.add_argument(
-        "--max-lag", type=float, default=20.0, help="largest lag searched [ms] (default 20)"
+        "--max-lag", type=tolerance, default=20.0, help="largest lag searched [ms] (default 20)"
     )
     fit.add_argument(
         "--shared-offsets",
@@ -335,9 +336,10 @@ def add_fit_command(subparsers: argparse._SubParsersAction) -> argparse.Argument
     )
     fit.add_argument(
         "--folds",
-        type=int,
+        type=positive_int,
         default=5,
-        help="time windows per log for the held-out comparison with the URDF (default 5)",
+        help="time windows per log for the held-out comparison with the URDF (default 5; "
+        "1: no comparison)",
     )
     fit.add_argument("--offsets", action="store_true", help="6D offsets of each contact's sensor")
     fit.add_argument(
@@ -353,7 +355,10 @@ def add_fit_command(subparsers: argparse._SubParsersAction) -> argparse.Argument
         help="use the joint-torque rows (default: when every log has torques)",
     )
     fit.add_argument(
-        "--prior-weight", type=float, default=1.0, help="weight of the prior toward the URDF"
+        "--prior-weight",
+        type=tolerance,
+        default=1.0,
+        help="weight of the prior toward the URDF (>= 0)",
     )
     fit.add_argument("--output", "-o", required=True, help="output folder")
     fit.set_defaults(func=_fit)

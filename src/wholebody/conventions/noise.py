@@ -135,7 +135,7 @@ class Noise:
         """(len(f), m) one-sided power spectral density [unit^2 / Hz] at ``f`` [Hz] of the
         sampled noise: ``2 dt sum_L c(L) cos(2 pi f L dt)``."""
         span = int(np.ceil(30 * max(float(np.max(self.correlation, initial=0.0)), 1.0)))
-        L = np.arange(-span, span + 1)
+        L = np.arange(-span, span + 1, dtype=float)
         c = self.autocovariance(L)  # (lags, m)
         w = 2 * np.pi * np.asarray(f, dtype=float)[:, None] * self.dt
         return np.asarray(2 * self.dt * (np.cos(w * L[None, :]) @ c))
@@ -147,7 +147,7 @@ class Noise:
         if means > 1:
             h = np.convolve(h, np.full(means, 1.0 / means))
         r = np.correlate(h, h, mode="full")  # (2 len - 1,) at lags -(len-1) .. len-1
-        lags = np.arange(-(len(h) - 1), len(h))
+        lags = np.arange(-(len(h) - 1), len(h), dtype=float)
         var = r @ self.autocovariance(lags)  # sum_ij h_i h_j c(i - j)
         return np.asarray(np.sqrt(np.maximum(var, 0.0)))
 
@@ -313,8 +313,10 @@ class Stamps:
         ):
             if rows:
                 shown = ", ".join(str(i) for i in rows[:5]) + (" ..." if len(rows) > 5 else "")
-                parts.append(f"{len(rows)} stamp{'s' if len(rows) > 1 else ''} {label} "
-                             f"(sample{'s' if len(rows) > 1 else ''} {shown})")
+                parts.append(
+                    f"{len(rows)} stamp{'s' if len(rows) > 1 else ''} {label} "
+                    f"(sample{'s' if len(rows) > 1 else ''} {shown})"
+                )
         return "; ".join(parts)
 
     def as_dict(self) -> dict[str, object]:

@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..spatial import cross
-from .core import DiagnosisData, Finding, finding_of, format_value, linear_fit
+from .core import DiagnosisData, Finding, finding_of, format_names, format_value, linear_fit
 
 __all__ = [
     "tangential_force_missing",
@@ -117,8 +117,8 @@ def tangential_force_missing(d: DiagnosisData) -> list[Finding]:
         d,
         "normal_force_only",
         d.hypothesis(W),
-        f"contacts {names} log only a normal force (tangential part exactly zero in {words} "
-        "on every loaded sample): the friction forces are missing from the log (a "
+        f"contacts {format_names(names)} log only a normal force (tangential part exactly "
+        f"zero in {words} on every loaded sample): the friction forces are missing from the log (a "
         "simulator's net normal force, as PhysX-style contact reports)",
         # 3 values per loaded sample scored, counted per independent sample like the
         # criterion's n (averaged windows on noisy logs carry one sample's freedom each).

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..spatial import cross
-from .core import DiagnosisData, Finding, finding_of, skew_batch
+from .core import DiagnosisData, Finding, finding_of, format_vector, skew_batch
 
 Array = NDArray[np.float64]
 
@@ -215,9 +215,7 @@ def wrong_points(d: DiagnosisData) -> list[Finding]:
         ]
     W = d.wrenches.copy()
     W[..., 3:] += cross(np.einsum("skij,kj->ski", d.rotations, offsets), f)
-    parts = [
-        f"{n!r} at {np.array2string(1e3 * o, precision=1)} mm" for n, o in zip(d.names, offsets)
-    ]
+    parts = [f"{n!r} at {format_vector(o, 'mm', 1e3)}" for n, o in zip(d.names, offsets)]
     out.append(
         finding_of(
             d,

@@ -8,7 +8,7 @@ from numpy.typing import NDArray
 
 from ..spatial import cross
 from .causes_discrete import MAX_OFFSET
-from .core import DiagnosisData, Finding, finding_of, format_value, skew_batch
+from .core import DiagnosisData, Finding, finding_of, format_value, format_vector, skew_batch
 
 Array = NDArray[np.float64]
 
@@ -62,7 +62,7 @@ def com_offset(d: DiagnosisData) -> list[Finding]:
             Finding(
                 "com_offset",
                 0.0,
-                f"a fitted CoM shift of {np.array2string(1e3 * dc, precision=0)} mm is "
+                f"a fitted CoM shift of {format_vector(dc, 'mm', 1e3)} is "
                 f"over {1e3 * MAX_OFFSET:.0f} mm: not a CoM error",
                 {"com_offset": dc.tolist()},
             )
@@ -96,14 +96,16 @@ def sensor_offsets(d: DiagnosisData) -> list[Finding]:
     fit = d.fit(d.base_residual, D, d.all_rows)
     offsets = fit.theta.reshape(d.k, 6)
     W = d.wrenches + offsets[None]
-    parts = [f"{n!r} {np.array2string(-o, precision=2)}" for n, o in zip(d.names, offsets)]
+    parts = [
+        f"{n!r} f {format_vector(-o[:3], 'N')}, tau {format_vector(-o[3:], 'N m')}"
+        for n, o in zip(d.names, offsets)
+    ]
     return [
         finding_of(
             d,
             "sensor_offset",
             d.hypothesis(W),
-            f"each contact's readings carry a constant offset (world axes, (f [N], tau [N m])): "
-            f"{'; '.join(parts)}",
+            f"each contact's readings carry a constant offset (world axes): {'; '.join(parts)}",
             n_parameters=6 * d.k,
             uncertainty={"offsets": fit.std_error.reshape(d.k, 6).tolist()},
             offsets=(-offsets).tolist(),
@@ -122,7 +124,7 @@ def force_gains(d: DiagnosisData) -> list[Finding]:
             Finding(
                 "force_gain",
                 0.0,
-                f"fitted gains {np.array2string(gains, precision=3)}: a gain of -1 is a sign flip",
+                f"fitted gains {format_vector(gains, '')}: a gain of -1 is a sign flip",
                 {"gains": gains.tolist()},
             )
         ]
@@ -248,14 +250,13 @@ def missing_forces(d: DiagnosisData) -> list[Finding]:
         # A force whose line of action would lie over 10 m from the CoM (far beyond any
         # robot) is a pure moment.
         if np.linalg.norm(f_mean) * 10.0 < np.linalg.norm(m_mean):
-            moment_text = np.array2string(m_mean, precision=1)
-            what = f"a moment of about {moment_text} N m (world axes), no force"
+            what = f"a moment of about {format_vector(m_mean, 'N m')} (world axes), no force"
             point = None
         else:
             point = com + np.cross(f_mean, m_mean) / (f_mean @ f_mean)
             what = (
-                f"about {np.array2string(f_mean, precision=1)} N (world axes), acting along a line "
-                f"through {np.array2string(point, precision=3)} m"
+                f"about {format_vector(f_mean, 'N')} (world axes), acting along a line "
+                f"through {format_vector(point, 'm')}"
             )
         described.append(
             {

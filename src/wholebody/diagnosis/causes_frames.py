@@ -9,7 +9,15 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
-from .core import DiagnosisData, Finding, finding_of, format_value, skew_batch
+from .core import (
+    DiagnosisData,
+    Finding,
+    finding_of,
+    format_names,
+    format_value,
+    format_vector,
+    skew_batch,
+)
 
 __all__ = ["sensor_rotations", "gravity_tilt", "MAX_SENSOR_ANGLE", "MAX_TILT"]
 
@@ -91,9 +99,9 @@ def sensor_rotations(d: DiagnosisData) -> list[Finding]:
                 Finding(
                     "sensor_rotation",
                     0.0,
-                    f"fitted sensor rotations of {np.rad2deg(angles).round(1).tolist()} degrees "
-                    f"({names}) are beyond {np.rad2deg(MAX_SENSOR_ANGLE):.0f}: not a mounting "
-                    "error",
+                    f"fitted sensor rotations of "
+                    f"{format_vector(angles, 'degrees', np.rad2deg(1.0))} ({format_names(names)}) "
+                    f"are beyond {np.rad2deg(MAX_SENSOR_ANGLE):.0f}: not a mounting error",
                     {"contacts": names},
                 )
             )

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from ..robot.batch import joint_motions_rows
 from ..spatial import cross
-from .core import DiagnosisData, Finding, finding_of, format_value
+from .core import DiagnosisData, Finding, finding_of, format_names, format_value
 
 __all__ = ["payload", "MAX_PAYLOAD_SHARE", "MAX_PAYLOAD_REACH"]
 
@@ -179,7 +179,7 @@ def payload(d: DiagnosisData) -> list[Finding]:
     r = d.base_residual - _wrench(d, links, c, m, p)
     point = ", ".join(format_value(x, e, "", 1.0, 3).strip() for x, e in zip(p, se[1:]))
     same = [names[joints[cc]] for (s, *_), cc in tried[1:] if s <= 1.01 * best + 1e-12]
-    alias = f" (or on {same}: rigidly attached to it in this log)" if same else ""
+    alias = f" (or on {format_names(same)}: rigidly attached to it in this log)" if same else ""
     link = names[joints[c]]
     return [
         finding_of(

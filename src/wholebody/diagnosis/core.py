@@ -34,6 +34,8 @@ __all__ = [
     "Hypothesis",
     "skew_batch",
     "format_value",
+    "format_vector",
+    "format_names",
     "MAX_LAG_SAMPLES",
 ]
 
@@ -566,6 +568,23 @@ def format_value(value: float, error: float, unit: str, scale: float = 1.0, digi
     if np.isfinite(error):
         return f"{value * scale:.{digits}f} +- {error * scale:.{digits}f} {unit}"
     return f"{value * scale:.{digits}f} {unit}"
+
+
+def format_vector(values: Any, unit: str, scale: float = 1.0, digits: int = 3) -> str:
+    """``"(1.2, -0.0345, 12.3) mm"``: each component times ``scale`` to ``digits`` significant
+    digits (``-0`` written ``0``), for messages read by people."""
+    parts = [f"{float(x) * scale:.{digits}g}" for x in np.ravel(values)]
+    return (
+        "("
+        + ", ".join("0" if p in ("-0", "0") else p for p in parts)
+        + ")"
+        + (f" {unit}" if unit else "")
+    )
+
+
+def format_names(names: Any) -> str:
+    """``"'a', 'b'"``: names quoted and joined, for messages read by people."""
+    return ", ".join(repr(str(n)) for n in names)
 
 
 def finding_of(

@@ -48,21 +48,22 @@ zero there. ``identifiable_by_contact`` says which contacts' wrenches the equati
 determine (the null space of the equation matrix has no component on their columns);
 intervals are in :mod:`wholebody.estimation.uncertainty`.
 
-Modules: :mod:`~wholebody.estimation.problem` (assembly, :class:`EstimationProblem`),
+One call estimates one sample or N, :func:`estimate_contact_wrenches` (the result's
+``is_batch`` says which), on one route: a QP workspace set up once and updated per sample
+(daqp through its own API; any other installed qpsolvers backend by name).
+
+Modules: :mod:`~wholebody.estimation.estimate` (:func:`estimate_contact_wrenches`),
+:mod:`~wholebody.estimation.problem` (one sample's :class:`EstimationProblem`, to inspect or
+to solve elsewhere), :mod:`~wholebody.estimation.assembly` (the rows of each mode),
 :mod:`~wholebody.estimation.known` (known wrenches, active masks, identifiability),
 :mod:`~wholebody.estimation.results` (results and the status function),
-:mod:`~wholebody.estimation.solvers` (backends and fallbacks),
-:mod:`~wholebody.estimation.batch` (many samples),
-:mod:`~wholebody.estimation.estimate` (:func:`estimate_contact_wrenches`: one call for one sample
-or N; the result's ``is_batch`` says which, and ``estimate_contact_wrenches_batch`` stays as the
-name for N).
+:mod:`~wholebody.estimation.solvers` (the QP workspace, backends and fallbacks),
+:mod:`~wholebody.estimation.uncertainty` (intervals).
 """
 
 from __future__ import annotations
 
 from ..errors import SolverNotAvailableError
-from ..friction import cone_matrix
-from .batch import estimate_contact_wrenches_batch
 from .estimate import estimate_contact_wrenches
 from .known import identifiable_contacts
 from .problem import EstimationProblem, build_estimation_problem
@@ -81,9 +82,7 @@ __all__ = [
     "EstimationBatch",
     "build_estimation_problem",
     "estimate_contact_wrenches",
-    "estimate_contact_wrenches_batch",
     "estimate_status",
-    "cone_matrix",
     "SolverNotAvailableError",
     "DEFAULT_SOLVER",
     "DEFAULT_TOLERANCE",

@@ -1,6 +1,7 @@
 """Assembling one sample's QP: the Newton-Euler rows (or the full-dynamics least-squares
-conditions), the cones, the data equations; reused buffers. Used by
-:mod:`~wholebody.estimation.problem` and :mod:`~wholebody.estimation.batch`."""
+conditions), the cones, the data equations. Used by
+:mod:`~wholebody.estimation.problem` and the route's full-dynamics mode
+(:mod:`wholebody.estimation._samples`)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,6 @@ from .known import (
 
 __all__ = [
     "Assembly",
-    "AssemblyBuffers",
     "assemble",
     "generalized_torque",
     "newton_euler_identifiability",
@@ -31,14 +31,6 @@ __all__ = [
 Array = NDArray[np.float64]
 #: Singular values of J_c^T below this fraction of the largest count as zero (rank).
 RANK_RTOL = 1e-9
-
-
-class AssemblyBuffers:
-    """Arrays reused across the samples of a batch (their zero pattern never changes)."""
-
-    def __init__(self, cset: ContactSet):
-        self.ne = cset.newton_euler_matrix(np.zeros((len(cset), 3)), np.zeros(3))
-        self.cones = np.zeros((cset.n_rows, cset.n))
 
 
 @dataclass(slots=True)
@@ -98,7 +90,6 @@ def assemble(
     known: Array,
     mass: float,
     gravity: Array,
-    buffers: AssemblyBuffers | None = None,
     *,
     known_points: Array | None = None,
     known_at_origins: Array | None = None,
@@ -113,7 +104,7 @@ def assemble(
     """
     k = len(cset)
     com = kin.com
-    ne_A = cset.newton_euler_matrix(kin.positions[:k], com, None if buffers is None else buffers.ne)
+    ne_A = cset.newton_euler_matrix(kin.positions[:k], com)
     masked = active is not None and not active.all()
     cmask = column_mask(cset, active) if masked and active is not None else None
     if cmask is not None:
@@ -128,7 +119,7 @@ def assemble(
         f, m = wrench_sum(known, points, com)
         ne_b[:3] -= f
         ne_b[3:] -= m
-    G = cset.face_matrix(kin.rotations[:k], None if buffers is None else buffers.cones)
+    G = cset.face_matrix(kin.rotations[:k])
     if tau_generalized is None:
         rank, ident = newton_euler_identifiability(cset, ne_A, active)
         return Assembly(ne_A, ne_b, G, ne_A, ne_b, ne_A, ne_b, rank, ident)

@@ -20,6 +20,7 @@ from ..spatial import cross
 __all__ = [
     "KnownWrenches",
     "prepare_known",
+    "NO_KNOWN",
     "check_active",
     "identifiable_contacts",
     "IDENTIFIABLE_TOL",
@@ -60,11 +61,10 @@ class KnownWrenches:
     def __len__(self) -> int:
         return len(self.names)
 
-    def rows(self, start: int, stop: int) -> KnownWrenches:
-        """Samples ``start:stop``."""
-        return KnownWrenches(
-            self.names, self.wrench[start:stop], self.point[start:stop], self.frames, self.framed
-        )
+    @property
+    def frame_positions_index(self) -> NDArray[np.intp]:
+        """For each entry, its row among :attr:`frames` (0 for entries that are not frames)."""
+        return np.maximum(np.cumsum(self.framed) - 1, 0)
 
     def mapping(self, i: int) -> dict[str, Any]:
         """Sample ``i`` as an ``external_wrenches`` mapping (pairs where a point is given)."""
@@ -91,11 +91,12 @@ class KnownWrenches:
         ``frame_positions`` (len(frames), 3) are the framed entries' origins from the pass.
         A wrench given at a point on a framed entry stays about that point.
         """
+        if not self.names:
+            return np.zeros((0, 6)), np.zeros((0, 3))
         points = self.point[i].copy()
         at_origin = np.isnan(points[:, 0])
         if at_origin.any():
-            idx = np.cumsum(self.framed) - 1
-            points[at_origin] = frame_positions[idx[at_origin]]
+            points[at_origin] = frame_positions[self.frame_positions_index[at_origin]]
         return self.wrench[i], points
 
     def at_frame_origins(self, i: int, frame_positions: Array) -> Array:
@@ -107,17 +108,19 @@ class KnownWrenches:
         return out
 
 
+#: No known external wrenches, for any number of samples (arrays of zero size).
+NO_KNOWN = KnownWrenches((), np.zeros((0, 0, 6)), np.zeros((0, 0, 3)), (), np.zeros(0, dtype=bool))
+
+
 def prepare_known(
     robot: Robot,
     external_wrenches: Mapping[str, Any] | None,
-    known_wrenches: Mapping[str, Any] | None,
     N: int,
     *,
     full: bool,
-    stacklevel: int = 3,
     finite: bool = True,
 ) -> KnownWrenches:
-    """Parse ``external_wrenches`` (and the deprecated ``known_wrenches``) for N samples.
+    """Parse ``external_wrenches`` for N samples (:data:`NO_KNOWN` when None).
 
     Raises
     ------
@@ -127,7 +130,9 @@ def prepare_known(
     StateError
         Bad shapes, or non-finite values (when ``finite``; a batch flags those samples).
     """
-    items = parse_external_wrenches({**(known_wrenches or {}), **(external_wrenches or {})}, N)
+    if external_wrenches is None:
+        return NO_KNOWN
+    items = parse_external_wrenches(external_wrenches, N)
     frame_names = set(robot.frame_names)
     e = len(items)
     wrench = np.zeros((N, e, 6))

@@ -1,59 +1,40 @@
-"""One sample's estimation problem: assembly from one Pinocchio pass, the inspectable
-:class:`EstimationProblem`, and its verified solution."""
+"""One sample's estimation problem, to inspect or to hand to another solver:
+:func:`build_estimation_problem` assembles it from one Pinocchio pass, and
+:meth:`EstimationProblem.solve` solves and verifies it on the route every estimate takes
+(:func:`wholebody.estimation._samples.solve_chunk`)."""
 
 from __future__ import annotations
 
-import collections
 import dataclasses
-import math
-import threading
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
 import qpsolvers
 from numpy.typing import ArrayLike, NDArray
 
+from ..balance.core import Residual
 from ..contacts import Contact
-from ..errors import StateError
 from ..friction import ContactSet
 from ..robot.core import Robot
-from . import _single
-from ._estimate_paths import fast_setup, found_estimate, make_estimate, solve_fast
-from .assembly import (
-    assemble,
-    column_mask,
-    generalized_torque,
-)
-from .known import (
-    check_active,
-    prepare_known,
-)
-from .results import ContactEstimate, estimate_status, status_reason
+from ._samples import Chunk, Pass, cone_margins, solve_chunk, workspace
+from .assembly import assemble, column_mask, generalized_torque
+from .known import check_active, prepare_known
+from .results import ContactEstimate, derived_fields, estimate_status, make_estimate, status_reason
 from .solvers import (
     DEFAULT_REGULARIZATION,
     DEFAULT_SOLVER,
     DEFAULT_TOLERANCE,
+    QPWorkspace,
     check_solver,
     least_friction_scale,
-    solve_backend,
-    solve_soft,
 )
 
-__all__ = [
-    "EstimationProblem",
-    "build_estimation_problem",
-    "estimate_contact_wrenches",
-]
+__all__ = ["EstimationProblem", "build_estimation_problem"]
 
 Array = NDArray[np.float64]
-_daqp: Any = None  # the daqp module, imported at the first solve that uses it
-_clock = time.perf_counter
-#: Keyword arguments the one-sample fast path takes (``regularization`` only shapes the
-#: fallback of the full path, which it leaves to).
-_FAST_KEYWORDS = frozenset({"pyramid_faces", "tolerance", "regularization"})
 
 
 @dataclass(frozen=True)
@@ -99,10 +80,10 @@ class EstimationProblem:
     active: NDArray[np.bool_] | None = None
     identifiable_by_contact: NDArray[np.bool_] | None = None
     target_map: Array | None = field(repr=False, default=None)
-    _cache: dict[str, Any] = field(init=False, repr=False, compare=False, default_factory=dict)
+    _cache: dict[Any, Any] = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __getstate__(self) -> dict[str, Any]:
-        # Pickles and copies carry the problem, not the solver workspace (made again).
+        # Pickles and copies carry the problem, not its workspace (made again).
         state = dict(self.__dict__)
         state["_cache"] = {}
         return state
@@ -128,124 +109,117 @@ class EstimationProblem:
         """
         solver = solver or DEFAULT_SOLVER
         check_solver(solver)
-        if solver == "daqp" and not options:
-            fast = self._cache.get("fast")
-            if fast is None:
-                fast = self._cache["fast"] = self._fast_setup()
-            if fast:
-                t0 = _clock()
-                x = self._solve_daqp_fast(fast)
-                if x is not None:  # verified found: the rest is derived at first read
-                    return self._found_estimate(fast, x, solver, _clock() - t0)
+        r, cset = len(self.target), self._contact_set()
+        chunk, qp = self._workspace(solver, options)
+        active, ident, n_active, cmask, data = self._cache["plan"]
         limit = self.tolerance * self.weight
-        t0 = time.perf_counter()
-        if solver == "daqp" and not options:
-            x, why = self._solve_daqp()
-        else:
-            x, why = solve_backend(self.qp, solver, options)
-        fallback = False
-        margins: Array | None = None
-        if x is not None:
-            eq_res, margins = self._verify(x)
-            violation = float(-margins.min())
-            if not (eq_res <= limit and violation <= limit):
-                why = (
-                    f"{solver}'s least-norm answer misses the equations by {eq_res:.3g} "
-                    f"or the cones by {violation:.3g}"
-                )
-                x, margins = None, None
-        if x is None:
-            fallback = True
-            cset = self._contact_set()
-            x, soft_why = solve_soft(
-                self.data_matrix,
-                self.data_target,
-                self.cones,
-                cset.row_norms,
-                solver,
-                self.regularization,
-                limit,
-                options,
-            )
-            why = "; ".join(r for r in (why, soft_why) if r)
-        elapsed = time.perf_counter() - t0
-        n = self.equations.shape[1]
-        if x is not None and self.active is not None and not self.active.all():
-            x, margins = x * column_mask(self._contact_set(), self.active), None
-        if x is None:
-            x, eq_res, violation, data_res = np.full(n, np.nan), np.inf, np.inf, np.inf
-        else:
-            if margins is None:
-                eq_res, margins = self._verify(x)
-                violation = float(-margins.min())
-            if self.data_matrix is self.equations and self.data_target is self.target:
-                data_res = eq_res  # Newton-Euler mode: the hard equations are the data
-            else:
-                data_res = float(np.abs(self.data_matrix @ x - self.data_target).max(initial=0.0))
-        status = str(estimate_status(eq_res, violation, limit, fallback)[()])
-        reason = status_reason(status, eq_res, violation, limit, why)
-        scale = None
+        z = solve_chunk(
+            qp,
+            chunk,
+            1,
+            r,
+            [0],
+            data,
+            partial(_faces, self.cones),
+            n_active,
+            cmask,
+            limit,
+            self.regularization,
+        )
+        x, z = chunk.x[0, :-1].copy(), z[0].copy()  # the chunk is this problem's next solve's
+        status, reason, scale = "found", "", None
+        if chunk.fallback[0] or not x[0] == x[0]:  # not verified, or nothing came back (NaN)
+            eq, violation = self._residuals(x, z)[0], float(z[2 * r :].max())
+            if not x[0] == x[0]:
+                eq = violation = np.inf
+            status = str(estimate_status(eq, violation, limit, True)[()])
+            reason = status_reason(status, eq, violation, limit, chunk.why.get(0, ""))
         if status == "infeasible" and friction_scale:
             scale = least_friction_scale(self.ne_matrix, self.ne_target, self._scaled_cones)
         return make_estimate(
-            self, x, status, reason, solver, elapsed, eq_res, data_res, scale, margins
+            cset,
+            x,
+            status,
+            reason,
+            self.mode,
+            solver,
+            chunk.times[0],
+            self.rank,
+            ident,
+            active,
+            scale,
+            None,
+            partial(self._derived, x, z),
         )
 
-    def _solve_daqp(self) -> tuple[Array | None, str]:
-        """daqp called directly, on the rows qpsolvers would give it (cones then equations,
-        stacked once per problem): the same call, without qpsolvers' per-call assembly."""
-        H, f, rows, upper, lower, sense = self._solve_daqp_arrays()
+    def _workspace(self, solver: str, options: dict[str, Any]) -> tuple[Chunk, QPWorkspace]:
+        """The problem's chunk of one (its rows written once, with what every solve reads
+        of the problem: ``_cache["plan"]``) and a QP workspace of ``solver`` with ``options``
+        set up on it, kept for the next solve (a fresh one when the options cannot be a
+        key)."""
+        chunk = self._cache.get("chunk")
+        if chunk is None:
+            cset = self._contact_set()
+            chunk = self._cache["chunk"] = Chunk(1, len(self.target), cset)
+            chunk.fill(0, self.equations, self.target, self.cones)
+            active = np.ones(len(cset), dtype=bool) if self.active is None else self.active
+            masked = not active.all()
+            ident = (
+                np.full(len(cset), self.identifiable)
+                if self.identifiable_by_contact is None
+                else self.identifiable_by_contact
+            )
+            newton_euler = self.data_matrix is self.equations and self.data_target is self.target
+            self._cache["plan"] = (
+                active,
+                np.asarray(ident, dtype=bool),
+                [int(active.sum())] if masked else None,
+                column_mask(cset, active)[None] if masked else None,
+                None if newton_euler else (self.data_matrix[None], self.data_target[None]),
+            )
         try:
-            x, _, exitflag, _ = _daqp.solve(H, f, rows, upper, lower, sense.copy())
-        except Exception as exc:  # the backend's own error: a failed solve, with its reason
-            return None, f"{type(exc).__name__}: {exc}"
-        if exitflag <= 0:
-            return None, "daqp found no solution"
-        x = np.asarray(x, dtype=float)
-        if not math.isfinite(float(x @ x)):  # finite x @ x: every entry finite
-            return None, "daqp returned non-finite values"
-        return x, ""
+            key = (solver, tuple(sorted(options.items())))
+            qp = self._cache.get(key)
+        except TypeError:  # options that are not hashable
+            key, qp = None, None
+        if qp is None:
+            qp = QPWorkspace(solver, self.equations.shape[1], options, fixed=True)
+            if key is not None:
+                self._cache[key] = qp
+        return chunk, qp
 
-    def _solve_daqp_arrays(self) -> tuple[Any, ...]:
-        """daqp's arrays for this problem (made once): H, f, rows, upper, lower, sense."""
-        global _daqp
-        if _daqp is None:
-            import daqp
+    def _residuals(self, x: Array, z: Array) -> tuple[float, float]:
+        """The largest residual of the hard equations and of the raw ones of the answer
+        ``x``, whose check values are ``z`` (see :class:`~wholebody.estimation._samples.Chunk`)."""
+        r = len(self.target)
+        data = float(np.abs(self.data_matrix @ x - self.data_target).max(initial=0.0))
+        newton_euler = self.data_matrix is self.equations and self.data_target is self.target
+        active = self.active
+        if newton_euler or (active is not None and not active.any()):  # the raw ones decide
+            return data, data
+        return float(z[: 2 * r].max(initial=0.0)), data
 
-            _daqp = daqp
-        if "daqp" not in self._cache:
-            G, E = self.cones, self.equations
-            m_in = G.shape[0]
-            rows = np.concatenate([G, E])
-            upper = np.concatenate([np.zeros(m_in), self.target])
-            sense = np.zeros(len(upper), dtype=np.intc)
-            sense[m_in:] = 5
-            P, q = self.qp.P, self.qp.q
-            lower = np.full(len(upper), -1e30)
-            stacked = (np.asarray(P, dtype=float), q, rows, upper, lower, sense)
-            self._cache["daqp"] = stacked
-        return self._cache["daqp"]
-
-    def _fast_setup(self) -> tuple[Any, ...]:
-        """See :func:`wholebody.estimation._estimate_paths.fast_setup` (made once)."""
-        arrays = self._solve_daqp_arrays()
-        return fast_setup(self, arrays, _daqp)
-
-    #: daqp on the problem's workspace with a sufficient check (see :func:`solve_fast`).
-    _solve_daqp_fast = staticmethod(solve_fast)
-
-    def _found_estimate(
-        self, fast: tuple[Any, ...], x: Array, solver: str, elapsed: float
-    ) -> ContactEstimate:
-        return found_estimate(self, fast, x, solver, elapsed)
+    def _derived(self, x: Array, z: Array) -> dict[str, Any]:
+        """The fields of the estimate ``x`` (check values ``z``) derived at first read."""
+        assert self.positions is not None and self.momentum_rate is not None
+        assert self.gravity is not None
+        k, cset = len(self.contacts), self._contact_set()
+        known = np.zeros((1, 0, 6)) if self.known is None else self.known[None]
+        kin = Pass(
+            self.positions[None],
+            self.rotations[None],
+            self.com[None],
+            self.momentum_rate[None],
+            np.zeros((1, 0, 3)) if self.known_points is None else self.known_points[None],
+        )
+        f, m = kin.residual(self.contacts, x[None], known, self.mass, self.gravity)
+        residual = Residual(f[0], m[0], self.com, self.weight)
+        equations, data = self._residuals(x, z)
+        margins = cone_margins(z, len(self.target), cset)
+        return derived_fields(cset, x, self.rotations[:k], residual, equations, data, margins)
 
     def _contact_set(self) -> ContactSet:
         return self.contact_set if self.contact_set is not None else ContactSet(self.contacts)
-
-    def _verify(self, x: Array) -> tuple[float, Array]:
-        """The largest equation residual and the per-contact cone margins of ``x``."""
-        eq_res = float(np.abs(self.equations @ x - self.target).max(initial=0.0))
-        return eq_res, self._contact_set().linear_margins(x, faces=self.cones)
 
     def _scaled_cones(self, scale: float) -> Array:
         cset = self._contact_set()
@@ -253,6 +227,11 @@ class EstimationProblem:
         return ContactSet(scaled, pyramid_faces=cset.pyramid_faces, inner=cset.inner).face_matrix(
             self.rotations
         )
+
+
+def _faces(G: Array, c: int) -> Array:
+    """The face matrix of the problem's one sample (``c`` is 0)."""
+    return G
 
 
 def build_estimation_problem(
@@ -265,7 +244,6 @@ def build_estimation_problem(
     tau: ArrayLike | None = None,
     external_wrenches: Mapping[str, Any] | None = None,
     active: ArrayLike | None = None,
-    known_wrenches: Mapping[str, Any] | None = None,
     regularization: float = DEFAULT_REGULARIZATION,
     pyramid_faces: int = 4,
     tolerance: float = DEFAULT_TOLERANCE,
@@ -288,8 +266,6 @@ def build_estimation_problem(
     active : array of bool, shape (k,), optional
         Which contacts may carry a wrench; the others are fixed to zero (their columns leave
         the equations). Default: all.
-    known_wrenches : mapping, deprecated
-        Use ``external_wrenches`` (a :class:`WholebodyDeprecationWarning`).
     regularization : float
         ``epsilon`` of the least-squares fallback used to report the closest wrenches of an
         infeasible sample, relative to the mean diagonal of ``A^T A`` (retried larger when
@@ -299,16 +275,10 @@ def build_estimation_problem(
     tolerance : float
         Verification tolerance relative to ``m |g|``.
     """
-    if not contacts:
-        raise StateError("estimation needs at least one contact")
-    names = [c.name for c in contacts]
-    if len(set(names)) != len(names):
-        raise StateError(f"contact names must be unique, got {names}")
+    cset = workspace(robot, contacts, pyramid_faces).cset
     q, v, a = robot._check_qva(q, v, a)
     tau_gen = None if tau is None else generalized_torque(robot, tau)
-    known = prepare_known(
-        robot, external_wrenches, known_wrenches, 1, full=tau_gen is not None, stacklevel=4
-    )
+    known = prepare_known(robot, external_wrenches, 1, full=tau_gen is not None)
     mask = check_active(active, contacts, None)
     k = len(contacts)
     frame_ids = [robot.frame_id(c.frame) for c in contacts] + [
@@ -317,7 +287,6 @@ def build_estimation_problem(
     kin = robot.contact_pass(q, v, a, frame_ids, jacobians=tau_gen is not None)
     wk, pk = known.sample(0, kin.positions[k:])
     at_origins = known.at_frame_origins(0, kin.positions[k:]) if tau_gen is not None else None
-    cset = _contact_set(contacts, pyramid_faces)
     asm = assemble(
         kin,
         cset,
@@ -361,170 +330,3 @@ def build_estimation_problem(
         identifiable_by_contact=asm.identifiable,
         target_map=asm.target_map,
     )
-
-
-# Contact sets already built, per thread (a ContactSet keeps scratch buffers), by value of
-# the contacts: building one (cone faces, generators) was most of a single-sample estimate.
-_CONTACT_SETS = threading.local()
-_CONTACT_SETS_KEPT = 32
-
-
-def _frozen(x: Any) -> Any:
-    if isinstance(x, np.ndarray):
-        return (x.dtype.str, x.shape, x.tobytes())
-    return x
-
-
-def _contact_set(contacts: Sequence[Contact], pyramid_faces: int) -> ContactSet:
-    """``ContactSet(contacts, pyramid_faces=...)``, built once per thread and set of contacts
-    (compared by value, so a changed contact gets a new set)."""
-    if not all(dataclasses.is_dataclass(c) for c in contacts):
-        return ContactSet(contacts, pyramid_faces=pyramid_faces)  # it says what is wrong
-    key = (
-        pyramid_faces,
-        tuple(
-            (type(c), tuple(_frozen(getattr(c, f.name)) for f in dataclasses.fields(c)))
-            for c in contacts
-        ),
-    )
-    cache = getattr(_CONTACT_SETS, "cache", None)
-    if cache is None:
-        cache = _CONTACT_SETS.cache = collections.OrderedDict()
-    cset = cache.get(key)
-    if cset is None:
-        cset = cache[key] = ContactSet(contacts, pyramid_faces=pyramid_faces)
-        if len(cache) > _CONTACT_SETS_KEPT:
-            cache.popitem(last=False)
-    else:
-        cache.move_to_end(key)
-    return cset
-
-
-def estimate_contact_wrenches(
-    robot: Robot,
-    q: ArrayLike,
-    v: ArrayLike,
-    a: ArrayLike,
-    contacts: Sequence[Contact],
-    *,
-    tau: ArrayLike | None = None,
-    external_wrenches: Mapping[str, Any] | None = None,
-    active: ArrayLike | None = None,
-    known_wrenches: Mapping[str, Any] | None = None,
-    solver: str | None = None,
-    noise: Any = None,
-    confidence: float = 0.95,
-    **kwargs: Any,
-) -> ContactEstimate:
-    """Estimate one sample's contact wrenches: :func:`build_estimation_problem` then solve.
-
-    The one-sample path of :func:`wholebody.estimation.estimate_contact_wrenches`, which
-    also takes N samples (kept under this path for earlier releases).
-
-    Newton-Euler mode with the default backend (no ``tau``, known wrenches, ``active`` or
-    ``noise``) runs on daqp's own API, with buffers and a workspace kept per robot and set
-    of contacts (per thread), and verifies the answer as the full path does; the fields
-    derived from the solution (wrenches per contact, centres of pressure, residual,
-    margins) are computed at first read. A sample it does not verify as found (infeasible,
-    a backend failure) is built and solved in full, with the fallback and its reason.
-
-    ``solver`` is any installed qpsolvers backend (default :data:`DEFAULT_SOLVER`);
-    ``external_wrenches``, ``active`` and other keyword arguments go to
-    :func:`build_estimation_problem`. ``noise`` (a
-    :class:`wholebody.estimation.uncertainty.NoiseLevels`):
-    also compute :attr:`ContactEstimate.intervals` at ``confidence``.
-
-    Examples
-    --------
-    A humanoid standing still on two feet: each foot carries half the weight (world axes,
-    at the sole's origin, [N]) and the estimate balances the motion.
-
-    >>> import numpy as np, wholebody
-    >>> from wholebody.contacts import SurfaceContact
-    >>> from wholebody.estimation import estimate_contact_wrenches
-    >>> robot = wholebody.load("humanoid")
-    >>> feet = [SurfaceContact(f, half_length=0.1, half_width=0.05, mu=0.7)
-    ...         for f in ("left_sole", "right_sole")]
-    >>> zero = np.zeros(robot.nv)
-    >>> est = estimate_contact_wrenches(robot, robot.neutral(), zero, zero, feet)
-    >>> est.status
-    'found'
-    >>> np.round(est.wrenches["left_sole"][:3], 1)
-    array([  0. ,   0. , 322.3])
-    >>> bool(np.abs(est.newton_euler_residual.force).max() < 1e-6)
-    True
-    """
-    if tau is None and active is None and noise is None:
-        fast = _fast_one(
-            robot, q, v, a, contacts, external_wrenches, known_wrenches, solver, kwargs
-        )
-        if fast is not None:
-            return fast
-    if known_wrenches:
-        # Warn here, at the caller's line (build_estimation_problem would point at this one).
-        external_wrenches = {**_deprecated_known(known_wrenches), **(external_wrenches or {})}
-    problem = build_estimation_problem(
-        robot,
-        q,
-        v,
-        a,
-        contacts,
-        tau=tau,
-        external_wrenches=external_wrenches,
-        active=active,
-        **kwargs,
-    )
-    estimate = problem.solve(solver)
-    if noise is None:
-        return estimate
-    from .uncertainty import wrench_intervals
-
-    intervals = wrench_intervals(robot, problem, estimate, q, v, noise, confidence=confidence)
-    return dataclasses.replace(estimate, intervals=intervals)
-
-
-def _fast_one(
-    robot: Robot,
-    q: Any,
-    v: Any,
-    a: Any,
-    contacts: Sequence[Contact],
-    external_wrenches: Any,
-    known_wrenches: Any,
-    solver: str | None,
-    kwargs: dict[str, Any],
-) -> ContactEstimate | None:
-    """The one-sample fast path (Newton-Euler mode, daqp on a workspace kept per robot and
-    contact set, :mod:`wholebody.estimation._single`) when the call is one it takes (no
-    joint torques, known wrenches, active mask or noise: the callers test those); None ->
-    the full path (also for every sample it does not verify as found)."""
-    if (
-        external_wrenches
-        or known_wrenches
-        or not (solver is None or solver == "daqp")
-        or DEFAULT_SOLVER != "daqp"
-        or not kwargs.keys() <= _FAST_KEYWORDS
-    ):
-        return None
-    return _single.estimate_one(
-        robot,
-        q,
-        v,
-        a,
-        contacts,
-        kwargs.get("pyramid_faces", 4),
-        kwargs.get("tolerance", DEFAULT_TOLERANCE),
-    )
-
-
-def _deprecated_known(known_wrenches: Mapping[str, Any]) -> dict[str, Any]:
-    import warnings
-
-    from ..errors import WholebodyDeprecationWarning
-
-    warnings.warn(
-        "'known_wrenches' is deprecated; pass external_wrenches={frame: wrench} instead",
-        WholebodyDeprecationWarning,
-        stacklevel=3,
-    )
-    return dict(known_wrenches)

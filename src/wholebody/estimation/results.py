@@ -27,6 +27,7 @@ Inactive contacts (``active`` False) are fixed to zero and count as identifiable
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -34,15 +35,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..balance.cop import cop_in_contact_frame
 from ..balance.core import Residual
 from ..contacts import Contact
 from ..errors import ContactNotFoundError
+from ..friction import ContactSet
 
 __all__ = [
     "ContactEstimate",
     "EstimationBatch",
     "estimate_status",
     "status_reason",
+    "make_estimate",
+    "derived_fields",
     "STATUSES",
     "DETAILED_STATUSES",
 ]
@@ -121,10 +126,97 @@ def status_reason(
     return f"the problem is feasible but the backend failed it: {backend or 'no reason given'}"
 
 
+def derived_fields(
+    cset: ContactSet,
+    x: Array,
+    rotations: Array,
+    residual: Residual,
+    equations: float,
+    data: float,
+    margins: Array,
+) -> dict[str, Any]:
+    """The fields of a :class:`ContactEstimate` that follow from its answer ``x`` (n,):
+    wrenches per contact (world axes and, with ``rotations`` (k, 3, 3) world from contact,
+    each contact's axes), centres of pressure, and the residuals and margins given."""
+    blocks = np.repeat(rotations[: len(cset)], [size // 3 for size in cset.sizes], axis=0)
+    x_local = np.matmul(x.reshape(-1, 1, 3), blocks).ravel()  # R^T w of every 3-block
+    wrenches, local, cops = {}, {}, {}
+    for c, cols in zip(cset.contacts, cset.cols, strict=True):
+        wrenches[c.name] = x[cols].copy()
+        local[c.name] = loc = x_local[cols]
+        if c.size == 6:
+            cops[c.name] = cop_in_contact_frame(loc)
+    return {
+        "wrenches": wrenches,
+        "wrenches_local": local,
+        "centres_of_pressure": cops,
+        "newton_euler_residual": residual,
+        "equations_residual": equations,
+        "data_residual": data,
+        "cone_margins": dict(zip(cset.names, margins.tolist(), strict=True)),
+    }
+
+
+def make_estimate(
+    cset: ContactSet,
+    x: Array,
+    status: str,
+    reason: str,
+    mode: str,
+    solver: str,
+    solve_time: float,
+    rank: int,
+    identifiable: NDArray[np.bool_],
+    active: NDArray[np.bool_] | None,
+    scale: float | None,
+    intervals: Any,
+    derive: Callable[[], dict[str, Any]],
+) -> ContactEstimate:
+    """A :class:`ContactEstimate` whose fields of :func:`derived_fields` ``derive()`` gives
+    at their first read (the wrenches alone are read from ``x``, which the estimate keeps
+    while its ``x`` is a copy the caller may change). ``identifiable`` and ``active`` (k,)
+    per contact (``active`` None: all)."""
+    names = cset.names
+    friction = _FRICTION.get(cset)
+    if friction is None:
+        friction = _FRICTION[cset] = {c.name: c.mu for c in cset.contacts}
+    ident = identifiable.tolist()
+    estimate = object.__new__(ContactEstimate)
+    estimate.__dict__.update(
+        {
+            "status": status,
+            "mode": mode,
+            "solver": solver,
+            "solve_time": float(solve_time),
+            "rank": int(rank),
+            "identifiable": all(ident),
+            "min_friction_scale": scale,
+            "x": x.copy(),
+            "friction": friction.copy(),
+            "reason": reason,
+            "active": dict.fromkeys(names, True)
+            if active is None
+            else dict(zip(names, active.tolist(), strict=True)),
+            "identifiable_by_contact": dict.fromkeys(names, True)
+            if all(ident)
+            else dict(zip(names, ident, strict=True)),
+            "intervals": intervals,
+            "_x": x,
+            "_cset": cset,
+            "_derive": derive,
+        }
+    )
+    return estimate
+
+
+#: Per contact set, the friction coefficients by name (copied into each estimate).
+_FRICTION: weakref.WeakKeyDictionary[ContactSet, dict[str, float]] = weakref.WeakKeyDictionary()
+
+
 class _Derived:
-    """A field of :class:`ContactEstimate` that a verified fast solve leaves to be computed
-    on first read (all such fields at once, from the solution and the problem it keeps),
-    then kept. Set like any other field; the dataclass sees a field without a default."""
+    """A field of :class:`ContactEstimate` computed at first read (all such fields at once,
+    from the answer and the pass the estimate keeps), then kept. Set like any other field;
+    the dataclass sees a field without a default."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -136,11 +228,14 @@ class _Derived:
         try:
             return values[self.name]
         except KeyError:
-            wrenches_of = values.get("_wrenches_of")
-            if self.name == "wrenches" and wrenches_of is not None:
-                # A fast estimate's wrenches are slices of x: no need to derive the rest
-                # (the full recipe later gives the same values).
-                values["wrenches"] = wrenches = wrenches_of(values["x"])
+            cset = values.get("_cset")
+            if self.name == "wrenches" and cset is not None:
+                # The wrenches are slices of x: no need to derive the rest (the recipe later
+                # gives the same values).
+                x = values["_x"]
+                values["wrenches"] = wrenches = {
+                    name: x[cols].copy() for name, cols in zip(cset.names, cset.cols, strict=True)
+                }
                 return wrenches
             _derive_now(values)
             return values[self.name]
@@ -243,21 +338,11 @@ class ContactEstimate:
     identifiable_by_contact: dict[str, bool] = field(default_factory=dict)
     intervals: Any = None
 
-    @classmethod
-    def _derived_later(
-        cls, derive: Callable[[], dict[str, Any]], fields: dict[str, Any]
-    ) -> ContactEstimate:
-        """An estimate whose :class:`_Derived` fields ``derive()`` returns at first read;
-        ``fields`` (taken over, not copied) holds all the others."""
-        estimate = object.__new__(cls)
-        fields["_derive"] = derive
-        estimate.__dict__.update(fields)
-        return estimate
-
     def __getstate__(self) -> dict[str, Any]:
         _derive_now(self.__dict__)  # pickles and copies carry values, not the recipe
         state = dict(self.__dict__)
-        state.pop("_wrenches_of", None)  # a method of a solver workspace: not data
+        state.pop("_cset", None)  # the contacts' cones: not data
+        state.pop("_x", None)
         return state
 
     @property

@@ -1,10 +1,11 @@
 """QP backends for estimation: qpsolvers calls that keep the backend's reason, the robust
-fallback for infeasible samples, daqp's per-sample batch solver, the friction-scale search."""
+fallback for infeasible samples, the per-sample QP workspace, the friction-scale search."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,11 +23,13 @@ __all__ = [
     "solve_backend",
     "soft_objective",
     "solve_soft",
-    "BatchSolver",
+    "QPWorkspace",
     "least_friction_scale",
 ]
 
 Array = NDArray[np.float64]
+_clock = time.perf_counter
+_daqp: Any = None  # the daqp module, imported at the first solve that uses it
 #: The backend used when none is named (installed with wholebody).
 DEFAULT_SOLVER = "daqp"
 #: Verification tolerance, relative to the weight ``m |g|``: 1e-6 is 0.64 mN on the humanoid.
@@ -147,67 +150,110 @@ def _daqp_solve(P: Array, q: Array, G: Array) -> tuple[Array | None, str]:
     return None, f"daqp exit flag {exitflag}"
 
 
-class BatchSolver:
-    """Solves one sample's least-norm QP after another: ``min |x|^2`` under the hard
-    equations ``E x = t`` and the cones ``G x <= 0``.
+class QPWorkspace:
+    """The least-norm QP of one sample after another: ``min |x|^2`` under the hard equations
+    ``E x = t`` and the cones ``G x <= 0``, given as stacked rows ``[E; G]`` with bounds.
 
-    daqp is called through its own ``Model``, set up once and updated per sample (the
-    problem's structure does not change between samples: only lever arms, rotations and
-    right-hand sides do; in full-dynamics mode a change of rank sets it up again). It starts
-    each solve from the previous sample's working set. Other backends go through qpsolvers.
-    Callers write the sample into :attr:`A_all` (equation rows then cone rows) and
-    :attr:`upper` (the targets) before :meth:`solve`, or use :meth:`solve_arrays`.
+    daqp (the default) is called through its own ``Model``, set up once and updated per
+    sample: the structure does not change between samples (only lever arms, rotations and
+    right-hand sides do; a change in the number of equation rows sets it up again), and each
+    solve starts from the previous sample's working set. Another backend, or daqp with
+    ``options``, goes through :func:`solve_backend` (qpsolvers). ``fixed``: every solve has
+    the same rows and bounds (one problem solved again): the model set up is solved again.
     """
 
-    def __init__(self, solver: str, n: int, n_rows: int):
-        self.solver = solver
-        self.n, self.n_rows = n, n_rows
-        self.model: Any = None
-        self.m_eq = -1
+    def __init__(
+        self, solver: str, n: int, options: dict[str, Any] | None = None, *, fixed: bool = False
+    ):
+        self.solver, self.options, self.fixed = solver, dict(options or {}), fixed
+        self.native = solver == "daqp" and not self.options
         self.H, self.f = np.eye(n), np.zeros(n)
-        self.buffers(0)
+        self.model: Any = None
+        self.n_eq = -1
 
-    def buffers(self, m: int) -> None:
-        """Set up for ``m`` equation rows (a new model at the next solve)."""
-        rows = m + self.n_rows
-        self.A_all = np.zeros((rows, self.n))
-        self.upper = np.zeros(rows)
-        self.lower = np.full(rows, -1e30)
-        self.sense = np.zeros(rows, dtype=np.int32)
-        self.sense[:m] = 5  # equality rows
-        self.m_eq = m
-        self.model = None
-
-    def solve_arrays(self, E: Array, t: Array, G: Array) -> tuple[Array | None, str]:
-        """Solve with these equations and cones; ``(x, "")`` or ``(None, reason)``."""
-        if self.solver != "daqp":
-            problem = qpsolvers.Problem(self.H, self.f, G, np.zeros(G.shape[0]), E, t)
-            return solve_backend(problem, self.solver, {})
-        m = E.shape[0]
-        if m != self.m_eq:
-            self.buffers(m)
-        self.A_all[:m] = E
-        self.A_all[m:] = G
-        self.upper[:m] = t
-        return self.solve()
-
-    def solve(self) -> tuple[Array | None, str]:
-        """daqp on the rows already in :attr:`A_all` / :attr:`upper`."""
-        m = self.m_eq
-        self.lower[:m] = self.upper[:m]
-        if self.model is None:
-            import daqp
-
-            self.model = daqp.Model()
-            self.model.setup(self.H, self.f, self.A_all, self.upper, self.lower, self.sense)
+    def solve(self, rows: Array, upper: Array, lower: Array, n_eq: int) -> tuple[Array | None, str]:
+        """Solve with ``rows`` (m, n) = ``[E; G]`` (the first ``n_eq`` rows are equations
+        ``E x = upper[:n_eq]``; ``lower`` equals ``upper`` there and is very negative on the
+        cone rows, whose upper bound is 0): ``(x, "")`` or ``(None, reason)``. A non-finite
+        ``x`` fails the caller's verification."""
+        if not self.native:
+            problem = qpsolvers.Problem(
+                self.H, self.f, rows[n_eq:], upper[n_eq:], rows[:n_eq], upper[:n_eq]
+            )
+            return solve_backend(problem, self.solver, self.options)
+        model = self.model
+        if model is None or n_eq != self.n_eq:
+            model = self._setup(rows, upper, lower, n_eq)
+            if isinstance(model, str):
+                return None, model
         else:
-            self.model.update(A=self.A_all, bupper=self.upper, blower=self.lower)
-        x, _, exitflag, _ = self.model.solve()
-        x = np.asarray(x)
-        if exitflag > 0 and math.isfinite(float(x @ x)):
+            model.update(None, None, rows, upper, lower)  # A, bupper, blower
+        x, _, exitflag, _ = model.solve()
+        if exitflag > 0:
             return x, ""
         self.model = None  # a failed solve may leave the workspace in a bad state
         return None, f"daqp exit flag {exitflag}"
+
+    def _setup(self, rows: Array, upper: Array, lower: Array, n_eq: int) -> Any:
+        """A new daqp model on these rows (the reason as a string when daqp refuses them)."""
+        global _daqp
+        if _daqp is None:
+            import daqp
+
+            _daqp = daqp
+        sense = np.zeros(len(upper), dtype=np.intc)
+        sense[:n_eq] = 5  # equality rows
+        model, self.model, self.n_eq = _daqp.Model(), None, n_eq
+        try:
+            if model.setup(self.H, self.f, rows, upper, lower, sense)[0] < 0:
+                return "daqp refused the problem"
+        except Exception as exc:  # the backend's own error: a failed solve, with its reason
+            return f"{type(exc).__name__}: {exc}"
+        self.model = model
+        return model
+
+    def solve_all(
+        self,
+        views: Sequence[tuple[Array, Array, Array]],
+        samples: Iterable[int],
+        n_eq: int,
+        X: Array,
+        times: Array,
+        why: dict[int, str],
+    ) -> None:
+        """:meth:`solve` for each sample ``c`` of ``samples`` (``views[c]``: its rows and
+        bounds, ``n_eq`` equations each): the answer into ``X[c, :n]`` (NaN when none), the
+        backend's time into ``times[c]`` [s], its reason into ``why[c]``."""
+        n, clock, todo = X.shape[1] - 1, _clock, iter(samples)
+        for c in todo:
+            model = self.model
+            if model is not None and self.native and n_eq == self.n_eq:
+                # The per-sample case of solve, on the model set up, until a sample fails.
+                update, solve, fixed = model.update, model.solve, self.fixed
+                while True:
+                    rows, upper, lower = views[c]
+                    t0 = clock()
+                    if not fixed:
+                        update(None, None, rows, upper, lower)  # A, bupper, blower
+                    x, _, exitflag, _ = solve()
+                    times[c] = clock() - t0
+                    if exitflag <= 0:
+                        self.model = None  # a failed solve may leave the model in a bad state
+                        X[c, :n], why[c] = np.nan, f"daqp exit flag {exitflag}"
+                        break
+                    X[c, :n] = x
+                    c = next(todo, -1)
+                    if c < 0:
+                        return
+                continue
+            rows, upper, lower = views[c]
+            t0 = clock()
+            answer, reason = self.solve(rows, upper, lower, n_eq)
+            times[c] = clock() - t0
+            if answer is None:
+                X[c, :n], why[c] = np.nan, reason
+            else:
+                X[c, :n] = answer
 
 
 def _feasible(A: Array, b: Array, G: Array) -> bool:

@@ -24,9 +24,10 @@ formulae of the contact wrench cone for rectangular support areas": the set of w
 by four corner forces, each in the 4-face pyramid ``|f_x|, |f_y| <= mu f_z``. 16 rows.
 
 :class:`ContactSet` is the one home of these cones for a list of contacts: built once, it
-gives the stacked face matrix in world axes (updated in place in a few microseconds), the
-generator form, the Newton-Euler matrix, and the vectorised check of logged wrenches that
-every check, estimate, support area and report uses.
+gives the stacked face matrix in world axes (updated in place), the generator form, the
+Newton-Euler matrix, and the vectorised check of logged wrenches that every check, estimate,
+support area and report uses. Support areas (static equilibrium, ZMP) are in
+:mod:`wholebody.friction.support`.
 """
 
 from __future__ import annotations
@@ -42,19 +43,16 @@ from .cones import (
     WrenchConeCheck,
     check_friction_cone,
     check_wrench_cone,
-    cone_matrix,
     contact_wrench_cone,
     friction_pyramid,
     in_world_axes,
     normal_rotation,
-    point_contact_pyramid,
     wrench_cone_generators,
 )
 
 __all__ = [
     "ContactSet",
     "ConeEvaluation",
-    "cone_matrix",
     "ConeCheck",
     "check_friction_cone",
     "friction_pyramid",
@@ -68,5 +66,4 @@ __all__ = [
     "check_wrench_cone",
     "in_world_axes",
     "normal_rotation",
-    "point_contact_pyramid",
 ]

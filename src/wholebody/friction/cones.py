@@ -1,8 +1,5 @@
-"""The friction cones, of one contact and of a set of contacts: the exact Coulomb cone,
-k-face pyramids, the closed-form contact wrench cone of rectangles and its generators, the
-single-contact checks; and :class:`ContactSet`, a set of contacts and their cones built
-once: stacked face matrices in world axes updated in place, generators, the Newton-Euler
-matrix, and the vectorised check of logged wrenches."""
+"""The friction cones of one contact and of a set of contacts (:class:`ContactSet`); see
+:mod:`wholebody.friction`."""
 
 from __future__ import annotations
 
@@ -21,7 +18,6 @@ from ..spatial import skew
 __all__ = [
     "ContactSet",
     "ConeEvaluation",
-    "cone_matrix",
     "ConeCheck",
     "check_friction_cone",
     "friction_pyramid",
@@ -35,7 +31,6 @@ __all__ = [
     "check_wrench_cone",
     "in_world_axes",
     "normal_rotation",
-    "point_contact_pyramid",
     "exact_cone_values",
     "wrench_cone_margin",
     "pyramid_edges",
@@ -331,12 +326,6 @@ def in_world_axes(A_local: Array, rotation: ArrayLike) -> Array:
     raise InvalidArgumentError(f"a face matrix has 3 or 6 columns, got {A_local.shape[1]}")
 
 
-def point_contact_pyramid(contact: PointContact, k: int = 4, *, inner: bool = True) -> Array:
-    """Face matrix of a point contact's pyramid in its frame's axes (any normal), shape (k, 3)."""
-    A = friction_pyramid(contact.mu, k, inner=inner)
-    return in_world_axes(A, normal_rotation(contact.normal))
-
-
 IntArray = NDArray[np.int16]
 
 
@@ -474,7 +463,7 @@ class ContactSet:
         # the face matrix. The blocks are linear in the rotations' entries: one product
         # K @ R.ravel() gives every block (rows (j, r, p, c) <- entries R[j, c, i]).
         self._runs: list[tuple[int, int, tuple[int, ...]]] = []
-        K_parts, _offset, j = [], 0, 0
+        K_parts, j = [], 0
         while j < len(local):
             end = j + 1
             while end < len(local) and local[end].shape == local[j].shape:
@@ -531,7 +520,8 @@ class ContactSet:
         return views
 
     def face_matrix(self, rotations: ArrayLike, out: Array | None = None) -> Array:
-        """Block-diagonal face matrix ``G`` in world axes, ``G x <= 0`` inside, (n_rows, n).
+        """Block-diagonal face matrix ``G`` in world axes, ``G x <= 0`` inside, (n_rows, n): point
+        contacts' inner (or outer) pyramids about their normal, soles' 16-row wrench cones.
 
         Parameters
         ----------
@@ -539,7 +529,7 @@ class ContactSet:
             Each contact frame's orientation (world from contact, ``oMf.rotation``).
         out : ndarray, shape (n_rows, n), optional
             A C-contiguous float buffer to write into; passing the same buffer again updates
-            only the blocks (a few microseconds).
+            only the blocks.
         """
         R = self._rotations(rotations)
         if out is None or out is not self._out:
@@ -687,16 +677,3 @@ _Z = np.array([0.0, 0.0, 1.0])
 _SKEW_ENTRIES = np.array(
     [[0, 0, 0, -1, 0, 1], [0, 1, 0, 0, -1, 0], [-1, 0, 1, 0, 0, 0]], dtype=float
 )
-
-
-def cone_matrix(
-    contacts: Sequence[Contact], rotations: ArrayLike, *, pyramid_faces: int = 4
-) -> Array:
-    """Block-diagonal face matrix ``G`` of all contacts in world axes: ``G x <= 0`` inside.
-
-    A one-off :meth:`ContactSet.face_matrix`: point contacts use the inner pyramid with
-    ``pyramid_faces`` faces around their normal, soles the 16-row contact wrench cone;
-    ``rotations`` (k, 3, 3) world from contact. Build a :class:`ContactSet` once to update
-    it per sample in a few microseconds.
-    """
-    return ContactSet(contacts, pyramid_faces=pyramid_faces).face_matrix(rotations)

@@ -213,8 +213,5 @@ def zmp_support_area(
 
 
 def _contact_geometry(robot, q, contacts, pyramid_faces):
-    cset = ContactSet(contacts, pyramid_faces=pyramid_faces)
-    placements = [robot.placements(q, c.frame).se3() for c in contacts]
-    positions = np.array([p.translation for p in placements])
-    rotations = np.array([p.rotation for p in placements])
-    return cset, positions, rotations
+    placed = robot.placements(q, [c.frame for c in contacts])
+    return ContactSet(contacts, pyramid_faces=pyramid_faces), placed.positions, placed.rotations

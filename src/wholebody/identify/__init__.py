@@ -35,7 +35,8 @@ with rows grouped as base forces, base moments and joint torques, each with its 
 URDF in a geometry-aware metric (``L``: the second-order entropic divergence of Lee, Wensing,
 Park 2020, scaled per kind by :data:`DEFAULT_PRIOR_STD`; weight ``lambda = prior_weight``).
 Standard errors are sandwich estimates with the middle from batch means over time
-(:mod:`~wholebody.identify.intervals`), so they hold for time-correlated residuals; a
+(:mod:`~wholebody.identify.intervals`), so they hold for time-correlated residuals, and no
+interval is narrower than the fit's numerical resolution; a
 cross-validation on held-out time windows compares the fit with the URDF; the
 identifiability report says which quantities the logs determine. See
 ``docs/identification.md``.
@@ -45,6 +46,8 @@ back), :mod:`~wholebody.identify.parameters` (the prior, parameter records, iden
 :mod:`~wholebody.identify.problem` (the map ``x(theta)`` and the per-sample features),
 :mod:`~wholebody.identify.intervals` (standard errors for correlated residuals),
 :mod:`~wholebody.identify.lag` (each log's wrench lag),
+:mod:`~wholebody.identify.smoothing` (the low-pass logs with differentiated accelerations are
+read through, regressor and measurements alike),
 :mod:`~wholebody.identify.result` (:class:`IdentificationResult`) and
 :mod:`~wholebody.identify.fit` (:func:`fit_inertial_parameters`, :func:`fit_calibration`).
 """

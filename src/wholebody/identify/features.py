@@ -29,11 +29,15 @@ class Workspace:
     A chunk's arrays (100 samples x 38 rows x 347 columns for Talos: 10 MB each) allocated
     afresh are page-faulted in afresh (the allocator hands such blocks back to the system
     between chunks): reused, they cost their pages once. An array handed out is valid until the
-    next request of the same name.
+    next request of the same name. A smoothed log's features, few once decimated, are computed
+    once and kept here for every pass.
     """
 
     def __init__(self) -> None:
         self._arrays: dict[str, Array] = {}
+        #: Each smoothed log's features and Jacobians at its fitted samples, by (log id,
+        #: rows, log index) (see :func:`features_and_jacobians`).
+        self.smoothed: dict[tuple[int, int, int], tuple[PreparedLog, Array, Array]] = {}
 
     def array(self, name: str, shape: tuple[int, ...], axis: int = 0) -> Array:
         """An uninitialised float array of ``shape``: the first ``shape[axis]`` entries along
@@ -67,13 +71,55 @@ def features_and_jacobians(
     log_index: int = 0,
     workspace: Workspace | None = None,
 ) -> tuple[Array, Array]:
-    """The features ``F`` (n, rows, C) of the samples ``index`` (n,) (see :func:`features`)
-    and the transposed contact Jacobians ``J_c^T`` (n, k, rows, 6) of the problem's contacts
-    (world-aligned, at the contact frames' origins): how each contact's logged wrench enters
-    the rows, so how its noise does.
+    """The features ``F`` (n, rows, C) of the fitted samples ``index`` (n,) of ``log``
+    (positions in ``log.samples``; see :func:`features`) and the transposed contact Jacobians
+    ``J_c^T`` (n, k, rows, 6) of the problem's contacts (world-aligned, at the contact frames'
+    origins): how each contact's logged wrench enters the rows, so how its noise does. With
+    the log's smoothing, each sample's features are the low-pass of the raw samples' around
+    it (:class:`~wholebody.identify.smoothing.Smoothing`), its Jacobians its own.
 
     With a ``workspace`` both are views of its buffers, valid until its next use for
     features: use them, do not keep them."""
+    if log.smoothing is None:
+        return _raw_features(problem, log, index, rows, log_index, workspace)
+    F, JT = _smoothed(problem, log, rows, log_index, workspace)
+    return F[index], JT[index]
+
+
+#: Raw samples per regressor pass of a smoothed log.
+_RAW_CHUNK = 100
+
+
+def _smoothed(
+    problem: Problem, log: PreparedLog, rows: int, log_index: int, workspace: Workspace | None
+) -> tuple[Array, Array]:
+    """The smoothed features and the contact Jacobians of every fitted sample of ``log``
+    (one pass over its raw samples), kept in the ``workspace`` for the fit's other passes."""
+    key = (id(log), rows, log_index)
+    if workspace is not None and key in workspace.smoothed:
+        return workspace.smoothed[key][1:]
+    assert log.smoothing is not None
+    F, JT = log.smoothing.apply(
+        lambda raw: _raw_features(problem, log, raw, rows, log_index, workspace),
+        log.samples,
+        len(log.q),
+        _RAW_CHUNK,
+    )
+    if workspace is not None:  # the log kept with them: its id is not reused while they are
+        workspace.smoothed[key] = (log, F, JT)
+    return F, JT
+
+
+def _raw_features(
+    problem: Problem,
+    log: PreparedLog,
+    index: NDArray[np.intp],
+    rows: int,
+    log_index: int,
+    workspace: Workspace | None,
+) -> tuple[Array, Array]:
+    """The features and contact Jacobians of the raw samples ``index`` (positions in the
+    log's arrays)."""
     robot = problem.robot
     model = robot.model
     contacts = problem.contacts

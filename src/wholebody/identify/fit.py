@@ -81,11 +81,11 @@ def fit_inertial_parameters(
     lags: bool = False,
     max_lag: float = 0.02,
     folds: int = 5,
+    smoothing: bool | None = None,
 ) -> IdentificationResult:
     """Fit corrections to links' masses, CoMs and rotational inertias (and sensor
-    calibrations) to logs, keeping every link a physically consistent rigid body.
-
-    See :mod:`wholebody.identify` for the model, the cost and the prior.
+    calibrations) to logs, keeping every link a physically consistent rigid body (see
+    :mod:`wholebody.identify` for the model, the cost and the prior).
 
     Parameters
     ----------
@@ -126,6 +126,9 @@ def fit_inertial_parameters(
     folds : int
         Cross-validation: each log is cut into this many time windows; window ``k`` of every
         log is held out in turn (fewer than 2: no cross-validation).
+    smoothing : bool, optional
+        Low-pass each log's equations, regressor and measurements alike
+        (:mod:`~wholebody.identify.smoothing`); default: logs with differentiated accelerations.
 
     Returns
     -------
@@ -145,8 +148,7 @@ def fit_inertial_parameters(
     logs = [logs] if isinstance(logs, Trajectory) else list(logs)
     stds = _checked_options(logs, prior_weight, max_lag, prior_std)
     contacts = list(contacts)
-    if use_torques is None:
-        use_torques = all(t.tau is not None for t in logs)
+    use_torques = all(t.tau is not None for t in logs) if use_torques is None else use_torques
     names = _log_names([str(t.source) for t in logs])
     problem, held = _problem(
         robot, contacts, names, use_torques, stds, parameters, links, groups, sensors, density, urdf
@@ -154,7 +156,7 @@ def fit_inertial_parameters(
     imitated = _imitated(problem, sensors, links, use_torques)
     held_matrix = np.array([d.direction for d in imitated]) if imitated else None
     settings = _Settings(use_torques, prior_weight, max_iterations, folds, held_matrix)
-    prepared = prepare_logs(robot, logs, contacts, use_torques)
+    prepared = prepare_logs(robot, logs, contacts, use_torques, smoothing)
     with blas_threads(max(problem.n_columns, problem.p)) as threads:
         result = _fit_logs(problem, prepared, settings, lags, max_lag)
     result.blas_threads = threads
@@ -296,7 +298,7 @@ def _fit_logs(
             lag_read[names[k]] = lag_and_error(problem, lg, max_lag, rows=base_rows[k])
             lag_values[names[k]] = _significant(*lag_read[names[k]])
             shifted[k] = shift_wrenches(lg, lag_values[names[k]])
-    if sum(len(lg.q) for lg in shifted) == 0:
+    if sum(len(lg.samples) for lg in shifted) == 0:
         raise StateError("no usable sample in the logs (all flagged as non-finite or invalid)")
     estimate = _fit(problem, shifted, settings, workspace)
     # The first lags were read with the URDF's model: its errors (with every link free, too
@@ -381,12 +383,12 @@ def _noise_model(
     autocorrelation of the residuals, from a preliminary fit (each row group weighted by its
     own noise level, one level per group) to pairs of consecutive samples ``(t, t + 1)``, every
     k-th ``t`` of each log, about :data:`_NOISE_SAMPLES` samples in all."""
-    n_total = sum(len(lg.q) for lg in prepared)
+    n_total = sum(len(lg.samples) for lg in prepared)
     step = max(2, 2 * (n_total // _NOISE_SAMPLES))
     C = problem.n_columns
     stats = NoiseStatistics([c.name for c in problem.contacts], rows, C)
     for li, lg in enumerate(prepared):
-        starts = np.arange(0, len(lg.q) - 1, step)
+        starts = np.arange(0, len(lg.samples) - 1, step)
         for c0 in range(0, len(starts), _CHUNK // 2):
             t = starts[c0 : c0 + _CHUNK // 2]
             index = np.stack([t, t + 1], axis=1).reshape(-1)
@@ -422,6 +424,13 @@ def _noise_model(
     if stats.round_off(x):
         # The model balances the logs to round-off: no noise to model; every row alike.
         return NoiseModel.uniform(stats.contacts, groups, floor), 0.0
+    if any(lg.smoothing is not None for lg in prepared):
+        # Smoothed logs' residuals are mostly the differentiation noise left in band, which
+        # enters through the mass matrix, not through the sensors' Jacobians: a sensor model
+        # fitted to it weighs rows by correlations it does not have (on a Talos squat the
+        # torso's mass came out 60 times less precise). Each row group by its own level.
+        k = len(stats.contacts)
+        return NoiseModel(stats.contacts, np.zeros(k), np.zeros(k), noise), stats.lag_one(x, noise)
     return stats.model(x, dof_share, floor), stats.lag_one(x, noise)
 
 
@@ -440,7 +449,7 @@ def _segments(prepared: list[PreparedLog], folds: int) -> tuple[list[_Segment], 
     under 2), each window into chunks of :data:`_CHUNK` samples; and the number of windows."""
     segments = []
     for li, lg in enumerate(prepared):
-        n = len(lg.q)
+        n = len(lg.samples)
         k = max(1, min(folds, n // 4)) if folds >= 2 else 1
         bounds = np.linspace(0, n, k + 1).astype(int)
         for f in range(k):
@@ -470,13 +479,17 @@ class _Chunks:
                 yield seg, F, white
             return
         for seg in self.segments:
+            log = self.prepared[seg.log]
+            # Kept raw features are fresh arrays, not the workspace's (a smoothed log's are
+            # copies of what the workspace keeps for it).
+            fresh = self.keep and log.smoothing is None
             F, JT = features_and_jacobians(
                 self.problem,
-                self.prepared[seg.log],
+                log,
                 np.arange(seg.start, seg.stop),
                 self.rows,
                 seg.log,
-                None if self.keep else self.workspace,
+                None if fresh else self.workspace,
             )
             white = self.noise_model.whitening(JT, self.rows)
             if self.keep:
@@ -516,7 +529,7 @@ def _fit(
     and redone needs only the estimate. ``workspace``: the chunks' arrays, reused (by the
     fit's passes and by fits one after another)."""
     rows = problem.robot.nv if settings.use_torques else 6
-    n_total = sum(len(lg.q) for lg in prepared)
+    n_total = sum(len(lg.samples) for lg in prepared)
     segments, n_folds = _segments(prepared, settings.folds)
     solver = Solver(problem, settings.prior_weight, settings.max_iterations, settings.held)
     floor = _floor(problem)
@@ -593,7 +606,9 @@ class _Residuals:
     each sample's score (n, r); ``excess``: each held-out sample's whitened cost of the fit less
     the nominal model's); the held-out windows' plain sums of squares by group (``rss_fit``,
     ``rss_nom``), whitened costs by window (``fold_fit``, ``fold_nom``) and the arithmetic
-    resolution of their sum (see :func:`_held_out`)."""
+    resolution of their sum (see :func:`_held_out`); ``magnitude`` (C,), the sum over
+    samples of ``|W F|^T |W F| |x|`` (bounded by ``|F|^T |W|^T |W| |F| |x|``): each product
+    of the Gram matrix's ``G x`` is exact to within ``_ROUNDING eps`` of its share of it."""
 
     before: dict[str, list[Array]]
     after: dict[str, list[Array]]
@@ -604,6 +619,7 @@ class _Residuals:
     fold_fit: list[float]
     fold_nom: list[float]
     resolution: float = 0.0
+    magnitude: Array | float = 0.0
 
     @classmethod
     def empty(cls, groups: list[str], n_logs: int, n_folds: int) -> _Residuals:
@@ -683,6 +699,9 @@ def _second_pass(
         if rho and prev is not None:
             grad[0] -= rho * (prev.F.T @ prev.white.apply_transpose(e[:1])[0])
         out.scores[seg.log].append((grad / scale**2) @ DLN)
+        size = np.abs(F) @ np.abs(x)  # (n, rows)
+        size = white.bound(white.bound(size), transpose=True)
+        out.magnitude = out.magnitude + np.einsum("nrc,nr->c", np.abs(F), size)
         # F[-1] copied: the next chunk's features overwrite the buffer.
         last = _Last(window, F[-1].copy(), white.take(slice(len(F) - 1, len(F))), w[-1])
         for g, sl in groups_rows:
@@ -730,20 +749,29 @@ def _inseparable(problem: Problem, J: Array, V_null: Array) -> tuple[Array, list
 class _Reported:
     """The reported quantities ``q = M theta`` (mass [kg], CoM [m], inertia [kg m^2], sensor
     parameters): their covariance (p, p), prior variances, the data's share of their information,
-    degrees of freedom (p,), and which are ``held`` at the URDF for a sensor's offset."""
+    degrees of freedom (p,), which are ``held`` at the URDF for a sensor's offset, and their
+    numerical resolution (p,)."""
 
     cov: Array
     prior_var: Array
     share: Array
     dof: Array
     held: NDArray[np.bool_]
+    resolution: Array
 
 
 def _reported(
-    est: _Estimate, N: Array, H_data: Array, cov_w: Array, V_null: Array, dof_w: Array
+    est: _Estimate,
+    N: Array,
+    H_data: Array,
+    cov_w: Array,
+    V_null: Array,
+    dof_w: Array,
+    resolution_w: Array,
 ) -> _Reported:
     """The posterior of the reported quantities in the directions the fit may move (``N``,
-    p x r: not held for a sensor's offset), from the whitened sandwich covariance ``cov_w``."""
+    p x r: not held for a sensor's offset), from the whitened sandwich covariance ``cov_w``,
+    and their numerical resolution from that of the free coordinates (``resolution_w``, r)."""
     L = est.problem.prior_factor
     ML = _reporting_jacobian(est.problem, est.theta) @ L
     MLN = ML @ N
@@ -764,7 +792,7 @@ def _reported(
     # (a sensor offset of one log: that log's batches).
     moves = np.abs(MLN) > 1e-12 * np.maximum(np.abs(MLN).max(axis=1, keepdims=True), 1e-300)
     dof = np.array([float(dof_w[m].min()) if m.any() else 1.0 for m in moves])
-    return _Reported(cov, prior_var, share, dof, held)
+    return _Reported(cov, prior_var, share, dof, held, np.abs(MLN) @ resolution_w)
 
 
 def _report(est: _Estimate) -> IdentificationResult:
@@ -784,14 +812,16 @@ def _report(est: _Estimate) -> IdentificationResult:
     )
     res = _second_pass(est, x, fold_x, DL @ N)
     per_log = [np.concatenate(s) if s else np.zeros((0, N.shape[1])) for s in res.scores]
-    meat, n_batches, batch, dof_w = batch_means_meat(
-        per_log, H_inv, correlation_time=(1.0 + est.rho) / (1.0 - est.rho)
-    )
+    meat, n_batches, batch, dof_w = batch_means_meat(per_log, H_inv)
     blocks = {"all": J}
     names_p = [p.name for p in problem.params]
     V_null = observable_basis(blocks)[1]
     data_null, together = _inseparable(problem, J, V_null)
-    q = _reported(est, N, H_data, H_inv @ meat @ H_inv, V_null, dof_w)
+    # The fit's numerical resolution in the free directions: the estimate moves by
+    # H^-1 (D L N)^T dG x under the round-off dG of the Gram matrix's products.
+    eps = float(np.finfo(float).eps)
+    moved = np.abs(DL @ N).T @ res.magnitude * (_ROUNDING * eps / est.scale**2)
+    q = _reported(est, N, H_data, H_inv @ meat @ H_inv, V_null, dof_w, np.abs(H_inv) @ moved)
     groups_rows = _row_groups(est.chunks.rows)
     counts = {g: sum(len(v) for v in res.after[g]) * (sl.stop - sl.start) for g, sl in groups_rows}
     names, prepared = problem.log_names, est.chunks.prepared
@@ -799,9 +829,7 @@ def _report(est: _Estimate) -> IdentificationResult:
     return IdentificationResult(
         robot=problem.robot,
         links=problem.links,
-        parameters=_estimates(
-            problem, theta, q.cov, q.prior_var, q.share, q.dof, data_null, q.held
-        ),
+        parameters=_estimates(problem, theta, q, data_null),
         identifiability=identifiability_report(blocks, H_data, names_p),
         noise={
             g: max(v, _floor(problem)) for g, v in res.rms("after", counts, est.dof_share).items()
@@ -826,6 +854,11 @@ def _report(est: _Estimate) -> IdentificationResult:
         inseparable_share=dict(zip(names_p, (float(v) for v in data_null), strict=True)),
         noise_model=est.chunks.noise_model.as_dict(),
         noise_lag_one=est.rho,
+        smoothing={
+            names[k]: (lg.smoothing, len(lg.samples))
+            for k, lg in enumerate(prepared)
+            if lg.smoothing is not None
+        },
     )
 
 
@@ -922,19 +955,15 @@ def _reporting_jacobian(problem: Problem, theta: Array) -> Array:
 
 
 def _estimates(
-    problem: Problem,
-    theta: Array,
-    cov: Array,
-    prior_var: Array,
-    share: Array,
-    dof: Array,
-    data_null: Array,
-    held: NDArray[np.bool_],
+    problem: Problem, theta: Array, q: _Reported, data_null: Array
 ) -> list[ParameterEstimate]:
     """The reported parameters; a parameter is identified when the data shrink its prior
     variance by :data:`IDENTIFIED_SHARE`, it is not part of a combination the data cannot
     separate (``data_null``: its share in the equilibrated null space, below 1 %) and it is
-    not ``held`` at the URDF (what a sensor offset imitates)."""
+    not held at the URDF (what a sensor offset imitates). Its resolution is at least
+    ``_ROUNDING eps`` of its value (the value's own rounding)."""
+    cov, prior_var, share, held = q.cov, q.prior_var, q.share, q.held
+    eps = float(np.finfo(float).eps)
     out = []
     links = problem.links
     by_name = {lk.name: (i, lk) for i, lk in enumerate(links)}
@@ -968,7 +997,8 @@ def _estimates(
                 float(prior),
                 float(share[k]),
                 bool(share[k] >= IDENTIFIED_SHARE and data_null[k] < 0.01 and not held[k]),
-                float(dof[k]),
+                float(q.dof[k]),
+                max(float(q.resolution[k]), _ROUNDING * eps * abs(value)),
             )
         )
     assert len(INERTIA_COMPONENTS) == 6

@@ -74,9 +74,7 @@ def integrated_autocorrelation_time(z: Array) -> Array:
     return out
 
 
-def batch_means_meat(
-    scores: list[Array], H_inv: Array, correlation_time: float = 1.0
-) -> tuple[Array, int, int, Array]:
+def batch_means_meat(scores: list[Array], H_inv: Array) -> tuple[Array, int, int, Array]:
     """The sandwich's meat (p, p) from batch sums of the prewhitened per-sample scores.
 
     Batch sums are centred within each log (at the fitted parameters a parameter of one log
@@ -85,9 +83,12 @@ def batch_means_meat(
     sampling noise too) and each log's part scaled by ``b_l / (b_l - 1)``. A parameter's
     degrees of freedom are the sum of ``b_l - 1`` over the logs its scores live in, combined
     (``1 / dof = 1 / dof_batches + 1 / dof_noise``, relative variances adding) with half the
-    independent samples those logs hold, ``sum n_l / (2 correlation_time)``: the correlation
-    the scores were whitened by is itself estimated, about as well as a variance from that many
-    samples (an AR(1) coefficient's error, ``sqrt((1 - rho^2) / n)``, relative to ``1 - rho``).
+    independent samples those logs hold for its score, ``sum n_l / (2 tau_k)``,
+    ``tau_k = (1 + rho_k) / (1 - rho_k)``: the lag-1 coefficient ``rho_k`` its score was
+    prewhitened by is itself estimated, and the recolouring ``1 / (1 - rho_k)^2`` with it
+    (an AR(1) coefficient's error, ``sqrt((1 - rho^2) / n)``, relative to ``1 - rho``); the
+    correlation the residuals were whitened by in the fit only weighs the samples, which the
+    sandwich allows for whatever the weights.
 
     Parameters
     ----------
@@ -96,9 +97,6 @@ def batch_means_meat(
     H_inv : ndarray, shape (p, p)
         Inverse information: the autocorrelation time is that of the influence
         ``H_inv s_t`` of each parameter (the largest).
-    correlation_time : float
-        Integrated autocorrelation time [samples] of the noise the scores were whitened for
-        (``(1 + rho) / (1 - rho)`` for an AR(1) coefficient ``rho``; 1: independent samples).
 
     Returns
     -------
@@ -114,6 +112,8 @@ def batch_means_meat(
     if total == 0:
         return np.zeros((p, p)), 0, 1, np.ones(p)
     rho = lag_one_coefficients(scores) if PREWHITEN else np.zeros(p)
+    # Each score's prewhitening coefficient, estimated: its uncertainty (none without).
+    tau_rho = (1.0 + rho) / (1.0 - rho) if PREWHITEN else np.full(p, np.inf)
     scores = [np.vstack([s[:1], s[1:] - rho * s[:-1]]) if len(s) else s for s in scores]
     tau = 1.0
     for s in scores:
@@ -145,7 +145,7 @@ def batch_means_meat(
     for S_l, ln_l in zip(sums, lengths, strict=True):
         b = len(S_l)
         active = np.abs(S_l).max(axis=0) > 0
-        independent += active * (ln_l.sum() / (2.0 * max(correlation_time, 1.0)))
+        independent += active * (ln_l.sum() / (2.0 * np.maximum(tau_rho, 1.0)))
         if b >= 2:
             centred = S_l - ln_l[:, None] * (S_l.sum(axis=0) / ln_l.sum())
             meat += centred.T @ centred * (b / (b - 1))

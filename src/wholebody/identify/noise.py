@@ -188,14 +188,15 @@ class Whitening:
             out[:, a] = v[:, a] * self.scale
         return out
 
-    def bound(self, v: Array) -> Array:
+    def bound(self, v: Array, transpose: bool = False) -> Array:
         """``|W_s| v_s`` (n, rows) for ``v`` (n, rows) >= 0, ``|W|`` the entries' magnitudes:
-        a bound of ``|W_s e|`` entry by entry for any ``|e| <= v``."""
+        a bound of ``|W_s e|`` entry by entry for any ``|e| <= v``; ``|W_s|^T v_s`` with
+        ``transpose``."""
         out = np.empty_like(v)
         c, a = self.coupled, self.alone
         if len(c):
             inv = np.abs(self.inverse)
-            out[:, c] = np.einsum("nij,nj->ni", inv, v[:, c])
+            out[:, c] = np.einsum("nji,nj->ni" if transpose else "nij,nj->ni", inv, v[:, c])
         if len(a):
             out[:, a] = v[:, a] * self.scale
         return out

@@ -118,6 +118,11 @@ class ParameterEstimate:
     dof : float
         Degrees of freedom of the interval's Student t (the number of independent stretches
         of the logs less one; inf: normal).
+    resolution : float
+        The fit's numerical resolution of ``estimate`` (same unit): how far float64 round-off
+        in the fit's sums, through the problem's conditioning, can move it; no interval is
+        narrower (on an exact log the noise is round-off and ``std_error`` alone understates
+        it).
     """
 
     name: str
@@ -131,16 +136,17 @@ class ParameterEstimate:
     data_share: float
     identified: bool
     dof: float = math.inf
+    resolution: float = 0.0
 
     @property
     def change(self) -> float:
         return self.estimate - self.nominal
 
     def interval(self, level: float = 0.95) -> tuple[float, float]:
-        """Two-sided interval ``estimate +- t std_error`` at ``level`` (Student t with
-        ``dof`` degrees of freedom; normal when inf)."""
-        z = critical_value(level, self.dof)
-        return self.estimate - z * self.std_error, self.estimate + z * self.std_error
+        """Two-sided interval ``estimate +- max(t std_error, resolution)`` at ``level``
+        (Student t with ``dof`` degrees of freedom; normal when inf)."""
+        half = max(critical_value(level, self.dof) * self.std_error, self.resolution)
+        return self.estimate - half, self.estimate + half
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from .rigid import (
     sqrtm_psd,
     symmetric,
 )
+from .smoothing import Smoothing, choose_smoothing
 
 __all__ = [
     "Problem",
@@ -358,7 +359,8 @@ def _sensor_parameters(
 class PreparedLog:
     """The usable samples of one log, in the robot's joint order: ``q`` (N, nq), ``v`` and
     ``a`` (N, nv), ``tau`` (N, nv - 6) or None, contact wrenches ``W`` (N, k, 6) and external
-    wrenches ``E`` (N, e, 6) or None (world axes at their frames' origins, [N, N m])."""
+    wrenches ``E`` (N, e, 6) or None (world axes at their frames' origins, [N, N m]); with
+    ``smoothing``, the fit reads its equations through that low-pass, at ``samples``."""
 
     q: Array
     v: Array
@@ -371,13 +373,27 @@ class PreparedLog:
     source: str
     n_bad: int
     t: Array | None = None  # sample times [s]
+    smoothing: Smoothing | None = None  # the low-pass the fit reads the log through
+
+    @property
+    def samples(self) -> NDArray[np.intp]:
+        """The samples the fit's equations are centred on (every one without smoothing)."""
+        n = len(self.q)
+        return np.arange(n) if self.smoothing is None else self.smoothing.centres(n)
 
 
 def prepare_logs(
-    robot: Robot, logs: Sequence[Trajectory], contacts: list[Contact], use_torques: bool
+    robot: Robot,
+    logs: Sequence[Trajectory],
+    contacts: list[Contact],
+    use_torques: bool,
+    smoothing: bool | None = None,
 ) -> list[PreparedLog]:
     """Check the logs against ``contacts`` and keep their usable samples (accelerations by
-    central differences where a log has none; samples flagged non-finite or invalid left out).
+    central differences where a log has none; samples flagged non-finite or invalid left out),
+    each with the low-pass its equations are read through (:mod:`~wholebody.identify.smoothing`):
+    with ``smoothing`` None, for logs whose accelerations are differentiated; True: for every
+    log; False: for none.
 
     Raises
     ------
@@ -400,6 +416,7 @@ def prepare_logs(
                 f"{traj.source}: the log has contacts {undeclared} that are not declared; "
                 f"declared: {names}"
             )
+        differentiated = traj.a is None or bool(traj.accelerations_estimated)
         if traj.a is None:
             traj = traj.with_accelerations()
         q, v, a, tau = traj.for_robot(robot)
@@ -416,6 +433,8 @@ def prepare_logs(
         if E is not None:
             bad = bad | ~np.isfinite(E).reshape(len(q), -1).all(axis=1)
         ok = ~bad
+        t = np.asarray(traj.time, dtype=float)[ok]
+        smooth = differentiated if smoothing is None else smoothing
         out.append(
             PreparedLog(
                 checked["q"][ok],
@@ -428,7 +447,8 @@ def prepare_logs(
                 [traj.contact_names.index(n) for n in names],
                 traj.source,
                 int(bad.sum()),
-                np.asarray(traj.time, dtype=float)[ok],
+                t,
+                choose_smoothing(t, checked["v"][ok]) if smooth else None,
             )
         )
     return out

@@ -19,6 +19,7 @@ from ..robot.core import Robot
 from ..robot.mjcf_writer import MjcfCorrection, write_corrected_mjcf
 from .links import LinkInertia, link_parameters, rewrite_urdf_inertials
 from .parameters import Identifiability, ParameterEstimate
+from .smoothing import Smoothing
 
 __all__ = ["IdentificationResult", "CrossValidation", "REPORT_LEVEL"]
 
@@ -152,6 +153,10 @@ class IdentificationResult:
         Directions of other links' mass and CoM kept at the URDF because a fitted offset
         imitates them while the sensor's body is still (:mod:`wholebody.identify.stance`):
         (link, contact, the link's parameters in it, e.g. ``"mass with CoM z"``).
+    smoothing : dict of str to (Smoothing, int)
+        The logs read through a low-pass (:mod:`wholebody.identify.smoothing`: their
+        accelerations differentiated, or ``smoothing=True``), by name: the filter and the
+        number of smoothed samples fitted.
     """
 
     robot: Robot
@@ -185,6 +190,7 @@ class IdentificationResult:
     lag_estimates: dict[str, tuple[float, float]] = field(default_factory=dict)
     lag_notes: dict[str, str] = field(default_factory=dict)
     held_directions: list[tuple[str, str, str]] = field(default_factory=list)
+    smoothing: dict[str, tuple[Smoothing, int]] = field(default_factory=dict)
 
     @property
     def recommended(self) -> bool:
@@ -434,6 +440,11 @@ class IdentificationResult:
                 f"residual  {g:6s} RMS {self.residual_rms_before[g]:.4g} -> "
                 f"{self.residual_rms_after[g]:.4g} {_UNITS[g]}"
             )
+        for log, (smoothing, kept) in self.smoothing.items():
+            lines.append(
+                f"smoothed  {log}: {smoothing.words()}, applied alike to the regressor and to "
+                f"the measured wrenches and torques: {kept} smoothed samples fitted"
+            )
         lines += self._held_out_lines() + self._lag_lines()
         if self.inconsistent_urdf_links:
             lines.append(
@@ -612,11 +623,23 @@ class IdentificationResult:
                     "data_share": p.data_share,
                     "identified": p.identified,
                     "interval": list(p.interval(REPORT_LEVEL)),
+                    "dof": p.dof,
+                    "resolution": p.resolution,
                 }
                 for p in self.parameters
             ],
             "calibration": self.calibration.to_toml(),
             "calibrations": {k: c.to_toml() for k, c in self.calibrations.items()},
+            "smoothing": {
+                log: {
+                    "sigma_s": f.sigma,
+                    "cutoff_hz": f.cutoff,
+                    "motion_bandwidth_hz": f.bandwidth,
+                    "step": f.step,
+                    "samples": kept,
+                }
+                for log, (f, kept) in self.smoothing.items()
+            },
             "lags": self.lags,
             "lag_estimates": {k: list(v) for k, v in self.lag_estimates.items()},
             "lag_notes": dict(self.lag_notes),

@@ -18,7 +18,7 @@ import numpy as np
 
 from .anthropometric import anthropometric_human_urdf
 from .loading import SHIPPED_NAMES
-from .urdf_writer import Joint, Link, Solid, box, chain, uniform_link, urdf_text
+from .urdf_writer import ORIGIN, Joint, Link, Solid, chain, uniform_link, urdf_text
 
 __all__ = [
     "HUMANOID_SOLE_HALF_LENGTH",
@@ -47,7 +47,7 @@ def _planar_rod(name: str, mass: float, i_cm: float, length: float, width: float
         mass,
         (d, 0, 0),
         np.diag([0.1 * i_cm, i_cm, i_cm]),
-        visual=box((length, width, width)),
+        visual=Solid("box", (length, width, width)).geometry(),
         geometry_origin=(length / 2, 0, 0),
     )
 
@@ -70,10 +70,13 @@ def pendulum_urdf() -> str:
     L, m = 1.70, 70.0
     d = 0.55 * L  # CoM height of a standing adult, about 55% of stature
     i_cm = m * (0.28 * L) ** 2  # illustrative radius of gyration about the CoM
-    joints = [
-        Joint("ankle", "revolute", "ground", "body", axis=PLANAR_AXIS, limit=_PLANAR_LIMIT),
-        Joint("tip_joint", "fixed", "body", "tip", xyz=(L, 0, 0)),
-    ]
+    joints = chain(
+        "ground",
+        [
+            ("ankle", "body", ORIGIN, PLANAR_AXIS, _PLANAR_LIMIT),
+            ("tip_joint", "tip", (L, 0, 0), None, None),
+        ],
+    )
     return urdf_text(
         "pendulum",
         Link("ground"),
@@ -87,26 +90,14 @@ def pendulum_urdf() -> str:
 def two_link_arm_urdf() -> str:
     """The planar two-link arm of seed 001 (shoulder and elbow about -y)."""
     p = dempster_arm_parameters()
-    joints = [
-        Joint(
-            "shoulder",
-            "revolute",
-            "shoulder_base",
-            "upper_arm",
-            axis=PLANAR_AXIS,
-            limit=_PLANAR_LIMIT,
-        ),
-        Joint(
-            "elbow",
-            "revolute",
-            "upper_arm",
-            "forearm",
-            xyz=(p["L1"], 0, 0),
-            axis=PLANAR_AXIS,
-            limit=_PLANAR_LIMIT,
-        ),
-        Joint("fingertip_joint", "fixed", "forearm", "fingertip", xyz=(p["L2"], 0, 0)),
-    ]
+    joints = chain(
+        "shoulder_base",
+        [
+            ("shoulder", "upper_arm", ORIGIN, PLANAR_AXIS, _PLANAR_LIMIT),
+            ("elbow", "forearm", (p["L1"], 0, 0), PLANAR_AXIS, _PLANAR_LIMIT),
+            ("fingertip_joint", "fingertip", (p["L2"], 0, 0), None, None),
+        ],
+    )
     links = {
         "upper_arm": _planar_rod("upper_arm", p["m1"], p["I1"], p["L1"], 0.06, p["d1"]),
         "forearm": _planar_rod("forearm", p["m2"], p["I2"], p["L2"], 0.05, p["d2"]),
@@ -225,7 +216,7 @@ def humanoid_urdf() -> str:
 
 def human_dempster_urdf() -> str:
     """The anthropometric human of 1.70 m and 70 kg (Dempster via Winter)."""
-    return anthropometric_human_urdf(1.70, 70.0, table="dempster")
+    return anthropometric_human_urdf(1.70, 70.0)
 
 
 #: Name -> the function that writes its URDF, for every name of ``models.SHIPPED_NAMES``.

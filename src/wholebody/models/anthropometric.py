@@ -1,6 +1,6 @@
 """A floating-base human from an anthropometric table: segment masses, lengths, CoMs, inertias.
 
-Table ``"dempster"``: Dempster's (1955) cadaver data as adapted by Winter, *Biomechanics and
+The table is Dempster's (1955) cadaver data as adapted by Winter, *Biomechanics and
 Motor Control of Human Movement*, 4th ed., Wiley 2009, Table 4.1 (mass fraction of the body,
 CoM as a fraction of segment length from the proximal end, radius of gyration about the CoM
 as a fraction of segment length), with segment lengths as fractions of stature from Winter's
@@ -32,14 +32,13 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..robot import Robot
-from .urdf_writer import Joint, Link, box, box_inertia, chain, cylinder, sphere, urdf_text
+from .urdf_writer import Joint, Link, Solid, chain, urdf_text
 
 __all__ = [
     "DEMPSTER",
     "Segment",
     "anthropometric_human_urdf",
     "anthropometric_human",
-    "segment_table",
     "sole_half_sizes",
     "standing_height",
 ]
@@ -77,8 +76,6 @@ DEMPSTER: dict[str, Segment] = {
     "pelvis": Segment(0.142, 0.105, None, 0.100),
 }
 
-TABLES = {"dempster": DEMPSTER}
-
 HIP_HALF_WIDTH = 0.052  # of stature
 SHOULDER_HALF_WIDTH = 0.1295
 HIP_HEIGHT = 0.530
@@ -88,13 +85,6 @@ ANKLE_HEIGHT = 0.039
 FOOT_WIDTH = 0.055
 HEEL_BEHIND_ANKLE = 0.25  # share of the foot length behind the ankle
 BODY_WIDTH, BODY_DEPTH = 0.19, 0.12  # trunk box, of stature
-
-
-def segment_table(table: str = "dempster") -> dict[str, Segment]:
-    try:
-        return TABLES[table]
-    except KeyError:
-        raise KeyError(f"unknown anthropometric table {table!r}; known: {sorted(TABLES)}") from None
 
 
 def _gyration(s: Segment) -> float:
@@ -131,17 +121,16 @@ _ORIGIN = (0.0, 0.0, 0.0)
 def _trunk(name: str, m: float, L: float, com_z: float, H: float) -> Link:
     """A trunk segment of mass ``m`` [kg]: a uniform box of the body's depth and width and of
     height ``L`` [m] up from its origin; CoM ``com_z`` [m] above the origin."""
-    size = (BODY_DEPTH * H, BODY_WIDTH * H, L)
-    inertia = box_inertia(m, size)
-    return Link(name, m, (0.0, 0.0, com_z), inertia, box(size), geometry_origin=(0, 0, L / 2))
+    box = Solid("box", (BODY_DEPTH * H, BODY_WIDTH * H, L))
+    return Link(name, m, (0.0, 0.0, com_z), box.inertia(m), box.geometry(), None, (0, 0, L / 2))
 
 
-def _human_links(T: dict[str, Segment], H: float, M: float) -> dict[str, Link]:
+def _human_links(H: float, M: float) -> dict[str, Link]:
     """The links with a body of the human of stature ``H`` [m] and mass ``M`` [kg]: trunk and
     head, and each limb for both sides."""
 
     def seg(name: str) -> tuple[float, float, Segment]:
-        s = T[name]
+        s = DEMPSTER[name]
         return s.mass * M, s.length * H, s
 
     # Pelvis (base): from the hip line up to L4-L5; proximal end = L4-L5 (table convention);
@@ -153,14 +142,15 @@ def _human_links(T: dict[str, Segment], H: float, M: float) -> dict[str, Link]:
     m, L, s = seg("head_neck")  # proximal end = C7-T1; CoM at the ear canal
     i = m * (_gyration(s) * L) ** 2
     com = (0.0, 0.0, s.com * L)
-    links["head_neck"] = Link("head_neck", m, com, np.diag([i, i, i]), sphere(0.06 * H), None, com)
+    head = Solid("sphere", (0.06 * H,)).geometry()
+    links["head_neck"] = Link("head_neck", m, com, np.diag([i, i, i]), head, None, com)
     for side in ("left", "right"):
         for name, shape in _LIMB_VISUALS.items():
             m, L, s = seg(name)
             if len(shape) == 1:
-                visual = cylinder(shape[0] * H, L)
+                visual = Solid("cylinder", (shape[0] * H, L)).geometry()
             else:
-                visual = box((shape[0] * H, shape[1] * H, L))
+                visual = Solid("box", (shape[0] * H, shape[1] * H, L)).geometry()
             limb = f"{side}_{name}"
             inertia = _limb_inertia(m, L, _gyration(s), "z")
             links[limb] = Link(limb, m, (0, 0, -s.com * L), inertia, visual, None, (0, 0, -L / 2))
@@ -181,21 +171,22 @@ def _foot(name: str, m: float, L: float, s: Segment, H: float) -> Link:
     L_ref = float(np.linalg.norm(mt2))  # the table's foot length: malleolus to MT2
     sole = _sole(L, H)
     foot_box = (L, FOOT_WIDTH * H, 0.02 * H)
+    geometry = Solid("box", foot_box).geometry()
     return Link(
         name,
         m,
         (com[0], com[1], com[2]),
         _limb_inertia(m, L_ref, _gyration(s), "x"),
-        visual=box(foot_box),
-        collision=box(foot_box),
+        visual=geometry,
+        collision=geometry,
         geometry_origin=(sole[0], 0.0, sole[2] + foot_box[2] / 2),
     )
 
 
-def _human_joints(T: dict[str, Segment], H: float) -> list[Joint]:
+def _human_joints(H: float) -> list[Joint]:
     """The human's joints, as chains of rows (:func:`~.urdf_writer.chain`); on the right, y
     and the x axes are mirrored."""
-    length = {name: s.length * H for name, s in T.items()}
+    length = {name: s.length * H for name, s in DEMPSTER.items()}
     lumbar = (0.0, 0.0, (LUMBAR_HEIGHT - HIP_HEIGHT) * H)
     neck = (0.0, 0.0, (SHOULDER_HEIGHT - LUMBAR_HEIGHT) * H)
     # Lumbar joint (3 hinges at L4-L5) to the thorax-abdomen, head and neck fixed on it.
@@ -233,39 +224,34 @@ def _human_joints(T: dict[str, Segment], H: float) -> list[Joint]:
     return joints
 
 
-def anthropometric_human_urdf(
-    height: float = 1.70, mass: float = 70.0, *, table: str = "dempster"
-) -> str:
+def anthropometric_human_urdf(height: float = 1.70, mass: float = 70.0) -> str:
     """URDF text of the human model for a stature ``height`` [m] and ``mass`` [kg]."""
     if not (height > 0 and mass > 0):
         raise ValueError(f"height and mass must be positive, got {height} m, {mass} kg")
-    T = segment_table(table)
-    links = _human_links(T, height, mass)
+    links = _human_links(height, mass)
+    half_length, half_width = sole_half_sizes(height)
     return urdf_text(
-        f"human_{table}",
+        "human_dempster",
         links["pelvis"],
-        _human_joints(T, height),
+        _human_joints(height),
         links,
-        f"wholebody anthropometric human, {table} table (Winter 2009, Table 4.1), stature "
+        "wholebody anthropometric human, dempster table (Winter 2009, Table 4.1), stature "
         f"{height} m, mass {mass} kg; "
-        f"sole half-sizes {T['foot'].length * height / 2:.4f} x {FOOT_WIDTH * height / 2:.4f} m. "
+        f"sole half-sizes {half_length:.4f} x {half_width:.4f} m. "
         "Generated by python -m wholebody.models",
     )
 
 
-def anthropometric_human(height: float = 1.70, mass: float = 70.0, *, table: str = "dempster"):
+def anthropometric_human(height: float = 1.70, mass: float = 70.0) -> Robot:
     """The human model as a :class:`wholebody.Robot` (floating base)."""
-    return Robot.from_urdf_string(
-        anthropometric_human_urdf(height, mass, table=table), name=f"human_{table}"
-    )
+    return Robot.from_urdf_string(anthropometric_human_urdf(height, mass), name="human_dempster")
 
 
-def sole_half_sizes(height: float = 1.70, table: str = "dempster") -> tuple[float, float]:
+def sole_half_sizes(height: float = 1.70) -> tuple[float, float]:
     """Half-length and half-width of the model's soles [m]."""
-    return segment_table(table)["foot"].length * height / 2, FOOT_WIDTH * height / 2
+    return DEMPSTER["foot"].length * height / 2, FOOT_WIDTH * height / 2
 
 
-def standing_height(height: float = 1.70, table: str = "dempster") -> float:
+def standing_height(height: float = 1.70) -> float:
     """Base (hip line) height with straight legs and the soles on z = 0 [m]."""
-    T = segment_table(table)
-    return (T["thigh"].length + T["shank"].length + ANKLE_HEIGHT) * height
+    return (DEMPSTER["thigh"].length + DEMPSTER["shank"].length + ANKLE_HEIGHT) * height

@@ -1,9 +1,4 @@
-"""``wholebody.load(name)``: where the shipped models are, and loading them and the humanoids
-of example-robot-data.
-
-``models/`` in the repository holds the URDF files; installed wheels carry them as
-``wholebody/_models``. :func:`path` finds either.
-"""
+"""``wholebody.load(name)``: the shipped models, example-robot-data's humanoids, and files."""
 
 from __future__ import annotations
 
@@ -51,7 +46,8 @@ def example_robot_data_dir() -> Path:
         dist = metadata.distribution("example-robot-data")
     except metadata.PackageNotFoundError:
         raise MissingDependencyError(
-            "example-robot-data is not installed; pip install 'wholebody[robots]'"
+            "example-robot-data is not installed: the extra wholebody[robots] installs it "
+            "(pip install -e '.[robots]' in a clone of wholebody)"
         ) from None
     for f in dist.files or ():
         parts = Path(f).parts
@@ -159,7 +155,7 @@ def data_dir() -> Path:
 
 
 def path(name: str) -> Path:
-    """Path of a shipped URDF: ``"pendulum"``, ``"two_link_arm"`` or ``"humanoid"``."""
+    """Path of a shipped URDF (a name of :data:`SHIPPED_NAMES`)."""
     if name not in SHIPPED_NAMES:
         raise KeyError(f"no shipped model {name!r}; shipped: {sorted(SHIPPED_NAMES)}")
     return models_dir() / f"{name}.urdf"

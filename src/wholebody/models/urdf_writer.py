@@ -14,41 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = [
-    "Joint",
-    "Link",
-    "Solid",
-    "box",
-    "box_inertia",
-    "chain",
-    "cylinder",
-    "cylinder_inertia",
-    "sphere",
-    "sphere_inertia",
-    "uniform_link",
-    "urdf_text",
-]
+__all__ = ["Joint", "Link", "Solid", "chain", "uniform_link", "urdf_text"]
 
 Vec3 = tuple[float, float, float]
 ORIGIN: Vec3 = (0.0, 0.0, 0.0)
-
-
-def box_inertia(mass: float, size: tuple[float, float, float]) -> np.ndarray:
-    """Inertia of a uniform box about its centre [kg m^2]; ``size`` are full edge lengths [m]."""
-    x, y, z = size
-    return mass / 12.0 * np.diag([y * y + z * z, x * x + z * z, x * x + y * y])
-
-
-def cylinder_inertia(mass: float, radius: float, length: float) -> np.ndarray:
-    """Inertia of a uniform cylinder along z about its centre [kg m^2]."""
-    r2, h2 = radius * radius, length * length
-    side = mass * (3 * r2 + h2) / 12.0
-    return np.diag([side, side, mass * r2 / 2.0])
-
-
-def sphere_inertia(mass: float, radius: float) -> np.ndarray:
-    """Inertia of a uniform sphere about its centre [kg m^2]."""
-    return np.eye(3) * 0.4 * mass * radius * radius
 
 
 def _f(x: float) -> str:
@@ -58,21 +27,6 @@ def _f(x: float) -> str:
 
 def _v(xs) -> str:
     return " ".join(_f(float(x)) for x in xs)
-
-
-def box(size: tuple[float, float, float]) -> str:
-    """A ``<box>`` geometry element; ``size`` are full edge lengths [m]."""
-    return f'<box size="{_v(size)}"/>'
-
-
-def sphere(radius: float) -> str:
-    """A ``<sphere>`` geometry element [m]."""
-    return f'<sphere radius="{_f(radius)}"/>'
-
-
-def cylinder(radius: float, length: float) -> str:
-    """A ``<cylinder>`` geometry element along z [m]."""
-    return f'<cylinder radius="{_f(radius)}" length="{_f(length)}"/>'
 
 
 @dataclass(frozen=True)
@@ -86,18 +40,22 @@ class Solid:
     def inertia(self, mass: float) -> np.ndarray:
         """Inertia about the centre for ``mass`` [kg] spread uniformly [kg m^2]."""
         if self.kind == "box":
-            return box_inertia(mass, (self.size[0], self.size[1], self.size[2]))
+            x, y, z = self.size
+            return mass / 12.0 * np.diag([y * y + z * z, x * x + z * z, x * x + y * y])
+        r = self.size[0]
         if self.kind == "sphere":
-            return sphere_inertia(mass, self.size[0])
-        return cylinder_inertia(mass, self.size[0], self.size[1])
+            return np.eye(3) * 0.4 * mass * r * r
+        r2 = r * r
+        side = mass * (3 * r2 + self.size[1] * self.size[1]) / 12.0
+        return np.diag([side, side, mass * r2 / 2.0])
 
     def geometry(self) -> str:
         """The URDF geometry element."""
         if self.kind == "box":
-            return box((self.size[0], self.size[1], self.size[2]))
+            return f'<box size="{_v(self.size)}"/>'
         if self.kind == "sphere":
-            return sphere(self.size[0])
-        return cylinder(self.size[0], self.size[1])
+            return f'<sphere radius="{_f(self.size[0])}"/>'
+        return f'<cylinder radius="{_f(self.size[0])}" length="{_f(self.size[1])}"/>'
 
 
 @dataclass(frozen=True)

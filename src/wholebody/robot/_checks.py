@@ -1,4 +1,4 @@
-"""Checks of the numbers a :class:`wholebody.Robot` is given: states, frame ids, placements.
+"""Checks of the numbers a :class:`wholebody.Robot` is given: states and placements.
 
 The state checks' fast test is in :mod:`wholebody.robot._state`; the functions here are the
 full path that converts an input, finds what is wrong with it and says so in the error.
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import operator
 import sys
 import warnings
 from typing import Any
@@ -17,7 +16,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import InvalidArgumentError, ModelError, StateError, StateWarning
+from ..errors import ModelError, StateError, StateWarning
 
 Array = NDArray[np.float64]
 
@@ -82,8 +81,8 @@ def real_array(x: Any, what: str) -> Array:
         if masked.size:
             i = int(masked[0])
             raise StateError(
-                f"{_entry(what, x, i)} is masked (holding {_shown(x.data.flat[i])}): a state "
-                "needs every entry; fill or drop the sample"
+                f"{_entry(what, x, i)} is masked (holding {_shown(x.data.flat[i])}): every "
+                "entry is needed; fill or drop the sample"
             )
         x = x.data
     try:
@@ -164,44 +163,6 @@ def renormalized(q: Array, start: int, stop: int, what: str) -> Array:
     q = q.copy()
     q[start:stop] /= norm
     return q
-
-
-def frame_name_error(frame: object) -> InvalidArgumentError:
-    """The error for a frame given as something other than a name."""
-    return InvalidArgumentError(
-        f"frame must be a frame name (str), got {type(frame).__name__} {frame!r}"
-    )
-
-
-def validated_frame_ids(frame_ids: Any, nframes: int) -> list[int]:
-    """Frame indices as a list of ints in ``[0, nframes)``, or an :class:`InvalidArgumentError`.
-
-    Pinocchio aborts (or worse) on an index out of range: every public method that takes
-    indices passes them through here first.
-    """
-    try:
-        items = list(frame_ids)
-    except TypeError:
-        raise InvalidArgumentError(
-            f"frame_ids must be a sequence of frame indices (ints), got {type(frame_ids).__name__}"
-        ) from None
-    out = []
-    for k, fid in enumerate(items):
-        if isinstance(fid, (bool, np.bool_)):
-            raise InvalidArgumentError(f"frame_ids[{k}] must be a frame index (int), got {fid!r}")
-        try:
-            i = operator.index(fid)
-        except TypeError:
-            raise InvalidArgumentError(
-                f"frame_ids[{k}] must be a frame index (int), got {type(fid).__name__} {fid!r}"
-            ) from None
-        if not 0 <= i < nframes:
-            raise InvalidArgumentError(
-                f"frame id {i} (frame_ids[{k}]) is out of range: valid ids are 0 to "
-                f"{nframes - 1}; get them from Robot.frame_id(name)"
-            )
-        out.append(i)
-    return out
 
 
 def as_se3(placement: Any) -> pin.SE3:

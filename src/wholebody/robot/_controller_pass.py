@@ -1,12 +1,7 @@
-"""The one Pinocchio pass of a control tick: :meth:`Robot.controller_pass`.
-
-A whole-body controller's tick reads, at one state ``(q, v)``: the mass matrix, the
-nonlinear effects, the CoM, the centroidal momentum, its matrix and its drift, and for each
-frame that a task or contact uses, its placement, world-aligned Jacobian and drift
-``dJ/dt v``. :class:`ControllerPass` runs ``pinocchio.computeAllTerms`` once per call,
-copies the whole-body terms into buffers it reuses, and *reads* the frame terms from that
-same pass when asked (a frame placement is one SE3 product; Jacobians and drifts are read
-from the joint terms of the pass): no second pass over the tree.
+"""The one Pinocchio pass of a control tick (:meth:`Robot.controller_pass`):
+``computeAllTerms`` once per call, the whole-body terms (M, h, CoM, momentum, its matrix and
+drift) as views of its data, and each frame's placement, world-aligned Jacobian and drift
+``dJ/dt v`` read from that same pass when asked: no second pass over the tree.
 """
 
 from __future__ import annotations
@@ -68,8 +63,6 @@ class ControllerPass:
         [kg]
     gravity : ndarray, shape (3,)
         [m/s^2], world.
-    tick : int
-        Number of calls so far.
     """
 
     def __init__(self, robot: Robot):
@@ -85,7 +78,6 @@ class ControllerPass:
         self.momentum_drift = np.zeros(6)
         self._lower = robot._lower_mask  # the strict lower triangle (nv, nv), the robot's
         self._bind(robot._model)
-        self.tick = 0
 
     def _bind(self, model: pin.Model) -> None:
         """Own data for ``model`` and the views of it that the pass hands on (its arrays
@@ -129,10 +121,7 @@ class ControllerPass:
             M = self.mass_matrix
             np.copyto(M, M.T, where=self._lower)
         # Momentum rate at a = 0: dA_G/dt v, with the pass's dA_G (one product).
-        self._dAg.dot(v, out=self.momentum_drift)  # ndarray.dot: less dispatch than matmul
-        self.tick += 1
-
-    update = __call__
+        self._dAg.dot(v, out=self.momentum_drift)
 
     # --- frames, read from the pass -------------------------------------------------------
 

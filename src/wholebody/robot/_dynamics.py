@@ -1,9 +1,7 @@
-"""The dynamics part of :class:`wholebody.Robot`: M, C, g, nle, inverse and forward dynamics.
-
-Functions of the robot, bound as its methods in :mod:`wholebody.robot.core`. Every term is
-one Pinocchio call after the state check (none for a :class:`~wholebody.robot.State`, whose
-``v`` and ``a`` are used when ``q`` is one). Pinocchio (4.x) returns fresh arrays from these
-calls, not views of ``data``, so they are handed out without a copy.
+"""The dynamics part of :class:`wholebody.Robot` (functions bound as its methods): M, C, g,
+nle, inverse and forward dynamics, each one Pinocchio call after the state check. Pinocchio
+(4.x) returns fresh arrays from these calls, not views of ``data``: they are handed out
+without a copy.
 """
 
 from __future__ import annotations
@@ -94,14 +92,10 @@ def coriolis(robot: Robot, q: ArrayLike | State, v: ArrayLike | None = None) -> 
     """
     q, v = robot._check_qv(q, v)
     if robot._nograv is None:
-        robot._nograv = robot._zero_gravity_copy()
+        model = pin.Model(robot._model)
+        model.gravity = pin.Motion.Zero()
+        robot._nograv = (model, model.createData())
     return _rnea(robot._nograv[0], robot._nograv[1], q, v, robot._zero_v)
-
-
-def _zero_gravity_copy(robot: Robot) -> tuple[pin.Model, pin.Data]:
-    model = pin.Model(robot._model)
-    model.gravity = pin.Motion.Zero()
-    return model, model.createData()
 
 
 def gravity(robot: Robot, q: ArrayLike | State) -> Array:
@@ -119,25 +113,8 @@ def nonlinear_effects(robot: Robot, q: ArrayLike | State, v: ArrayLike | None = 
     return _nle(robot._model, robot._data, q, v)
 
 
-def external_generalized_forces(
-    robot: Robot, q: ArrayLike | State, external_wrenches: External
-) -> Array:
-    """``sum_i J_i(q)^T w_i`` for external wrenches given by frame, shape (nv,).
-
-    Parameters
-    ----------
-    q : array of shape (nq,), or State
-        Configuration.
-    external_wrenches : mapping of str to wrench
-        Frame name -> world-axes wrench ``(f, tau)`` at the frame origin, shape (6,),
-        or a force alone, shape (3,) [N, N m]. A :class:`wholebody.Wrench` is moved to
-        the frame origin first.
-    """
-    return _external(robot, robot._check_q(q), external_wrenches)
-
-
 def _external(robot: Robot, q: Array, external_wrenches: External) -> Array:
-    """:meth:`external_generalized_forces` of a checked ``q``."""
+    """``sum_i J_i(q)^T w_i`` of :data:`External` wrenches at a checked ``q``, shape (nv,)."""
     out = np.zeros(robot.nv)
     if not external_wrenches:
         return out
@@ -189,7 +166,7 @@ def inverse_dynamics(
         State and acceleration (Pinocchio's layout, base parts in the base frame); or ``q``
         a :class:`~wholebody.robot.State` holding all three (``v``, ``a`` not given).
     external_wrenches : mapping of str to wrench, optional
-        As in :meth:`external_generalized_forces`.
+        Frame name -> wrench, see :data:`~wholebody.robot.External`.
 
     Examples
     --------
@@ -270,7 +247,7 @@ def joint_wrenches(
     ----------
     q, v, a : as in :meth:`inverse_dynamics`
     external_wrenches : mapping of str to wrench, optional
-        As in :meth:`external_generalized_forces`.
+        Frame name -> wrench, see :data:`~wholebody.robot.External`.
 
     Returns
     -------

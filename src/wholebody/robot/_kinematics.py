@@ -1,11 +1,6 @@
 """The kinematics part of :class:`wholebody.Robot`: frames, centre of mass, momentum, and the
-one-pass helpers used by balance and estimation: functions of the robot, bound as its methods
-in :mod:`wholebody.robot.core`.
-
-Frames are named by strings and resolved through a dictionary built once; frame indices
-given to the passes are checked against the model (Pinocchio aborts on an index out of
-range). A single-sample method takes ``q`` as a :class:`~wholebody.robot.State` (trusted;
-its ``v`` and ``a`` used) or as arrays (checked at the call).
+one-pass helpers of balance and estimation (functions of the robot, bound as its methods in
+:mod:`wholebody.robot.core`).
 
 Motions and forces that Pinocchio returns by value expose ``.vector`` as a view into the
 temporary object: those are copied before they are returned.
@@ -67,13 +62,6 @@ class ContactPass:
     rotations: Array
     inverse_dynamics: Array | None
     jacobians: Array | None
-
-
-def _fid(robot: Robot, frame: str) -> int:
-    try:
-        return robot._frame_ids[frame]
-    except (KeyError, TypeError):
-        raise robot._frame_error(frame) from None
 
 
 # --- frames -----------------------------------------------------------------------------
@@ -186,7 +174,7 @@ def placements(robot: Robot, q: ArrayLike | State, frames: str | Sequence[str]) 
     """
     one_frame = isinstance(frames, str)
     if isinstance(frames, str):
-        ids = [robot._fid(frames)]
+        ids = [robot.frame_id(frames)]
     elif isinstance(frames, Sequence):
         ids = [robot.frame_id(f) for f in frames]
     else:
@@ -214,11 +202,8 @@ def placements(robot: Robot, q: ArrayLike | State, frames: str | Sequence[str]) 
 
 
 def frame_position(robot: Robot, q: ArrayLike | State, frame: str) -> Array:
-    """Origin of a frame in world coordinates, shape (3,) [m]."""
-    fid = robot._fid(frame)
-    q = robot._check_q(q)
-    _fk(robot._model, robot._data, q)  # the joints, then this frame only
-    return _update_frame(robot._model, robot._data, fid).translation.copy()
+    """Origin of a frame in world coordinates, shape (3,) [m] (:meth:`placements`' position)."""
+    return robot.placements(q, frame).positions
 
 
 def frame_jacobian(robot: Robot, q: ArrayLike | State, frame: str) -> Array:
@@ -244,11 +229,6 @@ def frame_jacobian(robot: Robot, q: ArrayLike | State, frame: str) -> Array:
     return _frame_jacobian(robot._model, robot._data, q, fid, _LWA)
 
 
-def point_jacobian(robot: Robot, q: ArrayLike | State, frame: str) -> Array:
-    """Jacobian of the frame origin's velocity in world axes, shape (3, nv)."""
-    return robot.frame_jacobian(q, frame)[:3]
-
-
 def frame_velocity(
     robot: Robot, q: ArrayLike | State, v: ArrayLike | None = None, frame: str | None = None
 ) -> Array:
@@ -257,7 +237,7 @@ def frame_velocity(
     ``robot.frame_velocity(q, v, frame)``, or ``robot.frame_velocity(state, frame=frame)``
     with a :class:`~wholebody.robot.State` holding ``v``.
     """
-    fid = robot._fid(frame)  # type: ignore[arg-type]
+    fid = robot.frame_id(frame)  # type: ignore[arg-type]
     q, v = robot._check_qv(q, v)
     _fk(robot._model, robot._data, q, v)
     return _frame_velocity(robot._model, robot._data, fid, _LWA).vector.copy()
@@ -272,7 +252,7 @@ def frame_drift(
     axes, when ``a = 0``: the frame's acceleration is ``J a + frame_drift``. Arguments as
     in :meth:`frame_velocity`.
     """
-    fid = robot._fid(frame)  # type: ignore[arg-type]
+    fid = robot.frame_id(frame)  # type: ignore[arg-type]
     q, v = robot._check_qv(q, v)
     m, d = robot._model, robot._data
     _fk(m, d, q, v, robot._zero_v)
@@ -320,120 +300,23 @@ def centroidal_momentum_rate(
     return _momentum_rate(robot._model, robot._data, q, v, a).vector.copy()
 
 
-# --- passes used by the balance and estimation modules ---------------------------------
-
-
-def centroidal_pass(
-    robot: Robot,
-    q: Array,
-    v: Array,
-    a: Array,
-    frame_ids: list[int] | tuple[int, ...],
-    out: tuple[Array, Array, Array] | None = None,
-    rotations: Array | None = None,
-) -> tuple[Array, Array, Array]:
-    """One Pinocchio pass: CoM, momentum rate at the CoM and frame origins.
-
-    The hot path of batch work: ``q``, ``v``, ``a`` are **not checked** here (callers
-    check whole arrays at once with :meth:`check_batch`, or one state with :meth:`state`).
-    Frame ids come from :meth:`frame_id`; they are checked against the model (the last
-    sequence found valid is remembered, so a repeated one costs one comparison).
-
-    Parameters
-    ----------
-    q, v, a : ndarray, shapes (nq,), (nv,), (nv,)
-        A checked state.
-    frame_ids : sequence of int
-        Frame indices, each in ``[0, nframes)``.
-    out : (com, momentum_rate, frame_positions), optional
-        Arrays of the shapes below to write into (rows of batch arrays), saving the
-        allocation of new ones.
-    rotations : ndarray, shape (len(frame_ids), 3, 3), optional
-        Also write the frames' orientations (world from frame) here.
-
-    Returns
-    -------
-    com : ndarray, shape (3,)
-        Centre of mass, world [m].
-    momentum_rate : ndarray, shape (6,)
-        ``(dP/dt, dL_G/dt)`` at the CoM, world axes [N, N m].
-    frame_positions : ndarray, shape (len(frame_ids), 3)
-        Origins of the frames, world [m].
-
-    Raises
-    ------
-    InvalidArgumentError
-        A frame id that is not an int in ``[0, nframes)``.
-    """
-    ids = robot._check_frame_ids(frame_ids)
-    m, d = robot._model, robot._data
-    if out is None:
-        out = (np.empty(3), np.empty(6), np.empty((len(ids), 3)))
-    com, rate, positions = out
-    _momentum_rate(m, d, q, v, a)  # also places the joints
-    com[:] = d.com[0]
-    rate[:] = d.dhg.vector
-    if rotations is None:
-        for k, fid in enumerate(ids):
-            positions[k] = _update_frame(m, d, fid).translation
-    else:
-        for k, fid in enumerate(ids):
-            placement = _update_frame(m, d, fid)
-            positions[k] = placement.translation
-            rotations[k] = placement.rotation
-    return out
+# --- passes of balance and estimation -----------------------------------------------------
 
 
 def _centroidal_sample(
     robot: Robot, q: Array, v: Array, a: Array, frame_ids: Sequence[int]
 ) -> tuple[list[float], list[float], list[list[float]]]:
-    """:meth:`centroidal_pass` of one checked state as Python floats (the input of the
-    one-sample algebra): CoM (3), momentum rate (6), frame origins (k lists of 3).
-
-    ``frame_ids`` must be valid ids (from :meth:`frame_id`, as its one caller,
-    :func:`wholebody.balance.newton_euler_residual`, takes them): they are not checked again.
-    """
+    """One checked state's CoM (3), momentum rate ``(dP/dt, dL_G/dt)`` (6) and frame origins
+    (k lists of 3) as Python floats, the input of the one-sample algebra of
+    :mod:`wholebody.balance`; ``frame_ids`` come from :meth:`frame_id` (not checked again)."""
     m, d = robot._model, robot._data
-    views = robot._data_views  # (data, data.com, data.dhg), made with the Data
+    com, dhg = robot._data_views
     _momentum_rate(m, d, q, v, a)  # also places the joints
     return (
-        views[1][0].tolist(),
-        views[2].vector.tolist(),
+        com[0].tolist(),
+        dhg.vector.tolist(),
         [_update_frame(m, d, fid).translation.tolist() for fid in frame_ids],
     )
-
-
-def _frame_sample(
-    robot: Robot, q: ArrayLike | State, frame: str
-) -> tuple[list[list[float]], list[float]]:
-    """One frame's placement as Python floats: rotation (3 rows of 3, world from frame)
-    and origin (3) [m]; ``q`` is checked (or a State)."""
-    fid = robot._fid(frame)
-    q = robot._check_q(q)
-    m, d = robot._model, robot._data
-    _fk(m, d, q)  # the joints, then this frame only
-    placement = _update_frame(m, d, fid)
-    return placement.rotation.tolist(), placement.translation.tolist()
-
-
-def _gravito_inertial_sample(robot: Robot, q: Array, v: Array, a: Array) -> tuple[Array, Array]:
-    """CoM (3,) and ``(m g - dP/dt, -dL_G/dt)`` (6,), world axes, of one checked state:
-    one Pinocchio pass and one subtraction from ``(m g, 0)``."""
-    m, d = robot._model, robot._data
-    views = robot._data_views
-    _momentum_rate(m, d, q, v, a)
-    return views[1][0].copy(), np.subtract(robot._mg6, views[2].vector)
-
-
-def _com_sample(
-    robot: Robot, q: Array, frame_ids: Sequence[int]
-) -> tuple[list[float], list[list[float]]]:
-    """CoM (3) and frame origins (k lists of 3) of one checked ``q`` as Python floats, without
-    the momentum work of :meth:`centroidal_pass` [m]."""
-    ids = robot._check_frame_ids(frame_ids)
-    m, d = robot._model, robot._data
-    com = _com(m, d, q, False).tolist()  # also places the joints
-    return com, [_update_frame(m, d, fid).translation.tolist() for fid in ids]
 
 
 def contact_pass(
@@ -445,11 +328,14 @@ def contact_pass(
     *,
     jacobians: bool,
 ) -> ContactPass:
-    """One pass for contact estimation (unchecked states, like :meth:`centroidal_pass`).
+    """One Pinocchio pass for contact estimation on a checked state (``q``, ``v``, ``a`` are
+    not checked here): CoM, momentum rate, frame origins and orientations; with
+    ``jacobians``, also ``rnea(q, v, a)`` and the frames' ``LOCAL_WORLD_ALIGNED`` Jacobians.
 
-    Always: CoM, momentum rate, frame origins and orientations. With ``jacobians``:
-    also ``rnea(q, v, a)`` and the frames' ``LOCAL_WORLD_ALIGNED`` Jacobians. Frame ids
-    are checked as in :meth:`centroidal_pass`.
+    Raises
+    ------
+    InvalidArgumentError
+        A frame id that is not an int in ``[0, nframes)``.
     """
     ids = robot._check_frame_ids(frame_ids)
     m, d = robot._model, robot._data
@@ -468,10 +354,3 @@ def contact_pass(
         for i, fid in enumerate(ids):
             J[i] = pin.getFrameJacobian(m, d, fid, _LWA)
     return ContactPass(com, rate, positions, rotations, tau, J)
-
-
-def _frame_ids_of(robot: Robot, frames: Any) -> list[int]:
-    """Frame names resolved to ids (each checked)."""
-    if isinstance(frames, str):
-        frames = [frames]
-    return [robot._fid(f) for f in frames]

@@ -8,6 +8,7 @@ and every name lookup. It never changes a model it was handed: the first structu
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -15,7 +16,7 @@ import pinocchio as pin
 from numpy.typing import NDArray
 
 from ..errors import FrameNotFoundError, InvalidArgumentError, JointNotFoundError, ModelError
-from ._checks import as_se3, frame_name_error, validated_frame_ids
+from ._checks import as_se3
 
 if TYPE_CHECKING:
     from wholebody.robot.core import Robot
@@ -66,9 +67,6 @@ def _index_names(robot: Robot) -> None:
     # What a check of a state depends on: a State checked by a robot of the same spec is
     # trusted by this one (wholebody.robot._state).
     robot._state_spec = (int(m.nq), int(m.nv), tuple((a, b) for a, b, _, _ in blocks))
-    # Bounds used by random_configuration: finite joint limits, else +-pi (angles) / +-1 m.
-    robot._lower = np.array(m.lowerPositionLimit, dtype=float)
-    robot._upper = np.array(m.upperPositionLimit, dtype=float)
 
 
 def _own_model(robot: Robot) -> pin.Model:
@@ -133,28 +131,46 @@ def frame_id(robot: Robot, name: str) -> int:
 
 def _frame_error(robot: Robot, frame: object) -> Exception:
     if not isinstance(frame, str):
-        return frame_name_error(frame)
+        return InvalidArgumentError(
+            f"frame must be a frame name (str), got {type(frame).__name__} {frame!r}"
+        )
     return FrameNotFoundError(frame, robot._frame_ids)
 
 
 def _check_frame_ids(robot: Robot, frame_ids: Any) -> tuple[int, ...]:
-    """``frame_ids`` as a tuple of checked ints in ``[0, nframes)``.
-
-    Sequences found valid are remembered (ids stay valid: frames are never removed), so
-    a repeated one costs a tuple and a dictionary lookup (~0.2 us).
-    """
+    """``frame_ids`` as a tuple of ints in ``[0, nframes)``, or an :class:`InvalidArgumentError`
+    (Pinocchio aborts on an index out of range); sequences found valid are remembered (frames
+    are never removed)."""
     try:
         key = tuple(frame_ids)
-        ids = robot._valid_ids.get(key)
-    except TypeError:  # not iterable, or unhashable items
-        key, ids = None, None
-    if ids is None:
-        ids = tuple(validated_frame_ids(frame_ids, robot._model.nframes))
-        if key is not None:
-            if len(robot._valid_ids) >= 64:
-                robot._valid_ids.clear()
-            robot._valid_ids[key] = ids
-    return ids
+    except TypeError:
+        raise InvalidArgumentError(
+            f"frame_ids must be a sequence of frame indices (ints), got {type(frame_ids).__name__}"
+        ) from None
+    try:
+        return robot._valid_ids[key]
+    except (KeyError, TypeError):  # not seen yet (or unhashable items, refused below)
+        pass
+    nframes, ids = robot._model.nframes, []
+    for k, fid in enumerate(key):
+        if isinstance(fid, (bool, np.bool_)):
+            raise InvalidArgumentError(f"frame_ids[{k}] must be a frame index (int), got {fid!r}")
+        try:
+            i = operator.index(fid)
+        except TypeError:
+            raise InvalidArgumentError(
+                f"frame_ids[{k}] must be a frame index (int), got {type(fid).__name__} {fid!r}"
+            ) from None
+        if not 0 <= i < nframes:
+            raise InvalidArgumentError(
+                f"frame id {i} (frame_ids[{k}]) is out of range: valid ids are 0 to "
+                f"{nframes - 1}; get them from Robot.frame_id(name)"
+            )
+        ids.append(i)
+    if len(robot._valid_ids) >= 64:
+        robot._valid_ids.clear()
+    robot._valid_ids[key] = out = tuple(ids)
+    return out
 
 
 def add_frame(robot: Robot, name: str, parent_frame: str, placement: Any) -> int:

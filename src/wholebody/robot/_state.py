@@ -1,19 +1,14 @@
-"""The state part of :class:`wholebody.Robot`: states checked once, raw arrays checked at
-every call, arrays of samples, configurations.
-
-Functions of the robot, bound as its methods in :mod:`wholebody.robot.core`.
+"""The state part of :class:`wholebody.Robot` (functions bound as its methods): states checked
+once, raw arrays checked at every call, arrays of samples, configurations.
 
 A state is checked at the boundary and trusted where it travels (as mink's and pink's
-``Configuration.update(q)`` and TSID's ``computeAllTerms``): :meth:`Robot.state` checks
-``q`` (and ``v``, ``a``) once and returns a :class:`State` holding read-only copies, which
-every single-sample method takes in place of ``q`` without a second check. Raw arrays are
-checked at every call, in one fused test: float64 vectors of the right shape whose entries'
-sign-and-exponent bytes say ``|x| < 2**17`` (one byte test over all the vectors at once) and
-whose unit quaternions and (cos, sin) pairs pass ``pinocchio.isNormalized`` (in C++; a ``q``
-of the wrong size raises there) are taken as they are. Anything else (other dtypes or shapes,
-larger entries, a quaternion off unit norm) takes the full check, which converts, renormalises
-or names the fault: what the fused test passes, the full check passes unchanged and silently.
-N samples are checked once per batch (:meth:`Robot.check_batch`), flagging bad samples.
+``Configuration.update(q)``): :meth:`Robot.state` returns a :class:`State` of read-only
+copies, which every single-sample method takes in place of ``q`` without a second check. Raw
+arrays are checked at every call: float64 vectors of the right shape whose entries pass the
+byte test of :mod:`wholebody.robot._checks` and whose unit-norm blocks pass
+``pinocchio.isNormalized`` are taken as they are; anything else takes the full check, which
+converts, renormalises or names the fault. N samples are checked once per batch
+(:meth:`Robot.check_batch`), flagging bad samples.
 """
 
 from __future__ import annotations
@@ -161,9 +156,7 @@ def state(
 
 
 def _state_of(robot: Robot, q: Array, v: Array | None, a: Array | None) -> State:
-    """A :class:`State` of arrays already checked, as they are (no copy): :meth:`state` makes
-    one of its read-only copies, and a method that hands one state on to several others
-    within one call makes one of the arrays it has just checked."""
+    """A :class:`State` of arrays already checked, as they are (no copy)."""
     s = object.__new__(State)
     for name, x in (("q", q), ("v", v), ("a", a)):
         object.__setattr__(s, name, x)
@@ -172,9 +165,8 @@ def _state_of(robot: Robot, q: Array, v: Array | None, a: Array | None) -> State
 
 
 def _arrays_of(robot: Robot, s: State, v: Any, a: Any, need: str) -> tuple[Any, ...]:
-    """The arrays of ``s`` a call needs (``need``: "q", "qv" or "qva"), trusted, or the
-    :class:`StateError` that says why ``s`` cannot serve: another robot's layout, ``v`` or
-    ``a`` given beside it, or a field it lacks."""
+    """The arrays of ``s`` a call needs (``need``: "q", "qv" or "qva"), or the
+    :class:`StateError` that says why ``s`` cannot serve."""
     if s._spec != robot._state_spec:
         nq, nv, blocks = s._spec
         raise StateError(
@@ -295,12 +287,16 @@ class StateCheck(NamedTuple):
     Attributes
     ----------
     arrays : dict of str to ndarray
-        The checked arrays as float, by the names given: shape (N, nq) / (N, nv) (other
-        named arrays as given).
+        The checked arrays as float, by the names given; rows of ``q`` whose unit-norm blocks
+        are off norm 1 by at most 1e-6 are renormalised (in a copy).
     flagged : ndarray of bool, shape (N,)
-        The samples that cannot be used.
+        The samples that cannot be used: non-finite values; in ``q``, ``v``, ``a`` and
+        ``tau*`` arrays also entries beyond :data:`~wholebody.robot.MAX_STATE_MAGNITUDE`;
+        quaternions and (cos, sin) pairs that are zero or off unit norm by more than 1e-6.
     reasons : dict of int to str
-        Why each flagged sample is flagged (the first reason found).
+        Why each flagged sample is flagged (the first reason found), e.g. ``"v has
+        non-finite values"`` or ``"v[3] = 1e+200 is beyond any physical magnitude (|x| <=
+        1e+08)"``.
     """
 
     arrays: dict[str, Array]
@@ -326,20 +322,7 @@ def check_batch(robot: Robot, **arrays: ArrayLike) -> StateCheck:
     Returns
     -------
     StateCheck
-        ``(arrays, bad, reasons)``, a tuple:
-
-        arrays : dict of str to ndarray
-            The arrays as float; rows of ``q`` whose quaternion norm is within 1e-6 of 1
-            are renormalised (in a copy).
-        bad : ndarray of bool, shape (N,)
-            Rows that cannot be used: non-finite values; in ``q``, ``v``, ``a`` and ``tau*``
-            arrays also entries beyond :data:`~wholebody.robot.MAX_STATE_MAGNITUDE` (1e8,
-            SI units); quaternions and (cos, sin) pairs that are zero or off unit norm by
-            more than 1e-6.
-        reasons : dict of int to str
-            Why each bad row is bad (first reason found), e.g. ``"v has non-finite
-            values"`` or ``"v[3] = 1e+200 is beyond any physical magnitude (|x| <=
-            1e+08)"``.
+        ``(arrays, flagged, reasons)``.
 
     Raises
     ------
@@ -384,7 +367,7 @@ def check_batch(robot: Robot, **arrays: ArrayLike) -> StateCheck:
                 continue
             finite = np.isfinite(flat[~ok]).all(axis=1)
             rows = np.flatnonzero(~ok)
-            flag(_mask(n, rows[~finite]), f"{name} has non-finite values")
+            flag(np.isin(np.arange(n), rows[~finite]), f"{name} has non-finite values")
             for i in rows[finite]:
                 if not bad[i]:
                     j = int(np.argmax(np.abs(flat[i])))
@@ -439,7 +422,7 @@ def random_configuration(robot: Robot, seed: int | np.random.Generator | None = 
     for j in range(1, m.njoints):
         jm = m.joints[j]
         if jm.nq == 1 and jm.nv == 1:
-            lo, hi = robot._lower[jm.idx_q], robot._upper[jm.idx_q]
+            lo, hi = m.lowerPositionLimit[jm.idx_q], m.upperPositionLimit[jm.idx_q]
             if np.isfinite(lo) and np.isfinite(hi) and hi > lo:
                 q[jm.idx_q] = rng.uniform(lo, hi)
     return q
@@ -539,9 +522,3 @@ def _within_limits(model: Any, name: str, index: int, value: float) -> None:
         f"joint {name!r}: position {value:g} is beyond its limits [{lo:.4g}, {hi:.4g}] "
         f"(rad or m){hint}; pass beyond_limits=True to accept it"
     )
-
-
-def _mask(n: int, rows: NDArray[np.intp]) -> NDArray[np.bool_]:
-    m = np.zeros(n, dtype=bool)
-    m[rows] = True
-    return m

@@ -1,32 +1,15 @@
-"""Batch helpers that call Pinocchio for many samples of one robot, for the hot loops of batch
-estimation, of log checks, of the convention checks, the diagnosis and identification; and the
-configuration difference of many samples on the manifold, vectorised in numpy. Plain functions
-taking a :class:`~wholebody.robot.Robot`.
+"""Pinocchio passes over many samples of one robot (the hot loops of the log checks, batch
+estimation, the convention checks, the diagnosis and identification), and the configuration
+difference of many samples on the manifold, vectorised in numpy.
 
-The passes, one per listed sample, each on the robot's scratch ``Data`` (states **not
-checked**: callers check whole arrays with ``Robot.check_batch``):
-
-===============================  =============================================================
-:func:`centroidal_frames_rows`   CoM, momentum rate, frame placements (checks, estimation)
-:func:`com_frames_rows`          CoM and frame origins, no velocities (contact conventions)
-:func:`centroidal_map_rows`      the centroidal map ``A_G``, CoM and frame origins
-                                 (expected errors of differentiated accelerations)
-:func:`frame_placements_rows`    frame origins and rotations (``Robot.placements``,
-                                 calibration)
-:func:`frame_motions_rows`       frame origins and classical accelerations (the motion of
-                                 links without ``<inertial>`` in the diagnosis)
-:func:`joint_motions_rows`       joint frames' placements, velocities and accelerations (a
-                                 payload on a link, in the diagnosis)
-:func:`regressor_frames_rows`    joint-torque regressor rows, frame Jacobians and rotations
-                                 (identification)
-:class:`LiveFrames`              CoM, momentum rate and frame placements of one sample read
-                                 through views kept alive (the one-sample estimate)
-===============================  =============================================================
-
-The per-sample pass reads its results through views that Pinocchio's ``Data`` keeps alive
-(``data.com[0]``, ``data.dhg.vector``, ``data.oMf[i].translation`` / ``.rotation`` refer to the
-data's own memory, overwritten by every pass): one small copy each, no Python objects built per
-sample.
+Each ``*_rows`` function runs one pass per listed sample on the robot's scratch ``Data``. Their
+arguments: ``Q`` (N, nq), ``V`` and ``A`` (N, nv), states **not checked** here (callers check
+whole arrays with ``Robot.check_batch``); ``rows``, the sample indices in ``[0, N)`` to compute
+(outputs given as arguments are written at the same rows, outputs returned follow the order
+of ``rows``); ``frame_ids``, frame indices in ``[0, nframes)``, checked (Pinocchio aborts on
+one out of range). Results are world axes, SI units, read through views that the ``Data`` keeps
+alive (``data.com[0]``, ``data.dhg.vector``, ``data.oMf[i].translation``), overwritten by
+every pass: one small copy each, no Python object built per sample.
 """
 
 from __future__ import annotations
@@ -66,7 +49,7 @@ _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 
 
 def centroidal_frames_rows(
-    robot: object,
+    robot: Robot,
     Q: Array,
     V: Array,
     A: Array,
@@ -78,20 +61,10 @@ def centroidal_frames_rows(
     rotations: Array | None = None,
     n_rotations: int | None = None,
 ) -> None:
-    """One Pinocchio pass per listed sample: CoM, momentum rate at the CoM and frame placements,
-    written into the given arrays at the same rows.
-
-    The states are **not checked** (callers check whole arrays with ``Robot.check_batch``).
+    """CoM, momentum rate at the CoM and frame placements of the listed samples.
 
     Parameters
     ----------
-    robot : Robot
-    Q : ndarray, shape (N, nq)
-    V, A : ndarray, shape (N, nv)
-    rows : sequence of int
-        The samples to compute, each in ``[0, N)``.
-    frame_ids : sequence of int
-        Frame indices in ``[0, nframes)``.
     com : ndarray, shape (N, 3)
         Out: centre of mass, world [m].
     rate : ndarray, shape (N, 6)
@@ -103,18 +76,12 @@ def centroidal_frames_rows(
         Out: world-from-frame rotations of the first ``r`` frames.
     n_rotations : int, optional
         ``r`` (default: every frame).
-
-    Raises
-    ------
-    InvalidArgumentError
-        A frame id outside ``[0, nframes)``.
     """
-    model, data = robot.model, robot.data  # type: ignore[attr-defined]
-    ids = _checked_ids(model, frame_ids)
+    model, data = robot.model, robot.data
+    ids = robot._check_frame_ids(frame_ids)
     r = len(ids) if n_rotations is None else int(n_rotations)
     if rotations is None:
         r = 0
-    # Live views into the data (see the module docstring); ids are unique per view.
     com_view = data.com[0]
     rate_view = data.dhg.vector
     placed = [data.oMf[f] for f in ids]
@@ -135,17 +102,6 @@ def centroidal_frames_rows(
                 Ri[j] = rots[j]
 
 
-def _checked_ids(model: pin.Model, frame_ids: Sequence[int]) -> list[int]:
-    """Frame ids as ints, each in ``[0, nframes)`` (Pinocchio aborts on one out of range)."""
-    ids = [int(f) for f in frame_ids]
-    bad = [f for f in ids if not 0 <= f < model.nframes]
-    if bad:
-        raise InvalidArgumentError(
-            f"frame ids {bad} are outside [0, {model.nframes}) for robot {model.name!r}"
-        )
-    return ids
-
-
 def com_frames_rows(
     robot: Robot,
     Q: Array,
@@ -154,30 +110,18 @@ def com_frames_rows(
     com: Array,
     positions: Array,
 ) -> None:
-    """One Pinocchio pass per listed sample (``centerOfMass`` of ``q`` alone, which places
-    the joints, then each frame): CoM and frame origins, written at the same rows.
+    """CoM and frame origins of the listed configurations (``centerOfMass``, which places the
+    joints, then each frame; no velocities).
 
     Parameters
     ----------
-    robot : Robot
-    Q : ndarray, shape (N, nq)
-        Checked configurations.
-    rows : iterable of int
-        The samples to compute, each in ``[0, N)``.
-    frame_ids : sequence of int
-        Frame indices in ``[0, nframes)``.
     com : ndarray, shape (N, 3)
         Out: centre of mass, world [m].
     positions : ndarray, shape (N, len(frame_ids), 3)
         Out: frame origins, world [m].
-
-    Raises
-    ------
-    InvalidArgumentError
-        A frame id outside ``[0, nframes)``.
     """
     model, data = robot.model, robot.data
-    ids = _checked_ids(model, frame_ids)
+    ids = robot._check_frame_ids(frame_ids)
     for i in rows:
         com[i] = pin.centerOfMass(model, data, Q[i], False)
         for c, fid in enumerate(ids):
@@ -190,18 +134,8 @@ def centroidal_map_rows(
     rows: Samples,
     frame_ids: Sequence[int],
 ) -> tuple[Array, Array, Array]:
-    """One Pinocchio pass per listed sample: the centroidal momentum map ``A_G(q)``
-    (``h_G = A_G v``, world axes at the CoM), the CoM and the frames' origins.
-
-    Parameters
-    ----------
-    robot : Robot
-    Q : ndarray, shape (N, nq)
-        Checked configurations.
-    rows : sequence of int
-        The samples to compute, each in ``[0, N)``; the outputs follow their order.
-    frame_ids : sequence of int
-        Frame indices in ``[0, nframes)``.
+    """The centroidal momentum map ``A_G(q)`` (``h_G = A_G v``, world axes at the CoM), the
+    CoM and the frames' origins of the listed configurations.
 
     Returns
     -------
@@ -213,7 +147,7 @@ def centroidal_map_rows(
         Frame origins, world [m].
     """
     model, data = robot.model, robot.data
-    ids = _checked_ids(model, frame_ids)
+    ids = robot._check_frame_ids(frame_ids)
     n = len(rows)
     Ag = np.empty((n, 6, model.nv))
     com = np.empty((n, 3))
@@ -235,25 +169,18 @@ def frame_placements_rows(
     positions: Array | None = None,
     rotations: Array | None = None,
 ) -> None:
-    """One forward-kinematics pass per listed sample (the joints, then each frame): frame
-    origins and world-from-frame rotations, written at the same rows.
+    """Frame origins and world-from-frame rotations of the listed configurations (forward
+    kinematics, then each frame).
 
     Parameters
     ----------
-    robot : Robot
-    Q : ndarray, shape (N, nq)
-        Checked configurations.
-    rows : iterable of int
-        The samples to compute, each in ``[0, N)``.
-    frame_ids : sequence of int
-        Frame indices in ``[0, nframes)``.
     positions : ndarray, shape (N, len(frame_ids), 3), optional
         Out: frame origins, world [m].
     rotations : ndarray, shape (N, len(frame_ids), 3, 3), optional
         Out: rotations, world from frame.
     """
     model, data = robot.model, robot.data
-    ids = list(enumerate(_checked_ids(model, frame_ids)))
+    ids = list(enumerate(robot._check_frame_ids(frame_ids)))
     for i in rows:
         pin.forwardKinematics(model, data, Q[i])
         for j, fid in ids:
@@ -267,17 +194,7 @@ def frame_placements_rows(
 def frame_motions_rows(
     robot: Robot, Q: Array, V: Array, A: Array, frame_ids: Sequence[int]
 ) -> tuple[Array, Array]:
-    """One forward-kinematics pass (``q``, ``v``, ``a``) per sample: the frames' origins and
-    the classical accelerations of those origins.
-
-    Parameters
-    ----------
-    robot : Robot
-    Q : ndarray, shape (n, nq)
-    V, A : ndarray, shape (n, nv)
-        Checked states.
-    frame_ids : sequence of int
-        Frame indices in ``[0, nframes)``.
+    """The frames' origins and the classical accelerations of those origins, every sample.
 
     Returns
     -------
@@ -287,7 +204,7 @@ def frame_motions_rows(
         Classical (not spatial) accelerations of the origins, world axes [m/s^2].
     """
     model, data = robot.model, robot.data
-    ids = _checked_ids(model, frame_ids)
+    ids = robot._check_frame_ids(frame_ids)
     n, k = len(Q), len(ids)
     positions, accelerations = np.empty((n, k, 3)), np.empty((n, k, 3))
     for s in range(n):
@@ -302,18 +219,9 @@ def frame_motions_rows(
 def joint_motions_rows(
     robot: Robot, Q: Array, V: Array, A: Array, joint_ids: Sequence[int]
 ) -> tuple[Array, Array, Array, Array, Array]:
-    """One forward-kinematics pass (``q``, ``v``, ``a``) per sample: the joint frames' (the
-    links') origins, rotations, the classical accelerations of the origins and the angular
-    velocities and accelerations, world axes.
-
-    Parameters
-    ----------
-    robot : Robot
-    Q : ndarray, shape (n, nq)
-    V, A : ndarray, shape (n, nv)
-        Checked states.
-    joint_ids : sequence of int
-        Joint indices in ``[1, njoints)``.
+    """The joint frames' (the links') origins, rotations, the classical accelerations of the
+    origins and the angular velocities and accelerations, every sample; ``joint_ids`` in
+    ``[1, njoints)``.
 
     Returns
     -------
@@ -353,8 +261,8 @@ def regressor_frames_rows(
     n_rotations: int = 0,
     out: tuple[Array, Array, Array] | None = None,
 ) -> tuple[Array, Array, Array]:
-    """One pass per listed sample for identification: the joint-torque regressor, the frames'
-    Jacobians and rotations.
+    """The joint-torque regressor, the frames' Jacobians and rotations of the listed samples
+    (identification).
 
     .. math::
 
@@ -365,14 +273,6 @@ def regressor_frames_rows(
 
     Parameters
     ----------
-    robot : Robot
-    Q : ndarray, shape (N, nq)
-    V, A : ndarray, shape (N, nv)
-        Checked states.
-    rows : sequence of int
-        The samples to compute, each in ``[0, N)``; the outputs follow their order.
-    frame_ids : sequence of int
-        Frame indices in ``[0, nframes)``.
     dofs : int, keyword-only
         The velocity coordinates kept: the regressor's first ``dofs`` rows and the
         Jacobians' first ``dofs`` columns (6: a floating base's rows; nv: all).
@@ -392,7 +292,7 @@ def regressor_frames_rows(
         World-from-frame rotations.
     """
     model, data = robot.model, robot.data
-    ids = _checked_ids(model, frame_ids)
+    ids = robot._check_frame_ids(frame_ids)
     n = len(rows)
     shapes = ((n, dofs, 10 * (model.njoints - 1)), (n, len(ids), 6, dofs), (n, n_rotations, 3, 3))
     if out is None:
@@ -416,7 +316,7 @@ def regressor_frames_rows(
 
 class LiveFrames:
     """One sample's CoM, momentum rate and frame placements, read through views of a robot's
-    ``Data`` made once (see the module docstring): the pass of the one-sample estimate.
+    ``Data`` made once: the pass of the one-sample estimate.
 
     Parameters
     ----------
@@ -436,7 +336,7 @@ class LiveFrames:
 
     def __init__(self, robot: Robot, frame_ids: Sequence[int]):
         model, data = robot.model, robot.data
-        ids = _checked_ids(model, frame_ids)
+        ids = robot._check_frame_ids(frame_ids)
         self.model, self.data = model, data
         self.com = data.com[0]
         self.rate = data.dhg.vector
@@ -512,10 +412,8 @@ def _free_flyer_rows(a: Array, b: Array, out: Array) -> None:
     t2 = tuple(2.0 * c for c in _cross(e, u))
     ext = _cross(e, t2)
     dp = tuple(u[i] + aw * t2[i] + ext[i] for i in range(3))
-    # SE(3) log: translation part is V(omega)^{-1} dp with
-    # V^{-1} = I - W/2 + c W^2, W = skew(omega), c = (1 - (t/2) cot(t/2)) / t^2 (written
-    # with sin(t/2)^2 = (1 - cos t) / 2, which keeps its precision as t -> 0; a series below
-    # 1e-3, error t^4 / 30240).
+    # SE(3) log: translation part is V(omega)^{-1} dp with V^{-1} = I - W/2 + c W^2,
+    # W = skew(omega), c = (1 - (t/2) cot(t/2)) / t^2 (a series below 1e-3, error t^4 / 30240).
     th = np.abs(angle)
     small = th < 1e-3
     ts = np.where(small, 1.0, th)

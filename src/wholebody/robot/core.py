@@ -82,13 +82,10 @@ class Robot:
 
     Notes
     -----
-    A state is checked once, where it enters: by :meth:`state` (then trusted), or at each
-    call for arrays: shape, real numbers, finiteness, magnitudes within
-    :data:`~wholebody.robot.MAX_STATE_MAGNITUDE` (1e8, SI units) and unit quaternions, with
-    :class:`~wholebody.errors.StateError` naming the field, index and value; N samples are
-    checked once per batch (:meth:`check_batch`). Frames are given by name (a ``str``); an
-    unknown name is a :class:`~wholebody.errors.FrameNotFoundError` listing close matches,
-    anything else an :class:`~wholebody.errors.InvalidArgumentError`.
+    A bad state is a :class:`~wholebody.errors.StateError` naming the field, index and value
+    (see :meth:`state`). Frames are given by name (a ``str``); an unknown name is a
+    :class:`~wholebody.errors.FrameNotFoundError` listing close matches, anything else an
+    :class:`~wholebody.errors.InvalidArgumentError`.
     """
 
     # Set by the functions of ``_model`` (names, gravity), declared here for type checkers.
@@ -98,8 +95,6 @@ class Robot:
     _unit_blocks: tuple[tuple[int, int, str, str], ...]
     # (nq, nv, unit-norm blocks of q): what a state's check depends on.
     _state_spec: tuple[int, int, tuple[tuple[int, int], ...]]
-    _lower: Array
-    _upper: Array
     _gravity: Array
     _mg: list[float]
     _mg6: Array
@@ -152,10 +147,10 @@ class Robot:
         self._links_without_inertia = tuple(state.get("links_without_inertia", ()))
 
     def _set_data(self, data: pin.Data) -> None:
-        """The robot's scratch ``Data``, with the views of it the one-sample paths read
-        (``data.com``, ``data.dhg``), made here, once per ``Data``."""
+        """The robot's scratch ``Data``, and the views of it the one-sample path reads
+        (``data.com``, ``data.dhg``: each attribute access makes a new wrapper)."""
         self._data = data
-        self._data_views: tuple[Any, ...] = (data, data.com, data.dhg)
+        self._data_views: tuple[Any, ...] = (data.com, data.dhg)
 
     @classmethod
     def from_urdf(
@@ -449,10 +444,8 @@ class Robot:
     mass_matrix = _dynamics.mass_matrix
     coriolis_matrix = _dynamics.coriolis_matrix
     coriolis = _dynamics.coriolis
-    _zero_gravity_copy = _dynamics._zero_gravity_copy
     gravity = _dynamics.gravity
     nonlinear_effects = _dynamics.nonlinear_effects
-    external_generalized_forces = _dynamics.external_generalized_forces
     _wrench_at_frame = _dynamics._wrench_at_frame
     inverse_dynamics = _dynamics.inverse_dynamics
     forward_dynamics = _dynamics.forward_dynamics
@@ -461,24 +454,17 @@ class Robot:
 
     # --- kinematics: frames, CoM, momentum, one-pass helpers for balance/estimation -------
 
-    _fid = _kinematics._fid
     placements = _kinematics.placements
     frame_position = _kinematics.frame_position
     frame_jacobian = _kinematics.frame_jacobian
-    point_jacobian = _kinematics.point_jacobian
     frame_velocity = _kinematics.frame_velocity
     frame_drift = _kinematics.frame_drift
     com = _kinematics.com
     com_jacobian = _kinematics.com_jacobian
     centroidal_momentum = _kinematics.centroidal_momentum
     centroidal_momentum_rate = _kinematics.centroidal_momentum_rate
-    centroidal_pass = _kinematics.centroidal_pass
     _centroidal_sample = _kinematics._centroidal_sample
-    _frame_sample = _kinematics._frame_sample
-    _gravito_inertial_sample = _kinematics._gravito_inertial_sample
-    _com_sample = _kinematics._com_sample
     contact_pass = _kinematics.contact_pass
-    _frame_ids_of = _kinematics._frame_ids_of
 
     # --- controller: the one pass of a control tick (whole-body terms, frames read) -------
 

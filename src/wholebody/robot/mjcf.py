@@ -1,15 +1,9 @@
-"""Robots from MJCF (MuJoCo's XML) through Pinocchio's MJCF parser.
-
-:meth:`wholebody.Robot.from_mjcf` gives the same :class:`~wholebody.Robot` as
-:meth:`~wholebody.Robot.from_urdf` would for the same mechanism: joint names are MJCF joint
-names, body frames are MJCF body names, and the model is checked with the same ``validate``
-policy (inertias, zero total mass, singular mass matrix). A ``<freejoint/>`` (or
-``<joint type="free"/>``) on the root body becomes Pinocchio's free flyer, so ``q`` and ``v``
-follow wholebody's conventions (quaternion x-y-z-w, base twist in the base frame) whatever
-MuJoCo's own are. MuJoCo merges bodies welded to their parent when it compiles
-(``fusestatic``); an MJCF saved from a compiled model (``mj_saveLastXML``) therefore has fewer
-bodies than the URDF it came from, and frames of the merged links are gone: add the ones you
-need with :meth:`~wholebody.Robot.add_frame`.
+"""Robots from MJCF (MuJoCo's XML) through Pinocchio's MJCF parser, what
+:meth:`wholebody.Robot.from_mjcf` wraps: joint names are MJCF joint names, body frames MJCF body
+names, and a free joint on the root body becomes Pinocchio's free flyer (``q`` and ``v`` follow
+wholebody's conventions, whatever MuJoCo's). An MJCF saved from a compiled model
+(``mj_saveLastXML``) has lost the bodies MuJoCo merged (``fusestatic``): add the frames you need
+with :meth:`~wholebody.Robot.add_frame`.
 """
 
 from __future__ import annotations
@@ -23,10 +17,9 @@ import pinocchio as pin
 from ..errors import MJCFParseError
 from . import validation as _validation
 from ._mjcf_tree import read_mjcf_tree
+from ._model import _FREE_FLYER
 
 __all__ = ["model_from_mjcf", "is_mjcf"]
-
-_FREE_FLYER = "JointModelFreeFlyer"
 
 
 def _build(file: Path, shown: Path, root_joint: bool) -> pin.Model:
@@ -44,12 +37,8 @@ def model_from_mjcf(
     floating_base: bool | None = None,
     validate: str = "raise",
 ) -> tuple[pin.Model, str | None]:
-    """Build and validate the Pinocchio model of an MJCF file (what :meth:`Robot.from_mjcf`
-    wraps): returns the model and the file's ``model`` name.
-
-    Parameters and errors as in :meth:`wholebody.Robot.from_mjcf`; kept free of the Robot
-    class so that the robot modules import this one, not the other way round.
-    """
+    """The validated Pinocchio model of an MJCF file and the file's ``model`` name (parameters
+    and errors as in :meth:`wholebody.Robot.from_mjcf`)."""
     _validation.check_policy(validate)
     path = Path(path)
     # Includes, sizes and masses first: Pinocchio drops includes and clamps masses silently.

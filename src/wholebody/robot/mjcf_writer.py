@@ -2,37 +2,26 @@
 elements (what ``wholebody fit`` and
 :meth:`wholebody.identify.IdentificationResult.write_mjcf` write for a robot loaded from MJCF).
 
-**The copy.** One self-contained file: the model file with every ``<include>`` replaced by the
-included file's elements (resolved as :mod:`wholebody.robot.mjcf` resolves them: inside the
-model's folder), comments kept, scene objects kept; the original files are never written.
-Relative asset folders (``meshdir``, ``texturedir``, ``assetdir``) are rewritten relative to
-the new file, and ``assetdir`` names the model's folder when no file set one, so meshes and
-textures resolve from the new file while the model's folder stays where it is.
+**The copy**: one self-contained file, the model file with every ``<include>`` inlined (as
+:mod:`wholebody.robot.mjcf` resolves them), comments and scene objects kept; relative asset
+folders rewritten relative to the new file. The original files are never written.
 
-**Which MJCF body.** Pinocchio makes one body of an MJCF body with joints and every body
-welded to it (no joint between them); identification fits that body (the link named after
-its joint). Rigid-body data cannot tell welded bodies apart, so the change (fitted minus
-nominal, Pinocchio's ten dynamic parameters, exact) is added to one MJCF body of the group:
-the only one with mass, else the heaviest; the others keep their ``<inertial>``. The group's
-inertia is then the fitted one in Pinocchio and in MuJoCo. A group whose chosen body would not
-be a real rigid body (mass <= 0, a second moment about the CoM not positive definite: the
-principal moments break the triangle inequality), whose body has no unique name, or whose
-values MuJoCo's compiler would change (``boundmass``, ``boundinertia``) is refused by name
-with :class:`~wholebody.errors.ModelError`, and nothing is written.
+**Which MJCF body**: Pinocchio makes one body of an MJCF body with joints and every body
+welded to it, and rigid-body data cannot tell welded bodies apart, so the change (fitted minus
+nominal, exact) is added to one MJCF body of the group: the only one with mass, else the
+heaviest. A group whose chosen body would not be a real rigid body, whose body has no unique
+name, or whose values MuJoCo's compiler would change (``boundmass``, ``boundinertia``) is
+refused by name with :class:`~wholebody.errors.ModelError`, and nothing is written.
 
-**MuJoCo's conventions.** ``<inertial pos quat mass diaginertia>``: ``pos`` the CoM in the
-body frame [m], ``quat`` (w x y z) the principal axes of the rotational inertia about the CoM
-(an eigendecomposition, a proper rotation), ``diaginertia`` the principal moments [kg m^2].
-Other orientation attributes and ``fullinertia`` are dropped (``euler`` would depend on
-``<compiler angle eulerseq>``). A body without ``<inertial>`` (inertia from its geoms) gets
-one. ``<compiler inertiafromgeom="true">`` would ignore every ``<inertial>``: it becomes
-``"auto"`` and the ``<inertial>`` elements it ignored are removed, so unfitted bodies keep
-their geoms' inertia. ``<compiler settotalmass>`` would rescale the fitted masses: it is
-removed (the fitted model is Pinocchio's, which never applies it). The notes say each.
+**MuJoCo's conventions**: ``<inertial pos quat mass diaginertia>`` (CoM in the body frame,
+principal axes as a w-x-y-z quaternion, principal moments); other orientation attributes and
+``fullinertia`` are dropped. ``<compiler inertiafromgeom="true">`` (it would ignore every
+``<inertial>``) becomes ``"auto"``, and ``settotalmass`` (it would rescale the fitted masses)
+is removed; the notes say each.
 
-**Checked before the file is in place**: written under a temporary name beside it, read back
-with :func:`~wholebody.robot.mjcf.model_from_mjcf`, every joint's inertia compared with the
-fitted model (relative 1e-9), then renamed.
+The file is written under a temporary name, read back with
+:func:`~wholebody.robot.mjcf.model_from_mjcf` and compared with the fitted model (relative
+1e-9) before it is renamed into place.
 """
 
 from __future__ import annotations
@@ -50,13 +39,13 @@ import pinocchio as pin
 from numpy.typing import NDArray
 
 from ..errors import InvalidArgumentError, ModelError, OutputError
-from ._mjcf_tree import _expand, _parse, read_mjcf_tree
+from ._mjcf_tree import _DIR_KEYS, _expand, _is_free, _parse, read_mjcf_tree
 from .mjcf import is_mjcf, model_from_mjcf
 
 if TYPE_CHECKING:
     from .core import Robot
 
-__all__ = ["MjcfCorrection", "write_corrected_mjcf", "is_mjcf"]
+__all__ = ["MjcfCorrection", "write_corrected_mjcf"]
 
 Array = NDArray[np.float64]
 #: Relative agreement between the file read back and the fitted model.
@@ -64,7 +53,6 @@ VERIFY_RTOL = 1e-9
 #: A joint's inertia counts as changed beyond this relative difference (round-off is ~1e-16).
 _CHANGED_RTOL = 1e-12
 _ROTATION_KEYS = ("quat", "euler", "axisangle", "xyaxes", "zaxis", "fullinertia", "diaginertia")
-_DIR_KEYS = ("meshdir", "texturedir", "assetdir")
 
 
 @dataclass(frozen=True)
@@ -95,10 +83,6 @@ def _to_parent(matrix: Array, placement: pin.SE3) -> Array:
     """Spatial inertia (6, 6), Pinocchio's order (linear, angular), moved from a child frame to
     the parent in which ``placement`` places it: ``X* I X^-1``."""
     return placement.dualAction @ matrix @ placement.actionInverse
-
-
-def _to_child(matrix: Array, placement: pin.SE3) -> Array:
-    return _to_parent(matrix, placement.inverse())
 
 
 def _mass_com_inertia(matrix: Array) -> tuple[float, Array, Array]:
@@ -186,12 +170,7 @@ def _robot_root(root: ET.Element) -> ET.Element:
     """The root body Pinocchio builds (the one root body, or the free one of a scene: as
     :func:`read_mjcf_tree` chose it)."""
     roots = [b for w in root if w.tag == "worldbody" for b in w if b.tag == "body"]
-    free = [
-        b
-        for b in roots
-        if b.find("freejoint") is not None
-        or any(j.get("type") == "free" for j in b.findall("joint"))
-    ]
+    free = [b for b in roots if _is_free(b)]
     return roots[0] if len(roots) == 1 or len(free) != 1 else free[0]
 
 
@@ -427,7 +406,7 @@ def _plan(
         )
     placement, own = group.bodies[target]
     delta = fitted.inertias[j].matrix() - nominal.inertias[j].matrix()
-    m, com, inertia = _mass_com_inertia(_to_child(own + delta, placement))
+    m, com, inertia = _mass_com_inertia(_to_parent(own + delta, placement.inverse()))
     why = _consistency(m, inertia)
     if why is None:
         why = _check_bounds(root, m, np.linalg.eigvalsh(inertia))

@@ -13,16 +13,10 @@ policy     errors                       notes
 "ignore"   nothing                      nothing
 =========  ===========================  ====================
 
-**Load-time notes** (for simulation users): links without ``<inertial>`` (and what each engine
-gives them), real mimic joints (movable joints with ``<mimic>``; a fixed joint that keeps a
-``<mimic>`` element, as in Talos' reduced models, is no mimic joint), and which of the
-inertia-less links are leaves (contact or sensor frames: a contact declared on one moves mass
-an engine gave it, not the robot's).
-
-Engines and a link without ``<inertial>`` (DESIGN.md section 8, and each engine's URDF
-importer): Pinocchio gives it no mass; PyBullet gives it 1 kg at the link origin; Genesis a
-tiny mass; MuJoCo's compiler (``inertiafromgeom="auto"``) infers its inertia from its geoms,
-or merges a massless body into its parent.
+The notes: links without ``<inertial>`` (what each engine gives them, :data:`ENGINE_DEFAULTS`,
+and which of them are leaves: a contact declared on one moves mass an engine gave it, not the
+robot's), and real mimic joints (movable joints with ``<mimic>``; a fixed joint that keeps a
+``<mimic>`` element, as in Talos' reduced models, is none).
 """
 
 from __future__ import annotations
@@ -45,7 +39,8 @@ from ..errors import (
     URDFParseError,
 )
 
-#: What each engine does with a URDF link that has no ``<inertial>``.
+#: What each engine does with a URDF link that has no ``<inertial>`` (MuJoCo's compiler may also
+#: merge a massless body into its parent).
 ENGINE_DEFAULTS = {
     "pinocchio": "no mass",
     "pybullet": "1 kg at the link origin",
@@ -85,29 +80,6 @@ def mimic_joints(root: ET.Element) -> list[str]:
         for j in root.findall("joint")
         if j.find("mimic") is not None and j.get("type", "") != "fixed"
     ]
-
-
-def inertia_note(root: ET.Element) -> str | None:
-    """The load-time note on links without ``<inertial>`` (None when every link has one)."""
-    missing = links_without_inertia(root)
-    if not missing:
-        return None
-    leaves = leaf_links(root)
-    on_leaves = [n for n in missing if n in leaves]
-    shown = ", ".join(repr(n) for n in missing[:8]) + (", ..." if len(missing) > 8 else "")
-    engines = "; ".join(f"{k}: {v}" for k, v in ENGINE_DEFAULTS.items())
-    leaf_text = (
-        f"; {len(on_leaves)} of them are leaves (sensor or contact frames): a contact declared on "
-        "one is massless here but not in every simulator"
-        if on_leaves
-        else ""
-    )
-    return (
-        f"{len(missing)} links have no <inertial> ({shown}): engines differ on them ({engines}); "
-        f"a log simulated in PyBullet carries {len(missing)} kg more than this model"
-        f"{leaf_text}. Give them an <inertial> (or load PyBullet with the same masses) so that "
-        "model and simulation agree"
-    )
 
 
 VALIDATE_POLICIES = ("raise", "warn", "ignore")
@@ -341,21 +313,37 @@ def urdf_problems(root: ET.Element) -> list[Problem]:
 
 
 def inertia_notes(root: ET.Element, path: Path | None = None) -> list[Problem]:
-    """The note on links without ``<inertial>``
-    (:func:`inertia_note`), for models other than those the
-    library ships (whose massless sole and hand frames are part of their documented design)."""
+    """The note on links without ``<inertial>``, for models other than those the library ships
+    (whose massless sole and hand frames are part of their documented design)."""
     if path is not None:
         # The shipped models' folder (wholebody.models.models_dir, not imported: a cycle).
-        here = Path(__file__).resolve()
-        package = here.parents[1]  # src/wholebody (this file is robot/validation.py)
+        package = Path(__file__).resolve().parents[1]  # src/wholebody
         shipped = {package / "_models", package.parents[1] / "models"}
         try:
             if Path(path).resolve().parent in shipped:
                 return []
         except OSError:
             pass
-    note = inertia_note(root)
-    return [Problem(None, note)] if note else []
+    missing = links_without_inertia(root)
+    if not missing:
+        return []
+    leaves = leaf_links(root)
+    on_leaves = [n for n in missing if n in leaves]
+    shown = ", ".join(repr(n) for n in missing[:8]) + (", ..." if len(missing) > 8 else "")
+    engines = "; ".join(f"{k}: {v}" for k, v in ENGINE_DEFAULTS.items())
+    leaf_text = (
+        f"; {len(on_leaves)} of them are leaves (sensor or contact frames): a contact declared on "
+        "one is massless here but not in every simulator"
+        if on_leaves
+        else ""
+    )
+    note = (
+        f"{len(missing)} links have no <inertial> ({shown}): engines differ on them ({engines}); "
+        f"a log simulated in PyBullet carries {len(missing)} kg more than this model"
+        f"{leaf_text}. Give them an <inertial> (or load PyBullet with the same masses) so that "
+        "model and simulation agree"
+    )
+    return [Problem(None, note)]
 
 
 def _limit_problems(joint: str, limit: ET.Element) -> list[Problem]:
@@ -423,6 +411,4 @@ def model_problems(model: pin.Model, *, check_bodies: bool) -> list[Problem]:
                     "joint's motion: the mass matrix is singular",
                 )
             )
-        # A massless link carried by massive ones (the middle links of a spherical joint
-        # written as three hinges) is fine: M stays positive definite. Nothing to report.
     return problems

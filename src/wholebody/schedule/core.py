@@ -3,6 +3,7 @@ inference methods share. Public through :mod:`wholebody.schedule`."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -10,10 +11,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..balance.core import kinematics_batch
+from ..balance import kinematics_batch
 from ..contacts import Contact, SurfaceContact
-from ..errors import InvalidArgumentError, LogFileError, LogFormatError, OutputError
+from ..errors import InvalidArgumentError, LogFileError, LogFormatError, OutputError, StateWarning
 from ..robot.core import Robot
+from ..spatial import cross
 
 if TYPE_CHECKING:
     from ..trajectory import Trajectory
@@ -242,11 +244,30 @@ def sample_times(time: ArrayLike | None, N: int) -> Array:
             "time is needed (sample times [s], shape (N,)): minimum durations are in seconds"
         )
     t = np.asarray(time, dtype=float)
-    if t.shape != (N,) or not np.isfinite(t).all() or np.any(np.diff(t) <= 0):
-        raise InvalidArgumentError(
-            f"time must be finite and increasing, shape ({N},); got shape {t.shape}"
-        )
-    return t
+    if t.shape != (N,):
+        raise InvalidArgumentError(f"time must have shape ({N},) [s]; got shape {t.shape}")
+    finite = np.isfinite(t)
+    steps = np.diff(t[finite])
+    if not finite.any() or np.any(steps <= 0):
+        where = "none is finite" if not finite.any() else "the finite stamps do not increase"
+        raise InvalidArgumentError(f"time must increase [s]: {where}")
+    if finite.all():
+        return t
+    # A stamp that is not finite: the sample keeps its place, its time is put between its
+    # neighbours' (the durations need one) and the sample is named.
+    bad = np.flatnonzero(~finite)
+    warnings.warn(
+        f"time stamps of samples {bad[:10].tolist()}{' ...' if bad.size > 10 else ''} are not "
+        "finite: placed between their neighbours' for the minimum durations",
+        StateWarning,
+        stacklevel=3,
+    )
+    i, good = np.arange(N), np.flatnonzero(finite)
+    dt = float(np.median(steps)) if steps.size else 1.0
+    filled = np.interp(i, good, t[good])
+    filled[: good[0]] = t[good[0]] - dt * (good[0] - i[: good[0]])
+    filled[good[-1] + 1 :] = t[good[-1]] + dt * (i[good[-1] + 1 :] - good[-1])
+    return filled
 
 
 def contact_heights(
@@ -300,11 +321,7 @@ def contact_heights(
         height[:, j] = h[np.arange(N), low]
         for i in np.flatnonzero(~bad).tolist():
             twist = robot.frame_velocity(Q[i], V[i], c.frame)
-            r = offsets[i, low[i]]
-            w = twist[3:]
-            vel = twist[:3] + np.array(
-                [w[1] * r[2] - w[2] * r[1], w[2] * r[0] - w[0] * r[2], w[0] * r[1] - w[1] * r[0]]
-            )
+            vel = twist[:3] + cross(twist[3:], offsets[i, low[i]])  # the lowest point's
             speed[i, j] = vel @ n
     height[bad] = np.nan
     return height, speed

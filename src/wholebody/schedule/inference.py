@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -169,7 +169,7 @@ def _subset_fits(
     ground_normal: Array,
     estimate_options: Mapping[str, Any],
 ) -> _SubsetFits:
-    from ..estimation import estimate_contact_wrenches_batch
+    from ..estimation import EstimationBatch, estimate_contact_wrenches
 
     k = len(contacts)
     if k > MAX_SUBSET_CONTACTS:
@@ -188,16 +188,19 @@ def _subset_fits(
     starts = np.r_[0, np.cumsum(sizes)[:-1]]
     mode = "newton_euler"
     for s, subset in enumerate(subsets):
-        batch = estimate_contact_wrenches_batch(
-            robot,
-            Q,
-            V,
-            A,
-            contacts,
-            tau=tau,
-            external_wrenches=external_wrenches,
-            active=np.broadcast_to(subset, (N, k)),
-            **dict(estimate_options),
+        batch = cast(
+            EstimationBatch,
+            estimate_contact_wrenches(
+                robot,
+                Q,
+                V,
+                A,
+                contacts,
+                tau=tau,
+                external_wrenches=external_wrenches,
+                active=np.broadcast_to(subset, (N, k)),
+                **dict(estimate_options),
+            ),
         )
         mode = batch.mode
         ok = batch.status == "found"
@@ -298,7 +301,7 @@ def infer_schedule_dynamic(
     tau : array, shape (N, nv - 6) or (N, nv), optional
         Joint torques [N m]: full-dynamics mode, where each foot's wrench is identifiable.
     external_wrenches : mapping, optional
-        Known external wrenches, as in :func:`wholebody.estimation.estimate_contact_wrenches_batch`.
+        Known external wrenches, as in :func:`wholebody.estimation.estimate_contact_wrenches`.
     residual_tolerance : float, optional
         Largest misfit of the raw equations for a consistent subset [N or N m]; default
         1 % of the weight. A contact that carries less than about this is not needed.

@@ -15,14 +15,28 @@
 
 Every recorder is a :class:`Recorder`: ``record(...)`` after each step (its engine's own
 arguments), ``len(recorder)``, :attr:`Recorder.undeclared_contact_force` and
-:meth:`Recorder.trajectory`, written once for all engines.
+:meth:`Recorder.trajectory`, written once for all engines. A log recorded with repaired
+masses (``masses="repair"``) carries them; :func:`robot_for_log` gives the robot to check it
+with (``wholebody check`` applies them).
+
+:func:`contact_urdf` writes the URDF the URDF-loading engines simulate: collision spheres at
+the declared contacts only (:mod:`wholebody.sim.urdf`).
 
 Each engine is an optional extra, imported when a recorder or a model is made, never on
 import. The recipes are in ``docs/simulators.md`` and ``docs/mujoco.md``.
 """
 
-from ._common import Recorder
+from ._common import ROBOT_INERTIAS, Recorder, robot_for_log
 from .mujoco import mujoco_spec_for_robot, trajectory_from_mujoco
 from .mujoco_recorder import MujocoRecorder
+from .urdf import contact_urdf
 
-__all__ = ["mujoco_spec_for_robot", "MujocoRecorder", "trajectory_from_mujoco", "Recorder"]
+__all__ = [
+    "mujoco_spec_for_robot",
+    "MujocoRecorder",
+    "trajectory_from_mujoco",
+    "Recorder",
+    "robot_for_log",
+    "ROBOT_INERTIAS",
+    "contact_urdf",
+]

@@ -17,6 +17,7 @@ engine's quantities and hands them here in one form:
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -49,8 +50,14 @@ __all__ = [
     "precision_metadata",
     "UNDECLARED_FORCE_TOLERANCE",
     "MASS_TOLERANCE",
+    "ROBOT_INERTIAS",
+    "robot_for_log",
 ]
 
+#: The log's metadata key of the bodies whose inertias the recorder repaired (``masses=
+#: "repair"``): ``{joint name: [m, m c_x, m c_y, m c_z, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz]}``,
+#: Pinocchio's dynamic parameters in the joint frame (SI units).
+ROBOT_INERTIAS = "robot_inertias"
 #: Force [N] on robot links without a declared contact above which the log is flagged.
 UNDECLARED_FORCE_TOLERANCE = 1e-9
 #: Relative tolerance on masses, centres of mass and inertias compared at attach time.
@@ -256,6 +263,35 @@ def joints_in_robot_order(
     return out
 
 
+def robot_for_log(robot: Robot, metadata: Mapping[str, Any]) -> Robot:
+    """The robot a log recorded with ``masses="repair"`` is checked with: ``robot`` with the
+    inertias the recorder repaired (``metadata["robot_inertias"]``), or ``robot`` itself when
+    the log records none.
+
+    Raises
+    ------
+    ModelError
+        A recorded body is not a joint of ``robot``, or its parameters are not 10 numbers:
+        the log was recorded with another robot.
+    """
+    import pinocchio as pin
+
+    recorded = metadata.get(ROBOT_INERTIAS)
+    if not recorded:
+        return robot
+    model = robot.model.copy()
+    for name, params in dict(recorded).items():
+        values = np.asarray(params, dtype=float).ravel() if np.ndim(params) == 1 else None
+        if not model.existJointName(str(name)) or values is None or values.shape != (10,):
+            raise ModelError(
+                f"the log's {ROBOT_INERTIAS} name body {name!r} with {np.size(params)} "
+                f"parameters: not a joint of robot {robot.name!r} with 10 dynamic parameters; "
+                "check the log with the robot it was recorded with"
+            )
+        model.inertias[model.getJointId(str(name))] = pin.Inertia.FromDynamicParameters(values)
+    return robot.with_model(model)
+
+
 class ContactMap:
     """Engine links, by name, mapped to the declared contacts of a robot.
 
@@ -403,8 +439,10 @@ class Recorder:
         robot's bodies: the robot itself when they agree (within ``MASS_TOLERANCE``) or for
         ``masses="ignore"``; ``"raise"`` refuses a difference (:class:`ModelError` naming the
         links, then ``advice``); ``"repair"`` warns (ModelWarning) and gives a copy of the
-        robot the engine's values on those bodies, listed in :attr:`repairs`."""
+        robot the engine's values on those bodies, listed in :attr:`repairs` and recorded in
+        the log (``metadata["robot_inertias"]``, read back by :func:`robot_for_log`)."""
         self.repairs: tuple[str, ...] = ()
+        self._inertias: dict[str, list[float]] = {}
         bad = inertia_mismatches(robot, self.link_names, inertias, self.engine, MASS_TOLERANCE)
         if not bad or masses == "ignore":
             return robot
@@ -418,6 +456,10 @@ class Recorder:
         for j in bad:
             model.inertias[j] = sums[j]
         self.repairs = tuple(bad.values())
+        self._inertias = {
+            str(model.names[j]): np.asarray(sums[j].toDynamicParameters(), float).tolist()
+            for j in bad
+        }
         warnings.warn(
             f"{differ}: recorder.robot has {self.engine}'s values; check the log with it",
             ModelWarning,
@@ -463,7 +505,9 @@ class Recorder:
         step, its precision, ...) with ``metadata`` added, and
         ``"undeclared_contact_force_N"`` (:attr:`undeclared_contact_force`). A warning
         (WholebodyWarning) names the parts of the robot that touched something without a
-        declared contact: the Newton-Euler check of such a log cannot balance.
+        declared contact: the Newton-Euler check of such a log cannot balance. A float32
+        engine's contact wrenches (``metadata["dtype"] == "float32"``) are rounded to float32,
+        the precision they were computed in: the checks' bounds follow it.
 
         Raises
         ------
@@ -483,7 +527,15 @@ class Recorder:
                 stacklevel=2,
             )
         meta = {"undeclared_contact_force_N": undeclared, **self._metadata()}
-        return self._assemble({**meta, **dict(metadata or {})})
+        if getattr(self, "_inertias", None):
+            meta[ROBOT_INERTIAS] = self._inertias
+        traj = self._assemble({**meta, **dict(metadata or {})})
+        if meta.get("dtype") == "float32":
+            # A float32 engine's wrenches are stored at its precision: the checks read the
+            # storage precision from the values and take their bounds from it.
+            W = traj.contact_wrenches.astype(np.float32).astype(np.float64)
+            traj = dataclasses.replace(traj, contact_wrenches=W)
+        return traj
 
     def _metadata(self) -> dict[str, Any]:
         """The engine's metadata of the log."""

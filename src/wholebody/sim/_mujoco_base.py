@@ -239,8 +239,14 @@ class MujocoStateMap:
 
         Written into ``out`` (for example ``mj_data.qpos``) when given, else into zeros of
         the MuJoCo model's ``nq`` (coordinates of joints the robot does not have stay 0).
+
+        Raises
+        ------
+        StateError
+            ``q`` is not a valid state of the robot (its length, a non-finite value, its
+            quaternion's norm), before anything is written into ``out``.
         """
-        q = np.asarray(q, dtype=float)
+        q = self.robot._check_q(q)
         qpos = np.zeros(self.nq_mj) if out is None else out
         start = 0
         if self._free_mj is not None:

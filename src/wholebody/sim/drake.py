@@ -115,11 +115,13 @@ class DrakeRecorder(Recorder):
         self.model_instance = self._base.model_instance()
         bodies = [plant.get_body(i) for i in plant.GetBodyIndices(self.model_instance)]
         self._link_of = {int(b.index()): k for k, b in enumerate(bodies)}
-        root = robot.model.frames[robot.model.getFrameId(self._base.name())]
-        if not robot.model.existFrame(self._base.name()) or root.parentJoint != 1:
+        model, base = robot.model, self._base.name()
+        if not model.existFrame(base) or model.frames[model.getFrameId(base)].parentJoint != 1:
             raise ModelError(
-                f"Drake's floating base body {self._base.name()!r} is not the robot's root link"
+                f"Drake's floating base body {base!r} is not the root link of robot "
+                f"{robot.name!r}: load the robot and the plant from the same file"
             )
+        self._check_context(context)
         # Joints by name, in the robot's order.
         q_idx, v_idx = [], []
         for j in robot.joint_names:
@@ -145,6 +147,25 @@ class DrakeRecorder(Recorder):
             self.timestep > 0 and getattr(plant, "has_sampled_output_ports", lambda: False)()
         )
         self._prev = self._state(context)
+
+    def _check_context(self, context: Any) -> None:
+        """Refuse what is not a context of :attr:`plant` (Drake raises TypeError or
+        RuntimeError deep inside otherwise)."""
+        from pydrake.systems.framework import Context
+
+        if not isinstance(context, Context):
+            raise InvalidArgumentError(
+                "DrakeRecorder: context must be the plant's Context (plant."
+                f"GetMyMutableContextFromRoot(simulator.get_mutable_context())), got "
+                f"{type(context).__name__}"
+            )
+        try:
+            self.plant.ValidateContext(context)
+        except RuntimeError as exc:
+            raise InvalidArgumentError(
+                "DrakeRecorder: the context is not the plant's (the diagram's root context, or "
+                "another system's): give plant.GetMyMutableContextFromRoot(root_context)"
+            ) from exc
 
     @staticmethod
     def _link_inertia(body: Any, context: Any) -> pin.Inertia:
@@ -179,10 +200,13 @@ class DrakeRecorder(Recorder):
 
         Raises
         ------
+        InvalidArgumentError
+            ``context`` is not the plant's context.
         StateError
             The accelerations port is not ``(v - v_prev) / dt``: no step, or several, since
             the last call (the forces would not belong to the state logged).
         """
+        self._check_context(context)
         plant = self.plant
         a_all = np.asarray(plant.get_generalized_acceleration_output_port().Eval(context), float)
         now = self._state(context)

@@ -206,10 +206,35 @@ class MujocoRecorder(Recorder):
         Call it after setting this step's controls (``ctrl``, ``qfrc_applied``,
         ``xfrc_applied``) and before ``mj_step``, or right after ``mj_step``: either way the
         sample is one consistent state. ``time`` defaults to ``mj_data.time`` [s].
+
+        Raises
+        ------
+        InvalidArgumentError
+            ``mj_data`` is not an ``MjData`` of the recorder's model (another model's sizes).
         """
+        self._check_data(mj_data)
         if self.forward:
             self._mujoco.mj_forward(self.model, mj_data)
         self._read(mj_data, time)
+
+    def _check_data(self, mj_data: Any) -> None:
+        """Refuse what is not an ``MjData`` of :attr:`model` (MuJoCo would abort or read
+        another model's arrays)."""
+        if not isinstance(mj_data, self._mujoco.MjData):
+            raise InvalidArgumentError(
+                f"{type(self).__name__}.record: expected the simulation's mujoco.MjData, got "
+                f"{type(mj_data).__name__}"
+            )
+        m = self.model
+        sizes = {"nq": (mj_data.qpos, m.nq), "nv": (mj_data.qvel, m.nv)}
+        sizes |= {"nbody": (mj_data.xpos, m.nbody), "ngeom": (mj_data.geom_xpos, m.ngeom)}
+        for name, (array, n) in sizes.items():
+            if len(array) != n:
+                raise InvalidArgumentError(
+                    f"{type(self).__name__}.record: mj_data belongs to another model ({name} = "
+                    f"{len(array)}, the recorder's model has {n}); give the MjData made from "
+                    "the model the recorder was built with"
+                )
 
     def _read(self, mj_data: Any, time: float | None = None) -> None:
         """Log ``mj_data`` as it is (its ``mj_forward`` done)."""

@@ -15,9 +15,11 @@ What :class:`NewtonRecorder` does, and the Newton facts behind it (Newton 1.8):
   "referenced to the centre of mass of body0"; other solvers are read as that docstring
   says (checked only for ``SolverMuJoCo``).
 * **read after the step.** ``record(state_out)`` after each ``solver.step(state_in,
-  state_out, ...)`` logs the state before the step (kept from the previous call, or from
-  attaching), ``a = (v_{n+1} - v_n) / dt`` in MuJoCo's integration coordinates (free-joint
-  origin velocity in world axes, angular velocity in body axes) and the step's forces.
+  state_out, ..., observables=recorder.observables)`` (a step without it writes no forces:
+  refused, never logged as zeros) logs the state before the step (kept from the previous
+  call, or from attaching), ``a = (v_{n+1} - v_n) / dt`` in MuJoCo's integration
+  coordinates (free-joint origin velocity in world axes, angular velocity in body axes) and
+  the step's forces.
 * **the base.** ``body_qd`` holds the centre of mass's velocity (world) and the angular
   velocity (world): moved to the body origin and converted once to Pinocchio's base axes.
 * **precision.** Newton's state is float32: ``metadata["dtype"]`` says so (a float32 log
@@ -151,6 +153,15 @@ class NewtonRecorder(Recorder):
         self._body_com = np.asarray(model.body_com.numpy(), float)
         self._prev = self._state(state)
         self.dtype = np.dtype(state.body_q.numpy().dtype)
+        self._unwritten()
+
+    def _unwritten(self) -> None:
+        """Mark the contact count -1 and the ``CONTACT_F`` rows NaN: a step that does not
+        write them (no ``observables=`` given) leaves the marks, and :meth:`record` refuses
+        them instead of logging zero forces."""
+        f = self.observables.contact_f
+        f.assign(np.full(f.numpy().shape, np.nan, dtype=f.numpy().dtype))
+        self._contacts.rigid_contact_count.fill_(-1)
 
     def _state(self, state: Any) -> dict[str, Any]:
         bq = np.asarray(state.body_q.numpy(), float)
@@ -174,7 +185,14 @@ class NewtonRecorder(Recorder):
 
     def record(self, state_out: Any) -> None:
         """Log the step just taken: call after each ``solver.step(state_in, state_out, ...)``
-        with ``observables=recorder.observables``, giving it ``state_out``."""
+        with ``observables=recorder.observables``, giving it ``state_out``.
+
+        Raises
+        ------
+        StateError
+            No step since the last call, or a step without ``observables=`` (its contact forces
+            were not written: the log would hold zeros).
+        """
         s0, s1, dt = self._prev, self._state(state_out), self.timestep
         if np.array_equal(s0["p"], s1["p"]) and np.array_equal(s0["vj"], s1["vj"]):
             raise StateError(
@@ -190,7 +208,14 @@ class NewtonRecorder(Recorder):
         a = np.r_[base, (s1["vj"] - s0["vj"]) / dt]
         c = self._contacts
         n = int(np.asarray(c.rigid_contact_count.numpy())[0])
-        F = np.asarray(self.observables.contact_f.numpy(), float)[:n]
+        F = np.asarray(self.observables.contact_f.numpy(), float)[: max(n, 0)]
+        if n < 0 or np.isnan(F).any():
+            raise StateError(
+                "NewtonRecorder.record: the step wrote no contact forces (the CONTACT_F "
+                "observable and the contact count are as record() left them): pass "
+                "observables=recorder.observables to every solver.step"
+            )
+        self._unwritten()
         sh0 = np.asarray(c.rigid_contact_shape0.numpy())[:n]
         sh1 = np.asarray(c.rigid_contact_shape1.numpy())[:n]
         p0 = np.asarray(c.rigid_contact_point0.numpy(), float)[:n]

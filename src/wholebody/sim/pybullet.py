@@ -175,8 +175,9 @@ class PybulletRecorder(Recorder):
             masses,
             ". Load with flags=p.URDF_USE_INERTIA_FROM_FILE (else PyBullet computes inertias "
             "from the collision shapes); links without <inertial> get 1 kg in PyBullet and 0 "
-            "in the robot: give them an <inertial>, or attach with masses='repair' to set "
-            "PyBullet's values from the robot",
+            "in the robot: give them an <inertial>, or attach with masses='repair' to give "
+            "recorder.robot (and the log, checked with them by `wholebody check`) PyBullet's "
+            "values",
         )
         # PyBullet damps every link's velocity (linearDamping = angularDamping = 0.04 by
         # default): a force from the world that no log holds. It cannot be read back, so it

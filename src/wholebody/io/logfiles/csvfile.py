@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from ...errors import LogFormatError
 from .fields import LogFields, available_memory, dump_metadata, output_file, parse_metadata
-from .table import TableReader, table_columns, table_metadata
+from .table import TableReader, column_label, table_columns, table_metadata
 
 __all__ = ["CsvReader", "write_csv", "METADATA_PREFIX"]
 
@@ -39,9 +39,8 @@ def _decode(path: Path) -> str:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise LogFormatError(
-            f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line "
-            f"{line}); save the CSV as UTF-8"
-        ) from exc
+            f"{path}: not UTF-8 text (line {line}); save the CSV as UTF-8"
+        ) from None
 
 
 def _to_float(
@@ -62,9 +61,7 @@ def _to_float(
                     float(text)
                 except ValueError:
                     raise LogFormatError(
-                        f"{source}: line {first_line[i]}, column "
-                        f"{header[j]!r}: {str(text)[:40]!r} is not a "
-                        "number"
+                        f"{source}: line {first_line[i]}, {column_label(header, j)}: not a number"
                     ) from None
     raise LogFormatError(f"{source}: a field is not a number")  # pragma: no cover
 

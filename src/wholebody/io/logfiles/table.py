@@ -37,6 +37,7 @@ __all__ = [
     "table_columns",
     "table_metadata",
     "ACTIVE_PREFIX",
+    "column_label",
     "POINT",
     "POINT_FORCE",
 ]
@@ -48,6 +49,21 @@ POINT = ("x", "y", "z")
 #: Components of a point force's columns: force (world axes [N]) then position (world [m]).
 POINT_FORCE = ("fx", "fy", "fz", "x", "y", "z")
 _CONTACT_POINT, _EXTERNAL_POINT, _POINT_FORCE = "contact_point:", "external_point:", "point_force:"
+_PREFIXES = ("q:", "v:", "a:", "tau:", "contact:", "external:", ACTIVE_PREFIX) + (
+    _CONTACT_POINT,
+    _EXTERNAL_POINT,
+    _POINT_FORCE,
+)
+
+
+def column_label(header: list[str], j: int) -> str:
+    """``column 3 ('q:knee')`` for a column of the layout, ``column 3`` for any other: an
+    error message names a file's column by number, and by name only when the name is one of
+    the layout's (a message never quotes what else a file holds, such as the first line of a
+    file that is no log)."""
+    h = header[j]
+    known = h == "time" or h in BASE_Q + BASE_V + BASE_A or h.startswith(_PREFIXES)
+    return f"column {j + 1} ({h!r})" if known else f"column {j + 1}"
 
 
 def _grouped(
@@ -130,7 +146,7 @@ class TableReader(FieldReader):
         for i, h in enumerate(header):
             if h in seen:
                 raise LogFormatError(
-                    f"{source}: column {h!r} appears twice (columns {seen[h] + 1} and {i + 1})"
+                    f"{source}: {column_label(header, i)} repeats column {seen[h] + 1}"
                 )
             seen[h] = i
         if "time" not in seen:

@@ -177,10 +177,13 @@ def check_grid(rate: float, start_ns: int, end_ns: int, where: str) -> int:
 
 def time_base(
     m: RosbagMapping, times: dict[str, NDArray[np.int64]], where: str
-) -> tuple[NDArray[np.int64], dict[str, Any] | None]:
+) -> tuple[NDArray[np.int64], dict[str, Any] | None, NDArray[np.bool_]]:
     """The time base [ns]: a topic's sorted stamps, or a uniform grid at ``rate`` over the span
     every topic covers; with ``crop`` (the default), cut to where every topic has started and
-    not yet ended, so no end value is held. Also what was cropped (None: nothing)."""
+    not yet ended, so no end value is held. Also what was cropped (None: nothing) and which
+    samples of the base are outliers: stamps outside that span and beyond a gap longer than
+    ``max_gap`` (default 5 median periods) from it, a message stamped wrong, kept (and
+    flagged by the reader) rather than cropped."""
     start = max(int(t[0]) for t in times.values())
     end = min(int(t[-1]) for t in times.values())
     if m.rate is not None:
@@ -190,18 +193,20 @@ def time_base(
         step = 1e9 / m.rate
         n = min(n, int(np.floor((end - start) / step + 1e-9)) + 1)
         base = start + np.round(np.arange(n) * step).astype(np.int64)
-        return base, None
+        return base, None, np.zeros(n, dtype=bool)
     base = times[m.time_base or m.joint_states]
+    inside = (base >= start) & (base <= end)
+    outlier = _outlier_stamps(base, inside, m.max_gap)
     if not m.crop:
-        return base, None
-    keep = (base >= start) & (base <= end)
-    if not keep.any():
+        return base, None, outlier
+    keep = inside | outlier
+    if not inside.any():
         raise RecordingError("the mapped topics share no common time span", "")
     if keep.all():
-        return base, None
+        return base, None, outlier
     first = min(times, key=lambda k: -int(times[k][0]))
     last = min(times, key=lambda k: int(times[k][-1]))
-    before, after = int((base < start).sum()), int((base > end).sum())
+    before, after = int((~keep & (base < start)).sum()), int((~keep & (base > end)).sum())
     cropped = {
         "samples_before": before,
         "samples_after": after,
@@ -210,4 +215,21 @@ def time_base(
         "started_last": first,
         "ended_first": last,
     }
-    return base[keep], cropped
+    return base[keep], cropped, outlier[keep]
+
+
+def _outlier_stamps(
+    base: NDArray[np.int64], inside: NDArray[np.bool_], max_gap: float | None
+) -> NDArray[np.bool_]:
+    """The stamps of ``base`` (sorted [ns]) outside the common span (``inside`` False) and
+    beyond a gap longer than ``max_gap`` [s] (None: 5 median periods) on the way from it."""
+    out = np.zeros(base.size, dtype=bool)
+    if base.size < 3 or not inside.any():
+        return out
+    steps = np.diff(base)
+    limit = 5.0 * float(np.median(steps)) if max_gap is None else max_gap * 1e9
+    first, last = np.flatnonzero(inside)[[0, -1]]
+    wide = steps > limit
+    out[last + 1 :] = np.cumsum(wide[last:]) > 0  # after a wide step past the span's end
+    out[:first] = np.cumsum(wide[:first][::-1])[::-1] > 0  # before one ahead of its start
+    return out

@@ -321,8 +321,8 @@ def read_rosbag_recording(
     stamps: dict[str, NDArray[np.int64]] = {}
     for topic, s in streams.items():
         stamps[topic], used[topic] = _stamps(s, m.stamps)
-    base_ns, cropped = time_base(m, {t: np.sort(x) for t, x in stamps.items()}, str(path))
-    tb = _TimeBase(m, stamps, base_ns)
+    base_ns, cropped, outliers = time_base(m, {t: np.sort(x) for t, x in stamps.items()}, str(path))
+    tb = _TimeBase(m, stamps, base_ns, outliers)
     metadata: dict[str, Any] = {"recording": "rosbag", "source": str(path)}
     names, qj, vj, tau, estimated = _joints(m, streams[m.joint_states], tb)
     base = None
@@ -353,6 +353,16 @@ def read_rosbag_recording(
     metadata["time_origin"] = str(np.datetime_as_string(np.datetime64(tb.origin, "ns"), unit="ns"))
     metadata["time_base"] = f"{m.rate} Hz" if m.rate else (m.time_base or m.joint_states)
     metadata["topic_times"] = {topic: tt.summary() for topic, tt in times.items()}
+    if tb.outliers.any():
+        at = np.flatnonzero(tb.outliers)
+        metadata["outlier_stamps"] = {"samples": at.tolist(), "times_s": tb.t[at].tolist()}
+        warnings.warn(
+            f"{path}: {at.size} message(s) of {metadata['time_base']!r} stamped far outside "
+            f"the recording (samples {at[:10].tolist()} at {np.round(tb.t[at[:10]], 6).tolist()} "
+            "s, beyond a gap longer than max_gap): kept with NaN fields, flagged by the checks",
+            StateWarning,
+            stacklevel=2,
+        )
     _note_gaps_and_crop(path, tb.gaps, cropped, metadata)
     if estimated:
         metadata["estimated"] = estimated
@@ -396,29 +406,39 @@ class _TimeBase:
     topic's values aligned onto it (coverage checked, gaps left NaN and listed in ``gaps``)."""
 
     def __init__(
-        self, m: RosbagMapping, stamps: dict[str, NDArray[np.int64]], base_ns: NDArray[np.int64]
+        self,
+        m: RosbagMapping,
+        stamps: dict[str, NDArray[np.int64]],
+        base_ns: NDArray[np.int64],
+        outliers: NDArray[np.bool_],
     ):
         self.m, self.stamps = m, stamps
         self.origin = int(base_ns[0])
         self.t = self.seconds(base_ns)
         self.hint = "" if m.crop else _EXTRAPOLATION_HINT
         self.gaps: dict[str, dict[str, float]] = {}
+        # Samples stamped far outside the recording (:func:`time_base`): NaN in every field.
+        self.outliers = outliers
+        self._inside = self.t[~outliers]
 
     def seconds(self, ns: NDArray[Any]) -> Array:
         return (np.asarray(ns, dtype=np.int64) - self.origin).astype(np.float64) * 1e-9
 
     def mark_gaps(self, topic: str, ts: Array, x: Array) -> Array:
-        """NaN where the topic would be interpolated across a gap (flagged, not made up)."""
+        """NaN where the topic would be interpolated across a gap (flagged, not made up), and
+        at the outlier samples."""
         mask, longest = gap_mask(ts, self.t, self.m.max_gap)
+        mask &= ~self.outliers
         if mask.any():
             x[mask] = np.nan
             self.gaps[topic] = {"samples": int(mask.sum()), "longest_s": longest}
+        x[self.outliers] = np.nan
         return x
 
     def aligned_at(self, topic: str, ns: NDArray[np.int64], x: Array) -> Array:
         """Values ``x`` stamped ``ns`` (sorted) on the time base, linearly interpolated."""
         ts = self.seconds(ns)
-        check_coverage(topic, ts, self.t, self.m.tolerance, self.hint)
+        check_coverage(topic, ts, self._inside, self.m.tolerance, self.hint)
         return self.mark_gaps(topic, ts, interpolate_linear(ts, x, self.t))
 
     def aligned(self, topic: str, values: Array, quaternion: bool = False) -> Array:
@@ -427,7 +447,7 @@ class _TimeBase:
         if not quaternion:
             return self.aligned_at(topic, ns, x)
         ts = self.seconds(ns)
-        check_coverage(topic, ts, self.t, self.m.tolerance, self.hint)
+        check_coverage(topic, ts, self._inside, self.m.tolerance, self.hint)
         return self.mark_gaps(topic, ts, interpolate_quaternions(ts, x, self.t))
 
 
