@@ -507,7 +507,7 @@ class _Run:
         diff = (
             None
             if source.has_accelerations
-            else Differentiation.from_time(time, options.savgol, stamps.gap)
+            else Differentiation.from_time(time, options.savgol, stamps.gap, stamps.jitters)
         )
         model = robot.model
         parents = [model.names[model.frames[robot.frame_id(c.frame)].parentJoint] for c in contacts]

@@ -245,25 +245,13 @@ def contact_checks(
         fn = W[:, :, :3] @ normal
         loaded = (fn > LOAD_SHARE * robot.weight) & ~bad[:, None]
     height_of = P @ normal  # (N, k) along the normal
-    if loaded.any():
-        rows = loaded.any(axis=1)
-        feet = np.nanmean(np.where(loaded, height_of, np.nan)[rows], axis=1)
-        h = float(np.nanmedian(com[rows] @ normal - feet))
-    else:
-        h = float(np.nanmedian(com @ normal - np.nanmin(height_of, axis=1)))
-    h = max(h, 1e-3) if math.isfinite(h) else 1.0
-    g = float(np.linalg.norm(robot.gravity_vector))
-    steps = np.diff(t)
-    step = float(np.nanmedian(steps)) if len(steps) and np.isfinite(steps).any() else 1.0
-    noise = measure_noise(P.reshape(N, 3 * k), step)
-    n_indep = max(float(loaded.sum()), 1.0)
-    speed, window, speed_noise = _contact_speed(
-        P, t, noise, STILL_SPEED_FRACTION * math.sqrt(g * h), n_indep
+    h = _robot_size(com, height_of, loaded, normal)
+    still_speed = STILL_SPEED_FRACTION * math.sqrt(float(np.linalg.norm(robot.gravity_vector)) * h)
+    noise, speed, window, speed_noise, height_noise = _position_noise(
+        P, t, loaded, normal, still_speed
     )
-    speed_tol = STILL_SPEED_FRACTION * math.sqrt(g * h) + speed_noise
-    # The height along the normal: its noise (the position's, on the normal's axes).
-    height_noise = float(np.max(np.sqrt((noise.std.reshape(k, 3) ** 2) @ normal**2), initial=0.0))
-    height_tol = GROUND_TOLERANCE_FRACTION * h + sigmas(n_indep) * height_noise
+    speed_tol = still_speed + speed_noise
+    height_tol = GROUND_TOLERANCE_FRACTION * h + height_noise
     stated = {
         "load_threshold_N": LOAD_SHARE * robot.weight,
         "robot_size_h_m": h,
@@ -295,12 +283,8 @@ def contact_checks(
         speed_tol,
         t,
         dt,
-        {
-            **stated,
-            "speed_tolerance_m_s": speed_tol,
-            "speed_noise_m_s": speed_noise,
-            "speed_window_s": window,
-        },
+        {**stated, "speed_tolerance_m_s": speed_tol, "speed_noise_m_s": speed_noise}
+        | {"speed_window_s": window},
         "m/s",
         "loaded contacts move",
         "is still while loaded",
@@ -325,6 +309,37 @@ def contact_checks(
         signed=offset,
     )
     return still, on_ground
+
+
+def _robot_size(com: Array, height_of: Array, loaded: NDArray[np.bool_], normal: Array) -> float:
+    """The robot's size [m]: the CoM's median height over its loaded contacts (over the
+    lowest contact where none is loaded) along the ``normal``; ``height_of`` (N, k) the
+    contacts' heights along it."""
+    if loaded.any():
+        rows = loaded.any(axis=1)
+        feet = np.nanmean(np.where(loaded, height_of, np.nan)[rows], axis=1)
+        h = float(np.nanmedian(com[rows] @ normal - feet))
+    else:
+        h = float(np.nanmedian(com @ normal - np.nanmin(height_of, axis=1)))
+    return max(h, 1e-3) if math.isfinite(h) else 1.0
+
+
+def _position_noise(
+    P: Array, t: Array, loaded: NDArray[np.bool_], normal: Array, tolerance: float
+) -> tuple[Noise, Array, float, float, float]:
+    """The noise of the contacts' positions ``P`` (N, k, 3) [m] (measured,
+    :func:`~wholebody.conventions.noise.measure_noise`), their speeds (:func:`_contact_speed`
+    against ``tolerance`` [m/s]: speeds, window [s], the speed bound's noise share [m/s]), and
+    the height bound's noise share [m]: :func:`~wholebody.conventions.noise.sigmas` over the
+    loaded samples times the position noise along the ``normal``."""
+    N, k = P.shape[:2]
+    steps = np.diff(t)
+    step = float(np.nanmedian(steps)) if len(steps) and np.isfinite(steps).any() else 1.0
+    noise = measure_noise(P.reshape(N, 3 * k), step)
+    n_indep = max(float(loaded.sum()), 1.0)
+    speed, window, speed_noise = _contact_speed(P, t, noise, tolerance, n_indep)
+    height = float(np.max(np.sqrt((noise.std.reshape(k, 3) ** 2) @ normal**2), initial=0.0))
+    return noise, speed, window, speed_noise, sigmas(n_indep) * height
 
 
 #: A contact's speed is read from its positions over at most this long a window [s] (a
@@ -776,8 +791,13 @@ def _agreement_eps(
     if bad.any():
         dT[:, bad] = np.nan
         vT[:, bad] = np.nan
-    r = np.subtract(vT, dT)
-    np.abs(r, out=r)
+    signed = span = None
+    if jitter > 0:  # over a window whose span the stamps' jitter hardly changes
+        signed, span = _windowed_residual(robot, t, q, vT, jitter)
+        r = np.abs(signed)
+    else:
+        r = np.subtract(vT, dT)
+        np.abs(r, out=r)
     dv = np.diff(vT, axis=1)
     np.abs(dv, out=dv)
     change = np.empty_like(vT)  # the larger adjacent change of v
@@ -785,6 +805,7 @@ def _agreement_eps(
     change[:, 1:] = dv
     np.fmax(change[:, :-1], dv, out=change[:, :-1])
     del dv
+    adjacent = change.copy() if signed is not None else change
     abs_d = np.abs(dT)
     with np.errstate(invalid="ignore"):
         motion = np.fmax(_row_percentile(np.abs(vT), 90, scratch=True), _row_percentile(abs_d, 90))
@@ -792,18 +813,96 @@ def _agreement_eps(
         if float_eps > np.finfo(float).eps:  # q and v rounded to a coarser float (float32)
             eps = max(eps, 4.0 * float_eps * (1.0 + np.nanmax(np.abs(q), initial=1.0)))
         sigma = _noise_sigma_rows(dT) if noise is None else noise
+        if signed is not None:  # the windowed residual's own noise (it holds no motion)
+            sigma = measure_noise(signed.T, float(np.nanmedian(np.diff(t)))).std
         floor = np.fmax(VELOCITY_RELATIVE_FLOOR * motion, NOISE_SIGMAS * sigma)
         change += floor[:, None]
-        if jitter > 0:  # dq/dt over a step whose two stamps each err by the jitter
-            change += NOISE_SIGMAS * np.abs(vT) * (math.sqrt(2.0) * jitter / _central_steps(t))
-        change += eps / float(np.median(np.diff(t)))
+        if span is not None:  # a span whose two stamps each err by the jitter
+            relative = math.sqrt(2.0) * jitter / span
+            change += NOISE_SIGMAS * np.abs(vT) * relative
+        change += eps / float(np.nanmedian(np.diff(t)))
         # The data's own resolution: rounding of q (float32: 6e-8 of a base height of 1 m)
         # divided by the step, and of v itself.
         change += _rounding_bound(q, vT, t)
         over = r > change  # beyond the bound: change + floor + eps / dt
         valid = np.isfinite(r)
         share = over.sum(axis=1) / np.maximum(valid.sum(axis=1), 1)
-    return _Agreement(share, motion, share > MAX_DISAGREEING_SHARE, (vT, dT, abs_d, r, valid))
+    fails = share > MAX_DISAGREEING_SHARE
+    if signed is not None and span is not None:  # the jitter's allowance is random; a scale is not
+        window = float(np.nanmedian(span) / np.nanmedian(np.diff(t)))
+        fails |= _scale_error(vT, signed, adjacent, sigma * math.sqrt(window), relative)
+    return _Agreement(share, motion, fails, (vT, dT, abs_d, r, valid))
+
+
+#: With jittering stamps, ``v`` is compared with ``dq/dt`` over windows of up to this many
+#: steps each side, the fewest whose span the jitter changes by at most
+#: :data:`JITTER_SHARE` (one standard deviation).
+MAX_JITTER_STEPS = 16
+JITTER_SHARE = 0.01
+
+
+def _windowed_residual(
+    robot: Robot, t: Array, q: Array, vT: Array, jitter: float
+) -> tuple[Array, Array]:
+    """(nv, N) ``v`` against ``dq/dt`` over the window ``[i - k, i + k]``, signed: the
+    trapezoid integral of ``v`` over the stamped steps less the tangents of ``q`` (summed
+    consecutive differences on the manifold), over the window's span; and that span (N,)
+    [s]. ``k``: the fewest steps (up to :data:`MAX_JITTER_STEPS`) at which the stamps'
+    jitter (``sqrt 2 jitter`` on a span) is :data:`JITTER_SHARE` of the span. A stamp's
+    error enters only at the window's two ends, so the comparison is unbiased (a ratio of
+    jittered steps is not: a central difference over jittered steps is biased by their
+    spread) and holds across gaps (a dropped block's step is integrated like any). NaN at
+    the log's ends and wherever a window holds a flagged sample."""
+    step = float(np.nanmedian(np.diff(t)))
+    k = int(
+        min(
+            MAX_JITTER_STEPS,
+            max(1, math.ceil(math.sqrt(2.0) * jitter / (2.0 * JITTER_SHARE * step))),
+        )
+    )
+    dt = np.diff(t)
+    per_step = 0.5 * (vT[:, :-1] + vT[:, 1:]) * dt - consecutive_differences(robot, q)
+    known = np.isfinite(per_step).all(axis=0) & np.isfinite(dt)
+    C = np.concatenate(
+        [np.zeros((len(vT), 1)), np.cumsum(np.where(known, per_step, 0.0), axis=1)], axis=1
+    )
+    T = np.r_[0.0, np.cumsum(np.where(known, dt, 0.0))]
+    B = np.r_[0, np.cumsum(~known)]
+    N = len(t)
+    out = np.full(vT.shape, np.nan)
+    span = np.full(N, np.nan)
+    i = np.arange(k, N - k)
+    ok = B[i + k] == B[i - k]
+    span[i] = T[i + k] - T[i - k]
+    out[:, i] = np.where(ok, (C[:, i + k] - C[:, i - k]) / span[i], np.nan)
+    return out, span
+
+
+def _scale_error(
+    vT: Array, signed: Array, change: Array, sigma: Array, relative: Array
+) -> NDArray[np.bool_]:
+    """(nv,) columns whose ``v`` is off ``dq/dt`` by a common factor beyond what the stamps'
+    jitter, the noise and the motion's discretisation allow: the least-squares slope
+    ``s = sum v (v - dq/dt) / sum v^2`` of the signed windowed errors ``signed`` (nv, N)
+    against :data:`VELOCITY_RELATIVE_FLOOR`, plus the ``change``-weighted discretisation
+    bound (``sum |v| change / sum v^2``, ``change`` the adjacent change of ``v``), plus
+    :data:`NOISE_SIGMAS` standard deviations of ``s`` from the jitter (each sample's error
+    ``v relative``, ``relative`` (N,) the stamps' sqrt 2 jitter over the window's span) and
+    the noise ``sigma`` (nv,) (per independent window). The per-sample jitter allowance
+    averages out over a log; a clock running fast, or ``v`` scaled, does not."""
+    ok = np.isfinite(signed) & np.isfinite(vT) & np.isfinite(change) & np.isfinite(relative)
+    v = np.where(ok, vT, 0.0)
+    relative = np.where(np.isfinite(relative), relative, 0.0)
+    power = (v * v).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        slope = (v * np.where(ok, signed, 0.0)).sum(axis=1) / power
+        var = ((v**4) * relative**2).sum(axis=1) + sigma**2 * power
+        allowed = (
+            VELOCITY_RELATIVE_FLOOR
+            + (np.abs(v) * np.where(ok, change, 0.0)).sum(axis=1) / power
+            + NOISE_SIGMAS * np.sqrt(var) / power
+        )
+    return np.asarray((power > 0) & (np.abs(slope) > allowed))
 
 
 def _central_steps(t: Array) -> Array:

@@ -282,7 +282,8 @@ def _parts(
                 edge[hi - 1] = 2 * step[hi - 2] + 0.5 * step[hi - 3]
                 jump[[lo, hi - 1]] = 0.0
         noise = (noise_f if key == "force" else noise_m) * scale
-        rate = np.linalg.norm(w + (weight if key == "force" else 0.0), axis=1)
+        # The momentum rate: the external wrench less the weight (W + m g, g downwards).
+        rate = np.linalg.norm(w - (weight if key == "force" else 0.0), axis=1)
         stamps = NOISE_SIGMAS * math.sqrt(2.0) * jitter / (2.0 * dt_i) * rate
         parts[key] = {
             "jump": np.nan_to_num(jump, nan=np.inf),

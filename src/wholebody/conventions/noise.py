@@ -288,6 +288,11 @@ class Stamps:
         return GAP_STEPS * self.step + 6.0 * self.jitter if np.isfinite(self.step) else math.inf
 
     @property
+    def jitters(self) -> bool:
+        """Whether the stamps jitter (by more than a thousandth of the step)."""
+        return bool(self.jitter > 1e-3 * self.step)
+
+    @property
     def bad(self) -> list[int]:
         """Samples whose stamp cannot be used: not finite, duplicated or going backwards."""
         return sorted(set(self.duplicated) | set(self.backwards) | set(self.not_finite))
@@ -295,7 +300,7 @@ class Stamps:
     def describe(self) -> str:
         """The stamps in words ("step 2 ms, stamps jitter by 0.25 ms; ...")."""
         parts = [f"step {_ms(self.step)}"]
-        if self.jitter > 1e-3 * self.step:
+        if self.jitters:
             parts.append(
                 f"stamps jitter by {_ms(self.jitter)} ({100 * self.jitter / self.step:.3g} % "
                 "of the step)"
