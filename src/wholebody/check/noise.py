@@ -29,9 +29,10 @@ systematic-error test, exactly (the noise's autocovariance against the kernel's)
 profile's ``[sensors]`` noise (``force_noise``, ``moment_noise``) is a floor on the wrench
 part, at every averaging scale (its correlation is unknown: it is not assumed to average
 out). The tolerance at scale ``M`` is
-:func:`~wholebody.conventions.noise.sigmas` standard deviations (more with more independent
-windows: a family-wise false-alarm rate of
-:data:`~wholebody.conventions.noise.FALSE_ALARM`).
+:func:`~wholebody.conventions.noise.level_sigmas` standard deviations: the level that the
+filtered (and averaged) noise crosses anywhere in the log with probability
+:data:`~wholebody.conventions.noise.FALSE_ALARM` (Rice's formula, from the noise's
+correlation at one sample; coverage tested over seeds in ``tests/test_noise.py``).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..conventions.noise import Noise, Stamps, measure_noise, sigmas
+from ..conventions.noise import Noise, Stamps, level_sigmas, measure_noise
 from ..robot.core import Robot
 from ..trajectory import Trajectory
 
@@ -266,25 +267,33 @@ class ResidualNoise:
         other filter weights than the preset's (``[1.0]``: none), with ``edge`` the weights at
         a sample where they are cut (the log's ends, a gap), the first on the segment's first
         sample."""
-        k = self.kernel if kernel is None else kernel
-        if self.direct is not None:
-            var = self.direct.filtered_std(k, means) ** 2
-        else:
-            assert self.rate is not None and self.wrench is not None
-            if not edge:
-                rate_kernel = np.convolve(k, np.array([1.0, 0.0, -1.0]) / (2 * self.dt))
-            else:  # central differences, the first one-sided: (-3 v0 + 4 v1 - v2) / (2 dt)
-                n = len(k)
-                rate_kernel = np.zeros(n + 1)
-                rate_kernel[2:] += k[1:]
-                rate_kernel[: n - 1] -= k[1:]
-                rate_kernel[:3] += k[0] * np.array([-3.0, 4.0, -1.0])
-                rate_kernel /= 2 * self.dt
-            var = self.rate.filtered_std(rate_kernel, means) ** 2
-            var = var + self.wrench.filtered_std(k, means) ** 2
+        var = np.sum([n.filtered_std(h, means) ** 2 for n, h in self._parts(kernel, edge)], axis=0)
         var[:3] = np.maximum(var[:3], self.floor[0] ** 2)
         var[3:] = np.maximum(var[3:], self.floor[1] ** 2)
         return float(np.sqrt(var[:3].sum())), float(np.sqrt(var[3:].sum()))
+
+    def _parts(self, kernel: Array | None, edge: bool = False) -> list[tuple[Noise, Array]]:
+        """The measured noises and the filters they pass (:meth:`std`)."""
+        k = self.kernel if kernel is None else kernel
+        if self.direct is not None:
+            return [(self.direct, k)]
+        assert self.rate is not None and self.wrench is not None
+        if not edge:
+            rate_kernel = np.convolve(k, np.array([1.0, 0.0, -1.0]) / (2 * self.dt))
+        else:  # central differences, the first one-sided: (-3 v0 + 4 v1 - v2) / (2 dt)
+            n = len(k)
+            rate_kernel = np.zeros(n + 1)
+            rate_kernel[2:] += k[1:]
+            rate_kernel[: n - 1] -= k[1:]
+            rate_kernel[:3] += k[0] * np.array([-3.0, 4.0, -1.0])
+            rate_kernel /= 2 * self.dt
+        return [(self.rate, rate_kernel), (self.wrench, k)]
+
+    def crossing_rate(self, means: int = 1, kernel: Array | None = None) -> float:
+        """The filtered (and averaged) noise's ``sqrt(2 (1 - rho_1))``, the largest over its
+        parts and components (:func:`~wholebody.conventions.noise.level_sigmas`)."""
+        rho = [n.filtered_correlation(h, means) for n, h in self._parts(kernel)]
+        return float(np.sqrt(2.0 * np.clip(1.0 - np.min(np.concatenate(rho)), 0.0, 2.0)))
 
     def edge_scales(self) -> Array:
         """(L + 1, 2): at ``d`` samples from a segment's first (or last) sample, the std of
@@ -300,19 +309,13 @@ class ResidualNoise:
                 out[d] = np.array(self.std(kernel=w / w.sum(), edge=True)) / inside
         return np.asarray(np.where(np.isfinite(out), np.maximum(out, 1.0), 1.0))
 
-    @property
-    def span(self) -> int:
-        """Samples over which the filtered noise is correlated (the kernel and the noise)."""
-        parts = [n for n in (self.direct, self.rate, self.wrench) if n is not None]
-        tau = max(float(np.max(n.correlation, initial=0.0)) for n in parts)
-        return int(len(self.kernel) + 4 * tau)
-
     def tolerance(self, means: int, n: int, kernel: Array | None = None) -> tuple[float, float]:
         """The tolerance of a mean over ``means`` samples [N], [N m] in a log of ``n``
-        samples: :func:`~wholebody.conventions.noise.sigmas` over its independent windows
-        times the noise's std (``kernel``: as :meth:`std`)."""
-        independent = n / max(means, self.span)
-        k = sigmas(independent)
+        samples: :func:`~wholebody.conventions.noise.level_sigmas` (the level the noise
+        crosses anywhere in the log with probability
+        :data:`~wholebody.conventions.noise.FALSE_ALARM`) times the noise's std
+        (``kernel``: as :meth:`std`)."""
+        k = level_sigmas(n, self.crossing_rate(means, kernel))
         f, m = self.std(means, kernel)
         return k * f, k * m
 

@@ -1025,7 +1025,9 @@ def velocity_check(
     noise = _velocity_noise(robot, t, q, v, bad, stamps.step)
 
     def agree(t: Array, q: Array, v: Array) -> _Agreement:
-        return _agreement_eps(robot, t, q, v, bad, float_eps, noise, stamps.jitter)
+        return _agreement_eps(
+            robot, t, q, v, bad, float_eps, noise, stamps.jitter if stamps.jitters else 0.0
+        )
 
     given = agree(t, q, v)
     n_valid = given.n_valid

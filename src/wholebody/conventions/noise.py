@@ -41,6 +41,7 @@ __all__ = [
     "Stamps",
     "measure_stamps",
     "sigmas",
+    "level_sigmas",
     "LAGS",
     "TRIM",
     "GAP_STEPS",
@@ -71,6 +72,21 @@ FALSE_ALARM = 1e-3
 
 #: The least number of standard deviations of a noise-derived bound.
 MIN_SIGMAS = 4.0
+
+
+def level_sigmas(n: float, rate: float, p: float = FALSE_ALARM) -> float:
+    """Standard deviations of a bound that a stationary Gaussian noise crosses (either way)
+    somewhere in ``n`` consecutive samples with probability ``p``: Rice's formula for the
+    expected number of crossings, ``n rate / pi exp(-k^2 / 2) = p``, ``rate`` the noise's
+    ``sqrt(2 (1 - rho_1))`` (``rho_1`` its correlation at one sample:
+    :meth:`Noise.filtered_correlation`); at least :data:`MIN_SIGMAS` with the default ``p``
+    and at least the single sample's two-sided quantile at ``p``."""
+    from scipy.special import ndtri
+
+    single = float(-ndtri(p / 2))
+    crossings = max(float(n), 1.0) * max(float(rate), 0.0) / math.pi / p
+    k = math.sqrt(2.0 * math.log(crossings)) if crossings > 1.0 else 0.0
+    return max(k, single, MIN_SIGMAS if p >= FALSE_ALARM else 0.0)
 
 
 def sigmas(independent: float) -> float:
@@ -150,6 +166,19 @@ class Noise:
         lags = np.arange(-(len(h) - 1), len(h), dtype=float)
         var = r @ self.autocovariance(lags)  # sum_ij h_i h_j c(i - j)
         return np.asarray(np.sqrt(np.maximum(var, 0.0)))
+
+    def filtered_correlation(self, kernel: Array, means: int = 1) -> Array:
+        """(m,) the correlation at one sample of the noise filtered by ``kernel`` and averaged
+        over ``means`` samples (:meth:`filtered_std`), 1 where there is no noise."""
+        h = np.asarray(kernel, dtype=float)
+        if means > 1:
+            h = np.convolve(h, np.full(means, 1.0 / means))
+        r = np.correlate(h, h, mode="full")
+        lags = np.arange(-(len(h) - 1), len(h), dtype=float)
+        var = r @ self.autocovariance(lags)
+        one = r @ self.autocovariance(lags + 1.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.asarray(np.where(var > 0, one / var, 1.0))
 
     def as_dict(self, names: list[str] | None = None) -> dict[str, object]:
         """JSON-ready figures (per column when ``names`` is given, else their largest)."""
