@@ -408,3 +408,62 @@ def test_measured_preset_finds_a_model_error_and_a_fault_just_above_the_noise(ta
 
 def _still(report):
     return [c for c in report.conventions.all_checks if c.name == "loaded_contacts_still"][0]
+
+
+def test_stated_sensor_noise_is_a_floor_that_still_finds_a_fault(talos_logs, tmp_path):
+    """A profile's ``[sensors]`` noise (0.5 N, 0.04 N m) reaches the check through the profile
+    and is a floor: the true model stays consistent and the basis says what it rests on; a
+    10 N offset on one foot from the log's middle on is still inconsistent. A negative value
+    is refused by name."""
+    from wholebody.errors import ProfileError
+
+    truth, _, log = talos_logs
+    profile = tmp_path / "talos.toml"
+    text = 'robot = "talos"\n' + "".join(
+        f'[[contacts]]\nframe = "{f}"\nhalf_length = 0.1\nhalf_width = 0.05\nmu = 1.0\n'
+        for f in TALOS_FEET
+    )
+    profile.write_text(text + "[sensors]\nforce_noise = 0.5\nmoment_noise = 0.04\n")
+    sensors = dict(load_profile(profile).sensors)
+    assert sensors == {"force_noise": 0.5, "moment_noise": 0.04}
+    options = CheckOptions(preset="measured", sensor_noise=sensors)
+    clean = check_trajectory(truth, log, _talos_contacts(), options)
+    assert clean.verdict == "consistent"
+    assert "from the sensors' stated noise" in clean.tolerance_basis
+    W = log.contact_wrenches.copy()
+    W[2000:, 0, 2] += 10.0
+    bad = check_trajectory(
+        truth, dataclasses.replace(log, contact_wrenches=W), _talos_contacts(), options
+    )
+    assert bad.verdict == "inconsistent"
+    profile.write_text(text + "[sensors]\nforce_noise = -1.0\n")
+    with pytest.raises(ProfileError, match=r"\[sensors\]: 'force_noise' must be >= 0, got -1.0"):
+        load_profile(profile)
+
+
+def test_filtered_differentiation_against_the_closed_form():
+    """The measured preset's route to accelerations: central differences of noisy velocities
+    (``v = sin(2 pi 0.5 t)`` plus white 1e-3 and AR(1) 3e-3 noise, 0.9), then the Gaussian at
+    5 Hz, equal the closed-form derivative through the same filter (``pi cos(pi t)`` times the
+    Gaussian's gain at 0.5 Hz, ``exp(-ln 2 (0.5 / 5)^2 / 2)``) within the noise's bound:
+    ``level_sigmas`` times the std of the noise through the difference-and-filter kernel
+    (from the noise measured in ``v``), everywhere a whole kernel fits."""
+    from wholebody.check.sources import low_pass
+
+    rng = np.random.default_rng(6)
+    dt, n = 1e-3, 8000
+    t = np.arange(n) * dt
+    v = np.sin(np.pi * t) + _noise(rng, n, 1e-3, 3e-3, 0.9)
+    noise = measure_noise(v, dt)
+    kernel = gaussian_kernel(5.0, dt)
+    a = Differentiation.from_time(t, None).accelerations(t, v[:, None])
+    filtered = low_pass(a, kernel, np.ones(n, dtype=bool), [(0, n)])[:, 0]
+    gain = math.exp(-math.log(2) * (0.5 / 5.0) ** 2 / 2)
+    exact = gain * np.pi * np.cos(np.pi * t)
+    rate_kernel = np.convolve(kernel, np.array([1.0, 0.0, -1.0]) / (2 * dt))
+    std = float(noise.filtered_std(rate_kernel)[0])
+    rate = math.sqrt(2 * (1 - float(noise.filtered_correlation(rate_kernel)[0])))
+    half = len(kernel) // 2 + 1
+    error = np.abs(filtered - exact)[half:-half]
+    assert np.max(error) <= level_sigmas(n, rate) * std
+    assert np.max(error) > 0.5 * std  # the bound is the noise's, not a loose one

@@ -118,7 +118,7 @@ class Tolerances:
 
 
 #: The sensors' stated noise a profile may give (``[sensors]``): std per axis [N], [N m].
-SENSOR_NOISE_KEYS = ("force_noise", "moment_noise", "torque_noise")
+SENSOR_NOISE_KEYS = ("force_noise", "moment_noise")
 
 
 def validate_tolerances(**tolerances: float) -> None:
@@ -192,9 +192,9 @@ class CheckOptions:
         error of differentiated accelerations) the verdict is ``"inconclusive"`` (default 0.1).
     sensor_noise : dict of str to float, optional
         The sensors' stated noise (std per axis): ``"force_noise"`` [N] and
-        ``"moment_noise"`` [N m] per contact, ``"torque_noise"`` [N m] per joint (a
-        profile's ``[sensors]`` table). The measured preset takes them as a floor on the
-        noise it measures (:mod:`wholebody.check.noise`).
+        ``"moment_noise"`` [N m] per contact (a profile's ``[sensors]`` table). The
+        measured preset takes them as a floor on the noise it measures
+        (:mod:`wholebody.check.noise`).
 
     Raises
     ------

@@ -192,11 +192,13 @@ def _progress(args: argparse.Namespace) -> bool:
 
 def _setup(args: argparse.Namespace) -> tuple[Robot, list[Any], Any]:
     """Robot, contacts and sensor calibration (or None) from --config, or from --robot and
-    --contact."""
+    --contact; the profile's ``[sensors]`` noise in ``args.sensor_noise`` (None without)."""
     from ..io.profile import load_profile, parse_contact_spec
 
+    args.sensor_noise = None
     if args.config:
         profile = load_profile(args.config)
+        args.sensor_noise = dict(profile.sensors) or None
         return profile.robot, list(profile.contacts), profile.calibration
     if not args.robot or not args.contact:
         raise ProfileError("give --config PROFILE.toml, or --robot and at least one --contact")
@@ -281,6 +283,7 @@ def _check(args: argparse.Namespace) -> int:
         cone_tolerance=args.cone_tolerance,
         t_start=args.t_start,
         t_stop=args.t_stop,
+        sensor_noise=args.sensor_noise,
         **{
             name: getattr(args, name)
             for name in ("min_checked_share", "max_waived_share")
@@ -531,28 +534,30 @@ def _add_check_command(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     check.add_argument(
         "--preset",
-        choices=("simulation", "measured"),
-        default="simulation",
-        help="default tolerances: simulation logs (default) or measured data (docs/diagnosis.md)",
+        choices=("physical", "simulation", "measured"),
+        default=None,
+        help="default tolerances: physical (1 %% m g, 1 cm), simulation (the engine's floor "
+        "for its dtype) or measured (from the log's measured noise); default: simulation for a "
+        "log whose metadata names its simulator, else physical (docs/diagnosis.md)",
     )
     check.add_argument(
         "--force-tolerance",
         type=tolerance,
         default=None,
-        help="residual force, relative to m g (simulation preset: 0.01)",
+        help="residual force, relative to m g (physical preset: 0.01)",
     )
     check.add_argument(
         "--moment-tolerance",
         type=tolerance,
         default=None,
-        help="residual moment / m g [m] (simulation preset: 0.01)",
+        help="residual moment / m g [m] (physical preset: 0.01)",
     )
     check.add_argument(
         "--cone-tolerance",
         type=tolerance,
         default=None,
         help="cone margin below which a contact violates, relative to m g "
-        "(simulation preset: 1e-4)",
+        "(physical and simulation presets: 1e-4)",
     )
     for flag, default, what in (
         ("--min-checked-share", 0.5, "below this share of samples checked (not flagged)"),
