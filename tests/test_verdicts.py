@@ -428,7 +428,7 @@ def test_catch_all_does_not_beat_the_simple_cause(humanoid, squat):
     """A 5 % heavier robot with 8 ms late forces: the per-sample "missing forces" describe the
     residual too (88 %), but the mass error and the common gain are named, as a tie (the same
     correction; the gain, one value per contact, takes a little more of the lag's trace). At
-    1 % m g: the log names its simulator, whose floor (1e-9 m g) tells them apart by that
+    1 % m g: the log names its simulator, whose floor (1e-7 m g) tells them apart by that
     trace."""
     W = _lagged(1.05 * squat.contact_wrenches, 4)
     physical = CheckOptions(preset="physical")

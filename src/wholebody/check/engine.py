@@ -717,11 +717,10 @@ def _report(run: _Run) -> Report:
 def _noise_tolerances(run: _Run) -> None:
     """The residual's measured noise in the tolerances (:mod:`wholebody.check.noise`).
 
-    With logged accelerations, the noise is measured on the residual itself (it holds no
-    motion) and added to the physical and the measured presets' tolerances; never to the
-    engine's floor (a simulator's log holds no noise: what its residual holds beyond the
-    floor is a readout mistake, which a measure of noise would read as noise). The measured
-    preset filters the residual
+    The measured preset only (a residual that looks like noise, a simulator's readout
+    mistake or a log of unrelated states, would be read as noise under the engine's floor or
+    the physical tolerances). With logged accelerations the noise is measured on the residual
+    itself (it holds no motion). The measured preset filters the residual
     (:func:`~wholebody.check.sources.low_pass`: the filter is linear, so it is the same filter
     on every term of the balance) and takes its tolerances from the noise of the filtered
     residual: with differentiated accelerations measured on the momentum and the wrenches
@@ -731,23 +730,19 @@ def _noise_tolerances(run: _Run) -> None:
     """
     s, N, w = run.samples, run.source.n, run.robot.weight
     kernel = run.noise.kernel
-    if not run.estimated and run.tolerances.preset != "simulation":
-        ok = ~s.bad
+    if kernel is None:
+        return
+    ok = ~s.bad
+    if not run.estimated:
         r = np.where(ok[:, None], np.c_[s.r_f, s.r_m], np.nan)
         run.residual = ResidualNoise.of_residual(r, kernel, run.noise.stamps.step)
-    elif run.measured:
-        assert kernel is not None
+    else:
         run.residual = residual_noise(
             run.robot, run.head, run.contacts, kernel, run.noise.stamps.step
         )
-    if run.residual is None:
-        return
-    if run.measured:
-        assert kernel is not None
-        segments = segments_between_gaps(s.time, run.gap)
-        ok = ~s.bad
-        s.r_f = low_pass(s.r_f, kernel, ok, segments)
-        s.r_m = low_pass(s.r_m, kernel, ok, segments)
+    segments = segments_between_gaps(s.time, run.gap)
+    s.r_f = low_pass(s.r_f, kernel, ok, segments)
+    s.r_m = low_pass(s.r_m, kernel, ok, segments)
     stated = run.options.sensor_noise or {}
     root = float(np.sqrt(max(len(run.contacts), 1)))
     run.residual = replace(
@@ -758,21 +753,6 @@ def _noise_tolerances(run: _Run) -> None:
     rests = (
         "the sensors' stated noise" if any(run.residual.floor) else "the noise measured in the log"
     )
-    if not run.measured:
-        values = run.tolerances.values
-        if f <= 0 and m <= 0:
-            return
-        basis = f"{run.tolerances.basis}; plus {f:.3g} N, {m:.3g} N m from {rests}"
-        run.tolerances = Tolerances(
-            run.tolerances.preset,
-            {
-                **values,
-                "force_tolerance": values["force_tolerance"] + f / w,
-                "moment_tolerance": values["moment_tolerance"] + m / w,
-            },
-            basis,
-        )
-        return
     basis = (
         f"measured: {f:.3g} N, {m:.3g} N m per sample from {rests} (through the filter at "
         f"{run.noise.cutoff:.3g} Hz)"
