@@ -93,6 +93,7 @@ def _documented(section: str) -> set[str]:
         ("Top level", SCHEMA["top"]),
         ("`[[frames]]`", SCHEMA["frames"]),
         ("`[[contacts]]`", SCHEMA["contacts"]),
+        ("`[sensors]`", SCHEMA["sensors"]),
         ("`[recording]`", {**RECORDING_KEYS, **LEROBOT_KEYS, **WRENCH_KEYS}),
     ],
 )

@@ -155,7 +155,6 @@ def check_log(
             options.t_start,
             options.t_stop,
             int(options.chunk_size),
-            need_time=not log.has_accelerations,
         )
         return check_source(robot, source, contacts, options)
 
@@ -421,6 +420,8 @@ def check_file(
             traj = read_log(path, mapping=recording, robot=robot, episode=episode)
             if calibration is not None:
                 traj = calibration.apply(traj, robot)
+                # Calibrated readings hold the fit's precision, not the engine's floor.
+                options = options.replace(preset=options.preset or "physical")
             report = check_trajectory(robot, traj, contacts, options)
     except (WholebodyError, OSError, ValueError) as exc:
         return error_row(path, str(exc))

@@ -42,6 +42,7 @@ from ..balance.newton_euler import (
 from ..balance.placement import SolePlacement, Soles, sole_placement
 from ..contacts import Contact, SurfaceContact, ground_aligned_rotations
 from ..conventions import ConventionCheck, ConventionReport, Ground, run_conventions
+from ..conventions.noise import measure_stamps, segments_between_gaps
 from ..conventions.placement import placement_check
 from ..diagnosis import MAX_SAMPLES, DiagnosisData, Finding, diagnose
 from ..diagnosis.causes_placement import PlacementData
@@ -55,6 +56,7 @@ from ..robot.batch import centroidal_frames_rows, frame_placements_rows, inverse
 from ..robot.core import Robot
 from ..trajectory import Trajectory
 from .evidence import (
+    MAX_WAIVED_SHARE,
     BiasTest,
     bias_test,
     cone_finding,
@@ -68,9 +70,10 @@ from .evidence import (
     residual_resolution,
     window_edges,
 )
-from .options import CheckOptions
+from .noise import NOISE_SAMPLES, ResidualNoise, SignalNoise, residual_noise, signal_noise
+from .options import ENGINE_FLOOR, CheckOptions, Tolerances
 from .report import CONTACT_THRESHOLD, Report
-from .sources import Differentiation, Source, read_part
+from .sources import Differentiation, Source, low_pass, read_part
 
 __all__ = ["ChunkPlan", "ChunkJob", "ChunkOutput", "evaluate", "check_source"]
 
@@ -278,6 +281,14 @@ def _sample_checks(robot: Robot, part: Trajectory) -> _Checked:
     q, v, a, tau = part.for_robot(robot)
     assert a is not None  # read with accelerations (read_part)
     arrays, bad, reasons = robot.check_batch(q=q, v=v, a=a)
+    # A stamp that is not finite is the reason its sample is flagged (its differentiated
+    # accelerations follow from it), and its neighbours' differences cross it.
+    stamp = ~np.isfinite(part.time)
+    for i in np.flatnonzero((np.r_[stamp[1:], False] | np.r_[False, stamp[:-1]]) & bad & ~stamp):
+        reasons[int(i)] += " (next to a sample whose time stamp is not finite)"
+    for i in np.flatnonzero(stamp):
+        reasons[int(i)] = f"time stamp is not finite ({float(part.time[i])!r})"
+    bad = bad | stamp
     motion = (arrays["q"], arrays["v"], bad.copy())
     if bad.any():  # is q and v of a flagged sample usable on its own? (the conventions read it)
         again = np.flatnonzero(bad)
@@ -288,7 +299,7 @@ def _sample_checks(robot: Robot, part: Trajectory) -> _Checked:
     W, E = part.contact_wrenches, part.external_wrenches
     # Sample-level problems are flagged before any algebra: non-finite values, and wrenches
     # beyond physical magnitudes (a diverged simulation; they would also overflow).
-    checks: list[tuple[str, Any]] = [("time has non-finite values", ~np.isfinite(part.time))]
+    checks: list[tuple[str, Any]] = []
     for label, arr in [("contact wrenches", W)] + ([] if E is None else [("external wrenches", E)]):
         checks.append(
             (f"{label} have non-finite values", ~np.isfinite(arr).reshape(N, -1).all(axis=1))
@@ -496,7 +507,9 @@ class _Run:
     source: Source
     contacts: list[Contact]
     options: CheckOptions
-    tol: dict[str, float]
+    tolerances: Tolerances
+    noise: SignalNoise  # of each signal, measured on the log's first samples (head)
+    head: Trajectory  # the log's first NOISE_SAMPLES samples, as read
     diff: Differentiation | None
     estimated: bool  # accelerations differentiated (here or before the log was written)
     parents: list[str]  # the contacts' parent joints (the diagnosis places them)
@@ -507,19 +520,47 @@ class _Run:
     conventions: _ChunkConventions | None
     joint_tolerance: Array  # (nj,) [N m or N] (balance.joint_rows)
     joints_checked: NDArray[np.bool_]  # (nj,) actuated (not passive); logged is per sample
+    single: bool  # float32 values (detected on the first samples)
     reasons: dict[int, str] = field(default_factory=dict)
-    single: bool | None = None  # float32 values (detected on the first chunk)
     last_row: Array | None = None  # the last wrenches read (for repeats across chunks)
+    residual: ResidualNoise | None = None  # the measured preset's residual noise
+    # The measured preset's differentiation bounds (force, moment, slow force, slow moment,
+    # total wrench), computed with its tolerances.
+    filtered_bounds: tuple[Array, Array, Array, Array, Array] | None = None
+
+    @property
+    def tol(self) -> dict[str, float]:
+        return self.tolerances.values
+
+    @property
+    def measured(self) -> bool:
+        """The measured preset's filter runs on the residual."""
+        return self.noise.kernel is not None
+
+    @property
+    def gap(self) -> float:
+        """A step beyond this [s] is a gap of the stamps (samples dropped)."""
+        return self.noise.stamps.gap
 
     @classmethod
     def start(
         cls, robot: Robot, source: Source, contacts: list[Contact], options: CheckOptions
     ) -> _Run:
         N, k, e = source.n, len(contacts), len(source.external_frames)
+        time = source.time()
+        stamps = measure_stamps(time)
+        head = source.read(0, min(N, NOISE_SAMPLES))
+        single = any(
+            is_float32(x[:1000]) for x in (head.q, head.v, head.contact_wrenches) if x is not None
+        )
+        estimated = not source.has_accelerations or source.accelerations_estimated
+        tolerances = options.for_log(source.metadata, estimated=estimated, float32=single)
+        measured = tolerances.preset == "measured"
+        noise = signal_noise(robot, head, stamps, filtered=measured)
         diff = (
             None
             if source.has_accelerations
-            else Differentiation.from_time(source.time(), options.savgol)
+            else Differentiation.from_time(time, options.savgol, stamps.gap, stamps.jitters)
         )
         model = robot.model
         parents = [model.names[model.frames[robot.frame_id(c.frame)].parentJoint] for c in contacts]
@@ -532,7 +573,7 @@ class _Run:
         placed = Placed.empty(N, k, e) if options.diagnose_causes and N <= MAX_SAMPLES else None
         if placed is not None:
             frames += parents
-        tol = options.tolerances
+        tol = tolerances.values
         slack = (tol["cone_tolerance"] * robot.weight, tol["cone_tolerance_relative"])
         conventions = options.conventions and N >= 3
         ground = options.ground
@@ -545,9 +586,11 @@ class _Run:
             source,
             contacts,
             options,
-            tol,
+            tolerances,
+            noise,
+            head,
             diff,
-            True if diff is not None else source.accelerations_estimated,
+            estimated,
             parents,
             ChunkPlan(contacts, frames, e, slack, placed is not None, soles, nj > 0),
             chunk_bounds(N, int(options.chunk_size)),
@@ -556,6 +599,7 @@ class _Run:
             _ChunkConventions(robot, contacts, options.ground) if conventions else None,
             joint_tolerances(robot, tol["force_tolerance"], tol["moment_tolerance"])[:nj],
             ~passive_joints(robot)[:nj],
+            single,
         )
 
     def read(self, start: int, stop: int, key: str, shared: dict[str, Any]) -> ChunkJob:
@@ -596,12 +640,6 @@ class _Run:
         if len(self.contacts) and len(piece.contact_wrenches):
             s.same[start:stop] = repeats(piece.contact_wrenches, self.last_row)
             self.last_row = np.array(piece.contact_wrenches[-1])
-        if self.single is None:
-            self.single = any(
-                is_float32(x[:1000])
-                for x in (piece.q, piece.v, piece.contact_wrenches)
-                if x is not None
-            )
         forces = np.abs(np.nan_to_num(piece.contact_wrenches[..., :3])).sum(axis=-1)
         s.res_f[start:stop], s.res_m[start:stop] = residual_resolution(
             piece.contact_wrenches, forces.sum(axis=1), self.single, self.robot.weight
@@ -663,6 +701,7 @@ def _finish(run: _Run) -> Report:
     # The samples the diagnosis may keep are chosen among those the sample checks passed.
     checked_ok = ~s.bad | _failed_chunk_rows(run.reasons, N)
     held = _flag_no_evidence(run)
+    _noise_tolerances(run)
     report = _report(run)
     bias = _evidence(run, report)
     report.diagnosis = _findings(run, report, checked_ok, held, bias)
@@ -749,7 +788,8 @@ def _report(run: _Run) -> Report:
             c.name: (c.half_length, c.half_width) for c in contacts if isinstance(c, SurfaceContact)
         },
         conventions=None if run.conventions is None else run.conventions.report(),
-        preset=run.options.preset,
+        preset=run.tolerances.preset,
+        tolerance_basis=run.tolerances.basis,
         cone_tolerance_relative=tol["cone_tolerance_relative"],
         sole_centers={c.name: c.center for c in contacts if isinstance(c, SurfaceContact)},
         joint_names=list(robot.joint_names[:nj]),
@@ -763,25 +803,168 @@ def _report(run: _Run) -> Report:
     )
 
 
+def _noise_tolerances(run: _Run) -> None:
+    """The residual's measured noise in the tolerances (:mod:`wholebody.check.noise`).
+
+    The measured preset only (a residual that looks like noise, a simulator's readout
+    mistake or a log of unrelated states, would be read as noise under the engine's floor or
+    the physical tolerances). With logged accelerations the noise is measured on the residual
+    itself (it holds no motion). The measured preset filters the residual
+    (:func:`~wholebody.check.sources.low_pass`: the filter is linear, so it is the same filter
+    on every term of the balance) and takes its tolerances from the noise of the filtered
+    residual: with differentiated accelerations measured on the momentum and the wrenches
+    (:func:`~wholebody.check.noise.residual_noise`), plus the differentiation's own error on
+    most samples; the profile's sensor noise a floor; the engine's floor for the log's
+    number type the least.
+    """
+    s, N, w = run.samples, run.source.n, run.robot.weight
+    kernel = run.noise.kernel
+    if kernel is None:
+        return
+    ok = ~s.bad
+    if not run.estimated:
+        r = np.where(ok[:, None], np.c_[s.r_f, s.r_m], np.nan)
+        run.residual = ResidualNoise.of_residual(r, kernel, run.noise.stamps.step)
+    else:
+        run.residual = residual_noise(
+            run.robot, run.head, run.contacts, kernel, run.noise.stamps.step
+        )
+    segments = segments_between_gaps(s.time, run.gap)
+    s.r_f = low_pass(s.r_f, kernel, ok, segments)
+    s.r_m = low_pass(s.r_m, kernel, ok, segments)
+    stated = run.options.sensor_noise or {}
+    root = float(np.sqrt(max(len(run.contacts), 1)))
+    run.residual = replace(
+        run.residual,
+        floor=(stated.get("force_noise", 0.0) * root, stated.get("moment_noise", 0.0) * root),
+    )
+    f, m = run.residual.tolerance(1, N)
+    rests = (
+        "the sensors' stated noise" if any(run.residual.floor) else "the noise measured in the log"
+    )
+    basis = (
+        f"measured: {f:.3g} N, {m:.3g} N m per sample from {rests} (through the filter at "
+        f"{run.noise.cutoff:.3g} Hz)"
+    )
+    if run.estimated and N >= 3:
+        # The differentiation's own error (filtered) on most samples: in the tolerance too.
+        need = ~s.bad
+        run.filtered_bounds = differentiation_bounds(
+            run.robot,
+            run.source,
+            run.bounds,
+            run.contacts,
+            _Tolerance(f / w, m / w, N),
+            need,
+            run.diff,
+            kernel,
+        )
+        d_f, d_m = run.filtered_bounds[:2]
+        ok = need & np.isfinite(d_f) & np.isfinite(d_m)
+        if ok.any():
+            share = 100 * (1 - MAX_WAIVED_SHARE / 2)
+            extra_f = float(np.percentile(d_f[ok], share))
+            extra_m = float(np.percentile(d_m[ok], share))
+            f, m = f + extra_f, m + extra_m
+            basis += (
+                f", plus the differentiation's error on {share:g} % of the samples "
+                f"({extra_f:.3g} N, {extra_m:.3g} N m)"
+            )
+    floor_rel = ENGINE_FLOOR["float32" if run.single else "float64"]
+    run.tolerances = run.tolerances.with_noise(max(f / w, floor_rel), max(m / w, floor_rel), basis)
+
+
+@dataclass(frozen=True)
+class _Tolerance:
+    """What :func:`differentiation_bounds` reads of a report before it is made."""
+
+    force_tolerance: float
+    moment_tolerance: float
+    n_samples: int
+
+
+def _noise_scale(run: _Run, residual: ResidualNoise) -> Array:
+    """(N, 2) the measured filter's noise at each sample over its noise inside a segment,
+    force and moment: near a segment's ends (the log's, a gap's) from the cut kernel
+    (:meth:`~wholebody.check.noise.ResidualNoise.edge_scales`), near flagged samples from
+    :func:`_edge_excess`."""
+    N = run.source.n
+    edges = residual.edge_scales()
+    L = len(edges) - 1
+    distance = np.full(N, L)
+    for lo, hi in segments_between_gaps(run.samples.time, run.gap):
+        i = np.arange(lo, hi)
+        distance[lo:hi] = np.minimum(np.minimum(i - lo, hi - 1 - i), L)
+    scale = edges[distance]
+    return np.asarray(np.fmax(scale, 1.0 + _edge_excess(run)[:, None]))
+
+
+def _edge_excess(run: _Run) -> Array:
+    """(N,) how much more noise the measured filter leaves where its kernel is cut (the log's
+    ends, flagged samples, gaps), relative to a whole kernel (white noise: the renormalised
+    weights' norm over the whole kernel's), less one."""
+    assert run.noise.kernel is not None
+    h = run.noise.kernel
+    ok = ~run.samples.bad
+    segments = segments_between_gaps(run.samples.time, run.gap)
+    # sum_j h_j w_j over the kernel (the renormalisation) and sum_j h_j^2 w_j.
+    mean = _window_sum(ok, h, segments)
+    square = _window_sum(ok, h * h, segments)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.sqrt(square) / mean / np.sqrt(np.sum(h * h))
+    return np.asarray(np.where(np.isfinite(ratio), np.maximum(ratio - 1.0, 0.0), 0.0))
+
+
+def _window_sum(ok: NDArray[np.bool_], kernel: Array, segments: list[tuple[int, int]]) -> Array:
+    from scipy.ndimage import correlate1d
+
+    out = np.zeros(len(ok))
+    for lo, hi in segments:
+        out[lo:hi] = correlate1d(ok[lo:hi].astype(float), kernel, mode="constant")
+    return out
+
+
 def _evidence(run: _Run, report: Report) -> BiasTest | None:
     """The achieved bounds (storage resolution; with differentiated accelerations their
-    expected error, the waived samples and the bias test) and the report's evidence."""
+    expected error, the waived samples and the bias test; with the measured filter the
+    noise's excess where its kernel is cut) and the report's evidence."""
     s, N, robot, tol = run.samples, run.source.n, run.robot, run.tol
     over = report.over_tolerance
     e_f, e_m = s.res_f.copy(), s.res_m.copy()
+    w = robot.weight
     bias = None
-    if run.estimated and N >= 3:
+    tolerance_at = noise_scale = None
+    if run.measured:
+        residual = run.residual
+        assert residual is not None
+        scale = _noise_scale(run, residual)
+        e_f += (scale[:, 0] - 1.0) * tol["force_tolerance"] * w
+        e_m += (scale[:, 1] - 1.0) * tol["moment_tolerance"] * w
+        noise_scale = scale.max(axis=1)
+
+        floor = ENGINE_FLOOR["float32" if run.single else "float64"] * w
+
+        def tolerance_at(M: int) -> tuple[float, float]:
+            f, m = residual.tolerance(M, N)
+            return max(f, floor), max(m, floor)
+
+    if (run.estimated or run.measured) and N >= 3:
         # Every sample's bound when the log is not long (the report's CSV gives it), else
         # those the waivers and the bias test read.
         need = over.copy() if N > _ALL_BOUNDS else np.ones(N, dtype=bool)
         need[window_edges(N)] = True
         need &= ~s.bad
-        d_f, d_m, slow_f, slow_m, total = differentiation_bounds(
-            robot, run.source, run.bounds, run.contacts, report, need
-        )
+        if run.filtered_bounds is not None:
+            d_f, d_m, slow_f, slow_m, total = run.filtered_bounds
+        elif run.estimated:
+            d_f, d_m, slow_f, slow_m, total = differentiation_bounds(
+                robot, run.source, run.bounds, run.contacts, report, need, run.diff
+            )
+        else:  # logged accelerations, filtered: no differentiation error
+            d_f = slow_f = d_m = slow_m = np.zeros(N)
+            total = np.zeros((N, 6))
         e_f += d_f
         e_m += d_m
-        w = robot.weight
         with np.errstate(invalid="ignore"):
             report.unreliable = over & (
                 (report.force_norm <= report.force_tolerance * w + e_f)
@@ -797,6 +980,8 @@ def _evidence(run: _Run, report: Report) -> BiasTest | None:
             s.bad,
             tol["force_tolerance"] * w,
             tol["moment_tolerance"] * w,
+            tolerance_at,
+            noise_scale,
         )
         report.systematic = bias.systematic
     report.bound_force, report.bound_moment = e_f, e_m
@@ -804,6 +989,9 @@ def _evidence(run: _Run, report: Report) -> BiasTest | None:
     report.evidence = evidence_of(report, bias, bool(run.single), s.res_f, s.res_m)
     report.evidence.min_checked_share = float(run.options.min_checked_share)
     report.evidence.max_waived_share = float(run.options.max_waived_share)
+    report.evidence.noise = run.noise.as_dict()
+    report.evidence.noise_lines = run.noise.lines()
+    report.evidence.filter = run.noise.filter_line()
     return bias
 
 
@@ -875,6 +1063,9 @@ def _diagnosis_data(
     kept = kept_samples(
         robot, source, run.bounds, run.contacts, run.parents, rows, bad, run.diff, run.placed
     )
+    kernel = run.noise.kernel if len(valid) <= MAX_SAMPLES else None
+    if kernel is not None:  # every sample kept: the diagnosis reads them filtered too
+        _filter_kept(kept, rows, source.n, kernel, segments_between_gaps(s.time, run.gap))
     euler = False
     if run.estimated:  # is v an Euler integrator's? (the lag fit's basis)
         from ..diagnosis.causes_timing import semi_implicit_euler
@@ -887,7 +1078,7 @@ def _diagnosis_data(
     )
     return DiagnosisData(
         robot=robot,
-        states=states_at(robot, source, run.bounds, run.diff),
+        states=states_at(robot, source, run.bounds, run.diff, kernel, run.gap),
         weight=robot.weight,
         mass=robot.mass,
         gravity=robot.gravity_vector,
@@ -904,10 +1095,7 @@ def _diagnosis_data(
         log_wrenches=cast(Array, kept.log_wrenches),
         rows=rows,
         log_time=s.time,
-        tolerance=(
-            tol["force_tolerance"] * robot.weight,
-            tol["moment_tolerance"] * robot.weight,
-        ),
+        tolerance=_diagnosis_tolerance(run, smoothing),
         contacts=run.contacts,
         cone_tolerance=tol["cone_tolerance"] * robot.weight,
         accelerations_estimated=run.estimated,
@@ -919,6 +1107,42 @@ def _diagnosis_data(
         joints=joints,
         placement=placement_at(run, report, rows) if with_links else None,
     )
+
+
+def _diagnosis_tolerance(run: _Run, smoothing: int) -> tuple[float, float]:
+    """The tolerances [N], [N m] of the residuals the diagnosis scores: the check's; with
+    the residual's measured noise, that of the residual averaged over the diagnosis' window
+    (``smoothing`` samples of the log) where it is tighter: what is left of the noise
+    there."""
+    w = run.robot.weight
+    tol = (run.tol["force_tolerance"] * w, run.tol["moment_tolerance"] * w)
+    if run.residual is None or smoothing <= 1:
+        return tol
+    # The diagnosis averages the unfiltered residual over its window.
+    f, m = run.residual.tolerance(smoothing, run.source.n, np.ones(1))
+    return min(tol[0], f), min(tol[1], m)
+
+
+def _filter_kept(
+    kept: Kept, rows: NDArray[np.intp], n: int, kernel: Array, segments: list[tuple[int, int]]
+) -> None:
+    """The measured preset's filter on what the diagnosis keeps of every sample (``rows``
+    of a log of ``n`` samples): the wrenches, the momentum rate, the external wrench and the
+    wrench rows of the lag search, so that its residual is the check's filtered one (the
+    filter is linear)."""
+    ok = np.zeros(n, dtype=bool)
+    ok[rows] = True
+    for name in ("wrenches", "rate", "ext"):
+        x = getattr(kept, name)
+        full = np.zeros((n,) + x.shape[1:])
+        full[rows] = x
+        setattr(kept, name, low_pass(full, kernel, ok, segments)[rows])
+    log = kept.log_wrenches
+    full = np.zeros((n,) + log.values.shape[1:])
+    full[log.index] = log.values
+    near = np.zeros(n, dtype=bool)
+    near[log.index] = True
+    kept.log_wrenches = RowsOf(n, log.index, low_pass(full, kernel, near, segments)[log.index])
 
 
 # --- what the diagnosis keeps -------------------------------------------------------------------
@@ -1162,11 +1386,17 @@ def link_motion_at(
 
 
 def states_at(
-    robot: Robot, source: Source, bounds: list[tuple[int, int]], diff: Differentiation | None
+    robot: Robot,
+    source: Source,
+    bounds: list[tuple[int, int]],
+    diff: Differentiation | None,
+    kernel: Array | None = None,
+    gap: float = np.inf,
 ) -> Any:
     """``states(rows) -> (q, v, a)``: the log's states at ``rows`` (log rows, in the robot's
-    layout; ``a`` as the check used it, differentiated when the log has none), read chunk by
-    chunk over the check's ``bounds``."""
+    layout; ``a`` as the check used it, differentiated when the log has none, and through
+    the measured preset's filter ``kernel``), read chunk by chunk over the check's
+    ``bounds``."""
 
     def states(rows: Any) -> tuple[Array, Array, Array]:
         rows = np.asarray(rows, dtype=np.intp)
@@ -1176,9 +1406,13 @@ def states_at(
             inside = np.flatnonzero((rows >= start) & (rows < stop))
             if not len(inside):
                 continue
-            part, off = read_part(source, start, stop, diff)
+            margin = 0 if kernel is None else len(kernel) // 2 + 2
+            part, off = read_part(source, start, stop, diff, margin)
             pq, pv, pa, _ = part.for_robot(robot)
             assert pa is not None  # read with accelerations (read_part)
+            if kernel is not None:
+                ok = np.asarray(np.isfinite(pa).all(axis=1))
+                pa = low_pass(pa, kernel, ok, segments_between_gaps(part.time, gap))
             at = rows[inside] - start + off
             q[inside], v[inside], a[inside] = pq[at], pv[at], pa[at]
         return q, v, a

@@ -48,7 +48,7 @@ explains it.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,10 +56,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..contacts import Contact
+from ..conventions.noise import segments_between_gaps
 from ..diagnosis.core import Finding
 from ..io.logfiles.fields import storage_resolution
 from ..robot.core import Robot
-from .sources import Source, read_part
+from .sources import Differentiation, Source, low_pass, read_part
 
 __all__ = [
     "Evidence",
@@ -135,6 +136,14 @@ class Evidence:
         The thresholds used.
     inconclusive_because : list of str
         Why the verdict is "inconclusive" (empty otherwise).
+    noise : dict
+        The noise measured in the log, per signal (white and correlated parts, correlation
+        time), its stamps (step, jitter, gaps, bad stamps) and the measured preset's filter
+        (:class:`wholebody.check.noise.SignalNoise`).
+    noise_lines : list of str
+        The same in words.
+    filter : str or None
+        Which filter ran on the balance's signals and what it costs (measured preset).
     """
 
     n_samples: int = 0
@@ -156,6 +165,9 @@ class Evidence:
     min_checked_share: float = MIN_CHECKED_SHARE
     max_waived_share: float = MAX_WAIVED_SHARE
     inconclusive_because: list[str] = field(default_factory=list)
+    noise: dict[str, Any] = field(default_factory=dict)
+    noise_lines: list[str] = field(default_factory=list)
+    filter: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The figures as a JSON-ready dict."""
@@ -212,6 +224,8 @@ def bias_test(
     bad: NDArray[np.bool_],
     tol_f: float,
     tol_m: float,
+    tolerance_at: Callable[[int], tuple[float, float]] | None = None,
+    noise_scale: Array | None = None,
 ) -> BiasTest:
     """Window-averaged residuals against their bounds (module docstring).
 
@@ -219,15 +233,18 @@ def bias_test(
     per-sample expected errors (needed at :func:`window_edges`; ``inf`` where unknown);
     ``wrench`` (N, 6) the total external wrench at the CoM (NaN where unknown): a window's
     mean is also off by half the wrench's change across it (the accelerations at its two
-    ends, held or sampled, weigh half a sample each); ``bad`` (N,) flagged. Returns the
-    samples of windows over tolerance plus bound.
+    ends, held or sampled, weigh half a sample each); ``bad`` (N,) flagged; ``tol_f``,
+    ``tol_m`` the tolerances [N], [N m], or ``tolerance_at(M)`` those of a mean over ``M``
+    samples (the measured preset's: the noise of such a mean), scaled per window by the
+    larger ``noise_scale`` (N,) of its two ends (where the filter's kernel is cut, its noise
+    is larger). Returns the samples of windows over tolerance plus bound.
     """
     n = len(time)
     nan = float("nan")
     if n < 2 * MIN_WINDOW:
         return BiasTest(np.zeros(n, dtype=bool), 0, nan, nan, nan, nan, 1)
     valid = ~bad & np.isfinite(r_f).all(axis=1) & np.isfinite(r_m).all(axis=1)
-    w = _Windows.of(r_f, r_m, e_f, e_m, wrench, valid, tol_f, tol_m)
+    w = _Windows.of(r_f, r_m, e_f, e_m, wrench, valid, tol_f, tol_m, tolerance_at, noise_scale)
     scan = _scan(w, time, _step(n))
     systematic = _marked(w, scan) if scan.windows else np.zeros(n, dtype=bool)
     return BiasTest(
@@ -254,6 +271,8 @@ class _Windows:
     wrench: Array
     tol_f: float
     tol_m: float
+    tolerance_at: Callable[[int], tuple[float, float]] | None = None
+    noise_scale: Array | None = None
 
     @classmethod
     def of(
@@ -266,12 +285,18 @@ class _Windows:
         valid: NDArray[np.bool_],
         tol_f: float,
         tol_m: float,
+        tolerance_at: Callable[[int], tuple[float, float]] | None = None,
+        noise_scale: Array | None = None,
     ) -> _Windows:
         zero = np.zeros(3)
         cf = np.vstack([zero, np.cumsum(np.where(valid[:, None], r_f, 0.0), axis=0)])
         cm = np.vstack([zero, np.cumsum(np.where(valid[:, None], r_m, 0.0), axis=0)])
         cbad = np.concatenate([[0], np.cumsum(~valid)])
-        return cls(cf, cm, cbad, e_f, e_m, wrench, tol_f, tol_m)
+        return cls(cf, cm, cbad, e_f, e_m, wrench, tol_f, tol_m, tolerance_at, noise_scale)
+
+    def tolerance(self, M: int) -> tuple[float, float]:
+        """The tolerances [N], [N m] of a mean over ``M`` samples."""
+        return (self.tol_f, self.tol_m) if self.tolerance_at is None else self.tolerance_at(M)
 
     @property
     def n(self) -> int:
@@ -305,12 +330,25 @@ class _Windows:
             bm = (self.e_m[a] + self.e_m[b - 1] + lm) / M
         return bf, bm
 
-    def ratios(self, mean_f: Array, mean_m: Array, bf: Array, bm: Array) -> Array:
-        """``(mean - bound) / tolerance``, the larger of force and moment."""
-        tol_f, tol_m = self.tol_f, self.tol_m
+    def ratios(
+        self,
+        mean_f: Array,
+        mean_m: Array,
+        bf: Array,
+        bm: Array,
+        a: NDArray[np.intp],
+        b: NDArray[np.intp],
+    ) -> Array:
+        """``(mean - bound) / tolerance`` of windows ``[a, b)`` (the tolerance of a mean over
+        their ``M`` samples, scaled by :attr:`noise_scale`), the larger of force and moment."""
+        f, m = self.tolerance(int(b[0] - a[0]) if len(a) else 1)
+        scale = np.ones(len(a))
+        if self.noise_scale is not None:
+            scale = np.fmax(self.noise_scale[a], self.noise_scale[b - 1])
+        tol_f, tol_m = f * scale, m * scale
         with np.errstate(invalid="ignore", divide="ignore"):
-            rf = (mean_f - bf) / tol_f if tol_f > 0 else np.where(mean_f > bf, np.inf, 0.0)
-            rm = (mean_m - bm) / tol_m if tol_m > 0 else np.where(mean_m > bm, np.inf, 0.0)
+            rf = np.where(tol_f > 0, (mean_f - bf) / tol_f, np.where(mean_f > bf, np.inf, 0.0))
+            rm = np.where(tol_m > 0, (mean_m - bm) / tol_m, np.where(mean_m > bm, np.inf, 0.0))
         return np.asarray(np.fmax(rf, rm))
 
 
@@ -340,7 +378,7 @@ def _scan(w: _Windows, time: Array, step: int) -> _Scan:
         if len(a):
             mean_f, mean_m = w.means(a, b, M)
             bf, bm = w.bounds(a, b, M)
-            rho = w.ratios(mean_f, mean_m, bf, bm)
+            rho = w.ratios(mean_f, mean_m, bf, bm, a, b)
             known = np.isfinite(bf) & np.isfinite(bm)
             over = known & (rho > 1)
             if known.any():
@@ -350,9 +388,15 @@ def _scan(w: _Windows, time: Array, step: int) -> _Scan:
                     float(np.median(bm[known])),
                     float(np.median(time[b[known] - 1] - time[a[known]])),
                 )
-                # The smallest window whose bound is within a tenth of the tolerance: the
-                # diagnosis averages its residuals over it.
-                if s.smoothing == 1 and s.last[0] <= 0.1 * w.tol_f and s.last[1] <= 0.1 * w.tol_m:
+                # The smallest window whose bound (and the noise left in its mean, with a
+                # tolerance per scale) is within a tenth of the tolerance: the diagnosis
+                # averages its residuals over it.
+                noise_f, noise_m = w.tolerance(M) if w.tolerance_at is not None else (0, 0)
+                if (
+                    s.smoothing == 1
+                    and s.last[0] + noise_f <= 0.1 * w.tol_f
+                    and s.last[1] + noise_m <= 0.1 * w.tol_m
+                ):
                     s.smoothing = M
                 # The smallest window whose bound is within the tolerance: the resolution at
                 # which single stretches of the log are judged (and marked).
@@ -378,7 +422,7 @@ def _marked(w: _Windows, scan: _Scan) -> NDArray[np.bool_]:
     hi = lo + M
     clean = w.clean(lo, hi)
     mean_f, mean_m = w.means(lo, hi, M)
-    rho = w.ratios(mean_f, mean_m, *w.bounds(lo, hi, M))
+    rho = w.ratios(mean_f, mean_m, *w.bounds(lo, hi, M), lo, hi)
     systematic = clean & np.isfinite(rho) & (rho > 1)
     if not systematic.any():  # seen at longer windows only: all of the first ones
         for s, e in scan.first_hit:
@@ -664,13 +708,22 @@ def differentiation_bounds(
     contacts: Sequence[Contact],
     report: Any,
     need: NDArray[np.bool_],
+    diff: Differentiation | None = None,
+    kernel: Array | None = None,
 ) -> tuple[Array, Array, Array, Array, Array]:
     """The expected error of differentiated accelerations [N], [N m] at the samples
     ``need`` (``inf`` elsewhere), chunk by chunk with the neighbours the differences use;
     then the same with the slow noise model (for averages over windows), and the total
-    external wrench at the CoM (N, 6) (NaN where not computed)."""
+    external wrench at the CoM (N, 6) (NaN where not computed).
+
+    With the measured preset's filter (``kernel``), the noise is the tolerance's
+    (:mod:`wholebody.check.noise`): the bounds are the differentiation's error filtered like
+    the residual (:func:`_filtered_bounds`), and the total wrench filtered too."""
     from ..conventions import expected_residual_error
 
+    if kernel is not None:
+        gap = math.inf if diff is None else diff.gap
+        return _filtered_bounds(robot, source, bounds, contacts, report, need, kernel, gap)
     e_f = np.full(report.n_samples, np.inf)
     e_m = np.full(report.n_samples, np.inf)
     s_f = np.full(report.n_samples, np.inf)
@@ -740,3 +793,61 @@ def evidence_of(report: Any, bias: Any, single: bool, res_f: Array, res_m: Array
         ev.systematic_windows = bias.windows
         ev.systematic_ratio = bias.ratio
     return ev
+
+
+def _filtered_bounds(
+    robot: Robot,
+    source: Source,
+    bounds: list[tuple[int, int]],
+    contacts: Sequence[Contact],
+    report: Any,
+    need: NDArray[np.bool_],
+    kernel: Array,
+    gap: float,
+) -> tuple[Array, Array, Array, Array, Array]:
+    """:func:`differentiation_bounds` under the measured preset's filter ``kernel``."""
+    from ..conventions import expected_residual_error
+
+    N = report.n_samples
+    e = np.full((N, 2), np.inf)
+    total = np.full((N, 6), np.nan)
+    for start, stop in bounds:
+        idx = np.flatnonzero(need[start:stop]) + start
+        if not len(idx):
+            continue
+        part, off = read_part(source, start, stop, None, margin=len(kernel) // 2 + 2)
+        lo = start - off
+        expected = expected_residual_error(
+            robot,
+            part,
+            contacts,
+            force_tolerance=report.force_tolerance,
+            moment_tolerance=report.moment_tolerance,
+        )
+        W = expected.total_wrench
+        assert W is not None
+        rows = np.isfinite(W).all(axis=1)
+        rows &= np.isfinite(expected.force_parts["jump"] + expected.moment_parts["jump"])
+        segments = segments_between_gaps(part.time, gap)
+        # The filtered residual's error: a central difference is the mean of the momentum
+        # rate over two steps, the wrench is sampled: between a smooth wrench's mean and its
+        # sample, (W[i-1] - 2 W[i] + W[i+1]) / 4; a simulator's step holds the acceleration
+        # over the step after it, (W[i-1] - W[i]) / 2; each filtered (they cancel mostly),
+        # the larger counts. A jump between samples adds at most half of it at the filter's
+        # largest weight; the log's ends their one-sided stencil's error, filtered.
+        curve, hold = np.zeros_like(W), np.zeros_like(W)
+        curve[1:-1] = 0.25 * (W[:-2] - 2.0 * W[1:-1] + W[2:])
+        hold[1:] = 0.5 * (W[:-1] - W[1:])
+        bound = np.zeros((len(W), 2))
+        for x in (curve, hold):
+            smooth = low_pass(x, kernel, rows, segments)
+            norms = [np.linalg.norm(smooth[:, :3], axis=1), np.linalg.norm(smooth[:, 3:], axis=1)]
+            bound = np.fmax(bound, np.stack(norms, axis=1))
+        jump = np.stack([expected.force_parts["jump"], expected.moment_parts["jump"]], axis=1)
+        edge = np.stack([expected.force_parts["edge"], expected.moment_parts["edge"]], axis=1)
+        bound += float(kernel.max()) * jump + low_pass(edge, kernel, rows, segments)
+        e[idx] = bound[idx - lo]
+        near = np.arange(start, stop)
+        total[near] = low_pass(W, kernel, rows, segments)[near - lo]
+    e = np.where(np.isfinite(e), e, np.inf)
+    return e[:, 0], e[:, 1], e[:, 0].copy(), e[:, 1].copy(), total

@@ -103,7 +103,11 @@ class Report:
     conventions : ConventionReport or None
         The convention checks run before dynamics (``wholebody.conventions``).
     preset : str
-        The tolerance preset used (``"simulation"`` or ``"measured"``).
+        The tolerance preset that applied (``"physical"``, ``"simulation"`` or
+        ``"measured"``; :meth:`wholebody.check.CheckOptions.for_log`).
+    tolerance_basis : str
+        What the tolerances rest on, in words (the engine's floor and why, the physical
+        defaults, or the noise measured in the log).
     cone_tolerance_relative : float
         Cone slack relative to each contact's own normal force.
     sole_centers : dict of str to (float, float)
@@ -167,7 +171,8 @@ class Report:
     diagnosis: list[Finding] = field(default_factory=list)
     unreliable: Any = None
     conventions: Any = None
-    preset: str = "simulation"
+    preset: str = "physical"
+    tolerance_basis: str = ""
     cone_tolerance_relative: float = 0.0
     sole_centers: dict[str, tuple[float, float]] = field(default_factory=dict)
     notes: list[Finding] = field(default_factory=list)

@@ -81,6 +81,7 @@ def summary(report: Report) -> dict[str, Any]:
             for c in report.conventions.all_checks
         ],
         "preset": report.preset,
+        "tolerance_basis": report.tolerance_basis,
         "over_tolerance_near_contact_events": _near_events(report, over),
         "contacts": contacts,
         "joint_rows": joint_rows_summary(report),
@@ -303,6 +304,8 @@ def _figure_lines(report: Report, s: dict[str, Any]) -> list[str]:
         f"{100 * report.moment_tolerance:g} cm): "
         f"{100 * s['fraction_over_tolerance']:.2f} % of samples",
     ]
+    if report.tolerance_basis:
+        lines.append(f"tolerance {report.tolerance_basis}")
     if s["over_tolerance_near_contact_events"] and s["fraction_over_tolerance"]:
         lines.append(
             f"          {100 * s['over_tolerance_near_contact_events']:.0f} % of those "
@@ -394,6 +397,12 @@ def evidence_lines(report: Report) -> list[str]:
                 else "no systematic error"
             )
         )
+    lines += [f"noise     {line}" for line in ev.noise_lines[:1]]
+    lines += [f"          {line}" for line in ev.noise_lines[1:]]
+    if ev.noise.get("stamps"):
+        lines.append(f"time      {_stamps_line(ev.noise['stamps'])}")
+    if ev.filter:
+        lines.append(f"filter    {ev.filter}")
     if ev.n_implausible:
         lines.append(
             f"          {ev.n_implausible} samples hold values beyond physical magnitudes: "
@@ -411,6 +420,21 @@ FAILED_WORDS = {
     "conventions": "convention checks",
     "implausible_values": "values beyond physical magnitudes",
 }
+
+
+def _stamps_line(stamps: dict[str, Any]) -> str:
+    """The stamps' evidence in words (:meth:`wholebody.conventions.noise.Stamps.describe`)."""
+    from ..conventions.noise import Stamps
+
+    gaps = [(g["sample"], g["time"], g["length_s"]) for g in stamps["gaps"]]
+    return Stamps(
+        stamps["step_s"],
+        stamps["jitter_s"],
+        gaps,
+        stamps["duplicated"],
+        stamps["backwards"],
+        stamps["not_finite"],
+    ).describe()
 
 
 def _verdict_line(report: Report) -> str:

@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..contacts import Contact
+from ..conventions.noise import segments_between_gaps
 from ..errors import InvalidArgumentError, LogFormatError
 from ..trajectory import Trajectory
 
@@ -76,6 +77,7 @@ class TrajectorySource:
         self.has_accelerations = traj.a is not None
         self.has_torques = traj.tau is not None
         self.accelerations_estimated = bool(traj.accelerations_estimated)
+        self.metadata = dict(traj.metadata)
         if t_start is not None or t_stop is not None:
             i0, i1 = _window_bounds(traj.time, t_start, t_stop, traj.source)
             inside = (traj.time[i0:i1] >= (-np.inf if t_start is None else t_start)) & (
@@ -105,8 +107,9 @@ class TrajectorySource:
 class LogSource:
     """The samples ``[i0, i1)`` of a log file, read by range (:func:`wholebody.io.open_log`).
 
-    The times are read first (one more pass over the file) only when a time window is asked
-    for or accelerations must be estimated; a window spans from its first to its last sample.
+    The times are read first (one more pass over the file: the stamps are evidence, and a
+    time window or differentiation needs them); a window spans from its first to its last
+    sample.
     """
 
     in_memory = False
@@ -117,7 +120,6 @@ class LogSource:
         t_start: float | None,
         t_stop: float | None,
         chunk_size: int,
-        need_time: bool,
     ):
         self._log = log
         self.source = log.source
@@ -126,18 +128,15 @@ class LogSource:
         self.has_accelerations = log.has_accelerations
         self.has_torques = log.has_torques
         self.accelerations_estimated = bool(log.accelerations_estimated)
-        self._time: Array | None = None
-        i0, i1 = 0, log.n_samples
-        if need_time or t_start is not None or t_stop is not None:
-            time = np.empty(log.n_samples)
-            for start, stop, part in log.chunks(chunk_size):
-                time[start:stop] = part.time
-            i0, i1 = _window_bounds(time, t_start, t_stop, self.source)
-            self._time = time[i0:i1]
+        self.metadata = log.metadata
+        time = np.empty(log.n_samples)
+        for start, stop, part in log.chunks(chunk_size):
+            time[start:stop] = part.time
+        i0, i1 = _window_bounds(time, t_start, t_stop, self.source)
+        self._time = time[i0:i1]
         self._i0, self.n = i0, i1 - i0
 
     def time(self) -> Array:
-        assert self._time is not None  # read at opening when needed
         return self._time
 
     def read(self, lo: int, hi: int) -> Trajectory:
@@ -158,21 +157,39 @@ class Differentiation:
 
     The whole log's steps choose the formula (``np.gradient`` uses its uniform one only when
     every step is equal; Savitzky-Golay uses the median step), so a chunk gives the same bits.
+    Central differences do not reach across a gap of the stamps (a step beyond ``gap``
+    seconds, samples dropped) nor a stamp that is not finite: the samples next to it take
+    one-sided differences. With ``span`` (stamps that jitter: :attr:`Stamps.jitters
+    <wholebody.conventions.noise.Stamps.jitters>`), the inner samples take the two-point
+    difference over their neighbours' span, ``(v[i+1] - v[i-1]) / (t[i+1] - t[i-1])``: its
+    error from stamps that err by ``d`` is ``a (d[i+1] - d[i-1]) / span`` (what
+    :func:`~wholebody.conventions.expected_residual_error` states), while the
+    second-order formula for uneven steps amplifies uneven jittered steps (steps of 0.9 and
+    3 ms: the acceleration off by 80 %).
     """
 
     savgol: tuple[int, int] | None
     uniform_dx: float | None
     median_dt: float
+    gap: float = math.inf
+    span: bool = False
 
     @classmethod
-    def from_time(cls, t: Array, savgol: tuple[int, int] | None) -> Differentiation:
+    def from_time(
+        cls,
+        t: Array,
+        savgol: tuple[int, int] | None,
+        gap: float = math.inf,
+        span: bool = False,
+    ) -> Differentiation:
         if len(t) < 3:
             raise LogFormatError(
                 f"estimating accelerations needs at least 3 samples, the log has {len(t)}"
             )
         dx = np.diff(t)
         uniform = float(dx[0]) if bool((dx == dx[0]).all()) else None
-        return cls(savgol, uniform, float(np.median(dx)) if savgol is not None else 0.0)
+        median = float(np.nanmedian(dx)) if savgol is not None else 0.0
+        return cls(savgol, uniform, median, gap, span and uniform is None)
 
     @property
     def overlap(self) -> int:
@@ -188,7 +205,37 @@ class Differentiation:
                     v, window, order, deriv=1, delta=self.median_dt, axis=0, mode="interp"
                 )
             )
-        return _central_differences(t, v, self.uniform_dx)
+        segments = segments_between_gaps(t, self.gap)
+        a = np.full(v.shape, np.nan)
+        for lo, hi in segments:
+            if hi - lo >= 3:
+                a[lo:hi] = _central_differences(t[lo:hi], v[lo:hi], self.uniform_dx)
+                if self.span:
+                    a[lo + 1 : hi - 1] = (v[lo + 2 : hi] - v[lo : hi - 2]) / (
+                        t[lo + 2 : hi] - t[lo : hi - 2]
+                    ).reshape((-1,) + (1,) * (v.ndim - 1))
+        return a
+
+
+def low_pass(
+    x: Array, kernel: Array, rows: NDArray[np.bool_], segments: list[tuple[int, int]]
+) -> Array:
+    """``x`` (n, ...) filtered along its first axis by ``kernel`` (odd length, centred) over
+    the samples ``rows`` of each segment, the weights renormalised where samples are missing
+    (the log's ends, flagged samples, a gap); NaN on the samples not in ``rows``."""
+    from scipy.ndimage import correlate1d
+
+    out = np.full(x.shape, np.nan)
+    shape = (-1,) + (1,) * (x.ndim - 1)
+    for lo, hi in segments:
+        ok = rows[lo:hi]
+        w = ok.astype(float)
+        xs = np.where(ok.reshape(shape), np.nan_to_num(x[lo:hi]), 0.0)
+        num = correlate1d(xs, kernel, axis=0, mode="constant")
+        den = correlate1d(w, kernel, mode="constant")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[lo:hi] = np.where(ok.reshape(shape), num / den.reshape(shape), np.nan)
+    return out
 
 
 def _central_differences(t: Array, f: Array, uniform_dx: float | None) -> Array:

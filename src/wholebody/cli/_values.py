@@ -97,11 +97,14 @@ def add_robot_arguments(p: argparse.ArgumentParser) -> None:
 
 def robot_and_contacts(args: argparse.Namespace) -> tuple[Robot, list[Any], Any]:
     """Robot, contacts and sensor calibration (or None) from ``--config``, or from ``--robot``
-    and ``--contact``."""
+    and ``--contact``; the profile's ``[sensors]`` noise in ``args.sensor_noise`` (None
+    without)."""
     from ..io.profile import load_profile, parse_contact_spec
 
+    args.sensor_noise = None
     if args.config:
         profile = load_profile(args.config)
+        args.sensor_noise = dict(profile.sensors) or None
         return profile.robot, list(profile.contacts), profile.calibration
     if not args.robot or not args.contact:
         raise ProfileError("give --config PROFILE.toml, or --robot and at least one --contact")

@@ -248,6 +248,7 @@ def _check(args: argparse.Namespace) -> int:
         cone_tolerance=args.cone_tolerance,
         t_start=args.t_start,
         t_stop=args.t_stop,
+        sensor_noise=args.sensor_noise,
         **{
             name: getattr(args, name)
             for name in ("min_checked_share", "max_waived_share")
@@ -493,28 +494,30 @@ def _add_check_command(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     check.add_argument(
         "--preset",
-        choices=("simulation", "measured"),
-        default="simulation",
-        help="default tolerances: simulation logs (default) or measured data (docs/diagnosis.md)",
+        choices=("physical", "simulation", "measured"),
+        default=None,
+        help="default tolerances: physical (1 %% m g, 1 cm), simulation (the engine's floor "
+        "for its dtype) or measured (from the log's measured noise); default: simulation for a "
+        "log whose metadata names its simulator, else physical (docs/diagnosis.md)",
     )
     check.add_argument(
         "--force-tolerance",
         type=tolerance,
         default=None,
-        help="residual force, relative to m g (simulation preset: 0.01)",
+        help="residual force, relative to m g (physical preset: 0.01)",
     )
     check.add_argument(
         "--moment-tolerance",
         type=tolerance,
         default=None,
-        help="residual moment / m g [m] (simulation preset: 0.01)",
+        help="residual moment / m g [m] (physical preset: 0.01)",
     )
     check.add_argument(
         "--cone-tolerance",
         type=tolerance,
         default=None,
         help="cone margin below which a contact violates, relative to m g "
-        "(simulation preset: 1e-4)",
+        "(physical and simulation presets: 1e-4)",
     )
     for flag, default, what in (
         ("--min-checked-share", 0.5, "below this share of samples checked (not flagged)"),

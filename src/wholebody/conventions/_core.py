@@ -43,6 +43,7 @@ from ..robot.batch import com_frames_rows, consecutive_differences
 from ..robot.core import Robot
 from ..spatial import rotation_from_quat_xyzw
 from ..trajectory import Trajectory
+from .noise import Noise, measure_noise, measure_stamps, sigmas
 
 __all__ = [
     "run_conventions",
@@ -244,25 +245,21 @@ def contact_checks(
         fn = W[:, :, :3] @ normal
         loaded = (fn > LOAD_SHARE * robot.weight) & ~bad[:, None]
     height_of = P @ normal  # (N, k) along the normal
-    if loaded.any():
-        rows = loaded.any(axis=1)
-        feet = np.nanmean(np.where(loaded, height_of, np.nan)[rows], axis=1)
-        h = float(np.nanmedian(com[rows] @ normal - feet))
-    else:
-        h = float(np.nanmedian(com @ normal - np.nanmin(height_of, axis=1)))
-    h = max(h, 1e-3) if math.isfinite(h) else 1.0
-    g = float(np.linalg.norm(robot.gravity_vector))
-    speed_tol = STILL_SPEED_FRACTION * math.sqrt(g * h)
-    height_tol = GROUND_TOLERANCE_FRACTION * h
+    h = _robot_size(com, height_of, loaded, normal)
+    still_speed = STILL_SPEED_FRACTION * math.sqrt(float(np.linalg.norm(robot.gravity_vector)) * h)
+    noise, speed, window, speed_noise, height_noise = _position_noise(
+        P, t, loaded, normal, still_speed
+    )
+    speed_tol = still_speed + speed_noise
+    height_tol = GROUND_TOLERANCE_FRACTION * h + height_noise
     stated = {
         "load_threshold_N": LOAD_SHARE * robot.weight,
         "robot_size_h_m": h,
         "max_violation_share": MAX_VIOLATION_SHARE,
         "min_violation_time_s": MIN_VIOLATION_TIME,
+        "position_noise_m": float(np.max(noise.std, initial=0.0)),
     }
-    dt = np.gradient(t)
-
-    speed = np.linalg.norm(np.gradient(P, t, axis=0), axis=2) if N > 1 else np.zeros((N, k))
+    dt = np.gradient(t) if N > 1 else np.zeros(N)
     if ground is not None:
         offset = ground.distance(P)
         plane = {
@@ -286,7 +283,8 @@ def contact_checks(
         speed_tol,
         t,
         dt,
-        {**stated, "speed_tolerance_m_s": speed_tol},
+        {**stated, "speed_tolerance_m_s": speed_tol, "speed_noise_m_s": speed_noise}
+        | {"speed_window_s": window},
         "m/s",
         "loaded contacts move",
         "is still while loaded",
@@ -302,7 +300,7 @@ def contact_checks(
         height_tol,
         t,
         dt,
-        {**stated, "height_tolerance_m": height_tol, **plane},
+        {**stated, "height_tolerance_m": height_tol, "height_noise_m": height_noise, **plane},
         "m",
         "loaded contacts are off the ground plane",
         "is on the ground while loaded",
@@ -311,6 +309,71 @@ def contact_checks(
         signed=offset,
     )
     return still, on_ground
+
+
+def _robot_size(com: Array, height_of: Array, loaded: NDArray[np.bool_], normal: Array) -> float:
+    """The robot's size [m]: the CoM's median height over its loaded contacts (over the
+    lowest contact where none is loaded) along the ``normal``; ``height_of`` (N, k) the
+    contacts' heights along it."""
+    if loaded.any():
+        rows = loaded.any(axis=1)
+        feet = np.nanmean(np.where(loaded, height_of, np.nan)[rows], axis=1)
+        h = float(np.nanmedian(com[rows] @ normal - feet))
+    else:
+        h = float(np.nanmedian(com @ normal - np.nanmin(height_of, axis=1)))
+    return max(h, 1e-3) if math.isfinite(h) else 1.0
+
+
+def _position_noise(
+    P: Array, t: Array, loaded: NDArray[np.bool_], normal: Array, tolerance: float
+) -> tuple[Noise, Array, float, float, float]:
+    """The noise of the contacts' positions ``P`` (N, k, 3) [m] (measured,
+    :func:`~wholebody.conventions.noise.measure_noise`), their speeds (:func:`_contact_speed`
+    against ``tolerance`` [m/s]: speeds, window [s], the speed bound's noise share [m/s]), and
+    the height bound's noise share [m]: :func:`~wholebody.conventions.noise.sigmas` over the
+    loaded samples times the position noise along the ``normal``."""
+    N, k = P.shape[:2]
+    steps = np.diff(t)
+    step = float(np.nanmedian(steps)) if len(steps) and np.isfinite(steps).any() else 1.0
+    noise = measure_noise(P.reshape(N, 3 * k), step)
+    n_indep = max(float(loaded.sum()), 1.0)
+    speed, window, speed_noise = _contact_speed(P, t, noise, tolerance, n_indep)
+    height = float(np.max(np.sqrt((noise.std.reshape(k, 3) ** 2) @ normal**2), initial=0.0))
+    return noise, speed, window, speed_noise, sigmas(n_indep) * height
+
+
+#: A contact's speed is read from its positions over at most this long a window [s] (a
+#: sample's neighbours at +-w samples: the noise of the positions shrinks as 1 / w).
+MAX_SPEED_WINDOW = 0.1
+
+
+def _contact_speed(
+    P: Array, t: Array, noise: Noise, tolerance: float, independent: float
+) -> tuple[Array, float, float]:
+    """The contacts' speeds (N, k) [m/s] from their positions ``P`` (N, k, 3) over the
+    shortest window ``t[i + w] - t[i - w]`` whose speed noise (from the positions' measured
+    noise, :class:`~wholebody.conventions.noise.Noise`, at ``sigmas(independent)``
+    standard deviations) is within half the ``tolerance``, at most
+    :data:`MAX_SPEED_WINDOW`; that window [s] and that noise [m/s] (the bound's share)."""
+    N, k = P.shape[:2]
+    if N < 2:
+        return np.zeros((N, k)), 0.0, 0.0
+    step = noise.dt
+    longest = max(1, int(MAX_SPEED_WINDOW / (2 * step)))
+    kappa = sigmas(independent)
+    w, speed_noise = 1, np.inf
+    while True:
+        c = noise.autocovariance(np.array([0.0, 2.0 * w]))  # (2, 3k)
+        var = 2.0 * (c[0] - c[1]) / (2.0 * w * step) ** 2  # each axis's speed
+        speed_noise = kappa * float(np.max(np.sqrt(var.reshape(k, 3).sum(axis=1))))
+        if speed_noise <= 0.5 * tolerance or 2 * w > longest:
+            break
+        w *= 2
+    i = np.arange(N)
+    hi, lo = np.minimum(i + w, N - 1), np.maximum(i - w, 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        speed = np.linalg.norm(P[hi] - P[lo], axis=2) / (t[hi] - t[lo])[:, None]
+    return speed, 2.0 * w * step, speed_noise
 
 
 def _contact_verdict(
@@ -716,15 +779,25 @@ def _agreement_eps(
     v: Array,
     bad: NDArray[np.bool_],
     float_eps: float = float(np.finfo(float).eps),
+    noise: Array | None = None,
+    jitter: float = 0.0,
 ) -> _Agreement:
+    """Per-column agreement of ``v`` with ``dq/dt`` (``docs/conventions-checks.md``):
+    ``noise`` (nv,) the std of ``v - dq/dt`` from the noise measured in both (else the white
+    noise of ``dq/dt``), ``jitter`` the stamps' [s]."""
     # Columns as contiguous rows (nv, N): the per-column statistics partition rows.
     dT = _velocity_rows(robot, t, q)
     vT = np.ascontiguousarray(v.T)
     if bad.any():
         dT[:, bad] = np.nan
         vT[:, bad] = np.nan
-    r = np.subtract(vT, dT)
-    np.abs(r, out=r)
+    signed = span = None
+    if jitter > 0:  # over a window whose span the stamps' jitter hardly changes
+        signed, span = _windowed_residual(robot, t, q, vT, jitter)
+        r = np.abs(signed)
+    else:
+        r = np.subtract(vT, dT)
+        np.abs(r, out=r)
     dv = np.diff(vT, axis=1)
     np.abs(dv, out=dv)
     change = np.empty_like(vT)  # the larger adjacent change of v
@@ -732,22 +805,116 @@ def _agreement_eps(
     change[:, 1:] = dv
     np.fmax(change[:, :-1], dv, out=change[:, :-1])
     del dv
+    adjacent = change.copy() if signed is not None else change
     abs_d = np.abs(dT)
     with np.errstate(invalid="ignore"):
         motion = np.fmax(_row_percentile(np.abs(vT), 90, scratch=True), _row_percentile(abs_d, 90))
         eps = 1e3 * np.finfo(float).eps * (1.0 + np.nanmax(np.abs(q[:, 7:]), initial=1.0))
         if float_eps > np.finfo(float).eps:  # q and v rounded to a coarser float (float32)
             eps = max(eps, 4.0 * float_eps * (1.0 + np.nanmax(np.abs(q), initial=1.0)))
-        floor = np.fmax(VELOCITY_RELATIVE_FLOOR * motion, NOISE_SIGMAS * _noise_sigma_rows(dT))
+        sigma = _noise_sigma_rows(dT) if noise is None else noise
+        if signed is not None:  # the windowed residual's own noise (it holds no motion)
+            sigma = measure_noise(signed.T, float(np.nanmedian(np.diff(t)))).std
+        floor = np.fmax(VELOCITY_RELATIVE_FLOOR * motion, NOISE_SIGMAS * sigma)
         change += floor[:, None]
-        change += eps / float(np.median(np.diff(t)))
+        if span is not None:  # a span whose two stamps each err by the jitter
+            relative = math.sqrt(2.0) * jitter / span
+            change += NOISE_SIGMAS * np.abs(vT) * relative
+        change += eps / float(np.nanmedian(np.diff(t)))
         # The data's own resolution: rounding of q (float32: 6e-8 of a base height of 1 m)
         # divided by the step, and of v itself.
         change += _rounding_bound(q, vT, t)
         over = r > change  # beyond the bound: change + floor + eps / dt
         valid = np.isfinite(r)
         share = over.sum(axis=1) / np.maximum(valid.sum(axis=1), 1)
-    return _Agreement(share, motion, share > MAX_DISAGREEING_SHARE, (vT, dT, abs_d, r, valid))
+    fails = share > MAX_DISAGREEING_SHARE
+    if signed is not None and span is not None:  # the jitter's allowance is random; a scale is not
+        window = float(np.nanmedian(span) / np.nanmedian(np.diff(t)))
+        fails |= _scale_error(vT, signed, adjacent, sigma * math.sqrt(window), relative)
+    return _Agreement(share, motion, fails, (vT, dT, abs_d, r, valid))
+
+
+#: With jittering stamps, ``v`` is compared with ``dq/dt`` over windows of up to this many
+#: steps each side, the fewest whose span the jitter changes by at most
+#: :data:`JITTER_SHARE` (one standard deviation).
+MAX_JITTER_STEPS = 16
+JITTER_SHARE = 0.01
+
+
+def _windowed_residual(
+    robot: Robot, t: Array, q: Array, vT: Array, jitter: float
+) -> tuple[Array, Array]:
+    """(nv, N) ``v`` against ``dq/dt`` over the window ``[i - k, i + k]``, signed: the
+    trapezoid integral of ``v`` over the stamped steps less the tangents of ``q`` (summed
+    consecutive differences on the manifold), over the window's span; and that span (N,)
+    [s]. ``k``: the fewest steps (up to :data:`MAX_JITTER_STEPS`) at which the stamps'
+    jitter (``sqrt 2 jitter`` on a span) is :data:`JITTER_SHARE` of the span. A stamp's
+    error enters only at the window's two ends, so the comparison is unbiased (a ratio of
+    jittered steps is not: a central difference over jittered steps is biased by their
+    spread) and holds across gaps (a dropped block's step is integrated like any). NaN at
+    the log's ends and wherever a window holds a flagged sample."""
+    step = float(np.nanmedian(np.diff(t)))
+    k = int(
+        min(
+            MAX_JITTER_STEPS,
+            max(1, math.ceil(math.sqrt(2.0) * jitter / (2.0 * JITTER_SHARE * step))),
+        )
+    )
+    dt = np.diff(t)
+    per_step = 0.5 * (vT[:, :-1] + vT[:, 1:]) * dt - consecutive_differences(robot, q)
+    known = np.isfinite(per_step).all(axis=0) & np.isfinite(dt)
+    C = np.concatenate(
+        [np.zeros((len(vT), 1)), np.cumsum(np.where(known, per_step, 0.0), axis=1)], axis=1
+    )
+    T = np.r_[0.0, np.cumsum(np.where(known, dt, 0.0))]
+    B = np.r_[0, np.cumsum(~known)]
+    N = len(t)
+    out = np.full(vT.shape, np.nan)
+    span = np.full(N, np.nan)
+    i = np.arange(k, N - k)
+    ok = B[i + k] == B[i - k]
+    span[i] = T[i + k] - T[i - k]
+    out[:, i] = np.where(ok, (C[:, i + k] - C[:, i - k]) / span[i], np.nan)
+    return out, span
+
+
+def _scale_error(
+    vT: Array, signed: Array, change: Array, sigma: Array, relative: Array
+) -> NDArray[np.bool_]:
+    """(nv,) columns whose ``v`` is off ``dq/dt`` by a common factor beyond what the stamps'
+    jitter, the noise and the motion's discretisation allow: the least-squares slope
+    ``s = sum v (v - dq/dt) / sum v^2`` of the signed windowed errors ``signed`` (nv, N)
+    against :data:`VELOCITY_RELATIVE_FLOOR`, plus the ``change``-weighted discretisation
+    bound (``sum |v| change / sum v^2``, ``change`` the adjacent change of ``v``), plus
+    :data:`NOISE_SIGMAS` standard deviations of ``s`` from the jitter (each sample's error
+    ``v relative``, ``relative`` (N,) the stamps' sqrt 2 jitter over the window's span) and
+    the noise ``sigma`` (nv,) (per independent window). The per-sample jitter allowance
+    averages out over a log; a clock running fast, or ``v`` scaled, does not."""
+    ok = np.isfinite(signed) & np.isfinite(vT) & np.isfinite(change) & np.isfinite(relative)
+    v = np.where(ok, vT, 0.0)
+    relative = np.where(np.isfinite(relative), relative, 0.0)
+    power = (v * v).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        slope = (v * np.where(ok, signed, 0.0)).sum(axis=1) / power
+        var = ((v**4) * relative**2).sum(axis=1) + sigma**2 * power
+        allowed = (
+            VELOCITY_RELATIVE_FLOOR
+            + (np.abs(v) * np.where(ok, change, 0.0)).sum(axis=1) / power
+            + NOISE_SIGMAS * np.sqrt(var) / power
+        )
+    return np.asarray((power > 0) & (np.abs(slope) > allowed))
+
+
+def _central_steps(t: Array) -> Array:
+    """(N,) the span of each sample's difference: ``t[i+1] - t[i-1]`` inside, one step at
+    the ends [s]."""
+    dt = np.diff(t)
+    out = np.empty(len(t))
+    if not len(dt):
+        return np.full(len(t), np.inf)
+    out[1:-1] = dt[:-1] + dt[1:]
+    out[0], out[-1] = dt[0], dt[-1]
+    return out
 
 
 def _rounding_bound(q: Array, vT: Array, t: Array) -> Array:
@@ -778,6 +945,20 @@ def _rounding_bound(q: Array, vT: Array, t: Array) -> Array:
     bound = per / dt_i + np.abs(vT) * (step_t / dt_i)
     bound += storage_resolution(vT, single)
     return np.nan_to_num(bound, nan=0.0, posinf=0.0)
+
+
+def _velocity_noise(
+    robot: Robot, t: Array, q: Array, v: Array, bad: NDArray[np.bool_], step: float
+) -> Array:
+    """(nv,) std of the noise of ``v - dq/dt`` per column: the noise measured in ``v`` and in
+    the manifold derivative of ``q`` (:func:`~wholebody.conventions.noise.measure_noise`),
+    their white and correlated parts together."""
+    if len(t) < 3:
+        return np.zeros(v.shape[1])
+    d = _velocities(robot, t, q)
+    d[bad], vv = np.nan, np.where(bad[:, None], np.nan, v)
+    step = step if np.isfinite(step) and step > 0 else 1.0
+    return np.asarray(np.hypot(measure_noise(vv, step).std, measure_noise(d, step).std))
 
 
 def _near(value: float, target: float) -> bool:
@@ -839,11 +1020,15 @@ def velocity_check(
     checking again: time scaled, base conventions, joints in degrees, joint columns
     permuted between ``q`` and ``v``."""
     name = "velocity_matches_configuration"
+    dt = float(np.nanmedian(np.diff(t))) if len(t) > 1 else float("nan")
+    stamps = measure_stamps(t)
+    noise = _velocity_noise(robot, t, q, v, bad, stamps.step)
 
     def agree(t: Array, q: Array, v: Array) -> _Agreement:
-        return _agreement_eps(robot, t, q, v, bad, float_eps=float_eps)
+        return _agreement_eps(
+            robot, t, q, v, bad, float_eps, noise, stamps.jitter if stamps.jitters else 0.0
+        )
 
-    dt = float(np.median(np.diff(t)))
     given = agree(t, q, v)
     n_valid = given.n_valid
     if n_valid < MIN_VELOCITY_SAMPLES:
@@ -856,7 +1041,10 @@ def velocity_check(
         )
     stated = {
         "bound": "adjacent change of v + max(1 % of the column's 90th-percentile |v|, "
-        f"{NOISE_SIGMAS:g} noise sigmas of dq/dt) + the rounding of q over dt",
+        f"{NOISE_SIGMAS:g} sigmas of the noise measured in v and dq/dt) + the rounding of q "
+        f"over dt + {NOISE_SIGMAS:g} sigmas of the stamps' jitter times |v| / step",
+        "velocity_noise": float(np.max(noise, initial=0.0)),
+        "stamps": stamps.describe(),
         "float_epsilon": float_eps,
         "max_disagreeing_share": MAX_DISAGREEING_SHARE,
         "dt": dt,

@@ -56,6 +56,7 @@ from ..robot.batch import centroidal_map_rows
 from ..robot.core import Robot
 from ..trajectory import Trajectory
 from ._core import NOISE_SIGMAS, quiet_empty_slices
+from .noise import measure_stamps, segments_between_gaps
 
 __all__ = ["ExpectedResidualError", "expected_residual_error"]
 
@@ -77,7 +78,8 @@ class ExpectedResidualError:
     unreliable : ndarray of bool, shape (N,)
         Samples whose expected error exceeds the force or the moment tolerance.
     force_parts, moment_parts : dict of str to ndarray (N,)
-        The parts ``"jump"``, ``"noise"``, ``"edge"`` (the error is their sum) [N], [N m].
+        The parts ``"jump"``, ``"noise"``, ``"edge"``, ``"stamps"`` (the error is their sum)
+        [N], [N m].
     velocity_noise : ndarray, shape (nv,)
         The estimated noise std of each column of ``v`` (robot order) [m/s, rad/s], from
         its second differences of neighbouring samples (the noise a central difference
@@ -173,7 +175,10 @@ def expected_residual_error(
     (noise_f, noise_m), (slow_f, slow_m), W = _pass(
         robot, q, fids, wrenches, bad, samples, sigma, sigma_slow
     )
-    scale, parts = _parts(traj.time, W, noise_f, noise_m)
+    stamps = measure_stamps(traj.time)
+    segments = segments_between_gaps(traj.time, stamps.gap)
+    weight = -robot.mass * robot.gravity_vector
+    scale, parts = _parts(traj.time, W, noise_f, noise_m, segments, stamps.jitter, weight)
     force = sum(parts["force"].values(), np.zeros(N))
     moment = sum(parts["moment"].values(), np.zeros(N))
     slow_force = force + (slow_f - noise_f) * scale
@@ -184,8 +189,9 @@ def expected_residual_error(
     near_bad[:-1] |= bad[1:]
     for x in (force, moment, slow_force, slow_moment):
         x[near_bad] = np.inf
-    weight = robot.weight
-    unreliable = (force > force_tolerance * weight) | (moment > moment_tolerance * weight)
+    unreliable = (force > force_tolerance * robot.weight) | (
+        moment > moment_tolerance * robot.weight
+    )
     return ExpectedResidualError(
         force,
         moment,
@@ -240,18 +246,28 @@ def _pass(
 
 
 def _parts(
-    time: Array, W: Array, noise_f: Array, noise_m: Array
+    time: Array,
+    W: Array,
+    noise_f: Array,
+    noise_m: Array,
+    segments: Sequence[tuple[int, int]],
+    jitter: float,
+    weight: Array,
 ) -> tuple[Array, dict[str, dict[str, Array]]]:
     """The noise gain per sample (``NOISE_SIGMAS`` times the stencil's gain over the step)
-    and the parts ``"jump"``, ``"noise"``, ``"edge"`` of the force and moment errors (module
-    docstring)."""
+    and the parts ``"jump"``, ``"noise"``, ``"edge"`` (at each segment's ends: the log's and
+    a gap's) and ``"stamps"`` (the stamps' jitter: a difference over a span whose two ends
+    each err by it is off by that share of the momentum rate, ``W`` plus the weight
+    ``weight`` (3,) [N]) of the force and moment errors (module docstring)."""
     N = len(time)
     dt = np.diff(time)
     dt_i = np.empty(N)
-    dt_i[1:-1] = 0.5 * (dt[:-1] + dt[1:])
+    with np.errstate(invalid="ignore"):  # a stamp that is not finite: the step on its other side
+        dt_i[1:-1] = np.nanmean(np.stack([dt[:-1], dt[1:]]), axis=0)
     dt_i[0], dt_i[-1] = dt[0], dt[-1]
     gain = np.full(N, 1.0 / math.sqrt(2.0))
-    gain[[0, -1]] = math.sqrt(26.0) / 2.0
+    ends = [i for lo, hi in segments for i in (lo, hi - 1)]
+    gain[ends] = math.sqrt(26.0) / 2.0
     scale = NOISE_SIGMAS * gain / dt_i
     parts: dict[str, dict[str, Array]] = {}
     for key, cols in (("force", slice(0, 3)), ("moment", slice(3, 6))):
@@ -260,13 +276,20 @@ def _parts(
         step = np.linalg.norm(np.diff(w, axis=0), axis=1)  # |W_{i+1} - W_i|
         jump[1:-1] = 0.5 * (step[:-1] + step[1:])
         edge = np.zeros(N)
-        edge[0] = 2 * step[0] + 0.5 * step[1]
-        edge[-1] = 2 * step[-1] + 0.5 * step[-2]
+        for lo, hi in segments:
+            if hi - lo >= 3:
+                edge[lo] = 2 * step[lo] + 0.5 * step[lo + 1]
+                edge[hi - 1] = 2 * step[hi - 2] + 0.5 * step[hi - 3]
+                jump[[lo, hi - 1]] = 0.0
         noise = (noise_f if key == "force" else noise_m) * scale
+        # The momentum rate: the external wrench less the weight (W + m g, g downwards).
+        rate = np.linalg.norm(w - (weight if key == "force" else 0.0), axis=1)
+        stamps = NOISE_SIGMAS * math.sqrt(2.0) * jitter / (2.0 * dt_i) * rate
         parts[key] = {
             "jump": np.nan_to_num(jump, nan=np.inf),
             "noise": noise,
             "edge": np.nan_to_num(edge, nan=np.inf),
+            "stamps": np.nan_to_num(stamps, nan=np.inf),
         }
     return scale, parts
 

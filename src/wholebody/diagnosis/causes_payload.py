@@ -75,6 +75,7 @@ def _fit_link(
             [-base] + [-(_wrench(d, links, c, 1.0, e) - base) for e in np.eye(3)], axis=2
         )
     start = ("payload_fit", id(links), c)
+    fixed = d.cache.get(("payload_fixed", id(links), c), np.zeros(3, dtype=bool))
     if d.train is not None and start in d.cache and steps:
         m, p = d.cache[start]
         se = np.full(4, np.nan)
@@ -84,24 +85,50 @@ def _fit_link(
         if m > 0:
             p = fit.theta[1:] / m
         se = fit.std_error
+    m, p, se = _gauss_newton(d, links, c, m, p, se, steps, fixed)
+    if d.train is None and steps:
+        # A coordinate the log does not determine (its standard error beyond the reach: a
+        # height along gravity when the link hardly accelerates sideways) is held at the
+        # link's origin, here and in every refit.
+        fixed = np.asarray(se[1:]) > MAX_PAYLOAD_REACH
+        if fixed.any():
+            m, p, se = _gauss_newton(d, links, c, m, np.where(fixed, 0.0, p), se, steps, fixed)
+            d.cache[("payload_fixed", id(links), c)] = fixed
+        d.cache[start] = (m, p)
+    return m, p, se
+
+
+def _gauss_newton(
+    d: DiagnosisData,
+    links: _Links,
+    c: int,
+    m: float,
+    p: Array,
+    se: Array,
+    steps: int,
+    fixed: NDArray[np.bool_],
+) -> tuple[float, Array, Array]:
+    """``steps`` Gauss-Newton steps on the payload's mass and point from ``(m, p)``, the
+    ``fixed`` coordinates of the point held."""
+    rows = d.all_rows
     for _ in range(steps):
         if not (m > 0 and np.all(np.isfinite(p))):
             break
         theta = np.r_[m, p]
         model = _wrench(d, links, c, m, p)
-        J = np.empty((len(d.time), 6, 4))
+        J = np.zeros((len(d.time), 6, 4))
         for i in range(4):
+            if i and fixed[i - 1]:
+                continue
             h = 1e-6 * max(abs(theta[i]), 1e-2)
             t2 = theta.copy()
             t2[i] += h
             J[:, :, i] = -(_wrench(d, links, c, t2[0], t2[1:]) - model) / h
         step = d.fit(d.base_residual - model, J, rows)
-        m, p = m + float(step.theta[0]), p + step.theta[1:]
+        m, p = m + float(step.theta[0]), p + np.where(fixed, 0.0, step.theta[1:])
         se = step.std_error
         if np.abs(step.theta).max() < 1e-12:
             break
-    if d.train is None and steps:
-        d.cache[start] = (m, p)
     return m, p, se
 
 

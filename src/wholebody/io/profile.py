@@ -33,6 +33,7 @@ The profile schema (``docs/profile.md``):
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ from ..contacts import Contact, PointContact, SurfaceContact
 from ..errors import ContactError, ProfileError, WholebodyError
 from ..models.loading import load
 from ..robot.core import Robot
-from ._toml import check_keys, number, read_toml, type_name, vector
+from ._toml import check_keys, number, read_toml, table, type_name, vector
 
 if TYPE_CHECKING:
     from .calibration import Calibration
@@ -68,6 +69,11 @@ SCHEMA: dict[str, dict[str, str]] = {
         "relative to the profile: check and estimate apply it to every log",
         "recording": "table: topics of ROS 2 bags / MCAP files (wholebody.io.recordings)",
         "lerobot": "table: columns of LeRobot-style datasets (wholebody.io.recordings)",
+        "sensors": "table: the sensors' stated noise, a floor of the measured preset's",
+    },
+    "sensors": {
+        "force_noise": "std per axis of each force sensor's force [N] >= 0",
+        "moment_noise": "std per axis of each force sensor's moment [N m] >= 0",
     },
     "frames": {
         "name": "new frame name",
@@ -114,6 +120,10 @@ class RobotProfile:
     lerobot : LerobotMapping or None
         The ``[lerobot]`` section: which dataset column fills which field
         (:func:`wholebody.io.recordings.read_lerobot`).
+    sensors : dict of str to float
+        The ``[sensors]`` section: the force sensors' stated noise (``force_noise`` [N],
+        ``moment_noise`` [N m], std per axis), the measured preset's floor
+        (:attr:`wholebody.check.CheckOptions.sensor_noise`); empty when not stated.
     """
 
     robot: Robot
@@ -122,6 +132,7 @@ class RobotProfile:
     calibration: Calibration | None = None
     recording: Any = None
     lerobot: Any = None
+    sensors: Mapping[str, float] = dataclasses.field(default_factory=dict)
 
 
 def _string(value: Any, key: str, where: str) -> str:
@@ -357,7 +368,16 @@ def load_profile(path: str | Path) -> RobotProfile:
             recording = RosbagMapping.from_dict(data["recording"], f"{path}: [recording]")
         if "lerobot" in data:
             lerobot = LerobotMapping.from_dict(data["lerobot"], f"{path}: [lerobot]")
-    return RobotProfile(robot, contacts, str(path), calibration, recording, lerobot)
+    sensors: dict[str, float] = {}
+    if "sensors" in data:
+        where = f"{path}: [sensors]"
+        sensor_table = table(data["sensors"], where)
+        check_keys(sensor_table, SCHEMA["sensors"], where)
+        sensors = {k: number(x, f"{where}: {k!r}") for k, x in sensor_table.items()}
+        for key, value in sensors.items():
+            if value < 0:
+                raise ProfileError(f"{where}: {key!r} must be >= 0, got {value!r}")
+    return RobotProfile(robot, contacts, str(path), calibration, recording, lerobot, sensors)
 
 
 def parse_contact_spec(spec: str) -> Contact:
