@@ -38,6 +38,7 @@ from wholebody.sim.mujoco import (
 from wholebody.trajectory import Trajectory
 
 mujoco = import_mujoco()
+CONTACT_ROWS = mujoco.mjtConstraint.mjCNSTR_CONTACT_FRICTIONLESS  # the first contact row type
 
 DT = 0.001
 FEET = {"left_sole": "left_foot", "right_sole": "right_foot"}  # sole frame -> MuJoCo body
@@ -152,7 +153,13 @@ def simulate(
             log["qvel"].append(d.qvel.copy())
             log["qacc"].append(d.qacc.copy())
             dofs = [m.jnt_dofadr[jid[n]] for n in mj_joints]
-            log["tau"].append(d.qfrc_applied[dofs] + d.qfrc_passive[dofs])
+            # The joints' forces other than the contacts': PD, damping and the joint limits'
+            # constraint forces (an arm at its limit), as the MuJoCo recorder logs them.
+            limits = np.where(d.efc_type < int(CONTACT_ROWS), d.efc_force, 0.0)
+            qfrc_limits = np.zeros(m.nv)
+            if d.nefc:
+                mujoco.mj_mulJacTVec(m, d, qfrc_limits, limits)
+            log["tau"].append((d.qfrc_applied + d.qfrc_passive + qfrc_limits)[dofs])
             log["wrenches"].append(contact_wrenches_on_bodies(m, d, list(FEET.values()), soles))
             # The push as a wrench at the torso frame's origin (MuJoCo applies it at the CoM).
             f = d.xfrc_applied[torso, :3].copy()

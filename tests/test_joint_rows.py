@@ -135,8 +135,8 @@ def test_two_link_lever_and_tolerance_in_closed_form():
 
 
 def _clean_rows(report: wb.check.Report) -> np.ndarray:
-    """Samples whose joint rows all balance to round-off (the shipped log's left elbow
-    carries its joint limit's force on a few samples, which tau does not hold)."""
+    """Samples whose joint rows all balance to round-off (every sample of the shipped log,
+    whose torques hold the joint limits' forces)."""
     r = np.abs(report.joint_residual)
     return np.flatnonzero(np.nanmax(r, axis=1) < 1e-9)
 
@@ -213,9 +213,7 @@ def test_the_full_dynamics_estimate_meets_the_checks_joint_rows(humanoid, squat)
     # Estimation's full-dynamics rows (J_c^T x = M a + h - S^T tau, crba/Jacobian algebra) and
     # the check's (one rnea with the wrenches as external forces) are the same equations: the
     # estimated wrenches balance the check's joint rows within the joint tolerances that the
-    # estimate's own tolerance (relative to m g) gives, on every joint the feet reach. (The
-    # arms' rows no contact wrench can change: there the log's own residual stays, the left
-    # elbow's joint-limit force of up to 0.77 N m on a few samples.)
+    # estimate's own tolerance (relative to m g) gives, on every joint the feet reach.
     from wholebody.estimation import estimate_contact_wrenches
     from wholebody.estimation.solvers import DEFAULT_TOLERANCE
 
