@@ -118,6 +118,9 @@ def test_each_injected_cause_is_named(humanoid, squat, cause):
         W = np.roll(W, 5, axis=0)
     elif cause == "mass_error":
         W = 1.1 * W
+        # With the log's torques (made with the unchanged wrenches) the joint rows tell a gain
+        # of the readings from a mass error (test_causes_torque.py): checked without them.
+        squat = dataclasses.replace(squat, tau=None)
     elif cause == "com_offset":
         W[..., 3:] += np.cross([0.03, -0.02, 0.0], W[..., :3])
         # On the wrench balance alone this is the model's CoM 3 cm off. With the log's torques

@@ -299,10 +299,10 @@ def test_banner_says_why(flipped_report, unloaded_report):
     reason = re.search(r"<div class='reason'>(.*?)</div>", page).group(1)
     assert reason == (
         "1000 of 1000 checked samples over tolerance (residual force up to 669 N, 104 % of m "
-        "g); joint rows over tolerance in 1000 samples (right_knee up to 90.4 N m, 9.5 x its "
-        "tolerance, right_ankle_pitch up to 34.7 N m, 5.01 x its tolerance, right_hip_pitch up "
-        "to 51.2 N m, 4.23 x its tolerance); &#x27;right_sole&#x27; outside its friction cone "
-        "in 1000 samples, mostly pulling (negative normal force); most likely: contact "
+        "g); joint rows over tolerance in 1000 samples (right_knee up to 90.4 N m, 9.5e+05 x its "
+        "tolerance, right_ankle_pitch up to 34.7 N m, 5.01e+05 x its tolerance, right_hip_pitch "
+        "up to 51.2 N m, 4.23e+05 x its tolerance); &#x27;right_sole&#x27; outside its friction "
+        "cone in 1000 samples, mostly pulling (negative normal force); most likely: contact "
         "&#x27;right_sole&#x27; has the wrong sign"
     )
 

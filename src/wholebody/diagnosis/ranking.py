@@ -431,6 +431,11 @@ def rank(d: DiagnosisData, findings: list[Finding], families: dict[str, Family])
     best = fitted[0] if fitted else (described[0] if described else missing)
     if best is not None and best.explained < EXPLAINED_THRESHOLD and described:
         best = described[0]
+    # A cause of another residual (a torque cause on the joint rows) does not outrank a
+    # description of the wrench residual that the criterion, over both residuals, prefers.
+    if best is not None and described and best.family != described[0].family:
+        if described[0].criterion < best.criterion:
+            best = described[0]
     if best is None:  # nothing explains the failed checks: they head, then what was tried
         return list(d.conventions) + [dataclasses.replace(f, hypothesis=None) for f in findings]
     ties: list[Finding] = []
