@@ -186,7 +186,9 @@ class Chunk:
         self.rotations: Array | None = None
         self.face_entries: NDArray[np.intp] | None = None
         self.other_entries: NDArray[np.intp] | None = None
-        self.products: tuple[Any, Any] = (None, None)  # the row products of a full chunk
+        # A full chunk's row products: its rotations (k, 3 size, 3) and inputs, the face
+        # products and the other entries (size, entries), each with its flat view.
+        self.products: tuple[Array, ...] = ()
         # The call the chunk serves (Workspace.start).
         self.live: Any = None
         self.qp: Any = None
@@ -466,9 +468,15 @@ class Workspace:
                 faces = self.face_entries[:, None] + starts[None, :, None, None]
                 chunk.face_entries = faces.reshape(k, -1)  # (k, size 3 columns)
                 chunk.other_entries = (self.other_entries + starts[:, None]).ravel()
+                products = np.empty((k, 3 * size, self.faces.shape[2]))
+                others = np.empty((size, self.others.shape[1]))
                 chunk.products = (
-                    np.empty((k, 3 * size, self.faces.shape[2])),
-                    np.empty((size, self.others.shape[1])) if size <= self.block else None,
+                    chunk.rotations.reshape(k, 3 * size, 3),
+                    chunk.inputs,
+                    products,
+                    products.reshape(k, -1),
+                    others,
+                    others.reshape(-1),
                 )
         return chunk
 
@@ -551,20 +559,26 @@ class Workspace:
             pass_(Q[i], V[i], A[i], P[c], R[c])
             com[c] = live_com
             rate[c] = live_rate
-        outs = (None, None)
-        if chunk.known:  # known wrenches
-            block, rotations = self._known_inputs(kin, chunk.known, s, e)
+        k = len(self.cset)
+        if not chunk.known and C == chunk.size and C <= self.block:
+            # a full chunk: the products of its own inputs into its buffers (views made once)
+            rotations, block, faces, face_values, others, other_values = chunk.products
+            np.matmul(rotations, self.faces, out=faces)
+            np.dot(block, self.others, out=others)
         else:
-            block, rotations = chunk.inputs[:C], chunk.rotations[:, :C]  # type: ignore[index]
-            if C == chunk.size:  # the products into the chunk's buffers
-                outs = chunk.products
-        faces = np.matmul(rotations.reshape(len(self.cset), 3 * C, 3), self.faces, out=outs[0])
-        if C <= self.block:
-            others = np.dot(block, self.others, out=outs[1])
-        else:
-            others = np.concatenate(
-                [np.dot(block[b : b + self.block], self.others) for b in range(0, C, self.block)]
-            )
+            if chunk.known:  # known wrenches
+                block, rotations = self._known_inputs(kin, chunk.known, s, e)
+            else:
+                block, rotations = chunk.inputs[:C], chunk.rotations[:, :C]  # type: ignore[index]
+            faces = np.matmul(rotations.reshape(k, 3 * C, 3), self.faces)
+            if C <= self.block:
+                others = np.dot(block, self.others)
+            else:
+                parts = range(0, C, self.block)
+                others = np.concatenate(
+                    [np.dot(block[b : b + self.block], self.others) for b in parts]
+                )
+            face_values, other_values = faces.reshape(k, -1), others.reshape(-1)
         masks, act = chunk.masks, chunk.act
         if masks is not None:
             others *= masks[s:e, self.entry_columns]
@@ -574,8 +588,8 @@ class Workspace:
         if C < chunk.size:  # the last chunk of a call
             face_entries = face_entries[:, : faces[0].size]
             other_entries = other_entries[: others.size]
-        flat[face_entries] = faces.reshape(len(faces), -1)
-        flat[other_entries] = others.ravel()
+        flat[face_entries] = face_values
+        flat[other_entries] = other_values  # a view of others (the masks applied)
         if not self.all_soles:
             for c in samples:
                 mask = None if act is None else act[s + c]
