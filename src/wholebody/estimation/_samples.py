@@ -76,6 +76,7 @@ NO_LOWER = -1e30
 #: Workspaces kept per thread (each holds a contact set, its row map and buffers).
 KEPT = 32
 _clock = time.perf_counter
+_largest = np.maximum.reduce
 # skew(d) entries (0,1) (0,2) (1,0) (1,2) (2,0) (2,1) are d @ _SKEW (as ContactSet's).
 _SKEW = np.array([[0, 0, 0, -1, 0, 1], [0, 1, 0, 0, -1, 0], [-1, 0, 1, 0, 0, 0]], dtype=float)
 _SKEW_PAIRS = ((0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1))
@@ -177,6 +178,7 @@ class Chunk:
         self.all_ranks = False  # rank and ident hold soles' with every contact active
         self.started: Any = None  # the set-up of the last call without mask or known wrench
         self.z = np.empty((0, checks))  # check @ [x; 1] of the last solve_chunk
+        self.z1 = np.empty((1, checks))  # its buffer for one sample
         self.pass_ = self.framed = self.kin = Pass.empty(size, len(cset), 0)
         # Newton-Euler mode: the inputs of the row products and where their entries go (see
         # Workspace), sample after sample.
@@ -184,6 +186,9 @@ class Chunk:
         self.rotations: Array | None = None
         self.face_entries: NDArray[np.intp] | None = None
         self.other_entries: NDArray[np.intp] | None = None
+        # A full chunk's row products: its rotations (k, 3 size, 3) and inputs, the face
+        # products and the other entries (size, entries), each with its flat view.
+        self.products: tuple[Array, ...] = ()
         # The call the chunk serves (Workspace.start).
         self.live: Any = None
         self.qp: Any = None
@@ -275,11 +280,12 @@ def solve_chunk(
     chunk.touched = bool(why)
     if cmask is not None:
         X[:C, :n] *= cmask
-    if C == 1:
-        z = chunk.z = np.dot(chunk.check[0], X[0])[None]
+    if C == 1:  # into the chunk's buffer (the caller copies what it keeps)
+        z = chunk.z = chunk.z1
+        np.dot(chunk.check[0], X[0], out=z[0])
     else:
         z = chunk.z = np.matmul(chunk.check[:C], X[:C, :, None])[:, :, 0]
-    if n_active is None and z.max() <= limit:  # every answer verified (NaN: not)
+    if n_active is None and _largest(z, None) <= limit:  # every answer verified (NaN: not)
         return z
     chunk.touched = True
     A, b = (chunk.rows[:C, :top], chunk.upper[:C, :top]) if data is None else data
@@ -462,6 +468,16 @@ class Workspace:
                 faces = self.face_entries[:, None] + starts[None, :, None, None]
                 chunk.face_entries = faces.reshape(k, -1)  # (k, size 3 columns)
                 chunk.other_entries = (self.other_entries + starts[:, None]).ravel()
+                products = np.empty((k, 3 * size, self.faces.shape[2]))
+                others = np.empty((size, self.others.shape[1]))
+                chunk.products = (
+                    chunk.rotations.reshape(k, 3 * size, 3),
+                    chunk.inputs,
+                    products,
+                    products.reshape(k, -1),
+                    others,
+                    others.reshape(-1),
+                )
         return chunk
 
     def inputs_pass(self, inputs: Array, rotations: Array) -> Pass:
@@ -543,17 +559,26 @@ class Workspace:
             pass_(Q[i], V[i], A[i], P[c], R[c])
             com[c] = live_com
             rate[c] = live_rate
-        if chunk.known:  # known wrenches
-            block, rotations = self._known_inputs(kin, chunk.known, s, e)
+        k = len(self.cset)
+        if not chunk.known and C == chunk.size and C <= self.block:
+            # a full chunk: the products of its own inputs into its buffers (views made once)
+            rotations, block, faces, face_values, others, other_values = chunk.products
+            np.matmul(rotations, self.faces, out=faces)
+            np.dot(block, self.others, out=others)
         else:
-            block, rotations = chunk.inputs[:C], chunk.rotations[:, :C]  # type: ignore[index]
-        faces = np.matmul(rotations.reshape(len(self.cset), 3 * C, 3), self.faces)
-        if C <= self.block:
-            others = np.dot(block, self.others)
-        else:
-            others = np.concatenate(
-                [np.dot(block[b : b + self.block], self.others) for b in range(0, C, self.block)]
-            )
+            if chunk.known:  # known wrenches
+                block, rotations = self._known_inputs(kin, chunk.known, s, e)
+            else:
+                block, rotations = chunk.inputs[:C], chunk.rotations[:, :C]  # type: ignore[index]
+            faces = np.matmul(rotations.reshape(k, 3 * C, 3), self.faces)
+            if C <= self.block:
+                others = np.dot(block, self.others)
+            else:
+                parts = range(0, C, self.block)
+                others = np.concatenate(
+                    [np.dot(block[b : b + self.block], self.others) for b in parts]
+                )
+            face_values, other_values = faces.reshape(k, -1), others.reshape(-1)
         masks, act = chunk.masks, chunk.act
         if masks is not None:
             others *= masks[s:e, self.entry_columns]
@@ -563,8 +588,8 @@ class Workspace:
         if C < chunk.size:  # the last chunk of a call
             face_entries = face_entries[:, : faces[0].size]
             other_entries = other_entries[: others.size]
-        flat[face_entries] = faces.reshape(len(faces), -1)
-        flat[other_entries] = others.ravel()
+        flat[face_entries] = face_values
+        flat[other_entries] = other_values  # a view of others (the masks applied)
         if not self.all_soles:
             for c in samples:
                 mask = None if act is None else act[s + c]

@@ -27,7 +27,6 @@ Inactive contacts (``active`` False) are fixed to zero and count as identifiable
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -177,9 +176,6 @@ def make_estimate(
     while its ``x`` is a copy the caller may change). ``identifiable`` and ``active`` (k,)
     per contact (``active`` None: all)."""
     names = cset.names
-    friction = _FRICTION.get(cset)
-    if friction is None:
-        friction = _FRICTION[cset] = {c.name: c.mu for c in cset.contacts}
     ident = identifiable.tolist()
     estimate = object.__new__(ContactEstimate)
     estimate.__dict__.update(
@@ -192,7 +188,7 @@ def make_estimate(
             "identifiable": all(ident),
             "min_friction_scale": scale,
             "x": x.copy(),
-            "friction": friction.copy(),
+            "friction": {c.name: c.mu for c in cset.contacts},
             "reason": reason,
             "active": dict.fromkeys(names, True)
             if active is None
@@ -207,10 +203,6 @@ def make_estimate(
         }
     )
     return estimate
-
-
-#: Per contact set, the friction coefficients by name (copied into each estimate).
-_FRICTION: weakref.WeakKeyDictionary[ContactSet, dict[str, float]] = weakref.WeakKeyDictionary()
 
 
 class _Derived:
