@@ -45,6 +45,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..conventions.noise import Noise, Stamps, level_sigmas, measure_noise
+from ..identify.smoothing import Smoothing
 from ..robot.core import Robot
 from ..trajectory import Trajectory
 
@@ -92,12 +93,10 @@ _GROUPS = (
 
 def gaussian_kernel(cutoff: float, dt: float) -> Array:
     """The zero-phase Gaussian low-pass at ``cutoff`` [Hz] (its -3 dB frequency) for a step
-    ``dt`` [s]: weights over +-4 standard deviations, summing to 1."""
-    sd = math.sqrt(math.log(2.0)) / (2.0 * math.pi * cutoff * dt)  # [samples]
-    half = max(1, int(math.ceil(4.0 * sd)))
-    x = np.arange(-half, half + 1, dtype=float)
-    h = np.exp(-0.5 * (x / sd) ** 2)
-    return np.asarray(h / h.sum())
+    ``dt`` [s]: weights over +-4 standard deviations, summing to 1 (identification's filter,
+    :class:`~wholebody.identify.smoothing.Smoothing`, at that cutoff)."""
+    sigma = math.sqrt(math.log(2.0)) / (2.0 * math.pi * cutoff)  # [s]
+    return Smoothing(sigma, 1.0 / dt).kernel
 
 
 def choose_cutoff(force: Array, noise: Noise, dt: float) -> float:
